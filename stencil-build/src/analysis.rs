@@ -1,0 +1,197 @@
+//! What the code generators need to know about a stencil beyond its IR:
+//! radius per axis, the region each statement computes, and the cost model
+//! figures (points, flops, bytes per cell).
+//!
+//! Regions. With a `fixed` boundary, the stencil's radius `R` (per axis) is
+//! the reach of the whole step: a state field is updated on cells at distance
+//! `>= R` from every edge and keeps its value elsewhere. A temp field is
+//! computed on the larger region its readers need: if statement `t` reads
+//! temp `T` at offsets up to `r` and itself computes at distance `h_t`, `T`
+//! is computed at distance `h_t - r`. With a `periodic` boundary every
+//! statement computes every cell and reads wrap around.
+
+use crate::ir::{Boundary, Expr, Role, Slot, Stencil};
+
+/// Derived facts about a stencil.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Analysis {
+    /// Radius of the whole step per axis: the width of the fixed frame.
+    pub radius: Vec<usize>,
+    /// Per statement, in order.
+    pub statements: Vec<StatementInfo>,
+    /// Distinct grid reads per cell and step.
+    pub points: usize,
+    /// Floating-point operations per cell and step.
+    pub flops: usize,
+    /// Bytes moved per cell and step if every grid is read and written once.
+    pub bytes: usize,
+    /// Smallest legal extent per axis (`2 R + 1`).
+    pub min_shape: Vec<usize>,
+}
+
+/// Derived facts about one statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatementInfo {
+    /// Largest |offset| of its reads per axis.
+    pub reach: Vec<usize>,
+    /// It computes cells at distance `>= halo[a]` from both edges of axis `a`
+    /// (all zeros for periodic boundaries).
+    pub halo: Vec<usize>,
+    /// Floating-point operations per cell.
+    pub flops: usize,
+}
+
+/// Analyses a checked stencil.
+pub fn analyse(st: &Stencil) -> Analysis {
+    let dims = st.dims();
+    let reach: Vec<Vec<usize>> = st.statements.iter().map(|s| reach_of(&s.expr, dims, |_| true)).collect();
+    // depth[s]: how far beyond the final region statement s must compute.
+    let mut depth = vec![vec![0usize; dims]; st.statements.len()];
+    for s in (0..st.statements.len()).rev() {
+        let target = st.statements[s].target;
+        if st.fields[target].role != Role::Temp {
+            continue;
+        }
+        for t in s + 1..st.statements.len() {
+            let r = reach_of(&st.statements[t].expr, dims, |slot| slot.field == target);
+            for a in 0..dims {
+                depth[s][a] = depth[s][a].max(depth[t][a] + r[a]);
+            }
+        }
+    }
+    let radius: Vec<usize> = (0..dims)
+        .map(|a| (0..st.statements.len()).map(|s| depth[s][a] + reach[s][a]).max().unwrap_or(0))
+        .collect();
+    let statements = st
+        .statements
+        .iter()
+        .zip(reach)
+        .zip(&depth)
+        .map(|((s, reach), depth)| StatementInfo {
+            halo: match st.boundary {
+                Boundary::Fixed => radius.iter().zip(depth).map(|(r, d)| r - d).collect(),
+                Boundary::Periodic => vec![0; dims],
+            },
+            reach,
+            flops: flops(&s.expr),
+        })
+        .collect::<Vec<_>>();
+    let mut accesses = Vec::new();
+    let mut slots: Vec<Slot> = Vec::new();
+    for s in &st.statements {
+        s.expr.for_each_read(&mut |a| accesses.push(a.clone()));
+        slots.extend(s.slots());
+    }
+    accesses.sort();
+    accesses.dedup();
+    slots.sort();
+    slots.dedup();
+    Analysis {
+        min_shape: radius.iter().map(|r| 2 * r + 1).collect(),
+        radius,
+        points: accesses.len(),
+        flops: statements.iter().map(|s| s.flops).sum(),
+        bytes: st.dtype.size() * (slots.len() + st.statements.len()),
+        statements,
+    }
+}
+
+/// Largest |offset| per axis over the reads that `keep` selects.
+fn reach_of(expr: &Expr, dims: usize, keep: impl Fn(Slot) -> bool) -> Vec<usize> {
+    let mut r = vec![0usize; dims];
+    expr.for_each_read(&mut |a| {
+        if keep(a.slot) {
+            for (r, d) in r.iter_mut().zip(&a.offset) {
+                *r = (*r).max(d.unsigned_abs() as usize);
+            }
+        }
+    });
+    r
+}
+
+/// Flops of an expression: one per `+ - * /`, per function (two for `fma`),
+/// `|n| - 1` multiplications (and a division when `n < 0`) per `x^n`;
+/// negation is free.
+pub fn flops(expr: &Expr) -> usize {
+    match expr {
+        Expr::Lit(_) | Expr::Param(_) | Expr::Read(_) => 0,
+        Expr::Neg(x) => flops(x),
+        Expr::Bin(_, a, b) => 1 + flops(a) + flops(b),
+        Expr::Call(f, args) => f.flops() + args.iter().map(flops).sum::<usize>(),
+        Expr::PowI(x, n) => flops(x) + (n.unsigned_abs() as usize).saturating_sub(1) + usize::from(*n < 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::lower;
+    use crate::spec::{Source, parse};
+
+    fn analysed(text: &str) -> Analysis {
+        let src = Source { path: "t.stencil.toml".into(), text: text.into() };
+        let spec = parse(&src).unwrap();
+        analyse(&lower(&spec, &src).unwrap_or_else(|d| panic!("{d}")))
+    }
+
+    #[test]
+    fn heat_counts() {
+        let a = analysed(
+            r#"
+[stencil]
+dtype = "f64"
+axes = ["z", "y", "x"]
+[fields]
+u = { role = "state" }
+[[update]]
+target = "u"
+expr = "(0.4*u[-1,0,0] + 0.6*u[0,-1,0] + 0.8*u[0,0,-1] + 1.0*u[0,0,0] + 0.8*u[0,0,1] + 0.6*u[0,1,0] + 0.4*u[1,0,0]) / 4.6"
+"#,
+        );
+        assert_eq!((a.radius.clone(), a.points, a.flops, a.bytes), (vec![1, 1, 1], 7, 14, 16));
+        assert_eq!(a.min_shape, vec![3, 3, 3]);
+    }
+
+    #[test]
+    fn temps_widen_the_region() {
+        let a = analysed(
+            r#"
+[stencil]
+dtype = "f32"
+axes = ["y", "x"]
+[fields]
+u = { role = "state" }
+lap = { role = "temp" }
+[[update]]
+target = "lap"
+expr = "u[0,-1] + u[0,1] - 2*u[0,0]"
+[[update]]
+target = "u"
+expr = "u[0,0] - 0.1*(lap[-2,0] + lap[0,1])"
+"#,
+        );
+        assert_eq!(a.radius, vec![2, 2]);
+        assert_eq!(a.statements[0].halo, vec![0, 1]);
+        assert_eq!(a.statements[1].halo, vec![2, 2]);
+        assert_eq!(a.bytes, 4 * (2 + 2));
+    }
+
+    #[test]
+    fn star3d25_flops_via_sum() {
+        let a = analysed(
+            r#"
+[stencil]
+dtype = "f64"
+axes = ["z", "y", "x"]
+[fields]
+u = { role = "state" }
+[constants]
+c = [-2.847222222, 1.6, -0.2, 0.025396825, -0.001785714]
+[[update]]
+target = "u"
+expr = "3*c[0]*u[0,0,0] + sum(r, 1, 4, c[r]*(u[0,0,r]+u[0,0,-r]+u[0,r,0]+u[0,-r,0]+u[r,0,0]+u[-r,0,0]))"
+"#,
+        );
+        assert_eq!((a.radius.clone(), a.points, a.flops), (vec![4, 4, 4], 25, 2 + 4 * 6 + 3 + 1));
+    }
+}

@@ -1,0 +1,250 @@
+//! The builder behind [`crate::compile`]: where the specs are, which backends
+//! to build, where the output goes. Runs the pipeline spec -> IR -> analysis
+//! -> kernels + Rust API.
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+use heck::ToSnakeCase;
+
+use crate::analysis::{Analysis, analyse};
+use crate::backend::openmp;
+use crate::codegen::rust::{self, Linked};
+use crate::diagnostic::Diagnostic;
+use crate::ir::{Stencil, lower};
+use crate::{Error, spec, toolchain};
+
+/// A kernel backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// C11 with OpenMP, compiled by the C compiler `cc` finds.
+    OpenMp,
+}
+
+impl Backend {
+    /// The Cargo feature that enables it.
+    pub fn feature(self) -> &'static str {
+        match self {
+            Backend::OpenMp => "openmp",
+        }
+    }
+}
+
+/// Builder for a stencil compilation, for when [`crate::compile`]'s defaults
+/// do not fit.
+///
+/// ```no_run
+/// // build.rs
+/// fn main() -> Result<(), stencil_build::Error> {
+///     stencil_build::Config::new()
+///         .spec("kernels/heat.stencil.toml")
+///         .openmp_flag("-march=native")
+///         .compile()
+/// }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    specs: Vec<PathBuf>,
+    search_dirs: Vec<PathBuf>,
+    backends: Option<Vec<Backend>>,
+    out_dir: Option<PathBuf>,
+    out_file: Option<String>,
+    openmp_flags: Vec<String>,
+}
+
+impl Config {
+    /// Defaults: every spec under the crate, backends from Cargo features,
+    /// output `$OUT_DIR/stencils.rs`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Compiles this spec file. Once a spec or a search folder is given, the
+    /// crate is no longer searched.
+    pub fn spec(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.specs.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Compiles every `*.stencil.toml` under this folder (hidden folders,
+    /// `target/` and nested packages skipped).
+    pub fn search_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.search_dirs.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Builds this backend. Once called, Cargo features are no longer read:
+    /// only the backends named are built.
+    pub fn backend(&mut self, backend: Backend) -> &mut Self {
+        self.backends.get_or_insert_with(Vec::new).push(backend);
+        self
+    }
+
+    /// Builds only the pure-Rust reference, whatever the Cargo features say.
+    pub fn no_backends(&mut self) -> &mut Self {
+        self.backends = Some(Vec::new());
+        self
+    }
+
+    /// Where generated files go (default: `$OUT_DIR`).
+    pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Name of the generated Rust file in the output folder (default: `stencils.rs`).
+    pub fn out_file(&mut self, name: impl Into<String>) -> &mut Self {
+        self.out_file = Some(name.into());
+        self
+    }
+
+    /// Passes an extra flag to the C compiler for the OpenMP kernels.
+    pub fn openmp_flag(&mut self, flag: impl Into<String>) -> &mut Self {
+        self.openmp_flags.push(flag.into());
+        self
+    }
+
+    /// Checks every spec, generates the kernels and the Rust API, and compiles
+    /// the kernels. Prints the `cargo:` directives a build script needs.
+    pub fn compile(&self) -> Result<(), Error> {
+        let out_dir = self.output_dir()?;
+        let files = self.spec_files()?;
+        let stencils = load_all(&files)?;
+        let backends = self.enabled_backends();
+        let prefix = symbol_prefix();
+        let mut linked = Linked::default();
+        if backends.contains(&Backend::OpenMp) {
+            build_openmp(&stencils, &out_dir, &prefix, &self.openmp_flags)?;
+            linked.openmp = Some(prefix);
+        }
+        let code = rust::generate(&stencils, &linked).map_err(|e| Error::Environment(format!("generated Rust does not parse (a stencil-build bug): {e}")))?;
+        let out_file = out_dir.join(self.out_file.as_deref().unwrap_or("stencils.rs"));
+        write(&out_file, &code)
+    }
+
+    fn output_dir(&self) -> Result<PathBuf, Error> {
+        match &self.out_dir {
+            Some(d) => Ok(d.clone()),
+            None => env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or_else(|| Error::Environment("OUT_DIR is not set: call compile() from a build script, or set Config::out_dir".into())),
+        }
+    }
+
+    /// The spec files to compile, sorted; prints `rerun-if-changed` for them
+    /// and for every folder searched, so a new spec triggers a rebuild.
+    fn spec_files(&self) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
+        let mut files: Vec<PathBuf> = self.specs.clone();
+        let mut dirs = self.search_dirs.clone();
+        let root = env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+        if files.is_empty() && dirs.is_empty() {
+            let root = root.clone().ok_or_else(|| Error::Environment("CARGO_MANIFEST_DIR is not set: call compile() from a build script, or name specs with Config::spec".into()))?;
+            // The crate root itself holds target/, so only its sub-folders are watched.
+            discover(&root, &mut files, false)?;
+        }
+        for dir in dirs.drain(..) {
+            discover(&dir, &mut files, true)?;
+        }
+        files.sort();
+        files.dedup();
+        for f in &files {
+            println!("cargo:rerun-if-changed={}", f.display());
+        }
+        let shown = |p: &Path| root.as_ref().and_then(|r| p.strip_prefix(r).ok()).map_or_else(|| p.to_path_buf(), Path::to_path_buf);
+        Ok(files.into_iter().map(|f| (shown(&f), f)).collect())
+    }
+
+    fn enabled_backends(&self) -> Vec<Backend> {
+        match &self.backends {
+            Some(b) => b.clone(),
+            None => [Backend::OpenMp]
+                .into_iter()
+                .filter(|b| env::var_os(format!("CARGO_FEATURE_{}", b.feature().to_uppercase())).is_some())
+                .collect(),
+        }
+    }
+}
+
+/// Adds every `*.stencil.toml` under `dir` to `out`, skipping hidden folders,
+/// `target/` and nested packages; prints `rerun-if-changed` for the folders.
+fn discover(dir: &Path, out: &mut Vec<PathBuf>, watch: bool) -> Result<(), Error> {
+    if watch {
+        println!("cargo:rerun-if-changed={}", dir.display());
+    }
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') {
+            continue;
+        }
+        let kind = entry.file_type().map_err(|source| Error::Io { path: path.clone(), source })?;
+        if kind.is_dir() {
+            if name != "target" && !path.join("Cargo.toml").exists() {
+                discover(&path, out, true)?;
+            }
+        } else if name.ends_with(".stencil.toml") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Loads, checks and analyses every spec; all problems are reported together.
+fn load_all(files: &[(PathBuf, PathBuf)]) -> Result<Vec<(Stencil, Analysis)>, Error> {
+    let mut stencils: Vec<(Stencil, Analysis)> = Vec::new();
+    let mut errors = Vec::new();
+    for (shown, path) in files {
+        let checked = spec::load(path, shown).and_then(|(s, src)| {
+            let st = lower(&s, &src)?;
+            match stencils.iter().find(|(other, _)| other.name == st.name) {
+                Some((other, _)) => Err(duplicate(&s, &src, &st, other)),
+                None => Ok(st),
+            }
+        });
+        match checked {
+            Ok(st) => {
+                let an = analyse(&st);
+                stencils.push((st, an));
+            }
+            Err(d) => errors.push(d),
+        }
+    }
+    if errors.is_empty() { Ok(stencils) } else { Err(Error::Spec(errors)) }
+}
+
+fn duplicate(s: &spec::Spec, src: &spec::Source, st: &Stencil, other: &Stencil) -> Diagnostic {
+    let span = s.stencil.get_ref().name.as_ref().map_or(0..0, |n| n.span());
+    src.error(span, format!("a stencil named `{}` is already defined in {}", st.name, other.path.display()))
+        .with_hint("give each stencil its own `name` in [stencil]")
+}
+
+/// C symbols are prefixed with the package name and version so that two
+/// crates' kernels never clash at link time.
+fn symbol_prefix() -> String {
+    let name = env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "stencils".into());
+    let version = env::var("CARGO_PKG_VERSION").unwrap_or_default();
+    format!("{}_{}", name, version).to_snake_case().replace("__", "_")
+}
+
+fn build_openmp(stencils: &[(Stencil, Analysis)], out_dir: &Path, prefix: &str, flags: &[String]) -> Result<(), Error> {
+    let dir = out_dir.join("stencil-build").join("openmp");
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+    let mut files = Vec::new();
+    for (st, an) in stencils {
+        let path = dir.join(format!("{}.c", st.name));
+        write(&path, &openmp::source(st, an, prefix))?;
+        files.push(path);
+    }
+    let runtime = dir.join("openmp_runtime.c");
+    write(&runtime, &openmp::runtime_source(prefix))?;
+    files.push(runtime);
+    toolchain::build_openmp(&files, &format!("{prefix}_openmp"), flags)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+}

@@ -1,0 +1,552 @@
+//! Spec -> IR: resolves names, checks types and roles, unrolls `sum`, and
+//! reports every problem at its place in the file.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use heck::ToSnakeCase;
+use toml::Spanned;
+
+use super::{Access, Boundary, Dtype, Expr, Field, Func, Op, Role, Slot, Statement, Stencil, Version, tiling};
+use crate::diagnostic::{Diagnostic, closest};
+use crate::spec::expr::{self, BinOp, Kind, Node};
+use crate::spec::{Source, Spec};
+
+/// Largest |offset| accepted along an axis.
+pub const MAX_OFFSET: i64 = 32;
+/// Most terms one `sum` may unroll to.
+const MAX_SUM_TERMS: i64 = 4096;
+/// Most nodes one statement may have after unrolling.
+const MAX_NODES: usize = 1 << 18;
+
+/// Names the generated code or the expression language keeps for itself.
+const RESERVED: [&str; 8] = ["sum", "prev", "shape", "params", "steps", "kernels", "cells", "io"];
+
+/// Checks a parsed spec and lowers it to the IR.
+pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
+    let section = spec.stencil.get_ref();
+    let name = stencil_name(section.name.as_ref(), src)?;
+    let dtype = dtype(&section.dtype, src)?;
+    let axes = axes(&section.axes, src)?;
+    let mut names = Names::default();
+    let fields = fields(spec, src, &mut names)?;
+    let params = params(spec, dtype, src, &mut names)?;
+    let constants = constants(spec, src, &mut names)?;
+    let boundary = boundary(spec, src)?;
+    let tiling = tiling::check(&spec.tiling, axes.len(), src)?;
+    let ctx = Context { src, fields: &fields, params: &params, constants: &constants, dims: axes.len() };
+    let statements = statements(spec, &ctx)?;
+    check_roles(spec, &fields, &statements, src)?;
+    Ok(Stencil {
+        name,
+        path: src.path.clone(),
+        doc: section.doc.clone(),
+        dtype,
+        axes,
+        fields,
+        params,
+        statements,
+        boundary,
+        tiling,
+    })
+}
+
+fn is_keyword(name: &str) -> bool {
+    syn::parse_str::<syn::Ident>(name).is_err()
+}
+
+/// Lower-case snake case without `__` (the generated code keeps `__` names
+/// and upper-case names for itself).
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !name.contains("__")
+}
+
+/// Checks that `name` can be used as a Rust and C identifier.
+fn identifier(name: &str, span: Range<usize>, what: &str, src: &Source) -> Result<(), Diagnostic> {
+    if !is_identifier(name) {
+        let fixed = name.to_snake_case();
+        let hint = if is_identifier(&fixed) && fixed != name { format!("write `{fixed}`") } else { "use lower-case letters, digits and single `_`, starting with a letter".into() };
+        return Err(src.error(span, format!("{what} `{name}` is not a lower-case identifier")).with_hint(hint));
+    }
+    if is_keyword(name) {
+        return Err(src
+            .error(span, format!("{what} `{name}` is a Rust keyword"))
+            .with_hint(format!("rename it, e.g. `{name}_`")));
+    }
+    if RESERVED.contains(&name) || Func::ALL.iter().any(|f| f.name() == name) {
+        return Err(src
+            .error(span, format!("{what} `{name}` is a reserved name"))
+            .with_hint(format!("rename it, e.g. `{name}_`")));
+    }
+    Ok(())
+}
+
+fn stencil_name(name: Option<&Spanned<String>>, src: &Source) -> Result<String, Diagnostic> {
+    match name {
+        Some(n) => {
+            identifier(n.get_ref(), n.span(), "stencil name", src)?;
+            Ok(n.get_ref().clone())
+        }
+        None => {
+            let stem = src.path.file_name().and_then(|f| f.to_str()).unwrap_or("stencil");
+            let stem = stem.strip_suffix(".stencil.toml").unwrap_or(stem).to_snake_case();
+            identifier(&stem, 0..0, "stencil name (from the file name)", src)
+                .map_err(|d| d.with_hint("add `name = \"...\"` to [stencil]"))?;
+            Ok(stem)
+        }
+    }
+}
+
+fn dtype(d: &Spanned<String>, src: &Source) -> Result<Dtype, Diagnostic> {
+    match d.get_ref().as_str() {
+        "f32" => Ok(Dtype::F32),
+        "f64" => Ok(Dtype::F64),
+        other => Err(src.error(d.span(), format!("unsupported dtype `{other}`")).with_hint("write `dtype = \"f32\"` or `dtype = \"f64\"`")),
+    }
+}
+
+fn axes(list: &Spanned<Vec<Spanned<String>>>, src: &Source) -> Result<Vec<String>, Diagnostic> {
+    let axes = list.get_ref();
+    if axes.is_empty() || axes.len() > 3 {
+        return Err(src
+            .error(list.span(), format!("a stencil has 1 to 3 axes, not {}", axes.len()))
+            .with_hint("list the axes slowest first, e.g. `axes = [\"z\", \"y\", \"x\"]`"));
+    }
+    for (i, a) in axes.iter().enumerate() {
+        identifier(a.get_ref(), a.span(), "axis", src)?;
+        if axes[..i].iter().any(|b| b.get_ref() == a.get_ref()) {
+            return Err(src.error(a.span(), format!("axis `{}` is listed twice", a.get_ref())).with_hint("give each axis its own name"));
+        }
+    }
+    Ok(axes.iter().map(|a| a.get_ref().clone()).collect())
+}
+
+/// Names declared so far across [fields], [params] and [constants].
+#[derive(Default)]
+struct Names(HashMap<String, &'static str>);
+
+impl Names {
+    fn declare(&mut self, key: &Spanned<String>, what: &'static str, src: &Source) -> Result<(), Diagnostic> {
+        identifier(key.get_ref(), key.span(), what, src)?;
+        if let Some(earlier) = self.0.insert(key.get_ref().clone(), what) {
+            return Err(src
+                .error(key.span(), format!("`{}` is already declared as a {earlier}", key.get_ref()))
+                .with_hint("fields, params and constants share one namespace: rename one of them"));
+        }
+        Ok(())
+    }
+}
+
+fn fields(spec: &Spec, src: &Source, names: &mut Names) -> Result<Vec<Field>, Diagnostic> {
+    let mut fields = Vec::new();
+    for (key, decl) in &spec.fields.0 {
+        names.declare(key, "field", src)?;
+        let d = decl.get_ref();
+        let role = match d.role.get_ref().as_str() {
+            "state" => Role::State { levels: 1 },
+            "input" => Role::Input,
+            "temp" => Role::Temp,
+            other => {
+                return Err(src
+                    .error(d.role.span(), format!("unknown role `{other}`"))
+                    .with_hint("use `state` (updated each step), `input` (read-only) or `temp` (scratch within a step)"));
+            }
+        };
+        let role = match (&d.levels, role) {
+            (None, role) => role,
+            (Some(l), Role::State { .. }) => match *l.get_ref() {
+                n @ (1 | 2) => Role::State { levels: n as u8 },
+                n => return Err(src.error(l.span(), format!("`levels = {n}` cannot work")).with_hint("use `levels = 2` to read `f.prev[..]`, or 1")),
+            },
+            (Some(l), _) => {
+                return Err(src.error(l.span(), "only state fields keep time levels").with_hint("remove `levels`, or make the field `role = \"state\"`"));
+            }
+        };
+        fields.push(Field { name: key.get_ref().clone(), role, doc: d.doc.clone() });
+    }
+    for (key, _) in &spec.fields.0 {
+        if let Some(base) = key.get_ref().strip_suffix("_prev")
+            && fields.iter().any(|f| f.name == base && f.has_prev())
+        {
+            return Err(src
+                .error(key.span(), format!("`{}` clashes with the generated argument for `{base}.prev`", key.get_ref()))
+                .with_hint("rename this field"));
+        }
+    }
+    if fields.is_empty() {
+        return Err(src.error(spec.stencil.span(), "the stencil declares no fields").with_hint("add `[fields]` with e.g. `u = { role = \"state\" }`"));
+    }
+    Ok(fields)
+}
+
+fn params(spec: &Spec, dtype: Dtype, src: &Source, names: &mut Names) -> Result<Vec<String>, Diagnostic> {
+    let mut params = Vec::new();
+    for (key, ty) in &spec.params.0 {
+        names.declare(key, "param", src)?;
+        let t = ty.get_ref().as_str();
+        if t != dtype.rust() {
+            let what = if t == "f32" || t == "f64" { "type mismatch: " } else { "" };
+            return Err(src
+                .error(ty.span(), format!("{what}param `{}` is declared `{t}` but the stencil's dtype is `{}`", key.get_ref(), dtype.rust()))
+                .with_hint(format!("write `{} = \"{}\"`", key.get_ref(), dtype.rust())));
+        }
+        params.push(key.get_ref().clone());
+    }
+    Ok(params)
+}
+
+/// A compile-time constant.
+#[derive(Clone, Debug)]
+enum Constant {
+    Scalar(f64, Option<i64>),
+    Table(Vec<f64>),
+}
+
+fn constants(spec: &Spec, src: &Source, names: &mut Names) -> Result<HashMap<String, Constant>, Diagnostic> {
+    let mut out = HashMap::new();
+    for (key, value) in &spec.constants.0 {
+        names.declare(key, "constant", src)?;
+        let bad = || {
+            src.error(value.span(), format!("constant `{}` must be a number or a list of numbers", key.get_ref()))
+                .with_hint(format!("write e.g. `{0} = 0.5` or `{0} = [1.0, -2.0, 1.0]`", key.get_ref()))
+        };
+        let c = match value.get_ref() {
+            toml::Value::Integer(i) => Constant::Scalar(*i as f64, Some(*i)),
+            toml::Value::Float(f) if f.is_finite() => Constant::Scalar(*f, None),
+            toml::Value::Array(items) if !items.is_empty() => {
+                let nums: Option<Vec<f64>> = items
+                    .iter()
+                    .map(|v| match v {
+                        toml::Value::Integer(i) => Some(*i as f64),
+                        toml::Value::Float(f) if f.is_finite() => Some(*f),
+                        _ => None,
+                    })
+                    .collect();
+                Constant::Table(nums.ok_or_else(bad)?)
+            }
+            _ => return Err(bad()),
+        };
+        out.insert(key.get_ref().clone(), c);
+    }
+    Ok(out)
+}
+
+fn boundary(spec: &Spec, src: &Source) -> Result<Boundary, Diagnostic> {
+    let Some(b) = &spec.boundary else { return Ok(Boundary::Fixed) };
+    let kind = &b.get_ref().kind;
+    match kind.get_ref().as_str() {
+        "fixed" => Ok(Boundary::Fixed),
+        "periodic" => Ok(Boundary::Periodic),
+        other => Err(src.error(kind.span(), format!("unknown boundary `{other}`")).with_hint("use `kind = \"fixed\"` or `kind = \"periodic\"`")),
+    }
+}
+
+/// Everything an expression may refer to.
+struct Context<'a> {
+    src: &'a Source,
+    fields: &'a [Field],
+    params: &'a [String],
+    constants: &'a HashMap<String, Constant>,
+    dims: usize,
+}
+
+fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> {
+    if spec.update.is_empty() {
+        return Err(ctx
+            .src
+            .error(spec.stencil.span(), "the stencil has no [[update]] statement")
+            .with_hint("add `[[update]]` with `target = \"u\"` and `expr = \"...\"`"));
+    }
+    let mut written = vec![false; ctx.fields.len()];
+    let mut out = Vec::new();
+    for update in &spec.update {
+        let u = update.get_ref();
+        let target = target(&u.target, ctx, &written)?;
+        let mut lowerer = Lowerer { ctx, text: &u.expr, written: &written, vars: Vec::new(), nodes: 0 };
+        let node = expr::parse(u.expr.get_ref()).map_err(|e| {
+            let d = ctx.src.error(ctx.src.inner_span(&u.expr, e.span), e.message);
+            match e.hint {
+                Some(h) => d.with_hint(h),
+                None => d,
+            }
+        })?;
+        let expr = lowerer.value(&node)?;
+        written[target] = true;
+        out.push(Statement { target, expr, text: u.expr.get_ref().trim().to_string() });
+    }
+    Ok(out)
+}
+
+fn target(t: &Spanned<String>, ctx: &Context, written: &[bool]) -> Result<usize, Diagnostic> {
+    let name = t.get_ref();
+    let Some(i) = ctx.fields.iter().position(|f| &f.name == name) else {
+        let known: Vec<_> = ctx.fields.iter().filter(|f| f.role != Role::Input).map(|f| f.name.as_str()).collect();
+        let hint = match closest(name, known.iter().copied()) {
+            Some(c) => format!("did you mean `{c}`?"),
+            None => format!("declare it in [fields]; writable fields: {}", known.join(", ")),
+        };
+        return Err(ctx.src.error(t.span(), format!("unknown field `{name}`")).with_hint(hint));
+    };
+    match ctx.fields[i].role {
+        Role::Input => Err(ctx
+            .src
+            .error(t.span(), format!("`{name}` is an input grid and cannot be written"))
+            .with_hint(format!("declare it `{name} = {{ role = \"state\" }}` to update it each step"))),
+        _ if written[i] => Err(ctx
+            .src
+            .error(t.span(), format!("`{name}` is already written by an earlier [[update]]"))
+            .with_hint("each field is written once per step: compute intermediate values into a `temp` field")),
+        _ => Ok(i),
+    }
+}
+
+/// After all statements: every state field updated, every temp read.
+fn check_roles(spec: &Spec, fields: &[Field], statements: &[Statement], src: &Source) -> Result<(), Diagnostic> {
+    for ((key, _), (i, f)) in spec.fields.0.iter().zip(fields.iter().enumerate()) {
+        let written = statements.iter().any(|s| s.target == i);
+        let read = statements.iter().any(|s| s.slots().iter().any(|slot| slot.field == i));
+        if matches!(f.role, Role::State { .. }) && !written {
+            return Err(src
+                .error(key.span(), format!("state field `{}` is never updated", f.name))
+                .with_hint(format!("add an [[update]] with `target = \"{}\"`, or declare it `role = \"input\"`", f.name)));
+        }
+        if f.role == Role::Temp && !read {
+            return Err(src
+                .error(key.span(), format!("temp field `{}` is written but never read", f.name))
+                .with_hint("read it in a later [[update]], or remove it"));
+        }
+    }
+    Ok(())
+}
+
+/// Lowers one expression string.
+struct Lowerer<'a> {
+    ctx: &'a Context<'a>,
+    text: &'a Spanned<String>,
+    written: &'a [bool],
+    /// `sum` indices in scope, innermost last.
+    vars: Vec<(String, i64)>,
+    nodes: usize,
+}
+
+impl Lowerer<'_> {
+    fn error(&self, span: &Range<usize>, message: impl Into<String>) -> Diagnostic {
+        self.ctx.src.error(self.ctx.src.inner_span(self.text, span.clone()), message)
+    }
+
+    fn var(&self, name: &str) -> Option<i64> {
+        self.vars.iter().rev().find(|(n, _)| n == name).map(|&(_, v)| v)
+    }
+
+    /// Lowers a node in value position.
+    fn value(&mut self, node: &Node) -> Result<Expr, Diagnostic> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(self.error(&node.span, format!("the expression unrolls to more than {MAX_NODES} operations")).with_hint("use fewer or shorter `sum` terms"));
+        }
+        Ok(match &node.kind {
+            Kind::Number { value, .. } => Expr::Lit(*value),
+            Kind::Name(name) => self.name(name, &node.span)?,
+            Kind::Index { name, name_span, prev, args } => self.index(name, name_span, *prev, args, &node.span)?,
+            Kind::Call { name, name_span, args } => self.call(name, name_span, args, &node.span)?,
+            Kind::Neg(x) => match self.value(x)? {
+                Expr::Lit(v) => Expr::Lit(-v),
+                e => Expr::Neg(Box::new(e)),
+            },
+            Kind::Binary(op, a, b) => {
+                let op = match op {
+                    BinOp::Add => Op::Add,
+                    BinOp::Sub => Op::Sub,
+                    BinOp::Mul => Op::Mul,
+                    BinOp::Div => Op::Div,
+                    BinOp::Pow => return self.power(a, b),
+                };
+                Expr::Bin(op, Box::new(self.value(a)?), Box::new(self.value(b)?))
+            }
+        })
+    }
+
+    fn power(&mut self, base: &Node, exp: &Node) -> Result<Expr, Diagnostic> {
+        let n = self.integer(exp, "an exponent")?;
+        if !(-64..=64).contains(&n) {
+            return Err(self.error(&exp.span, format!("exponent {n} is too large")).with_hint("use an integer exponent between -64 and 64"));
+        }
+        Ok(Expr::PowI(Box::new(self.value(base)?), n as i32))
+    }
+
+    fn name(&self, name: &str, span: &Range<usize>) -> Result<Expr, Diagnostic> {
+        if let Some(v) = self.var(name) {
+            return Ok(Expr::Lit(v as f64));
+        }
+        if let Some(i) = self.ctx.params.iter().position(|p| p == name) {
+            return Ok(Expr::Param(i));
+        }
+        match self.ctx.constants.get(name) {
+            Some(Constant::Scalar(v, _)) => return Ok(Expr::Lit(*v)),
+            Some(Constant::Table(t)) => {
+                return Err(self.error(span, format!("type mismatch: `{name}` is a table of {} values, not a scalar", t.len())).with_hint(format!("index it, e.g. `{name}[0]`")));
+            }
+            None => {}
+        }
+        if self.ctx.fields.iter().any(|f| f.name == name) {
+            let zeros = vec!["0"; self.ctx.dims].join(",");
+            return Err(self.error(span, format!("field `{name}` is read without offsets")).with_hint(format!("write `{name}[{zeros}]` for the cell itself")));
+        }
+        Err(self.unknown(name, span, "name"))
+    }
+
+    fn unknown(&self, name: &str, span: &Range<usize>, what: &str) -> Diagnostic {
+        let mut known: Vec<&str> = self.ctx.fields.iter().map(|f| f.name.as_str()).collect();
+        known.extend(self.ctx.params.iter().map(String::as_str));
+        known.extend(self.ctx.constants.keys().map(String::as_str));
+        known.extend(self.vars.iter().map(|(n, _)| n.as_str()));
+        let hint = match closest(name, known.iter().copied()) {
+            Some(c) => format!("did you mean `{c}`?"),
+            None => "declare it in [fields], [params] or [constants]".to_string(),
+        };
+        self.error(span, format!("unknown {what} `{name}`")).with_hint(hint)
+    }
+
+    fn index(&mut self, name: &str, name_span: &Range<usize>, prev: bool, args: &[Node], span: &Range<usize>) -> Result<Expr, Diagnostic> {
+        if let Some(field) = self.ctx.fields.iter().position(|f| f.name == name) {
+            return self.read(field, name_span, prev, args, span);
+        }
+        if prev {
+            return Err(self.error(name_span, format!("`{name}` is not a field; only fields have a `.prev` level")));
+        }
+        match self.ctx.constants.get(name) {
+            Some(Constant::Table(t)) => {
+                let [arg] = args else {
+                    return Err(self.error(span, format!("table `{name}` takes one index, not {}", args.len())).with_hint(format!("write `{name}[i]`")));
+                };
+                let i = self.integer(arg, "a table index")?;
+                match usize::try_from(i).ok().and_then(|i| t.get(i)) {
+                    Some(v) => Ok(Expr::Lit(*v)),
+                    None => Err(self.error(&arg.span, format!("index {i} is out of range for table `{name}` of {} values", t.len())).with_hint(format!("use an index from 0 to {}", t.len() - 1))),
+                }
+            }
+            Some(Constant::Scalar(..)) => Err(self.error(span, format!("type mismatch: constant `{name}` is a scalar and cannot be indexed")).with_hint(format!("write `{name}` without brackets"))),
+            None if self.ctx.params.iter().any(|p| p == name) || self.var(name).is_some() => {
+                Err(self.error(span, format!("type mismatch: `{name}` is a scalar and cannot be indexed")).with_hint(format!("write `{name}` without brackets")))
+            }
+            None => Err(self.unknown(name, name_span, "field or table")),
+        }
+    }
+
+    fn read(&mut self, field: usize, name_span: &Range<usize>, prev: bool, args: &[Node], span: &Range<usize>) -> Result<Expr, Diagnostic> {
+        let f = &self.ctx.fields[field];
+        let dims = self.ctx.dims;
+        if args.len() != dims {
+            let zeros = vec!["0"; dims].join(",");
+            return Err(self
+                .error(span, format!("field `{}` is read with {} offsets but the stencil has {dims} axes", f.name, args.len()))
+                .with_hint(format!("give one offset per axis, slowest first: `{}[{zeros}]`", f.name)));
+        }
+        let version = match (f.role, prev) {
+            (Role::State { levels: 2 }, true) => Version::Prev,
+            (Role::State { .. }, true) => {
+                return Err(self.error(name_span, format!("field `{}` keeps one time level, so `.prev` cannot be read", f.name)).with_hint(format!("declare it `{} = {{ role = \"state\", levels = 2 }}`", f.name)));
+            }
+            (_, true) => return Err(self.error(name_span, format!("only state fields have a `.prev` level; `{}` is not one", f.name))),
+            (Role::Input, false) => Version::Start,
+            (Role::State { .. }, false) if !self.written[field] => Version::Start,
+            (Role::State { .. }, false) => Version::Updated,
+            (Role::Temp, false) if self.written[field] => Version::Updated,
+            (Role::Temp, false) => {
+                return Err(self.error(name_span, format!("temp field `{}` is read before any [[update]] writes it", f.name)).with_hint("move the [[update]] that computes it before this one"));
+            }
+        };
+        let mut offset = Vec::with_capacity(dims);
+        for arg in args {
+            let d = self.integer(arg, "an offset")?;
+            if d.abs() > MAX_OFFSET {
+                return Err(self.error(&arg.span, format!("offset {d} is beyond the largest radius supported ({MAX_OFFSET})")).with_hint("use offsets between -32 and 32"));
+            }
+            offset.push(d);
+        }
+        Ok(Expr::Read(Access { slot: Slot { field, version }, offset }))
+    }
+
+    /// Evaluates a compile-time integer (offsets, table indices, exponents, sum bounds).
+    fn integer(&self, node: &Node, what: &str) -> Result<i64, Diagnostic> {
+        let not_const = |why: String| {
+            self.error(&node.span, format!("{what} must be a compile-time integer; {why}"))
+                .with_hint("use integer literals, `sum` indices, integer constants and `+ - *` between them")
+        };
+        let v = match &node.kind {
+            Kind::Number { integer: Some(i), .. } => Some(*i),
+            Kind::Number { value, .. } => return Err(not_const(format!("`{value}` is not an integer"))),
+            Kind::Name(n) => match (self.var(n), self.ctx.constants.get(n)) {
+                (Some(v), _) => Some(v),
+                (None, Some(Constant::Scalar(_, Some(i)))) => Some(*i),
+                _ if self.ctx.params.iter().any(|p| p == n) => return Err(not_const(format!("`{n}` is a runtime parameter"))),
+                (None, None) if !self.ctx.fields.iter().any(|f| &f.name == n) => return Err(self.unknown(n, &node.span, "name")),
+                _ => return Err(not_const(format!("`{n}` is not an integer constant"))),
+            },
+            Kind::Neg(x) => self.integer(x, what)?.checked_neg(),
+            Kind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
+                let (a, b) = (self.integer(a, what)?, self.integer(b, what)?);
+                match op {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    _ => a.checked_mul(b),
+                }
+            }
+            _ => return Err(not_const("it depends on values known only at run time".into())),
+        };
+        v.ok_or_else(|| not_const("it overflows".into()))
+    }
+
+    fn call(&mut self, name: &str, name_span: &Range<usize>, args: &[Node], span: &Range<usize>) -> Result<Expr, Diagnostic> {
+        if name == "sum" {
+            return self.sum(args, span);
+        }
+        let Some(func) = Func::ALL.into_iter().find(|f| f.name() == name) else {
+            let names: Vec<_> = Func::ALL.iter().map(|f| f.name()).chain(["sum"]).collect();
+            let hint = match closest(name, names.iter().copied()) {
+                Some(c) => format!("did you mean `{c}`?"),
+                None => format!("the functions are: {}", names.join(", ")),
+            };
+            return Err(self.error(name_span, format!("unknown function `{name}`")).with_hint(hint));
+        };
+        if args.len() != func.arity() {
+            return Err(self.error(span, format!("`{name}` takes {} argument(s), not {}", func.arity(), args.len())));
+        }
+        let args = args.iter().map(|a| self.value(a)).collect::<Result<_, _>>()?;
+        Ok(Expr::Call(func, args))
+    }
+
+    /// `sum(i, lo, hi, body)`: `body` for i = lo..=hi, added left to right.
+    fn sum(&mut self, args: &[Node], span: &Range<usize>) -> Result<Expr, Diagnostic> {
+        let usage = "write `sum(r, 1, 4, c[r]*u[0,r])`: an index name, first and last value, and the term";
+        let [index, lo, hi, body] = args else {
+            return Err(self.error(span, format!("`sum` takes 4 arguments, not {}", args.len())).with_hint(usage));
+        };
+        let Kind::Name(var) = &index.kind else {
+            return Err(self.error(&index.span, "the first argument of `sum` must be a new index name").with_hint(usage));
+        };
+        let taken = self.ctx.fields.iter().any(|f| &f.name == var) || self.ctx.params.contains(var) || self.ctx.constants.contains_key(var) || self.var(var).is_some();
+        if taken {
+            return Err(self.error(&index.span, format!("sum index `{var}` hides a name already in use")).with_hint("pick another index name, e.g. `r`"));
+        }
+        let (lo_v, hi_v) = (self.integer(lo, "a sum bound")?, self.integer(hi, "a sum bound")?);
+        if hi_v < lo_v || hi_v - lo_v >= MAX_SUM_TERMS {
+            return Err(self.error(span, format!("`sum` from {lo_v} to {hi_v} cannot work")).with_hint(format!("the last value must be at least the first, and at most {MAX_SUM_TERMS} terms")));
+        }
+        let mut total: Option<Expr> = None;
+        for v in lo_v..=hi_v {
+            self.vars.push((var.clone(), v));
+            let term = self.value(body);
+            self.vars.pop();
+            let term = term?;
+            total = Some(match total {
+                None => term,
+                Some(t) => Expr::Bin(Op::Add, Box::new(t), Box::new(term)),
+            });
+        }
+        Ok(total.expect("a sum has at least one term"))
+    }
+}

@@ -1,0 +1,291 @@
+//! The checked, resolved form of a stencil: expression trees over field reads
+//! at constant offsets. Every backend generates code from this, never from the
+//! spec.
+
+mod lower;
+mod tiling;
+
+use std::path::PathBuf;
+
+pub use lower::lower;
+pub use tiling::Tiling;
+
+/// Element type of every grid and parameter of a stencil.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dtype {
+    /// 32-bit IEEE float.
+    F32,
+    /// 64-bit IEEE float.
+    F64,
+}
+
+impl Dtype {
+    /// The Rust type name.
+    pub fn rust(self) -> &'static str {
+        match self {
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+        }
+    }
+
+    /// The C type name.
+    pub fn c(self) -> &'static str {
+        match self {
+            Dtype::F32 => "float",
+            Dtype::F64 => "double",
+        }
+    }
+
+    /// Size in bytes.
+    pub fn size(self) -> usize {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::F64 => 8,
+        }
+    }
+}
+
+/// What a field is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Updated every step; `levels == 2` also keeps the previous time level.
+    State {
+        /// Time levels kept (1 or 2).
+        levels: u8,
+    },
+    /// Read-only grid.
+    Input,
+    /// Scratch grid written and read within one step.
+    Temp,
+}
+
+/// A grid of the stencil.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    /// Its name in expressions and in the generated API.
+    pub name: String,
+    /// What it is.
+    pub role: Role,
+    /// Documentation from the spec.
+    pub doc: Option<String>,
+}
+
+impl Field {
+    /// Whether the field keeps its previous time level.
+    pub fn has_prev(&self) -> bool {
+        self.role == Role::State { levels: 2 }
+    }
+}
+
+/// What happens to reads that fall off the grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    /// Cells within the radius of the edge keep their value; reads never leave the grid.
+    Fixed,
+    /// Reads wrap around; every cell is updated.
+    Periodic,
+}
+
+/// Which version of a field a read sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Version {
+    /// The previous time level of a two-level state field.
+    Prev,
+    /// The value at the start of the step (state and input fields).
+    Start,
+    /// The value written by an earlier statement of this step (state and temp fields).
+    Updated,
+}
+
+/// A buffer a statement reads: a field at a version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Slot {
+    /// Index into [`Stencil::fields`].
+    pub field: usize,
+    /// Which version.
+    pub version: Version,
+}
+
+/// A read of a slot at a constant offset (one entry per axis, in axis order).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Access {
+    /// What is read.
+    pub slot: Slot,
+    /// Relative offset per axis.
+    pub offset: Vec<i64>,
+}
+
+/// Arithmetic operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+}
+
+/// Math functions of the expression language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    /// Square root.
+    Sqrt,
+    /// Absolute value.
+    Abs,
+    /// Minimum of two values.
+    Min,
+    /// Maximum of two values.
+    Max,
+    /// Exponential.
+    Exp,
+    /// Sine.
+    Sin,
+    /// Cosine.
+    Cos,
+    /// Fused multiply-add `a*b + c`.
+    Fma,
+}
+
+impl Func {
+    /// Every function, for name lookup.
+    pub const ALL: [Func; 8] = [Func::Sqrt, Func::Abs, Func::Min, Func::Max, Func::Exp, Func::Sin, Func::Cos, Func::Fma];
+
+    /// Its name in expressions.
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Sqrt => "sqrt",
+            Func::Abs => "abs",
+            Func::Min => "min",
+            Func::Max => "max",
+            Func::Exp => "exp",
+            Func::Sin => "sin",
+            Func::Cos => "cos",
+            Func::Fma => "fma",
+        }
+    }
+
+    /// Number of arguments.
+    pub fn arity(self) -> usize {
+        match self {
+            Func::Min | Func::Max => 2,
+            Func::Fma => 3,
+            _ => 1,
+        }
+    }
+
+    /// Floating-point operations it counts for.
+    pub fn flops(self) -> usize {
+        match self {
+            Func::Fma => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// An expression tree, fully resolved: constants are literals, sums unrolled.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A literal value.
+    Lit(f64),
+    /// A runtime parameter (index into [`Stencil::params`]).
+    Param(usize),
+    /// A grid read.
+    Read(Access),
+    /// Negation.
+    Neg(Box<Expr>),
+    /// A binary operation.
+    Bin(Op, Box<Expr>, Box<Expr>),
+    /// A function call.
+    Call(Func, Vec<Expr>),
+    /// An integer power, computed by repeated multiplication.
+    PowI(Box<Expr>, i32),
+}
+
+impl Expr {
+    /// Calls `f` on every read, in evaluation order.
+    pub fn for_each_read(&self, f: &mut impl FnMut(&Access)) {
+        match self {
+            Expr::Lit(_) | Expr::Param(_) => {}
+            Expr::Read(a) => f(a),
+            Expr::Neg(x) | Expr::PowI(x, _) => x.for_each_read(f),
+            Expr::Bin(_, a, b) => {
+                a.for_each_read(f);
+                b.for_each_read(f);
+            }
+            Expr::Call(_, args) => args.iter().for_each(|a| a.for_each_read(f)),
+        }
+    }
+
+    /// Whether an integer power appears anywhere.
+    pub fn uses_powi(&self) -> bool {
+        match self {
+            Expr::PowI(..) => true,
+            Expr::Lit(_) | Expr::Param(_) | Expr::Read(_) => false,
+            Expr::Neg(x) => x.uses_powi(),
+            Expr::Bin(_, a, b) => a.uses_powi() || b.uses_powi(),
+            Expr::Call(_, args) => args.iter().any(Expr::uses_powi),
+        }
+    }
+}
+
+/// One `[[update]]`: `target <- expr` at every cell of its region.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement {
+    /// Index into [`Stencil::fields`].
+    pub target: usize,
+    /// What is computed.
+    pub expr: Expr,
+    /// The expression as written, for comments in generated code.
+    pub text: String,
+}
+
+impl Statement {
+    /// The distinct slots read, sorted.
+    pub fn slots(&self) -> Vec<Slot> {
+        let mut slots = Vec::new();
+        self.expr.for_each_read(&mut |a| slots.push(a.slot));
+        slots.sort();
+        slots.dedup();
+        slots
+    }
+}
+
+/// A checked stencil, ready for analysis and code generation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stencil {
+    /// Module name (a Rust identifier).
+    pub name: String,
+    /// The spec it came from.
+    pub path: PathBuf,
+    /// Documentation from the spec.
+    pub doc: Option<String>,
+    /// Element type.
+    pub dtype: Dtype,
+    /// Axis names, slowest to fastest.
+    pub axes: Vec<String>,
+    /// Grids, in declaration order.
+    pub fields: Vec<Field>,
+    /// Runtime parameter names, in declaration order.
+    pub params: Vec<String>,
+    /// Statements, in execution order.
+    pub statements: Vec<Statement>,
+    /// Boundary handling.
+    pub boundary: Boundary,
+    /// Tiling chosen per backend.
+    pub tiling: Tiling,
+}
+
+impl Stencil {
+    /// Number of axes.
+    pub fn dims(&self) -> usize {
+        self.axes.len()
+    }
+
+    /// The fields the caller passes in: state and input grids, in declaration order.
+    pub fn arguments(&self) -> impl Iterator<Item = (usize, &Field)> {
+        self.fields.iter().enumerate().filter(|(_, f)| f.role != Role::Temp)
+    }
+}

@@ -1,0 +1,201 @@
+//! Tiling choices per backend, read from `[tiling.<backend>]` and checked
+//! against what can work for this stencil.
+
+use toml::Spanned;
+
+use crate::diagnostic::Diagnostic;
+use crate::spec::{GpuTilingSection, OpenmpTilingSection, Source, TilingSection};
+
+/// Tiling for every backend.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tiling {
+    /// `[tiling.openmp]`, or the default.
+    pub openmp: OpenmpTiling,
+    /// `[tiling.cuda]`, or `auto`.
+    pub cuda: GpuTiling,
+    /// `[tiling.hip]`, or `auto`.
+    pub hip: GpuTiling,
+}
+
+/// Spatial cache blocking of the OpenMP backend.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenmpTiling {
+    /// Block extent per axis, in axis order.
+    pub block: Vec<usize>,
+}
+
+impl OpenmpTiling {
+    /// The documented default: blocks of about 4 Ki cells per plane row set,
+    /// small enough that a block and its halo stay in a 1 MiB L2 cache.
+    pub fn default_for(dims: usize) -> Self {
+        let block = match dims {
+            1 => vec![4096],
+            2 => vec![32, 512],
+            _ => vec![8, 16, 512],
+        };
+        OpenmpTiling { block }
+    }
+}
+
+/// GPU kernel strategies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// The model picks.
+    Auto,
+    /// One thread per cell.
+    Naive,
+    /// Shared-memory tile with halo.
+    Tiled,
+    /// 2.5-D streaming along the slowest axis.
+    Stream,
+    /// Fused time steps, overlapped tiles.
+    Temporal,
+    /// Persistent kernel, grid-wide sync, deep temporal blocking.
+    Persistent,
+}
+
+impl Strategy {
+    const NAMES: [(&'static str, Strategy); 6] = [
+        ("auto", Strategy::Auto),
+        ("naive", Strategy::Naive),
+        ("tiled", Strategy::Tiled),
+        ("stream", Strategy::Stream),
+        ("temporal", Strategy::Temporal),
+        ("persistent", Strategy::Persistent),
+    ];
+
+    fn fuses_steps(self) -> bool {
+        matches!(self, Strategy::Temporal | Strategy::Persistent)
+    }
+}
+
+/// Tiling of a GPU backend.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuTiling {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Threads per block per axis, in axis order; `None` lets the model choose.
+    pub block: Option<Vec<usize>>,
+    /// Steps fused per kernel launch.
+    pub time_block: usize,
+    /// Cells per thread along the streamed axis.
+    pub coarsen: usize,
+}
+
+/// Checks `[tiling]` for a stencil of `dims` axes.
+pub fn check(section: &TilingSection, dims: usize, src: &Source) -> Result<Tiling, Diagnostic> {
+    let openmp = match &section.openmp {
+        Some(s) => openmp(s, dims, src)?,
+        None => OpenmpTiling::default_for(dims),
+    };
+    let cuda = gpu(section.cuda.as_ref(), dims, 32, "cuda", src)?;
+    let hip = gpu(section.hip.as_ref(), dims, 64, "hip", src)?;
+    Ok(Tiling { openmp, cuda, hip })
+}
+
+fn openmp(section: &Spanned<OpenmpTilingSection>, dims: usize, src: &Source) -> Result<OpenmpTiling, Diagnostic> {
+    let Some(block) = &section.get_ref().block else {
+        return Ok(OpenmpTiling::default_for(dims));
+    };
+    Ok(OpenmpTiling { block: extents(block, dims, 1 << 24, src)? })
+}
+
+/// Checks a per-axis list of positive extents.
+fn extents(list: &Spanned<Vec<Spanned<i64>>>, dims: usize, max: i64, src: &Source) -> Result<Vec<usize>, Diagnostic> {
+    if list.get_ref().len() != dims {
+        return Err(src
+            .error(list.span(), format!("`block` has {} entries but the stencil has {dims} axes", list.get_ref().len()))
+            .with_hint(format!("give one extent per axis, in axis order (slowest first), e.g. {}", example(dims))));
+    }
+    list.get_ref()
+        .iter()
+        .map(|v| match *v.get_ref() {
+            n if (1..=max).contains(&n) => Ok(n as usize),
+            n => Err(src
+                .error(v.span(), format!("block extent {n} cannot work"))
+                .with_hint(format!("use an extent between 1 and {max}"))),
+        })
+        .collect()
+}
+
+fn example(dims: usize) -> &'static str {
+    match dims {
+        1 => "[128]",
+        2 => "[8, 32]",
+        _ => "[4, 8, 32]",
+    }
+}
+
+fn gpu(section: Option<&Spanned<GpuTilingSection>>, dims: usize, warp: usize, backend: &str, src: &Source) -> Result<GpuTiling, Diagnostic> {
+    let Some(section) = section else {
+        return Ok(GpuTiling { strategy: Strategy::Auto, block: None, time_block: 1, coarsen: 1 });
+    };
+    let s = section.get_ref();
+    let strategy = match &s.strategy {
+        None => Strategy::Auto,
+        Some(name) => strategy(name, src)?,
+    };
+    let block = match &s.block {
+        None => None,
+        Some(list) => Some(gpu_block(list, dims, warp, strategy, backend, src)?),
+    };
+    let time_block = match &s.time_block {
+        None => 1,
+        Some(t) if !strategy.fuses_steps() => {
+            return Err(src
+                .error(t.span(), "`time_block` only applies to the temporal strategies")
+                .with_hint("set `strategy = \"temporal\"` or `\"persistent\"`, or remove `time_block`"));
+        }
+        Some(t) => bounded(t, 1, 64, "time_block", src)?,
+    };
+    let coarsen = match &s.coarsen {
+        None => 1,
+        Some(c) if strategy != Strategy::Stream => {
+            return Err(src
+                .error(c.span(), "`coarsen` only applies to `strategy = \"stream\"`")
+                .with_hint("set `strategy = \"stream\"` or remove `coarsen`"));
+        }
+        Some(c) => bounded(c, 1, 64, "coarsen", src)?,
+    };
+    if strategy == Strategy::Stream && dims < 2 {
+        return Err(src
+            .error(section.span(), "`stream` marches along the slowest axis and needs at least 2 axes")
+            .with_hint("use `strategy = \"tiled\"` for a 1-D stencil"));
+    }
+    Ok(GpuTiling { strategy, block, time_block, coarsen })
+}
+
+fn strategy(name: &Spanned<String>, src: &Source) -> Result<Strategy, Diagnostic> {
+    let found = Strategy::NAMES.iter().find(|(n, _)| *n == name.get_ref().as_str());
+    found.map(|&(_, s)| s).ok_or_else(|| {
+        let names: Vec<_> = Strategy::NAMES.iter().map(|(n, _)| *n).collect();
+        src.error(name.span(), format!("unknown strategy `{}`", name.get_ref()))
+            .with_hint(format!("use one of: {}", names.join(", ")))
+    })
+}
+
+fn gpu_block(list: &Spanned<Vec<Spanned<i64>>>, dims: usize, warp: usize, strategy: Strategy, backend: &str, src: &Source) -> Result<Vec<usize>, Diagnostic> {
+    let block = extents(list, dims, 1024, src)?;
+    let threads: usize = block.iter().product();
+    if threads > 1024 {
+        return Err(src
+            .error(list.span(), format!("a block of {threads} threads is more than the 1024 a GPU block can hold"))
+            .with_hint("shrink the block so the product of its extents is at most 1024"));
+    }
+    let fast = block[dims - 1];
+    if strategy != Strategy::Naive && fast % warp != 0 {
+        let mut fixed = block.clone();
+        fixed[dims - 1] = fast.div_ceil(warp) * warp;
+        return Err(src
+            .error(list.get_ref()[dims - 1].span(), format!("the contiguous axis gets {fast} threads, not a multiple of the {backend} warp ({warp})"))
+            .with_hint(format!("blocks are in axis order, contiguous axis last: try block = {fixed:?}")));
+    }
+    Ok(block)
+}
+
+fn bounded(v: &Spanned<i64>, lo: i64, hi: i64, key: &str, src: &Source) -> Result<usize, Diagnostic> {
+    match *v.get_ref() {
+        n if (lo..=hi).contains(&n) => Ok(n as usize),
+        n => Err(src.error(v.span(), format!("`{key} = {n}` cannot work")).with_hint(format!("use a value between {lo} and {hi}"))),
+    }
+}

@@ -1,0 +1,102 @@
+//! `stencil-build` compiles stencil specs (`*.stencil.toml`) into kernels and a
+//! safe, typed Rust API at build time.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() -> Result<(), stencil_build::Error> {
+//!     stencil_build::compile()
+//! }
+//! ```
+//!
+//! ```ignore
+//! // src/lib.rs
+//! include!(concat!(env!("OUT_DIR"), "/stencils.rs"));
+//! ```
+//!
+//! Each spec becomes a module with `run` (the best enabled backend),
+//! `reference::run` (the pure-Rust oracle) and one module per enabled backend
+//! (`openmp::run`), plus constants describing the stencil (`RADIUS`,
+//! `FLOPS_PER_CELL`, ...). The backends are chosen by the calling crate's
+//! Cargo features (`openmp`) or by [`Config::backend`]. See the README for
+//! the spec format.
+
+mod analysis;
+mod backend;
+mod codegen;
+mod config;
+mod diagnostic;
+mod ir;
+mod spec;
+mod toolchain;
+
+use std::fmt;
+use std::path::PathBuf;
+
+pub use config::{Backend, Config};
+pub use diagnostic::Diagnostic;
+
+/// Finds every `*.stencil.toml` under the crate being built and compiles it
+/// for the backends its Cargo features enable. Call it from `build.rs`.
+///
+/// Equivalent to `Config::new().compile()`.
+pub fn compile() -> Result<(), Error> {
+    Config::new().compile()
+}
+
+/// Why a build failed.
+///
+/// `Debug` prints the same text as `Display`, so `fn main() -> Result<(), Error>`
+/// in a build script shows readable, located messages.
+#[non_exhaustive]
+pub enum Error {
+    /// One or more specs are invalid; each diagnostic is located.
+    Spec(Vec<Diagnostic>),
+    /// A file or folder could not be read or written.
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// A backend's compiler is missing or failed.
+    Toolchain {
+        /// The backend.
+        backend: &'static str,
+        /// What went wrong and what to do.
+        message: String,
+    },
+    /// The build environment is not what a build script gets from Cargo.
+    Environment(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Spec(diagnostics) => {
+                for d in diagnostics {
+                    writeln!(f, "{d}\n")?;
+                }
+                let n = diagnostics.len();
+                write!(f, "stencil-build: {n} error{} in stencil specs", if n == 1 { "" } else { "s" })
+            }
+            Error::Io { path, source } => write!(f, "stencil-build: {}: {source}", path.display()),
+            Error::Toolchain { backend, message } => write!(f, "stencil-build: the {backend} backend cannot be built: {message}"),
+            Error::Environment(message) => write!(f, "stencil-build: {message}"),
+        }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! The `*.stencil.toml` format: serde structures mirroring the file, with the
+//! byte span of every value kept for error messages.
+//!
+//! Everything here is syntax. Names are resolved, expressions parsed and
+//! checked when the spec is lowered to the IR ([`crate::ir`]).
+
+pub mod expr;
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use toml::Spanned;
+
+use crate::diagnostic::Diagnostic;
+
+/// A whole spec file, as written.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// `[stencil]`: name, dtype, axes, doc.
+    pub stencil: Spanned<StencilSection>,
+    /// `[fields]`: the grids, in declaration order.
+    #[serde(default)]
+    pub fields: Named<FieldDecl>,
+    /// `[params]`: runtime scalars and their types.
+    #[serde(default)]
+    pub params: Named<String>,
+    /// `[constants]`: compile-time scalars and tables.
+    #[serde(default)]
+    pub constants: Named<toml::Value>,
+    /// `[[update]]`: the statements run each step, in order.
+    #[serde(default)]
+    pub update: Vec<Spanned<Update>>,
+    /// `[boundary]`.
+    pub boundary: Option<Spanned<BoundarySection>>,
+    /// `[tiling.<backend>]`.
+    #[serde(default)]
+    pub tiling: TilingSection,
+}
+
+/// `[stencil]`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StencilSection {
+    /// Rust module name; defaults to the file stem.
+    pub name: Option<Spanned<String>>,
+    /// `f32` or `f64`.
+    pub dtype: Spanned<String>,
+    /// Axis names, slowest to fastest.
+    pub axes: Spanned<Vec<Spanned<String>>>,
+    /// Documentation copied onto the generated module.
+    pub doc: Option<String>,
+}
+
+/// One entry of `[fields]`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldDecl {
+    /// `state`, `input` or `temp`.
+    pub role: Spanned<String>,
+    /// Time levels kept for a state field: 1 (default) or 2 (enables `f.prev[..]`).
+    pub levels: Option<Spanned<i64>>,
+    /// Documentation for the generated argument.
+    pub doc: Option<String>,
+}
+
+/// One `[[update]]` statement.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Update {
+    /// The field written.
+    pub target: Spanned<String>,
+    /// The expression computed at every cell.
+    pub expr: Spanned<String>,
+}
+
+/// `[boundary]`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoundarySection {
+    /// `fixed` or `periodic`.
+    pub kind: Spanned<String>,
+}
+
+/// `[tiling]`: one optional table per backend.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TilingSection {
+    /// `[tiling.openmp]`.
+    pub openmp: Option<Spanned<OpenmpTilingSection>>,
+    /// `[tiling.cuda]`.
+    pub cuda: Option<Spanned<GpuTilingSection>>,
+    /// `[tiling.hip]`.
+    pub hip: Option<Spanned<GpuTilingSection>>,
+}
+
+/// `[tiling.openmp]`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenmpTilingSection {
+    /// Cache-block extent per axis, in axis order.
+    pub block: Option<Spanned<Vec<Spanned<i64>>>>,
+}
+
+/// `[tiling.cuda]` and `[tiling.hip]`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuTilingSection {
+    /// `auto`, `naive`, `tiled`, `stream`, `temporal` or `persistent`.
+    pub strategy: Option<Spanned<String>>,
+    /// Threads per block along each axis, in axis order.
+    pub block: Option<Spanned<Vec<Spanned<i64>>>>,
+    /// Time steps fused per kernel (temporal strategies).
+    pub time_block: Option<Spanned<i64>>,
+    /// Cells per thread along the streamed axis.
+    pub coarsen: Option<Spanned<i64>>,
+}
+
+/// A TOML table read as `(key, value)` pairs in document order, keys and
+/// values spanned.
+#[derive(Debug)]
+pub struct Named<T>(pub Vec<(Spanned<String>, Spanned<T>)>);
+
+impl<T> Default for Named<T> {
+    fn default() -> Self {
+        Named(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Named<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Entries<T> {
+            type Value = Named<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Named<T>, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(Named(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries(PhantomData))
+    }
+}
+
+/// A spec file's text, for turning spans into [`Diagnostic`]s.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// The file, as given to the build (relative paths stay relative).
+    pub path: PathBuf,
+    /// Its contents.
+    pub text: String,
+}
+
+impl Source {
+    /// A diagnostic pointing at `span` in this file.
+    pub fn error(&self, span: Range<usize>, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(&self.path, &self.text, span, message)
+    }
+
+    /// Maps a span inside the string value spanned by `value` (quotes
+    /// included) to a span of the file. Exact when the string has no escapes;
+    /// otherwise the whole value is pointed at.
+    pub fn inner_span(&self, value: &Spanned<String>, inner: Range<usize>) -> Range<usize> {
+        let outer = value.span();
+        let raw = &self.text[outer.clone()];
+        let quote = ["\"\"\"", "'''", "\"", "'"].into_iter().find(|q| raw.starts_with(q));
+        let Some(quote) = quote else { return outer };
+        let body = &raw[quote.len()..raw.len().saturating_sub(quote.len())];
+        if body != value.get_ref().as_str() {
+            return outer;
+        }
+        let base = outer.start + quote.len();
+        base + inner.start..base + inner.end
+    }
+}
+
+/// Reads and parses the spec file `path`, naming it `shown` in messages;
+/// TOML syntax errors, unknown keys and wrongly typed values come back located.
+pub fn load(path: &Path, shown: &Path) -> Result<(Spec, Source), Diagnostic> {
+    let text = std::fs::read_to_string(path).map_err(|e| Diagnostic {
+        path: shown.to_path_buf(),
+        line: 1,
+        column: 1,
+        source_line: String::new(),
+        width: 1,
+        message: format!("cannot read the spec: {e}"),
+        hint: None,
+    })?;
+    let source = Source { path: shown.to_path_buf(), text };
+    let spec = parse(&source)?;
+    Ok((spec, source))
+}
+
+/// Parses spec text (already read) from `source`.
+pub fn parse(source: &Source) -> Result<Spec, Diagnostic> {
+    toml::from_str(&source.text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        let message = e.message().trim().to_string();
+        let hint = toml_hint(&message);
+        let d = source.error(span, message);
+        match hint {
+            Some(h) => d.with_hint(h),
+            None => d,
+        }
+    })
+}
+
+/// What to write instead, for the TOML-level errors users hit most.
+fn toml_hint(message: &str) -> Option<String> {
+    if message.contains("unknown field") {
+        Some("remove the key or fix its spelling; the expected keys are listed above".into())
+    } else if message.contains("missing field `stencil`") {
+        Some("start the file with a [stencil] table: name, dtype, axes".into())
+    } else if message.contains("missing field `dtype`") {
+        Some("add `dtype = \"f64\"` (or \"f32\") to [stencil]".into())
+    } else if message.contains("missing field `axes`") {
+        Some("add `axes = [\"y\", \"x\"]` to [stencil], slowest axis first".into())
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(text: &str) -> Source {
+        Source { path: "t.stencil.toml".into(), text: text.into() }
+    }
+
+    #[test]
+    fn keeps_declaration_order() {
+        let s = source(
+            "[stencil]\ndtype = \"f64\"\naxes = [\"x\"]\n[fields]\nz = { role = \"state\" }\na = { role = \"input\" }\n",
+        );
+        let spec = parse(&s).unwrap();
+        let names: Vec<_> = spec.fields.0.iter().map(|(k, _)| k.get_ref().as_str()).collect();
+        assert_eq!(names, ["z", "a"]);
+    }
+
+    #[test]
+    fn maps_spans_inside_strings() {
+        let s = source("expr = \"u[1] + v\"\nraw = '''w'''\nesc = \"a\\tb\"\n");
+        #[derive(serde::Deserialize)]
+        struct T {
+            expr: Spanned<String>,
+            raw: Spanned<String>,
+            esc: Spanned<String>,
+        }
+        let t: T = toml::from_str(&s.text).unwrap();
+        let v = s.inner_span(&t.expr, 7..8);
+        assert_eq!(&s.text[v], "v");
+        let w = s.inner_span(&t.raw, 0..1);
+        assert_eq!(&s.text[w], "w");
+        assert_eq!(s.inner_span(&t.esc, 0..1), t.esc.span());
+    }
+}
