@@ -243,7 +243,8 @@ fn runtime(needs: &Needs) -> TokenStream {
 fn levels(needs: &Needs) -> TokenStream {
     let accessor = |on: bool, name: &str, level: TokenStream, doc: &str| {
         let name = ident(name);
-        on.then(|| quote! { #[doc = #doc] pub fn #name(&self) -> &[T] { &*self.bufs[self.physical(#level)] } })
+        let doc = docs(doc);
+        on.then(|| quote! { #doc pub fn #name(&self) -> &[T] { &*self.bufs[self.physical(#level)] } })
     };
     let next = accessor(needs.next, "next", quote!(self.bufs.len() - 1), "The level computed this step (valid once its statement ran).");
     let cur = accessor(needs.cur, "cur", quote!(self.bufs.len() - 2), "The level at the start of the step.");
@@ -328,6 +329,12 @@ fn levels(needs: &Needs) -> TokenStream {
     }
 }
 
+/// Doc attributes for `text`, one `///` line per line.
+pub fn docs(text: &str) -> TokenStream {
+    let lines = text.trim_end().lines().map(|l| if l.is_empty() { String::new() } else { format!(" {l}") });
+    quote! { #(#[doc = #lines])* }
+}
+
 fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
 }
@@ -378,7 +385,7 @@ fn stencil_module(st: &Stencil, an: &Analysis, linked: &Linked) -> Result<TokenS
     let name = ident(&st.name);
     let real = ident(st.dtype.rust());
     let dims = usize_lit(st.dims());
-    let doc = module_doc(st, an);
+    let doc = docs(&module_doc(st, an));
     let consts = constants(st, an);
     let params = params_struct(st);
     let signature = Signature::of(st);
@@ -394,9 +401,9 @@ fn stencil_module(st: &Stencil, an: &Analysis, linked: &Linked) -> Result<TokenS
         Some(_) => (quote!(openmp), "openmp"),
         None => (quote!(reference), "reference"),
     };
-    let run_doc = format!("Runs `steps` time steps in place with the default backend (`{default_doc}`), checking every length first.");
+    let run_doc = docs(&format!("Runs `steps` time steps in place with the default backend (`{default_doc}`), checking every length first."));
     Ok(quote! {
-        #[doc = #doc]
+        #doc
         #[allow(clippy::all)]
         pub mod #name {
             use super::{StencilError, stencil_runtime as rt};
@@ -410,7 +417,7 @@ fn stencil_module(st: &Stencil, an: &Analysis, linked: &Linked) -> Result<TokenS
             pub const BACKEND: &str = #default_doc;
             #params
 
-            #[doc = #run_doc]
+            #run_doc
             pub fn run(#args) -> Result<(), StencilError> {
                 #default_backend::run(#call)
             }
@@ -486,8 +493,8 @@ fn params_struct(st: &Stencil) -> TokenStream {
     let real = ident(st.dtype.rust());
     let fields = st.params.iter().map(|p| {
         let id = ident(p);
-        let doc = format!("Runtime parameter `{p}`.");
-        quote! { #[doc = #doc] pub #id: #real, }
+        let doc = docs(&format!("Runtime parameter `{p}`."));
+        quote! { #doc pub #id: #real, }
     });
     quote! {
         /// Runtime parameters, passed by value to every call.
@@ -544,8 +551,8 @@ impl Signature {
 fn kernels_trait(st: &Stencil) -> TokenStream {
     let methods = st.statements.iter().map(|s| {
         let sig = kernel_signature(st, s);
-        let doc = format!("`{} <- {}`", st.fields[s.target].name, s.text);
-        quote! { #[doc = #doc] #sig; }
+        let doc = docs(&format!("`{} <- {}`", st.fields[s.target].name, s.text));
+        quote! { #doc #sig; }
     });
     quote! {
         /// One backend's kernels: one method per `[[update]]`, each computing its region of `out`.
@@ -591,19 +598,19 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
             Role::Temp => quote! { let mut #id: Vec<#real> = vec![0.0; cells]; },
             Role::State { .. } if f.has_prev() => quote! {
                 let mut #scratch = #id.to_vec();
-                let mut #id = rt::Levels::new(vec![#prev, #id, &mut #scratch]);
+                let mut #id = rt::Levels::new(Vec::from([#prev, #id, &mut #scratch]));
             },
             Role::State { .. } => quote! {
                 let mut #scratch = #id.to_vec();
-                let mut #id = rt::Levels::new(vec![#id, &mut #scratch]);
+                let mut #id = rt::Levels::new(Vec::from([#id, &mut #scratch]));
             },
         }
     });
     let body = st.statements.iter().map(|s| statement_call(st, s));
     let states: Vec<Ident> = st.fields.iter().filter(|f| matches!(f.role, Role::State { .. })).map(|f| ident(&f.name)).collect();
-    let doc = format!("Checks the arguments, then runs `steps` steps with `kernels`.{}", sig.doc);
+    let doc = docs(&format!("Checks the arguments, then runs `steps` steps with `kernels`.{}", sig.doc));
     quote! {
-        #[doc = #doc]
+        #doc
         #[allow(non_snake_case)]
         fn run_with(kernels: &impl Kernels, #args) -> Result<(), StencilError> {
             let cells = rt::cells(NAME, &AXES, &shape, &MIN_SHAPE)?;
@@ -662,7 +669,7 @@ fn reference_module(st: &Stencil, an: &Analysis, sig: &Signature) -> Result<Toke
         .zip(&an.statements)
         .map(|(s, info)| reference_kernel(st, s, info))
         .collect::<Result<Vec<_>, _>>()?;
-    let doc = format!("Runs `steps` time steps in place with the pure-Rust reference (single-threaded, bounds-checked).{}", sig.doc);
+    let doc = docs(&format!("Runs `steps` time steps in place with the pure-Rust reference (single-threaded, bounds-checked).{}", sig.doc));
     Ok(quote! {
         /// The pure-Rust reference implementation: the oracle every backend is tested against.
         pub mod reference {
@@ -674,7 +681,7 @@ fn reference_module(st: &Stencil, an: &Analysis, sig: &Signature) -> Result<Toke
                 #(#methods)*
             }
 
-            #[doc = #doc]
+            #doc
             pub fn run(#args) -> Result<(), StencilError> {
                 run_with(&Reference, #call)
             }
