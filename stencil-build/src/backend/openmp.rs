@@ -11,7 +11,7 @@ use quote::{format_ident, quote};
 use super::CWriter;
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr::{self, Dialect, float_literal};
-use crate::codegen::rust::{Signature, docs, offset_index, params_used, slot_name, statement_name};
+use crate::codegen::rust::{Signature, entry_points, offset_index, params_used, slot_name, statement_name};
 use crate::ir::{Access, Boundary, Dtype, Func, Statement, Stencil};
 
 /// The exported C symbol of a statement's kernel.
@@ -352,11 +352,7 @@ pub fn rust_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStream {
             }
         });
     }
-    let (args, call) = (&sig.params, &sig.call);
-    let doc = docs(&format!(
-        "Runs `steps` time steps in place with the OpenMP-C kernels, on [`super::super::openmp_max_threads`] threads.{}",
-        sig.doc
-    ));
+    let entry = entry_points(sig, &format_ident!("OpenMp"), "openmp", "the OpenMP-C kernels, on [`openmp_max_threads`](super::super::openmp_max_threads) threads");
     quote! {
         /// OpenMP-C kernels, compiled with `-O3 -fopenmp`: cache blocks spread over threads,
         /// the contiguous axis vectorised.
@@ -377,10 +373,7 @@ pub fn rust_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStream {
                 #(#methods)*
             }
 
-            #doc
-            pub fn run(#args) -> Result<(), StencilError> {
-                run_with(&OpenMp, #call)
-            }
+            #entry
         }
     }
 }

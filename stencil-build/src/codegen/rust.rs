@@ -92,6 +92,17 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 /// The stencil.
                 stencil: &'static str,
             },
+            /// A generic entry point (`run_grids`) got the wrong number of axes, grids or params.
+            ArgumentCount {
+                /// The stencil.
+                stencil: &'static str,
+                /// `"axes"`, `"grids"` or `"params"`.
+                what: &'static str,
+                /// How many the stencil takes.
+                expected: usize,
+                /// How many were given.
+                actual: usize,
+            },
             /// A grid's length differs from the shape's cell count.
             LengthMismatch {
                 /// The stencil.
@@ -110,6 +121,7 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 match self {
                     StencilError::ShapeTooSmall { stencil, axis, extent, min } => write!(f, "{stencil}: axis `{axis}` has {extent} cells but the stencil needs at least {min}"),
                     StencilError::ShapeOverflow { stencil } => write!(f, "{stencil}: the shape has more cells than fit in memory"),
+                    StencilError::ArgumentCount { stencil, what, expected, actual } => write!(f, "{stencil}: takes {expected} {what}, got {actual}"),
                     StencilError::LengthMismatch { stencil, field, expected, actual } => write!(f, "{stencil}: `{field}` has {actual} elements but the shape has {expected} cells"),
                 }
             }
@@ -391,6 +403,7 @@ fn stencil_module(st: &Stencil, an: &Analysis, linked: &Linked) -> Result<TokenS
     let signature = Signature::of(st);
     let kernels_trait = kernels_trait(st);
     let executor = executor(st, &signature);
+    let grids_executor = grids_executor(st, &signature);
     let reference = reference_module(st, an, &signature)?;
     let openmp = match &linked.openmp {
         Some(prefix) => Some(super::super::backend::openmp::rust_module(st, prefix, &signature)),
@@ -422,8 +435,14 @@ fn stencil_module(st: &Stencil, an: &Analysis, linked: &Linked) -> Result<TokenS
                 #default_backend::run(#call)
             }
 
+            /// [`run`] for generic drivers, with the default backend: grids in [`GRIDS`] order, params in [`PARAMS`] order.
+            pub fn run_grids(grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
+                #default_backend::run_grids(grids, shape, params, steps)
+            }
+
             #kernels_trait
             #executor
+            #grids_executor
             #reference
             #openmp
         }
@@ -460,6 +479,8 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
     let name = &st.name;
     let axes = &st.axes;
     let fields: Vec<&str> = st.arguments().map(|(_, f)| f.name.as_str()).collect();
+    let grids = grid_names(st);
+    let params = &st.params;
     let radius = an.radius.iter().map(|&r| usize_lit(r));
     let min = an.min_shape.iter().map(|&r| usize_lit(r));
     let (points, flops, bytes) = (usize_lit(an.points), usize_lit(an.flops), usize_lit(an.bytes));
@@ -474,6 +495,10 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
         pub const AXES: [&str; DIMS] = [#(#axes),*];
         /// The grids the caller passes, in argument order (state then input, as declared).
         pub const FIELDS: &[&str] = &[#(#fields),*];
+        /// The grids `run_grids` takes, in order: [`FIELDS`], each two-level field followed by its `_prev` level.
+        pub const GRIDS: &[&str] = &[#(#grids),*];
+        /// Runtime parameter names, in the order `run_grids` takes their values.
+        pub const PARAMS: &[&str] = &[#(#params),*];
         /// Reach of one whole step per axis: with a fixed boundary, the frame that keeps its value.
         pub const RADIUS: [usize; DIMS] = [#(#radius),*];
         /// The smallest legal extent per axis.
@@ -544,6 +569,60 @@ impl Signature {
         params.extend([quote!(shape: [usize; #dims]), quote!(params: Params), quote!(steps: u64)]);
         call.extend([quote!(shape), quote!(params), quote!(steps)]);
         Signature { params: quote!(#(#params),*), call: quote!(#(#call),*), doc }
+    }
+}
+
+/// Argument names of the grids, in `run` order.
+fn grid_names(st: &Stencil) -> Vec<String> {
+    st.arguments()
+        .flat_map(|(_, f)| {
+            let prev = f.has_prev().then(|| format!("{}_prev", f.name));
+            std::iter::once(f.name.clone()).chain(prev)
+        })
+        .collect()
+}
+
+/// `run_grids_with`: the generic entry point, unpacking slices into `run_with`'s arguments.
+fn grids_executor(st: &Stencil, sig: &Signature) -> TokenStream {
+    let real = ident(st.dtype.rust());
+    let names: Vec<Ident> = grid_names(st).iter().map(|g| ident(g)).collect();
+    let (n_grids, n_params) = (usize_lit(names.len()), usize_lit(st.params.len()));
+    let fields = st.params.iter().map(|p| ident(p));
+    let index = (0..st.params.len()).map(usize_lit);
+    let call = &sig.call;
+    quote! {
+        /// Unpacks `run_grids`' slices (grids in [`GRIDS`] order, params in [`PARAMS`] order) and runs.
+        fn run_grids_with(kernels: &impl Kernels, grids: &mut [&mut [#real]], shape: &[usize], params: &[#real], steps: u64) -> Result<(), StencilError> {
+            let count = |what, expected, actual| StencilError::ArgumentCount { stencil: NAME, what, expected, actual };
+            let shape: [usize; DIMS] = shape.try_into().map_err(|_| count("axes", DIMS, shape.len()))?;
+            let values: [#real; #n_params] = params.try_into().map_err(|_| count("params", #n_params, params.len()))?;
+            let params = Params { #(#fields: values[#index],)* };
+            let [#(#names),*] = grids else {
+                return Err(count("grids", #n_grids, grids.len()));
+            };
+            run_with(kernels, #call)
+        }
+    }
+}
+
+/// `run` and `run_grids` of a backend whose kernels are the unit struct `kernels`.
+pub fn entry_points(sig: &Signature, kernels: &Ident, backend: &str, how: &str) -> TokenStream {
+    let (args, call) = (&sig.params, &sig.call);
+    let run_doc = docs(&format!("Runs `steps` time steps in place with {how}.{}", sig.doc));
+    let grids_doc = docs(&format!(
+        "[`run`] for generic drivers: the grids in [`GRIDS`](super::GRIDS) order, the params in [`PARAMS`](super::PARAMS) order. \
+         Counts that do not match are [`StencilError::ArgumentCount`]. Backend: `{backend}`."
+    ));
+    quote! {
+        #run_doc
+        pub fn run(#args) -> Result<(), StencilError> {
+            run_with(&#kernels, #call)
+        }
+
+        #grids_doc
+        pub fn run_grids(grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
+            run_grids_with(&#kernels, grids, shape, params, steps)
+        }
     }
 }
 
@@ -662,14 +741,13 @@ fn statement_call(st: &Stencil, s: &Statement) -> TokenStream {
 
 /// The reference backend: plain loops, the oracle for every other backend.
 fn reference_module(st: &Stencil, an: &Analysis, sig: &Signature) -> Result<TokenStream, syn::Error> {
-    let (args, call) = (&sig.params, &sig.call);
     let methods = st
         .statements
         .iter()
         .zip(&an.statements)
         .map(|(s, info)| reference_kernel(st, s, info))
         .collect::<Result<Vec<_>, _>>()?;
-    let doc = docs(&format!("Runs `steps` time steps in place with the pure-Rust reference (single-threaded, bounds-checked).{}", sig.doc));
+    let entry = entry_points(sig, &ident("Reference"), "reference", "the pure-Rust reference (single-threaded, bounds-checked)");
     Ok(quote! {
         /// The pure-Rust reference implementation: the oracle every backend is tested against.
         pub mod reference {
@@ -681,10 +759,7 @@ fn reference_module(st: &Stencil, an: &Analysis, sig: &Signature) -> Result<Toke
                 #(#methods)*
             }
 
-            #doc
-            pub fn run(#args) -> Result<(), StencilError> {
-                run_with(&Reference, #call)
-            }
+            #entry
         }
     })
 }
