@@ -1,0 +1,22 @@
+//! The OpenMP backend is really multi-threaded, and its answer does not depend on the thread count.
+#![cfg(feature = "openmp")]
+
+use stencil_tests::{heat3d_f64_fixed as heat3d, openmp_max_threads, openmp_set_threads, random_grid};
+
+#[test]
+fn threads_are_set_and_results_do_not_depend_on_them() {
+    let shape = [19, 33, 531];
+    let cells = shape.iter().product();
+    let kappa: Vec<f64> = random_grid(cells, 2);
+    let mut runs = Vec::new();
+    for threads in [1, 2, 3] {
+        openmp_set_threads(threads);
+        assert_eq!(openmp_max_threads(), threads);
+        let mut u: Vec<f64> = random_grid(cells, 1);
+        heat3d::openmp::run(&mut u, &kappa, shape, heat3d::Params { alpha: 0.1 }, 3).unwrap();
+        runs.push(u);
+    }
+    assert!(runs[0] == runs[1] && runs[1] == runs[2], "results differ with the thread count");
+    assert_eq!(heat3d::openmp::TILING.block, [8, 16, 512]);
+    assert_eq!(heat3d::BACKEND, "openmp");
+}
