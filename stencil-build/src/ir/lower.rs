@@ -550,3 +550,201 @@ impl Lowerer<'_> {
         Ok(total.expect("a sum has at least one term"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::parse;
+
+    const HEAD: &str = "[stencil]\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n";
+    const FIELDS: &str = "[fields]\nu = { role = \"state\" }\nk = { role = \"input\" }\n[params]\na = \"f64\"\n[constants]\nc = [1.0, 2.0]\ns = 3\n";
+
+    fn update(expr: &str) -> String {
+        format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n")
+    }
+
+    /// Lowers `text`, expecting an error; returns "line:col: message".
+    fn error(text: &str) -> (String, Option<String>) {
+        let src = Source { path: "bad.stencil.toml".into(), text: text.into() };
+        let d = match parse(&src) {
+            Err(d) => d,
+            Ok(spec) => lower(&spec, &src).expect_err("the spec should be rejected"),
+        };
+        let shown = d.to_string();
+        assert!(shown.contains(&format!("--> bad.stencil.toml:{}:{}", d.line, d.column)), "{shown}");
+        (format!("{}:{}: {}", d.line, d.column, d.message), d.hint)
+    }
+
+    /// `line:col` of `needle` on the last line of `text` that starts with `key`.
+    fn at(text: &str, key: &str, needle: &str) -> String {
+        let (n, l) = text.lines().enumerate().filter(|(_, l)| l.starts_with(key)).last().unwrap_or_else(|| panic!("no line starts with {key}"));
+        format!("{}:{}", n + 1, l.find(needle).unwrap_or_else(|| panic!("{needle} not in {l}")) + 1)
+    }
+
+    /// Expects `text` to be rejected at `needle` on the last line starting with `key`.
+    fn assert_error(text: &str, key: &str, needle: &str, message: &str, hint: Option<&str>) {
+        let (got, got_hint) = error(text);
+        assert_eq!(got, format!("{}: {message}", at(text, key, needle)));
+        if let Some(h) = hint {
+            let got_hint = got_hint.unwrap_or_default();
+            assert!(got_hint.contains(h), "hint `{got_hint}` lacks `{h}`");
+        }
+    }
+
+    #[test]
+    fn toml_syntax() {
+        let text = format!("{HEAD}[fields\nu = 1\n");
+        let (got, _) = error(&text);
+        assert!(got.starts_with("4:8: "), "{got}");
+    }
+
+    #[test]
+    fn unknown_keys() {
+        let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpresion = \"u[0,0]\"\n");
+        let (got, hint) = error(&text);
+        assert!(got.starts_with("14:1: unknown field `expresion`, expected `target` or `expr`"), "{got}");
+        assert!(hint.is_some());
+        let text = format!("{HEAD}[tiling.cudaa]\nstrategy = \"naive\"\n");
+        let (got, _) = error(&text);
+        assert!(got.contains("unknown field `cudaa`"), "{got}");
+    }
+
+    #[test]
+    fn unknown_names() {
+        let text = update("u[0,0] + kk[0,0]");
+        assert_error(&text, "expr", "kk", "unknown field or table `kk`", Some("did you mean `k`?"));
+        let text = update("u[0,0] * alpha");
+        assert_error(&text, "expr", "alpha", "unknown name `alpha`", Some("declare it"));
+        let text = update("sqr(u[0,0])");
+        assert_error(&text, "expr", "sqr", "unknown function `sqr`", Some("did you mean `sqrt`?"));
+        let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"w\"\nexpr = \"u[0,0]\"\n");
+        assert_error(&text, "target", "\"w\"", "unknown field `w`", None);
+    }
+
+    #[test]
+    fn offset_arity_and_constness() {
+        let text = update("u[0,0,1]");
+        assert_error(&text, "expr", "u[0,0,1]", "field `u` is read with 3 offsets but the stencil has 2 axes", Some("`u[0,0]`"));
+        let text = update("u[0,a]");
+        assert_error(&text, "expr", "a]", "an offset must be a compile-time integer; `a` is a runtime parameter", None);
+        let text = update("u[0,0.5]");
+        assert_error(&text, "expr", "0.5", "an offset must be a compile-time integer; `0.5` is not an integer", None);
+        let text = update("u[0,40]");
+        assert_error(&text, "expr", "40", "offset 40 is beyond the largest radius supported (32)", None);
+        let text = update("u[0,s-1] + u[0,-s]");
+        let src = Source { path: "ok.stencil.toml".into(), text };
+        assert!(lower(&parse(&src).unwrap(), &src).is_ok(), "integer constants are compile-time offsets");
+    }
+
+    #[test]
+    fn writing_an_input_grid() {
+        let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"k\"\nexpr = \"u[0,0]\"\n");
+        assert_error(&text, "target", "\"k\"", "`k` is an input grid and cannot be written", Some("role = \"state\""));
+    }
+
+    #[test]
+    fn invalid_identifiers_and_keywords() {
+        let text = format!("{HEAD}[fields]\nType = {{ role = \"state\" }}\n");
+        assert_error(&text, "Type", "Type", "field `Type` is not a lower-case identifier", Some("write `type`"));
+        let text = format!("{HEAD}[fields]\nfn = {{ role = \"state\" }}\n");
+        assert_error(&text, "fn", "fn", "field `fn` is a Rust keyword", Some("`fn_`"));
+        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n[params]\nsteps = \"f64\"\n");
+        assert_error(&text, "steps", "steps", "param `steps` is a reserved name", None);
+        let text = "[stencil]\nname = \"heat-2d\"\ndtype = \"f64\"\naxes = [\"x\"]\n";
+        assert_error(text, "name", "\"heat-2d\"", "stencil name `heat-2d` is not a lower-case identifier", Some("write `heat_2d`"));
+        let text = format!("{HEAD}[fields]\nu__v = {{ role = \"state\" }}\n");
+        assert_error(&text, "u__v", "u__v", "field `u__v` is not a lower-case identifier", None);
+    }
+
+    #[test]
+    fn duplicate_names() {
+        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n[params]\nu = \"f64\"\n");
+        assert_error(&text, "u =", "u", "`u` is already declared as a field", Some("one namespace"));
+        let text = "[stencil]\ndtype = \"f64\"\naxes = [\"x\", \"x\"]\n";
+        assert_error(text, "axes", "\"x\"]", "axis `x` is listed twice", None);
+        let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"u[0,0]\"\n[[update]]\ntarget = \"u\"\nexpr = \"u[0,0]\"\n");
+        assert_error(&text, "target", "\"u\"", "`u` is already written by an earlier [[update]]", Some("temp"));
+    }
+
+    #[test]
+    fn type_mismatches() {
+        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n[params]\na = \"f32\"\n");
+        assert_error(&text, "a =", "\"f32\"", "type mismatch: param `a` is declared `f32` but the stencil's dtype is `f64`", Some("a = \"f64\""));
+        let text = update("c * u[0,0]");
+        assert_error(&text, "expr", "c *", "type mismatch: `c` is a table of 2 values, not a scalar", Some("`c[0]`"));
+        let text = update("s[0] * u[0,0]");
+        assert_error(&text, "expr", "s[0]", "type mismatch: constant `s` is a scalar and cannot be indexed", None);
+        let text = update("a[1] * u[0,0]");
+        assert_error(&text, "expr", "a[1]", "type mismatch: `a` is a scalar and cannot be indexed", None);
+        let text = update("u * 2");
+        assert_error(&text, "expr", "u *", "field `u` is read without offsets", Some("`u[0,0]`"));
+        let text = update("u[0,0]^a");
+        assert_error(&text, "expr", "a\"", "an exponent must be a compile-time integer; `a` is a runtime parameter", None);
+        let text = update("c[2] * u[0,0]");
+        assert_error(&text, "expr", "2]", "index 2 is out of range for table `c` of 2 values", Some("from 0 to 1"));
+        let text = update("min(u[0,0])");
+        assert_error(&text, "expr", "min", "`min` takes 2 argument(s), not 1", None);
+        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n[constants]\nw = \"big\"\n");
+        assert_error(&text, "w =", "\"big\"", "constant `w` must be a number or a list of numbers", None);
+    }
+
+    #[test]
+    fn time_levels_and_temps() {
+        let text = update("u.prev[0,0]");
+        assert_error(&text, "expr", "u.prev", "field `u` keeps one time level, so `.prev` cannot be read", Some("levels = 2"));
+        let text = format!("{HEAD}[fields]\nu = {{ role = \"input\", levels = 2 }}\n");
+        assert_error(&text, "u =", "2 }", "only state fields keep time levels", None);
+        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\nt = {{ role = \"temp\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"t[0,0]\"\n");
+        assert_error(&text, "expr", "t[0,0]", "temp field `t` is read before any [[update]] writes it", Some("move"));
+        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\nv = {{ role = \"state\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"v[0,0]\"\n");
+        assert_error(&text, "v =", "v", "state field `v` is never updated", Some("role = \"input\""));
+        let text = format!("{HEAD}[fields]\nu = {{ role = \"stat\" }}\n");
+        assert_error(&text, "u =", "\"stat\"", "unknown role `stat`", Some("`state`"));
+    }
+
+    #[test]
+    fn sums_and_expression_syntax() {
+        let text = update("sum(r, 1, 0, u[0,r])");
+        assert_error(&text, "expr", "sum", "`sum` from 1 to 0 cannot work", None);
+        let text = update("sum(u, 1, 2, u[0,0])");
+        assert_error(&text, "expr", "u, 1", "sum index `u` hides a name already in use", None);
+        let text = update("sum(r, 1, 2)");
+        assert_error(&text, "expr", "sum", "`sum` takes 4 arguments, not 3", Some("sum(r, 1, 4"));
+        let text = update("u[0,0] +* 2");
+        assert_error(&text, "expr", "* 2", "expected a value, found `*`", None);
+        let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = '''u[0,0] + @'''\n");
+        assert_error(&text, "expr", "@", "unexpected character `@`", None);
+    }
+
+    #[test]
+    fn sections_that_cannot_work() {
+        let text = "[stencil]\ndtype = \"f16\"\naxes = [\"x\"]\n";
+        assert_error(text, "dtype", "\"f16\"", "unsupported dtype `f16`", Some("\"f32\""));
+        let text = "[stencil]\ndtype = \"f64\"\naxes = [\"a\", \"b\", \"c\", \"d\"]\n";
+        assert_error(text, "axes", "[", "a stencil has 1 to 3 axes, not 4", None);
+        let text = format!("{HEAD}{FIELDS}[boundary]\nkind = \"wrap\"\n");
+        assert_error(&text, "kind", "\"wrap\"", "unknown boundary `wrap`", Some("periodic"));
+        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n");
+        assert_error(&text, "[stencil]", "[stencil]", "the stencil has no [[update]] statement", None);
+    }
+
+    #[test]
+    fn tiling_values_that_cannot_work() {
+        let base = update("u[0,0]");
+        let cases: [(&str, &str, &str, Option<&str>); 8] = [
+            ("[tiling.openmp]\nblock = [4]\n", "[4]", "`block` has 1 entries but the stencil has 2 axes", Some("[8, 32]")),
+            ("[tiling.openmp]\nblock = [0, 64]\n", "0", "block extent 0 cannot work", None),
+            ("[tiling.cuda]\nstrategy = \"fastest\"\n", "\"fastest\"", "unknown strategy `fastest`", Some("naive")),
+            ("[tiling.cuda]\nstrategy = \"tiled\"\nblock = [32, 8]\n", "8]", "the contiguous axis gets 8 threads, not a multiple of the cuda warp (32)", Some("[32, 32]")),
+            ("[tiling.cuda]\nstrategy = \"naive\"\nblock = [64, 32]\n", "[64, 32]", "a block of 2048 threads is more than the 1024 a GPU block can hold", None),
+            ("[tiling.hip]\nstrategy = \"stream\"\nblock = [4, 32]\n", "32]", "the contiguous axis gets 32 threads, not a multiple of the hip warp (64)", None),
+            ("[tiling.cuda]\nstrategy = \"tiled\"\ntime_block = 4\n", "4", "`time_block` only applies to the temporal strategies", None),
+            ("[tiling.cuda]\nstrategy = \"temporal\"\ntime_block = 0\n", "0", "`time_block = 0` cannot work", Some("between 1 and 64")),
+        ];
+        for (section, needle, message, hint) in cases {
+            let text = format!("{base}{section}");
+            let key = section.lines().filter(|l| l.contains(needle) && !l.starts_with('[')).last().and_then(|l| l.split(' ').next()).unwrap_or("[");
+            assert_error(&text, key, needle, message, hint);
+        }
+    }
+}
