@@ -24,30 +24,65 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("cargo:rerun-if-changed={}", spec.display());
         let text = std::fs::read_to_string(spec)?;
         let base: toml::Table = toml::from_str(&text)?;
-        let name = base["stencil"]["name"].as_str().ok_or("spec without a name")?.to_string();
+        let name = base["stencil"]["name"]
+            .as_str()
+            .ok_or("spec without a name")?
+            .to_string();
         for dtype in ["f32", "f64"] {
             for boundary in ["fixed", "periodic"] {
                 let variant = format!("{name}_{dtype}_{boundary}");
                 let table = retyped(&base, &variant, dtype, boundary);
-                std::fs::write(variants_dir.join(format!("{variant}.stencil.toml")), toml::to_string(&table)?)?;
-                let backends = if openmp { format!("&[(\"openmp\", {variant}::openmp::run_grids)]") } else { "&[]".into() };
+                std::fs::write(
+                    variants_dir.join(format!("{variant}.stencil.toml")),
+                    toml::to_string(&table)?,
+                )?;
+                let backends = if openmp {
+                    format!("&[(\"openmp\", {variant}::openmp::run_grids)]")
+                } else {
+                    "&[]".into()
+                };
                 let entry = format!(
                     "Entry {{ name: \"{variant}\", grids: {variant}::GRIDS, params: {variant}::PARAMS, min_shape: &{variant}::MIN_SHAPE, \
                      flops: {variant}::FLOPS_PER_CELL, block: &{block}, reference: {variant}::reference::run_grids, backends: {backends} }}",
-                    block = if openmp { format!("{variant}::openmp::TILING.block") } else { "[]".into() },
+                    block = if openmp {
+                        format!("{variant}::openmp::TILING.block")
+                    } else {
+                        "[]".into()
+                    },
                 );
-                if dtype == "f32" { f32s.push(entry) } else { f64s.push(entry) }
-                let index = if dtype == "f32" { f32s.len() - 1 } else { f64s.len() - 1 };
+                if dtype == "f32" {
+                    f32s.push(entry)
+                } else {
+                    f64s.push(entry)
+                }
+                let index = if dtype == "f32" {
+                    f32s.len() - 1
+                } else {
+                    f64s.len() - 1
+                };
                 let table = dtype.to_uppercase();
-                writeln!(tests, "#[test]\nfn {variant}() {{\n    stencil_tests::check_against_reference(&stencil_tests::{table}[{index}]);\n}}\n")?;
+                writeln!(
+                    tests,
+                    "#[test]\nfn {variant}() {{\n    stencil_tests::check_against_reference(&stencil_tests::{table}[{index}]);\n}}\n"
+                )?;
             }
         }
     }
-    writeln!(registry, "/// Every f32 variant.\npub static F32: &[Entry<f32>] = &[\n    {}\n];", f32s.join(",\n    "))?;
-    writeln!(registry, "/// Every f64 variant.\npub static F64: &[Entry<f64>] = &[\n    {}\n];", f64s.join(",\n    "))?;
+    writeln!(
+        registry,
+        "/// Every f32 variant.\npub static F32: &[Entry<f32>] = &[\n    {}\n];",
+        f32s.join(",\n    ")
+    )?;
+    writeln!(
+        registry,
+        "/// Every f64 variant.\npub static F64: &[Entry<f64>] = &[\n    {}\n];",
+        f64s.join(",\n    ")
+    )?;
     std::fs::write(out.join("registry.rs"), registry)?;
     std::fs::write(out.join("cross_backend_tests.rs"), tests)?;
-    stencil_build::Config::new().search_dir(&variants_dir).compile()?;
+    stencil_build::Config::new()
+        .search_dir(&variants_dir)
+        .compile()?;
     Ok(())
 }
 

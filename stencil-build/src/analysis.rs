@@ -44,7 +44,11 @@ pub struct StatementInfo {
 /// Analyses a checked stencil.
 pub fn analyse(st: &Stencil) -> Analysis {
     let dims = st.dims();
-    let reach: Vec<Vec<usize>> = st.statements.iter().map(|s| reach_of(&s.expr, dims, |_| true)).collect();
+    let reach: Vec<Vec<usize>> = st
+        .statements
+        .iter()
+        .map(|s| reach_of(&s.expr, dims, |_| true))
+        .collect();
     // depth[s]: how far beyond the final region statement s must compute.
     let mut depth = vec![vec![0usize; dims]; st.statements.len()];
     for s in (0..st.statements.len()).rev() {
@@ -60,7 +64,12 @@ pub fn analyse(st: &Stencil) -> Analysis {
         }
     }
     let radius: Vec<usize> = (0..dims)
-        .map(|a| (0..st.statements.len()).map(|s| depth[s][a] + reach[s][a]).max().unwrap_or(0))
+        .map(|a| {
+            (0..st.statements.len())
+                .map(|s| depth[s][a] + reach[s][a])
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let statements = st
         .statements
@@ -118,7 +127,9 @@ pub fn flops(expr: &Expr) -> usize {
         Expr::Neg(x) => flops(x),
         Expr::Bin(_, a, b) => 1 + flops(a) + flops(b),
         Expr::Call(f, args) => f.flops() + args.iter().map(flops).sum::<usize>(),
-        Expr::PowI(x, n) => flops(x) + (n.unsigned_abs() as usize).saturating_sub(1) + usize::from(*n < 0),
+        Expr::PowI(x, n) => {
+            flops(x) + (n.unsigned_abs() as usize).saturating_sub(1) + usize::from(*n < 0)
+        }
     }
 }
 
@@ -129,7 +140,10 @@ mod tests {
     use crate::spec::{Source, parse};
 
     fn analysed(text: &str) -> Analysis {
-        let src = Source { path: "t.stencil.toml".into(), text: text.into() };
+        let src = Source {
+            path: "t.stencil.toml".into(),
+            text: text.into(),
+        };
         let spec = parse(&src).unwrap();
         analyse(&lower(&spec, &src).unwrap_or_else(|d| panic!("{d}")))
     }
@@ -148,7 +162,10 @@ target = "u"
 expr = "(0.4*u[-1,0,0] + 0.6*u[0,-1,0] + 0.8*u[0,0,-1] + 1.0*u[0,0,0] + 0.8*u[0,0,1] + 0.6*u[0,1,0] + 0.4*u[1,0,0]) / 4.6"
 "#,
         );
-        assert_eq!((a.radius.clone(), a.points, a.flops, a.bytes), (vec![1, 1, 1], 7, 14, 16));
+        assert_eq!(
+            (a.radius.clone(), a.points, a.flops, a.bytes),
+            (vec![1, 1, 1], 7, 14, 16)
+        );
         assert_eq!(a.min_shape, vec![3, 3, 3]);
     }
 
@@ -192,6 +209,9 @@ target = "u"
 expr = "3*c[0]*u[0,0,0] + sum(r, 1, 4, c[r]*(u[0,0,r]+u[0,0,-r]+u[0,r,0]+u[0,-r,0]+u[r,0,0]+u[-r,0,0]))"
 "#,
         );
-        assert_eq!((a.radius.clone(), a.points, a.flops), (vec![4, 4, 4], 25, 2 + 4 * 6 + 3 + 1));
+        assert_eq!(
+            (a.radius.clone(), a.points, a.flops),
+            (vec![4, 4, 4], 25, 2 + 4 * 6 + 3 + 1)
+        );
     }
 }

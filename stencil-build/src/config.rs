@@ -118,7 +118,11 @@ impl Config {
             build_openmp(&stencils, &out_dir, &prefix, &self.openmp_flags)?;
             linked.openmp = Some(prefix);
         }
-        let code = rust::generate(&stencils, &linked).map_err(|e| Error::Environment(format!("generated Rust does not parse (a stencil-build bug): {e}")))?;
+        let code = rust::generate(&stencils, &linked).map_err(|e| {
+            Error::Environment(format!(
+                "generated Rust does not parse (a stencil-build bug): {e}"
+            ))
+        })?;
         let out_file = out_dir.join(self.out_file.as_deref().unwrap_or("stencils.rs"));
         write(&out_file, &code)
     }
@@ -151,7 +155,11 @@ impl Config {
         for f in &files {
             println!("cargo:rerun-if-changed={}", f.display());
         }
-        let shown = |p: &Path| root.as_ref().and_then(|r| p.strip_prefix(r).ok()).map_or_else(|| p.to_path_buf(), Path::to_path_buf);
+        let shown = |p: &Path| {
+            root.as_ref()
+                .and_then(|r| p.strip_prefix(r).ok())
+                .map_or_else(|| p.to_path_buf(), Path::to_path_buf)
+        };
         Ok(files.into_iter().map(|f| (shown(&f), f)).collect())
     }
 
@@ -160,7 +168,9 @@ impl Config {
             Some(b) => b.clone(),
             None => [Backend::OpenMp]
                 .into_iter()
-                .filter(|b| env::var_os(format!("CARGO_FEATURE_{}", b.feature().to_uppercase())).is_some())
+                .filter(|b| {
+                    env::var_os(format!("CARGO_FEATURE_{}", b.feature().to_uppercase())).is_some()
+                })
                 .collect(),
         }
     }
@@ -172,16 +182,25 @@ fn discover(dir: &Path, out: &mut Vec<PathBuf>, watch: bool) -> Result<(), Error
     if watch {
         println!("cargo:rerun-if-changed={}", dir.display());
     }
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     for entry in entries {
-        let entry = entry.map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+        let entry = entry.map_err(|source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if name.starts_with('.') {
             continue;
         }
-        let kind = entry.file_type().map_err(|source| Error::Io { path: path.clone(), source })?;
+        let kind = entry.file_type().map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
         if kind.is_dir() {
             if name != "target" && !path.join("Cargo.toml").exists() {
                 discover(&path, out, true)?;
@@ -213,13 +232,24 @@ fn load_all(files: &[(PathBuf, PathBuf)]) -> Result<Vec<(Stencil, Analysis)>, Er
             Err(d) => errors.push(d),
         }
     }
-    if errors.is_empty() { Ok(stencils) } else { Err(Error::Spec(errors)) }
+    if errors.is_empty() {
+        Ok(stencils)
+    } else {
+        Err(Error::Spec(errors))
+    }
 }
 
 fn duplicate(s: &spec::Spec, src: &spec::Source, st: &Stencil, other: &Stencil) -> Diagnostic {
     let span = s.stencil.get_ref().name.as_ref().map_or(0..0, |n| n.span());
-    src.error(span, format!("a stencil named `{}` is already defined in {}", st.name, other.path.display()))
-        .with_hint("give each stencil its own `name` in [stencil]")
+    src.error(
+        span,
+        format!(
+            "a stencil named `{}` is already defined in {}",
+            st.name,
+            other.path.display()
+        ),
+    )
+    .with_hint("give each stencil its own `name` in [stencil]")
 }
 
 /// C symbols are prefixed with the package name and version so that two
@@ -227,12 +257,22 @@ fn duplicate(s: &spec::Spec, src: &spec::Source, st: &Stencil, other: &Stencil) 
 fn symbol_prefix() -> String {
     let name = env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "stencils".into());
     let version = env::var("CARGO_PKG_VERSION").unwrap_or_default();
-    format!("{}_{}", name, version).to_snake_case().replace("__", "_")
+    format!("{}_{}", name, version)
+        .to_snake_case()
+        .replace("__", "_")
 }
 
-fn build_openmp(stencils: &[(Stencil, Analysis)], out_dir: &Path, prefix: &str, flags: &[String]) -> Result<(), Error> {
+fn build_openmp(
+    stencils: &[(Stencil, Analysis)],
+    out_dir: &Path,
+    prefix: &str,
+    flags: &[String],
+) -> Result<(), Error> {
     let dir = out_dir.join("stencil-build").join("openmp");
-    std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+        path: dir.clone(),
+        source,
+    })?;
     let mut files = Vec::new();
     for (st, an) in stencils {
         let path = dir.join(format!("{}.c", st.name));
@@ -246,5 +286,8 @@ fn build_openmp(stencils: &[(Stencil, Analysis)], out_dir: &Path, prefix: &str, 
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Error> {
-    std::fs::write(path, text).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+    std::fs::write(path, text).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }

@@ -30,8 +30,12 @@ impl Diagnostic {
         let start = floor_char_boundary(source, span.start.min(source.len()));
         let end = floor_char_boundary(source, span.end.clamp(start, source.len()));
         let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = source[start..].find('\n').map_or(source.len(), |i| start + i);
-        let source_line = source[line_start..line_end].trim_end_matches('\r').to_string();
+        let line_end = source[start..]
+            .find('\n')
+            .map_or(source.len(), |i| start + i);
+        let source_line = source[line_start..line_end]
+            .trim_end_matches('\r')
+            .to_string();
         let column = source[line_start..start].chars().count() + 1;
         let width = source[start..end.min(line_end)].chars().count().max(1);
         Diagnostic {
@@ -63,7 +67,13 @@ impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let gutter = " ".repeat(self.line.to_string().len());
         writeln!(f, "error: {}", self.message)?;
-        writeln!(f, "{gutter}--> {}:{}:{}", self.path.display(), self.line, self.column)?;
+        writeln!(
+            f,
+            "{gutter}--> {}:{}:{}",
+            self.path.display(),
+            self.line,
+            self.column
+        )?;
         writeln!(f, "{gutter} |")?;
         writeln!(f, "{} | {}", self.line, self.source_line)?;
         let pad: String = self
@@ -97,7 +107,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
         let mut prev = row[0];
         row[0] = i + 1;
         for (j, &cb) in b.iter().enumerate() {
-            let next = (prev + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            let next = (prev + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
             prev = row[j + 1];
             row[j + 1] = next;
         }
@@ -118,7 +130,10 @@ mod tests {
         let text = d.with_hint("write `u`").to_string();
         assert!(text.contains("--> x.toml:2:16"), "{text}");
         assert!(text.contains("2 | expr = \"u[0] + v\""), "{text}");
-        assert!(text.contains("  |                ^\n  = help: write `u`"), "{text}");
+        assert!(
+            text.contains("  |                ^\n  = help: write `u`"),
+            "{text}"
+        );
     }
 
     #[test]

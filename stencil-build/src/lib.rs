@@ -73,14 +73,19 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Spec(diagnostics) => {
-                for d in diagnostics {
-                    writeln!(f, "{d}\n")?;
-                }
                 let n = diagnostics.len();
-                write!(f, "stencil-build: {n} error{} in stencil specs", if n == 1 { "" } else { "s" })
+                write!(
+                    f,
+                    "stencil-build: {n} error{} in stencil specs",
+                    if n == 1 { "" } else { "s" }
+                )?;
+                diagnostics.iter().try_for_each(|d| write!(f, "\n\n{d}"))
             }
             Error::Io { path, source } => write!(f, "stencil-build: {}: {source}", path.display()),
-            Error::Toolchain { backend, message } => write!(f, "stencil-build: the {backend} backend cannot be built: {message}"),
+            Error::Toolchain { backend, message } => write!(
+                f,
+                "stencil-build: the {backend} backend cannot be built: {message}"
+            ),
             Error::Environment(message) => write!(f, "stencil-build: {message}"),
         }
     }

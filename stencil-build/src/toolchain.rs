@@ -10,7 +10,11 @@ use crate::Error;
 ///
 /// The C compiler is the one `cc` picks (`CC`, `CFLAGS` and friends apply).
 /// GCC links `libgomp`, Clang `libomp`, MSVC its own runtime.
-pub fn build_openmp(files: &[PathBuf], lib_name: &str, extra_flags: &[String]) -> Result<(), Error> {
+pub fn build_openmp(
+    files: &[PathBuf],
+    lib_name: &str,
+    extra_flags: &[String],
+) -> Result<(), Error> {
     let mut build = cc::Build::new();
     build.files(files).std("c11").opt_level(3).warnings(true);
     let compiler = build.try_get_compiler().map_err(|e| toolchain_error(&e))?;
@@ -27,7 +31,9 @@ pub fn build_openmp(files: &[PathBuf], lib_name: &str, extra_flags: &[String]) -
     for flag in extra_flags {
         build.flag(flag);
     }
-    build.try_compile(lib_name).map_err(|e| toolchain_error(&e))?;
+    build
+        .try_compile(lib_name)
+        .map_err(|e| toolchain_error(&e))?;
     if let Some(lib) = runtime {
         println!("cargo:rustc-link-lib={lib}");
     }

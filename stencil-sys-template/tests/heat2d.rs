@@ -6,7 +6,9 @@ fn grid(n: usize, seed: u64) -> Vec<f64> {
     let mut s = seed;
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (s >> 11) as f64 / (1u64 << 53) as f64
         })
         .collect()
@@ -25,9 +27,16 @@ fn one_step_matches_a_hand_written_update() {
             let want = if y == 0 || y == 4 || x == 0 || x == 6 {
                 u0[c]
             } else {
-                u0[c] + alpha * kappa[c] * (u0[c - 7] + u0[c + 7] + u0[c - 1] + u0[c + 1] - 4.0 * u0[c])
+                u0[c]
+                    + alpha
+                        * kappa[c]
+                        * (u0[c - 7] + u0[c + 7] + u0[c - 1] + u0[c + 1] - 4.0 * u0[c])
             };
-            assert!((u[c] - want).abs() <= 1e-14, "cell ({y}, {x}): {} vs {want}", u[c]);
+            assert!(
+                (u[c] - want).abs() <= 1e-14,
+                "cell ({y}, {x}): {} vs {want}",
+                u[c]
+            );
         }
     }
 }
@@ -41,7 +50,11 @@ fn default_backend_matches_reference() {
     let params = heat2d::Params { alpha: 0.2 };
     heat2d::run(&mut a, &kappa, shape, params, 25).unwrap();
     heat2d::reference::run(&mut b, &kappa, shape, params, 25).unwrap();
-    let worst = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    let worst = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
     assert!(worst <= 1e-12, "worst difference {worst}");
 }
 
@@ -49,7 +62,18 @@ fn default_backend_matches_reference() {
 fn wrong_lengths_are_errors() {
     let mut u = vec![0.0; 12];
     let err = heat2d::run(&mut u, &[0.0; 11], [3, 4], heat2d::Params::default(), 1).unwrap_err();
-    assert_eq!(err, StencilError::LengthMismatch { stencil: "heat2d", field: "kappa", expected: 12, actual: 11 });
+    assert_eq!(
+        err,
+        StencilError::LengthMismatch {
+            stencil: "heat2d",
+            field: "kappa",
+            expected: 12,
+            actual: 11
+        }
+    );
     let err = heat2d::run(&mut u, &[0.0; 12], [2, 6], heat2d::Params::default(), 1).unwrap_err();
-    assert_eq!(err.to_string(), "heat2d: axis `y` has 2 cells but the stencil needs at least 3");
+    assert_eq!(
+        err.to_string(),
+        "heat2d: axis `y` has 2 cells but the stencil needs at least 3"
+    );
 }

@@ -88,7 +88,11 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
         .enumerate()
         .map(|(i, (&g, &w))| {
             let (g, w): (f64, f64) = (g.into(), w.into());
-            let d = if g.is_nan() || w.is_nan() { f64::INFINITY } else { (g - w).abs() / scale };
+            let d = if g.is_nan() || w.is_nan() {
+                f64::INFINITY
+            } else {
+                (g - w).abs() / scale
+            };
             (d, i)
         })
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
@@ -99,7 +103,10 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 /// per axis without being a multiple of it.
 pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     let min = e.min_shape;
-    let mut shapes = vec![min.to_vec(), min.iter().zip([3, 5, 7]).map(|(m, k)| m + k).collect()];
+    let mut shapes = vec![
+        min.to_vec(),
+        min.iter().zip([3, 5, 7]).map(|(m, k)| m + k).collect(),
+    ];
     if !e.block.is_empty() {
         shapes.push(min.iter().zip(e.block).map(|(m, b)| m + b + 3).collect());
     }
@@ -107,10 +114,19 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
 }
 
 /// Runs `run` on fresh random grids of `shape` for `steps` steps; returns the grids.
-pub fn run_case<T: Real>(e: &Entry<T>, run: RunGrids<T>, shape: &[usize], steps: u64) -> Vec<Vec<T>> {
+pub fn run_case<T: Real>(
+    e: &Entry<T>,
+    run: RunGrids<T>,
+    shape: &[usize],
+    steps: u64,
+) -> Vec<Vec<T>> {
     let cells: usize = shape.iter().product();
-    let mut grids: Vec<Vec<T>> = (0..e.grids.len()).map(|g| random_grid(cells, 1000 * g as u64 + cells as u64)).collect();
-    let params: Vec<T> = (0..e.params.len()).map(|i| T::from_f64(0.043 + 0.0107 * i as f64)).collect();
+    let mut grids: Vec<Vec<T>> = (0..e.grids.len())
+        .map(|g| random_grid(cells, 1000 * g as u64 + cells as u64))
+        .collect();
+    let params: Vec<T> = (0..e.params.len())
+        .map(|i| T::from_f64(0.043 + 0.0107 * i as f64))
+        .collect();
     let mut views: Vec<&mut [T]> = grids.iter_mut().map(Vec::as_mut_slice).collect();
     run(&mut views, shape, &params, steps).unwrap_or_else(|err| panic!("{}: {err}", e.name));
     grids
@@ -122,7 +138,13 @@ pub fn compare<T: Real>(e: &Entry<T>, got: &[Vec<T>], want: &[Vec<T>]) -> (f64, 
     for (g, (a, b)) in got.iter().zip(want).enumerate() {
         let (d, i) = worst_difference(a, b);
         if d >= worst.0 {
-            worst = (d, format!("grid `{}` cell {i}: {:?} vs reference {:?}", e.grids[g], a[i], b[i]));
+            worst = (
+                d,
+                format!(
+                    "grid `{}` cell {i}: {:?} vs reference {:?}",
+                    e.grids[g], a[i], b[i]
+                ),
+            );
         }
     }
     worst
@@ -133,7 +155,11 @@ pub fn compare<T: Real>(e: &Entry<T>, got: &[Vec<T>], want: &[Vec<T>]) -> (f64, 
 /// run for 2 steps must be told apart from the reference's 1 step (later
 /// steps can converge too close to a fixed point on the smallest shapes).
 pub fn check_against_reference<T: Real>(e: &Entry<T>) {
-    assert!(!e.backends.is_empty() || cfg!(not(feature = "openmp")), "{}: no backend registered", e.name);
+    assert!(
+        !e.backends.is_empty() || cfg!(not(feature = "openmp")),
+        "{}: no backend registered",
+        e.name
+    );
     for shape in shapes(e) {
         for steps in [0, 1, 5] {
             let want = run_case(e, e.reference, &shape, steps);
@@ -141,11 +167,19 @@ pub fn check_against_reference<T: Real>(e: &Entry<T>) {
             for &(backend, run) in e.backends {
                 let got = run_case(e, run, &shape, steps);
                 let (err, at) = compare(e, &got, &want);
-                assert!(err <= tol, "{} on {backend}, shape {shape:?}, {steps} steps: difference {err:.3e} > tolerance {tol:.3e} at {at}", e.name);
+                assert!(
+                    err <= tol,
+                    "{} on {backend}, shape {shape:?}, {steps} steps: difference {err:.3e} > tolerance {tol:.3e} at {at}",
+                    e.name
+                );
                 if steps == 1 {
                     let further = run_case(e, run, &shape, 2);
                     let (err, _) = compare(e, &further, &want);
-                    assert!(err > tol, "{} on {backend}, shape {shape:?}: 2 steps are within tolerance of 1 ({err:.3e}); the check could not fail", e.name);
+                    assert!(
+                        err > tol,
+                        "{} on {backend}, shape {shape:?}: 2 steps are within tolerance of 1 ({err:.3e}); the check could not fail",
+                        e.name
+                    );
                 }
             }
         }

@@ -17,5 +17,8 @@ fn the_comparison_catches_a_single_wrong_cell() {
     assert_eq!(at, 417);
     assert!(err > stencil_tests::tolerance::<f64>(50, 5), "{err}");
     got[417] = f64::NAN;
-    assert_eq!(stencil_tests::worst_difference(&got, &want).0, f64::INFINITY);
+    assert_eq!(
+        stencil_tests::worst_difference(&got, &want).0,
+        f64::INFINITY
+    );
 }

@@ -1,7 +1,9 @@
 //! The OpenMP backend is really multi-threaded, and its answer does not depend on the thread count.
 #![cfg(feature = "openmp")]
 
-use stencil_tests::{heat3d_f64_fixed as heat3d, openmp_max_threads, openmp_set_threads, random_grid};
+use stencil_tests::{
+    heat3d_f64_fixed as heat3d, openmp_max_threads, openmp_set_threads, random_grid,
+};
 
 #[test]
 fn threads_are_set_and_results_do_not_depend_on_them() {
@@ -16,7 +18,10 @@ fn threads_are_set_and_results_do_not_depend_on_them() {
         heat3d::openmp::run(&mut u, &kappa, shape, heat3d::Params { alpha: 0.1 }, 3).unwrap();
         runs.push(u);
     }
-    assert!(runs[0] == runs[1] && runs[1] == runs[2], "results differ with the thread count");
+    assert!(
+        runs[0] == runs[1] && runs[1] == runs[2],
+        "results differ with the thread count"
+    );
     assert_eq!(heat3d::openmp::TILING.block, [8, 16, 512]);
     assert_eq!(heat3d::BACKEND, "openmp");
 }

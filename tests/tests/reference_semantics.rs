@@ -1,11 +1,17 @@
 //! The oracle itself, checked against hand-written loops: what the reference
 //! computes is what the spec format documents.
 
-use stencil_tests::{gray_scott_f64_fixed as gs, heat2d_f64_periodic as heat, hyperdiffusion2d_f64_fixed as hyper, line1d_f64_fixed as line, random_grid, wave2d_f64_fixed as wave};
+use stencil_tests::{
+    gray_scott_f64_fixed as gs, heat2d_f64_periodic as heat, hyperdiffusion2d_f64_fixed as hyper,
+    line1d_f64_fixed as line, random_grid, wave2d_f64_fixed as wave,
+};
 
 fn close(got: &[f64], want: &[f64]) {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "cell {i}: {g} vs {w}");
+        assert!(
+            (g - w).abs() <= 1e-12 * w.abs().max(1.0),
+            "cell {i}: {g} vs {w}"
+        );
     }
 }
 
@@ -22,7 +28,8 @@ fn periodic_reads_wrap_around() {
     let at = |y: usize, x: usize| u0[(y % ny) * nx + x % nx];
     for y in 0..ny {
         for x in 0..nx {
-            let l = at(y + ny - 1, x) + at(y + 1, x) + at(y, x + nx - 1) + at(y, x + 1) - 4.0 * at(y, x);
+            let l = at(y + ny - 1, x) + at(y + 1, x) + at(y, x + nx - 1) + at(y, x + 1)
+                - 4.0 * at(y, x);
             close(&u[y * nx + x..][..1], &[at(y, x) + 0.1 * l]);
         }
     }
@@ -35,7 +42,13 @@ fn leapfrog_keeps_two_levels_and_the_frame() {
     let c2 = 0.2;
     let step = |u: &[f64], p: &[f64]| -> Vec<f64> {
         (0..30)
-            .map(|c| if c / nx == 0 || c / nx == ny - 1 || c % nx == 0 || c % nx == nx - 1 { u[c] } else { 2.0 * u[c] - p[c] + c2 * lap(u, nx, c) })
+            .map(|c| {
+                if c / nx == 0 || c / nx == ny - 1 || c % nx == 0 || c % nx == nx - 1 {
+                    u[c]
+                } else {
+                    2.0 * u[c] - p[c] + c2 * lap(u, nx, c)
+                }
+            })
             .collect()
     };
     let u1 = step(&u0, &p0);
@@ -75,18 +88,28 @@ fn temps_are_computed_where_they_are_read() {
 fn a_later_statement_reads_the_new_value() {
     let (ny, nx) = (4, 4);
     let (u0, v0): (Vec<f64>, Vec<f64>) = (random_grid(16, 5), random_grid(16, 6));
-    let p = gs::Params { dt: 0.1, du: 0.2, dv: 0.1, feed: 0.04, kill: 0.06 };
+    let p = gs::Params {
+        dt: 0.1,
+        du: 0.2,
+        dv: 0.1,
+        feed: 0.04,
+        kill: 0.06,
+    };
     let (mut u1, mut v1) = (u0.clone(), v0.clone());
     for y in 1..3 {
         for x in 1..3 {
             let c = y * nx + x;
-            u1[c] = u0[c] + p.dt * (p.du * lap(&u0, nx, c) - u0[c] * v0[c] * v0[c] + p.feed * (1.0 - u0[c]));
+            u1[c] = u0[c]
+                + p.dt * (p.du * lap(&u0, nx, c) - u0[c] * v0[c] * v0[c] + p.feed * (1.0 - u0[c]));
         }
     }
     for y in 1..3 {
         for x in 1..3 {
             let c = y * nx + x;
-            v1[c] = v0[c] + p.dt * (p.dv * lap(&v0, nx, c) + u1[c] * v0[c] * v0[c] - (p.feed + p.kill) * v0[c]) + 0.01 * (u1[c + 1] - u1[c - 1]);
+            v1[c] = v0[c]
+                + p.dt
+                    * (p.dv * lap(&v0, nx, c) + u1[c] * v0[c] * v0[c] - (p.feed + p.kill) * v0[c])
+                + 0.01 * (u1[c + 1] - u1[c - 1]);
         }
     }
     let (mut u, mut v) = (u0, v0);

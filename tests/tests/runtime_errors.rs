@@ -6,11 +6,33 @@ use stencil_tests::{StencilError, heat3d_f64_fixed as heat3d, wave2d_f32_fixed a
 fn wrong_lengths() {
     let mut u = vec![1.0; 27];
     let err = heat3d::run(&mut u, &[0.5; 26], [3, 3, 3], heat3d::Params::default(), 1).unwrap_err();
-    assert_eq!(err, StencilError::LengthMismatch { stencil: "heat3d_f64_fixed", field: "kappa", expected: 27, actual: 26 });
-    assert_eq!(err.to_string(), "heat3d_f64_fixed: `kappa` has 26 elements but the shape has 27 cells");
+    assert_eq!(
+        err,
+        StencilError::LengthMismatch {
+            stencil: "heat3d_f64_fixed",
+            field: "kappa",
+            expected: 27,
+            actual: 26
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "heat3d_f64_fixed: `kappa` has 26 elements but the shape has 27 cells"
+    );
     let (mut u, mut prev) = (vec![1.0f32; 9], vec![1.0f32; 10]);
     let err = wave::run(&mut u, &mut prev, [3, 3], wave::Params::default(), 1).unwrap_err();
-    assert!(matches!(err, StencilError::LengthMismatch { field: "u_prev", expected: 9, actual: 10, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            StencilError::LengthMismatch {
+                field: "u_prev",
+                expected: 9,
+                actual: 10,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -18,18 +40,37 @@ fn shapes_too_small_or_zero() {
     let mut u = vec![1.0; 18];
     for shape in [[2, 3, 3], [3, 2, 3], [3, 3, 2], [0, 3, 3]] {
         let err = heat3d::run(&mut u, &[0.5; 18], shape, heat3d::Params::default(), 1).unwrap_err();
-        assert!(matches!(err, StencilError::ShapeTooSmall { min: 3, .. }), "{shape:?}: {err:?}");
+        assert!(
+            matches!(err, StencilError::ShapeTooSmall { min: 3, .. }),
+            "{shape:?}: {err:?}"
+        );
     }
-    let err = heat3d::reference::run(&mut u, &[0.5; 18], [2, 3, 3], heat3d::Params::default(), 1).unwrap_err();
-    assert_eq!(err.to_string(), "heat3d_f64_fixed: axis `z` has 2 cells but the stencil needs at least 3");
+    let err = heat3d::reference::run(&mut u, &[0.5; 18], [2, 3, 3], heat3d::Params::default(), 1)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "heat3d_f64_fixed: axis `z` has 2 cells but the stencil needs at least 3"
+    );
 }
 
 #[test]
 fn shapes_whose_cell_count_overflows() {
     let mut u = vec![1.0; 27];
     let huge = usize::MAX / 2;
-    let err = heat3d::run(&mut u, &[0.5; 27], [huge, huge, 3], heat3d::Params::default(), 1).unwrap_err();
-    assert_eq!(err, StencilError::ShapeOverflow { stencil: "heat3d_f64_fixed" });
+    let err = heat3d::run(
+        &mut u,
+        &[0.5; 27],
+        [huge, huge, 3],
+        heat3d::Params::default(),
+        1,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        StencilError::ShapeOverflow {
+            stencil: "heat3d_f64_fixed"
+        }
+    );
 }
 
 #[test]
@@ -39,18 +80,50 @@ fn generic_entry_point_counts() {
     let err = heat3d::run_grids(&mut [&mut a], &[3, 3, 3], &[0.1], 1).unwrap_err();
     assert_eq!(err.to_string(), "heat3d_f64_fixed: takes 2 grids, got 1");
     let err = heat3d::run_grids(&mut [&mut a, &mut b], &[3, 9], &[0.1], 1).unwrap_err();
-    assert_eq!(err, StencilError::ArgumentCount { stencil: "heat3d_f64_fixed", what: "axes", expected: 3, actual: 2 });
+    assert_eq!(
+        err,
+        StencilError::ArgumentCount {
+            stencil: "heat3d_f64_fixed",
+            what: "axes",
+            expected: 3,
+            actual: 2
+        }
+    );
     let err = heat3d::run_grids(&mut [&mut a, &mut b], &[3, 3, 3], &[], 1).unwrap_err();
-    assert!(matches!(err, StencilError::ArgumentCount { what: "params", expected: 1, actual: 0, .. }));
+    assert!(matches!(
+        err,
+        StencilError::ArgumentCount {
+            what: "params",
+            expected: 1,
+            actual: 0,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn errors_leave_grids_untouched_and_zero_steps_is_a_no_op() {
     let mut u: Vec<f64> = stencil_tests::random_grid(27, 1);
     let before = u.clone();
-    assert!(heat3d::run(&mut u, &[0.5; 26], [3, 3, 3], heat3d::Params { alpha: 0.1 }, 5).is_err());
+    assert!(
+        heat3d::run(
+            &mut u,
+            &[0.5; 26],
+            [3, 3, 3],
+            heat3d::Params { alpha: 0.1 },
+            5
+        )
+        .is_err()
+    );
     assert_eq!(u, before);
-    heat3d::run(&mut u, &[0.5; 27], [3, 3, 3], heat3d::Params { alpha: 0.1 }, 0).unwrap();
+    heat3d::run(
+        &mut u,
+        &[0.5; 27],
+        [3, 3, 3],
+        heat3d::Params { alpha: 0.1 },
+        0,
+    )
+    .unwrap();
     assert_eq!(u, before);
 }
 
@@ -59,7 +132,14 @@ fn constants_describe_the_stencil() {
     assert_eq!(heat3d::RADIUS, [1, 1, 1]);
     assert_eq!(heat3d::MIN_SHAPE, [3, 3, 3]);
     assert_eq!(heat3d::FIELDS, ["u", "kappa"]);
-    assert_eq!((heat3d::POINTS, heat3d::FLOPS_PER_CELL, heat3d::BYTES_PER_CELL), (8, 10, 24));
+    assert_eq!(
+        (
+            heat3d::POINTS,
+            heat3d::FLOPS_PER_CELL,
+            heat3d::BYTES_PER_CELL
+        ),
+        (8, 10, 24)
+    );
     assert_eq!(wave::GRIDS, ["u", "u_prev"]);
     assert_eq!(stencil_tests::star3d25_f32_fixed::RADIUS, [4, 4, 4]);
     assert_eq!(stencil_tests::star3d25_f32_fixed::POINTS, 25);

@@ -17,11 +17,21 @@ pub struct Args {
 impl Args {
     /// Parses `--size N --steps S --reference` with the example's defaults.
     pub fn parse(example: &str, size: usize, steps: u64) -> Result<Args, String> {
-        let usage = format!("usage: {example} [--size N] [--steps S] [--reference]  (defaults: --size {size} --steps {steps})");
-        let mut args = Args { size, steps, reference: false };
+        let usage = format!(
+            "usage: {example} [--size N] [--steps S] [--reference]  (defaults: --size {size} --steps {steps})"
+        );
+        let mut args = Args {
+            size,
+            steps,
+            reference: false,
+        };
         let mut it = std::env::args().skip(1);
         while let Some(a) = it.next() {
-            let mut value = |name: &str| it.next().and_then(|v| v.parse::<u64>().ok()).ok_or_else(|| format!("{name} needs a number\n{usage}"));
+            let mut value = |name: &str| {
+                it.next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| format!("{name} needs a number\n{usage}"))
+            };
             match a.as_str() {
                 "--size" => args.size = value("--size")? as usize,
                 "--steps" => args.steps = value("--steps")?,
@@ -51,7 +61,11 @@ pub fn run_steps<E>(steps: u64, mut step: impl FnMut(u64) -> Result<(), E>) -> R
         done += k;
         let t = start.elapsed();
         if t > Duration::from_secs(1) && done < steps {
-            eprintln!("  step {done}/{steps}  ({:.1} s, about {:.1} s left)", t.as_secs_f64(), t.as_secs_f64() * (steps - done) as f64 / done as f64);
+            eprintln!(
+                "  step {done}/{steps}  ({:.1} s, about {:.1} s left)",
+                t.as_secs_f64(),
+                t.as_secs_f64() * (steps - done) as f64 / done as f64
+            );
         }
     }
     Ok(start.elapsed())
@@ -67,7 +81,12 @@ pub fn updated_cells(shape: &[usize], radius: &[usize], boundary: &str) -> usize
 }
 
 /// Prints the closing report: checksum (sum and largest magnitude) and GCells/s.
-pub fn report(values: impl IntoIterator<Item = f64>, updated_per_step: usize, steps: u64, elapsed: Duration) {
+pub fn report(
+    values: impl IntoIterator<Item = f64>,
+    updated_per_step: usize,
+    steps: u64,
+    elapsed: Duration,
+) {
     let (mut sum, mut max) = (0.0f64, 0.0f64);
     for v in values {
         sum += v;
@@ -76,7 +95,9 @@ pub fn report(values: impl IntoIterator<Item = f64>, updated_per_step: usize, st
     let secs = elapsed.as_secs_f64();
     let gcells = updated_per_step as f64 * steps as f64 / secs / 1e9;
     println!("checksum: sum = {sum:.12e}, max |u| = {max:.12e}");
-    println!("time: {secs:.3} s for {steps} steps, {gcells:.3} GCells/s ({updated_per_step} cells updated per step)");
+    println!(
+        "time: {secs:.3} s for {steps} steps, {gcells:.3} GCells/s ({updated_per_step} cells updated per step)"
+    );
 }
 
 /// A smooth bump: 1 at `centre`, falling off with `width`, on a grid of `shape`.

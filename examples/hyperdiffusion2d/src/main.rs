@@ -12,13 +12,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shape = [args.size; 2];
     let mut u = example_driver::bump(&shape, 0.1);
     let params = st::Params { nu: 0.01 };
-    println!("hyperdiffusion2d: {} grid {shape:?}, {} steps, backend {}, {} points, {} flops per cell", st::BOUNDARY, args.steps, args.backend(st::BACKEND), st::POINTS, st::FLOPS_PER_CELL);
+    println!(
+        "hyperdiffusion2d: {} grid {shape:?}, {} steps, backend {}, {} points, {} flops per cell",
+        st::BOUNDARY,
+        args.steps,
+        args.backend(st::BACKEND),
+        st::POINTS,
+        st::FLOPS_PER_CELL
+    );
     #[cfg(feature = "openmp")]
     println!("OpenMP threads: {}", openmp_max_threads());
     let elapsed = run_steps(args.steps, |k| match args.reference {
         true => st::reference::run(&mut u, shape, params, k),
         false => st::run(&mut u, shape, params, k),
     })?;
-    report(u.iter().map(|&v| f64::from(v)), updated_cells(&shape, &st::RADIUS, st::BOUNDARY), args.steps, elapsed);
+    report(
+        u.iter().map(|&v| f64::from(v)),
+        updated_cells(&shape, &st::RADIUS, st::BOUNDARY),
+        args.steps,
+        elapsed,
+    );
     Ok(())
 }

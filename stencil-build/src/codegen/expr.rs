@@ -28,7 +28,11 @@ pub fn float_literal(value: f64, dtype: Dtype, suffix: &str) -> String {
         Dtype::F64 => format!("{value:?}"),
         Dtype::F32 => format!("{:?}", value as f32),
     };
-    let text = if text.contains(['.', 'e', 'E']) { text } else { format!("{text}.0") };
+    let text = if text.contains(['.', 'e', 'E']) {
+        text
+    } else {
+        format!("{text}.0")
+    };
     format!("{text}{suffix}")
 }
 
@@ -56,7 +60,10 @@ fn printed(expr: &Expr, d: &impl Dialect) -> (String, u8) {
                 Op::Mul => (PRODUCT, "*"),
                 Op::Div => (PRODUCT, "/"),
             };
-            (format!("{} {sym} {}", operand(a, d, prec), operand(b, d, prec + 1)), prec)
+            (
+                format!("{} {sym} {}", operand(a, d, prec), operand(b, d, prec + 1)),
+                prec,
+            )
         }
         Expr::Call(f, args) => {
             let args: Vec<String> = args.iter().map(|a| print(a, d)).collect();
@@ -69,7 +76,11 @@ fn printed(expr: &Expr, d: &impl Dialect) -> (String, u8) {
 /// Prints `expr`, parenthesised when it binds looser than `min`.
 fn operand(expr: &Expr, d: &impl Dialect, min: u8) -> String {
     let (text, prec) = printed(expr, d);
-    if prec < min { format!("({text})") } else { text }
+    if prec < min {
+        format!("({text})")
+    } else {
+        text
+    }
 }
 
 #[cfg(test)]
@@ -97,7 +108,13 @@ mod tests {
     }
 
     fn read(d: i64) -> Box<Expr> {
-        Box::new(Expr::Read(Access { slot: Slot { field: 0, version: Version::Start }, offset: vec![d] }))
+        Box::new(Expr::Read(Access {
+            slot: Slot {
+                field: 0,
+                version: Version::Start,
+            },
+            offset: vec![d],
+        }))
     }
 
     fn bin(op: Op, a: Box<Expr>, b: Box<Expr>) -> Box<Expr> {
@@ -110,7 +127,11 @@ mod tests {
         assert_eq!(print(&e, &Plain), "u[0] - (u[1] - u[2])");
         let e = bin(Op::Sub, bin(Op::Sub, read(0), read(1)), read(2));
         assert_eq!(print(&e, &Plain), "u[0] - u[1] - u[2]");
-        let e = bin(Op::Mul, bin(Op::Add, read(0), Box::new(Expr::Lit(-2.0))), Box::new(Expr::Param(0)));
+        let e = bin(
+            Op::Mul,
+            bin(Op::Add, read(0), Box::new(Expr::Lit(-2.0))),
+            Box::new(Expr::Param(0)),
+        );
         assert_eq!(print(&e, &Plain), "(u[0] + -2.0) * p0");
         let e = Expr::Neg(bin(Op::Div, read(0), Box::new(Expr::Lit(118.0))));
         assert_eq!(print(&e, &Plain), "-(u[0] / 118.0)");
@@ -124,6 +145,11 @@ mod tests {
         assert_eq!(float_literal(0.1, Dtype::F32, "f"), "0.1f");
         assert_eq!(float_literal(1e-30, Dtype::F64, ""), "1e-30");
         assert_eq!(float_literal(2e20, Dtype::F32, "f"), "2e20f");
-        assert_eq!(float_literal(0.025396825, Dtype::F64, "").parse::<f64>().unwrap(), 0.025396825);
+        assert_eq!(
+            float_literal(0.025396825, Dtype::F64, "")
+                .parse::<f64>()
+                .unwrap(),
+            0.025396825
+        );
     }
 }

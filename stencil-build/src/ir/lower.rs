@@ -7,7 +7,9 @@ use std::ops::Range;
 use heck::ToSnakeCase;
 use toml::Spanned;
 
-use super::{Access, Boundary, Dtype, Expr, Field, Func, Op, Role, Slot, Statement, Stencil, Version, tiling};
+use super::{
+    Access, Boundary, Dtype, Expr, Field, Func, Op, Role, Slot, Statement, Stencil, Version, tiling,
+};
 use crate::diagnostic::{Diagnostic, closest};
 use crate::spec::expr::{self, BinOp, Kind, Node};
 use crate::spec::{Source, Spec};
@@ -20,7 +22,9 @@ const MAX_SUM_TERMS: i64 = 4096;
 const MAX_NODES: usize = 1 << 18;
 
 /// Names the generated code or the expression language keeps for itself.
-const RESERVED: [&str; 8] = ["sum", "prev", "shape", "params", "steps", "kernels", "cells", "io"];
+const RESERVED: [&str; 8] = [
+    "sum", "prev", "shape", "params", "steps", "kernels", "cells", "io",
+];
 
 /// Checks a parsed spec and lowers it to the IR.
 pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
@@ -34,7 +38,13 @@ pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
     let constants = constants(spec, src, &mut names)?;
     let boundary = boundary(spec, src)?;
     let tiling = tiling::check(&spec.tiling, axes.len(), src)?;
-    let ctx = Context { src, fields: &fields, params: &params, constants: &constants, dims: axes.len() };
+    let ctx = Context {
+        src,
+        fields: &fields,
+        params: &params,
+        constants: &constants,
+        dims: axes.len(),
+    };
     let statements = statements(spec, &ctx)?;
     check_roles(spec, &fields, &statements, src)?;
     Ok(Stencil {
@@ -68,8 +78,17 @@ fn is_identifier(name: &str) -> bool {
 fn identifier(name: &str, span: Range<usize>, what: &str, src: &Source) -> Result<(), Diagnostic> {
     if !is_identifier(name) {
         let fixed = name.to_snake_case();
-        let hint = if is_identifier(&fixed) && fixed != name { format!("write `{fixed}`") } else { "use lower-case letters, digits and single `_`, starting with a letter".into() };
-        return Err(src.error(span, format!("{what} `{name}` is not a lower-case identifier")).with_hint(hint));
+        let hint = if is_identifier(&fixed) && fixed != name {
+            format!("write `{fixed}`")
+        } else {
+            "use lower-case letters, digits and single `_`, starting with a letter".into()
+        };
+        return Err(src
+            .error(
+                span,
+                format!("{what} `{name}` is not a lower-case identifier"),
+            )
+            .with_hint(hint));
     }
     if is_keyword(name) {
         return Err(src
@@ -91,8 +110,15 @@ fn stencil_name(name: Option<&Spanned<String>>, src: &Source) -> Result<String, 
             Ok(n.get_ref().clone())
         }
         None => {
-            let stem = src.path.file_name().and_then(|f| f.to_str()).unwrap_or("stencil");
-            let stem = stem.strip_suffix(".stencil.toml").unwrap_or(stem).to_snake_case();
+            let stem = src
+                .path
+                .file_name()
+                .and_then(|f| f.to_str())
+                .unwrap_or("stencil");
+            let stem = stem
+                .strip_suffix(".stencil.toml")
+                .unwrap_or(stem)
+                .to_snake_case();
             identifier(&stem, 0..0, "stencil name (from the file name)", src)
                 .map_err(|d| d.with_hint("add `name = \"...\"` to [stencil]"))?;
             Ok(stem)
@@ -104,7 +130,9 @@ fn dtype(d: &Spanned<String>, src: &Source) -> Result<Dtype, Diagnostic> {
     match d.get_ref().as_str() {
         "f32" => Ok(Dtype::F32),
         "f64" => Ok(Dtype::F64),
-        other => Err(src.error(d.span(), format!("unsupported dtype `{other}`")).with_hint("write `dtype = \"f32\"` or `dtype = \"f64\"`")),
+        other => Err(src
+            .error(d.span(), format!("unsupported dtype `{other}`"))
+            .with_hint("write `dtype = \"f32\"` or `dtype = \"f64\"`")),
     }
 }
 
@@ -112,13 +140,18 @@ fn axes(list: &Spanned<Vec<Spanned<String>>>, src: &Source) -> Result<Vec<String
     let axes = list.get_ref();
     if axes.is_empty() || axes.len() > 3 {
         return Err(src
-            .error(list.span(), format!("a stencil has 1 to 3 axes, not {}", axes.len()))
+            .error(
+                list.span(),
+                format!("a stencil has 1 to 3 axes, not {}", axes.len()),
+            )
             .with_hint("list the axes slowest first, e.g. `axes = [\"z\", \"y\", \"x\"]`"));
     }
     for (i, a) in axes.iter().enumerate() {
         identifier(a.get_ref(), a.span(), "axis", src)?;
         if axes[..i].iter().any(|b| b.get_ref() == a.get_ref()) {
-            return Err(src.error(a.span(), format!("axis `{}` is listed twice", a.get_ref())).with_hint("give each axis its own name"));
+            return Err(src
+                .error(a.span(), format!("axis `{}` is listed twice", a.get_ref()))
+                .with_hint("give each axis its own name"));
         }
     }
     Ok(axes.iter().map(|a| a.get_ref().clone()).collect())
@@ -129,12 +162,22 @@ fn axes(list: &Spanned<Vec<Spanned<String>>>, src: &Source) -> Result<Vec<String
 struct Names(HashMap<String, &'static str>);
 
 impl Names {
-    fn declare(&mut self, key: &Spanned<String>, what: &'static str, src: &Source) -> Result<(), Diagnostic> {
+    fn declare(
+        &mut self,
+        key: &Spanned<String>,
+        what: &'static str,
+        src: &Source,
+    ) -> Result<(), Diagnostic> {
         identifier(key.get_ref(), key.span(), what, src)?;
         if let Some(earlier) = self.0.insert(key.get_ref().clone(), what) {
             return Err(src
-                .error(key.span(), format!("`{}` is already declared as a {earlier}", key.get_ref()))
-                .with_hint("fields, params and constants share one namespace: rename one of them"));
+                .error(
+                    key.span(),
+                    format!("`{}` is already declared as a {earlier}", key.get_ref()),
+                )
+                .with_hint(
+                    "fields, params and constants share one namespace: rename one of them",
+                ));
         }
         Ok(())
     }
@@ -159,38 +202,72 @@ fn fields(spec: &Spec, src: &Source, names: &mut Names) -> Result<Vec<Field>, Di
             (None, role) => role,
             (Some(l), Role::State { .. }) => match *l.get_ref() {
                 n @ (1 | 2) => Role::State { levels: n as u8 },
-                n => return Err(src.error(l.span(), format!("`levels = {n}` cannot work")).with_hint("use `levels = 2` to read `f.prev[..]`, or 1")),
+                n => {
+                    return Err(src
+                        .error(l.span(), format!("`levels = {n}` cannot work"))
+                        .with_hint("use `levels = 2` to read `f.prev[..]`, or 1"));
+                }
             },
             (Some(l), _) => {
-                return Err(src.error(l.span(), "only state fields keep time levels").with_hint("remove `levels`, or make the field `role = \"state\"`"));
+                return Err(src
+                    .error(l.span(), "only state fields keep time levels")
+                    .with_hint("remove `levels`, or make the field `role = \"state\"`"));
             }
         };
-        fields.push(Field { name: key.get_ref().clone(), role, doc: d.doc.clone() });
+        fields.push(Field {
+            name: key.get_ref().clone(),
+            role,
+            doc: d.doc.clone(),
+        });
     }
     for (key, _) in &spec.fields.0 {
         if let Some(base) = key.get_ref().strip_suffix("_prev")
             && fields.iter().any(|f| f.name == base && f.has_prev())
         {
             return Err(src
-                .error(key.span(), format!("`{}` clashes with the generated argument for `{base}.prev`", key.get_ref()))
+                .error(
+                    key.span(),
+                    format!(
+                        "`{}` clashes with the generated argument for `{base}.prev`",
+                        key.get_ref()
+                    ),
+                )
                 .with_hint("rename this field"));
         }
     }
     if fields.is_empty() {
-        return Err(src.error(spec.stencil.span(), "the stencil declares no fields").with_hint("add `[fields]` with e.g. `u = { role = \"state\" }`"));
+        return Err(src
+            .error(spec.stencil.span(), "the stencil declares no fields")
+            .with_hint("add `[fields]` with e.g. `u = { role = \"state\" }`"));
     }
     Ok(fields)
 }
 
-fn params(spec: &Spec, dtype: Dtype, src: &Source, names: &mut Names) -> Result<Vec<String>, Diagnostic> {
+fn params(
+    spec: &Spec,
+    dtype: Dtype,
+    src: &Source,
+    names: &mut Names,
+) -> Result<Vec<String>, Diagnostic> {
     let mut params = Vec::new();
     for (key, ty) in &spec.params.0 {
         names.declare(key, "param", src)?;
         let t = ty.get_ref().as_str();
         if t != dtype.rust() {
-            let what = if t == "f32" || t == "f64" { "type mismatch: " } else { "" };
+            let what = if t == "f32" || t == "f64" {
+                "type mismatch: "
+            } else {
+                ""
+            };
             return Err(src
-                .error(ty.span(), format!("{what}param `{}` is declared `{t}` but the stencil's dtype is `{}`", key.get_ref(), dtype.rust()))
+                .error(
+                    ty.span(),
+                    format!(
+                        "{what}param `{}` is declared `{t}` but the stencil's dtype is `{}`",
+                        key.get_ref(),
+                        dtype.rust()
+                    ),
+                )
                 .with_hint(format!("write `{} = \"{}\"`", key.get_ref(), dtype.rust())));
         }
         params.push(key.get_ref().clone());
@@ -205,13 +282,26 @@ enum Constant {
     Table(Vec<f64>),
 }
 
-fn constants(spec: &Spec, src: &Source, names: &mut Names) -> Result<HashMap<String, Constant>, Diagnostic> {
+fn constants(
+    spec: &Spec,
+    src: &Source,
+    names: &mut Names,
+) -> Result<HashMap<String, Constant>, Diagnostic> {
     let mut out = HashMap::new();
     for (key, value) in &spec.constants.0 {
         names.declare(key, "constant", src)?;
         let bad = || {
-            src.error(value.span(), format!("constant `{}` must be a number or a list of numbers", key.get_ref()))
-                .with_hint(format!("write e.g. `{0} = 0.5` or `{0} = [1.0, -2.0, 1.0]`", key.get_ref()))
+            src.error(
+                value.span(),
+                format!(
+                    "constant `{}` must be a number or a list of numbers",
+                    key.get_ref()
+                ),
+            )
+            .with_hint(format!(
+                "write e.g. `{0} = 0.5` or `{0} = [1.0, -2.0, 1.0]`",
+                key.get_ref()
+            ))
         };
         let c = match value.get_ref() {
             toml::Value::Integer(i) => Constant::Scalar(*i as f64, Some(*i)),
@@ -235,12 +325,16 @@ fn constants(spec: &Spec, src: &Source, names: &mut Names) -> Result<HashMap<Str
 }
 
 fn boundary(spec: &Spec, src: &Source) -> Result<Boundary, Diagnostic> {
-    let Some(b) = &spec.boundary else { return Ok(Boundary::Fixed) };
+    let Some(b) = &spec.boundary else {
+        return Ok(Boundary::Fixed);
+    };
     let kind = &b.get_ref().kind;
     match kind.get_ref().as_str() {
         "fixed" => Ok(Boundary::Fixed),
         "periodic" => Ok(Boundary::Periodic),
-        other => Err(src.error(kind.span(), format!("unknown boundary `{other}`")).with_hint("use `kind = \"fixed\"` or `kind = \"periodic\"`")),
+        other => Err(src
+            .error(kind.span(), format!("unknown boundary `{other}`"))
+            .with_hint("use `kind = \"fixed\"` or `kind = \"periodic\"`")),
     }
 }
 
@@ -257,7 +351,10 @@ fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> 
     if spec.update.is_empty() {
         return Err(ctx
             .src
-            .error(spec.stencil.span(), "the stencil has no [[update]] statement")
+            .error(
+                spec.stencil.span(),
+                "the stencil has no [[update]] statement",
+            )
             .with_hint("add `[[update]]` with `target = \"u\"` and `expr = \"...\"`"));
     }
     let mut written = vec![false; ctx.fields.len()];
@@ -265,9 +362,17 @@ fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> 
     for update in &spec.update {
         let u = update.get_ref();
         let target = target(&u.target, ctx, &written)?;
-        let mut lowerer = Lowerer { ctx, text: &u.expr, written: &written, vars: Vec::new(), nodes: 0 };
+        let mut lowerer = Lowerer {
+            ctx,
+            text: &u.expr,
+            written: &written,
+            vars: Vec::new(),
+            nodes: 0,
+        };
         let node = expr::parse(u.expr.get_ref()).map_err(|e| {
-            let d = ctx.src.error(ctx.src.inner_span(&u.expr, e.span), e.message);
+            let d = ctx
+                .src
+                .error(ctx.src.inner_span(&u.expr, e.span), e.message);
             match e.hint {
                 Some(h) => d.with_hint(h),
                 None => d,
@@ -275,7 +380,11 @@ fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> 
         })?;
         let expr = lowerer.value(&node)?;
         written[target] = true;
-        out.push(Statement { target, expr, text: u.expr.get_ref().trim().to_string() });
+        out.push(Statement {
+            target,
+            expr,
+            text: u.expr.get_ref().trim().to_string(),
+        });
     }
     Ok(out)
 }
@@ -283,12 +392,23 @@ fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> 
 fn target(t: &Spanned<String>, ctx: &Context, written: &[bool]) -> Result<usize, Diagnostic> {
     let name = t.get_ref();
     let Some(i) = ctx.fields.iter().position(|f| &f.name == name) else {
-        let known: Vec<_> = ctx.fields.iter().filter(|f| f.role != Role::Input).map(|f| f.name.as_str()).collect();
+        let known: Vec<_> = ctx
+            .fields
+            .iter()
+            .filter(|f| f.role != Role::Input)
+            .map(|f| f.name.as_str())
+            .collect();
         let hint = match closest(name, known.iter().copied()) {
             Some(c) => format!("did you mean `{c}`?"),
-            None => format!("declare it in [fields]; writable fields: {}", known.join(", ")),
+            None => format!(
+                "declare it in [fields]; writable fields: {}",
+                known.join(", ")
+            ),
         };
-        return Err(ctx.src.error(t.span(), format!("unknown field `{name}`")).with_hint(hint));
+        return Err(ctx
+            .src
+            .error(t.span(), format!("unknown field `{name}`"))
+            .with_hint(hint));
     };
     match ctx.fields[i].role {
         Role::Input => Err(ctx
@@ -304,18 +424,34 @@ fn target(t: &Spanned<String>, ctx: &Context, written: &[bool]) -> Result<usize,
 }
 
 /// After all statements: every state field updated, every temp read.
-fn check_roles(spec: &Spec, fields: &[Field], statements: &[Statement], src: &Source) -> Result<(), Diagnostic> {
+fn check_roles(
+    spec: &Spec,
+    fields: &[Field],
+    statements: &[Statement],
+    src: &Source,
+) -> Result<(), Diagnostic> {
     for ((key, _), (i, f)) in spec.fields.0.iter().zip(fields.iter().enumerate()) {
         let written = statements.iter().any(|s| s.target == i);
-        let read = statements.iter().any(|s| s.slots().iter().any(|slot| slot.field == i));
+        let read = statements
+            .iter()
+            .any(|s| s.slots().iter().any(|slot| slot.field == i));
         if matches!(f.role, Role::State { .. }) && !written {
             return Err(src
-                .error(key.span(), format!("state field `{}` is never updated", f.name))
-                .with_hint(format!("add an [[update]] with `target = \"{}\"`, or declare it `role = \"input\"`", f.name)));
+                .error(
+                    key.span(),
+                    format!("state field `{}` is never updated", f.name),
+                )
+                .with_hint(format!(
+                    "add an [[update]] with `target = \"{}\"`, or declare it `role = \"input\"`",
+                    f.name
+                )));
         }
         if f.role == Role::Temp && !read {
             return Err(src
-                .error(key.span(), format!("temp field `{}` is written but never read", f.name))
+                .error(
+                    key.span(),
+                    format!("temp field `{}` is written but never read", f.name),
+                )
                 .with_hint("read it in a later [[update]], or remove it"));
         }
     }
@@ -334,24 +470,44 @@ struct Lowerer<'a> {
 
 impl Lowerer<'_> {
     fn error(&self, span: &Range<usize>, message: impl Into<String>) -> Diagnostic {
-        self.ctx.src.error(self.ctx.src.inner_span(self.text, span.clone()), message)
+        self.ctx
+            .src
+            .error(self.ctx.src.inner_span(self.text, span.clone()), message)
     }
 
     fn var(&self, name: &str) -> Option<i64> {
-        self.vars.iter().rev().find(|(n, _)| n == name).map(|&(_, v)| v)
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|&(_, v)| v)
     }
 
     /// Lowers a node in value position.
     fn value(&mut self, node: &Node) -> Result<Expr, Diagnostic> {
         self.nodes += 1;
         if self.nodes > MAX_NODES {
-            return Err(self.error(&node.span, format!("the expression unrolls to more than {MAX_NODES} operations")).with_hint("use fewer or shorter `sum` terms"));
+            return Err(self
+                .error(
+                    &node.span,
+                    format!("the expression unrolls to more than {MAX_NODES} operations"),
+                )
+                .with_hint("use fewer or shorter `sum` terms"));
         }
         Ok(match &node.kind {
             Kind::Number { value, .. } => Expr::Lit(*value),
             Kind::Name(name) => self.name(name, &node.span)?,
-            Kind::Index { name, name_span, prev, args } => self.index(name, name_span, *prev, args, &node.span)?,
-            Kind::Call { name, name_span, args } => self.call(name, name_span, args, &node.span)?,
+            Kind::Index {
+                name,
+                name_span,
+                prev,
+                args,
+            } => self.index(name, name_span, *prev, args, &node.span)?,
+            Kind::Call {
+                name,
+                name_span,
+                args,
+            } => self.call(name, name_span, args, &node.span)?,
             Kind::Neg(x) => match self.value(x)? {
                 Expr::Lit(v) => Expr::Lit(-v),
                 e => Expr::Neg(Box::new(e)),
@@ -372,7 +528,9 @@ impl Lowerer<'_> {
     fn power(&mut self, base: &Node, exp: &Node) -> Result<Expr, Diagnostic> {
         let n = self.integer(exp, "an exponent")?;
         if !(-64..=64).contains(&n) {
-            return Err(self.error(&exp.span, format!("exponent {n} is too large")).with_hint("use an integer exponent between -64 and 64"));
+            return Err(self
+                .error(&exp.span, format!("exponent {n} is too large"))
+                .with_hint("use an integer exponent between -64 and 64"));
         }
         Ok(Expr::PowI(Box::new(self.value(base)?), n as i32))
     }
@@ -387,13 +545,23 @@ impl Lowerer<'_> {
         match self.ctx.constants.get(name) {
             Some(Constant::Scalar(v, _)) => return Ok(Expr::Lit(*v)),
             Some(Constant::Table(t)) => {
-                return Err(self.error(span, format!("type mismatch: `{name}` is a table of {} values, not a scalar", t.len())).with_hint(format!("index it, e.g. `{name}[0]`")));
+                return Err(self
+                    .error(
+                        span,
+                        format!(
+                            "type mismatch: `{name}` is a table of {} values, not a scalar",
+                            t.len()
+                        ),
+                    )
+                    .with_hint(format!("index it, e.g. `{name}[0]`")));
             }
             None => {}
         }
         if self.ctx.fields.iter().any(|f| f.name == name) {
             let zeros = vec!["0"; self.ctx.dims].join(",");
-            return Err(self.error(span, format!("field `{name}` is read without offsets")).with_hint(format!("write `{name}[{zeros}]` for the cell itself")));
+            return Err(self
+                .error(span, format!("field `{name}` is read without offsets"))
+                .with_hint(format!("write `{name}[{zeros}]` for the cell itself")));
         }
         Err(self.unknown(name, span, "name"))
     }
@@ -407,83 +575,182 @@ impl Lowerer<'_> {
             Some(c) => format!("did you mean `{c}`?"),
             None => "declare it in [fields], [params] or [constants]".to_string(),
         };
-        self.error(span, format!("unknown {what} `{name}`")).with_hint(hint)
+        self.error(span, format!("unknown {what} `{name}`"))
+            .with_hint(hint)
     }
 
-    fn index(&mut self, name: &str, name_span: &Range<usize>, prev: bool, args: &[Node], span: &Range<usize>) -> Result<Expr, Diagnostic> {
+    fn index(
+        &mut self,
+        name: &str,
+        name_span: &Range<usize>,
+        prev: bool,
+        args: &[Node],
+        span: &Range<usize>,
+    ) -> Result<Expr, Diagnostic> {
         if let Some(field) = self.ctx.fields.iter().position(|f| f.name == name) {
             return self.read(field, name_span, prev, args, span);
         }
         if prev {
-            return Err(self.error(name_span, format!("`{name}` is not a field; only fields have a `.prev` level")));
+            return Err(self.error(
+                name_span,
+                format!("`{name}` is not a field; only fields have a `.prev` level"),
+            ));
         }
         match self.ctx.constants.get(name) {
             Some(Constant::Table(t)) => {
                 let [arg] = args else {
-                    return Err(self.error(span, format!("table `{name}` takes one index, not {}", args.len())).with_hint(format!("write `{name}[i]`")));
+                    return Err(self
+                        .error(
+                            span,
+                            format!("table `{name}` takes one index, not {}", args.len()),
+                        )
+                        .with_hint(format!("write `{name}[i]`")));
                 };
                 let i = self.integer(arg, "a table index")?;
                 match usize::try_from(i).ok().and_then(|i| t.get(i)) {
                     Some(v) => Ok(Expr::Lit(*v)),
-                    None => Err(self.error(&arg.span, format!("index {i} is out of range for table `{name}` of {} values", t.len())).with_hint(format!("use an index from 0 to {}", t.len() - 1))),
+                    None => Err(self
+                        .error(
+                            &arg.span,
+                            format!(
+                                "index {i} is out of range for table `{name}` of {} values",
+                                t.len()
+                            ),
+                        )
+                        .with_hint(format!("use an index from 0 to {}", t.len() - 1))),
                 }
             }
-            Some(Constant::Scalar(..)) => Err(self.error(span, format!("type mismatch: constant `{name}` is a scalar and cannot be indexed")).with_hint(format!("write `{name}` without brackets"))),
+            Some(Constant::Scalar(..)) => Err(self
+                .error(
+                    span,
+                    format!("type mismatch: constant `{name}` is a scalar and cannot be indexed"),
+                )
+                .with_hint(format!("write `{name}` without brackets"))),
             None if self.ctx.params.iter().any(|p| p == name) || self.var(name).is_some() => {
-                Err(self.error(span, format!("type mismatch: `{name}` is a scalar and cannot be indexed")).with_hint(format!("write `{name}` without brackets")))
+                Err(self
+                    .error(
+                        span,
+                        format!("type mismatch: `{name}` is a scalar and cannot be indexed"),
+                    )
+                    .with_hint(format!("write `{name}` without brackets")))
             }
             None => Err(self.unknown(name, name_span, "field or table")),
         }
     }
 
-    fn read(&mut self, field: usize, name_span: &Range<usize>, prev: bool, args: &[Node], span: &Range<usize>) -> Result<Expr, Diagnostic> {
+    fn read(
+        &mut self,
+        field: usize,
+        name_span: &Range<usize>,
+        prev: bool,
+        args: &[Node],
+        span: &Range<usize>,
+    ) -> Result<Expr, Diagnostic> {
         let f = &self.ctx.fields[field];
         let dims = self.ctx.dims;
         if args.len() != dims {
             let zeros = vec!["0"; dims].join(",");
             return Err(self
-                .error(span, format!("field `{}` is read with {} offsets but the stencil has {dims} axes", f.name, args.len()))
-                .with_hint(format!("give one offset per axis, slowest first: `{}[{zeros}]`", f.name)));
+                .error(
+                    span,
+                    format!(
+                        "field `{}` is read with {} offsets but the stencil has {dims} axes",
+                        f.name,
+                        args.len()
+                    ),
+                )
+                .with_hint(format!(
+                    "give one offset per axis, slowest first: `{}[{zeros}]`",
+                    f.name
+                )));
         }
         let version = match (f.role, prev) {
             (Role::State { levels: 2 }, true) => Version::Prev,
             (Role::State { .. }, true) => {
-                return Err(self.error(name_span, format!("field `{}` keeps one time level, so `.prev` cannot be read", f.name)).with_hint(format!("declare it `{} = {{ role = \"state\", levels = 2 }}`", f.name)));
+                return Err(self
+                    .error(
+                        name_span,
+                        format!(
+                            "field `{}` keeps one time level, so `.prev` cannot be read",
+                            f.name
+                        ),
+                    )
+                    .with_hint(format!(
+                        "declare it `{} = {{ role = \"state\", levels = 2 }}`",
+                        f.name
+                    )));
             }
-            (_, true) => return Err(self.error(name_span, format!("only state fields have a `.prev` level; `{}` is not one", f.name))),
+            (_, true) => {
+                return Err(self.error(
+                    name_span,
+                    format!(
+                        "only state fields have a `.prev` level; `{}` is not one",
+                        f.name
+                    ),
+                ));
+            }
             (Role::Input, false) => Version::Start,
             (Role::State { .. }, false) if !self.written[field] => Version::Start,
             (Role::State { .. }, false) => Version::Updated,
             (Role::Temp, false) if self.written[field] => Version::Updated,
             (Role::Temp, false) => {
-                return Err(self.error(name_span, format!("temp field `{}` is read before any [[update]] writes it", f.name)).with_hint("move the [[update]] that computes it before this one"));
+                return Err(self
+                    .error(
+                        name_span,
+                        format!(
+                            "temp field `{}` is read before any [[update]] writes it",
+                            f.name
+                        ),
+                    )
+                    .with_hint("move the [[update]] that computes it before this one"));
             }
         };
         let mut offset = Vec::with_capacity(dims);
         for arg in args {
             let d = self.integer(arg, "an offset")?;
             if d.abs() > MAX_OFFSET {
-                return Err(self.error(&arg.span, format!("offset {d} is beyond the largest radius supported ({MAX_OFFSET})")).with_hint("use offsets between -32 and 32"));
+                return Err(self
+                    .error(
+                        &arg.span,
+                        format!("offset {d} is beyond the largest radius supported ({MAX_OFFSET})"),
+                    )
+                    .with_hint("use offsets between -32 and 32"));
             }
             offset.push(d);
         }
-        Ok(Expr::Read(Access { slot: Slot { field, version }, offset }))
+        Ok(Expr::Read(Access {
+            slot: Slot { field, version },
+            offset,
+        }))
     }
 
     /// Evaluates a compile-time integer (offsets, table indices, exponents, sum bounds).
     fn integer(&self, node: &Node, what: &str) -> Result<i64, Diagnostic> {
         let not_const = |why: String| {
-            self.error(&node.span, format!("{what} must be a compile-time integer; {why}"))
-                .with_hint("use integer literals, `sum` indices, integer constants and `+ - *` between them")
+            self.error(
+                &node.span,
+                format!("{what} must be a compile-time integer; {why}"),
+            )
+            .with_hint(
+                "use integer literals, `sum` indices, integer constants and `+ - *` between them",
+            )
         };
         let v = match &node.kind {
-            Kind::Number { integer: Some(i), .. } => Some(*i),
-            Kind::Number { value, .. } => return Err(not_const(format!("`{value}` is not an integer"))),
+            Kind::Number {
+                integer: Some(i), ..
+            } => Some(*i),
+            Kind::Number { value, .. } => {
+                return Err(not_const(format!("`{value}` is not an integer")));
+            }
             Kind::Name(n) => match (self.var(n), self.ctx.constants.get(n)) {
                 (Some(v), _) => Some(v),
                 (None, Some(Constant::Scalar(_, Some(i)))) => Some(*i),
-                _ if self.ctx.params.iter().any(|p| p == n) => return Err(not_const(format!("`{n}` is a runtime parameter"))),
-                (None, None) if !self.ctx.fields.iter().any(|f| &f.name == n) => return Err(self.unknown(n, &node.span, "name")),
+                _ if self.ctx.params.iter().any(|p| p == n) => {
+                    return Err(not_const(format!("`{n}` is a runtime parameter")));
+                }
+                (None, None) if !self.ctx.fields.iter().any(|f| &f.name == n) => {
+                    return Err(self.unknown(n, &node.span, "name"));
+                }
                 _ => return Err(not_const(format!("`{n}` is not an integer constant"))),
             },
             Kind::Neg(x) => self.integer(x, what)?.checked_neg(),
@@ -495,12 +762,22 @@ impl Lowerer<'_> {
                     _ => a.checked_mul(b),
                 }
             }
-            _ => return Err(not_const("it depends on values known only at run time".into())),
+            _ => {
+                return Err(not_const(
+                    "it depends on values known only at run time".into(),
+                ));
+            }
         };
         v.ok_or_else(|| not_const("it overflows".into()))
     }
 
-    fn call(&mut self, name: &str, name_span: &Range<usize>, args: &[Node], span: &Range<usize>) -> Result<Expr, Diagnostic> {
+    fn call(
+        &mut self,
+        name: &str,
+        name_span: &Range<usize>,
+        args: &[Node],
+        span: &Range<usize>,
+    ) -> Result<Expr, Diagnostic> {
         if name == "sum" {
             return self.sum(args, span);
         }
@@ -510,31 +787,66 @@ impl Lowerer<'_> {
                 Some(c) => format!("did you mean `{c}`?"),
                 None => format!("the functions are: {}", names.join(", ")),
             };
-            return Err(self.error(name_span, format!("unknown function `{name}`")).with_hint(hint));
+            return Err(self
+                .error(name_span, format!("unknown function `{name}`"))
+                .with_hint(hint));
         };
         if args.len() != func.arity() {
-            return Err(self.error(span, format!("`{name}` takes {} argument(s), not {}", func.arity(), args.len())));
+            return Err(self.error(
+                span,
+                format!(
+                    "`{name}` takes {} argument(s), not {}",
+                    func.arity(),
+                    args.len()
+                ),
+            ));
         }
-        let args = args.iter().map(|a| self.value(a)).collect::<Result<_, _>>()?;
+        let args = args
+            .iter()
+            .map(|a| self.value(a))
+            .collect::<Result<_, _>>()?;
         Ok(Expr::Call(func, args))
     }
 
     /// `sum(i, lo, hi, body)`: `body` for i = lo..=hi, added left to right.
     fn sum(&mut self, args: &[Node], span: &Range<usize>) -> Result<Expr, Diagnostic> {
-        let usage = "write `sum(r, 1, 4, c[r]*u[0,r])`: an index name, first and last value, and the term";
+        let usage =
+            "write `sum(r, 1, 4, c[r]*u[0,r])`: an index name, first and last value, and the term";
         let [index, lo, hi, body] = args else {
-            return Err(self.error(span, format!("`sum` takes 4 arguments, not {}", args.len())).with_hint(usage));
+            return Err(self
+                .error(span, format!("`sum` takes 4 arguments, not {}", args.len()))
+                .with_hint(usage));
         };
         let Kind::Name(var) = &index.kind else {
-            return Err(self.error(&index.span, "the first argument of `sum` must be a new index name").with_hint(usage));
+            return Err(self
+                .error(
+                    &index.span,
+                    "the first argument of `sum` must be a new index name",
+                )
+                .with_hint(usage));
         };
-        let taken = self.ctx.fields.iter().any(|f| &f.name == var) || self.ctx.params.contains(var) || self.ctx.constants.contains_key(var) || self.var(var).is_some();
+        let taken = self.ctx.fields.iter().any(|f| &f.name == var)
+            || self.ctx.params.contains(var)
+            || self.ctx.constants.contains_key(var)
+            || self.var(var).is_some();
         if taken {
-            return Err(self.error(&index.span, format!("sum index `{var}` hides a name already in use")).with_hint("pick another index name, e.g. `r`"));
+            return Err(self
+                .error(
+                    &index.span,
+                    format!("sum index `{var}` hides a name already in use"),
+                )
+                .with_hint("pick another index name, e.g. `r`"));
         }
-        let (lo_v, hi_v) = (self.integer(lo, "a sum bound")?, self.integer(hi, "a sum bound")?);
+        let (lo_v, hi_v) = (
+            self.integer(lo, "a sum bound")?,
+            self.integer(hi, "a sum bound")?,
+        );
         if hi_v < lo_v || hi_v - lo_v >= MAX_SUM_TERMS {
-            return Err(self.error(span, format!("`sum` from {lo_v} to {hi_v} cannot work")).with_hint(format!("the last value must be at least the first, and at most {MAX_SUM_TERMS} terms")));
+            return Err(self
+                .error(span, format!("`sum` from {lo_v} to {hi_v} cannot work"))
+                .with_hint(format!(
+                    "the last value must be at least the first, and at most {MAX_SUM_TERMS} terms"
+                )));
         }
         let mut total: Option<Expr> = None;
         for v in lo_v..=hi_v {
@@ -565,20 +877,37 @@ mod tests {
 
     /// Lowers `text`, expecting an error; returns "line:col: message".
     fn error(text: &str) -> (String, Option<String>) {
-        let src = Source { path: "bad.stencil.toml".into(), text: text.into() };
+        let src = Source {
+            path: "bad.stencil.toml".into(),
+            text: text.into(),
+        };
         let d = match parse(&src) {
             Err(d) => d,
             Ok(spec) => lower(&spec, &src).expect_err("the spec should be rejected"),
         };
         let shown = d.to_string();
-        assert!(shown.contains(&format!("--> bad.stencil.toml:{}:{}", d.line, d.column)), "{shown}");
+        assert!(
+            shown.contains(&format!("--> bad.stencil.toml:{}:{}", d.line, d.column)),
+            "{shown}"
+        );
         (format!("{}:{}: {}", d.line, d.column, d.message), d.hint)
     }
 
     /// `line:col` of `needle` on the last line of `text` that starts with `key`.
     fn at(text: &str, key: &str, needle: &str) -> String {
-        let (n, l) = text.lines().enumerate().filter(|(_, l)| l.starts_with(key)).last().unwrap_or_else(|| panic!("no line starts with {key}"));
-        format!("{}:{}", n + 1, l.find(needle).unwrap_or_else(|| panic!("{needle} not in {l}")) + 1)
+        let (n, l) = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with(key))
+            .last()
+            .unwrap_or_else(|| panic!("no line starts with {key}"));
+        format!(
+            "{}:{}",
+            n + 1,
+            l.find(needle)
+                .unwrap_or_else(|| panic!("{needle} not in {l}"))
+                + 1
+        )
     }
 
     /// Expects `text` to be rejected at `needle` on the last line starting with `key`.
@@ -602,7 +931,10 @@ mod tests {
     fn unknown_keys() {
         let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpresion = \"u[0,0]\"\n");
         let (got, hint) = error(&text);
-        assert!(got.starts_with("14:1: unknown field `expresion`, expected `target` or `expr`"), "{got}");
+        assert!(
+            got.starts_with("14:1: unknown field `expresion`, expected `target` or `expr`"),
+            "{got}"
+        );
         assert!(hint.is_some());
         let text = format!("{HEAD}[tiling.cudaa]\nstrategy = \"naive\"\n");
         let (got, _) = error(&text);
@@ -612,11 +944,29 @@ mod tests {
     #[test]
     fn unknown_names() {
         let text = update("u[0,0] + kk[0,0]");
-        assert_error(&text, "expr", "kk", "unknown field or table `kk`", Some("did you mean `k`?"));
+        assert_error(
+            &text,
+            "expr",
+            "kk",
+            "unknown field or table `kk`",
+            Some("did you mean `k`?"),
+        );
         let text = update("u[0,0] * alpha");
-        assert_error(&text, "expr", "alpha", "unknown name `alpha`", Some("declare it"));
+        assert_error(
+            &text,
+            "expr",
+            "alpha",
+            "unknown name `alpha`",
+            Some("declare it"),
+        );
         let text = update("sqr(u[0,0])");
-        assert_error(&text, "expr", "sqr", "unknown function `sqr`", Some("did you mean `sqrt`?"));
+        assert_error(
+            &text,
+            "expr",
+            "sqr",
+            "unknown function `sqr`",
+            Some("did you mean `sqrt`?"),
+        );
         let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"w\"\nexpr = \"u[0,0]\"\n");
         assert_error(&text, "target", "\"w\"", "unknown field `w`", None);
     }
@@ -624,82 +974,252 @@ mod tests {
     #[test]
     fn offset_arity_and_constness() {
         let text = update("u[0,0,1]");
-        assert_error(&text, "expr", "u[0,0,1]", "field `u` is read with 3 offsets but the stencil has 2 axes", Some("`u[0,0]`"));
+        assert_error(
+            &text,
+            "expr",
+            "u[0,0,1]",
+            "field `u` is read with 3 offsets but the stencil has 2 axes",
+            Some("`u[0,0]`"),
+        );
         let text = update("u[0,a]");
-        assert_error(&text, "expr", "a]", "an offset must be a compile-time integer; `a` is a runtime parameter", None);
+        assert_error(
+            &text,
+            "expr",
+            "a]",
+            "an offset must be a compile-time integer; `a` is a runtime parameter",
+            None,
+        );
         let text = update("u[0,0.5]");
-        assert_error(&text, "expr", "0.5", "an offset must be a compile-time integer; `0.5` is not an integer", None);
+        assert_error(
+            &text,
+            "expr",
+            "0.5",
+            "an offset must be a compile-time integer; `0.5` is not an integer",
+            None,
+        );
         let text = update("u[0,40]");
-        assert_error(&text, "expr", "40", "offset 40 is beyond the largest radius supported (32)", None);
+        assert_error(
+            &text,
+            "expr",
+            "40",
+            "offset 40 is beyond the largest radius supported (32)",
+            None,
+        );
         let text = update("u[0,s-1] + u[0,-s]");
-        let src = Source { path: "ok.stencil.toml".into(), text };
-        assert!(lower(&parse(&src).unwrap(), &src).is_ok(), "integer constants are compile-time offsets");
+        let src = Source {
+            path: "ok.stencil.toml".into(),
+            text,
+        };
+        assert!(
+            lower(&parse(&src).unwrap(), &src).is_ok(),
+            "integer constants are compile-time offsets"
+        );
     }
 
     #[test]
     fn writing_an_input_grid() {
         let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"k\"\nexpr = \"u[0,0]\"\n");
-        assert_error(&text, "target", "\"k\"", "`k` is an input grid and cannot be written", Some("role = \"state\""));
+        assert_error(
+            &text,
+            "target",
+            "\"k\"",
+            "`k` is an input grid and cannot be written",
+            Some("role = \"state\""),
+        );
     }
 
     #[test]
     fn invalid_identifiers_and_keywords() {
         let text = format!("{HEAD}[fields]\nType = {{ role = \"state\" }}\n");
-        assert_error(&text, "Type", "Type", "field `Type` is not a lower-case identifier", Some("write `type`"));
+        assert_error(
+            &text,
+            "Type",
+            "Type",
+            "field `Type` is not a lower-case identifier",
+            Some("write `type`"),
+        );
         let text = format!("{HEAD}[fields]\nfn = {{ role = \"state\" }}\n");
-        assert_error(&text, "fn", "fn", "field `fn` is a Rust keyword", Some("`fn_`"));
-        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n[params]\nsteps = \"f64\"\n");
-        assert_error(&text, "steps", "steps", "param `steps` is a reserved name", None);
+        assert_error(
+            &text,
+            "fn",
+            "fn",
+            "field `fn` is a Rust keyword",
+            Some("`fn_`"),
+        );
+        let text =
+            format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n[params]\nsteps = \"f64\"\n");
+        assert_error(
+            &text,
+            "steps",
+            "steps",
+            "param `steps` is a reserved name",
+            None,
+        );
         let text = "[stencil]\nname = \"heat-2d\"\ndtype = \"f64\"\naxes = [\"x\"]\n";
-        assert_error(text, "name", "\"heat-2d\"", "stencil name `heat-2d` is not a lower-case identifier", Some("write `heat_2d`"));
+        assert_error(
+            text,
+            "name",
+            "\"heat-2d\"",
+            "stencil name `heat-2d` is not a lower-case identifier",
+            Some("write `heat_2d`"),
+        );
         let text = format!("{HEAD}[fields]\nu__v = {{ role = \"state\" }}\n");
-        assert_error(&text, "u__v", "u__v", "field `u__v` is not a lower-case identifier", None);
+        assert_error(
+            &text,
+            "u__v",
+            "u__v",
+            "field `u__v` is not a lower-case identifier",
+            None,
+        );
     }
 
     #[test]
     fn duplicate_names() {
         let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n[params]\nu = \"f64\"\n");
-        assert_error(&text, "u =", "u", "`u` is already declared as a field", Some("one namespace"));
+        assert_error(
+            &text,
+            "u =",
+            "u",
+            "`u` is already declared as a field",
+            Some("one namespace"),
+        );
         let text = "[stencil]\ndtype = \"f64\"\naxes = [\"x\", \"x\"]\n";
         assert_error(text, "axes", "\"x\"]", "axis `x` is listed twice", None);
-        let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"u[0,0]\"\n[[update]]\ntarget = \"u\"\nexpr = \"u[0,0]\"\n");
-        assert_error(&text, "target", "\"u\"", "`u` is already written by an earlier [[update]]", Some("temp"));
+        let text = format!(
+            "{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"u[0,0]\"\n[[update]]\ntarget = \"u\"\nexpr = \"u[0,0]\"\n"
+        );
+        assert_error(
+            &text,
+            "target",
+            "\"u\"",
+            "`u` is already written by an earlier [[update]]",
+            Some("temp"),
+        );
     }
 
     #[test]
     fn type_mismatches() {
         let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n[params]\na = \"f32\"\n");
-        assert_error(&text, "a =", "\"f32\"", "type mismatch: param `a` is declared `f32` but the stencil's dtype is `f64`", Some("a = \"f64\""));
+        assert_error(
+            &text,
+            "a =",
+            "\"f32\"",
+            "type mismatch: param `a` is declared `f32` but the stencil's dtype is `f64`",
+            Some("a = \"f64\""),
+        );
         let text = update("c * u[0,0]");
-        assert_error(&text, "expr", "c *", "type mismatch: `c` is a table of 2 values, not a scalar", Some("`c[0]`"));
+        assert_error(
+            &text,
+            "expr",
+            "c *",
+            "type mismatch: `c` is a table of 2 values, not a scalar",
+            Some("`c[0]`"),
+        );
         let text = update("s[0] * u[0,0]");
-        assert_error(&text, "expr", "s[0]", "type mismatch: constant `s` is a scalar and cannot be indexed", None);
+        assert_error(
+            &text,
+            "expr",
+            "s[0]",
+            "type mismatch: constant `s` is a scalar and cannot be indexed",
+            None,
+        );
         let text = update("a[1] * u[0,0]");
-        assert_error(&text, "expr", "a[1]", "type mismatch: `a` is a scalar and cannot be indexed", None);
+        assert_error(
+            &text,
+            "expr",
+            "a[1]",
+            "type mismatch: `a` is a scalar and cannot be indexed",
+            None,
+        );
         let text = update("u * 2");
-        assert_error(&text, "expr", "u *", "field `u` is read without offsets", Some("`u[0,0]`"));
+        assert_error(
+            &text,
+            "expr",
+            "u *",
+            "field `u` is read without offsets",
+            Some("`u[0,0]`"),
+        );
         let text = update("u[0,0]^a");
-        assert_error(&text, "expr", "a\"", "an exponent must be a compile-time integer; `a` is a runtime parameter", None);
+        assert_error(
+            &text,
+            "expr",
+            "a\"",
+            "an exponent must be a compile-time integer; `a` is a runtime parameter",
+            None,
+        );
         let text = update("c[2] * u[0,0]");
-        assert_error(&text, "expr", "2]", "index 2 is out of range for table `c` of 2 values", Some("from 0 to 1"));
+        assert_error(
+            &text,
+            "expr",
+            "2]",
+            "index 2 is out of range for table `c` of 2 values",
+            Some("from 0 to 1"),
+        );
         let text = update("min(u[0,0])");
-        assert_error(&text, "expr", "min", "`min` takes 2 argument(s), not 1", None);
-        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n[constants]\nw = \"big\"\n");
-        assert_error(&text, "w =", "\"big\"", "constant `w` must be a number or a list of numbers", None);
+        assert_error(
+            &text,
+            "expr",
+            "min",
+            "`min` takes 2 argument(s), not 1",
+            None,
+        );
+        let text =
+            format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n[constants]\nw = \"big\"\n");
+        assert_error(
+            &text,
+            "w =",
+            "\"big\"",
+            "constant `w` must be a number or a list of numbers",
+            None,
+        );
     }
 
     #[test]
     fn time_levels_and_temps() {
         let text = update("u.prev[0,0]");
-        assert_error(&text, "expr", "u.prev", "field `u` keeps one time level, so `.prev` cannot be read", Some("levels = 2"));
+        assert_error(
+            &text,
+            "expr",
+            "u.prev",
+            "field `u` keeps one time level, so `.prev` cannot be read",
+            Some("levels = 2"),
+        );
         let text = format!("{HEAD}[fields]\nu = {{ role = \"input\", levels = 2 }}\n");
-        assert_error(&text, "u =", "2 }", "only state fields keep time levels", None);
-        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\nt = {{ role = \"temp\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"t[0,0]\"\n");
-        assert_error(&text, "expr", "t[0,0]", "temp field `t` is read before any [[update]] writes it", Some("move"));
-        let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\nv = {{ role = \"state\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"v[0,0]\"\n");
-        assert_error(&text, "v =", "v", "state field `v` is never updated", Some("role = \"input\""));
+        assert_error(
+            &text,
+            "u =",
+            "2 }",
+            "only state fields keep time levels",
+            None,
+        );
+        let text = format!(
+            "{HEAD}[fields]\nu = {{ role = \"state\" }}\nt = {{ role = \"temp\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"t[0,0]\"\n"
+        );
+        assert_error(
+            &text,
+            "expr",
+            "t[0,0]",
+            "temp field `t` is read before any [[update]] writes it",
+            Some("move"),
+        );
+        let text = format!(
+            "{HEAD}[fields]\nu = {{ role = \"state\" }}\nv = {{ role = \"state\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"v[0,0]\"\n"
+        );
+        assert_error(
+            &text,
+            "v =",
+            "v",
+            "state field `v` is never updated",
+            Some("role = \"input\""),
+        );
         let text = format!("{HEAD}[fields]\nu = {{ role = \"stat\" }}\n");
-        assert_error(&text, "u =", "\"stat\"", "unknown role `stat`", Some("`state`"));
+        assert_error(
+            &text,
+            "u =",
+            "\"stat\"",
+            "unknown role `stat`",
+            Some("`state`"),
+        );
     }
 
     #[test]
@@ -707,9 +1227,21 @@ mod tests {
         let text = update("sum(r, 1, 0, u[0,r])");
         assert_error(&text, "expr", "sum", "`sum` from 1 to 0 cannot work", None);
         let text = update("sum(u, 1, 2, u[0,0])");
-        assert_error(&text, "expr", "u, 1", "sum index `u` hides a name already in use", None);
+        assert_error(
+            &text,
+            "expr",
+            "u, 1",
+            "sum index `u` hides a name already in use",
+            None,
+        );
         let text = update("sum(r, 1, 2)");
-        assert_error(&text, "expr", "sum", "`sum` takes 4 arguments, not 3", Some("sum(r, 1, 4"));
+        assert_error(
+            &text,
+            "expr",
+            "sum",
+            "`sum` takes 4 arguments, not 3",
+            Some("sum(r, 1, 4"),
+        );
         let text = update("u[0,0] +* 2");
         assert_error(&text, "expr", "* 2", "expected a value, found `*`", None);
         let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = '''u[0,0] + @'''\n");
@@ -719,31 +1251,94 @@ mod tests {
     #[test]
     fn sections_that_cannot_work() {
         let text = "[stencil]\ndtype = \"f16\"\naxes = [\"x\"]\n";
-        assert_error(text, "dtype", "\"f16\"", "unsupported dtype `f16`", Some("\"f32\""));
+        assert_error(
+            text,
+            "dtype",
+            "\"f16\"",
+            "unsupported dtype `f16`",
+            Some("\"f32\""),
+        );
         let text = "[stencil]\ndtype = \"f64\"\naxes = [\"a\", \"b\", \"c\", \"d\"]\n";
         assert_error(text, "axes", "[", "a stencil has 1 to 3 axes, not 4", None);
         let text = format!("{HEAD}{FIELDS}[boundary]\nkind = \"wrap\"\n");
-        assert_error(&text, "kind", "\"wrap\"", "unknown boundary `wrap`", Some("periodic"));
+        assert_error(
+            &text,
+            "kind",
+            "\"wrap\"",
+            "unknown boundary `wrap`",
+            Some("periodic"),
+        );
         let text = format!("{HEAD}[fields]\nu = {{ role = \"state\" }}\n");
-        assert_error(&text, "[stencil]", "[stencil]", "the stencil has no [[update]] statement", None);
+        assert_error(
+            &text,
+            "[stencil]",
+            "[stencil]",
+            "the stencil has no [[update]] statement",
+            None,
+        );
     }
 
     #[test]
     fn tiling_values_that_cannot_work() {
         let base = update("u[0,0]");
         let cases: [(&str, &str, &str, Option<&str>); 8] = [
-            ("[tiling.openmp]\nblock = [4]\n", "[4]", "`block` has 1 entries but the stencil has 2 axes", Some("[8, 32]")),
-            ("[tiling.openmp]\nblock = [0, 64]\n", "0", "block extent 0 cannot work", None),
-            ("[tiling.cuda]\nstrategy = \"fastest\"\n", "\"fastest\"", "unknown strategy `fastest`", Some("naive")),
-            ("[tiling.cuda]\nstrategy = \"tiled\"\nblock = [32, 8]\n", "8]", "the contiguous axis gets 8 threads, not a multiple of the cuda warp (32)", Some("[32, 32]")),
-            ("[tiling.cuda]\nstrategy = \"naive\"\nblock = [64, 32]\n", "[64, 32]", "a block of 2048 threads is more than the 1024 a GPU block can hold", None),
-            ("[tiling.hip]\nstrategy = \"stream\"\nblock = [4, 32]\n", "32]", "the contiguous axis gets 32 threads, not a multiple of the hip warp (64)", None),
-            ("[tiling.cuda]\nstrategy = \"tiled\"\ntime_block = 4\n", "4", "`time_block` only applies to the temporal strategies", None),
-            ("[tiling.cuda]\nstrategy = \"temporal\"\ntime_block = 0\n", "0", "`time_block = 0` cannot work", Some("between 1 and 64")),
+            (
+                "[tiling.openmp]\nblock = [4]\n",
+                "[4]",
+                "`block` has 1 entries but the stencil has 2 axes",
+                Some("[8, 32]"),
+            ),
+            (
+                "[tiling.openmp]\nblock = [0, 64]\n",
+                "0",
+                "block extent 0 cannot work",
+                None,
+            ),
+            (
+                "[tiling.cuda]\nstrategy = \"fastest\"\n",
+                "\"fastest\"",
+                "unknown strategy `fastest`",
+                Some("naive"),
+            ),
+            (
+                "[tiling.cuda]\nstrategy = \"tiled\"\nblock = [32, 8]\n",
+                "8]",
+                "the contiguous axis gets 8 threads, not a multiple of the cuda warp (32)",
+                Some("[32, 32]"),
+            ),
+            (
+                "[tiling.cuda]\nstrategy = \"naive\"\nblock = [64, 32]\n",
+                "[64, 32]",
+                "a block of 2048 threads is more than the 1024 a GPU block can hold",
+                None,
+            ),
+            (
+                "[tiling.hip]\nstrategy = \"stream\"\nblock = [4, 32]\n",
+                "32]",
+                "the contiguous axis gets 32 threads, not a multiple of the hip warp (64)",
+                None,
+            ),
+            (
+                "[tiling.cuda]\nstrategy = \"tiled\"\ntime_block = 4\n",
+                "4",
+                "`time_block` only applies to the temporal strategies",
+                None,
+            ),
+            (
+                "[tiling.cuda]\nstrategy = \"temporal\"\ntime_block = 0\n",
+                "0",
+                "`time_block = 0` cannot work",
+                Some("between 1 and 64"),
+            ),
         ];
         for (section, needle, message, hint) in cases {
             let text = format!("{base}{section}");
-            let key = section.lines().filter(|l| l.contains(needle) && !l.starts_with('[')).last().and_then(|l| l.split(' ').next()).unwrap_or("[");
+            let key = section
+                .lines()
+                .filter(|l| l.contains(needle) && !l.starts_with('['))
+                .last()
+                .and_then(|l| l.split(' ').next())
+                .unwrap_or("[");
             assert_error(&text, key, needle, message, hint);
         }
     }

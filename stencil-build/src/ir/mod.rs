@@ -151,7 +151,16 @@ pub enum Func {
 
 impl Func {
     /// Every function, for name lookup.
-    pub const ALL: [Func; 8] = [Func::Sqrt, Func::Abs, Func::Min, Func::Max, Func::Exp, Func::Sin, Func::Cos, Func::Fma];
+    pub const ALL: [Func; 8] = [
+        Func::Sqrt,
+        Func::Abs,
+        Func::Min,
+        Func::Max,
+        Func::Exp,
+        Func::Sin,
+        Func::Cos,
+        Func::Fma,
+    ];
 
     /// Its name in expressions.
     pub fn name(self) -> &'static str {
@@ -286,6 +295,9 @@ impl Stencil {
 
     /// The fields the caller passes in: state and input grids, in declaration order.
     pub fn arguments(&self) -> impl Iterator<Item = (usize, &Field)> {
-        self.fields.iter().enumerate().filter(|(_, f)| f.role != Role::Temp)
+        self.fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.role != Role::Temp)
     }
 }

@@ -93,19 +93,39 @@ pub fn check(section: &TilingSection, dims: usize, src: &Source) -> Result<Tilin
     Ok(Tiling { openmp, cuda, hip })
 }
 
-fn openmp(section: &Spanned<OpenmpTilingSection>, dims: usize, src: &Source) -> Result<OpenmpTiling, Diagnostic> {
+fn openmp(
+    section: &Spanned<OpenmpTilingSection>,
+    dims: usize,
+    src: &Source,
+) -> Result<OpenmpTiling, Diagnostic> {
     let Some(block) = &section.get_ref().block else {
         return Ok(OpenmpTiling::default_for(dims));
     };
-    Ok(OpenmpTiling { block: extents(block, dims, 1 << 24, src)? })
+    Ok(OpenmpTiling {
+        block: extents(block, dims, 1 << 24, src)?,
+    })
 }
 
 /// Checks a per-axis list of positive extents.
-fn extents(list: &Spanned<Vec<Spanned<i64>>>, dims: usize, max: i64, src: &Source) -> Result<Vec<usize>, Diagnostic> {
+fn extents(
+    list: &Spanned<Vec<Spanned<i64>>>,
+    dims: usize,
+    max: i64,
+    src: &Source,
+) -> Result<Vec<usize>, Diagnostic> {
     if list.get_ref().len() != dims {
         return Err(src
-            .error(list.span(), format!("`block` has {} entries but the stencil has {dims} axes", list.get_ref().len()))
-            .with_hint(format!("give one extent per axis, in axis order (slowest first), e.g. {}", example(dims))));
+            .error(
+                list.span(),
+                format!(
+                    "`block` has {} entries but the stencil has {dims} axes",
+                    list.get_ref().len()
+                ),
+            )
+            .with_hint(format!(
+                "give one extent per axis, in axis order (slowest first), e.g. {}",
+                example(dims)
+            )));
     }
     list.get_ref()
         .iter()
@@ -126,9 +146,20 @@ fn example(dims: usize) -> &'static str {
     }
 }
 
-fn gpu(section: Option<&Spanned<GpuTilingSection>>, dims: usize, warp: usize, backend: &str, src: &Source) -> Result<GpuTiling, Diagnostic> {
+fn gpu(
+    section: Option<&Spanned<GpuTilingSection>>,
+    dims: usize,
+    warp: usize,
+    backend: &str,
+    src: &Source,
+) -> Result<GpuTiling, Diagnostic> {
     let Some(section) = section else {
-        return Ok(GpuTiling { strategy: Strategy::Auto, block: None, time_block: 1, coarsen: 1 });
+        return Ok(GpuTiling {
+            strategy: Strategy::Auto,
+            block: None,
+            time_block: 1,
+            coarsen: 1,
+        });
     };
     let s = section.get_ref();
     let strategy = match &s.strategy {
@@ -143,8 +174,13 @@ fn gpu(section: Option<&Spanned<GpuTilingSection>>, dims: usize, warp: usize, ba
         None => 1,
         Some(t) if !strategy.fuses_steps() => {
             return Err(src
-                .error(t.span(), "`time_block` only applies to the temporal strategies")
-                .with_hint("set `strategy = \"temporal\"` or `\"persistent\"`, or remove `time_block`"));
+                .error(
+                    t.span(),
+                    "`time_block` only applies to the temporal strategies",
+                )
+                .with_hint(
+                    "set `strategy = \"temporal\"` or `\"persistent\"`, or remove `time_block`",
+                ));
         }
         Some(t) => bounded(t, 1, 64, "time_block", src)?,
     };
@@ -152,34 +188,60 @@ fn gpu(section: Option<&Spanned<GpuTilingSection>>, dims: usize, warp: usize, ba
         None => 1,
         Some(c) if strategy != Strategy::Stream => {
             return Err(src
-                .error(c.span(), "`coarsen` only applies to `strategy = \"stream\"`")
+                .error(
+                    c.span(),
+                    "`coarsen` only applies to `strategy = \"stream\"`",
+                )
                 .with_hint("set `strategy = \"stream\"` or remove `coarsen`"));
         }
         Some(c) => bounded(c, 1, 64, "coarsen", src)?,
     };
     if strategy == Strategy::Stream && dims < 2 {
         return Err(src
-            .error(section.span(), "`stream` marches along the slowest axis and needs at least 2 axes")
+            .error(
+                section.span(),
+                "`stream` marches along the slowest axis and needs at least 2 axes",
+            )
             .with_hint("use `strategy = \"tiled\"` for a 1-D stencil"));
     }
-    Ok(GpuTiling { strategy, block, time_block, coarsen })
-}
-
-fn strategy(name: &Spanned<String>, src: &Source) -> Result<Strategy, Diagnostic> {
-    let found = Strategy::NAMES.iter().find(|(n, _)| *n == name.get_ref().as_str());
-    found.map(|&(_, s)| s).ok_or_else(|| {
-        let names: Vec<_> = Strategy::NAMES.iter().map(|(n, _)| *n).collect();
-        src.error(name.span(), format!("unknown strategy `{}`", name.get_ref()))
-            .with_hint(format!("use one of: {}", names.join(", ")))
+    Ok(GpuTiling {
+        strategy,
+        block,
+        time_block,
+        coarsen,
     })
 }
 
-fn gpu_block(list: &Spanned<Vec<Spanned<i64>>>, dims: usize, warp: usize, strategy: Strategy, backend: &str, src: &Source) -> Result<Vec<usize>, Diagnostic> {
+fn strategy(name: &Spanned<String>, src: &Source) -> Result<Strategy, Diagnostic> {
+    let found = Strategy::NAMES
+        .iter()
+        .find(|(n, _)| *n == name.get_ref().as_str());
+    found.map(|&(_, s)| s).ok_or_else(|| {
+        let names: Vec<_> = Strategy::NAMES.iter().map(|(n, _)| *n).collect();
+        src.error(
+            name.span(),
+            format!("unknown strategy `{}`", name.get_ref()),
+        )
+        .with_hint(format!("use one of: {}", names.join(", ")))
+    })
+}
+
+fn gpu_block(
+    list: &Spanned<Vec<Spanned<i64>>>,
+    dims: usize,
+    warp: usize,
+    strategy: Strategy,
+    backend: &str,
+    src: &Source,
+) -> Result<Vec<usize>, Diagnostic> {
     let block = extents(list, dims, 1024, src)?;
     let threads: usize = block.iter().product();
     if threads > 1024 {
         return Err(src
-            .error(list.span(), format!("a block of {threads} threads is more than the 1024 a GPU block can hold"))
+            .error(
+                list.span(),
+                format!("a block of {threads} threads is more than the 1024 a GPU block can hold"),
+            )
             .with_hint("shrink the block so the product of its extents is at most 1024"));
     }
     let fast = block[dims - 1];
@@ -193,9 +255,17 @@ fn gpu_block(list: &Spanned<Vec<Spanned<i64>>>, dims: usize, warp: usize, strate
     Ok(block)
 }
 
-fn bounded(v: &Spanned<i64>, lo: i64, hi: i64, key: &str, src: &Source) -> Result<usize, Diagnostic> {
+fn bounded(
+    v: &Spanned<i64>,
+    lo: i64,
+    hi: i64,
+    key: &str,
+    src: &Source,
+) -> Result<usize, Diagnostic> {
     match *v.get_ref() {
         n if (lo..=hi).contains(&n) => Ok(n as usize),
-        n => Err(src.error(v.span(), format!("`{key} = {n}` cannot work")).with_hint(format!("use a value between {lo} and {hi}"))),
+        n => Err(src
+            .error(v.span(), format!("`{key} = {n}` cannot work"))
+            .with_hint(format!("use a value between {lo} and {hi}"))),
     }
 }

@@ -94,11 +94,20 @@ pub struct ParseError {
 /// Parses a whole expression.
 pub fn parse(text: &str) -> Result<Node, ParseError> {
     let tokens = lex(text)?;
-    let mut p = Parser { tokens, pos: 0, depth: 0, len: text.len() };
+    let mut p = Parser {
+        tokens,
+        pos: 0,
+        depth: 0,
+        len: text.len(),
+    };
     let node = p.expr()?;
     match p.peek() {
         None => Ok(node),
-        Some(t) => Err(p.error_at(t.span.clone(), format!("unexpected `{}` after the expression", t.text(text)), None)),
+        Some(t) => Err(p.error_at(
+            t.span.clone(),
+            format!("unexpected `{}` after the expression", t.text(text)),
+            None,
+        )),
     }
 }
 
@@ -132,7 +141,9 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
             i += 1;
             continue;
         }
-        let tok = if c.is_ascii_digit() || (c == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+        let tok = if c.is_ascii_digit()
+            || (c == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
             i = number_end(bytes, i);
             number(&text[start..i], start..i)?
         } else if c.is_ascii_alphabetic() || c == b'_' {
@@ -147,12 +158,21 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
             let ch = text[i..].chars().next().unwrap_or('?');
             let hint = match ch {
                 '{' | '}' => Some("group with parentheses `( )`".to_string()),
-                '%' => Some("there is no `%`; periodic boundaries are set in [boundary]".to_string()),
+                '%' => {
+                    Some("there is no `%`; periodic boundaries are set in [boundary]".to_string())
+                }
                 _ => None,
             };
-            return Err(ParseError { span: i..i + ch.len_utf8(), message: format!("unexpected character `{ch}`"), hint });
+            return Err(ParseError {
+                span: i..i + ch.len_utf8(),
+                message: format!("unexpected character `{ch}`"),
+                hint,
+            });
         };
-        tokens.push(Token { tok, span: start..i });
+        tokens.push(Token {
+            tok,
+            span: start..i,
+        });
     }
     Ok(tokens)
 }
@@ -186,7 +206,11 @@ fn number(text: &str, span: Range<usize>) -> Result<Tok, ParseError> {
     if !value.is_finite() {
         return Err(bad());
     }
-    let integer = if text.bytes().all(|b| b.is_ascii_digit()) { text.parse().ok() } else { None };
+    let integer = if text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse().ok()
+    } else {
+        None
+    };
     Ok(Tok::Num(value, integer))
 }
 
@@ -207,7 +231,11 @@ impl Parser {
     }
 
     fn error_at(&self, span: Range<usize>, message: String, hint: Option<&str>) -> ParseError {
-        ParseError { span, message, hint: hint.map(str::to_string) }
+        ParseError {
+            span,
+            message,
+            hint: hint.map(str::to_string),
+        }
     }
 
     fn end_span(&self) -> Range<usize> {
@@ -223,7 +251,11 @@ impl Parser {
         Err(self.error_at(span, format!("expected `{c}` {what}"), None))
     }
 
-    fn nested<T>(&mut self, at: usize, f: impl FnOnce(&mut Self) -> Result<T, ParseError>) -> Result<T, ParseError> {
+    fn nested<T>(
+        &mut self,
+        at: usize,
+        f: impl FnOnce(&mut Self) -> Result<T, ParseError>,
+    ) -> Result<T, ParseError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(self.error_at(
@@ -247,14 +279,19 @@ impl Parser {
             self.pos += 1;
             let rhs = operand(self)?;
             let span = lhs.span.start..rhs.span.end;
-            lhs = Node { kind: Kind::Binary(op, Box::new(lhs), Box::new(rhs)), span };
+            lhs = Node {
+                kind: Kind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                span,
+            };
         }
         Ok(lhs)
     }
 
     fn expr(&mut self) -> Result<Node, ParseError> {
         let at = self.peek().map_or(self.len, |t| t.span.start);
-        self.nested(at, |p| p.binary_loop(&[('+', BinOp::Add), ('-', BinOp::Sub)], Self::term))
+        self.nested(at, |p| {
+            p.binary_loop(&[('+', BinOp::Add), ('-', BinOp::Sub)], Self::term)
+        })
     }
 
     fn term(&mut self) -> Result<Node, ParseError> {
@@ -271,7 +308,10 @@ impl Parser {
                 return Ok(inner);
             }
             let span = start..inner.span.end;
-            return Ok(Node { kind: Kind::Neg(Box::new(inner)), span });
+            return Ok(Node {
+                kind: Kind::Neg(Box::new(inner)),
+                span,
+            });
         }
         self.power()
     }
@@ -285,23 +325,38 @@ impl Parser {
         let at = self.peek().map_or(self.len, |t| t.span.start);
         let exponent = self.nested(at, Self::unary)?;
         let span = base.span.start..exponent.span.end;
-        Ok(Node { kind: Kind::Binary(BinOp::Pow, Box::new(base), Box::new(exponent)), span })
+        Ok(Node {
+            kind: Kind::Binary(BinOp::Pow, Box::new(base), Box::new(exponent)),
+            span,
+        })
     }
 
     fn primary(&mut self) -> Result<Node, ParseError> {
         let Some(token) = self.peek().cloned() else {
-            return Err(self.error_at(self.end_span(), "the expression ends too early".into(), Some("complete the expression")));
+            return Err(self.error_at(
+                self.end_span(),
+                "the expression ends too early".into(),
+                Some("complete the expression"),
+            ));
         };
         self.pos += 1;
         match token.tok {
-            Tok::Num(value, integer) => Ok(Node { kind: Kind::Number { value, integer }, span: token.span }),
+            Tok::Num(value, integer) => Ok(Node {
+                kind: Kind::Number { value, integer },
+                span: token.span,
+            }),
             Tok::Punct('(') => {
                 let inner = self.expr()?;
                 let close = self.expect(')', "to close this parenthesis")?;
-                Ok(Node { kind: inner.kind, span: token.span.start..close.end })
+                Ok(Node {
+                    kind: inner.kind,
+                    span: token.span.start..close.end,
+                })
             }
             Tok::Ident(name) => self.after_name(name, token.span),
-            Tok::Punct(c) => Err(self.error_at(token.span, format!("expected a value, found `{c}`"), None)),
+            Tok::Punct(c) => {
+                Err(self.error_at(token.span, format!("expected a value, found `{c}`"), None))
+            }
         }
     }
 
@@ -310,7 +365,9 @@ impl Parser {
         if prev {
             self.pos += 1;
             match self.peek().cloned() {
-                Some(Token { tok: Tok::Ident(p), .. }) if p == "prev" => self.pos += 1,
+                Some(Token {
+                    tok: Tok::Ident(p), ..
+                }) if p == "prev" => self.pos += 1,
                 other => {
                     let span = other.map_or(self.end_span(), |t| t.span);
                     return Err(self.error_at(
@@ -322,7 +379,11 @@ impl Parser {
             }
             if !self.peek_punct('[') {
                 let span = self.peek().map_or(self.end_span(), |t| t.span.clone());
-                return Err(self.error_at(span, format!("expected `[` after `{name}.prev`"), Some("write offsets, e.g. `u.prev[0,0]`")));
+                return Err(self.error_at(
+                    span,
+                    format!("expected `[` after `{name}.prev`"),
+                    Some("write offsets, e.g. `u.prev[0,0]`"),
+                ));
             }
         }
         let (open, close, is_index) = if self.peek_punct('[') {
@@ -330,18 +391,33 @@ impl Parser {
         } else if self.peek_punct('(') {
             ('(', ')', false)
         } else {
-            return Ok(Node { kind: Kind::Name(name), span: name_span });
+            return Ok(Node {
+                kind: Kind::Name(name),
+                span: name_span,
+            });
         };
         let start = name_span.start;
         let open_span = self.expect(open, "")?;
         let args = self.nested(open_span.start, |p| p.arguments(close))?;
         let end = self.tokens[self.pos - 1].span.end;
         let kind = if is_index {
-            Kind::Index { name, name_span, prev, args }
+            Kind::Index {
+                name,
+                name_span,
+                prev,
+                args,
+            }
         } else {
-            Kind::Call { name, name_span, args }
+            Kind::Call {
+                name,
+                name_span,
+                args,
+            }
         };
-        Ok(Node { kind, span: start..end })
+        Ok(Node {
+            kind,
+            span: start..end,
+        })
     }
 
     fn arguments(&mut self, close: char) -> Result<Vec<Node>, ParseError> {
@@ -370,9 +446,15 @@ mod tests {
         match &n.kind {
             Kind::Number { value, .. } => format!("{value}"),
             Kind::Name(s) => s.clone(),
-            Kind::Index { name, prev, args, .. } => {
+            Kind::Index {
+                name, prev, args, ..
+            } => {
                 let a: Vec<_> = args.iter().map(show).collect();
-                format!("{name}{}[{}]", if *prev { ".prev" } else { "" }, a.join(","))
+                format!(
+                    "{name}{}[{}]",
+                    if *prev { ".prev" } else { "" },
+                    a.join(",")
+                )
             }
             Kind::Call { name, args, .. } => {
                 let a: Vec<_> = args.iter().map(show).collect();
@@ -386,20 +468,28 @@ mod tests {
     #[test]
     fn precedence_and_associativity() {
         let n = parse("a - b - c * d / e + -f ^ 2").unwrap();
-        assert_eq!(show(&n), "(((a Sub b) Sub ((c Mul d) Div e)) Add (-(f Pow 2)))");
+        assert_eq!(
+            show(&n),
+            "(((a Sub b) Sub ((c Mul d) Div e)) Add (-(f Pow 2)))"
+        );
     }
 
     #[test]
     fn reads_calls_and_numbers() {
         let n = parse("u.prev[0, -1] + sum(r, 1, 4, c[r]*u[0,r]) + 1.5e-3 + .5 + 2E2").unwrap();
-        assert_eq!(show(&n), "((((u.prev[0,(-1)] Add sum(r,1,4,(c[r] Mul u[0,r]))) Add 0.0015) Add 0.5) Add 200)");
+        assert_eq!(
+            show(&n),
+            "((((u.prev[0,(-1)] Add sum(r,1,4,(c[r] Mul u[0,r]))) Add 0.0015) Add 0.5) Add 200)"
+        );
     }
 
     #[test]
     fn spans_point_at_the_source() {
         let text = "alpha * u[0,1]";
         let n = parse(text).unwrap();
-        let Kind::Binary(_, _, rhs) = &n.kind else { panic!() };
+        let Kind::Binary(_, _, rhs) = &n.kind else {
+            panic!()
+        };
         assert_eq!(&text[rhs.span.clone()], "u[0,1]");
         assert_eq!(n.span, 0..text.len());
     }
@@ -407,9 +497,15 @@ mod tests {
     #[test]
     fn errors_are_located() {
         let e = parse("u[0,0] + * 2").unwrap_err();
-        assert_eq!((e.span, e.message.as_str()), (9..10, "expected a value, found `*`"));
+        assert_eq!(
+            (e.span, e.message.as_str()),
+            (9..10, "expected a value, found `*`")
+        );
         let e = parse("(u[0] + 1").unwrap_err();
-        assert_eq!((e.span, e.message.as_str()), (9..9, "expected `)` to close this parenthesis"));
+        assert_eq!(
+            (e.span, e.message.as_str()),
+            (9..9, "expected `)` to close this parenthesis")
+        );
         let e = parse("u[0] $ 1").unwrap_err();
         assert_eq!(e.span, 5..6);
         let e = parse("u.next[0]").unwrap_err();
@@ -420,7 +516,11 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
-        for text in ["(".repeat(100_000) + "1", "-".repeat(100_000) + "1", "2^".repeat(100_000) + "1"] {
+        for text in [
+            "(".repeat(100_000) + "1",
+            "-".repeat(100_000) + "1",
+            "2^".repeat(100_000) + "1",
+        ] {
             let e = parse(&text).unwrap_err();
             assert!(e.message.contains("nested more than"), "{}", e.message);
         }

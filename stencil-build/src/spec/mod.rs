@@ -11,7 +11,6 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
@@ -172,7 +171,9 @@ impl Source {
     pub fn inner_span(&self, value: &Spanned<String>, inner: Range<usize>) -> Range<usize> {
         let outer = value.span();
         let raw = &self.text[outer.clone()];
-        let quote = ["\"\"\"", "'''", "\"", "'"].into_iter().find(|q| raw.starts_with(q));
+        let quote = ["\"\"\"", "'''", "\"", "'"]
+            .into_iter()
+            .find(|q| raw.starts_with(q));
         let Some(quote) = quote else { return outer };
         let body = &raw[quote.len()..raw.len().saturating_sub(quote.len())];
         if body != value.get_ref().as_str() {
@@ -195,7 +196,10 @@ pub fn load(path: &Path, shown: &Path) -> Result<(Spec, Source), Diagnostic> {
         message: format!("cannot read the spec: {e}"),
         hint: None,
     })?;
-    let source = Source { path: shown.to_path_buf(), text };
+    let source = Source {
+        path: shown.to_path_buf(),
+        text,
+    };
     let spec = parse(&source)?;
     Ok((spec, source))
 }
@@ -234,7 +238,10 @@ mod tests {
     use super::*;
 
     fn source(text: &str) -> Source {
-        Source { path: "t.stencil.toml".into(), text: text.into() }
+        Source {
+            path: "t.stencil.toml".into(),
+            text: text.into(),
+        }
     }
 
     #[test]
@@ -243,7 +250,12 @@ mod tests {
             "[stencil]\ndtype = \"f64\"\naxes = [\"x\"]\n[fields]\nz = { role = \"state\" }\na = { role = \"input\" }\n",
         );
         let spec = parse(&s).unwrap();
-        let names: Vec<_> = spec.fields.0.iter().map(|(k, _)| k.get_ref().as_str()).collect();
+        let names: Vec<_> = spec
+            .fields
+            .0
+            .iter()
+            .map(|(k, _)| k.get_ref().as_str())
+            .collect();
         assert_eq!(names, ["z", "a"]);
     }
 
