@@ -100,7 +100,8 @@ pub fn report(
     );
 }
 
-/// A smooth bump: 1 at `centre`, falling off with `width`, on a grid of `shape`.
+/// A smooth bump: 1 at the centre of the grid of `shape`, falling off with `width`
+/// (as a fraction of the extent).
 pub fn bump(shape: &[usize], width: f64) -> Vec<f64> {
     let cells: usize = shape.iter().product();
     (0..cells)
@@ -108,7 +109,7 @@ pub fn bump(shape: &[usize], width: f64) -> Vec<f64> {
             let mut rest = c;
             let mut r2 = 0.0;
             for &n in shape.iter().rev() {
-                let x = (rest % n) as f64 / n as f64 - 0.5;
+                let x = ((rest % n) as f64 + 0.5) / n as f64 - 0.5;
                 rest /= n;
                 r2 += x * x;
             }
