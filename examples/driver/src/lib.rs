@@ -49,6 +49,68 @@ impl Args {
     }
 }
 
+/// What an example prints about the stencil it runs; build it with [`describe!`].
+#[derive(Clone, Debug)]
+pub struct Stencil {
+    /// Module name.
+    pub name: &'static str,
+    /// `"fixed"` or `"periodic"`.
+    pub boundary: &'static str,
+    /// The default backend.
+    pub backend: &'static str,
+    /// Grid reads per cell.
+    pub points: usize,
+    /// Flops per cell.
+    pub flops: usize,
+    /// Reach of a step per axis.
+    pub radius: &'static [usize],
+    /// OpenMP threads, when that backend is built.
+    pub threads: Option<usize>,
+}
+
+/// [`Stencil`] from the constants of a generated stencil module.
+#[macro_export]
+macro_rules! describe {
+    ($m:ident) => {
+        $crate::Stencil {
+            name: $m::NAME,
+            boundary: $m::BOUNDARY,
+            backend: $m::BACKEND,
+            points: $m::POINTS,
+            flops: $m::FLOPS_PER_CELL,
+            radius: &$m::RADIUS,
+            #[cfg(feature = "openmp")]
+            threads: Some(openmp_max_threads()),
+            #[cfg(not(feature = "openmp"))]
+            threads: None,
+        }
+    };
+}
+
+/// Prints what is about to run, then runs `args.steps` steps through
+/// `step(reference, k)` with [`run_steps`]; `reference` asks for the
+/// pure-Rust reference instead of the default backend.
+pub fn simulate<E>(
+    args: &Args,
+    st: &Stencil,
+    shape: &[usize],
+    mut step: impl FnMut(bool, u64) -> Result<(), E>,
+) -> Result<Duration, E> {
+    println!(
+        "{}: {} grid {shape:?}, {} steps, backend {}, {} points, {} flops per cell",
+        st.name,
+        st.boundary,
+        args.steps,
+        args.backend(st.backend),
+        st.points,
+        st.flops
+    );
+    if let (Some(t), false) = (st.threads, args.reference) {
+        println!("OpenMP threads: {t}");
+    }
+    run_steps(args.steps, |k| step(args.reference, k))
+}
+
 /// Runs `steps` steps through `step(k)` (which runs `k` steps), in about ten
 /// chunks, printing progress once the run has taken more than a second.
 pub fn run_steps<E>(steps: u64, mut step: impl FnMut(u64) -> Result<(), E>) -> Result<Duration, E> {
@@ -83,10 +145,12 @@ pub fn updated_cells(shape: &[usize], radius: &[usize], boundary: &str) -> usize
 /// Prints the closing report: checksum (sum and largest magnitude) and GCells/s.
 pub fn report(
     values: impl IntoIterator<Item = f64>,
-    updated_per_step: usize,
+    st: &Stencil,
+    shape: &[usize],
     steps: u64,
     elapsed: Duration,
 ) {
+    let updated_per_step = updated_cells(shape, st.radius, st.boundary);
     let (mut sum, mut max) = (0.0f64, 0.0f64);
     for v in values {
         sum += v;

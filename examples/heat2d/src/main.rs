@@ -4,31 +4,26 @@
 
 include!(concat!(env!("OUT_DIR"), "/stencils.rs"));
 
-use example_driver::{Args, report, run_steps, updated_cells};
-use heat2d as st;
+use example_driver::{Args, describe, report, simulate};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse("heat2d", 2048, 500)?;
     let shape = [args.size; 2];
     let mut u = example_driver::bump(&shape, 0.1);
-    let params = st::Params { alpha: 0.2 };
-    println!(
-        "heat2d: {} grid {shape:?}, {} steps, backend {}, {} points, {} flops per cell",
-        st::BOUNDARY,
-        args.steps,
-        args.backend(st::BACKEND),
-        st::POINTS,
-        st::FLOPS_PER_CELL
-    );
-    #[cfg(feature = "openmp")]
-    println!("OpenMP threads: {}", openmp_max_threads());
-    let elapsed = run_steps(args.steps, |k| match args.reference {
-        true => st::reference::run(&mut u, shape, params, k),
-        false => st::run(&mut u, shape, params, k),
-    })?;
+    let params = heat2d::Params { alpha: 0.2 };
+    let elapsed = simulate(
+        &args,
+        &describe!(heat2d),
+        &shape,
+        |reference, k| match reference {
+            true => heat2d::reference::run(&mut u, shape, params, k),
+            false => heat2d::run(&mut u, shape, params, k),
+        },
+    )?;
     report(
         u.iter().map(|&v| f64::from(v)),
-        updated_cells(&shape, &st::RADIUS, st::BOUNDARY),
+        &describe!(heat2d),
+        &shape,
         args.steps,
         elapsed,
     );

@@ -4,8 +4,7 @@
 
 include!(concat!(env!("OUT_DIR"), "/stencils.rs"));
 
-use example_driver::{Args, report, run_steps, updated_cells};
-use heat3d as st;
+use example_driver::{Args, describe, report, simulate};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse("heat3d", 256, 100)?;
@@ -15,24 +14,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|b| 0.5 + 0.5 * b)
         .collect();
-    let params = st::Params { alpha: 0.1 };
-    println!(
-        "heat3d: {} grid {shape:?}, {} steps, backend {}, {} points, {} flops per cell",
-        st::BOUNDARY,
-        args.steps,
-        args.backend(st::BACKEND),
-        st::POINTS,
-        st::FLOPS_PER_CELL
-    );
-    #[cfg(feature = "openmp")]
-    println!("OpenMP threads: {}", openmp_max_threads());
-    let elapsed = run_steps(args.steps, |k| match args.reference {
-        true => st::reference::run(&mut u, &kappa, shape, params, k),
-        false => st::run(&mut u, &kappa, shape, params, k),
-    })?;
+    let params = heat3d::Params { alpha: 0.1 };
+    let elapsed = simulate(
+        &args,
+        &describe!(heat3d),
+        &shape,
+        |reference, k| match reference {
+            true => heat3d::reference::run(&mut u, &kappa, shape, params, k),
+            false => heat3d::run(&mut u, &kappa, shape, params, k),
+        },
+    )?;
     report(
         u.iter().map(|&v| f64::from(v)),
-        updated_cells(&shape, &st::RADIUS, st::BOUNDARY),
+        &describe!(heat3d),
+        &shape,
         args.steps,
         elapsed,
     );

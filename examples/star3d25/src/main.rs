@@ -4,8 +4,7 @@
 
 include!(concat!(env!("OUT_DIR"), "/stencils.rs"));
 
-use example_driver::{Args, report, run_steps, updated_cells};
-use star3d25 as st;
+use example_driver::{Args, describe, report, simulate};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse("star3d25", 256, 50)?;
@@ -14,24 +13,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|&v| v as f32)
         .collect();
-    let params = st::Params { nu: 0.05 };
-    println!(
-        "star3d25: {} grid {shape:?}, {} steps, backend {}, {} points, {} flops per cell",
-        st::BOUNDARY,
-        args.steps,
-        args.backend(st::BACKEND),
-        st::POINTS,
-        st::FLOPS_PER_CELL
-    );
-    #[cfg(feature = "openmp")]
-    println!("OpenMP threads: {}", openmp_max_threads());
-    let elapsed = run_steps(args.steps, |k| match args.reference {
-        true => st::reference::run(&mut u, shape, params, k),
-        false => st::run(&mut u, shape, params, k),
-    })?;
+    let params = star3d25::Params { nu: 0.05 };
+    let elapsed = simulate(
+        &args,
+        &describe!(star3d25),
+        &shape,
+        |reference, k| match reference {
+            true => star3d25::reference::run(&mut u, shape, params, k),
+            false => star3d25::run(&mut u, shape, params, k),
+        },
+    )?;
     report(
         u.iter().map(|&v| f64::from(v)),
-        updated_cells(&shape, &st::RADIUS, st::BOUNDARY),
+        &describe!(star3d25),
+        &shape,
         args.steps,
         elapsed,
     );

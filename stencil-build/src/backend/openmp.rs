@@ -380,17 +380,11 @@ impl Dialect for CDialect<'_> {
         if !self.wrapped {
             return format!("{buf}[{}]", offset_index(&a.offset));
         }
-        let dims = a.offset.len();
-        let coord = |ax: usize| match a.offset[ax] {
-            0 => format!("i{ax}"),
+        let index = wrapped_index(&a.offset, |ax, d| match d {
             d if d < 0 => format!("stencil_wrap(i{ax} - {}, n{ax})", -d),
             d => format!("stencil_wrap(i{ax} + {d}, n{ax})"),
-        };
-        let mut terms: Vec<String> = (0..dims - 1)
-            .map(|ax| format!("{} * s{ax}", coord(ax)))
-            .collect();
-        terms.push(coord(dims - 1));
-        format!("{buf}[{}]", terms.join(" + "))
+        });
+        format!("{buf}[{index}]")
     }
 
     fn param(&self, index: usize) -> String {

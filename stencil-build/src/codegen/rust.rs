@@ -903,18 +903,10 @@ impl Dialect for RustDialect<'_> {
         let buf = slot_name(self.st, a.slot);
         match self.st.boundary {
             Boundary::Fixed => format!("{buf}[{}]", offset_index(&a.offset)),
-            Boundary::Periodic => {
-                let dims = a.offset.len();
-                let coord = |ax: usize| match a.offset[ax] {
-                    0 => format!("i{ax}"),
-                    d => format!("rt::wrap(i{ax}, {d}, n{ax})"),
-                };
-                let mut terms: Vec<String> = (0..dims - 1)
-                    .map(|ax| format!("{} * s{ax}", coord(ax)))
-                    .collect();
-                terms.push(coord(dims - 1));
-                format!("{buf}[{}]", terms.join(" + "))
-            }
+            Boundary::Periodic => format!(
+                "{buf}[{}]",
+                wrapped_index(&a.offset, |ax, d| format!("rt::wrap(i{ax}, {d}, n{ax})"))
+            ),
         }
     }
 
@@ -938,6 +930,21 @@ impl Dialect for RustDialect<'_> {
     fn literal(&self, value: f64) -> String {
         float_literal(value, self.st.dtype, "")
     }
+}
+
+/// `i0 * s0 + wrap(i1 + 1) * s1 + i2`: the linear index of a read at
+/// `offset` with each shifted coordinate spelled by `wrap(axis, d)`.
+pub fn wrapped_index(offset: &[i64], wrap: impl Fn(usize, i64) -> String) -> String {
+    let coord = |ax: usize| match offset[ax] {
+        0 => format!("i{ax}"),
+        d => wrap(ax, d),
+    };
+    let last = offset.len() - 1;
+    let mut terms: Vec<String> = (0..last)
+        .map(|ax| format!("{} * s{ax}", coord(ax)))
+        .collect();
+    terms.push(coord(last));
+    terms.join(" + ")
 }
 
 /// `c - s0 + 2`: the linear index of a read at `offset` from cell `c`, for
