@@ -12,7 +12,7 @@ use super::CWriter;
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr::{self, Dialect, float_literal};
 use crate::codegen::rust::{
-    Signature, entry_points, offset_index, params_used, slot_name, statement_name,
+    Signature, entry_points, offset_index, params_used, slot_name, statement_name, wrapped_index,
 };
 use crate::ir::{Access, Boundary, Dtype, Func, Statement, Stencil};
 
