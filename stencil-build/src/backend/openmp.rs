@@ -8,13 +8,13 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use super::CWriter;
+use super::{CExpr, CWriter};
 use crate::analysis::{Analysis, StatementInfo};
-use crate::codegen::expr::{self, Dialect, float_literal};
+use crate::codegen::expr;
 use crate::codegen::rust::{
     Signature, entry_points, offset_index, params_used, slot_name, statement_name, wrapped_index,
 };
-use crate::ir::{Access, Boundary, Dtype, Func, Statement, Stencil};
+use crate::ir::{Access, Boundary, Statement, Stencil};
 
 /// The exported C symbol of a statement's kernel.
 pub fn symbol(prefix: &str, st: &Stencil, s: &Statement) -> String {
@@ -86,22 +86,8 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis) {
         w.line("}");
     }
     if st.statements.iter().any(|s| s.expr.uses_powi()) {
-        let t = st.dtype.c();
         w.blank();
-        w.line("/* x^n by repeated multiplication, as every backend computes it. */");
-        w.line(&format!("static inline {t} stencil_powi({t} x, int n)"));
-        w.line("{");
-        w.line(&format!(
-            "    {t} r = {};",
-            float_literal(1.0, st.dtype, suffix(st.dtype))
-        ));
-        w.line("    for (int k = n < 0 ? -n : n; k > 0; --k)");
-        w.line("        r *= x;");
-        w.line(&format!(
-            "    return n < 0 ? {} / r : r;",
-            float_literal(1.0, st.dtype, suffix(st.dtype))
-        ));
-        w.line("}");
+        super::powi_helper(w, st.dtype, "static inline");
     }
 }
 
@@ -117,13 +103,6 @@ fn join(v: &[usize]) -> String {
         .map(usize::to_string)
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn suffix(d: Dtype) -> &'static str {
-    match d {
-        Dtype::F32 => "f",
-        Dtype::F64 => "",
-    }
 }
 
 /// `const ptrdiff_t n0, ..., double *restrict out, const double *restrict cur_u, ..., const double p_alpha`
@@ -214,7 +193,13 @@ fn upper(a: usize, h: usize) -> String {
 fn interior(w: &mut CWriter, st: &Stencil, s: &Statement, lo: &[usize]) {
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
-    let value = expr::print(&s.expr, &CDialect { st, wrapped: false });
+    let value = expr::print(
+        &s.expr,
+        &CExpr {
+            st,
+            read: &|a: &Access| format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset)),
+        },
+    );
     w.pragma(&format!(
         "omp parallel for collapse({dims}) schedule(static)"
     ));
@@ -274,7 +259,13 @@ fn interior(w: &mut CWriter, st: &Stencil, s: &Statement, lo: &[usize]) {
 /// `static inline void <sym>_at(i0.., n0.., out, slots.., params..)`: one cell with wrapped reads.
 fn wrapped_cell(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize], sym: &str) {
     let dims = st.dims();
-    let value = expr::print(&s.expr, &CDialect { st, wrapped: true });
+    let value = expr::print(
+        &s.expr,
+        &CExpr {
+            st,
+            read: &|a: &Access| wrapped_read(st, a),
+        },
+    );
     w.line("/* One cell of the periodic frame, reads wrapped around the grid. */");
     w.line(&format!(
         "static inline void {sym}_at({})",
@@ -293,6 +284,15 @@ fn wrapped_cell(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize], s
     w.line(&format!("out[c] = {value};"));
     w.dedent();
     w.line("}");
+}
+
+/// A read with every shifted coordinate wrapped onto the grid.
+fn wrapped_read(st: &Stencil, a: &Access) -> String {
+    let index = wrapped_index(&a.offset, |ax, d| match d {
+        d if d < 0 => format!("stencil_wrap(i{ax} - {}, n{ax})", -d),
+        d => format!("stencil_wrap(i{ax} + {d}, n{ax})"),
+    });
+    format!("{}[{index}]", slot_name(st, a.slot))
 }
 
 fn periodic_frame(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize], sym: &str) {
@@ -364,49 +364,6 @@ fn periodic_frame(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize],
         w.dedent();
         w.line("}");
         w.dedent_by(last - 1);
-    }
-}
-
-/// C spelling: plain pointers, `<math.h>` functions, `p_`-prefixed params.
-struct CDialect<'a> {
-    st: &'a Stencil,
-    /// Reads wrap around the grid (periodic frame) instead of offsetting `c`.
-    wrapped: bool,
-}
-
-impl Dialect for CDialect<'_> {
-    fn read(&self, a: &Access) -> String {
-        let buf = slot_name(self.st, a.slot);
-        if !self.wrapped {
-            return format!("{buf}[{}]", offset_index(&a.offset));
-        }
-        let index = wrapped_index(&a.offset, |ax, d| match d {
-            d if d < 0 => format!("stencil_wrap(i{ax} - {}, n{ax})", -d),
-            d => format!("stencil_wrap(i{ax} + {d}, n{ax})"),
-        });
-        format!("{buf}[{index}]")
-    }
-
-    fn param(&self, index: usize) -> String {
-        format!("p_{}", self.st.params[index])
-    }
-
-    fn call(&self, func: Func, args: &[String]) -> String {
-        let base = match func {
-            Func::Abs => "fabs",
-            Func::Min => "fmin",
-            Func::Max => "fmax",
-            f => f.name(),
-        };
-        format!("{base}{}({})", suffix(self.st.dtype), args.join(", "))
-    }
-
-    fn powi(&self, base: &str, n: i32) -> String {
-        format!("stencil_powi({base}, {n})")
-    }
-
-    fn literal(&self, value: f64) -> String {
-        float_literal(value, self.st.dtype, suffix(self.st.dtype))
     }
 }
 

@@ -381,11 +381,11 @@ pub fn docs(text: &str) -> TokenStream {
     quote! { #(#[doc = #lines])* }
 }
 
-fn ident(name: &str) -> Ident {
+pub fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
 }
 
-fn usize_lit(v: usize) -> Literal {
+pub fn usize_lit(v: usize) -> Literal {
     Literal::usize_unsuffixed(v)
 }
 
@@ -576,6 +576,8 @@ pub struct Signature {
     pub params: TokenStream,
     /// `u, ..., shape, params, steps`.
     pub call: TokenStream,
+    /// `fn(&mut [f64], ..., [usize; D], Params, u64) -> Result<(), StencilError>`: the type of every `run`.
+    pub run_type: TokenStream,
     /// Doc lines describing the arguments.
     pub doc: String,
 }
@@ -585,6 +587,7 @@ impl Signature {
         let real = ident(st.dtype.rust());
         let dims = usize_lit(st.dims());
         let mut params = Vec::new();
+        let mut types = Vec::new();
         let mut call = Vec::new();
         let mut doc =
             String::from("\n\nArguments, each a row-major grid of `shape` (slowest axis first):\n");
@@ -597,10 +600,12 @@ impl Signature {
                 .unwrap_or_default();
             match f.role {
                 Role::Input => {
+                    types.push(quote!(&[#real]));
                     params.push(quote!(#id: &[#real]));
                     doc.push_str(&format!("- `{}`: read-only input{what}\n", f.name));
                 }
                 _ => {
+                    types.push(quote!(&mut [#real]));
                     params.push(quote!(#id: &mut [#real]));
                     doc.push_str(&format!("- `{}`: state, updated in place{what}\n", f.name));
                 }
@@ -609,6 +614,7 @@ impl Signature {
             if f.has_prev() {
                 let prev = format_ident!("{}_prev", f.name);
                 params.push(quote!(#prev: &mut [#real]));
+                types.push(quote!(&mut [#real]));
                 call.push(quote!(#prev));
                 doc.push_str(&format!(
                     "- `{}_prev`: the level before `{}`; on return, the level before the result\n",
@@ -625,13 +631,14 @@ impl Signature {
         Signature {
             params: quote!(#(#params),*),
             call: quote!(#(#call),*),
+            run_type: quote!(fn(#(#types,)* [usize; #dims], Params, u64) -> Result<(), StencilError>),
             doc,
         }
     }
 }
 
 /// Argument names of the grids, in `run` order.
-fn grid_names(st: &Stencil) -> Vec<String> {
+pub fn grid_names(st: &Stencil) -> Vec<String> {
     st.arguments()
         .flat_map(|(_, f)| {
             let prev = f.has_prev().then(|| format!("{}_prev", f.name));
@@ -647,10 +654,10 @@ fn grids_executor(st: &Stencil, sig: &Signature) -> TokenStream {
     let (n_grids, n_params) = (usize_lit(names.len()), usize_lit(st.params.len()));
     let fields = st.params.iter().map(|p| ident(p));
     let index = (0..st.params.len()).map(usize_lit);
-    let call = &sig.call;
+    let (call, run_type) = (&sig.call, &sig.run_type);
     quote! {
-        /// Unpacks `run_grids`' slices (grids in [`GRIDS`] order, params in [`PARAMS`] order) and runs.
-        fn run_grids_with(kernels: &impl Kernels, grids: &mut [&mut [#real]], shape: &[usize], params: &[#real], steps: u64) -> Result<(), StencilError> {
+        /// Unpacks `run_grids`' slices (grids in [`GRIDS`] order, params in [`PARAMS`] order) into a backend's `run`.
+        fn unpack_grids(run: #run_type, grids: &mut [&mut [#real]], shape: &[usize], params: &[#real], steps: u64) -> Result<(), StencilError> {
             let count = |what, expected, actual| StencilError::ArgumentCount { stencil: NAME, what, expected, actual };
             let shape: [usize; DIMS] = shape.try_into().map_err(|_| count("axes", DIMS, shape.len()))?;
             let values: [#real; #n_params] = params.try_into().map_err(|_| count("params", #n_params, params.len()))?;
@@ -658,7 +665,7 @@ fn grids_executor(st: &Stencil, sig: &Signature) -> TokenStream {
             let [#(#names),*] = grids else {
                 return Err(count("grids", #n_grids, grids.len()));
             };
-            run_with(kernels, #call)
+            run(#call)
         }
     }
 }
@@ -666,13 +673,10 @@ fn grids_executor(st: &Stencil, sig: &Signature) -> TokenStream {
 /// `run` and `run_grids` of a backend whose kernels are the unit struct `kernels`.
 pub fn entry_points(sig: &Signature, kernels: &Ident, backend: &str, how: &str) -> TokenStream {
     let (args, call) = (&sig.params, &sig.call);
+    let grids = grids_entry(backend);
     let run_doc = docs(&format!(
         "Runs `steps` time steps in place with {how}.{}",
         sig.doc
-    ));
-    let grids_doc = docs(&format!(
-        "[`run`] for generic drivers: the grids in [`GRIDS`](super::GRIDS) order, the params in [`PARAMS`](super::PARAMS) order. \
-         Counts that do not match are [`StencilError::ArgumentCount`]. Backend: `{backend}`."
     ));
     quote! {
         #run_doc
@@ -680,9 +684,20 @@ pub fn entry_points(sig: &Signature, kernels: &Ident, backend: &str, how: &str) 
             run_with(&#kernels, #call)
         }
 
-        #grids_doc
+        #grids
+    }
+}
+
+/// `run_grids` of a backend module whose `run` is in scope.
+pub fn grids_entry(backend: &str) -> TokenStream {
+    let doc = docs(&format!(
+        "[`run`] for generic drivers: the grids in [`GRIDS`](super::GRIDS) order, the params in [`PARAMS`](super::PARAMS) order. \
+         Counts that do not match are [`StencilError::ArgumentCount`]. Backend: `{backend}`."
+    ));
+    quote! {
+        #doc
         pub fn run_grids(grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
-            run_grids_with(&#kernels, grids, shape, params, steps)
+            unpack_grids(run, grids, shape, params, steps)
         }
     }
 }

@@ -64,6 +64,14 @@ impl Strategy {
         ("persistent", Strategy::Persistent),
     ];
 
+    /// Its name in specs.
+    pub fn name(self) -> &'static str {
+        Strategy::NAMES
+            .iter()
+            .find(|(_, s)| *s == self)
+            .map_or("auto", |(n, _)| n)
+    }
+
     fn fuses_steps(self) -> bool {
         matches!(self, Strategy::Temporal | Strategy::Persistent)
     }
@@ -80,6 +88,8 @@ pub struct GpuTiling {
     pub time_block: usize,
     /// Cells per thread along the streamed axis.
     pub coarsen: usize,
+    /// Cells of the slowest axis each block marches through (`stream`); `None` lets the model choose.
+    pub chunk: Option<usize>,
 }
 
 /// Checks `[tiling]` for a stencil of `dims` axes.
@@ -159,6 +169,7 @@ fn gpu(
             block: None,
             time_block: 1,
             coarsen: 1,
+            chunk: None,
         });
     };
     let s = section.get_ref();
@@ -194,8 +205,34 @@ fn gpu(
                 )
                 .with_hint("set `strategy = \"stream\"` or remove `coarsen`"));
         }
-        Some(c) => bounded(c, 1, 64, "coarsen", src)?,
+        Some(c) => bounded(c, 1, 1, "coarsen", src).map_err(|d| d.with_hint("coarsening along the streamed axis is not implemented yet: use `coarsen = 1` or remove it"))?,
     };
+    let chunk = match &s.chunk {
+        None => None,
+        Some(c) if strategy != Strategy::Stream => {
+            return Err(src
+                .error(c.span(), "`chunk` only applies to `strategy = \"stream\"`")
+                .with_hint("set `strategy = \"stream\"` or remove `chunk`"));
+        }
+        Some(c) => Some(bounded(c, 1, 1 << 20, "chunk", src)?),
+    };
+    if let (Strategy::Stream, Some(b), Some(list)) = (strategy, &block, &s.block)
+        && b[0] != 1
+    {
+        let mut fixed = b.clone();
+        fixed[0] = 1;
+        return Err(src
+            .error(
+                list.get_ref()[0].span(),
+                format!(
+                    "`stream` runs one thread per column of the slowest axis, not {}",
+                    b[0]
+                ),
+            )
+            .with_hint(format!(
+                "write block = {fixed:?} and set the cells per block along that axis with `chunk`"
+            )));
+    }
     if strategy == Strategy::Stream && dims < 2 {
         return Err(src
             .error(
@@ -209,6 +246,7 @@ fn gpu(
         block,
         time_block,
         coarsen,
+        chunk,
     })
 }
 

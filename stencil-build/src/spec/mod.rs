@@ -117,6 +117,8 @@ pub struct GpuTilingSection {
     pub time_block: Option<Spanned<i64>>,
     /// Cells per thread along the streamed axis.
     pub coarsen: Option<Spanned<i64>>,
+    /// Cells of the slowest axis each block marches through (`stream`).
+    pub chunk: Option<Spanned<i64>>,
 }
 
 /// A TOML table read as `(key, value)` pairs in document order, keys and

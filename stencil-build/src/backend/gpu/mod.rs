@@ -1,0 +1,930 @@
+//! The GPU kernel generator, shared by CUDA and HIP: one generator, a
+//! [`Dialect`] for what differs (headers, runtime API names, warp width).
+//!
+//! One kernel per `[[update]]`, its strategy and block shape compile-time
+//! constants:
+//!
+//! - `naive`: one thread per cell, reads through `const __restrict__` pointers;
+//! - `tiled`: each block stages the tile it computes plus its halo in shared
+//!   memory, for every grid read at non-zero offsets, then computes from there;
+//! - `stream` (2.5-D): a block owns a tile of the fast axes and marches along
+//!   the slowest axis through `chunk` cells, keeping the column of values it
+//!   needs along that axis in a register queue; only the planes read at
+//!   in-plane offsets (for a star stencil, the centre plane) go through shared
+//!   memory.
+//!
+//! Each kernel has an `extern "C"` launcher returning the runtime's error
+//! code, and the file has the few runtime calls the Rust side needs.
+
+pub mod rust;
+
+use std::collections::BTreeSet;
+
+use super::{CExpr, CWriter};
+use crate::analysis::{Analysis, StatementInfo};
+use crate::codegen::expr;
+use crate::codegen::rust::{
+    linear_index, offset_index, params_used, slot_name, statement_name, wrapped_index,
+};
+use crate::ir::{Access, Boundary, GpuTiling, Slot, Statement, Stencil, Strategy};
+
+/// What differs between CUDA and HIP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dialect {
+    /// Backend name (`cuda`, `hip`), also the Cargo feature.
+    pub name: &'static str,
+    /// Human name for messages.
+    pub title: &'static str,
+    /// The runtime header.
+    pub header: &'static str,
+    /// Prefix of the runtime API (`cuda` in `cudaMalloc`).
+    pub api: &'static str,
+    /// Threads per warp (wavefront on AMD).
+    pub warp: usize,
+    /// Source file extension.
+    pub extension: &'static str,
+}
+
+/// The CUDA dialect.
+pub const CUDA: Dialect = Dialect {
+    name: "cuda",
+    title: "CUDA",
+    header: "cuda_runtime.h",
+    api: "cuda",
+    warp: 32,
+    extension: "cu",
+};
+
+/// A strategy with every choice made: what the kernels are generated from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// `Naive`, `Tiled` or `Stream`.
+    pub strategy: Strategy,
+    /// Threads per block per axis, in axis order (`block[0] == 1` for `stream`).
+    pub block: Vec<usize>,
+    /// Cells of the slowest axis per block (`stream`; 1 otherwise).
+    pub chunk: usize,
+}
+
+impl Resolved {
+    /// Threads per block.
+    pub fn threads(&self) -> usize {
+        self.block.iter().product()
+    }
+}
+
+/// Settles `auto` and the defaults with the documented model:
+///
+/// - 1-D stencils run `naive`: a single axis has nothing to stream along and
+///   consecutive threads already share their neighbours through L1;
+/// - 2-D and 3-D stencils run `stream` along the slowest axis, which reads each
+///   plane once from global memory whatever the radius;
+/// - blocks hold 256 threads, the contiguous axis a multiple of the warp
+///   (32 lanes for CUDA, 64 for HIP), and `stream` blocks march 64 cells.
+///
+/// The strategies that fuse time steps are not generated yet: asking for one
+/// is a build error.
+pub fn resolve(t: &GpuTiling, dims: usize, d: &Dialect) -> Result<Resolved, String> {
+    let strategy = match t.strategy {
+        Strategy::Auto if dims == 1 => Strategy::Naive,
+        Strategy::Auto => Strategy::Stream,
+        s @ (Strategy::Temporal | Strategy::Persistent) => {
+            return Err(format!(
+                "strategy `{}` is not implemented by the {} backend yet; use `naive`, `tiled`, `stream` or `auto` in [tiling.{}]",
+                s.name(),
+                d.title,
+                d.name
+            ));
+        }
+        s => s,
+    };
+    let block = t
+        .block
+        .clone()
+        .unwrap_or_else(|| default_block(strategy, dims, d.warp));
+    let chunk = if strategy == Strategy::Stream {
+        t.chunk.unwrap_or(64)
+    } else {
+        1
+    };
+    Ok(Resolved {
+        strategy,
+        block,
+        chunk,
+    })
+}
+
+fn default_block(strategy: Strategy, dims: usize, warp: usize) -> Vec<usize> {
+    let rows = 256 / warp;
+    match (strategy, dims) {
+        (_, 1) => vec![256],
+        (Strategy::Stream, 2) => vec![1, 256],
+        (Strategy::Stream, _) => vec![1, rows, warp],
+        (_, 2) => vec![rows, warp],
+        _ => vec![2, rows / 2, warp],
+    }
+}
+
+/// The kernel source of one stencil for dialect `d`.
+pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Dialect) -> String {
+    let mut w = CWriter::default();
+    header(&mut w, st, an, plan, d);
+    for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
+        w.blank();
+        let g = Gen {
+            st,
+            s,
+            info,
+            plan,
+            d,
+            sym: format!("{prefix}__{}__{}", st.name, statement_name(st, s)),
+        };
+        w.line(&format!(
+            "/* Statement {} of {}: {} <- {} */",
+            k + 1,
+            st.statements.len(),
+            st.fields[s.target].name,
+            s.text
+        ));
+        g.kernel(&mut w);
+        w.blank();
+        g.launcher(&mut w);
+    }
+    w.finish()
+}
+
+/// The runtime calls of dialect `d` the generated Rust needs, shared by every stencil of a crate.
+pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
+    let api = d.api;
+    let mut w = CWriter::default();
+    w.line(&format!(
+        "/* {} runtime calls for the stencils of this crate, generated by stencil-build. */",
+        d.title
+    ));
+    w.line(&format!("#include <{}>", d.header));
+    w.line("#include <stddef.h>");
+    w.blank();
+    let functions: [(&str, &str, String); 7] = [
+        (
+            "malloc",
+            "void **ptr, size_t bytes",
+            format!("{api}Malloc(ptr, bytes)"),
+        ),
+        ("free", "void *ptr", format!("{api}Free(ptr)")),
+        (
+            "upload",
+            "void *dst, const void *src, size_t bytes",
+            format!("{api}Memcpy(dst, src, bytes, {api}MemcpyHostToDevice)"),
+        ),
+        (
+            "download",
+            "void *dst, const void *src, size_t bytes",
+            format!("{api}Memcpy(dst, src, bytes, {api}MemcpyDeviceToHost)"),
+        ),
+        (
+            "copy",
+            "void *dst, const void *src, size_t bytes",
+            format!("{api}Memcpy(dst, src, bytes, {api}MemcpyDeviceToDevice)"),
+        ),
+        ("synchronize", "void", format!("{api}DeviceSynchronize()")),
+        (
+            "device_count",
+            "int *count",
+            format!("{api}GetDeviceCount(count)"),
+        ),
+    ];
+    for (name, args, call) in functions {
+        w.line(&format!(
+            "extern \"C\" int {prefix}_{}_{name}({args})",
+            d.name
+        ));
+        w.line("{");
+        w.line(&format!("    return (int){call};"));
+        w.line("}");
+        w.blank();
+    }
+    w.line(&format!(
+        "extern \"C\" const char *{prefix}_{}_error_string(int code)",
+        d.name
+    ));
+    w.line("{");
+    w.line(&format!(
+        "    return {api}GetErrorString(({api}Error_t)code);"
+    ));
+    w.line("}");
+    w.finish()
+}
+
+fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dialect) {
+    w.line("/*");
+    w.line(&format!(
+        " * {}: {} kernels generated by stencil-build from {}.",
+        st.name,
+        d.title,
+        st.path.display()
+    ));
+    w.line(" * Do not edit: change the spec instead.");
+    w.line(" *");
+    w.line(&format!(
+        " * {} grids over axes ({}), row-major, `{}` contiguous; {} boundary; radius ({}).",
+        st.dtype.c(),
+        st.axes.join(", "),
+        st.axes[st.dims() - 1],
+        match st.boundary {
+            Boundary::Fixed => "fixed",
+            Boundary::Periodic => "periodic",
+        },
+        join(&an.radius)
+    ));
+    let chunk = if plan.strategy == Strategy::Stream {
+        format!(
+            ", marching {} cells along `{}` per block",
+            plan.chunk, st.axes[0]
+        )
+    } else {
+        String::new()
+    };
+    w.line(&format!(
+        " * Strategy `{}`: blocks of {} threads ({}){chunk}.",
+        plan.strategy.name(),
+        join_x(&plan.block),
+        st.axes.join(", ")
+    ));
+    w.line(" */");
+    w.line(&format!("#include <{}>", d.header));
+    w.line("#include <stddef.h>");
+    if st.boundary == Boundary::Periodic {
+        w.blank();
+        w.line("/* `i` wrapped onto 0..n, for any i. */");
+        w.line("static __device__ __forceinline__ ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)");
+        w.line("{");
+        w.line("    const ptrdiff_t m = i % n;");
+        w.line("    return m < 0 ? m + n : m;");
+        w.line("}");
+    }
+    if st.statements.iter().any(|s| s.expr.uses_powi()) {
+        w.blank();
+        super::powi_helper(w, st.dtype, "static __device__ __forceinline__");
+    }
+}
+
+fn join(v: &[usize]) -> String {
+    v.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn join_x(v: &[usize]) -> String {
+    v.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
+/// Generates the kernel and launcher of one statement.
+struct Gen<'a> {
+    st: &'a Stencil,
+    s: &'a Statement,
+    info: &'a StatementInfo,
+    plan: &'a Resolved,
+    d: &'a Dialect,
+    sym: String,
+}
+
+/// CUDA's built-in index of axis `a` of `dims` (the contiguous axis is `x`).
+fn builtin(a: usize, dims: usize) -> &'static str {
+    ["x", "y", "z"][dims - 1 - a]
+}
+
+impl Gen<'_> {
+    fn dims(&self) -> usize {
+        self.st.dims()
+    }
+
+    fn periodic(&self) -> bool {
+        self.st.boundary == Boundary::Periodic
+    }
+
+    /// First and one-past-last cell computed along axis `a`.
+    fn bounds(&self, a: usize) -> (String, String) {
+        match self.info.halo[a] {
+            0 => ("0".into(), format!("n{a}")),
+            h => (h.to_string(), format!("n{a} - {h}")),
+        }
+    }
+
+    fn reads(&self, slot: Slot) -> Vec<Vec<i64>> {
+        let mut out = BTreeSet::new();
+        self.s.expr.for_each_read(&mut |a| {
+            if a.slot == slot {
+                out.insert(a.offset.clone());
+            }
+        });
+        out.into_iter().collect()
+    }
+
+    /// Largest |offset| per axis of the reads of `slot`.
+    fn reach(&self, slot: Slot) -> Vec<usize> {
+        let mut r = vec![0; self.dims()];
+        for o in self.reads(slot) {
+            for (r, d) in r.iter_mut().zip(&o) {
+                *r = (*r).max(d.unsigned_abs() as usize);
+            }
+        }
+        r
+    }
+
+    fn parameters(&self) -> String {
+        let t = self.st.dtype.c();
+        let mut p: Vec<String> = (0..self.dims())
+            .map(|a| format!("const ptrdiff_t n{a}"))
+            .collect();
+        p.push(format!("{t} *__restrict__ out"));
+        p.extend(
+            self.s
+                .slots()
+                .into_iter()
+                .map(|slot| format!("const {t} *__restrict__ {}", slot_name(self.st, slot))),
+        );
+        p.extend(
+            params_used(self.s)
+                .into_iter()
+                .map(|i| format!("const {t} p_{}", self.st.params[i])),
+        );
+        p.join(", ")
+    }
+
+    fn arguments(&self) -> String {
+        let mut a: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
+        a.push("out".into());
+        a.extend(
+            self.s
+                .slots()
+                .into_iter()
+                .map(|slot| slot_name(self.st, slot)),
+        );
+        a.extend(
+            params_used(self.s)
+                .into_iter()
+                .map(|i| format!("p_{}", self.st.params[i])),
+        );
+        a.join(", ")
+    }
+
+    fn kernel(&self, w: &mut CWriter) {
+        w.line(&format!(
+            "static __global__ void __launch_bounds__({}) {}_kernel({})",
+            self.plan.threads(),
+            self.sym,
+            self.parameters()
+        ));
+        w.line("{");
+        w.indent();
+        for a in 0..self.dims() - 1 {
+            let prod: Vec<String> = (a + 1..self.dims()).map(|b| format!("n{b}")).collect();
+            w.line(&format!("const ptrdiff_t s{a} = {};", prod.join(" * ")));
+        }
+        match self.plan.strategy {
+            Strategy::Tiled => self.tiled(w),
+            Strategy::Stream => self.stream(w),
+            _ => self.naive(w),
+        }
+        w.dedent();
+        w.line("}");
+    }
+
+    fn value(&self, read: &dyn Fn(&Access) -> String) -> String {
+        expr::print(&self.s.expr, &CExpr { st: self.st, read })
+    }
+
+    /// A read straight from global memory at `c` (wrapped for periodic grids).
+    fn global_read(&self, a: &Access) -> String {
+        let buf = slot_name(self.st, a.slot);
+        if !self.periodic() {
+            return format!("{buf}[{}]", offset_index(&a.offset));
+        }
+        let index = wrapped_index(&a.offset, |ax, d| {
+            format!("stencil_mod({}, n{ax})", shifted(&format!("i{ax}"), d))
+        });
+        format!("{buf}[{index}]")
+    }
+
+    /// `i<a>` of this thread along every axis; returns when outside the region.
+    fn thread_cells(&self, w: &mut CWriter) {
+        let dims = self.dims();
+        for a in 0..dims {
+            let (lo, _) = self.bounds(a);
+            let b = builtin(a, dims);
+            w.line(&format!(
+                "const ptrdiff_t i{a} = {lo} + (ptrdiff_t)blockIdx.{b} * {} + threadIdx.{b};",
+                self.plan.block[a]
+            ));
+        }
+    }
+
+    fn guard(&self, axes: std::ops::Range<usize>) -> String {
+        axes.map(|a| format!("i{a} >= {}", self.bounds(a).1))
+            .collect::<Vec<_>>()
+            .join(" || ")
+    }
+
+    fn naive(&self, w: &mut CWriter) {
+        self.thread_cells(w);
+        w.line(&format!("if ({})", self.guard(0..self.dims())));
+        w.line("    return;");
+        w.line(&format!(
+            "const ptrdiff_t c = {};",
+            linear_index(self.dims())
+        ));
+        let value = self.value(&|a| self.global_read(a));
+        w.line(&format!("out[c] = {value};"));
+    }
+
+    /// Slots read at a non-zero offset: staged in shared memory by `tiled`.
+    fn staged(&self) -> Vec<Slot> {
+        self.s
+            .slots()
+            .into_iter()
+            .filter(|&slot| self.reach(slot).iter().any(|&r| r > 0))
+            .collect()
+    }
+
+    fn tile_name(&self, slot: Slot) -> String {
+        format!("t_{}", slot_name(self.st, slot))
+    }
+
+    fn tiled(&self, w: &mut CWriter) {
+        let dims = self.dims();
+        let t = self.st.dtype.c();
+        let block = &self.plan.block;
+        for a in 0..dims {
+            let b = builtin(a, dims);
+            w.line(&format!(
+                "const ptrdiff_t o{a} = {} + (ptrdiff_t)blockIdx.{b} * {};",
+                self.bounds(a).0,
+                block[a]
+            ));
+            w.line(&format!("const int l{a} = threadIdx.{b};"));
+            w.line(&format!("const ptrdiff_t i{a} = o{a} + l{a};"));
+        }
+        if !self.staged().is_empty() {
+            let tid: Vec<String> = (0..dims)
+                .map(|a| format!("threadIdx.{}", builtin(a, dims)))
+                .collect();
+            w.line(&format!(
+                "const int tid = {};",
+                flat(
+                    &tid,
+                    &block.iter().map(|b| b.to_string()).collect::<Vec<_>>()
+                )
+            ));
+        }
+        for slot in self.staged() {
+            let r = self.reach(slot);
+            let ext: Vec<usize> = (0..dims).map(|a| block[a] + 2 * r[a]).collect();
+            let name = self.tile_name(slot);
+            let dims_decl: String = ext.iter().map(|e| format!("[{e}]")).collect();
+            w.line(&format!("__shared__ {t} {name}{dims_decl};"));
+            let total: usize = ext.iter().product();
+            w.line(&format!(
+                "for (int k = tid; k < {total}; k += {}) {{",
+                self.plan.threads()
+            ));
+            w.indent();
+            let mut stride = 1;
+            let mut coords = vec![String::new(); dims];
+            for a in (0..dims).rev() {
+                coords[a] = if stride == 1 {
+                    format!("k % {}", ext[a])
+                } else {
+                    format!("k / {stride} % {}", ext[a])
+                };
+                stride *= ext[a];
+            }
+            for a in 0..dims {
+                w.line(&format!("const int a{a} = {};", coords[a]));
+                let g = format!("o{a} - {} + a{a}", r[a]);
+                let g = if self.periodic() {
+                    format!("stencil_mod({g}, n{a})")
+                } else {
+                    g
+                };
+                w.line(&format!("const ptrdiff_t g{a} = {g};"));
+            }
+            let index: String = (0..dims).map(|a| format!("[a{a}]")).collect();
+            let global = (0..dims)
+                .map(|a| {
+                    if a + 1 < dims {
+                        format!("g{a} * s{a}")
+                    } else {
+                        format!("g{a}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" + ");
+            if self.periodic() {
+                w.line(&format!(
+                    "{name}{index} = {}[{global}];",
+                    slot_name(self.st, slot)
+                ));
+            } else {
+                let inside = (0..dims)
+                    .map(|a| format!("g{a} < n{a}"))
+                    .collect::<Vec<_>>()
+                    .join(" && ");
+                w.line(&format!("if ({inside})"));
+                w.line(&format!(
+                    "    {name}{index} = {}[{global}];",
+                    slot_name(self.st, slot)
+                ));
+            }
+            w.dedent();
+            w.line("}");
+        }
+        w.line("__syncthreads();");
+        w.line(&format!("if ({})", self.guard(0..dims)));
+        w.line("    return;");
+        w.line(&format!("const ptrdiff_t c = {};", linear_index(dims)));
+        let staged = self.staged();
+        let value = self.value(&|a: &Access| {
+            if !staged.contains(&a.slot) {
+                return self.global_read(a);
+            }
+            let r = self.reach(a.slot);
+            let index: String = (0..dims)
+                .map(|ax| {
+                    format!(
+                        "[{}]",
+                        shifted(&format!("l{ax}"), r[ax] as i64 + a.offset[ax])
+                    )
+                })
+                .collect();
+            format!("{}{index}", self.tile_name(a.slot))
+        });
+        w.line(&format!("out[c] = {value};"));
+    }
+
+    /// The planes (offsets along the slowest axis) of `slot` read at in-plane offsets.
+    fn smem_planes(&self, slot: Slot) -> Vec<i64> {
+        let mut planes: Vec<i64> = self
+            .reads(slot)
+            .into_iter()
+            .filter(|o| o[1..].iter().any(|&d| d != 0))
+            .map(|o| o[0])
+            .collect();
+        planes.dedup();
+        planes
+    }
+
+    fn plane_name(&self, slot: Slot, dz: i64) -> String {
+        let tag = if dz < 0 {
+            format!("m{}", -dz)
+        } else {
+            format!("p{dz}")
+        };
+        format!("t_{}_{tag}", slot_name(self.st, slot))
+    }
+
+    fn queue_name(&self, slot: Slot) -> String {
+        format!("q_{}", slot_name(self.st, slot))
+    }
+
+    /// The in-plane global index of `(z, g1 [, g2])` for reading a column or a plane.
+    fn plane_index(&self, z: &str, fast: &[String]) -> String {
+        let mut terms = vec![format!("{z} * s0")];
+        for (k, g) in fast.iter().enumerate() {
+            let a = k + 1;
+            terms.push(if a + 1 < self.dims() {
+                format!("{g} * s{a}")
+            } else {
+                g.clone()
+            });
+        }
+        terms.join(" + ")
+    }
+
+    fn stream(&self, w: &mut CWriter) {
+        let dims = self.dims();
+        let t = self.st.dtype.c();
+        let block = &self.plan.block;
+        let chunk_axis = builtin(0, dims);
+        let (lo0, hi0) = self.bounds(0);
+        w.line(&format!(
+            "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{chunk_axis} * {};",
+            self.plan.chunk
+        ));
+        w.line(&format!(
+            "const ptrdiff_t z1 = z0 + {c} < {hi0} ? z0 + {c} : {hi0};",
+            c = self.plan.chunk
+        ));
+        for a in 1..dims {
+            let b = builtin(a, dims);
+            w.line(&format!(
+                "const ptrdiff_t o{a} = {} + (ptrdiff_t)blockIdx.{b} * {};",
+                self.bounds(a).0,
+                block[a]
+            ));
+            w.line(&format!("const int l{a} = threadIdx.{b};"));
+            w.line(&format!("const ptrdiff_t i{a} = o{a} + l{a};"));
+        }
+        w.line(&format!("const bool active = !({});", self.guard(1..dims)));
+        let slots = self.s.slots();
+        if slots.iter().any(|&s| !self.smem_planes(s).is_empty()) {
+            let tid: Vec<String> = (1..dims)
+                .map(|a| format!("threadIdx.{}", builtin(a, dims)))
+                .collect();
+            w.line(&format!(
+                "const int tid = {};",
+                flat(
+                    &tid,
+                    &block[1..].iter().map(|b| b.to_string()).collect::<Vec<_>>()
+                )
+            ));
+        }
+        let fast: Vec<String> = (1..dims).map(|a| format!("i{a}")).collect();
+        let column = |z: &str| self.plane_index(z, &fast);
+        let wrap_z = |z: String| {
+            if self.periodic() {
+                format!("stencil_mod({z}, n0)")
+            } else {
+                z
+            }
+        };
+        // Register queues: q[k] holds the column value of plane z - r + k.
+        for &slot in &slots {
+            let r = self.reach(slot)[0];
+            let q = self.queue_name(slot);
+            w.line(&format!("{t} {q}[{}] = {{}};", 2 * r + 1));
+            if r > 0 {
+                w.line("if (active) {");
+                w.indent();
+                w.pragma("unroll");
+                w.line(&format!("for (int k = 0; k < {}; ++k)", 2 * r));
+                w.line(&format!(
+                    "    {q}[k + 1] = {}[{}];",
+                    slot_name(self.st, slot),
+                    column(&wrap_z(format!("z0 - {r} + k")))
+                ));
+                w.dedent();
+                w.line("}");
+            }
+            for dz in self.smem_planes(slot) {
+                let rf = &self.reach(slot)[1..];
+                let ext: String = (0..dims - 1)
+                    .map(|k| format!("[{}]", block[k + 1] + 2 * rf[k]))
+                    .collect();
+                w.line(&format!(
+                    "__shared__ {t} {}{ext};",
+                    self.plane_name(slot, dz)
+                ));
+            }
+        }
+        w.line("for (ptrdiff_t z = z0; z < z1; ++z) {");
+        w.indent();
+        for &slot in &slots {
+            let r = self.reach(slot)[0];
+            let q = self.queue_name(slot);
+            if r > 0 {
+                w.pragma("unroll");
+                w.line(&format!("for (int k = 0; k < {}; ++k)", 2 * r));
+                w.line(&format!("    {q}[k] = {q}[k + 1];"));
+            }
+            w.line("if (active)");
+            w.line(&format!(
+                "    {q}[{}] = {}[{}];",
+                2 * r,
+                slot_name(self.st, slot),
+                column(&wrap_z(if r > 0 {
+                    format!("z + {r}")
+                } else {
+                    "z".into()
+                }))
+            ));
+            for dz in self.smem_planes(slot) {
+                self.load_plane(w, slot, dz, &wrap_z(shifted("z", dz)));
+            }
+        }
+        let any_smem = slots.iter().any(|&s| !self.smem_planes(s).is_empty());
+        if any_smem {
+            w.line("__syncthreads();");
+        }
+        w.line("if (active) {");
+        w.indent();
+        w.line(&format!(
+            "const ptrdiff_t c = {};",
+            self.plane_index("z", &fast)
+        ));
+        let value = self.value(&|a: &Access| {
+            let r = self.reach(a.slot);
+            if a.offset[1..].iter().all(|&d| d == 0) {
+                return format!("{}[{}]", self.queue_name(a.slot), r[0] as i64 + a.offset[0]);
+            }
+            let index: String = (1..dims)
+                .map(|ax| {
+                    format!(
+                        "[{}]",
+                        shifted(&format!("l{ax}"), r[ax] as i64 + a.offset[ax])
+                    )
+                })
+                .collect();
+            format!("{}{index}", self.plane_name(a.slot, a.offset[0]))
+        });
+        w.line(&format!("out[c] = {value};"));
+        w.dedent();
+        w.line("}");
+        if any_smem {
+            w.line("__syncthreads();");
+        }
+        w.dedent();
+        w.line("}");
+    }
+
+    /// Stages plane `z` of `slot` (the block's tile and its halo) in shared memory.
+    fn load_plane(&self, w: &mut CWriter, slot: Slot, dz: i64, z: &str) {
+        let dims = self.dims();
+        let block = &self.plan.block;
+        let r = self.reach(slot);
+        let ext: Vec<usize> = (1..dims).map(|a| block[a] + 2 * r[a]).collect();
+        let total: usize = ext.iter().product();
+        let name = self.plane_name(slot, dz);
+        w.line(&format!(
+            "for (int k = tid; k < {total}; k += {}) {{",
+            self.plan.threads()
+        ));
+        w.indent();
+        let mut fast = Vec::new();
+        let mut index = String::new();
+        let mut inside = Vec::new();
+        for a in 1..dims {
+            let k = a - 1;
+            let coord = if a + 1 == dims {
+                format!("k % {}", ext[k])
+            } else {
+                format!(
+                    "k / {} % {}",
+                    ext[k + 1..].iter().product::<usize>(),
+                    ext[k]
+                )
+            };
+            w.line(&format!("const int a{a} = {coord};"));
+            let g = format!("o{a} - {} + a{a}", r[a]);
+            let g = if self.periodic() {
+                format!("stencil_mod({g}, n{a})")
+            } else {
+                g
+            };
+            w.line(&format!("const ptrdiff_t g{a} = {g};"));
+            fast.push(format!("g{a}"));
+            index.push_str(&format!("[a{a}]"));
+            inside.push(format!("g{a} < n{a}"));
+        }
+        let load = format!(
+            "{name}{index} = {}[{}];",
+            slot_name(self.st, slot),
+            self.plane_index(z, &fast)
+        );
+        if self.periodic() {
+            w.line(&load);
+        } else {
+            w.line(&format!("if ({})", inside.join(" && ")));
+            w.line(&format!("    {load}"));
+        }
+        w.dedent();
+        w.line("}");
+    }
+
+    fn launcher(&self, w: &mut CWriter) {
+        let dims = self.dims();
+        let block = &self.plan.block;
+        let extent = |a: usize| {
+            let (lo, hi) = self.bounds(a);
+            if lo == "0" {
+                hi
+            } else {
+                format!("({hi} - {lo})")
+            }
+        };
+        let mut threads = vec!["1".to_string(); 3];
+        let mut blocks = vec!["1".to_string(); 3];
+        for a in 0..dims {
+            let k = dims - 1 - a;
+            if self.plan.strategy == Strategy::Stream && a == 0 {
+                blocks[k] = format!("({} + {c} - 1) / {c}", extent(0), c = self.plan.chunk);
+            } else {
+                threads[k] = block[a].to_string();
+                blocks[k] = format!("({} + {b} - 1) / {b}", extent(a), b = block[a]);
+            }
+        }
+        let mut params: Vec<String> = (0..dims).map(|a| format!("ptrdiff_t n{a}")).collect();
+        let t = self.st.dtype.c();
+        params.push(format!("{t} *out"));
+        params.extend(
+            self.s
+                .slots()
+                .into_iter()
+                .map(|slot| format!("const {t} *{}", slot_name(self.st, slot))),
+        );
+        params.extend(
+            params_used(self.s)
+                .into_iter()
+                .map(|i| format!("{t} p_{}", self.st.params[i])),
+        );
+        w.line("/* Launches the kernel over the statement's region; returns the launch's error code. */");
+        w.line(&format!(
+            "extern \"C\" int {}({})",
+            self.sym,
+            params.join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        w.line(&format!("const dim3 block({});", threads.join(", ")));
+        w.line(&format!(
+            "const dim3 grid({});",
+            blocks
+                .iter()
+                .map(|b| format!("(unsigned)({b})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        w.line(&format!(
+            "{}_kernel<<<grid, block>>>({});",
+            self.sym,
+            self.arguments()
+        ));
+        w.line(&format!("return (int){}GetLastError();", self.d.api));
+        w.dedent();
+        w.line("}");
+    }
+}
+
+/// `x + d`, `x - d` or `x`.
+fn shifted(x: &str, d: i64) -> String {
+    match d {
+        0 => x.to_string(),
+        d if d < 0 => format!("{x} - {}", -d),
+        d => format!("{x} + {d}"),
+    }
+}
+
+/// `t0 * (e1 * e2) + t1 * e2 + t2`: a flat index of thread coordinates.
+fn flat(coords: &[String], extents: &[String]) -> String {
+    let n = coords.len();
+    (0..n)
+        .map(|k| {
+            let stride: Vec<&str> = extents[k + 1..].iter().map(String::as_str).collect();
+            if stride.is_empty() {
+                coords[k].clone()
+            } else {
+                format!("{} * {}", coords[k], stride.join(" * "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_picks_stream_for_2d_and_3d() {
+        let auto = GpuTiling {
+            strategy: Strategy::Auto,
+            block: None,
+            time_block: 1,
+            coarsen: 1,
+            chunk: None,
+        };
+        assert_eq!(
+            resolve(&auto, 1, &CUDA).unwrap(),
+            Resolved {
+                strategy: Strategy::Naive,
+                block: vec![256],
+                chunk: 1
+            }
+        );
+        assert_eq!(
+            resolve(&auto, 3, &CUDA).unwrap(),
+            Resolved {
+                strategy: Strategy::Stream,
+                block: vec![1, 8, 32],
+                chunk: 64
+            }
+        );
+        let tiled = GpuTiling {
+            strategy: Strategy::Tiled,
+            ..auto.clone()
+        };
+        assert_eq!(resolve(&tiled, 2, &CUDA).unwrap().block, vec![8, 32]);
+        let temporal = GpuTiling {
+            strategy: Strategy::Temporal,
+            ..auto
+        };
+        assert!(
+            resolve(&temporal, 2, &CUDA)
+                .unwrap_err()
+                .contains("not implemented by the CUDA backend yet")
+        );
+    }
+}
