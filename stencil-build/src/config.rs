@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use heck::ToSnakeCase;
 
 use crate::analysis::{Analysis, analyse};
-use crate::backend::openmp;
-use crate::codegen::rust::{self, Linked};
+use crate::backend::{gpu, openmp};
+use crate::codegen::rust::{self, GpuLink, Linked};
 use crate::diagnostic::Diagnostic;
 use crate::ir::{Stencil, lower};
 use crate::{Error, spec, toolchain};
@@ -20,6 +20,8 @@ use crate::{Error, spec, toolchain};
 pub enum Backend {
     /// C11 with OpenMP, compiled by the C compiler `cc` finds.
     OpenMp,
+    /// CUDA, compiled by `nvcc`, linked with the static CUDA runtime.
+    Cuda,
 }
 
 impl Backend {
@@ -27,6 +29,7 @@ impl Backend {
     pub fn feature(self) -> &'static str {
         match self {
             Backend::OpenMp => "openmp",
+            Backend::Cuda => "cuda",
         }
     }
 }
@@ -51,6 +54,8 @@ pub struct Config {
     out_dir: Option<PathBuf>,
     out_file: Option<String>,
     openmp_flags: Vec<String>,
+    cuda_flags: Vec<String>,
+    cuda_archs: Vec<String>,
 }
 
 impl Config {
@@ -105,6 +110,30 @@ impl Config {
         self
     }
 
+    /// Passes an extra flag to `nvcc` for the CUDA kernels.
+    pub fn cuda_flag(&mut self, flag: impl Into<String>) -> &mut Self {
+        self.cuda_flags.push(flag.into());
+        self
+    }
+
+    /// Builds CUDA machine code for this architecture (`sm_90`, ...); PTX of the
+    /// last one is embedded too. Default: `sm_80` and `sm_90`. The environment
+    /// variable `STENCIL_CUDA_ARCH` (comma-separated) overrides both.
+    pub fn cuda_arch(&mut self, arch: impl Into<String>) -> &mut Self {
+        self.cuda_archs.push(arch.into());
+        self
+    }
+
+    fn cuda_archs(&self) -> Vec<String> {
+        match env::var("STENCIL_CUDA_ARCH") {
+            Ok(list) if !list.trim().is_empty() => {
+                list.split(',').map(|a| a.trim().to_string()).collect()
+            }
+            _ if !self.cuda_archs.is_empty() => self.cuda_archs.clone(),
+            _ => vec!["sm_80".into(), "sm_90".into()],
+        }
+    }
+
     /// Checks every spec, generates the kernels and the Rust API, and compiles
     /// the kernels. Prints the `cargo:` directives a build script needs.
     pub fn compile(&self) -> Result<(), Error> {
@@ -116,7 +145,17 @@ impl Config {
         let mut linked = Linked::default();
         if backends.contains(&Backend::OpenMp) {
             build_openmp(&stencils, &out_dir, &prefix, &self.openmp_flags)?;
-            linked.openmp = Some(prefix);
+            linked.openmp = Some(prefix.clone());
+        }
+        if backends.contains(&Backend::Cuda) {
+            linked.cuda = Some(build_gpu(
+                &stencils,
+                &out_dir,
+                &prefix,
+                &gpu::CUDA,
+                &self.cuda_archs(),
+                &self.cuda_flags,
+            )?);
         }
         let code = rust::generate(&stencils, &linked).map_err(|e| {
             Error::Environment(format!(
@@ -166,7 +205,7 @@ impl Config {
     fn enabled_backends(&self) -> Vec<Backend> {
         match &self.backends {
             Some(b) => b.clone(),
-            None => [Backend::OpenMp]
+            None => [Backend::OpenMp, Backend::Cuda]
                 .into_iter()
                 .filter(|b| {
                     env::var_os(format!("CARGO_FEATURE_{}", b.feature().to_uppercase())).is_some()
@@ -283,6 +322,47 @@ fn build_openmp(
     write(&runtime, &openmp::runtime_source(prefix))?;
     files.push(runtime);
     toolchain::build_openmp(&files, &format!("{prefix}_openmp"), flags)
+}
+
+/// Generates and compiles one GPU dialect's kernels for every stencil.
+fn build_gpu(
+    stencils: &[(Stencil, Analysis)],
+    out_dir: &Path,
+    prefix: &str,
+    d: &gpu::Dialect,
+    archs: &[String],
+    flags: &[String],
+) -> Result<GpuLink, Error> {
+    let dir = out_dir.join("stencil-build").join(d.name);
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    let mut files = Vec::new();
+    let mut plans = Vec::new();
+    for (st, an) in stencils {
+        let tiling = match d.name {
+            "hip" => &st.tiling.hip,
+            _ => &st.tiling.cuda,
+        };
+        let plan = gpu::resolve(tiling, st.dims(), d).map_err(|message| Error::Toolchain {
+            backend: d.name,
+            message: format!("{}: {message}", st.path.display()),
+        })?;
+        let path = dir.join(format!("{}.{}", st.name, d.extension));
+        write(&path, &gpu::source(st, an, &plan, prefix, d))?;
+        files.push(path);
+        plans.push(plan);
+    }
+    let runtime = dir.join(format!("{}_runtime.{}", d.name, d.extension));
+    write(&runtime, &gpu::runtime_source(prefix, d))?;
+    files.push(runtime);
+    toolchain::build_cuda(&files, &format!("{prefix}_{}", d.name), archs, flags)?;
+    Ok(GpuLink {
+        prefix: prefix.to_string(),
+        dialect: *d,
+        plans,
+    })
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Error> {

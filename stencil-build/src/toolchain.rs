@@ -52,3 +52,143 @@ fn toolchain_error(e: &cc::Error) -> Error {
         ),
     }
 }
+
+/// Finds `nvcc`: `NVCC`, then `$CUDA_PATH/bin`, `$CUDA_HOME/bin`, `PATH`,
+/// `/usr/local/cuda/bin`. The error lists where it looked.
+pub fn find_nvcc() -> Result<PathBuf, Error> {
+    let exe = if cfg!(windows) { "nvcc.exe" } else { "nvcc" };
+    let mut tried = Vec::new();
+    let mut candidates: Vec<(String, PathBuf)> = Vec::new();
+    match std::env::var_os("NVCC") {
+        Some(p) => candidates.push(("NVCC".into(), PathBuf::from(p))),
+        None => tried.push("NVCC (not set)".to_string()),
+    }
+    for var in ["CUDA_PATH", "CUDA_HOME"] {
+        match std::env::var_os(var) {
+            Some(root) => candidates.push((
+                format!("${var}/bin"),
+                PathBuf::from(root).join("bin").join(exe),
+            )),
+            None => tried.push(format!("${var}/bin ({var} not set)")),
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|d| ("PATH".to_string(), d.join(exe))));
+    }
+    candidates.push((
+        "/usr/local/cuda/bin".into(),
+        PathBuf::from("/usr/local/cuda/bin").join(exe),
+    ));
+    for (source, path) in candidates {
+        if path.is_file() {
+            return Ok(path);
+        }
+        if source != "PATH" {
+            tried.push(format!("{} ({source})", path.display()));
+        }
+    }
+    tried.push("every folder of PATH".into());
+    Err(Error::Toolchain {
+        backend: "cuda",
+        message: format!(
+            "nvcc was not found. Looked at: {}.\nInstall the CUDA toolkit (or the nvidia-cuda-nvcc wheels from PyPI) and set CUDA_PATH \
+             to its root or NVCC to the nvcc executable, or turn off the `cuda` feature.",
+            tried.join("; ")
+        ),
+    })
+}
+
+/// `-gencode` flags for `archs` (`sm_80`, `90`, `sm_90a`, ...): machine code
+/// for each, and PTX of the last for newer GPUs.
+pub fn gencode_flags(archs: &[String]) -> Result<Vec<String>, Error> {
+    let mut flags = Vec::new();
+    let mut last = None;
+    for arch in archs {
+        let number = arch
+            .trim()
+            .trim_start_matches("sm_")
+            .trim_start_matches("compute_");
+        let digits = number.trim_end_matches('a');
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(Error::Environment(format!(
+                "`{arch}` is not a CUDA architecture: write e.g. `sm_80` or `sm_90` (in Config::cuda_arch or STENCIL_CUDA_ARCH, comma-separated)"
+            )));
+        }
+        flags.push(format!("-gencode=arch=compute_{number},code=sm_{number}"));
+        last = Some(number.to_string());
+    }
+    if let Some(n) = last {
+        flags.push(format!("-gencode=arch=compute_{n},code=compute_{n}"));
+    }
+    Ok(flags)
+}
+
+/// Compiles CUDA sources with `nvcc` into the static library `lib_name` and
+/// links the static CUDA runtime.
+pub fn build_cuda(
+    files: &[PathBuf],
+    lib_name: &str,
+    archs: &[String],
+    extra_flags: &[String],
+) -> Result<(), Error> {
+    for var in ["NVCC", "CUDA_PATH", "CUDA_HOME", "STENCIL_CUDA_ARCH"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    let nvcc = find_nvcc()?;
+    let mut build = cc::Build::new();
+    build
+        .cuda(true)
+        .cudart("static")
+        .env("NVCC", &nvcc)
+        .files(files)
+        .opt_level(3);
+    for flag in gencode_flags(archs)?.iter().chain(extra_flags) {
+        build.flag(flag);
+    }
+    build.try_compile(lib_name).map_err(|e| Error::Toolchain {
+        backend: "cuda",
+        message: format!("{e}\n(nvcc: {})", nvcc.display()),
+    })?;
+    let root = nvcc
+        .parent()
+        .and_then(|bin| bin.parent())
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    for dir in [
+        root.join("lib64"),
+        root.join("lib"),
+        root.join("targets/x86_64-linux/lib"),
+    ] {
+        if dir.join("libcudart_static.a").is_file() {
+            println!("cargo:rustc-link-search=native={}", dir.display());
+        }
+    }
+    for lib in ["dl", "rt", "pthread"] {
+        println!("cargo:rustc-link-lib={lib}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn architectures_become_gencode_flags() {
+        let flags = gencode_flags(&["sm_80".into(), "90".into()]).unwrap();
+        assert_eq!(
+            flags,
+            [
+                "-gencode=arch=compute_80,code=sm_80",
+                "-gencode=arch=compute_90,code=sm_90",
+                "-gencode=arch=compute_90,code=compute_90"
+            ]
+        );
+        assert!(
+            gencode_flags(&["volta".into()])
+                .unwrap_err()
+                .to_string()
+                .contains("`volta` is not a CUDA architecture")
+        );
+    }
+}

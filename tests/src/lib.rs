@@ -150,21 +150,19 @@ pub fn compare<T: Real>(e: &Entry<T>, got: &[Vec<T>], want: &[Vec<T>]) -> (f64, 
     worst
 }
 
-/// Every enabled backend against the reference, on every shape of [`shapes`],
+/// `backend` against the reference, on every shape of [`shapes`],
 /// for 0, 1 and 5 steps; and, to prove the comparison can fail, the backend
 /// run for 2 steps must be told apart from the reference's 1 step (later
 /// steps can converge too close to a fixed point on the smallest shapes).
-pub fn check_against_reference<T: Real>(e: &Entry<T>) {
-    assert!(
-        !e.backends.is_empty() || cfg!(not(feature = "openmp")),
-        "{}: no backend registered",
-        e.name
-    );
+pub fn check_against_reference<T: Real>(e: &Entry<T>, backend: &str) {
+    let Some(&(backend, run)) = e.backends.iter().find(|(b, _)| *b == backend) else {
+        panic!("{}: backend `{backend}` is not built", e.name);
+    };
     for shape in shapes(e) {
         for steps in [0, 1, 5] {
             let want = run_case(e, e.reference, &shape, steps);
             let tol = tolerance::<T>(e.flops, steps);
-            for &(backend, run) in e.backends {
+            {
                 let got = run_case(e, run, &shape, steps);
                 let (err, at) = compare(e, &got, &want);
                 assert!(

@@ -17,6 +17,19 @@ use crate::ir::{Access, Boundary, Func, Role, Slot, Statement, Stencil, Version}
 pub struct Linked {
     /// C symbol prefix of the OpenMP kernels, when that backend is built.
     pub openmp: Option<String>,
+    /// The CUDA kernels, when that backend is built.
+    pub cuda: Option<GpuLink>,
+}
+
+/// A GPU backend's kernels as built.
+#[derive(Clone, Debug)]
+pub struct GpuLink {
+    /// C symbol prefix.
+    pub prefix: String,
+    /// The dialect.
+    pub dialect: crate::backend::gpu::Dialect,
+    /// The resolved tiling of each stencil, in stencil order.
+    pub plans: Vec<crate::backend::gpu::Resolved>,
 }
 
 /// Generates the whole `stencils.rs` for `stencils`.
@@ -25,7 +38,8 @@ pub fn generate(stencils: &[(Stencil, Analysis)], linked: &Linked) -> Result<Str
     let preamble = preamble(linked, &needs);
     let modules = stencils
         .iter()
-        .map(|(st, an)| stencil_module(st, an, linked))
+        .enumerate()
+        .map(|(k, (st, an))| stencil_module(st, an, linked, k))
         .collect::<Result<Vec<_>, _>>()?;
     let tokens = quote! { #preamble #(#modules)* };
     let file: syn::File = syn::parse2(tokens.clone())
@@ -79,6 +93,23 @@ impl Needs {
 fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
     let runtime = runtime(needs);
     let openmp = linked.openmp.as_ref().map(|prefix| openmp_preamble(prefix));
+    let gpu = linked.cuda.as_ref().map(|g| {
+        let runtime = crate::backend::gpu::rust::runtime_module(&g.prefix, &g.dialect);
+        quote! {
+            /// Tiling compiled into a stencil's GPU kernels.
+            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+            pub struct GpuTiling {
+                /// `naive`, `tiled` or `stream`.
+                pub strategy: &'static str,
+                /// Threads per block per axis, in axis order.
+                pub block: &'static [usize],
+                /// Cells of the slowest axis each block marches through (`stream`; 1 otherwise).
+                pub chunk: usize,
+            }
+
+            #runtime
+        }
+    });
     quote! {
         /// An error from a generated stencil function. Nothing is written to
         /// the caller's grids when one is returned.
@@ -112,6 +143,17 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 /// How many were given.
                 actual: usize,
             },
+            /// The GPU runtime reported an error.
+            Device {
+                /// The stencil (empty for calls not tied to one).
+                stencil: &'static str,
+                /// `cuda` or `hip`.
+                backend: &'static str,
+                /// The call that failed: a kernel (`update_<field>`) or a runtime call.
+                call: &'static str,
+                /// The runtime's message.
+                message: String,
+            },
             /// A grid's length differs from the shape's cell count.
             LengthMismatch {
                 /// The stencil.
@@ -130,6 +172,7 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 match self {
                     StencilError::ShapeTooSmall { stencil, axis, extent, min } => write!(f, "{stencil}: axis `{axis}` has {extent} cells but the stencil needs at least {min}"),
                     StencilError::ShapeOverflow { stencil } => write!(f, "{stencil}: the shape has more cells than fit in memory"),
+                    StencilError::Device { stencil, backend, call, message } => write!(f, "{stencil}: {backend} `{call}` failed: {message}"),
                     StencilError::ArgumentCount { stencil, what, expected, actual } => write!(f, "{stencil}: takes {expected} {what}, got {actual}"),
                     StencilError::LengthMismatch { stencil, field, expected, actual } => write!(f, "{stencil}: `{field}` has {actual} elements but the shape has {expected} cells"),
                 }
@@ -139,6 +182,7 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
         impl ::std::error::Error for StencilError {}
 
         #openmp
+        #gpu
         #runtime
     }
 }
@@ -427,7 +471,12 @@ fn collect_params(e: &crate::ir::Expr, out: &mut Vec<usize>) {
     }
 }
 
-fn stencil_module(st: &Stencil, an: &Analysis, linked: &Linked) -> Result<TokenStream, syn::Error> {
+fn stencil_module(
+    st: &Stencil,
+    an: &Analysis,
+    linked: &Linked,
+    index: usize,
+) -> Result<TokenStream, syn::Error> {
     let name = ident(&st.name);
     let real = ident(st.dtype.rust());
     let dims = usize_lit(st.dims());
@@ -446,9 +495,19 @@ fn stencil_module(st: &Stencil, an: &Analysis, linked: &Linked) -> Result<TokenS
         None => None,
     };
     let (args, call) = (&signature.params, &signature.call);
-    let (default_backend, default_doc) = match linked.openmp {
-        Some(_) => (quote!(openmp), "openmp"),
-        None => (quote!(reference), "reference"),
+    let cuda = linked.cuda.as_ref().map(|g| {
+        crate::backend::gpu::rust::stencil_module(
+            st,
+            &g.plans[index],
+            &g.prefix,
+            &g.dialect,
+            &signature,
+        )
+    });
+    let (default_backend, default_doc) = match (&linked.cuda, &linked.openmp) {
+        (Some(_), _) => (quote!(cuda), "cuda"),
+        (None, Some(_)) => (quote!(openmp), "openmp"),
+        (None, None) => (quote!(reference), "reference"),
     };
     let run_doc = docs(&format!(
         "Runs `steps` time steps in place with the default backend (`{default_doc}`), checking every length first."
@@ -483,6 +542,7 @@ fn stencil_module(st: &Stencil, an: &Analysis, linked: &Linked) -> Result<TokenS
             #grids_executor
             #reference
             #openmp
+            #cuda
         }
     })
 }

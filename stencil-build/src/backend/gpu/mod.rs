@@ -164,7 +164,7 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
     w.line(&format!("#include <{}>", d.header));
     w.line("#include <stddef.h>");
     w.blank();
-    let functions: [(&str, &str, String); 7] = [
+    let functions: [(&str, &str, String); 8] = [
         (
             "malloc",
             "void **ptr, size_t bytes",
@@ -185,6 +185,11 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
             "copy",
             "void *dst, const void *src, size_t bytes",
             format!("{api}Memcpy(dst, src, bytes, {api}MemcpyDeviceToDevice)"),
+        ),
+        (
+            "zero",
+            "void *ptr, size_t bytes",
+            format!("{api}Memset(ptr, 0, bytes)"),
         ),
         ("synchronize", "void", format!("{api}DeviceSynchronize()")),
         (

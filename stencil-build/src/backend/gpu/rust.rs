@@ -1,1 +1,462 @@
-pub fn placeholder() {}
+//! The Rust side of a GPU backend: RAII device buffers, a `Session` per
+//! stencil keeping every grid on the device, and `run` / `run_grids` on host
+//! slices. Every runtime status becomes `Err(StencilError::Device)` carrying
+//! the runtime's own message.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::{Dialect, Resolved};
+use crate::codegen::rust::{
+    Signature, docs, grids_entry, ident, params_used, slot_name, statement_name, usize_lit,
+};
+use crate::ir::{Boundary, Role, Slot, Stencil, Version};
+
+/// The module shared by every stencil of a crate: runtime calls, device
+/// buffers and time levels. Emitted once per dialect.
+pub fn runtime_module(prefix: &str, d: &Dialect) -> TokenStream {
+    let module = format_ident!("stencil_{}", d.name);
+    let f = |name: &str| format_ident!("{prefix}_{}_{name}", d.name);
+    let (malloc, free, upload, download, copy, zero, sync, count, error) = (
+        f("malloc"),
+        f("free"),
+        f("upload"),
+        f("download"),
+        f("copy"),
+        f("zero"),
+        f("synchronize"),
+        f("device_count"),
+        f("error_string"),
+    );
+    let backend = d.name;
+    let count_fn = format_ident!("{}_device_count", d.name);
+    let count_doc = docs(&format!(
+        "The number of {} devices, or the runtime's error (for instance when no driver or device is present).",
+        d.title
+    ));
+    quote! {
+        #count_doc
+        pub fn #count_fn() -> Result<usize, StencilError> {
+            #module::device_count()
+        }
+
+        /// Runtime calls, device buffers and time levels of one GPU backend.
+        #[doc(hidden)]
+        mod #module {
+            use super::StencilError;
+            use ::std::os::raw::{c_char, c_int, c_void};
+
+            unsafe extern "C" {
+                fn #malloc(ptr: *mut *mut c_void, bytes: usize) -> c_int;
+                fn #free(ptr: *mut c_void) -> c_int;
+                fn #upload(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int;
+                fn #download(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int;
+                fn #copy(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int;
+                fn #zero(ptr: *mut c_void, bytes: usize) -> c_int;
+                fn #sync() -> c_int;
+                fn #count(count: *mut c_int) -> c_int;
+                fn #error(code: c_int) -> *const c_char;
+            }
+
+            /// `Ok` for status 0, else the runtime's message for `call`.
+            pub fn check(stencil: &'static str, call: &'static str, code: c_int) -> Result<(), StencilError> {
+                if code == 0 {
+                    return Ok(());
+                }
+                // SAFETY: the runtime returns a static NUL-terminated string for every code.
+                let message = unsafe { ::std::ffi::CStr::from_ptr(#error(code)) }.to_string_lossy().into_owned();
+                Err(StencilError::Device { stencil, backend: #backend, call, message })
+            }
+
+            pub fn device_count() -> Result<usize, StencilError> {
+                let mut n: c_int = 0;
+                // SAFETY: writes one int.
+                check("", "device_count", unsafe { #count(&mut n) })?;
+                Ok(n.max(0) as usize)
+            }
+
+            /// Waits for every kernel launched so far; reports their errors.
+            pub fn synchronize(stencil: &'static str) -> Result<(), StencilError> {
+                // SAFETY: no arguments.
+                check(stencil, "synchronize", unsafe { #sync() })
+            }
+
+            /// `len` values on the device, zeroed, freed on drop.
+            pub struct Buffer<T> {
+                ptr: *mut T,
+                len: usize,
+            }
+
+            impl<T: Copy> Buffer<T> {
+                pub fn new(stencil: &'static str, len: usize) -> Result<Self, StencilError> {
+                    let bytes = len.checked_mul(::std::mem::size_of::<T>()).ok_or(StencilError::ShapeOverflow { stencil })?;
+                    let mut ptr: *mut c_void = ::std::ptr::null_mut();
+                    // SAFETY: writes one pointer; nothing is freed unless the allocation succeeded.
+                    check(stencil, "malloc", unsafe { #malloc(&mut ptr, bytes) })?;
+                    let buffer = Buffer { ptr: ptr.cast(), len };
+                    // SAFETY: `ptr` holds `bytes` bytes.
+                    check(stencil, "memset", unsafe { #zero(ptr, bytes) })?;
+                    Ok(buffer)
+                }
+
+                fn bytes(&self) -> usize {
+                    self.len * ::std::mem::size_of::<T>()
+                }
+
+                /// Copies `src` (of exactly `len` values) to the device.
+                pub fn upload(&mut self, stencil: &'static str, field: &'static str, src: &[T]) -> Result<(), StencilError> {
+                    super::stencil_runtime::check_len(stencil, field, self.len, src.len())?;
+                    // SAFETY: both sides hold `len` values.
+                    check(stencil, "upload", unsafe { #upload(self.ptr.cast(), src.as_ptr().cast(), self.bytes()) })
+                }
+
+                /// Copies the device values to `dst` (of exactly `len` values); waits for the kernels before.
+                pub fn download(&self, stencil: &'static str, field: &'static str, dst: &mut [T]) -> Result<(), StencilError> {
+                    super::stencil_runtime::check_len(stencil, field, self.len, dst.len())?;
+                    // SAFETY: both sides hold `len` values.
+                    check(stencil, "download", unsafe { #download(dst.as_mut_ptr().cast(), self.ptr.cast(), self.bytes()) })
+                }
+
+                /// Copies another device buffer of the same length into this one.
+                pub fn copy_from(&mut self, stencil: &'static str, src: *const T) -> Result<(), StencilError> {
+                    // SAFETY: `src` is a buffer of the same stencil and shape, so of `len` values.
+                    check(stencil, "copy", unsafe { #copy(self.ptr.cast(), src.cast(), self.bytes()) })
+                }
+
+                pub fn ptr(&self) -> *mut T {
+                    self.ptr
+                }
+            }
+
+            impl<T> Drop for Buffer<T> {
+                fn drop(&mut self) {
+                    // SAFETY: `ptr` came from the runtime's malloc and is freed once. A failure
+                    // here (a device already in error) cannot be reported from `drop`.
+                    unsafe { #free(self.ptr.cast()) };
+                }
+            }
+
+            /// The time levels of one state field on the device, rotated each step.
+            pub struct Levels<T> {
+                /// Physical buffers: `[prev,] cur, next` at turn 0.
+                pub bufs: Vec<Buffer<T>>,
+                turn: usize,
+            }
+
+            impl<T: Copy> Levels<T> {
+                pub fn new(stencil: &'static str, levels: usize, len: usize) -> Result<Self, StencilError> {
+                    let bufs = (0..=levels).map(|_| Buffer::new(stencil, len)).collect::<Result<_, _>>()?;
+                    Ok(Levels { bufs, turn: 0 })
+                }
+
+                /// The buffer holding `level` (0 = prev, len - 2 = cur, len - 1 = next).
+                pub fn level(&self, level: usize) -> &Buffer<T> {
+                    &self.bufs[(level + self.turn) % self.bufs.len()]
+                }
+
+                pub fn level_mut(&mut self, level: usize) -> &mut Buffer<T> {
+                    let n = self.bufs.len();
+                    &mut self.bufs[(level + self.turn) % n]
+                }
+
+                #[allow(dead_code)] // only stencils reading this level use it
+                pub fn cur(&self) -> *mut T {
+                    self.level(self.bufs.len() - 2).ptr()
+                }
+
+                #[allow(dead_code)] // only stencils reading this level use it
+                pub fn next(&self) -> *mut T {
+                    self.level(self.bufs.len() - 1).ptr()
+                }
+
+                #[allow(dead_code)] // only stencils reading this level use it
+                pub fn prev(&self) -> *mut T {
+                    self.level(0).ptr()
+                }
+
+                /// Back to turn 0, where the buffers are in order `[prev,] cur, next`.
+                pub fn reset(&mut self) {
+                    self.turn = 0;
+                }
+
+                pub fn advance(&mut self) {
+                    self.turn += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The `cuda` (or `hip`) module of one stencil.
+pub fn stencil_module(
+    st: &Stencil,
+    plan: &Resolved,
+    prefix: &str,
+    d: &Dialect,
+    sig: &Signature,
+) -> TokenStream {
+    let module = format_ident!("{}", d.name);
+    let dev = format_ident!("stencil_{}", d.name);
+    let strategy = plan.strategy.name();
+    let block = plan.block.iter().map(|&b| usize_lit(b));
+    let chunk = usize_lit(plan.chunk);
+    let (externs, launches) = kernels(st, prefix);
+    let session = session(st, d, &launches);
+    let args = &sig.params;
+    let upload_args = upload_arguments(st);
+    let download_args = download_arguments(st);
+    let run_doc = docs(&format!(
+        "Runs `steps` time steps in place on the {} device: uploads the grids, steps, downloads the state grids.{}",
+        d.title, sig.doc
+    ));
+    let grids = grids_entry(d.name);
+    let module_doc = docs(&format!(
+        "{} kernels (strategy `{strategy}`, blocks of {:?} threads{}), with [`Session`] for grids kept on the device.",
+        d.title,
+        plan.block,
+        if plan.strategy == crate::ir::Strategy::Stream {
+            format!(", {} cells per block along the slowest axis", plan.chunk)
+        } else {
+            String::new()
+        }
+    ));
+    quote! {
+        #module_doc
+        pub mod #module {
+            use super::*;
+            use super::super::#dev as dev;
+
+            /// The tiling compiled into these kernels.
+            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk };
+
+            #[allow(non_snake_case)]
+            unsafe extern "C" {
+                #(#externs)*
+            }
+
+            #session
+
+            #run_doc
+            pub fn run(#args) -> Result<(), StencilError> {
+                let mut session = Session::new(shape)?;
+                session.upload(#upload_args)?;
+                session.step(params, steps)?;
+                session.download(#download_args)
+            }
+
+            #grids
+        }
+    }
+}
+
+/// Extern declarations and, per statement, the launch expression's pieces.
+fn kernels(st: &Stencil, prefix: &str) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let real = ident(st.dtype.rust());
+    let dims = st.dims();
+    let mut externs = Vec::new();
+    let mut launches = Vec::new();
+    for s in &st.statements {
+        let name = statement_name(st, s);
+        let sym = format_ident!("{prefix}__{}__{name}", st.name);
+        let slots: Vec<Ident> = s
+            .slots()
+            .into_iter()
+            .map(|slot| ident(&slot_name(st, slot)))
+            .collect();
+        let used = params_used(s);
+        let c_params: Vec<Ident> = used
+            .iter()
+            .map(|&i| format_ident!("p_{}", st.params[i]))
+            .collect();
+        let fields: Vec<Ident> = used.iter().map(|&i| ident(&st.params[i])).collect();
+        let n: Vec<Ident> = (0..dims).map(|a| format_ident!("n{a}")).collect();
+        externs.push(quote! {
+            fn #sym(#(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real),*) -> ::std::os::raw::c_int;
+        });
+        let out = output(st, s.target);
+        let reads = s.slots().into_iter().map(|slot| read(st, slot));
+        let axis = (0..dims).map(usize_lit);
+        let target = &st.fields[s.target];
+        let frame = (st.boundary == Boundary::Fixed && target.has_prev()).then(|| {
+            let id = ident(&target.name);
+            let fresh = format_ident!("{}__fresh", target.name);
+            quote! {
+                // The caller's previous level may have another frame: before it is
+                // first written, give it the current level's (which is kept from then on).
+                if self.#fresh && self.steps == 1 {
+                    let cur = self.#id.cur();
+                    self.#id.level_mut(2).copy_from(NAME, cur)?;
+                    self.#fresh = false;
+                }
+            }
+        });
+        launches.push(quote! {
+            #frame
+            // SAFETY: every pointer is a device buffer of this session, all of `shape`'s cell
+            // count; the kernel touches only those cells and `out` is none of its inputs.
+            let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #out, #(#reads,)* #(params.#fields),*) };
+            dev::check(NAME, #name, code)?;
+        });
+    }
+    (externs, launches)
+}
+
+/// The device pointer a statement writes.
+fn output(st: &Stencil, target: usize) -> TokenStream {
+    let id = ident(&st.fields[target].name);
+    match st.fields[target].role {
+        Role::Temp => quote!(self.#id.ptr()),
+        _ => quote!(self.#id.next()),
+    }
+}
+
+/// The device pointer a slot is read from.
+fn read(st: &Stencil, slot: Slot) -> TokenStream {
+    let id = ident(&st.fields[slot.field].name);
+    match (st.fields[slot.field].role, slot.version) {
+        (Role::Input | Role::Temp, _) => quote!(self.#id.ptr().cast_const()),
+        (_, Version::Start) => quote!(self.#id.cur().cast_const()),
+        (_, Version::Prev) => quote!(self.#id.prev().cast_const()),
+        (_, Version::Updated) => quote!(self.#id.next().cast_const()),
+    }
+}
+
+fn upload_arguments(st: &Stencil) -> TokenStream {
+    let names = st.arguments().flat_map(|(_, f)| {
+        let id = ident(&f.name);
+        let prev = f.has_prev().then(|| format_ident!("{}_prev", f.name));
+        std::iter::once(quote!(#id)).chain(prev.map(|p| quote!(#p)))
+    });
+    quote!(#(#names),*)
+}
+
+fn download_arguments(st: &Stencil) -> TokenStream {
+    let names = st
+        .arguments()
+        .filter(|(_, f)| f.role != Role::Input)
+        .flat_map(|(_, f)| {
+            let id = ident(&f.name);
+            let prev = f.has_prev().then(|| format_ident!("{}_prev", f.name));
+            std::iter::once(quote!(#id)).chain(prev.map(|p| quote!(#p)))
+        });
+    quote!(#(#names),*)
+}
+
+fn session(st: &Stencil, d: &Dialect, launches: &[TokenStream]) -> TokenStream {
+    let real = ident(st.dtype.rust());
+    let dims = usize_lit(st.dims());
+    let mut members = Vec::new();
+    let mut alloc = Vec::new();
+    let mut upload_params = Vec::new();
+    let mut upload = Vec::new();
+    let mut download_params = Vec::new();
+    let mut download = Vec::new();
+    let mut advance = Vec::new();
+    let mut fresh_init = Vec::new();
+    for f in &st.fields {
+        let id = ident(&f.name);
+        let name = &f.name;
+        match f.role {
+            Role::Input | Role::Temp => {
+                members.push(quote!(#id: dev::Buffer<#real>));
+                alloc.push(quote!(#id: dev::Buffer::new(NAME, cells)?));
+                if f.role == Role::Input {
+                    upload_params.push(quote!(#id: &[#real]));
+                    upload.push(quote!(self.#id.upload(NAME, #name, #id)?;));
+                }
+            }
+            Role::State { levels } => {
+                let levels = usize_lit(levels as usize);
+                members.push(quote!(#id: dev::Levels<#real>));
+                alloc.push(quote!(#id: dev::Levels::new(NAME, #levels, cells)?));
+                advance.push(quote!(self.#id.advance();));
+                upload_params.push(quote!(#id: &[#real]));
+                download_params.push(quote!(#id: &mut [#real]));
+                upload.push(quote! {
+                    self.#id.reset();
+                    let n = self.#id.bufs.len();
+                    self.#id.level_mut(n - 2).upload(NAME, #name, #id)?;
+                    self.#id.level_mut(n - 1).upload(NAME, #name, #id)?;
+                });
+                download.push(
+                    quote!(self.#id.level(self.#id.bufs.len() - 2).download(NAME, #name, #id)?;),
+                );
+                if f.has_prev() {
+                    let prev = format_ident!("{}_prev", f.name);
+                    let pname = format!("{}_prev", f.name);
+                    upload_params.push(quote!(#prev: &[#real]));
+                    download_params.push(quote!(#prev: &mut [#real]));
+                    upload.push(quote!(self.#id.level_mut(0).upload(NAME, #pname, #prev)?;));
+                    download.push(quote!(self.#id.level(0).download(NAME, #pname, #prev)?;));
+                    if st.boundary == Boundary::Fixed {
+                        let fresh = format_ident!("{}__fresh", f.name);
+                        members.push(quote!(#fresh: bool));
+                        alloc.push(quote!(#fresh: false));
+                        fresh_init.push(quote!(self.#fresh = true;));
+                    }
+                }
+            }
+        }
+    }
+    let doc = docs(&format!(
+        "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
+         Device memory is freed on drop, also when a call fails half-way.",
+        st.name, d.title
+    ));
+    quote! {
+        #doc
+        #[allow(non_snake_case)]
+        pub struct Session {
+            shape: [usize; #dims],
+            /// Steps run since the last upload.
+            steps: u64,
+            #(#members,)*
+        }
+
+        #[allow(non_snake_case)]
+        impl Session {
+            /// Allocates every grid (zeroed) for `shape` on the device.
+            pub fn new(shape: [usize; #dims]) -> Result<Self, StencilError> {
+                let cells = rt::cells(NAME, &AXES, &shape, &MIN_SHAPE)?;
+                Ok(Session { shape, steps: 0, #(#alloc,)* })
+            }
+
+            /// The shape the session was made for.
+            pub fn shape(&self) -> [usize; #dims] {
+                self.shape
+            }
+
+            /// Copies the state grids (each 2-level field followed by its `_prev` level) and the
+            /// input grids, in declaration order, to the device.
+            pub fn upload(&mut self, #(#upload_params),*) -> Result<(), StencilError> {
+                #(#upload)*
+                #(#fresh_init)*
+                self.steps = 0;
+                Ok(())
+            }
+
+            /// Runs `steps` time steps on the device (kernels are queued; errors of a launch
+            /// come back here, errors while running at the next `synchronize` or `download`).
+            pub fn step(&mut self, params: Params, steps: u64) -> Result<(), StencilError> {
+                let _ = &params;
+                for _ in 0..steps {
+                    #(#launches)*
+                    #(#advance)*
+                    self.steps += 1;
+                }
+                Ok(())
+            }
+
+            /// Waits for every queued step.
+            pub fn synchronize(&self) -> Result<(), StencilError> {
+                dev::synchronize(NAME)
+            }
+
+            /// Copies the state grids (each 2-level field followed by its `_prev` level) back.
+            pub fn download(&self, #(#download_params),*) -> Result<(), StencilError> {
+                #(#download)*
+                Ok(())
+            }
+        }
+    }
+}
