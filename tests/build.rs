@@ -109,7 +109,9 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let path = entry?.path();
         if path.is_dir() && !path.ends_with("target") {
             collect(&path, out)?;
-        } else if path.to_string_lossy().ends_with(".stencil.toml") {
+        } else if path.to_string_lossy().ends_with(".stencil.toml")
+            && path.parent().is_some_and(|p| p.ends_with("stencils"))
+        {
             out.push(path);
         }
     }

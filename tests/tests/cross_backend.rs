@@ -4,12 +4,12 @@ include!(concat!(env!("OUT_DIR"), "/cross_backend_tests.rs"));
 
 #[test]
 fn every_variant_is_registered() {
-    // 5 examples + 3 test specs, each in f32/f64 x fixed/periodic; with CUDA also
-    // `tiled` and `stream` (stream not for the one 1-D spec).
+    // 5 examples + 2 suite stencils + 3 test specs, each in f32/f64 x fixed/periodic;
+    // with CUDA also `tiled` and `stream` (stream not for the one 1-D spec).
     let variants = if cfg!(feature = "cuda") {
-        8 * 4 * 3 - 4
+        10 * 4 * 3 - 4
     } else {
-        8 * 4
+        10 * 4
     };
     assert_eq!(
         stencil_tests::F32.len() + stencil_tests::F64.len(),

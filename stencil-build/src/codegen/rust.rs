@@ -77,7 +77,15 @@ impl Needs {
             })
         };
         Needs {
-            wrap: any(&|st| st.boundary == Boundary::Periodic),
+            wrap: any(&|st| {
+                st.boundary == Boundary::Periodic
+                    && st.statements.iter().any(|s| {
+                        let mut shifted = false;
+                        s.expr
+                            .for_each_read(&mut |a| shifted |= a.offset.iter().any(|&d| d != 0));
+                        shifted
+                    })
+            }),
             powi: any(&|st| st.statements.iter().any(|s| s.expr.uses_powi())),
             frame: any(&|st| {
                 st.boundary == Boundary::Fixed && st.fields.iter().any(|f| f.has_prev())
@@ -94,7 +102,7 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
     let runtime = runtime(needs);
     let openmp = linked.openmp.as_ref().map(|prefix| openmp_preamble(prefix));
     let gpu = linked.cuda.as_ref().map(|g| {
-        let runtime = crate::backend::gpu::rust::runtime_module(&g.prefix, &g.dialect);
+        let runtime = crate::backend::gpu::rust::runtime_module(&g.prefix, &g.dialect, needs.frame);
         quote! {
             /// Tiling compiled into a stencil's GPU kernels.
             #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -715,12 +723,17 @@ fn grids_executor(st: &Stencil, sig: &Signature) -> TokenStream {
     let fields = st.params.iter().map(|p| ident(p));
     let index = (0..st.params.len()).map(usize_lit);
     let (call, run_type) = (&sig.call, &sig.run_type);
+    let values = if st.params.is_empty() {
+        ident("_values")
+    } else {
+        ident("values")
+    };
     quote! {
         /// Unpacks `run_grids`' slices (grids in [`GRIDS`] order, params in [`PARAMS`] order) into a backend's `run`.
         fn unpack_grids(run: #run_type, grids: &mut [&mut [#real]], shape: &[usize], params: &[#real], steps: u64) -> Result<(), StencilError> {
             let count = |what, expected, actual| StencilError::ArgumentCount { stencil: NAME, what, expected, actual };
             let shape: [usize; DIMS] = shape.try_into().map_err(|_| count("axes", DIMS, shape.len()))?;
-            let values: [#real; #n_params] = params.try_into().map_err(|_| count("params", #n_params, params.len()))?;
+            let #values: [#real; #n_params] = params.try_into().map_err(|_| count("params", #n_params, params.len()))?;
             let params = Params { #(#fields: values[#index],)* };
             let [#(#names),*] = grids else {
                 return Err(count("grids", #n_grids, grids.len()));
@@ -1088,10 +1101,23 @@ mod generation_tests {
                 include_str!("../testdata/all_features.stencil.toml"),
                 periodic,
             );
+            let cuda = GpuLink {
+                prefix: "pkg_0_1_0".into(),
+                dialect: crate::backend::gpu::CUDA,
+                plans: vec![
+                    crate::backend::gpu::resolve(&st.0.tiling.cuda, 3, &crate::backend::gpu::CUDA)
+                        .unwrap(),
+                ],
+            };
             for linked in [
                 Linked::default(),
                 Linked {
                     openmp: Some("pkg_0_1_0".into()),
+                    cuda: None,
+                },
+                Linked {
+                    openmp: None,
+                    cuda: Some(cuda.clone()),
                 },
             ] {
                 let code =
@@ -1100,6 +1126,12 @@ mod generation_tests {
                 assert!(code.contains("pub mod all_features {"), "{code}");
                 assert!(code.contains("fn update_lap("), "{code}");
                 assert_eq!(code.contains("pub mod openmp {"), linked.openmp.is_some());
+                assert_eq!(code.contains("pub mod cuda {"), linked.cuda.is_some());
+                assert_eq!(
+                    code.contains("copy_from("),
+                    linked.cuda.is_some() && !periodic,
+                    "{code}"
+                );
                 assert_eq!(code.contains("rt::wrap("), periodic, "{code}");
                 assert_eq!(code.contains("rt::copy_frame("), !periodic, "{code}");
             }

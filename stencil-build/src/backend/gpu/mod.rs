@@ -137,7 +137,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             info,
             plan,
             d,
-            sym: format!("{prefix}__{}__{}", st.name, statement_name(st, s)),
+            sym: symbol(prefix, d, st, s),
         };
         w.line(&format!(
             "/* Statement {} of {}: {} <- {} */",
@@ -151,6 +151,16 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
         g.launcher(&mut w);
     }
     w.finish()
+}
+
+/// The exported launcher of a statement's kernel.
+pub fn symbol(prefix: &str, d: &Dialect, st: &Stencil, s: &Statement) -> String {
+    format!(
+        "{prefix}_{}__{}__{}",
+        d.name,
+        st.name,
+        statement_name(st, s)
+    )
 }
 
 /// The runtime calls of dialect `d` the generated Rust needs, shared by every stencil of a crate.
@@ -258,7 +268,13 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dia
     w.line(" */");
     w.line(&format!("#include <{}>", d.header));
     w.line("#include <stddef.h>");
-    if st.boundary == Boundary::Periodic {
+    let offsets = st.statements.iter().any(|s| {
+        let mut any = false;
+        s.expr
+            .for_each_read(&mut |a| any |= a.offset.iter().any(|&d| d != 0));
+        any
+    });
+    if st.boundary == Boundary::Periodic && (offsets || plan.strategy != Strategy::Naive) {
         w.blank();
         w.line("/* `i` wrapped onto 0..n, for any i. */");
         w.line("static __device__ __forceinline__ ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)");
@@ -597,6 +613,11 @@ impl Gen<'_> {
 
     /// The in-plane global index of `(z, g1 [, g2])` for reading a column or a plane.
     fn plane_index(&self, z: &str, fast: &[String]) -> String {
+        let z = if z.contains(' ') {
+            format!("({z})")
+        } else {
+            z.to_string()
+        };
         let mut terms = vec![format!("{z} * s0")];
         for (k, g) in fast.iter().enumerate() {
             let a = k + 1;
@@ -891,6 +912,39 @@ fn flat(coords: &[String], extents: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn heat2d(boundary: &str) -> (Stencil, Analysis) {
+        let text = format!(
+            "[stencil]\nname = \"h\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"u[-1,0] + u[1,0] + u[0,-1] + u[0,1]\"\n[boundary]\nkind = \"{boundary}\"\n"
+        );
+        let src = crate::spec::Source {
+            path: "h.stencil.toml".into(),
+            text,
+        };
+        let st = crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap();
+        let an = crate::analysis::analyse(&st);
+        (st, an)
+    }
+
+    #[test]
+    fn stream_indexes_planes_with_the_whole_plane_expression() {
+        let (st, an) = heat2d("fixed");
+        let plan = Resolved {
+            strategy: Strategy::Stream,
+            block: vec![1, 256],
+            chunk: 64,
+        };
+        let code = source(&st, &an, &plan, "p", &CUDA);
+        assert!(code.contains("cur_u[(z0 - 1 + k) * s0 + i1]"), "{code}");
+        assert!(code.contains("cur_u[(z + 1) * s0 + i1]"), "{code}");
+        assert!(
+            !code.contains("stencil_mod"),
+            "no wrapping with a fixed boundary"
+        );
+        let (st, an) = heat2d("periodic");
+        assert!(source(&st, &an, &plan, "p", &CUDA).contains("(stencil_mod(z + 1, n0)) * s0 + i1"));
+    }
 
     #[test]
     fn the_model_picks_stream_for_2d_and_3d() {

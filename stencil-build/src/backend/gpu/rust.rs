@@ -14,7 +14,9 @@ use crate::ir::{Boundary, Role, Slot, Stencil, Version};
 
 /// The module shared by every stencil of a crate: runtime calls, device
 /// buffers and time levels. Emitted once per dialect.
-pub fn runtime_module(prefix: &str, d: &Dialect) -> TokenStream {
+/// `copy` (device to device) is only emitted when a stencil needs it:
+/// `frame_copies`, a two-level field with a fixed boundary.
+pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStream {
     let module = format_ident!("stencil_{}", d.name);
     let f = |name: &str| format_ident!("{prefix}_{}_{name}", d.name);
     let (malloc, free, upload, download, copy, zero, sync, count, error) = (
@@ -29,6 +31,23 @@ pub fn runtime_module(prefix: &str, d: &Dialect) -> TokenStream {
         f("error_string"),
     );
     let backend = d.name;
+    let (copy_extern, copy_impl) = if frame_copies {
+        (
+            quote! { unsafe extern "C" { fn #copy(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int; } },
+            quote! {
+                impl<T: Copy> Buffer<T> {
+                    /// Copies another device buffer of the same length into this one.
+                    pub fn copy_from(&mut self, stencil: &'static str, src: *const T) -> Result<(), StencilError> {
+                        // SAFETY: `src` is a buffer of the same stencil and shape, so of `len` values.
+                        check(stencil, "copy", unsafe { #copy(self.ptr.cast(), src.cast(), self.bytes()) })
+                    }
+
+                }
+            },
+        )
+    } else {
+        (quote!(), quote!())
+    };
     let count_fn = format_ident!("{}_device_count", d.name);
     let count_doc = docs(&format!(
         "The number of {} devices, or the runtime's error (for instance when no driver or device is present).",
@@ -46,12 +65,13 @@ pub fn runtime_module(prefix: &str, d: &Dialect) -> TokenStream {
             use super::StencilError;
             use ::std::os::raw::{c_char, c_int, c_void};
 
+            #copy_extern
+
             unsafe extern "C" {
                 fn #malloc(ptr: *mut *mut c_void, bytes: usize) -> c_int;
                 fn #free(ptr: *mut c_void) -> c_int;
                 fn #upload(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int;
                 fn #download(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int;
-                fn #copy(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int;
                 fn #zero(ptr: *mut c_void, bytes: usize) -> c_int;
                 fn #sync() -> c_int;
                 fn #count(count: *mut c_int) -> c_int;
@@ -117,16 +137,12 @@ pub fn runtime_module(prefix: &str, d: &Dialect) -> TokenStream {
                     check(stencil, "download", unsafe { #download(dst.as_mut_ptr().cast(), self.ptr.cast(), self.bytes()) })
                 }
 
-                /// Copies another device buffer of the same length into this one.
-                pub fn copy_from(&mut self, stencil: &'static str, src: *const T) -> Result<(), StencilError> {
-                    // SAFETY: `src` is a buffer of the same stencil and shape, so of `len` values.
-                    check(stencil, "copy", unsafe { #copy(self.ptr.cast(), src.cast(), self.bytes()) })
-                }
-
                 pub fn ptr(&self) -> *mut T {
                     self.ptr
                 }
             }
+
+            #copy_impl
 
             impl<T> Drop for Buffer<T> {
                 fn drop(&mut self) {
@@ -200,7 +216,7 @@ pub fn stencil_module(
     let strategy = plan.strategy.name();
     let block = plan.block.iter().map(|&b| usize_lit(b));
     let chunk = usize_lit(plan.chunk);
-    let (externs, launches) = kernels(st, prefix);
+    let (externs, launches) = kernels(st, prefix, d);
     let session = session(st, d, &launches);
     let args = &sig.params;
     let upload_args = upload_arguments(st);
@@ -250,14 +266,14 @@ pub fn stencil_module(
 }
 
 /// Extern declarations and, per statement, the launch expression's pieces.
-fn kernels(st: &Stencil, prefix: &str) -> (Vec<TokenStream>, Vec<TokenStream>) {
+fn kernels(st: &Stencil, prefix: &str, d: &Dialect) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let real = ident(st.dtype.rust());
     let dims = st.dims();
     let mut externs = Vec::new();
     let mut launches = Vec::new();
     for s in &st.statements {
         let name = statement_name(st, s);
-        let sym = format_ident!("{prefix}__{}__{name}", st.name);
+        let sym = format_ident!("{}", super::symbol(prefix, d, st, s));
         let slots: Vec<Ident> = s
             .slots()
             .into_iter()

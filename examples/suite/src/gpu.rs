@@ -1,0 +1,225 @@
+//! The GPU half of the runner.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use super::*;
+
+/// Options: `--steps N --reps R --json PATH`.
+struct Options {
+    steps: u64,
+    reps: usize,
+    json: Option<String>,
+}
+
+fn options() -> Result<Options, String> {
+    let mut o = Options {
+        steps: 100,
+        reps: 5,
+        json: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--steps" => o.steps = value()?.parse().map_err(|e| format!("--steps: {e}"))?,
+            "--reps" => o.reps = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
+            "--json" => o.json = Some(value()?),
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}`; use --steps N --reps R --json PATH"
+                ));
+            }
+        }
+    }
+    Ok(o)
+}
+
+/// One measured configuration.
+struct Row {
+    stencil: &'static str,
+    dtype: &'static str,
+    strategy: &'static str,
+    block: &'static [usize],
+    chunk: usize,
+    shape: Vec<usize>,
+    steps: u64,
+    seconds: f64,
+    gcells: f64,
+    gbs: f64,
+}
+
+/// Deterministic, non-trivial values.
+fn pattern<T: From<f32>>(cells: usize) -> Vec<T> {
+    (0..cells)
+        .map(|c| T::from(((c * 7919) % 1000) as f32 / 1000.0))
+        .collect()
+}
+
+/// The median of `reps` runs of `f`, in seconds.
+fn median(
+    reps: usize,
+    mut f: impl FnMut() -> Result<(), StencilError>,
+) -> Result<f64, StencilError> {
+    let mut t = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let start = Instant::now();
+        f()?;
+        t.push(start.elapsed().as_secs_f64());
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
+}
+
+macro_rules! check_and_time {
+    ($m:ident, $dtype:literal, $stencil:literal, $shape:expr, $o:expr, $rows:expr) => {{
+        use $m as s;
+        // Correctness first: the GPU result against the reference on a small odd grid.
+        let small: Vec<usize> = [29usize, 45, 133][3 - s::DIMS..].to_vec();
+        let cells: usize = small.iter().product();
+        let (mut a, mut b) = (pattern(cells), pattern(cells));
+        s::cuda::run(&mut a, small.clone().try_into().unwrap(), s::Params {}, 3)?;
+        s::reference::run(&mut b, small.clone().try_into().unwrap(), s::Params {}, 3)?;
+        let worst = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (f64::from(*x) - f64::from(*y)).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            worst < 1e-4,
+            "{}: differs from the reference by {worst}",
+            s::NAME
+        );
+        let shape: [usize; s::DIMS] = $shape.try_into().unwrap();
+        let cells: usize = shape.iter().product();
+        let mut session = s::cuda::Session::new(shape)?;
+        session.upload(&pattern(cells))?;
+        session.step(s::Params {}, 10)?;
+        session.synchronize()?;
+        let seconds = median($o.reps, || {
+            session.step(s::Params {}, $o.steps)?;
+            session.synchronize()
+        })?;
+        let updated: usize = shape
+            .iter()
+            .zip(s::RADIUS)
+            .map(|(n, r)| n - 2 * r)
+            .product();
+        let per_step = seconds / $o.steps as f64;
+        let size = if $dtype == "f32" { 4.0 } else { 8.0 };
+        $rows.push(Row {
+            stencil: $stencil,
+            dtype: $dtype,
+            strategy: s::cuda::TILING.strategy,
+            block: s::cuda::TILING.block,
+            chunk: s::cuda::TILING.chunk,
+            shape: shape.to_vec(),
+            steps: $o.steps,
+            seconds,
+            gcells: updated as f64 / per_step / 1e9,
+            gbs: 2.0 * size * updated as f64 / per_step / 1e9,
+        });
+        eprintln!(
+            "  {} {} {}: {:.1} GCells/s",
+            $stencil,
+            $dtype,
+            s::cuda::TILING.strategy,
+            $rows.last().unwrap().gcells
+        );
+    }};
+}
+
+/// GB/s of the copy kernel (one read, one write per cell) on `n` x `n` cells.
+macro_rules! bound {
+    ($m:ident, $n:expr, $o:expr) => {{
+        use $m as s;
+        let shape = [$n, $n];
+        let cells = $n * $n;
+        let mut session = s::cuda::Session::new(shape)?;
+        session.upload(&pattern(cells), &pattern(cells))?;
+        session.step(s::Params {}, 10)?;
+        session.synchronize()?;
+        let seconds = median($o.reps, || {
+            session.step(s::Params {}, $o.steps)?;
+            session.synchronize()
+        })?;
+        let size = std::mem::size_of::<s::Real>() as f64;
+        2.0 * size * cells as f64 * $o.steps as f64 / seconds / 1e9
+    }};
+}
+
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let o = options()?;
+    eprintln!("CUDA devices: {}", cuda_device_count()?);
+    let bound32 = bound!(copy2d_f32, 16384, o);
+    let bound64 = bound!(copy2d_f64, 16384, o);
+    eprintln!("copy bound: {bound32:.0} GB/s (f32), {bound64:.0} GB/s (f64)");
+    let mut rows: Vec<Row> = Vec::new();
+    let (s2, s3) = (vec![16384, 16384], vec![512, 512, 512]);
+    check_and_time!(j2d5pt_f32_naive, "f32", "j2d5pt", s2.clone(), o, rows);
+    check_and_time!(j2d5pt_f32_tiled, "f32", "j2d5pt", s2.clone(), o, rows);
+    check_and_time!(j2d5pt_f32_stream, "f32", "j2d5pt", s2.clone(), o, rows);
+    check_and_time!(j2d5pt_f64_naive, "f64", "j2d5pt", s2.clone(), o, rows);
+    check_and_time!(j2d5pt_f64_tiled, "f64", "j2d5pt", s2.clone(), o, rows);
+    check_and_time!(j2d5pt_f64_stream, "f64", "j2d5pt", s2.clone(), o, rows);
+    check_and_time!(j3d7pt_f32_naive, "f32", "j3d7pt", s3.clone(), o, rows);
+    check_and_time!(j3d7pt_f32_tiled, "f32", "j3d7pt", s3.clone(), o, rows);
+    check_and_time!(j3d7pt_f32_stream, "f32", "j3d7pt", s3.clone(), o, rows);
+    check_and_time!(j3d7pt_f64_naive, "f64", "j3d7pt", s3.clone(), o, rows);
+    check_and_time!(j3d7pt_f64_tiled, "f64", "j3d7pt", s3.clone(), o, rows);
+    check_and_time!(j3d7pt_f64_stream, "f64", "j3d7pt", s3.clone(), o, rows);
+    let mut table = String::from(
+        "| stencil | dtype | shape | strategy | block | GCells/s | GB/s (1 step) | bound GB/s | of bound | vs naive |\n|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let mut json = String::from("[\n");
+    for r in &rows {
+        let bound = if r.dtype == "f32" { bound32 } else { bound64 };
+        let naive = rows
+            .iter()
+            .find(|n| n.stencil == r.stencil && n.dtype == r.dtype && n.strategy == "naive")
+            .map_or(f64::NAN, |n| n.gcells);
+        writeln!(
+            table,
+            "| {} | {} | {:?} | {} | {:?}{} | {:.1} | {:.0} | {:.0} | {:.1}% | {:.2}x |",
+            r.stencil,
+            r.dtype,
+            r.shape,
+            r.strategy,
+            r.block,
+            if r.strategy == "stream" {
+                format!(", chunk {}", r.chunk)
+            } else {
+                String::new()
+            },
+            r.gcells,
+            r.gbs,
+            bound,
+            100.0 * r.gbs / bound,
+            r.gcells / naive
+        )?;
+        writeln!(
+            json,
+            "  {{\"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"strategy\": \"{}\", \"block\": {:?}, \"chunk\": {}, \"steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bound_gb_per_s\": {:.1}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {:.3}}},",
+            r.stencil,
+            r.dtype,
+            r.shape,
+            r.strategy,
+            r.block,
+            r.chunk,
+            r.steps,
+            o.reps,
+            r.seconds,
+            r.gcells,
+            r.gbs,
+            bound,
+            r.gbs / bound,
+            r.gcells / naive
+        )?;
+    }
+    let json = json.trim_end_matches(",\n").to_string() + "\n]\n";
+    println!("{table}");
+    if let Some(path) = &o.json {
+        std::fs::write(path, json)?;
+    }
+    Ok(())
+}
