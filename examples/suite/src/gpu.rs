@@ -129,8 +129,23 @@ macro_rules! check_and_time {
     }};
 }
 
-/// GB/s of the copy kernel (one read, one write per cell) on `n` x `n` cells.
-macro_rules! bound {
+unsafe extern "C" {
+    fn suite_copy_seconds(bytes: usize, reps: std::os::raw::c_int, seconds: *mut f64) -> std::os::raw::c_int;
+}
+
+/// GB/s (bytes read + written) of a device-to-device `cudaMemcpy` of `bytes`.
+fn copy_bandwidth(bytes: usize, reps: usize) -> Result<f64, String> {
+    let mut seconds = 0.0;
+    // SAFETY: writes one f64; the function allocates and frees its own buffers.
+    let code = unsafe { suite_copy_seconds(bytes, reps as std::os::raw::c_int, &mut seconds) };
+    if code != 0 {
+        return Err(format!("cudaMemcpy bound failed with CUDA error {code}"));
+    }
+    Ok(2.0 * bytes as f64 / seconds / 1e9)
+}
+
+/// GB/s of the `copy2d` stencil kernel (one read, one write per cell) on `n` x `n` cells.
+macro_rules! copy_kernel {
     ($m:ident, $n:expr, $o:expr) => {{
         use $m as s;
         let shape = [$n, $n];
@@ -151,9 +166,13 @@ macro_rules! bound {
 pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let o = options()?;
     eprintln!("CUDA devices: {}", cuda_device_count()?);
-    let bound32 = bound!(copy2d_f32, 16384, o);
-    let bound64 = bound!(copy2d_f64, 16384, o);
-    eprintln!("copy bound: {bound32:.0} GB/s (f32), {bound64:.0} GB/s (f64)");
+    // The bound: cudaMemcpy device to device of one 16384^2 f64 grid (2 GiB), and our own
+    // naive copy kernel (`copy2d`) beside it for reference.
+    let memcpy = copy_bandwidth(16384 * 16384 * 8, 20)?;
+    let kernel32 = copy_kernel!(copy2d_f32, 16384, o);
+    let kernel64 = copy_kernel!(copy2d_f64, 16384, o);
+    eprintln!("bound: cudaMemcpy D2D {memcpy:.0} GB/s; copy kernel {kernel32:.0} GB/s (f32), {kernel64:.0} GB/s (f64)");
+    let (bound32, bound64) = (memcpy, memcpy);
     let mut rows: Vec<Row> = Vec::new();
     let (s2, s3) = (vec![16384, 16384], vec![512, 512, 512]);
     check_and_time!(j2d5pt_f32_naive, "f32", "j2d5pt", s2.clone(), o, rows);

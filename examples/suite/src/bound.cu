@@ -1,0 +1,29 @@
+/* The bandwidth bound of the suite runner: a device-to-device cudaMemcpy,
+ * timed with CUDA events (bytes read + written per second). */
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+extern "C" int suite_copy_seconds(size_t bytes, int reps, double *seconds)
+{
+    void *a = NULL, *b = NULL;
+    cudaEvent_t start = NULL, stop = NULL;
+    cudaError_t e = cudaMalloc(&a, bytes);
+    if (e == cudaSuccess) e = cudaMalloc(&b, bytes);
+    if (e == cudaSuccess) e = cudaMemset(a, 1, bytes);
+    if (e == cudaSuccess) e = cudaEventCreate(&start);
+    if (e == cudaSuccess) e = cudaEventCreate(&stop);
+    if (e == cudaSuccess) e = cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice); /* warm-up */
+    if (e == cudaSuccess) e = cudaEventRecord(start);
+    for (int r = 0; r < reps && e == cudaSuccess; ++r)
+        e = cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    if (e == cudaSuccess) e = cudaEventRecord(stop);
+    if (e == cudaSuccess) e = cudaEventSynchronize(stop);
+    float ms = 0.0f;
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, start, stop);
+    *seconds = ms / 1000.0 / (reps > 0 ? reps : 1);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    cudaFree(a);
+    cudaFree(b);
+    return (int)e;
+}
