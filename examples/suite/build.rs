@@ -50,7 +50,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var_os("CARGO_FEATURE_CUDA").is_some() {
         // The bound: a timed device-to-device copy (nvcc from NVCC or PATH, as stencil-build found it).
         println!("cargo:rerun-if-changed=src/bound.cu");
-        cc::Build::new().cuda(true).cudart("static").file("src/bound.cu").try_compile("suite_bound")?;
+        cc::Build::new()
+            .cuda(true)
+            .cudart("static")
+            .file("src/bound.cu")
+            .try_compile("suite_bound")?;
     }
     Ok(())
 }

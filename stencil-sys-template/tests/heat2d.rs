@@ -15,12 +15,12 @@ fn grid(n: usize, seed: u64) -> Vec<f64> {
 }
 
 #[test]
-fn one_step_matches_a_hand_written_update() {
+fn the_reference_matches_a_hand_written_update() {
     let shape = [5, 7];
     let (u0, kappa) = (grid(35, 1), grid(35, 2));
     let mut u = u0.clone();
     let alpha = 0.2;
-    heat2d::run(&mut u, &kappa, shape, heat2d::Params { alpha }, 1).unwrap();
+    heat2d::reference::run(&mut u, &kappa, shape, heat2d::Params { alpha }, 1).unwrap();
     for y in 0..5 {
         for x in 0..7 {
             let c = y * 7 + x;
@@ -42,6 +42,10 @@ fn one_step_matches_a_hand_written_update() {
 }
 
 #[test]
+#[cfg_attr(
+    feature = "cuda",
+    ignore = "with `cuda` the default backend needs a CUDA device: run with --include-ignored there"
+)]
 fn default_backend_matches_reference() {
     let shape = [33, 70];
     let kappa = grid(33 * 70, 3);
@@ -75,5 +79,36 @@ fn wrong_lengths_are_errors() {
     assert_eq!(
         err.to_string(),
         "heat2d: axis `y` has 2 cells but the stencil needs at least 3"
+    );
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA device: run with --include-ignored on the GPU machine"]
+fn cuda_session_matches_reference() {
+    let shape = [67, 133];
+    let kappa = grid(67 * 133, 5);
+    let mut want = grid(67 * 133, 6);
+    let mut got = vec![0.0; want.len()];
+    let params = heat2d::Params { alpha: 0.2 };
+    let mut session = heat2d::cuda::Session::new(shape).unwrap();
+    session.upload(&want, &kappa).unwrap();
+    session.step(params, 7).unwrap();
+    session.step(params, 3).unwrap();
+    session.download(&mut got).unwrap();
+    heat2d::reference::run(&mut want, &kappa, shape, params, 10).unwrap();
+    let worst = got
+        .iter()
+        .zip(&want)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
+    assert!(worst <= 1e-12, "worst difference {worst}");
+    let err = session.upload(&want[1..], &kappa).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            stencil_sys_template::StencilError::LengthMismatch { field: "u", .. }
+        ),
+        "{err}"
     );
 }

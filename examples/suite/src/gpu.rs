@@ -130,7 +130,11 @@ macro_rules! check_and_time {
 }
 
 unsafe extern "C" {
-    fn suite_copy_seconds(bytes: usize, reps: std::os::raw::c_int, seconds: *mut f64) -> std::os::raw::c_int;
+    fn suite_copy_seconds(
+        bytes: usize,
+        reps: std::os::raw::c_int,
+        seconds: *mut f64,
+    ) -> std::os::raw::c_int;
 }
 
 /// GB/s (bytes read + written) of a device-to-device `cudaMemcpy` of `bytes`.
@@ -171,7 +175,9 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let memcpy = copy_bandwidth(16384 * 16384 * 8, 20)?;
     let kernel32 = copy_kernel!(copy2d_f32, 16384, o);
     let kernel64 = copy_kernel!(copy2d_f64, 16384, o);
-    eprintln!("bound: cudaMemcpy D2D {memcpy:.0} GB/s; copy kernel {kernel32:.0} GB/s (f32), {kernel64:.0} GB/s (f64)");
+    eprintln!(
+        "bound: cudaMemcpy D2D {memcpy:.0} GB/s; copy kernel {kernel32:.0} GB/s (f32), {kernel64:.0} GB/s (f64)"
+    );
     let (bound32, bound64) = (memcpy, memcpy);
     let mut rows: Vec<Row> = Vec::new();
     let (s2, s3) = (vec![16384, 16384], vec![512, 512, 512]);

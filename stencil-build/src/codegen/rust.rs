@@ -494,6 +494,7 @@ fn stencil_module(
     let signature = Signature::of(st);
     let kernels_trait = kernels_trait(st);
     let executor = executor(st, &signature);
+    let checker = argument_checker();
     let grids_executor = grids_executor(st, &signature);
     let reference = reference_module(st, an, &signature)?;
     let openmp = match &linked.openmp {
@@ -546,6 +547,7 @@ fn stencil_module(
             }
 
             #kernels_trait
+            #checker
             #executor
             #grids_executor
             #reference
@@ -806,21 +808,36 @@ fn kernel_signature(st: &Stencil, s: &Statement) -> TokenStream {
     quote! { fn #name(&self, shape: [usize; #dims], out: &mut [#real], #(#slots,)* #p: &Params) }
 }
 
+/// `("u", u.len()), ("u_prev", u_prev.len()), ...`: every grid argument's name and length.
+pub fn grid_lengths(st: &Stencil) -> TokenStream {
+    let pairs = grid_names(st).into_iter().map(|g| {
+        let id = ident(&g);
+        quote!((#g, #id.len()))
+    });
+    quote!(#(#pairs),*)
+}
+
+/// `check_arguments`: the shape and every grid's length, checked before anything runs.
+fn argument_checker() -> TokenStream {
+    quote! {
+        /// Checks `shape` and the length of every grid (`(name, length)`) before anything
+        /// runs or is allocated; returns the cell count.
+        fn check_arguments(shape: &[usize; DIMS], grids: &[(&'static str, usize)]) -> Result<usize, StencilError> {
+            let cells = rt::cells(NAME, &AXES, shape, &MIN_SHAPE)?;
+            for &(field, len) in grids {
+                rt::check_len(NAME, field, cells, len)?;
+            }
+            Ok(cells)
+        }
+    }
+}
+
 /// `run_with`: checks the arguments, sets up levels and temps, and runs the steps.
 fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
     let real = ident(st.dtype.rust());
     let args = &sig.params;
-    let checks = st.arguments().flat_map(|(_, f)| {
-        let id = ident(&f.name);
-        let name = &f.name;
-        let mut c = vec![quote! { rt::check_len(NAME, #name, cells, #id.len())?; }];
-        if f.has_prev() {
-            let prev = format_ident!("{}_prev", f.name);
-            let pname = format!("{}_prev", f.name);
-            c.push(quote! { rt::check_len(NAME, #pname, cells, #prev.len())?; });
-        }
-        c
-    });
+    let lengths = grid_lengths(st);
+    let cells = st.fields.iter().any(|f| f.role == Role::Temp).then(|| quote!(let cells =));
     let setup = st.fields.iter().map(|f| {
         let id = ident(&f.name);
         let scratch = format_ident!("{}__next", f.name);
@@ -853,8 +870,7 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
         #doc
         #[allow(non_snake_case)]
         fn run_with(kernels: &impl Kernels, #args) -> Result<(), StencilError> {
-            let cells = rt::cells(NAME, &AXES, &shape, &MIN_SHAPE)?;
-            #(#checks)*
+            #cells check_arguments(&shape, &[#lengths])?;
             if steps == 0 {
                 return Ok(());
             }

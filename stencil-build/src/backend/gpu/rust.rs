@@ -220,6 +220,7 @@ pub fn stencil_module(
     let session = session(st, d, &launches);
     let args = &sig.params;
     let upload_args = upload_arguments(st);
+    let lengths = crate::codegen::rust::grid_lengths(st);
     let download_args = download_arguments(st);
     let run_doc = docs(&format!(
         "Runs `steps` time steps in place on the {} device: uploads the grids, steps, downloads the state grids.{}",
@@ -254,6 +255,7 @@ pub fn stencil_module(
 
             #run_doc
             pub fn run(#args) -> Result<(), StencilError> {
+                check_arguments(&shape, &[#lengths])?;
                 let mut session = Session::new(shape)?;
                 session.upload(#upload_args)?;
                 session.step(params, steps)?;
