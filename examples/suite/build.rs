@@ -6,7 +6,13 @@ use std::path::PathBuf;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(std::env::var("OUT_DIR")?).join("suite");
     std::fs::create_dir_all(&out)?;
-    let strategies = ["naive", "tiled", "stream"];
+    // (variant suffix, strategy, chunk): `stream_256` marches 256 cells per block.
+    let strategies = [
+        ("naive", "naive", None),
+        ("tiled", "tiled", None),
+        ("stream", "stream", None),
+        ("stream_256", "stream", Some(256)),
+    ];
     let mut specs = Vec::new();
     for dir in ["stencils", "bound"] {
         println!("cargo:rerun-if-changed={dir}");
@@ -22,11 +28,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .ok_or("spec without a name")?;
         let fixed_strategy = base.get("tiling").and_then(|t| t.get("cuda")).is_some();
         for dtype in ["f32", "f64"] {
-            for strategy in strategies.iter().take(if fixed_strategy { 1 } else { 3 }) {
+            for (suffix, strategy, chunk) in
+                strategies
+                    .iter()
+                    .take(if fixed_strategy { 1 } else { strategies.len() })
+            {
                 let variant = if fixed_strategy {
                     format!("{name}_{dtype}")
                 } else {
-                    format!("{name}_{dtype}_{strategy}")
+                    format!("{name}_{dtype}_{suffix}")
                 };
                 let mut t = base.clone();
                 let st = t["stencil"].as_table_mut().ok_or("[stencil]")?;
@@ -35,6 +45,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if !fixed_strategy {
                     let mut cuda = toml::Table::new();
                     cuda.insert("strategy".into(), (*strategy).into());
+                    if let Some(c) = chunk {
+                        cuda.insert("chunk".into(), toml::Value::Integer(*c));
+                    }
                     let mut tiling = toml::Table::new();
                     tiling.insert("cuda".into(), cuda.into());
                     t.insert("tiling".into(), tiling.into());

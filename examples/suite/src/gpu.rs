@@ -184,15 +184,19 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     check_and_time!(j2d5pt_f32_naive, "f32", "j2d5pt", s2.clone(), o, rows);
     check_and_time!(j2d5pt_f32_tiled, "f32", "j2d5pt", s2.clone(), o, rows);
     check_and_time!(j2d5pt_f32_stream, "f32", "j2d5pt", s2.clone(), o, rows);
+    check_and_time!(j2d5pt_f32_stream_256, "f32", "j2d5pt", s2.clone(), o, rows);
     check_and_time!(j2d5pt_f64_naive, "f64", "j2d5pt", s2.clone(), o, rows);
     check_and_time!(j2d5pt_f64_tiled, "f64", "j2d5pt", s2.clone(), o, rows);
     check_and_time!(j2d5pt_f64_stream, "f64", "j2d5pt", s2.clone(), o, rows);
+    check_and_time!(j2d5pt_f64_stream_256, "f64", "j2d5pt", s2.clone(), o, rows);
     check_and_time!(j3d7pt_f32_naive, "f32", "j3d7pt", s3.clone(), o, rows);
     check_and_time!(j3d7pt_f32_tiled, "f32", "j3d7pt", s3.clone(), o, rows);
     check_and_time!(j3d7pt_f32_stream, "f32", "j3d7pt", s3.clone(), o, rows);
+    check_and_time!(j3d7pt_f32_stream_256, "f32", "j3d7pt", s3.clone(), o, rows);
     check_and_time!(j3d7pt_f64_naive, "f64", "j3d7pt", s3.clone(), o, rows);
     check_and_time!(j3d7pt_f64_tiled, "f64", "j3d7pt", s3.clone(), o, rows);
     check_and_time!(j3d7pt_f64_stream, "f64", "j3d7pt", s3.clone(), o, rows);
+    check_and_time!(j3d7pt_f64_stream_256, "f64", "j3d7pt", s3.clone(), o, rows);
     let mut table = String::from(
         "| stencil | dtype | shape | strategy | block | GCells/s | GB/s (1 step) | bound GB/s | of bound | vs naive |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );

@@ -837,7 +837,11 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
     let real = ident(st.dtype.rust());
     let args = &sig.params;
     let lengths = grid_lengths(st);
-    let cells = st.fields.iter().any(|f| f.role == Role::Temp).then(|| quote!(let cells =));
+    let cells = st
+        .fields
+        .iter()
+        .any(|f| f.role == Role::Temp)
+        .then(|| quote!(let cells =));
     let setup = st.fields.iter().map(|f| {
         let id = ident(&f.name);
         let scratch = format_ident!("{}__next", f.name);
