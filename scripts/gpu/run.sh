@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the folder stage.sh filled: every test with the
+# GPU ones included, compute-sanitizer memcheck and racecheck on the
+# shared-memory strategies, and the suite benchmark. Results go to $OUT (or ./out).
+set -uo pipefail
+cd "$(dirname "$0")"
+out="${OUT:-out}"; mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+./heat2d --include-ignored 2>&1 | tee "$out/template.log" | grep -E "test result"
+./cross_backend --include-ignored --test-threads 8 > "$out/tests.log" 2>&1; grep -E "test result" "$out/tests.log"
+./runtime_errors 2>&1 | grep "test result"
+compute-sanitizer --tool memcheck ./cross_backend --include-ignored --test-threads 1 _stream _tiled 2>&1 \
+    | grep -E "ERROR SUMMARY|test result" | tee "$out/memcheck.log"
+compute-sanitizer --tool racecheck ./cross_backend --include-ignored --test-threads 1 cuda_heat3d_f64_fixed_stream \
+    cuda_star3d25_f32_periodic_stream cuda_functions3d_f64_fixed_stream cuda_gray_scott_f64_periodic_stream \
+    cuda_heat2d_f32_fixed_tiled cuda_star3d25_f64_fixed_tiled 2>&1 | grep -E "SUMMARY|test result|RACE" | tee "$out/racecheck.log"
+./suite --steps 100 --reps 5 --json "$out/h100-cuda.json" 2>&1 | tee "$out/suite.log"

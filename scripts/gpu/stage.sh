@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the CUDA test binaries and the suite runner here (no GPU needed; nvcc
+# from the pinned PyPI wheels, as .ci/run installs it) and stages them, with
+# run.sh, in .device/ (ignored by git) for a machine with an NVIDIA GPU.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+CUDA_VENV="${HOME}/.cache/cuda13"
+export CUDA_PATH="$("${CUDA_VENV}/bin/python" -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13"))')"
+export PATH="${CUDA_PATH}/bin:${PATH}"
+rm -rf .device && mkdir -p .device
+cargo test -p stencil-tests -p stencil-sys-template --features stencil-tests/cuda,stencil-sys-template/cuda \
+    --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"] \
+            and m["target"]["name"] in ("cross_backend", "heat2d", "runtime_errors"):
+        shutil.copy(m["executable"], ".device/" + m["target"]["name"])
+'
+STENCIL_CUDA_ARCH="${STENCIL_CUDA_ARCH:-sm_90}" cargo build --release -p suite --features cuda
+cp target/release/suite scripts/gpu/run.sh .device/
+strip .device/cross_backend .device/heat2d .device/runtime_errors .device/suite
+ls -la .device
