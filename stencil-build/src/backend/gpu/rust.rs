@@ -361,6 +361,12 @@ fn download_arguments(st: &Stencil) -> TokenStream {
 }
 
 fn session(st: &Stencil, d: &Dialect, launches: &[TokenStream]) -> TokenStream {
+    let uses_params = st.statements.iter().any(|s| !params_used(s).is_empty());
+    let params = if uses_params {
+        ident("params")
+    } else {
+        ident("_params")
+    };
     let real = ident(st.dtype.rust());
     let dims = usize_lit(st.dims());
     let mut members = Vec::new();
@@ -455,8 +461,7 @@ fn session(st: &Stencil, d: &Dialect, launches: &[TokenStream]) -> TokenStream {
 
             /// Runs `steps` time steps on the device (kernels are queued; errors of a launch
             /// come back here, errors while running at the next `synchronize` or `download`).
-            pub fn step(&mut self, params: Params, steps: u64) -> Result<(), StencilError> {
-                let _ = &params;
+            pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
                 for _ in 0..steps {
                     #(#launches)*
                     #(#advance)*
