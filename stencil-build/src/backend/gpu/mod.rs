@@ -11,7 +11,10 @@
 //!   the slowest axis through `chunk` cells, keeping the column of values it
 //!   needs along that axis in a register queue; only the planes read at
 //!   in-plane offsets (for a star stencil, the centre plane) go through shared
-//!   memory.
+//!   memory, double-buffered (one barrier per plane). The pipeline is
+//!   software-prefetched: each thread loads its column and the tile positions
+//!   it fills `PREFETCH` planes before they are used, so shared memory is
+//!   filled from registers and loads of several planes are in flight.
 //!
 //! Each kernel has an `extern "C"` launcher returning the runtime's error
 //! code, and the file has the few runtime calls the Rust side needs.
@@ -568,38 +571,77 @@ impl Gen<'_> {
         format!("q_{}", slot_name(self.st, slot))
     }
 
-    /// The in-plane global index of `(z, g1 [, g2])` for reading a column or a plane.
-    fn plane_index(&self, z: &str, fast: &[String]) -> String {
-        let z = if z.contains(' ') {
+    /// `(g1) * s1 + g2` (3-D) or `g1` (2-D): the in-plane index of fast-axis coordinates.
+    fn fast_index(&self, coords: &[String]) -> String {
+        let paren = |g: &String| {
+            if g.contains(' ') && !g.starts_with("stencil_mod(") {
+                format!("({g})")
+            } else {
+                g.clone()
+            }
+        };
+        coords
+            .iter()
+            .enumerate()
+            .map(|(k, g)| {
+                if k + 2 < self.dims() {
+                    format!("{} * s{}", paren(g), k + 1)
+                } else {
+                    paren(g)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+
+    /// Plane `z` of the slowest axis, wrapped for periodic grids, parenthesised.
+    fn plane(&self, z: &str) -> String {
+        if self.periodic() {
+            format!("stencil_mod({z}, n0)")
+        } else if z.contains(' ') {
             format!("({z})")
         } else {
             z.to_string()
-        };
-        let mut terms = vec![format!("{z} * s0")];
-        for (k, g) in fast.iter().enumerate() {
-            let a = k + 1;
-            terms.push(if a + 1 < self.dims() {
-                format!("{g} * s{a}")
-            } else {
-                g.clone()
-            });
         }
-        terms.join(" + ")
     }
 
+    /// A guarded load of `buf[plane * s0 + col]` into `dst`: `on` says whether the
+    /// column is on the grid; with a fixed boundary, planes past the grid are skipped.
+    fn load_column(&self, w: &mut CWriter, dst: &str, buf: &str, z: &str, col: &str, on: &str) {
+        let plane = self.plane(z);
+        let guard = if self.periodic() {
+            on.to_string()
+        } else {
+            format!("{on} && {plane} < n0")
+        };
+        w.line(&format!("if ({guard})"));
+        w.line(&format!("    {dst} = {buf}[{plane} * s0 + {col}];"));
+    }
+
+    /// Tile extents (fast axes) of `slot`'s shared-memory planes and their flat size.
+    fn tile(&self, slot: Slot) -> (Vec<usize>, usize) {
+        let r = self.reach(slot);
+        let ext: Vec<usize> = (1..self.dims())
+            .map(|a| self.plan.block[a] + 2 * r[a])
+            .collect();
+        let total = ext.iter().product();
+        (ext, total)
+    }
+
+    /// Software-pipelined 2.5-D streaming: see the module documentation.
     fn stream(&self, w: &mut CWriter) {
         let dims = self.dims();
         let t = self.st.dtype.c();
         let block = &self.plan.block;
-        let chunk_axis = builtin(0, dims);
+        let threads = self.plan.threads();
         let (lo0, hi0) = self.bounds(0);
+        let chunk = self.plan.chunk;
         w.line(&format!(
-            "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{chunk_axis} * {};",
-            self.plan.chunk
+            "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{} * {chunk};",
+            builtin(0, dims)
         ));
         w.line(&format!(
-            "const ptrdiff_t z1 = z0 + {c} < {hi0} ? z0 + {c} : {hi0};",
-            c = self.plan.chunk
+            "const ptrdiff_t z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};"
         ));
         for a in 1..dims {
             let b = builtin(a, dims);
@@ -611,168 +653,207 @@ impl Gen<'_> {
             w.line(&format!("const int l{a} = threadIdx.{b};"));
             w.line(&format!("const ptrdiff_t i{a} = o{a} + l{a};"));
         }
+        let tid: Vec<String> = (1..dims)
+            .map(|a| format!("threadIdx.{}", builtin(a, dims)))
+            .collect();
+        w.line(&format!(
+            "const int tid = {};",
+            flat(
+                &tid,
+                &block[1..].iter().map(|b| b.to_string()).collect::<Vec<_>>()
+            )
+        ));
+        w.line("/* `active`: this thread computes a cell; `on`: its own column is on the grid. */");
         w.line(&format!("const bool active = !({});", self.guard(1..dims)));
-        let slots = self.s.slots();
-        if slots.iter().any(|&s| !self.smem_planes(s).is_empty()) {
-            let tid: Vec<String> = (1..dims)
-                .map(|a| format!("threadIdx.{}", builtin(a, dims)))
-                .collect();
-            w.line(&format!(
-                "const int tid = {};",
-                flat(
-                    &tid,
-                    &block[1..].iter().map(|b| b.to_string()).collect::<Vec<_>>()
-                )
-            ));
-        }
-        let fast: Vec<String> = (1..dims).map(|a| format!("i{a}")).collect();
-        let column = |z: &str| self.plane_index(z, &fast);
-        let wrap_z = |z: String| {
-            if self.periodic() {
-                format!("stencil_mod({z}, n0)")
-            } else {
-                z
-            }
-        };
-        // Register queues: q[k] holds the column value of plane z - r + k.
-        for &slot in &slots {
-            let r = self.reach(slot)[0];
-            let q = self.queue_name(slot);
-            w.line(&format!("{t} {q}[{}] = {{}};", 2 * r + 1));
-            if r > 0 {
-                w.line("if (active) {");
-                w.indent();
-                w.pragma("unroll");
-                w.line(&format!("for (int k = 0; k < {}; ++k)", 2 * r));
-                w.line(&format!(
-                    "    {q}[k + 1] = {}[{}];",
-                    slot_name(self.st, slot),
-                    column(&wrap_z(format!("z0 - {r} + k")))
-                ));
-                w.dedent();
-                w.line("}");
-            }
-            for dz in self.smem_planes(slot) {
-                let rf = &self.reach(slot)[1..];
-                let ext: String = (0..dims - 1)
-                    .map(|k| format!("[{}]", block[k + 1] + 2 * rf[k]))
-                    .collect();
-                w.line(&format!(
-                    "__shared__ {t} {}{ext};",
-                    self.plane_name(slot, dz)
-                ));
-            }
-        }
-        w.line("for (ptrdiff_t z = z0; z < z1; ++z) {");
-        w.indent();
-        for &slot in &slots {
-            let r = self.reach(slot)[0];
-            let q = self.queue_name(slot);
-            if r > 0 {
-                w.pragma("unroll");
-                w.line(&format!("for (int k = 0; k < {}; ++k)", 2 * r));
-                w.line(&format!("    {q}[k] = {q}[k + 1];"));
-            }
-            w.line("if (active)");
-            w.line(&format!(
-                "    {q}[{}] = {}[{}];",
-                2 * r,
-                slot_name(self.st, slot),
-                column(&wrap_z(if r > 0 {
-                    format!("z + {r}")
+        let own: Vec<String> = (1..dims)
+            .map(|a| {
+                if self.periodic() {
+                    format!("stencil_mod(i{a}, n{a})")
                 } else {
-                    "z".into()
-                }))
-            ));
-            for dz in self.smem_planes(slot) {
-                self.load_plane(w, slot, dz, &wrap_z(shifted("z", dz)));
+                    format!("i{a}")
+                }
+            })
+            .collect();
+        let on = if self.periodic() {
+            "true".to_string()
+        } else {
+            (1..dims)
+                .map(|a| format!("i{a} < n{a}"))
+                .collect::<Vec<_>>()
+                .join(" && ")
+        };
+        w.line(&format!("const bool on = {on};"));
+        w.line(&format!("const ptrdiff_t col = {};", self.fast_index(&own)));
+        let slots = self.s.slots();
+        for &slot in &slots {
+            let name = slot_name(self.st, slot);
+            let r = self.reach(slot)[0];
+            let q = self.queue_name(slot);
+            let len = 2 * r + 1 + PREFETCH;
+            w.line(&format!("/* {q}[k]: `{name}` at this column, plane z - {r} + k ({PREFETCH} planes prefetched). */"));
+            w.line(&format!("{t} {q}[{len}] = {{}};"));
+            w.pragma("unroll");
+            w.line(&format!("for (int k = 0; k < {}; ++k) {{", len - 1));
+            w.indent();
+            self.load_column(
+                w,
+                &format!("{q}[k + 1]"),
+                &name,
+                &format!("z0 - {r} + k"),
+                "col",
+                "on",
+            );
+            w.dedent();
+            w.line("}");
+            let planes = self.smem_planes(slot);
+            if planes.is_empty() {
+                continue;
+            }
+            // The tile positions this thread fills: k = tid + m * threads.
+            let (ext, total) = self.tile(slot);
+            let r_fast = &self.reach(slot)[1..];
+            let owned = total.div_ceil(threads);
+            for m in 0..owned {
+                let k = format!("tid + {}", m * threads);
+                let mut coords = Vec::new();
+                let mut inside = vec![format!("{k} < {total}")];
+                for a in 1..dims {
+                    let stride: usize = ext[a..].iter().product();
+                    let at = if a + 1 == dims {
+                        format!("({k}) % {}", ext[a - 1])
+                    } else {
+                        format!("({k}) / {stride} % {}", ext[a - 1])
+                    };
+                    let g = format!("o{a} - {} + {at}", r_fast[a - 1]);
+                    if self.periodic() {
+                        coords.push(format!("stencil_mod({g}, n{a})"));
+                    } else {
+                        inside.push(format!("{g} < n{a}"));
+                        coords.push(g);
+                    }
+                }
+                w.line(&format!(
+                    "const bool on_{name}_{m} = {};",
+                    inside.join(" && ")
+                ));
+                w.line(&format!(
+                    "const ptrdiff_t at_{name}_{m} = {};",
+                    self.fast_index(&coords)
+                ));
+            }
+            for &dz in &planes {
+                let plane = self.plane_name(slot, dz);
+                w.line(&format!(
+                    "__shared__ {t} {plane}[2][{total}]; /* double-buffered; {} */",
+                    ext.iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" x ")
+                ));
+                for m in 0..owned {
+                    let f = format!("f_{plane}_{m}");
+                    w.line(&format!("{t} {f}[{}] = {{}}; /* tile position {m} of this thread, planes z + {dz} + k */", PREFETCH + 1));
+                    w.pragma("unroll");
+                    w.line(&format!("for (int k = 0; k < {PREFETCH}; ++k) {{"));
+                    w.indent();
+                    self.load_column(
+                        w,
+                        &format!("{f}[k + 1]"),
+                        &name,
+                        &shifted("z0 + k", dz),
+                        &format!("at_{name}_{m}"),
+                        &format!("on_{name}_{m}"),
+                    );
+                    w.dedent();
+                    w.line("}");
+                }
             }
         }
         let any_smem = slots.iter().any(|&s| !self.smem_planes(s).is_empty());
+        w.line("for (ptrdiff_t z = z0; z < z1; ++z) {");
+        w.indent();
+        if any_smem {
+            w.line("const int buf = (int)((z - z0) & 1);");
+        }
+        for &slot in &slots {
+            let name = slot_name(self.st, slot);
+            let r = self.reach(slot)[0];
+            let q = self.queue_name(slot);
+            let len = 2 * r + 1 + PREFETCH;
+            w.pragma("unroll");
+            w.line(&format!("for (int k = 0; k < {}; ++k)", len - 1));
+            w.line(&format!("    {q}[k] = {q}[k + 1];"));
+            self.load_column(
+                w,
+                &format!("{q}[{}]", len - 1),
+                &name,
+                &format!("z + {}", r + PREFETCH),
+                "col",
+                "on",
+            );
+            let (_, total) = self.tile(slot);
+            let owned = total.div_ceil(threads);
+            for dz in self.smem_planes(slot) {
+                let plane = self.plane_name(slot, dz);
+                for m in 0..owned {
+                    let f = format!("f_{plane}_{m}");
+                    w.pragma("unroll");
+                    w.line(&format!("for (int k = 0; k < {PREFETCH}; ++k)"));
+                    w.line(&format!("    {f}[k] = {f}[k + 1];"));
+                    self.load_column(
+                        w,
+                        &format!("{f}[{PREFETCH}]"),
+                        &name,
+                        &shifted(&format!("z + {PREFETCH}"), dz),
+                        &format!("at_{name}_{m}"),
+                        &format!("on_{name}_{m}"),
+                    );
+                    let bound = if (m + 1) * threads > total {
+                        format!("tid + {} < {total}", m * threads)
+                    } else {
+                        "true".into()
+                    };
+                    if bound == "true" {
+                        w.line(&format!("{plane}[buf][tid + {}] = {f}[0];", m * threads));
+                    } else {
+                        w.line(&format!("if ({bound})"));
+                        w.line(&format!(
+                            "    {plane}[buf][tid + {}] = {f}[0];",
+                            m * threads
+                        ));
+                    }
+                }
+            }
+        }
         if any_smem {
             w.line("__syncthreads();");
         }
         w.line("if (active) {");
         w.indent();
+        let mine: Vec<String> = (1..dims).map(|a| format!("i{a}")).collect();
         w.line(&format!(
-            "const ptrdiff_t c = {};",
-            self.plane_index("z", &fast)
+            "const ptrdiff_t c = z * s0 + {};",
+            self.fast_index(&mine)
         ));
         let value = self.value(&|a: &Access| {
             let r = self.reach(a.slot);
             if a.offset[1..].iter().all(|&d| d == 0) {
                 return format!("{}[{}]", self.queue_name(a.slot), r[0] as i64 + a.offset[0]);
             }
-            let index: String = (1..dims)
-                .map(|ax| {
-                    format!(
-                        "[{}]",
-                        shifted(&format!("l{ax}"), r[ax] as i64 + a.offset[ax])
-                    )
-                })
+            let (ext, _) = self.tile(a.slot);
+            let coords: Vec<String> = (1..dims)
+                .map(|ax| shifted(&format!("l{ax}"), r[ax] as i64 + a.offset[ax]))
                 .collect();
-            format!("{}{index}", self.plane_name(a.slot, a.offset[0]))
+            let index = if dims == 3 {
+                format!("({}) * {} + {}", coords[0], ext[1], coords[1])
+            } else {
+                coords[0].clone()
+            };
+            format!("{}[buf][{index}]", self.plane_name(a.slot, a.offset[0]))
         });
         w.line(&format!("out[c] = {value};"));
         w.dedent();
         w.line("}");
-        if any_smem {
-            w.line("__syncthreads();");
-        }
-        w.dedent();
-        w.line("}");
-    }
-
-    /// Stages plane `z` of `slot` (the block's tile and its halo) in shared memory.
-    fn load_plane(&self, w: &mut CWriter, slot: Slot, dz: i64, z: &str) {
-        let dims = self.dims();
-        let block = &self.plan.block;
-        let r = self.reach(slot);
-        let ext: Vec<usize> = (1..dims).map(|a| block[a] + 2 * r[a]).collect();
-        let total: usize = ext.iter().product();
-        let name = self.plane_name(slot, dz);
-        w.line(&format!(
-            "for (int k = tid; k < {total}; k += {}) {{",
-            self.plan.threads()
-        ));
-        w.indent();
-        let mut fast = Vec::new();
-        let mut index = String::new();
-        let mut inside = Vec::new();
-        for a in 1..dims {
-            let k = a - 1;
-            let coord = if a + 1 == dims {
-                format!("k % {}", ext[k])
-            } else {
-                format!(
-                    "k / {} % {}",
-                    ext[k + 1..].iter().product::<usize>(),
-                    ext[k]
-                )
-            };
-            w.line(&format!("const int a{a} = {coord};"));
-            let g = format!("o{a} - {} + a{a}", r[a]);
-            let g = if self.periodic() {
-                format!("stencil_mod({g}, n{a})")
-            } else {
-                g
-            };
-            w.line(&format!("const ptrdiff_t g{a} = {g};"));
-            fast.push(format!("g{a}"));
-            index.push_str(&format!("[a{a}]"));
-            inside.push(format!("g{a} < n{a}"));
-        }
-        let load = format!(
-            "{name}{index} = {}[{}];",
-            slot_name(self.st, slot),
-            self.plane_index(z, &fast)
-        );
-        if self.periodic() {
-            w.line(&load);
-        } else {
-            w.line(&format!("if ({})", inside.join(" && ")));
-            w.line(&format!("    {load}"));
-        }
         w.dedent();
         w.line("}");
     }
@@ -828,6 +909,10 @@ impl Gen<'_> {
     }
 }
 
+/// Planes each `stream` thread keeps loaded ahead of use, so that several loads
+/// per thread are in flight instead of one latency per plane.
+const PREFETCH: usize = 2;
+
 /// `x + d`, `x - d` or `x`.
 fn shifted(x: &str, d: i64) -> String {
     match d {
@@ -880,14 +965,21 @@ mod tests {
             chunk: 64,
         };
         let code = source(&st, &an, &plan, "p", &CUDA);
-        assert!(code.contains("cur_u[(z0 - 1 + k) * s0 + i1]"), "{code}");
-        assert!(code.contains("cur_u[(z + 1) * s0 + i1]"), "{code}");
+        // The column queue starts at plane z0 - 1 and runs PREFETCH planes ahead of z + 1.
+        assert!(code.contains("cur_u[(z0 - 1 + k) * s0 + col]"), "{code}");
+        assert!(code.contains("if (on && (z + 3) < n0)"), "{code}");
+        assert!(code.contains("cur_u[(z + 3) * s0 + col]"), "{code}");
+        assert!(code.contains("cur_u[(z + 2) * s0 + at_cur_u_0]"), "{code}");
         assert!(
             !code.contains("stencil_mod"),
             "no wrapping with a fixed boundary"
         );
         let (st, an) = heat2d("periodic");
-        assert!(source(&st, &an, &plan, "p", &CUDA).contains("(stencil_mod(z + 1, n0)) * s0 + i1"));
+        let code = source(&st, &an, &plan, "p", &CUDA);
+        assert!(
+            code.contains("cur_u[stencil_mod(z + 3, n0) * s0 + col]"),
+            "{code}"
+        );
     }
 
     #[test]

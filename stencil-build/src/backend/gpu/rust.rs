@@ -223,7 +223,8 @@ pub fn stencil_module(
     let lengths = crate::codegen::rust::grid_lengths(st);
     let download_args = download_arguments(st);
     let run_doc = docs(&format!(
-        "Runs `steps` time steps in place on the {} device: uploads the grids, steps, downloads the state grids.{}",
+        "Runs `steps` time steps in place on the {} device: checks every argument, uploads the grids, steps, \
+         downloads the state grids. Zero steps touch nothing.{}",
         d.title, sig.doc
     ));
     let grids = grids_entry(d.name);
@@ -256,6 +257,9 @@ pub fn stencil_module(
             #run_doc
             pub fn run(#args) -> Result<(), StencilError> {
                 check_arguments(&shape, &[#lengths])?;
+                if steps == 0 {
+                    return Ok(());
+                }
                 let mut session = Session::new(shape)?;
                 session.upload(#upload_args)?;
                 session.step(params, steps)?;
