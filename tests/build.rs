@@ -18,8 +18,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     specs.sort();
     let openmp = std::env::var_os("CARGO_FEATURE_OPENMP").is_some();
     let cuda = std::env::var_os("CARGO_FEATURE_CUDA").is_some();
-    // With CUDA, every variant is also built with each GPU strategy; `naive` keeps the plain name.
-    let strategies: &[&str] = if cuda {
+    let hip = std::env::var_os("CARGO_FEATURE_HIP").is_some();
+    // With a GPU backend, every variant is also built with each GPU strategy; `naive` keeps the plain name.
+    let strategies: &[&str] = if cuda || hip {
         &["naive", "tiled", "stream"]
     } else {
         &["naive"]
@@ -57,6 +58,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     if cuda {
                         backends.push(format!("(\"cuda\", {variant}::cuda::run_grids)"));
                     }
+                    if hip {
+                        backends.push(format!("(\"hip\", {variant}::hip::run_grids)"));
+                    }
                     let block = if openmp {
                         format!("{variant}::openmp::TILING.block")
                     } else {
@@ -80,11 +84,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             "#[test]\nfn {variant}() {{\n    stencil_tests::check_against_reference({at}, \"openmp\");\n}}\n"
                         )?;
                     }
-                    if cuda {
+                    for (gpu, title) in [("cuda", "CUDA"), ("hip", "HIP")]
+                        .into_iter()
+                        .filter(|(g, _)| if *g == "cuda" { cuda } else { hip })
+                    {
                         writeln!(
                             tests,
-                            "#[test]\n#[ignore = \"needs a CUDA device: run with --include-ignored on the GPU machine\"]\n\
-                             fn cuda_{variant}() {{\n    stencil_tests::check_against_reference({at}, \"cuda\");\n}}\n"
+                            "#[test]\n#[ignore = \"needs a {title} device: run with --include-ignored on a machine with one\"]\n\
+                             fn {gpu}_{variant}() {{\n    stencil_tests::check_against_reference({at}, \"{gpu}\");\n}}\n"
                         )?;
                     }
                 }
@@ -145,6 +152,7 @@ fn retyped(
         .expect("[tiling] is a table");
     let mut gpu = toml::Table::new();
     gpu.insert("strategy".into(), strategy.into());
-    tiling.insert("cuda".into(), gpu.into());
+    tiling.insert("cuda".into(), gpu.clone().into());
+    tiling.insert("hip".into(), gpu.into());
     t
 }

@@ -22,6 +22,8 @@ pub enum Backend {
     OpenMp,
     /// CUDA, compiled by `nvcc`, linked with the static CUDA runtime.
     Cuda,
+    /// HIP (AMD GPUs), compiled by `hipcc`, linked with `libamdhip64`.
+    Hip,
 }
 
 impl Backend {
@@ -30,6 +32,7 @@ impl Backend {
         match self {
             Backend::OpenMp => "openmp",
             Backend::Cuda => "cuda",
+            Backend::Hip => "hip",
         }
     }
 }
@@ -56,6 +59,8 @@ pub struct Config {
     openmp_flags: Vec<String>,
     cuda_flags: Vec<String>,
     cuda_archs: Vec<String>,
+    hip_flags: Vec<String>,
+    hip_archs: Vec<String>,
 }
 
 impl Config {
@@ -125,13 +130,21 @@ impl Config {
     }
 
     fn cuda_archs(&self) -> Vec<String> {
-        match env::var("STENCIL_CUDA_ARCH") {
-            Ok(list) if !list.trim().is_empty() => {
-                list.split(',').map(|a| a.trim().to_string()).collect()
-            }
-            _ if !self.cuda_archs.is_empty() => self.cuda_archs.clone(),
-            _ => vec!["sm_80".into(), "sm_90".into()],
-        }
+        archs("STENCIL_CUDA_ARCH", &self.cuda_archs, &["sm_80", "sm_90"])
+    }
+
+    /// Passes an extra flag to `hipcc` for the HIP kernels.
+    pub fn hip_flag(&mut self, flag: impl Into<String>) -> &mut Self {
+        self.hip_flags.push(flag.into());
+        self
+    }
+
+    /// Builds HIP code for this AMD target (`gfx90a`, ...). Default: `gfx90a`
+    /// and `gfx942`. The environment variable `STENCIL_HIP_ARCH`
+    /// (comma-separated) overrides both.
+    pub fn hip_arch(&mut self, arch: impl Into<String>) -> &mut Self {
+        self.hip_archs.push(arch.into());
+        self
     }
 
     /// Checks every spec, generates the kernels and the Rust API, and compiles
@@ -155,6 +168,17 @@ impl Config {
                 &gpu::CUDA,
                 &self.cuda_archs(),
                 &self.cuda_flags,
+            )?);
+        }
+        if backends.contains(&Backend::Hip) {
+            let archs = archs("STENCIL_HIP_ARCH", &self.hip_archs, &["gfx90a", "gfx942"]);
+            linked.hip = Some(build_gpu(
+                &stencils,
+                &out_dir,
+                &prefix,
+                &gpu::HIP,
+                &archs,
+                &self.hip_flags,
             )?);
         }
         let code = rust::generate(&stencils, &linked).map_err(|e| {
@@ -205,13 +229,24 @@ impl Config {
     fn enabled_backends(&self) -> Vec<Backend> {
         match &self.backends {
             Some(b) => b.clone(),
-            None => [Backend::OpenMp, Backend::Cuda]
+            None => [Backend::OpenMp, Backend::Cuda, Backend::Hip]
                 .into_iter()
                 .filter(|b| {
                     env::var_os(format!("CARGO_FEATURE_{}", b.feature().to_uppercase())).is_some()
                 })
                 .collect(),
         }
+    }
+}
+
+/// GPU targets: `$var` (comma-separated) if set, else the ones configured, else `defaults`.
+fn archs(var: &str, configured: &[String], defaults: &[&str]) -> Vec<String> {
+    match env::var(var) {
+        Ok(list) if !list.trim().is_empty() => {
+            list.split(',').map(|a| a.trim().to_string()).collect()
+        }
+        _ if !configured.is_empty() => configured.to_vec(),
+        _ => defaults.iter().map(|a| a.to_string()).collect(),
     }
 }
 
@@ -357,7 +392,11 @@ fn build_gpu(
     let runtime = dir.join(format!("{}_runtime.{}", d.name, d.extension));
     write(&runtime, &gpu::runtime_source(prefix, d))?;
     files.push(runtime);
-    toolchain::build_cuda(&files, &format!("{prefix}_{}", d.name), archs, flags)?;
+    let lib = format!("{prefix}_{}", d.name);
+    match d.name {
+        "hip" => toolchain::build_hip(&files, &lib, archs, flags)?,
+        _ => toolchain::build_cuda(&files, &lib, archs, flags)?,
+    }
     Ok(GpuLink {
         prefix: prefix.to_string(),
         dialect: *d,

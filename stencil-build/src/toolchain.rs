@@ -56,46 +56,15 @@ fn toolchain_error(e: &cc::Error) -> Error {
 /// Finds `nvcc`: `NVCC`, then `$CUDA_PATH/bin`, `$CUDA_HOME/bin`, `PATH`,
 /// `/usr/local/cuda/bin`. The error lists where it looked.
 pub fn find_nvcc() -> Result<PathBuf, Error> {
-    let exe = if cfg!(windows) { "nvcc.exe" } else { "nvcc" };
-    let mut tried = Vec::new();
-    let mut candidates: Vec<(String, PathBuf)> = Vec::new();
-    match std::env::var_os("NVCC") {
-        Some(p) => candidates.push(("NVCC".into(), PathBuf::from(p))),
-        None => tried.push("NVCC (not set)".to_string()),
-    }
-    for var in ["CUDA_PATH", "CUDA_HOME"] {
-        match std::env::var_os(var) {
-            Some(root) => candidates.push((
-                format!("${var}/bin"),
-                PathBuf::from(root).join("bin").join(exe),
-            )),
-            None => tried.push(format!("${var}/bin ({var} not set)")),
-        }
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        candidates.extend(std::env::split_paths(&path).map(|d| ("PATH".to_string(), d.join(exe))));
-    }
-    candidates.push((
-        "/usr/local/cuda/bin".into(),
-        PathBuf::from("/usr/local/cuda/bin").join(exe),
-    ));
-    for (source, path) in candidates {
-        if path.is_file() {
-            return Ok(path);
-        }
-        if source != "PATH" {
-            tried.push(format!("{} ({source})", path.display()));
-        }
-    }
-    tried.push("every folder of PATH".into());
-    Err(Error::Toolchain {
-        backend: "cuda",
-        message: format!(
-            "nvcc was not found. Looked at: {}.\nInstall the CUDA toolkit (or the nvidia-cuda-nvcc wheels from PyPI) and set CUDA_PATH \
-             to its root or NVCC to the nvcc executable, or turn off the `cuda` feature.",
-            tried.join("; ")
-        ),
-    })
+    find_tool(
+        if cfg!(windows) { "nvcc.exe" } else { "nvcc" },
+        "NVCC",
+        &["CUDA_PATH", "CUDA_HOME"],
+        "/usr/local/cuda/bin",
+        "cuda",
+        "Install the CUDA toolkit (or the nvidia-cuda-nvcc wheels from PyPI) and set CUDA_PATH to its root or NVCC to \
+         the nvcc executable, or turn off the `cuda` feature.",
+    )
 }
 
 /// `-gencode` flags for `archs` (`sm_80`, `90`, `sm_90a`, ...): machine code
@@ -166,6 +135,120 @@ pub fn build_cuda(
     for lib in ["dl", "rt", "pthread"] {
         println!("cargo:rustc-link-lib={lib}");
     }
+    Ok(())
+}
+
+/// Finds an executable: `$var`, then `$root/bin` for each root variable,
+/// `PATH`, then `fallback`. The error lists where it looked.
+fn find_tool(
+    exe: &str,
+    var: &str,
+    roots: &[&str],
+    fallback: &str,
+    backend: &'static str,
+    install: &str,
+) -> Result<PathBuf, Error> {
+    let mut tried = Vec::new();
+    let mut candidates: Vec<(String, PathBuf)> = Vec::new();
+    match std::env::var_os(var) {
+        Some(p) => candidates.push((var.into(), PathBuf::from(p))),
+        None => tried.push(format!("{var} (not set)")),
+    }
+    for root in roots {
+        match std::env::var_os(root) {
+            Some(r) => candidates.push((
+                format!("${root}/bin"),
+                PathBuf::from(r).join("bin").join(exe),
+            )),
+            None => tried.push(format!("${root}/bin ({root} not set)")),
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|d| ("PATH".to_string(), d.join(exe))));
+    }
+    candidates.push((fallback.into(), PathBuf::from(fallback).join(exe)));
+    for (source, path) in candidates {
+        if path.is_file() {
+            return Ok(path);
+        }
+        if source != "PATH" {
+            tried.push(format!("{} ({source})", path.display()));
+        }
+    }
+    tried.push("every folder of PATH".into());
+    Err(Error::Toolchain {
+        backend,
+        message: format!(
+            "{exe} was not found. Looked at: {}.\n{install}",
+            tried.join("; ")
+        ),
+    })
+}
+
+/// Finds `hipcc`: `HIPCC`, then `$ROCM_PATH/bin`, `$HIP_PATH/bin`, `PATH`, `/opt/rocm/bin`.
+pub fn find_hipcc() -> Result<PathBuf, Error> {
+    find_tool(
+        "hipcc",
+        "HIPCC",
+        &["ROCM_PATH", "HIP_PATH"],
+        "/opt/rocm/bin",
+        "hip",
+        "Install ROCm/HIP (on Debian: `apt-get install hipcc libamdhip64-dev`) and set ROCM_PATH or HIPCC, \
+         or turn off the `hip` feature.",
+    )
+}
+
+/// Compiles HIP sources with `hipcc` for the AMD targets `archs` (`gfx90a`, ...)
+/// into the static library `lib_name`, and links the HIP runtime (`libamdhip64`).
+pub fn build_hip(
+    files: &[PathBuf],
+    lib_name: &str,
+    archs: &[String],
+    extra_flags: &[String],
+) -> Result<(), Error> {
+    for var in ["HIPCC", "ROCM_PATH", "HIP_PATH", "STENCIL_HIP_ARCH"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    let hipcc = find_hipcc()?;
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .compiler(&hipcc)
+        .files(files)
+        .opt_level(3)
+        .warnings(false);
+    // hipcc asks the machine for its AMD GPUs whenever it runs without a target (cc's
+    // compiler probe does); a default target keeps it from probing a machine without one.
+    if let Some(first) = archs.first() {
+        build.env("HCC_AMDGPU_TARGET", first.trim());
+    }
+    for arch in archs {
+        let arch = arch.trim();
+        if !arch.starts_with("gfx") || arch.len() < 4 {
+            return Err(Error::Environment(format!(
+                "`{arch}` is not an AMD GPU target: write e.g. `gfx90a` or `gfx942` (in Config::hip_arch or STENCIL_HIP_ARCH, comma-separated)"
+            )));
+        }
+        build.flag(format!("--offload-arch={arch}"));
+    }
+    for flag in extra_flags {
+        build.flag(flag);
+    }
+    build.try_compile(lib_name).map_err(|e| Error::Toolchain {
+        backend: "hip",
+        message: format!("{e}\n(hipcc: {})", hipcc.display()),
+    })?;
+    let root = hipcc
+        .parent()
+        .and_then(|bin| bin.parent())
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    for dir in [root.join("lib"), root.join("lib64")] {
+        if dir.join("libamdhip64.so").is_file() {
+            println!("cargo:rustc-link-search=native={}", dir.display());
+        }
+    }
+    println!("cargo:rustc-link-lib=amdhip64");
     Ok(())
 }
 

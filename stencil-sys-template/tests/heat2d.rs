@@ -43,8 +43,8 @@ fn the_reference_matches_a_hand_written_update() {
 
 #[test]
 #[cfg_attr(
-    feature = "cuda",
-    ignore = "with `cuda` the default backend needs a CUDA device: run with --include-ignored there"
+    any(feature = "cuda", feature = "hip"),
+    ignore = "with a GPU feature the default backend needs a device: run with --include-ignored there"
 )]
 fn default_backend_matches_reference() {
     let shape = [33, 70];

@@ -6,7 +6,7 @@ include!(concat!(env!("OUT_DIR"), "/cross_backend_tests.rs"));
 fn every_variant_is_registered() {
     // 5 examples + 2 suite stencils + 3 test specs, each in f32/f64 x fixed/periodic;
     // with CUDA also `tiled` and `stream` (stream not for the one 1-D spec).
-    let variants = if cfg!(feature = "cuda") {
+    let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
         10 * 4 * 3 - 4
     } else {
         10 * 4

@@ -23,13 +23,13 @@ fn threads_are_set_and_results_do_not_depend_on_them() {
         "results differ with the thread count"
     );
     assert_eq!(heat3d::openmp::TILING.block, [8, 16, 512]);
-    // `run` prefers CUDA when that backend is built too.
-    assert_eq!(
-        heat3d::BACKEND,
-        if cfg!(feature = "cuda") {
-            "cuda"
-        } else {
-            "openmp"
-        }
-    );
+    // `run` prefers a GPU backend when one is built too.
+    let default = if cfg!(feature = "cuda") {
+        "cuda"
+    } else if cfg!(feature = "hip") {
+        "hip"
+    } else {
+        "openmp"
+    };
+    assert_eq!(heat3d::BACKEND, default);
 }

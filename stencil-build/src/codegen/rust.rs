@@ -6,7 +6,7 @@
 //! parsed back with `syn`, and the file formatted by `prettyplease`.
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 
 use super::expr::{self, Dialect, float_literal};
 use crate::analysis::{Analysis, StatementInfo};
@@ -19,6 +19,15 @@ pub struct Linked {
     pub openmp: Option<String>,
     /// The CUDA kernels, when that backend is built.
     pub cuda: Option<GpuLink>,
+    /// The HIP kernels, when that backend is built.
+    pub hip: Option<GpuLink>,
+}
+
+impl Linked {
+    /// The GPU backends built, CUDA first.
+    fn gpus(&self) -> impl Iterator<Item = &GpuLink> {
+        self.cuda.iter().chain(&self.hip)
+    }
 }
 
 /// A GPU backend's kernels as built.
@@ -101,8 +110,11 @@ impl Needs {
 fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
     let runtime = runtime(needs);
     let openmp = linked.openmp.as_ref().map(|prefix| openmp_preamble(prefix));
-    let gpu = linked.cuda.as_ref().map(|g| {
-        let runtime = crate::backend::gpu::rust::runtime_module(&g.prefix, &g.dialect, needs.frame);
+    let runtimes: Vec<TokenStream> = linked
+        .gpus()
+        .map(|g| crate::backend::gpu::rust::runtime_module(&g.prefix, &g.dialect, needs.frame))
+        .collect();
+    let gpu = (!runtimes.is_empty()).then(|| {
         quote! {
             /// Tiling compiled into a stencil's GPU kernels.
             #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +127,7 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 pub chunk: usize,
             }
 
-            #runtime
+            #(#runtimes)*
         }
     });
     quote! {
@@ -504,17 +516,20 @@ fn stencil_module(
         None => None,
     };
     let (args, call) = (&signature.params, &signature.call);
-    let cuda = linked.cuda.as_ref().map(|g| {
-        crate::backend::gpu::rust::stencil_module(
-            st,
-            &g.plans[index],
-            &g.prefix,
-            &g.dialect,
-            &signature,
-        )
-    });
-    let (default_backend, default_doc) = match (&linked.cuda, &linked.openmp) {
-        (Some(_), _) => (quote!(cuda), "cuda"),
+    let gpus: Vec<TokenStream> = linked
+        .gpus()
+        .map(|g| {
+            crate::backend::gpu::rust::stencil_module(
+                st,
+                &g.plans[index],
+                &g.prefix,
+                &g.dialect,
+                &signature,
+            )
+        })
+        .collect();
+    let (default_backend, default_doc) = match (linked.gpus().next(), &linked.openmp) {
+        (Some(g), _) => (ident(g.dialect.name).into_token_stream(), g.dialect.name),
         (None, Some(_)) => (quote!(openmp), "openmp"),
         (None, None) => (quote!(reference), "reference"),
     };
@@ -552,7 +567,7 @@ fn stencil_module(
             #grids_executor
             #reference
             #openmp
-            #cuda
+            #(#gpus)*
         }
     })
 }
@@ -1121,23 +1136,29 @@ mod generation_tests {
                 include_str!("../testdata/all_features.stencil.toml"),
                 periodic,
             );
-            let cuda = GpuLink {
+            let link = |dialect: crate::backend::gpu::Dialect| GpuLink {
                 prefix: "pkg_0_1_0".into(),
-                dialect: crate::backend::gpu::CUDA,
-                plans: vec![
-                    crate::backend::gpu::resolve(&st.0.tiling.cuda, 3, &crate::backend::gpu::CUDA)
-                        .unwrap(),
-                ],
+                dialect,
+                plans: vec![crate::backend::gpu::resolve(&st.0.tiling.cuda, 3, &dialect).unwrap()],
             };
+            let (cuda, hip) = (
+                link(crate::backend::gpu::CUDA),
+                link(crate::backend::gpu::HIP),
+            );
             for linked in [
                 Linked::default(),
                 Linked {
                     openmp: Some("pkg_0_1_0".into()),
-                    cuda: None,
+                    ..Linked::default()
                 },
                 Linked {
-                    openmp: None,
                     cuda: Some(cuda.clone()),
+                    ..Linked::default()
+                },
+                Linked {
+                    openmp: Some("pkg_0_1_0".into()),
+                    cuda: Some(cuda.clone()),
+                    hip: Some(hip.clone()),
                 },
             ] {
                 let code =
@@ -1147,6 +1168,22 @@ mod generation_tests {
                 assert!(code.contains("fn update_lap("), "{code}");
                 assert_eq!(code.contains("pub mod openmp {"), linked.openmp.is_some());
                 assert_eq!(code.contains("pub mod cuda {"), linked.cuda.is_some());
+                assert_eq!(code.contains("pub mod hip {"), linked.hip.is_some());
+                assert_eq!(
+                    code.contains("pub fn hip_device_count()"),
+                    linked.hip.is_some()
+                );
+                let default = if linked.cuda.is_some() {
+                    "cuda"
+                } else if linked.openmp.is_some() {
+                    "openmp"
+                } else {
+                    "reference"
+                };
+                assert!(
+                    code.contains(&format!("pub const BACKEND: &str = \"{default}\";")),
+                    "{code}"
+                );
                 assert_eq!(
                     code.contains("copy_from("),
                     linked.cuda.is_some() && !periodic,

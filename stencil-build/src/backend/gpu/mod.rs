@@ -58,6 +58,16 @@ pub const CUDA: Dialect = Dialect {
     extension: "cu",
 };
 
+/// The HIP dialect (AMD GPUs: 64-wide wavefronts).
+pub const HIP: Dialect = Dialect {
+    name: "hip",
+    title: "HIP",
+    header: "hip/hip_runtime.h",
+    api: "hip",
+    warp: 64,
+    extension: "hip",
+};
+
 /// A strategy with every choice made: what the kernels are generated from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
@@ -979,6 +989,41 @@ mod tests {
         assert!(
             code.contains("cur_u[stencil_mod(z + 3, n0) * s0 + col]"),
             "{code}"
+        );
+    }
+
+    #[test]
+    fn hip_is_the_same_generator_in_another_dialect() {
+        let (st, an) = heat2d("fixed");
+        let auto = GpuTiling {
+            strategy: Strategy::Tiled,
+            block: None,
+            time_block: 1,
+            coarsen: 1,
+            chunk: None,
+        };
+        let plan = resolve(&auto, 2, &HIP).unwrap();
+        assert_eq!(plan.block, vec![4, 64], "64-wide wavefronts on AMD");
+        let hip = source(&st, &an, &plan, "p", &HIP);
+        let cuda = source(&st, &an, &plan, "p", &CUDA);
+        assert!(
+            hip.contains("#include <hip/hip_runtime.h>")
+                && hip.contains("return (int)hipGetLastError();"),
+            "{hip}"
+        );
+        assert!(
+            hip.contains("extern \"C\" int p_hip__h__update_u("),
+            "{hip}"
+        );
+        let swapped = cuda
+            .replace("cuda_runtime.h", "hip/hip_runtime.h")
+            .replace("cuda", "hip")
+            .replace("CUDA", "HIP");
+        assert_eq!(hip, swapped, "the dialect changes names only");
+        let runtime = runtime_source("p", &HIP);
+        assert!(
+            runtime.contains("return (int)hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost);"),
+            "{runtime}"
         );
     }
 
