@@ -414,6 +414,30 @@ impl Gen<'_> {
         }
     }
 
+    /// `o<a>` (block origin), `l<a>` (thread within the block) and `i<a>` (cell)
+    /// for the axes `first..` the block spans, and with `tid` the flat thread index.
+    fn thread_coordinates(&self, w: &mut CWriter, first: usize, tid: bool) {
+        let dims = self.dims();
+        let block = &self.plan.block;
+        for a in first..dims {
+            let b = builtin(a, dims);
+            w.line(&format!(
+                "const ptrdiff_t o{a} = {} + (ptrdiff_t)blockIdx.{b} * {};",
+                self.bounds(a).0,
+                block[a]
+            ));
+            w.line(&format!("const int l{a} = threadIdx.{b};"));
+            w.line(&format!("const ptrdiff_t i{a} = o{a} + l{a};"));
+        }
+        if tid {
+            let coords: Vec<String> = (first..dims)
+                .map(|a| format!("threadIdx.{}", builtin(a, dims)))
+                .collect();
+            let extents: Vec<String> = block[first..].iter().map(usize::to_string).collect();
+            w.line(&format!("const int tid = {};", flat(&coords, &extents)));
+        }
+    }
+
     fn guard(&self, axes: std::ops::Range<usize>) -> String {
         axes.map(|a| format!("i{a} >= {}", self.bounds(a).1))
             .collect::<Vec<_>>()
@@ -449,28 +473,7 @@ impl Gen<'_> {
         let dims = self.dims();
         let t = self.st.dtype.c();
         let block = &self.plan.block;
-        for a in 0..dims {
-            let b = builtin(a, dims);
-            w.line(&format!(
-                "const ptrdiff_t o{a} = {} + (ptrdiff_t)blockIdx.{b} * {};",
-                self.bounds(a).0,
-                block[a]
-            ));
-            w.line(&format!("const int l{a} = threadIdx.{b};"));
-            w.line(&format!("const ptrdiff_t i{a} = o{a} + l{a};"));
-        }
-        if !self.staged().is_empty() {
-            let tid: Vec<String> = (0..dims)
-                .map(|a| format!("threadIdx.{}", builtin(a, dims)))
-                .collect();
-            w.line(&format!(
-                "const int tid = {};",
-                flat(
-                    &tid,
-                    &block.iter().map(|b| b.to_string()).collect::<Vec<_>>()
-                )
-            ));
-        }
+        self.thread_coordinates(w, 0, !self.staged().is_empty());
         for slot in self.staged() {
             let r = self.reach(slot);
             let ext: Vec<usize> = (0..dims).map(|a| block[a] + 2 * r[a]).collect();
@@ -642,7 +645,6 @@ impl Gen<'_> {
     fn stream(&self, w: &mut CWriter) {
         let dims = self.dims();
         let t = self.st.dtype.c();
-        let block = &self.plan.block;
         let threads = self.plan.threads();
         let (lo0, hi0) = self.bounds(0);
         let chunk = self.plan.chunk;
@@ -653,26 +655,7 @@ impl Gen<'_> {
         w.line(&format!(
             "const ptrdiff_t z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};"
         ));
-        for a in 1..dims {
-            let b = builtin(a, dims);
-            w.line(&format!(
-                "const ptrdiff_t o{a} = {} + (ptrdiff_t)blockIdx.{b} * {};",
-                self.bounds(a).0,
-                block[a]
-            ));
-            w.line(&format!("const int l{a} = threadIdx.{b};"));
-            w.line(&format!("const ptrdiff_t i{a} = o{a} + l{a};"));
-        }
-        let tid: Vec<String> = (1..dims)
-            .map(|a| format!("threadIdx.{}", builtin(a, dims)))
-            .collect();
-        w.line(&format!(
-            "const int tid = {};",
-            flat(
-                &tid,
-                &block[1..].iter().map(|b| b.to_string()).collect::<Vec<_>>()
-            )
-        ));
+        self.thread_coordinates(w, 1, true);
         w.line("/* `active`: this thread computes a cell; `on`: its own column is on the grid. */");
         w.line(&format!("const bool active = !({});", self.guard(1..dims)));
         let own: Vec<String> = (1..dims)
