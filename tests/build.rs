@@ -105,9 +105,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     std::fs::write(out.join("registry.rs"), registry)?;
     std::fs::write(out.join("cross_backend_tests.rs"), tests)?;
-    stencil_build::Config::new()
-        .search_dir(&variants_dir)
-        .compile()?;
+    let mut config = stencil_build::Config::new();
+    config.search_dir(&variants_dir);
+    if std::env::var_os("CARGO_FEATURE_HIP_ON_CUDA").is_some() {
+        println!("cargo:rerun-if-changed=hip-on-cuda");
+        config.hip_through_nvcc(std::fs::canonicalize("hip-on-cuda")?);
+    }
+    config.compile()?;
     Ok(())
 }
 

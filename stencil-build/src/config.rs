@@ -61,6 +61,7 @@ pub struct Config {
     cuda_archs: Vec<String>,
     hip_flags: Vec<String>,
     hip_archs: Vec<String>,
+    hip_through_nvcc: Option<PathBuf>,
 }
 
 impl Config {
@@ -147,6 +148,16 @@ impl Config {
         self
     }
 
+    /// Test-only: compiles the HIP kernels with `nvcc` for the CUDA targets
+    /// instead of with `hipcc`, `include_dir` holding a `hip/hip_runtime.h` that
+    /// maps the HIP runtime calls onto CUDA. Runs the generated HIP source on an
+    /// NVIDIA GPU; not a way to ship HIP code.
+    #[doc(hidden)]
+    pub fn hip_through_nvcc(&mut self, include_dir: impl AsRef<Path>) -> &mut Self {
+        self.hip_through_nvcc = Some(include_dir.as_ref().to_path_buf());
+        self
+    }
+
     /// Checks every spec, generates the kernels and the Rust API, and compiles
     /// the kernels. Prints the `cargo:` directives a build script needs.
     pub fn compile(&self) -> Result<(), Error> {
@@ -166,19 +177,33 @@ impl Config {
                 &out_dir,
                 &prefix,
                 &gpu::CUDA,
-                &self.cuda_archs(),
-                &self.cuda_flags,
+                |files, lib| {
+                    toolchain::build_cuda(files, lib, &self.cuda_archs(), &self.cuda_flags)
+                },
             )?);
         }
         if backends.contains(&Backend::Hip) {
-            let archs = archs("STENCIL_HIP_ARCH", &self.hip_archs, &["gfx90a", "gfx942"]);
             linked.hip = Some(build_gpu(
                 &stencils,
                 &out_dir,
                 &prefix,
                 &gpu::HIP,
-                &archs,
-                &self.hip_flags,
+                |files, lib| match &self.hip_through_nvcc {
+                    Some(include) => {
+                        let mut flags = vec![
+                            "-x".to_string(),
+                            "cu".to_string(),
+                            format!("-I{}", include.display()),
+                        ];
+                        flags.extend(self.hip_flags.iter().cloned());
+                        toolchain::build_cuda(files, lib, &self.cuda_archs(), &flags)
+                    }
+                    None => {
+                        let archs =
+                            archs("STENCIL_HIP_ARCH", &self.hip_archs, &["gfx90a", "gfx942"]);
+                        toolchain::build_hip(files, lib, &archs, &self.hip_flags)
+                    }
+                },
             )?);
         }
         let code = rust::generate(&stencils, &linked).map_err(|e| {
@@ -359,14 +384,13 @@ fn build_openmp(
     toolchain::build_openmp(&files, &format!("{prefix}_openmp"), flags)
 }
 
-/// Generates and compiles one GPU dialect's kernels for every stencil.
+/// Generates one GPU dialect's kernels for every stencil and has `compile` build them.
 fn build_gpu(
     stencils: &[(Stencil, Analysis)],
     out_dir: &Path,
     prefix: &str,
     d: &gpu::Dialect,
-    archs: &[String],
-    flags: &[String],
+    compile: impl FnOnce(&[PathBuf], &str) -> Result<(), Error>,
 ) -> Result<GpuLink, Error> {
     let dir = out_dir.join("stencil-build").join(d.name);
     std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
@@ -380,10 +404,12 @@ fn build_gpu(
             "hip" => &st.tiling.hip,
             _ => &st.tiling.cuda,
         };
-        let plan = gpu::resolve(tiling, st.dims(), d).map_err(|message| Error::Toolchain {
-            backend: d.name,
-            message: format!("{}: {message}", st.path.display()),
-        })?;
+        let plan = gpu::resolve(tiling, st.dims(), d)
+            .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), st, d))
+            .map_err(|message| Error::Toolchain {
+                backend: d.name,
+                message: format!("{}: {message}", st.path.display()),
+            })?;
         let path = dir.join(format!("{}.{}", st.name, d.extension));
         write(&path, &gpu::source(st, an, &plan, prefix, d))?;
         files.push(path);
@@ -392,11 +418,7 @@ fn build_gpu(
     let runtime = dir.join(format!("{}_runtime.{}", d.name, d.extension));
     write(&runtime, &gpu::runtime_source(prefix, d))?;
     files.push(runtime);
-    let lib = format!("{prefix}_{}", d.name);
-    match d.name {
-        "hip" => toolchain::build_hip(&files, &lib, archs, flags)?,
-        _ => toolchain::build_cuda(&files, &lib, archs, flags)?,
-    }
+    compile(&files, &format!("{prefix}_{}", d.name))?;
     Ok(GpuLink {
         prefix: prefix.to_string(),
         dialect: *d,

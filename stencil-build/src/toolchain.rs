@@ -222,6 +222,8 @@ pub fn build_hip(
     if let Some(first) = archs.first() {
         build.env("HCC_AMDGPU_TARGET", first.trim());
     }
+    // hipcc would pick the NVIDIA platform whenever it finds nvcc on PATH.
+    build.env("HIP_PLATFORM", "amd");
     for arch in archs {
         let arch = arch.trim();
         if !arch.starts_with("gfx") || arch.len() < 4 {

@@ -127,6 +127,77 @@ pub fn resolve(t: &GpuTiling, dims: usize, d: &Dialect) -> Result<Resolved, Stri
     })
 }
 
+/// Static shared memory one block may use: CUDA's limit without opting in to
+/// more (AMD's LDS holds 64 KiB).
+pub const SHARED_BUDGET: usize = 48 * 1024;
+
+/// Bytes of shared memory one block of `plan` needs for the most demanding
+/// statement of `st`: `tiled` stages a tile plus halo of every grid read at
+/// non-zero offsets, `stream` two buffers of each plane read at in-plane offsets.
+pub fn shared_bytes(st: &Stencil, plan: &Resolved) -> usize {
+    let per_statement = |s: &Statement| -> usize {
+        let mut cells = 0;
+        for slot in s.slots() {
+            let mut reach = vec![0usize; st.dims()];
+            let mut planes = BTreeSet::new();
+            s.expr.for_each_read(&mut |a| {
+                if a.slot == slot {
+                    for (r, d) in reach.iter_mut().zip(&a.offset) {
+                        *r = (*r).max(d.unsigned_abs() as usize);
+                    }
+                    if a.offset[1..].iter().any(|&d| d != 0) {
+                        planes.insert(a.offset[0]);
+                    }
+                }
+            });
+            let tile = |axes: std::ops::Range<usize>| -> usize {
+                axes.map(|a| plan.block[a] + 2 * reach[a]).product()
+            };
+            cells += match plan.strategy {
+                Strategy::Tiled if reach.iter().any(|&r| r > 0) => tile(0..st.dims()),
+                Strategy::Stream => 2 * planes.len() * tile(1..st.dims()),
+                _ => 0,
+            };
+        }
+        cells * st.dtype.size()
+    };
+    st.statements.iter().map(per_statement).max().unwrap_or(0)
+}
+
+/// Makes `plan` fit [`SHARED_BUDGET`]: a default block is halved along its
+/// slower axes until it fits; a block the spec gave (`explicit`) that does
+/// not fit is an error saying what to change.
+pub fn fit(
+    mut plan: Resolved,
+    explicit: bool,
+    st: &Stencil,
+    d: &Dialect,
+) -> Result<Resolved, String> {
+    loop {
+        let bytes = shared_bytes(st, &plan);
+        if bytes <= SHARED_BUDGET {
+            return Ok(plan);
+        }
+        let last = plan.block.len() - 1;
+        let shrink = (0..last).find(|&a| plan.block[a] > 1);
+        match shrink {
+            Some(a) if !explicit => plan.block[a] /= 2,
+            _ => {
+                return Err(format!(
+                    "strategy `{}` with blocks of {:?} threads needs {} KiB of shared memory per block for `{}`, more than the {} KiB budget; \
+                     set a smaller `block` or another `strategy` in [tiling.{}]",
+                    plan.strategy.name(),
+                    plan.block,
+                    bytes.div_ceil(1024),
+                    st.name,
+                    SHARED_BUDGET / 1024,
+                    d.name
+                ));
+            }
+        }
+    }
+}
+
 fn default_block(strategy: Strategy, dims: usize, warp: usize) -> Vec<usize> {
     let rows = 256 / warp;
     match (strategy, dims) {
@@ -1007,6 +1078,47 @@ mod tests {
         assert!(
             runtime.contains("return (int)hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost);"),
             "{runtime}"
+        );
+    }
+
+    #[test]
+    fn blocks_fit_the_shared_memory_budget() {
+        let text = "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = { role = \"state\" }\n\
+                    [[update]]\ntarget = \"u\"\nexpr = \"sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])\"\n";
+        let src = crate::spec::Source {
+            path: "s.stencil.toml".into(),
+            text: text.into(),
+        };
+        let st = crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap();
+        let tiled = Resolved {
+            strategy: Strategy::Tiled,
+            block: vec![2, 2, 64],
+            chunk: 1,
+        };
+        assert_eq!(
+            shared_bytes(&st, &tiled),
+            10 * 10 * 72 * 8,
+            "radius 4 on every side, f64"
+        );
+        let fitted = fit(tiled.clone(), false, &st, &HIP).unwrap();
+        assert_eq!(fitted.block, vec![1, 1, 64], "9 x 9 x 72 x 8 = 46 656 bytes");
+        assert!(shared_bytes(&st, &fitted) <= SHARED_BUDGET);
+        let err = fit(tiled, true, &st, &HIP).unwrap_err();
+        assert!(
+            err.contains(
+                "needs 57 KiB of shared memory per block for `s`, more than the 48 KiB budget"
+            ),
+            "{err}"
+        );
+        let stream = Resolved {
+            strategy: Strategy::Stream,
+            block: vec![1, 8, 32],
+            chunk: 64,
+        };
+        assert_eq!(
+            shared_bytes(&st, &stream),
+            2 * 16 * 40 * 8,
+            "one double-buffered centre plane"
         );
     }
 

@@ -1,0 +1,21 @@
+/* Test-only: maps the HIP runtime API that stencil-build's generated HIP code
+ * uses onto CUDA, so that the very same HIP source can be compiled by nvcc and
+ * executed on an NVIDIA GPU (the HIP 5.2 headers' own NVIDIA path does not
+ * build with CUDA 13). Kernel syntax (__global__, <<< >>>, threadIdx, ...) is
+ * common to both. Never used in a build for AMD GPUs. */
+#pragma once
+#include <cuda_runtime.h>
+
+#define hipError_t cudaError_t
+#define hipSuccess cudaSuccess
+#define hipGetLastError cudaGetLastError
+#define hipGetErrorString cudaGetErrorString
+#define hipMalloc cudaMalloc
+#define hipFree cudaFree
+#define hipMemset cudaMemset
+#define hipMemcpy cudaMemcpy
+#define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipGetDeviceCount cudaGetDeviceCount
