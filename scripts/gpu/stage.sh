@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the CUDA test binaries and the suite runner here (no GPU needed; nvcc
+# Builds the CUDA and HIP-on-CUDA test binaries and the suite runner here (no GPU needed; nvcc
 # from the pinned PyPI wheels, as .ci/run installs it) and stages them, with
 # run.sh, in .device/ (ignored by git) for a machine with an NVIDIA GPU.
 set -euo pipefail
@@ -17,7 +17,16 @@ for line in sys.stdin:
             and m["target"]["name"] in ("cross_backend", "heat2d", "runtime_errors"):
         shutil.copy(m["executable"], ".device/" + m["target"]["name"])
 '
+# The HIP variants, their source compiled by nvcc through tests/hip-on-cuda (HIP calls mapped onto CUDA).
+STENCIL_CUDA_ARCH="${STENCIL_CUDA_ARCH:-sm_90}" cargo test -p stencil-tests --features hip-on-cuda \
+    --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "cross_backend":
+        shutil.copy(m["executable"], ".device/cross_backend_hip")
+'
 STENCIL_CUDA_ARCH="${STENCIL_CUDA_ARCH:-sm_90}" cargo build --release -p suite --features cuda
 cp target/release/suite scripts/gpu/run.sh .device/
-strip .device/cross_backend .device/heat2d .device/runtime_errors .device/suite
+strip .device/cross_backend .device/cross_backend_hip .device/heat2d .device/runtime_errors .device/suite
 ls -la .device
