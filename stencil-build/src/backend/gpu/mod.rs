@@ -1101,7 +1101,11 @@ mod tests {
             "radius 4 on every side, f64"
         );
         let fitted = fit(tiled.clone(), false, &st, &HIP).unwrap();
-        assert_eq!(fitted.block, vec![1, 1, 64], "9 x 9 x 72 x 8 = 46 656 bytes");
+        assert_eq!(
+            fitted.block,
+            vec![1, 1, 64],
+            "9 x 9 x 72 x 8 = 46 656 bytes"
+        );
         assert!(shared_bytes(&st, &fitted) <= SHARED_BUDGET);
         let err = fit(tiled, true, &st, &HIP).unwrap_err();
         assert!(
