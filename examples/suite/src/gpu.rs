@@ -71,6 +71,16 @@ fn median(
     Ok(t[t.len() / 2])
 }
 
+/// Runs `run(n)` (n steps, then a synchronize) for 10 warm-up steps, then
+/// returns the median seconds of `o.reps` runs of `o.steps` steps.
+fn timed(
+    o: &Options,
+    mut run: impl FnMut(u64) -> Result<(), StencilError>,
+) -> Result<f64, StencilError> {
+    run(10)?;
+    median(o.reps, || run(o.steps))
+}
+
 macro_rules! check_and_time {
     ($m:ident, $dtype:literal, $stencil:literal, $shape:expr, $o:expr, $rows:expr) => {{
         use $m as s;
@@ -94,10 +104,8 @@ macro_rules! check_and_time {
         let cells: usize = shape.iter().product();
         let mut session = s::cuda::Session::new(shape)?;
         session.upload(&pattern(cells))?;
-        session.step(s::Params {}, 10)?;
-        session.synchronize()?;
-        let seconds = median($o.reps, || {
-            session.step(s::Params {}, $o.steps)?;
+        let seconds = timed(&$o, |n| {
+            session.step(s::Params {}, n)?;
             session.synchronize()
         })?;
         let updated: usize = shape
@@ -156,10 +164,8 @@ macro_rules! copy_kernel {
         let cells = $n * $n;
         let mut session = s::cuda::Session::new(shape)?;
         session.upload(&pattern(cells), &pattern(cells))?;
-        session.step(s::Params {}, 10)?;
-        session.synchronize()?;
-        let seconds = median($o.reps, || {
-            session.step(s::Params {}, $o.steps)?;
+        let seconds = timed(&$o, |n| {
+            session.step(s::Params {}, n)?;
             session.synchronize()
         })?;
         let size = std::mem::size_of::<s::Real>() as f64;
