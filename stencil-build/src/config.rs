@@ -432,3 +432,22 @@ fn write(path: &Path, text: &str) -> Result<(), Error> {
         source,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::archs;
+
+    #[test]
+    fn targets_come_from_the_environment_then_the_config_then_the_defaults() {
+        let var = "STENCIL_BUILD_TEST_ARCHS";
+        assert_eq!(archs(var, &[], &["sm_80", "sm_90"]), ["sm_80", "sm_90"]);
+        assert_eq!(archs(var, &["sm_75".into()], &["sm_80"]), ["sm_75"]);
+        // SAFETY: this variable is read by this test alone.
+        unsafe { std::env::set_var(var, " gfx90a, gfx1100 ") };
+        assert_eq!(
+            archs(var, &["sm_75".into()], &["sm_80"]),
+            ["gfx90a", "gfx1100"]
+        );
+        unsafe { std::env::remove_var(var) };
+    }
+}

@@ -259,6 +259,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_missing_tool_says_where_it_looked_and_what_to_do() {
+        let err = find_tool(
+            "stencil-build-no-such-compiler",
+            "STENCIL_BUILD_TEST_UNSET_TOOL",
+            &["STENCIL_BUILD_TEST_UNSET_ROOT"],
+            "/nonexistent/bin",
+            "cuda",
+            "Install it or set STENCIL_BUILD_TEST_UNSET_TOOL.",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("stencil-build: the cuda backend cannot be built: stencil-build-no-such-compiler was not found."), "{err}");
+        for place in [
+            "STENCIL_BUILD_TEST_UNSET_TOOL (not set)",
+            "$STENCIL_BUILD_TEST_UNSET_ROOT/bin (STENCIL_BUILD_TEST_UNSET_ROOT not set)",
+            "/nonexistent/bin/stencil-build-no-such-compiler",
+            "every folder of PATH",
+            "Install it or set STENCIL_BUILD_TEST_UNSET_TOOL.",
+        ] {
+            assert!(err.contains(place), "`{place}` missing from: {err}");
+        }
+    }
+
+    #[test]
     fn architectures_become_gencode_flags() {
         let flags = gencode_flags(&["sm_80".into(), "90".into()]).unwrap();
         assert_eq!(
