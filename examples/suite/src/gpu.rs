@@ -10,6 +10,7 @@ struct Options {
     steps: u64,
     reps: usize,
     json: Option<String>,
+    filter: Option<String>,
 }
 
 fn options() -> Result<Options, String> {
@@ -17,6 +18,7 @@ fn options() -> Result<Options, String> {
         steps: 100,
         reps: 5,
         json: None,
+        filter: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -25,6 +27,7 @@ fn options() -> Result<Options, String> {
             "--steps" => o.steps = value()?.parse().map_err(|e| format!("--steps: {e}"))?,
             "--reps" => o.reps = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
             "--json" => o.json = Some(value()?),
+            "--filter" => o.filter = Some(value()?),
             other => {
                 return Err(format!(
                     "unknown argument `{other}`; use --steps N --reps R --json PATH"
@@ -42,6 +45,7 @@ struct Row {
     strategy: &'static str,
     block: &'static [usize],
     chunk: usize,
+    coarsen: usize,
     shape: Vec<usize>,
     steps: u64,
     seconds: f64,
@@ -82,59 +86,70 @@ fn timed(
 }
 
 macro_rules! check_and_time {
-    ($m:ident, $dtype:literal, $stencil:literal, $shape:expr, $o:expr, $rows:expr) => {{
-        use $m as s;
-        // Correctness first: the GPU result against the reference on a small odd grid.
-        let small: Vec<usize> = [29usize, 45, 133][3 - s::DIMS..].to_vec();
-        let cells: usize = small.iter().product();
-        let (mut a, mut b) = (pattern(cells), pattern(cells));
-        s::cuda::run(&mut a, small.clone().try_into().unwrap(), s::Params {}, 3)?;
-        s::reference::run(&mut b, small.clone().try_into().unwrap(), s::Params {}, 3)?;
-        let worst = a
-            .iter()
-            .zip(&b)
-            .map(|(x, y)| (f64::from(*x) - f64::from(*y)).abs())
-            .fold(0.0, f64::max);
-        assert!(
-            worst < 1e-4,
-            "{}: differs from the reference by {worst}",
-            s::NAME
-        );
-        let shape: [usize; s::DIMS] = $shape.try_into().unwrap();
-        let cells: usize = shape.iter().product();
-        let mut session = s::cuda::Session::new(shape)?;
-        session.upload(&pattern(cells))?;
-        let seconds = timed(&$o, |n| {
-            session.step(s::Params {}, n)?;
-            session.synchronize()
-        })?;
-        let updated: usize = shape
-            .iter()
-            .zip(s::RADIUS)
-            .map(|(n, r)| n - 2 * r)
-            .product();
-        let per_step = seconds / $o.steps as f64;
-        let size = if $dtype == "f32" { 4.0 } else { 8.0 };
-        $rows.push(Row {
-            stencil: $stencil,
-            dtype: $dtype,
-            strategy: s::cuda::TILING.strategy,
-            block: s::cuda::TILING.block,
-            chunk: s::cuda::TILING.chunk,
-            shape: shape.to_vec(),
-            steps: $o.steps,
-            seconds,
-            gcells: updated as f64 / per_step / 1e9,
-            gbs: 2.0 * size * updated as f64 / per_step / 1e9,
-        });
-        eprintln!(
-            "  {} {} {}: {:.1} GCells/s",
-            $stencil,
-            $dtype,
-            s::cuda::TILING.strategy,
-            $rows.last().unwrap().gcells
-        );
-    }};
+    ($m:ident, $dtype:literal, $stencil:literal, $o:expr, $rows:expr) => {
+        // A closure, so that a variant the filter leaves out returns from it alone.
+        (|| -> Result<(), Box<dyn std::error::Error>> {
+            use $m as s;
+            if $o
+                .filter
+                .as_ref()
+                .is_some_and(|f| !s::NAME.contains(f.as_str()))
+            {
+                return Ok(());
+            }
+            // Correctness first: the GPU result against the reference on a small odd grid.
+            let small: Vec<usize> = [29usize, 45, 133][3 - s::DIMS..].to_vec();
+            let cells: usize = small.iter().product();
+            let (mut a, mut b) = (pattern(cells), pattern(cells));
+            s::cuda::run(&mut a, small.clone().try_into().unwrap(), s::Params {}, 3)?;
+            s::reference::run(&mut b, small.clone().try_into().unwrap(), s::Params {}, 3)?;
+            let worst = a
+                .iter()
+                .zip(&b)
+                .map(|(x, y)| (f64::from(*x) - f64::from(*y)).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                worst < 1e-4,
+                "{}: differs from the reference by {worst}",
+                s::NAME
+            );
+            // The suite's sizes (SUITE.md; 16384^2 as in ANCHORS.md): 1 GiB to 2 GiB per grid.
+            let shape = [if s::DIMS == 2 { 16384 } else { 512 }; s::DIMS];
+            let cells: usize = shape.iter().product();
+            let mut session = s::cuda::Session::new(shape)?;
+            session.upload(&pattern(cells))?;
+            let seconds = timed(&$o, |n| {
+                session.step(s::Params {}, n)?;
+                session.synchronize()
+            })?;
+            let updated: usize = shape
+                .iter()
+                .zip(s::RADIUS)
+                .map(|(n, r)| n - 2 * r)
+                .product();
+            let per_step = seconds / $o.steps as f64;
+            let size = if $dtype == "f32" { 4.0 } else { 8.0 };
+            $rows.push(Row {
+                stencil: $stencil,
+                dtype: $dtype,
+                strategy: s::cuda::TILING.strategy,
+                block: s::cuda::TILING.block,
+                chunk: s::cuda::TILING.chunk,
+                coarsen: s::cuda::TILING.coarsen,
+                shape: shape.to_vec(),
+                steps: $o.steps,
+                seconds,
+                gcells: updated as f64 / per_step / 1e9,
+                gbs: 2.0 * size * updated as f64 / per_step / 1e9,
+            });
+            eprintln!(
+                "  {}: {:.1} GCells/s",
+                s::NAME,
+                $rows.last().unwrap().gcells
+            );
+            Ok(())
+        })()?;
+    };
 }
 
 unsafe extern "C" {
@@ -186,23 +201,7 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let (bound32, bound64) = (memcpy, memcpy);
     let mut rows: Vec<Row> = Vec::new();
-    let (s2, s3) = (vec![16384, 16384], vec![512, 512, 512]);
-    check_and_time!(j2d5pt_f32_naive, "f32", "j2d5pt", s2.clone(), o, rows);
-    check_and_time!(j2d5pt_f32_tiled, "f32", "j2d5pt", s2.clone(), o, rows);
-    check_and_time!(j2d5pt_f32_stream, "f32", "j2d5pt", s2.clone(), o, rows);
-    check_and_time!(j2d5pt_f32_stream_256, "f32", "j2d5pt", s2.clone(), o, rows);
-    check_and_time!(j2d5pt_f64_naive, "f64", "j2d5pt", s2.clone(), o, rows);
-    check_and_time!(j2d5pt_f64_tiled, "f64", "j2d5pt", s2.clone(), o, rows);
-    check_and_time!(j2d5pt_f64_stream, "f64", "j2d5pt", s2.clone(), o, rows);
-    check_and_time!(j2d5pt_f64_stream_256, "f64", "j2d5pt", s2.clone(), o, rows);
-    check_and_time!(j3d7pt_f32_naive, "f32", "j3d7pt", s3.clone(), o, rows);
-    check_and_time!(j3d7pt_f32_tiled, "f32", "j3d7pt", s3.clone(), o, rows);
-    check_and_time!(j3d7pt_f32_stream, "f32", "j3d7pt", s3.clone(), o, rows);
-    check_and_time!(j3d7pt_f32_stream_256, "f32", "j3d7pt", s3.clone(), o, rows);
-    check_and_time!(j3d7pt_f64_naive, "f64", "j3d7pt", s3.clone(), o, rows);
-    check_and_time!(j3d7pt_f64_tiled, "f64", "j3d7pt", s3.clone(), o, rows);
-    check_and_time!(j3d7pt_f64_stream, "f64", "j3d7pt", s3.clone(), o, rows);
-    check_and_time!(j3d7pt_f64_stream_256, "f64", "j3d7pt", s3.clone(), o, rows);
+    include!(concat!(env!("OUT_DIR"), "/variants.rs"));
     let mut table = String::from(
         "| stencil | dtype | shape | strategy | block | GCells/s | GB/s (1 step) | bound GB/s | of bound | vs naive |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
@@ -222,7 +221,7 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
             r.strategy,
             r.block,
             if r.strategy == "stream" {
-                format!(", chunk {}", r.chunk)
+                format!(", chunk {}, coarsen {}", r.chunk, r.coarsen)
             } else {
                 String::new()
             },
@@ -234,13 +233,14 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         writeln!(
             json,
-            "  {{\"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"strategy\": \"{}\", \"block\": {:?}, \"chunk\": {}, \"steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bound_gb_per_s\": {:.1}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {:.3}}},",
+            "  {{\"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"strategy\": \"{}\", \"block\": {:?}, \"chunk\": {}, \"coarsen\": {}, \"steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bound_gb_per_s\": {:.1}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {:.3}}},",
             r.stencil,
             r.dtype,
             r.shape,
             r.strategy,
             r.block,
             r.chunk,
+            r.coarsen,
             r.steps,
             o.reps,
             r.seconds,

@@ -125,6 +125,8 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 pub block: &'static [usize],
                 /// Cells of the slowest axis each block marches through (`stream`; 1 otherwise).
                 pub chunk: usize,
+                /// Cells of the slowest axis a `stream` thread computes per iteration (1 otherwise).
+                pub coarsen: usize,
             }
 
             #(#runtimes)*

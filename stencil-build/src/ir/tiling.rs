@@ -86,8 +86,8 @@ pub struct GpuTiling {
     pub block: Option<Vec<usize>>,
     /// Steps fused per kernel launch.
     pub time_block: usize,
-    /// Cells per thread along the streamed axis.
-    pub coarsen: usize,
+    /// Cells per thread and iteration along the streamed axis (`stream`); `None` lets the model choose.
+    pub coarsen: Option<usize>,
     /// Cells of the slowest axis each block marches through (`stream`); `None` lets the model choose.
     pub chunk: Option<usize>,
 }
@@ -168,7 +168,7 @@ fn gpu(
             strategy: Strategy::Auto,
             block: None,
             time_block: 1,
-            coarsen: 1,
+            coarsen: None,
             chunk: None,
         });
     };
@@ -196,7 +196,7 @@ fn gpu(
         Some(t) => bounded(t, 1, 64, "time_block", src)?,
     };
     let coarsen = match &s.coarsen {
-        None => 1,
+        None => None,
         Some(c) if strategy != Strategy::Stream => {
             return Err(src
                 .error(
@@ -205,7 +205,7 @@ fn gpu(
                 )
                 .with_hint("set `strategy = \"stream\"` or remove `coarsen`"));
         }
-        Some(c) => bounded(c, 1, 1, "coarsen", src).map_err(|d| d.with_hint("coarsening along the streamed axis is not implemented yet: use `coarsen = 1` or remove it"))?,
+        Some(c) => Some(bounded(c, 1, 16, "coarsen", src)?),
     };
     let chunk = match &s.chunk {
         None => None,

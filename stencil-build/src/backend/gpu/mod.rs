@@ -8,13 +8,16 @@
 //! - `tiled`: each block stages the tile it computes plus its halo in shared
 //!   memory, for every grid read at non-zero offsets, then computes from there;
 //! - `stream` (2.5-D): a block owns a tile of the fast axes and marches along
-//!   the slowest axis through `chunk` cells, keeping the column of values it
-//!   needs along that axis in a register queue; only the planes read at
-//!   in-plane offsets (for a star stencil, the centre plane) go through shared
-//!   memory, double-buffered (one barrier per plane). The pipeline is
-//!   software-prefetched: each thread loads its column and the tile positions
-//!   it fills `PREFETCH` planes before they are used, so shared memory is
-//!   filled from registers and loads of several planes are in flight.
+//!   the slowest axis through `chunk` cells, `coarsen` cells per iteration.
+//!   Each thread keeps, for every grid and in-plane offset the statement
+//!   reads, a register queue of the planes it is read at (for a star
+//!   stencil: the 2r+1 planes of its own column, one plane of each in-plane
+//!   neighbour), so a value read at several offsets along the slowest axis
+//!   is loaded once. In-plane neighbours are loaded through the read-only
+//!   data cache, where the block's own loads of the plane put them: no
+//!   shared memory and no barrier. The queues are software-pipelined: the
+//!   planes of the next iteration are loaded before this one computes, so
+//!   `2 * coarsen` planes per queue are in flight.
 //!
 //! Each kernel has an `extern "C"` launcher returning the runtime's error
 //! code, and the file has the few runtime calls the Rust side needs.
@@ -77,6 +80,9 @@ pub struct Resolved {
     pub block: Vec<usize>,
     /// Cells of the slowest axis per block (`stream`; 1 otherwise).
     pub chunk: usize,
+    /// Cells of the slowest axis each `stream` thread computes per iteration
+    /// (1 otherwise).
+    pub coarsen: usize,
 }
 
 impl Resolved {
@@ -115,15 +121,16 @@ pub fn resolve(t: &GpuTiling, dims: usize, d: &Dialect) -> Result<Resolved, Stri
         .block
         .clone()
         .unwrap_or_else(|| default_block(strategy, dims, d.warp));
-    let chunk = if strategy == Strategy::Stream {
-        t.chunk.unwrap_or(64)
+    let (chunk, coarsen) = if strategy == Strategy::Stream {
+        (t.chunk.unwrap_or(64), t.coarsen.unwrap_or(1))
     } else {
-        1
+        (1, 1)
     };
     Ok(Resolved {
         strategy,
         block,
         chunk,
+        coarsen,
     })
 }
 
@@ -133,31 +140,24 @@ pub const SHARED_BUDGET: usize = 48 * 1024;
 
 /// Bytes of shared memory one block of `plan` needs for the most demanding
 /// statement of `st`: `tiled` stages a tile plus halo of every grid read at
-/// non-zero offsets, `stream` two buffers of each plane read at in-plane offsets.
+/// non-zero offsets; the other strategies use none.
 pub fn shared_bytes(st: &Stencil, plan: &Resolved) -> usize {
     let per_statement = |s: &Statement| -> usize {
         let mut cells = 0;
         for slot in s.slots() {
             let mut reach = vec![0usize; st.dims()];
-            let mut planes = BTreeSet::new();
             s.expr.for_each_read(&mut |a| {
                 if a.slot == slot {
                     for (r, d) in reach.iter_mut().zip(&a.offset) {
                         *r = (*r).max(d.unsigned_abs() as usize);
                     }
-                    if a.offset[1..].iter().any(|&d| d != 0) {
-                        planes.insert(a.offset[0]);
-                    }
                 }
             });
-            let tile = |axes: std::ops::Range<usize>| -> usize {
-                axes.map(|a| plan.block[a] + 2 * reach[a]).product()
-            };
-            cells += match plan.strategy {
-                Strategy::Tiled if reach.iter().any(|&r| r > 0) => tile(0..st.dims()),
-                Strategy::Stream => 2 * planes.len() * tile(1..st.dims()),
-                _ => 0,
-            };
+            if plan.strategy == Strategy::Tiled && reach.iter().any(|&r| r > 0) {
+                cells += (0..st.dims())
+                    .map(|a| plan.block[a] + 2 * reach[a])
+                    .product::<usize>();
+            }
         }
         cells * st.dtype.size()
     };
@@ -317,8 +317,8 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
 fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dialect) {
     let chunk = if plan.strategy == Strategy::Stream {
         format!(
-            ", marching {} cells along `{}` per block",
-            plan.chunk, st.axes[0]
+            ", marching {} cells along `{}` per block, {} per iteration",
+            plan.chunk, st.axes[0], plan.coarsen
         )
     } else {
         String::new()
@@ -472,14 +472,20 @@ impl Gen<'_> {
         format!("{buf}[{index}]")
     }
 
-    /// `i<a>` of this thread along every axis; returns when outside the region.
-    fn thread_cells(&self, w: &mut CWriter) {
+    /// `i<a>`, this thread's cell along the axes `first..`.
+    fn thread_cells(&self, w: &mut CWriter, first: usize) {
         let dims = self.dims();
-        for a in 0..dims {
+        for a in first..dims {
             let (lo, _) = self.bounds(a);
+            let lo = if self.aligned(a) { "0".to_string() } else { lo };
             let b = builtin(a, dims);
+            let origin = if lo == "0" {
+                String::new()
+            } else {
+                format!("{lo} + ")
+            };
             w.line(&format!(
-                "const ptrdiff_t i{a} = {lo} + (ptrdiff_t)blockIdx.{b} * {} + threadIdx.{b};",
+                "const ptrdiff_t i{a} = {origin}(ptrdiff_t)blockIdx.{b} * {} + threadIdx.{b};",
                 self.plan.block[a]
             ));
         }
@@ -510,13 +516,27 @@ impl Gen<'_> {
     }
 
     fn guard(&self, axes: std::ops::Range<usize>) -> String {
-        axes.map(|a| format!("i{a} >= {}", self.bounds(a).1))
-            .collect::<Vec<_>>()
-            .join(" || ")
+        axes.map(|a| {
+            let (lo, hi) = self.bounds(a);
+            if self.aligned(a) && lo != "0" {
+                format!("i{a} < {lo} || i{a} >= {hi}")
+            } else {
+                format!("i{a} >= {hi}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" || ")
+    }
+
+    /// Whether blocks along axis `a` start at multiples of the block, not at
+    /// the region's first cell: `stream` does so along the contiguous axis, so
+    /// that each warp's loads and stores are aligned to whole cache sectors.
+    fn aligned(&self, a: usize) -> bool {
+        self.plan.strategy == Strategy::Stream && a + 1 == self.dims()
     }
 
     fn naive(&self, w: &mut CWriter) {
-        self.thread_cells(w);
+        self.thread_cells(w, 0);
         w.line(&format!("if ({})", self.guard(0..self.dims())));
         w.line("    return;");
         w.line(&format!(
@@ -630,29 +650,42 @@ impl Gen<'_> {
         w.line(&format!("out[c] = {value};"));
     }
 
-    /// The planes (offsets along the slowest axis) of `slot` read at in-plane offsets.
-    fn smem_planes(&self, slot: Slot) -> Vec<i64> {
-        let mut planes: Vec<i64> = self
-            .reads(slot)
-            .into_iter()
-            .filter(|o| o[1..].iter().any(|&d| d != 0))
-            .map(|o| o[0])
-            .collect();
-        planes.dedup();
-        planes
-    }
-
-    fn plane_name(&self, slot: Slot, dz: i64) -> String {
-        let tag = if dz < 0 {
-            format!("m{}", -dz)
-        } else {
-            format!("p{dz}")
-        };
-        format!("t_{}_{tag}", slot_name(self.st, slot))
-    }
-
-    fn queue_name(&self, slot: Slot) -> String {
-        format!("q_{}", slot_name(self.st, slot))
+    /// The register queues of `stream`: one per grid and in-plane offset read,
+    /// spanning the offsets along the slowest axis it is read at.
+    fn lanes(&self, c: usize) -> Vec<Lane> {
+        let mut lanes: Vec<Lane> = Vec::new();
+        for slot in self.s.slots() {
+            for o in self.reads(slot) {
+                let at = o[1..].to_vec();
+                match lanes.iter_mut().find(|l| l.slot == slot && l.at == at) {
+                    Some(l) => {
+                        l.lo = l.lo.min(o[0]);
+                        l.hi = l.hi.max(o[0]);
+                    }
+                    None => lanes.push(Lane {
+                        slot,
+                        at,
+                        lo: o[0],
+                        hi: o[0],
+                        ahead: c,
+                    }),
+                }
+            }
+        }
+        if std::env::var_os("STENCIL_EXP_LAG").is_some() {
+            for k in 0..lanes.len() {
+                let top = lanes
+                    .iter()
+                    .filter(|l| l.slot == lanes[k].slot)
+                    .map(|l| l.hi)
+                    .max()
+                    .unwrap();
+                if lanes[k].hi < top {
+                    lanes[k].ahead = 0;
+                }
+            }
+        }
+        lanes
     }
 
     /// `(g1) * s1 + g2` (3-D) or `g1` (2-D): the in-plane index of fast-axis coordinates.
@@ -678,47 +711,26 @@ impl Gen<'_> {
             .join(" + ")
     }
 
-    /// Plane `z` of the slowest axis, wrapped for periodic grids, parenthesised.
-    fn plane(&self, z: &str) -> String {
+    /// A load of lane `k` at plane `z` into `dst`: wrapped for periodic grids,
+    /// skipped past the last plane for a fixed boundary (those values are never used).
+    fn load_lane(&self, w: &mut CWriter, k: usize, lane: &Lane, dst: &str, z: &str) {
+        let buf = slot_name(self.st, lane.slot);
         if self.periodic() {
-            format!("stencil_mod({z}, n0)")
-        } else if z.contains(' ') {
-            format!("({z})")
+            w.line(&format!(
+                "{dst} = {buf}[stencil_mod({z}, n0) * s0 + at_{k}];"
+            ));
         } else {
-            z.to_string()
+            w.line(&format!("if ({z} < n0)"));
+            w.line(&format!("    {dst} = {buf}[({z}) * s0 + at_{k}];"));
         }
     }
 
-    /// A guarded load of `buf[plane * s0 + col]` into `dst`: `on` says whether the
-    /// column is on the grid; with a fixed boundary, planes past the grid are skipped.
-    fn load_column(&self, w: &mut CWriter, dst: &str, buf: &str, z: &str, col: &str, on: &str) {
-        let plane = self.plane(z);
-        let guard = if self.periodic() {
-            on.to_string()
-        } else {
-            format!("{on} && {plane} < n0")
-        };
-        w.line(&format!("if ({guard})"));
-        w.line(&format!("    {dst} = {buf}[{plane} * s0 + {col}];"));
-    }
-
-    /// Tile extents (fast axes) of `slot`'s shared-memory planes and their flat size.
-    fn tile(&self, slot: Slot) -> (Vec<usize>, usize) {
-        let r = self.reach(slot);
-        let ext: Vec<usize> = (1..self.dims())
-            .map(|a| self.plan.block[a] + 2 * r[a])
-            .collect();
-        let total = ext.iter().product();
-        (ext, total)
-    }
-
-    /// Software-pipelined 2.5-D streaming: see the module documentation.
+    /// 2.5-D streaming through register queues: see the module documentation.
     fn stream(&self, w: &mut CWriter) {
         let dims = self.dims();
         let t = self.st.dtype.c();
-        let threads = self.plan.threads();
         let (lo0, hi0) = self.bounds(0);
-        let chunk = self.plan.chunk;
+        let (chunk, c) = (self.plan.chunk, self.plan.coarsen);
         w.line(&format!(
             "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{} * {chunk};",
             builtin(0, dims)
@@ -726,198 +738,112 @@ impl Gen<'_> {
         w.line(&format!(
             "const ptrdiff_t z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};"
         ));
-        self.thread_coordinates(w, 1, true);
-        w.line("/* `active`: this thread computes a cell; `on`: its own column is on the grid. */");
-        w.line(&format!("const bool active = !({});", self.guard(1..dims)));
-        let own: Vec<String> = (1..dims)
-            .map(|a| {
-                if self.periodic() {
-                    format!("stencil_mod(i{a}, n{a})")
-                } else {
-                    format!("i{a}")
-                }
-            })
-            .collect();
-        let on = if self.periodic() {
-            "true".to_string()
-        } else {
-            (1..dims)
-                .map(|a| format!("i{a} < n{a}"))
-                .collect::<Vec<_>>()
-                .join(" && ")
-        };
-        w.line(&format!("const bool on = {on};"));
-        w.line(&format!("const ptrdiff_t col = {};", self.fast_index(&own)));
-        let slots = self.s.slots();
-        for &slot in &slots {
-            let name = slot_name(self.st, slot);
-            let r = self.reach(slot)[0];
-            let q = self.queue_name(slot);
-            let len = 2 * r + 1 + PREFETCH;
-            w.line(&format!("/* {q}[k]: `{name}` at this column, plane z - {r} + k ({PREFETCH} planes prefetched). */"));
-            w.line(&format!("{t} {q}[{len}] = {{}};"));
+        self.thread_cells(w, 1);
+        w.line(&format!("if ({})", self.guard(1..dims)));
+        w.line("    return;");
+        let mine: Vec<String> = (1..dims).map(|a| format!("i{a}")).collect();
+        w.line(&format!(
+            "const ptrdiff_t col = {};",
+            self.fast_index(&mine)
+        ));
+        // A block whose chunk is one iteration loads its planes once, no queue to carry.
+        let single = chunk <= c;
+        let lanes = self.lanes(if single { 0 } else { c });
+        let preload = |lane: &Lane| lane.depth() + lane.ahead + if single { c } else { 0 };
+        for (k, lane) in lanes.iter().enumerate() {
+            let coords: Vec<String> = (1..dims)
+                .map(|a| {
+                    let g = shifted(&format!("i{a}"), lane.at[a - 1]);
+                    if self.periodic() && lane.at[a - 1] != 0 {
+                        format!("stencil_mod({g}, n{a})")
+                    } else {
+                        g
+                    }
+                })
+                .collect();
+            let len = lane.depth() + c + lane.ahead;
+            w.line(&format!(
+                "/* q_{k}[j]: `{}` at in-plane offset ({}), plane {}. */",
+                slot_name(self.st, lane.slot),
+                lane.at
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                shifted("z + j", lane.lo)
+            ));
+            w.line(&format!(
+                "const ptrdiff_t at_{k} = {};",
+                self.fast_index(&coords)
+            ));
+            w.line(&format!("{t} q_{k}[{len}] = {{}};"));
             w.pragma("unroll");
-            w.line(&format!("for (int k = 0; k < {}; ++k) {{", len - 1));
+            w.line(&format!("for (int j = 0; j < {}; ++j) {{", preload(lane)));
             w.indent();
-            self.load_column(
+            self.load_lane(
                 w,
-                &format!("{q}[k + 1]"),
-                &name,
-                &format!("z0 - {r} + k"),
-                "col",
-                "on",
+                k,
+                lane,
+                &format!("q_{k}[j]"),
+                &shifted("z0 + j", lane.lo),
             );
             w.dedent();
             w.line("}");
-            let planes = self.smem_planes(slot);
-            if planes.is_empty() {
-                continue;
-            }
-            // The tile positions this thread fills: k = tid + m * threads.
-            let (ext, total) = self.tile(slot);
-            let r_fast = &self.reach(slot)[1..];
-            let owned = total.div_ceil(threads);
-            for m in 0..owned {
-                let k = format!("tid + {}", m * threads);
-                let mut coords = Vec::new();
-                let mut inside = vec![format!("{k} < {total}")];
-                for a in 1..dims {
-                    let stride: usize = ext[a..].iter().product();
-                    let at = if a + 1 == dims {
-                        format!("({k}) % {}", ext[a - 1])
-                    } else {
-                        format!("({k}) / {stride} % {}", ext[a - 1])
-                    };
-                    let g = format!("o{a} - {} + {at}", r_fast[a - 1]);
-                    if self.periodic() {
-                        coords.push(format!("stencil_mod({g}, n{a})"));
-                    } else {
-                        inside.push(format!("{g} < n{a}"));
-                        coords.push(g);
-                    }
-                }
-                w.line(&format!(
-                    "const bool on_{name}_{m} = {};",
-                    inside.join(" && ")
-                ));
-                w.line(&format!(
-                    "const ptrdiff_t at_{name}_{m} = {};",
-                    self.fast_index(&coords)
-                ));
-            }
-            for &dz in &planes {
-                let plane = self.plane_name(slot, dz);
-                w.line(&format!(
-                    "__shared__ {t} {plane}[2][{total}]; /* double-buffered; {} */",
-                    ext.iter()
-                        .map(usize::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" x ")
-                ));
-                for m in 0..owned {
-                    let f = format!("f_{plane}_{m}");
-                    w.line(&format!("{t} {f}[{}] = {{}}; /* tile position {m} of this thread, planes z + {dz} + k */", PREFETCH + 1));
-                    w.pragma("unroll");
-                    w.line(&format!("for (int k = 0; k < {PREFETCH}; ++k) {{"));
-                    w.indent();
-                    self.load_column(
-                        w,
-                        &format!("{f}[k + 1]"),
-                        &name,
-                        &shifted("z0 + k", dz),
-                        &format!("at_{name}_{m}"),
-                        &format!("on_{name}_{m}"),
-                    );
-                    w.dedent();
-                    w.line("}");
-                }
-            }
         }
-        let any_smem = slots.iter().any(|&s| !self.smem_planes(s).is_empty());
-        w.line("for (ptrdiff_t z = z0; z < z1; ++z) {");
+        if single {
+            w.line("const ptrdiff_t z = z0;");
+            self.store_outputs(w, &lanes, c);
+            return;
+        }
+        w.line(&format!("for (ptrdiff_t z = z0; z < z1; z += {c}) {{"));
         w.indent();
-        if any_smem {
-            w.line("const int buf = (int)((z - z0) & 1);");
-        }
-        for &slot in &slots {
-            let name = slot_name(self.st, slot);
-            let r = self.reach(slot)[0];
-            let q = self.queue_name(slot);
-            let len = 2 * r + 1 + PREFETCH;
-            w.pragma("unroll");
-            w.line(&format!("for (int k = 0; k < {}; ++k)", len - 1));
-            w.line(&format!("    {q}[k] = {q}[k + 1];"));
-            self.load_column(
+        w.line("/* Load the planes of the next iteration. */");
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
+        w.indent();
+        for (k, lane) in lanes.iter().enumerate() {
+            self.load_lane(
                 w,
-                &format!("{q}[{}]", len - 1),
-                &name,
-                &format!("z + {}", r + PREFETCH),
-                "col",
-                "on",
+                k,
+                lane,
+                &format!("q_{k}[{} + j]", lane.depth() + lane.ahead),
+                &shifted(&format!("z + {} + j", lane.ahead), lane.hi),
             );
-            let (_, total) = self.tile(slot);
-            let owned = total.div_ceil(threads);
-            for dz in self.smem_planes(slot) {
-                let plane = self.plane_name(slot, dz);
-                for m in 0..owned {
-                    let f = format!("f_{plane}_{m}");
-                    w.pragma("unroll");
-                    w.line(&format!("for (int k = 0; k < {PREFETCH}; ++k)"));
-                    w.line(&format!("    {f}[k] = {f}[k + 1];"));
-                    self.load_column(
-                        w,
-                        &format!("{f}[{PREFETCH}]"),
-                        &name,
-                        &shifted(&format!("z + {PREFETCH}"), dz),
-                        &format!("at_{name}_{m}"),
-                        &format!("on_{name}_{m}"),
-                    );
-                    let bound = if (m + 1) * threads > total {
-                        format!("tid + {} < {total}", m * threads)
-                    } else {
-                        "true".into()
-                    };
-                    if bound == "true" {
-                        w.line(&format!("{plane}[buf][tid + {}] = {f}[0];", m * threads));
-                    } else {
-                        w.line(&format!("if ({bound})"));
-                        w.line(&format!(
-                            "    {plane}[buf][tid + {}] = {f}[0];",
-                            m * threads
-                        ));
-                    }
-                }
-            }
         }
-        if any_smem {
-            w.line("__syncthreads();");
-        }
-        w.line("if (active) {");
-        w.indent();
-        let mine: Vec<String> = (1..dims).map(|a| format!("i{a}")).collect();
-        w.line(&format!(
-            "const ptrdiff_t c = z * s0 + {};",
-            self.fast_index(&mine)
-        ));
-        let value = self.value(&|a: &Access| {
-            let r = self.reach(a.slot);
-            if a.offset[1..].iter().all(|&d| d == 0) {
-                return format!("{}[{}]", self.queue_name(a.slot), r[0] as i64 + a.offset[0]);
-            }
-            let (ext, _) = self.tile(a.slot);
-            let coords: Vec<String> = (1..dims)
-                .map(|ax| shifted(&format!("l{ax}"), r[ax] as i64 + a.offset[ax]))
-                .collect();
-            let index = if dims == 3 {
-                format!("({}) * {} + {}", coords[0], ext[1], coords[1])
-            } else {
-                coords[0].clone()
-            };
-            format!("{}[buf][{index}]", self.plane_name(a.slot, a.offset[0]))
-        });
-        w.line(&format!("out[c] = {value};"));
         w.dedent();
         w.line("}");
+        self.store_outputs(w, &lanes, c);
+        for (k, lane) in lanes.iter().enumerate() {
+            w.pragma("unroll");
+            w.line(&format!(
+                "for (int j = 0; j < {}; ++j)",
+                lane.depth() + lane.ahead
+            ));
+            w.line(&format!("    q_{k}[j] = q_{k}[j + {c}];"));
+        }
+        w.dedent();
+        w.line("}");
+    }
+
+    /// The `c` outputs of planes `z + j` from the lanes' queues.
+    fn store_outputs(&self, w: &mut CWriter, lanes: &[Lane], c: usize) {
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
+        w.indent();
+        let value = self.value(&|a: &Access| {
+            let (k, lane) = lanes
+                .iter()
+                .enumerate()
+                .find(|(_, l)| l.slot == a.slot && l.at == a.offset[1..])
+                .expect("every read has its lane");
+            format!("q_{k}[{}]", shifted("j", a.offset[0] - lane.lo))
+        });
+        if c > 1 {
+            w.line("if (z + j < z1)");
+            w.line(&format!("    out[(z + j) * s0 + col] = {value};"));
+        } else {
+            w.line(&format!("out[(z + j) * s0 + col] = {value};"));
+        }
         w.dedent();
         w.line("}");
     }
@@ -927,7 +853,7 @@ impl Gen<'_> {
         let block = &self.plan.block;
         let extent = |a: usize| {
             let (lo, hi) = self.bounds(a);
-            if lo == "0" {
+            if lo == "0" || self.aligned(a) {
                 hi
             } else {
                 format!("({hi} - {lo})")
@@ -973,9 +899,23 @@ impl Gen<'_> {
     }
 }
 
-/// Planes each `stream` thread keeps loaded ahead of use, so that several loads
-/// per thread are in flight instead of one latency per plane.
-const PREFETCH: usize = 2;
+/// A register queue of `stream`: grid `slot` at in-plane offset `at`, read at
+/// offsets `lo..=hi` along the slowest axis.
+struct Lane {
+    slot: Slot,
+    at: Vec<i64>,
+    lo: i64,
+    hi: i64,
+    /// Planes loaded ahead of the iteration that first reads them.
+    ahead: usize,
+}
+
+impl Lane {
+    /// Planes one output reads from this lane, less one.
+    fn depth(&self) -> usize {
+        (self.hi - self.lo) as usize
+    }
+}
 
 /// `x + d`, `x - d` or `x`.
 fn shifted(x: &str, d: i64) -> String {
@@ -1021,19 +961,39 @@ mod tests {
     }
 
     #[test]
-    fn stream_indexes_planes_with_the_whole_plane_expression() {
+    fn stream_keeps_one_queue_per_in_plane_offset() {
         let (st, an) = heat2d("fixed");
         let plan = Resolved {
             strategy: Strategy::Stream,
             block: vec![1, 256],
             chunk: 64,
+            coarsen: 2,
         };
         let code = source(&st, &an, &plan, "p", &CUDA);
-        // The column queue starts at plane z0 - 1 and runs PREFETCH planes ahead of z + 1.
-        assert!(code.contains("cur_u[(z0 - 1 + k) * s0 + col]"), "{code}");
-        assert!(code.contains("if (on && (z + 3) < n0)"), "{code}");
-        assert!(code.contains("cur_u[(z + 3) * s0 + col]"), "{code}");
-        assert!(code.contains("cur_u[(z + 2) * s0 + at_cur_u_0]"), "{code}");
+        // The centre column spans planes z - 1 ..= z + 1; x - 1 and x + 1 only plane z.
+        assert!(code.contains("const ptrdiff_t at_0 = i1;"), "{code}");
+        assert!(code.contains("double q_0[6] = {};"), "{code}");
+        assert!(code.contains("const ptrdiff_t at_1 = (i1 - 1);"), "{code}");
+        assert!(code.contains("double q_1[4] = {};"), "{code}");
+        // Preload, then the next iteration's planes before this one computes.
+        assert!(
+            code.contains("q_0[j] = cur_u[(z0 + j - 1) * s0 + at_0];"),
+            "{code}"
+        );
+        assert!(code.contains("if (z + 2 + j + 1 < n0)"), "{code}");
+        assert!(
+            code.contains("q_0[4 + j] = cur_u[(z + 2 + j + 1) * s0 + at_0];"),
+            "{code}"
+        );
+        assert!(
+            code.contains("if (z + j < z1)"),
+            "a partial last iteration is not stored"
+        );
+        assert!(code.contains("q_0[j] = q_0[j + 2];"), "{code}");
+        assert!(
+            !code.contains("__shared__") && !code.contains("__syncthreads"),
+            "{code}"
+        );
         assert!(
             !code.contains("stencil_mod"),
             "no wrapping with a fixed boundary"
@@ -1041,7 +1001,11 @@ mod tests {
         let (st, an) = heat2d("periodic");
         let code = source(&st, &an, &plan, "p", &CUDA);
         assert!(
-            code.contains("cur_u[stencil_mod(z + 3, n0) * s0 + col]"),
+            code.contains("q_0[4 + j] = cur_u[stencil_mod(z + 2 + j + 1, n0) * s0 + at_0];"),
+            "{code}"
+        );
+        assert!(
+            code.contains("const ptrdiff_t at_1 = stencil_mod(i1 - 1, n1);"),
             "{code}"
         );
     }
@@ -1053,7 +1017,7 @@ mod tests {
             strategy: Strategy::Tiled,
             block: None,
             time_block: 1,
-            coarsen: 1,
+            coarsen: None,
             chunk: None,
         };
         let plan = resolve(&auto, 2, &HIP).unwrap();
@@ -1094,6 +1058,7 @@ mod tests {
             strategy: Strategy::Tiled,
             block: vec![2, 2, 64],
             chunk: 1,
+            coarsen: 1,
         };
         assert_eq!(
             shared_bytes(&st, &tiled),
@@ -1118,12 +1083,9 @@ mod tests {
             strategy: Strategy::Stream,
             block: vec![1, 8, 32],
             chunk: 64,
+            coarsen: 1,
         };
-        assert_eq!(
-            shared_bytes(&st, &stream),
-            2 * 16 * 40 * 8,
-            "one double-buffered centre plane"
-        );
+        assert_eq!(shared_bytes(&st, &stream), 0, "registers and caches only");
     }
 
     #[test]
@@ -1132,7 +1094,7 @@ mod tests {
             strategy: Strategy::Auto,
             block: None,
             time_block: 1,
-            coarsen: 1,
+            coarsen: None,
             chunk: None,
         };
         assert_eq!(
@@ -1140,7 +1102,8 @@ mod tests {
             Resolved {
                 strategy: Strategy::Naive,
                 block: vec![256],
-                chunk: 1
+                chunk: 1,
+                coarsen: 1,
             }
         );
         assert_eq!(
@@ -1148,7 +1111,8 @@ mod tests {
             Resolved {
                 strategy: Strategy::Naive,
                 block: vec![2, 4, 32],
-                chunk: 1
+                chunk: 1,
+                coarsen: 1,
             }
         );
         let stream = GpuTiling {
@@ -1160,7 +1124,8 @@ mod tests {
             Resolved {
                 strategy: Strategy::Stream,
                 block: vec![1, 8, 32],
-                chunk: 64
+                chunk: 64,
+                coarsen: 1,
             }
         );
         let tiled = GpuTiling {

@@ -216,6 +216,7 @@ pub fn stencil_module(
     let strategy = plan.strategy.name();
     let block = plan.block.iter().map(|&b| usize_lit(b));
     let chunk = usize_lit(plan.chunk);
+    let coarsen = usize_lit(plan.coarsen);
     let (externs, launches) = kernels(st, prefix, d);
     let session = session(st, d, &launches);
     let args = &sig.params;
@@ -233,7 +234,10 @@ pub fn stencil_module(
         d.title,
         plan.block,
         if plan.strategy == crate::ir::Strategy::Stream {
-            format!(", {} cells per block along the slowest axis", plan.chunk)
+            format!(
+                ", {} cells per block along the slowest axis, {} per iteration",
+                plan.chunk, plan.coarsen
+            )
         } else {
             String::new()
         }
@@ -245,7 +249,7 @@ pub fn stencil_module(
             use super::super::#dev as dev;
 
             /// The tiling compiled into these kernels.
-            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk };
+            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen };
 
             #[allow(non_snake_case)]
             unsafe extern "C" {
