@@ -21,7 +21,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let hip = std::env::var_os("CARGO_FEATURE_HIP").is_some();
     // With a GPU backend, every variant is also built with each GPU strategy; `naive` keeps the plain name.
     let strategies: &[&str] = if cuda || hip {
-        &["naive", "tiled", "stream"]
+        &[
+            "naive",
+            "tiled",
+            "stream",
+            "stream_c3",
+            "stream_s4",
+            "stream_s3v",
+        ]
     } else {
         &["naive"]
     };
@@ -39,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for dtype in ["f32", "f64"] {
             for boundary in ["fixed", "periodic"] {
                 for &strategy in strategies {
-                    if strategy == "stream" && dims < 2 {
+                    if strategy.starts_with("stream") && dims < 2 {
                         continue;
                     }
                     let variant = match strategy {
@@ -155,7 +162,21 @@ fn retyped(
         .as_table_mut()
         .expect("[tiling] is a table");
     let mut gpu = toml::Table::new();
-    gpu.insert("strategy".into(), strategy.into());
+    // `stream` variants: (chunk, coarsen, vector) beside the defaults: a
+    // queue carried through a chunk that is not a multiple of the coarsening;
+    // single-pass blocks; and single-pass blocks of vectors (16 bytes).
+    let (name, keys) = match strategy {
+        "stream_c3" => ("stream", [8, 3, 1]),
+        "stream_s4" => ("stream", [4, 4, 1]),
+        "stream_s3v" => ("stream", [3, 3, if dtype == "f32" { 4 } else { 2 }]),
+        s => (s, [0; 3]),
+    };
+    gpu.insert("strategy".into(), name.into());
+    for (key, value) in ["chunk", "coarsen", "vector"].into_iter().zip(keys) {
+        if value > 0 {
+            gpu.insert(key.into(), value.into());
+        }
+    }
     tiling.insert("cuda".into(), gpu.clone().into());
     tiling.insert("hip".into(), gpu.into());
     t

@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the folder stage.sh filled: every test with the
-# GPU ones included (CUDA, and the HIP source compiled by nvcc), compute-sanitizer memcheck and racecheck on the
-# shared-memory strategies, and the suite benchmark. Results go to $OUT (or ./out).
+# GPU ones included (CUDA, and the HIP source compiled by nvcc), compute-sanitizer
+# memcheck on every kernel shape (each strategy, vectors, queues with partial
+# tails) and racecheck on the shared-memory strategy; then, with `suite` as its
+# argument, the suite benchmark instead. Results go to $OUT (or ./out).
 set -uo pipefail
 cd "$(dirname "$0")"
 out="${OUT:-out}"; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+if [ "${1:-tests}" = suite ]; then
+    ./suite --steps 100 --reps 5 --json "$out/h100-cuda.json" 2>&1 | tee "$out/suite.log"
+    exit
+fi
 ./heat2d --include-ignored 2>&1 | tee "$out/template.log" | grep -E "test result"
 ./cross_backend --include-ignored --test-threads 8 > "$out/tests.log" 2>&1; grep -E "test result" "$out/tests.log"
 ./runtime_errors 2>&1 | grep "test result"
-compute-sanitizer --tool memcheck ./cross_backend --include-ignored --test-threads 1 _stream _tiled 2>&1 \
-    | grep -E "ERROR SUMMARY|test result" | tee "$out/memcheck.log"
-compute-sanitizer --tool racecheck ./cross_backend --include-ignored --test-threads 1 cuda_heat3d_f64_fixed_stream \
-    cuda_star3d25_f32_periodic_stream cuda_functions3d_f64_fixed_stream cuda_gray_scott_f64_periodic_stream \
-    cuda_heat2d_f32_fixed_tiled cuda_star3d25_f64_fixed_tiled 2>&1 | grep -E "SUMMARY|test result|RACE" | tee "$out/racecheck.log"
+compute-sanitizer --tool memcheck ./cross_backend --include-ignored --test-threads 1 cuda_heat3d cuda_star3d25 \
+    _stream_s3v _stream_c3 _tiled 2>&1 | grep -E "ERROR SUMMARY|test result" | sort | uniq -c | tee "$out/memcheck.log"
+compute-sanitizer --tool racecheck ./cross_backend --include-ignored --test-threads 1 cuda_heat2d_f32_fixed_tiled \
+    cuda_star3d25_f64_fixed_tiled cuda_gray_scott_f64_periodic_tiled 2>&1 | grep -E "SUMMARY|test result|RACE" | tee "$out/racecheck.log"
 ./cross_backend_hip --include-ignored --test-threads 8 > "$out/hip-tests.log" 2>&1; grep -E "test result" "$out/hip-tests.log"
-compute-sanitizer --tool memcheck ./cross_backend_hip --include-ignored --test-threads 1 hip_heat3d_f64_fixed \
-    hip_star3d25_f32_periodic hip_functions3d_f64_fixed 2>&1 | grep -E "ERROR SUMMARY|test result" | tee "$out/hip-memcheck.log"
-compute-sanitizer --tool racecheck ./cross_backend_hip --include-ignored --test-threads 1 hip_heat3d_f64_fixed_stream \
-    hip_star3d25_f64_fixed_tiled hip_gray_scott_f32_periodic_stream 2>&1 | grep -E "SUMMARY|test result" | tee "$out/hip-racecheck.log"
-./suite --steps 100 --reps 5 --json "$out/h100-cuda.json" 2>&1 | tee "$out/suite.log"
+compute-sanitizer --tool memcheck ./cross_backend_hip --include-ignored --test-threads 1 hip_heat3d hip_gray_scott_f32 \
+    hip_star3d25_f64_fixed 2>&1 | grep -E "ERROR SUMMARY|test result" | sort | uniq -c | tee "$out/hip-memcheck.log"

@@ -46,6 +46,7 @@ struct Row {
     block: &'static [usize],
     chunk: usize,
     coarsen: usize,
+    vector: usize,
     shape: Vec<usize>,
     steps: u64,
     seconds: f64,
@@ -136,6 +137,7 @@ macro_rules! check_and_time {
                 block: s::cuda::TILING.block,
                 chunk: s::cuda::TILING.chunk,
                 coarsen: s::cuda::TILING.coarsen,
+                vector: s::cuda::TILING.vector,
                 shape: shape.to_vec(),
                 steps: $o.steps,
                 seconds,
@@ -221,7 +223,10 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
             r.strategy,
             r.block,
             if r.strategy == "stream" {
-                format!(", chunk {}, coarsen {}", r.chunk, r.coarsen)
+                format!(
+                    ", chunk {}, coarsen {}, vector {}",
+                    r.chunk, r.coarsen, r.vector
+                )
             } else {
                 String::new()
             },
@@ -233,7 +238,7 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         writeln!(
             json,
-            "  {{\"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"strategy\": \"{}\", \"block\": {:?}, \"chunk\": {}, \"coarsen\": {}, \"steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bound_gb_per_s\": {:.1}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {:.3}}},",
+            "  {{\"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"strategy\": \"{}\", \"block\": {:?}, \"chunk\": {}, \"coarsen\": {}, \"vector\": {}, \"steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bound_gb_per_s\": {:.1}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {:.3}}},",
             r.stencil,
             r.dtype,
             r.shape,
@@ -241,6 +246,7 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
             r.block,
             r.chunk,
             r.coarsen,
+            r.vector,
             r.steps,
             o.reps,
             r.seconds,

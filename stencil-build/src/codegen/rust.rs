@@ -127,6 +127,8 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 pub chunk: usize,
                 /// Cells of the slowest axis a `stream` thread computes per iteration (1 otherwise).
                 pub coarsen: usize,
+                /// Cells of the contiguous axis a `stream` thread computes as one vector (1 otherwise).
+                pub vector: usize,
             }
 
             #(#runtimes)*

@@ -90,6 +90,9 @@ pub struct GpuTiling {
     pub coarsen: Option<usize>,
     /// Cells of the slowest axis each block marches through (`stream`); `None` lets the model choose.
     pub chunk: Option<usize>,
+    /// Cells of the contiguous axis per thread, loaded and stored as one vector
+    /// (single-pass `stream`); `None` lets the model choose.
+    pub vector: Option<usize>,
 }
 
 /// Checks `[tiling]` for a stencil of `dims` axes.
@@ -170,6 +173,7 @@ fn gpu(
             time_block: 1,
             coarsen: None,
             chunk: None,
+            vector: None,
         });
     };
     let s = section.get_ref();
@@ -241,12 +245,38 @@ fn gpu(
             )
             .with_hint("use `strategy = \"tiled\"` for a 1-D stencil"));
     }
+    let vector = match &s.vector {
+        None => None,
+        Some(v) if strategy != Strategy::Stream => {
+            return Err(src
+                .error(v.span(), "`vector` only applies to `strategy = \"stream\"`")
+                .with_hint("set `strategy = \"stream\"` or remove `vector`"));
+        }
+        Some(v) if ![1, 2, 4].contains(v.get_ref()) => {
+            return Err(src
+                .error(v.span(), format!("`vector = {}` cannot work", v.get_ref()))
+                .with_hint("use 1, 2 or 4 cells (at most 16 bytes: 2 in f64)"));
+        }
+        Some(v) if *v.get_ref() > 1 && chunk.unwrap_or(64) > coarsen.unwrap_or(1) => {
+            return Err(src
+                .error(
+                    v.span(),
+                    "`vector` needs blocks that compute their chunk in one pass",
+                )
+                .with_hint(format!(
+                    "set `chunk` equal to `coarsen` (e.g. `chunk = {c}` with `coarsen = {c}`)",
+                    c = coarsen.unwrap_or(4)
+                )));
+        }
+        Some(v) => Some(*v.get_ref() as usize),
+    };
     Ok(GpuTiling {
         strategy,
         block,
         time_block,
         coarsen,
         chunk,
+        vector,
     })
 }
 

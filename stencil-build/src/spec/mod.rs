@@ -119,6 +119,8 @@ pub struct GpuTilingSection {
     pub coarsen: Option<Spanned<i64>>,
     /// Cells of the slowest axis each block marches through (`stream`).
     pub chunk: Option<Spanned<i64>>,
+    /// Cells of the contiguous axis per thread, as one vector (`stream`).
+    pub vector: Option<Spanned<i64>>,
 }
 
 /// A TOML table read as `(key, value)` pairs in document order, keys and

@@ -83,6 +83,9 @@ pub struct Resolved {
     /// Cells of the slowest axis each `stream` thread computes per iteration
     /// (1 otherwise).
     pub coarsen: usize,
+    /// Cells of the contiguous axis each single-pass `stream` thread computes,
+    /// loaded and stored as one vector (1 otherwise).
+    pub vector: usize,
 }
 
 impl Resolved {
@@ -121,16 +124,21 @@ pub fn resolve(t: &GpuTiling, dims: usize, d: &Dialect) -> Result<Resolved, Stri
         .block
         .clone()
         .unwrap_or_else(|| default_block(strategy, dims, d.warp));
-    let (chunk, coarsen) = if strategy == Strategy::Stream {
-        (t.chunk.unwrap_or(64), t.coarsen.unwrap_or(1))
+    let (chunk, coarsen, vector) = if strategy == Strategy::Stream {
+        (
+            t.chunk.unwrap_or(64),
+            t.coarsen.unwrap_or(1),
+            t.vector.unwrap_or(1),
+        )
     } else {
-        (1, 1)
+        (1, 1, 1)
     };
     Ok(Resolved {
         strategy,
         block,
         chunk,
         coarsen,
+        vector,
     })
 }
 
@@ -173,6 +181,17 @@ pub fn fit(
     st: &Stencil,
     d: &Dialect,
 ) -> Result<Resolved, String> {
+    let vector_bytes = plan.vector * st.dtype.size();
+    if vector_bytes > 16 {
+        return Err(format!(
+            "`vector = {}` makes vectors of {vector_bytes} bytes for `{}`, more than the 16 a load can move; \
+             set `vector = {}` or less in [tiling.{}]",
+            plan.vector,
+            st.name,
+            16 / st.dtype.size(),
+            d.name
+        ));
+    }
     loop {
         let bytes = shared_bytes(st, &plan);
         if bytes <= SHARED_BUDGET {
@@ -222,6 +241,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             plan,
             d,
             sym: symbol(prefix, d, st, s),
+            vector: plan.vector,
         };
         w.line(&format!(
             "/* Statement {} of {}: {} <- {} */",
@@ -231,6 +251,15 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             s.text
         ));
         g.kernel(&mut w);
+        if g.vector > 1 {
+            w.blank();
+            w.line("/* The same without vectors, for grids whose rows are not whole vectors. */");
+            Gen {
+                vector: 1,
+                ..g.clone()
+            }
+            .kernel(&mut w);
+        }
         w.blank();
         g.launcher(&mut w);
     }
@@ -317,8 +346,12 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
 fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dialect) {
     let chunk = if plan.strategy == Strategy::Stream {
         format!(
-            ", marching {} cells along `{}` per block, {} per iteration",
-            plan.chunk, st.axes[0], plan.coarsen
+            ", marching {} cells along `{}` per block, {} per iteration, {} along `{}` per thread",
+            plan.chunk,
+            st.axes[0],
+            plan.coarsen,
+            plan.vector,
+            st.axes[st.dims() - 1]
         )
     } else {
         String::new()
@@ -361,6 +394,7 @@ fn join_x(v: &[usize]) -> String {
 }
 
 /// Generates the kernel and launcher of one statement.
+#[derive(Clone)]
 struct Gen<'a> {
     st: &'a Stencil,
     s: &'a Statement,
@@ -368,6 +402,8 @@ struct Gen<'a> {
     plan: &'a Resolved,
     d: &'a Dialect,
     sym: String,
+    /// Cells per thread along the contiguous axis, loaded as one vector (`stream`).
+    vector: usize,
 }
 
 /// CUDA's built-in index of axis `a` of `dims` (the contiguous axis is `x`).
@@ -434,11 +470,21 @@ impl Gen<'_> {
         a.join(", ")
     }
 
+    /// The kernel's name: `<symbol>_kernel`, `<symbol>_scalar_kernel` for the
+    /// fallback of a vector kernel.
+    fn kernel_name(&self) -> String {
+        if self.vector < self.plan.vector {
+            format!("{}_scalar_kernel", self.sym)
+        } else {
+            format!("{}_kernel", self.sym)
+        }
+    }
+
     fn kernel(&self, w: &mut CWriter) {
         w.line(&format!(
-            "static __global__ void __launch_bounds__({}) {}_kernel({})",
+            "static __global__ void __launch_bounds__({}) {}({})",
             self.plan.threads(),
-            self.sym,
+            self.kernel_name(),
             self.parameters()
         ));
         w.line("{");
@@ -449,6 +495,7 @@ impl Gen<'_> {
         }
         match self.plan.strategy {
             Strategy::Tiled => self.tiled(w),
+            Strategy::Stream if self.single_pass() => self.stream_single(w),
             Strategy::Stream => self.stream(w),
             _ => self.naive(w),
         }
@@ -478,16 +525,23 @@ impl Gen<'_> {
         for a in first..dims {
             let (lo, _) = self.bounds(a);
             let lo = if self.aligned(a) { "0".to_string() } else { lo };
-            let b = builtin(a, dims);
             let origin = if lo == "0" {
                 String::new()
             } else {
                 format!("{lo} + ")
             };
-            w.line(&format!(
-                "const ptrdiff_t i{a} = {origin}(ptrdiff_t)blockIdx.{b} * {} + threadIdx.{b};",
-                self.plan.block[a]
-            ));
+            let cell = format!(
+                "(ptrdiff_t)blockIdx.{} * {} + threadIdx.{}",
+                builtin(a, dims),
+                self.plan.block[a],
+                builtin(a, dims)
+            );
+            let cell = if a + 1 == dims && self.vector > 1 {
+                format!("({cell}) * {}", self.vector)
+            } else {
+                cell
+            };
+            w.line(&format!("const ptrdiff_t i{a} = {origin}{cell};"));
         }
     }
 
@@ -518,7 +572,9 @@ impl Gen<'_> {
     fn guard(&self, axes: std::ops::Range<usize>) -> String {
         axes.map(|a| {
             let (lo, hi) = self.bounds(a);
-            if self.aligned(a) && lo != "0" {
+            if self.aligned(a) && self.vector > 1 {
+                format!("i{a} + {} <= {lo} || i{a} >= {hi}", self.vector)
+            } else if self.aligned(a) && lo != "0" {
                 format!("i{a} < {lo} || i{a} >= {hi}")
             } else {
                 format!("i{a} >= {hi}")
@@ -526,6 +582,12 @@ impl Gen<'_> {
         })
         .collect::<Vec<_>>()
         .join(" || ")
+    }
+
+    /// Whether `stream` blocks compute their chunk in one pass (no queue to
+    /// carry from one iteration to the next).
+    fn single_pass(&self) -> bool {
+        self.plan.strategy == Strategy::Stream && self.plan.chunk <= self.plan.coarsen
     }
 
     /// Whether blocks along axis `a` start at multiples of the block, not at
@@ -672,19 +734,6 @@ impl Gen<'_> {
                 }
             }
         }
-        if std::env::var_os("STENCIL_EXP_LAG").is_some() {
-            for k in 0..lanes.len() {
-                let top = lanes
-                    .iter()
-                    .filter(|l| l.slot == lanes[k].slot)
-                    .map(|l| l.hi)
-                    .max()
-                    .unwrap();
-                if lanes[k].hi < top {
-                    lanes[k].ahead = 0;
-                }
-            }
-        }
         lanes
     }
 
@@ -825,6 +874,250 @@ impl Gen<'_> {
         w.line("}");
     }
 
+    /// The row groups of a single-pass `stream` block: one per grid and offset
+    /// along the axes between the slowest and the contiguous one.
+    fn rows(&self) -> Vec<Row> {
+        let mut rows: Vec<Row> = Vec::new();
+        let last = self.dims() - 1;
+        for slot in self.s.slots() {
+            for o in self.reads(slot) {
+                let row = o[1..last].to_vec();
+                let (z, x) = (o[0], o[last]);
+                match rows.iter_mut().find(|r| r.slot == slot && r.row == row) {
+                    Some(r) => {
+                        r.reads.push((z, x));
+                    }
+                    None => rows.push(Row {
+                        slot,
+                        row,
+                        reads: vec![(z, x)],
+                    }),
+                }
+            }
+        }
+        rows
+    }
+
+    /// An index into `slot`'s grid: `plane * s0 + row part + x` (wrapped for periodic grids).
+    fn row_index(&self, row: &Row, plane: &str, x: i64) -> String {
+        let dims = self.dims();
+        let last = dims - 1;
+        let mut terms = vec![format!("{plane} * s0")];
+        for a in 1..last {
+            let g = shifted(&format!("i{a}"), row.row[a - 1]);
+            let g = if self.periodic() && row.row[a - 1] != 0 {
+                format!("stencil_mod({g}, n{a})")
+            } else if g.contains(' ') {
+                format!("({g})")
+            } else {
+                g
+            };
+            terms.push(format!("{g} * s{a}"));
+        }
+        let xs = shifted(&format!("i{last}"), x);
+        terms.push(if self.periodic() && (x < 0 || x >= self.vector as i64) {
+            format!("stencil_mod({xs}, n{last})")
+        } else {
+            xs
+        });
+        terms.join(" + ")
+    }
+
+    /// Single-pass 2.5-D streaming: each thread computes `coarsen` cells along
+    /// the slowest axis and `vector` along the contiguous one, from registers
+    /// each loaded once.
+    fn stream_single(&self, w: &mut CWriter) {
+        let dims = self.dims();
+        let last = dims - 1;
+        let t = self.st.dtype.c();
+        let (lo0, hi0) = self.bounds(0);
+        let (chunk, c, v) = (self.plan.chunk, self.plan.coarsen, self.vector);
+        w.line(&format!(
+            "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{} * {chunk};",
+            builtin(0, dims)
+        ));
+        w.line(&format!(
+            "const ptrdiff_t z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};"
+        ));
+        self.thread_cells(w, 1);
+        w.line(&format!("if ({})", self.guard(1..dims)));
+        w.line("    return;");
+        let rows = self.rows();
+        for (g, row) in rows.iter().enumerate() {
+            let (lo, hi) = row.planes();
+            let (xmin, xmax) = row.span(v);
+            let planes = (hi - lo) as usize + c;
+            let width = (xmax - xmin + 1) as usize;
+            w.line(&format!(
+                "/* w{g}[m][k]: `{}`{} at plane z0 + m{} and cell i{last} + k{}. */",
+                slot_name(self.st, row.slot),
+                if row.row.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " at row offset ({})",
+                        row.row
+                            .iter()
+                            .map(i64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                },
+                signed(lo),
+                signed(xmin)
+            ));
+            w.line(&format!("{t} w{g}[{planes}][{width}];"));
+            for m in 0..planes {
+                let needed = row.needed(m as i64 + lo, c, v);
+                if needed.is_empty() {
+                    continue;
+                }
+                let plane = shifted("z0", m as i64 + lo);
+                let plane = if self.periodic() {
+                    format!("stencil_mod({plane}, n0)")
+                } else {
+                    w.line(&format!("if ({plane} < n0) {{"));
+                    w.indent();
+                    plane
+                };
+                let plane = if plane.contains(' ') && !plane.starts_with("stencil_mod(") {
+                    format!("({plane})")
+                } else {
+                    plane
+                };
+                self.load_row(w, row, g, m, &plane, &needed, xmin);
+                if !self.periodic() {
+                    w.dedent();
+                    w.line("}");
+                }
+            }
+        }
+        self.store_single(w, &rows);
+    }
+
+    /// Loads `needed` cells (offsets from `i<last>`) of plane `plane` into `w<g>[m]`:
+    /// the thread's own cells as one vector, the others one by one.
+    fn load_row(
+        &self,
+        w: &mut CWriter,
+        row: &Row,
+        g: usize,
+        m: usize,
+        plane: &str,
+        needed: &[i64],
+        xmin: i64,
+    ) {
+        let buf = slot_name(self.st, row.slot);
+        let v = self.vector as i64;
+        let last = self.dims() - 1;
+        let own = needed.iter().any(|&x| (0..v).contains(&x));
+        if own && v == 1 {
+            w.line(&format!(
+                "w{g}[{m}][{}] = {buf}[{}];",
+                -xmin,
+                self.row_index(row, plane, 0)
+            ));
+        } else if own {
+            w.line("{");
+            w.indent();
+            let vt = format!("{}{v}", self.st.dtype.c());
+            w.line(&format!(
+                "const {vt} q = *(const {vt} *)&{buf}[{}];",
+                self.row_index(row, plane, 0)
+            ));
+            for (k, part) in ["x", "y", "z", "w"].iter().take(v as usize).enumerate() {
+                w.line(&format!("w{g}[{m}][{}] = q.{part};", k as i64 - xmin));
+            }
+            w.dedent();
+            w.line("}");
+        }
+        for &x in needed.iter().filter(|&&x| !(0..v).contains(&x)) {
+            let load = format!(
+                "w{g}[{m}][{}] = {buf}[{}];",
+                x - xmin,
+                self.row_index(row, plane, x)
+            );
+            // With one cell per thread and a fixed boundary, neighbours of a computed
+            // cell are on the grid; a vector's edge cells may be frame cells, whose
+            // neighbours may not be.
+            if v == 1 || self.periodic() {
+                w.line(&load);
+            } else if x < 0 {
+                w.line(&format!("if (i{last}{} >= 0)", signed(x)));
+                w.line(&format!("    {load}"));
+            } else {
+                w.line(&format!("if (i{last} + {x} < n{last})"));
+                w.line(&format!("    {load}"));
+            }
+        }
+    }
+
+    /// The `coarsen` x `vector` outputs of a single-pass `stream` thread.
+    fn store_single(&self, w: &mut CWriter, rows: &[Row]) {
+        let dims = self.dims();
+        let last = dims - 1;
+        let (c, v) = (self.plan.coarsen, self.vector);
+        let t = self.st.dtype.c();
+        let mine: Vec<String> = (1..dims).map(|a| format!("i{a}")).collect();
+        w.line(&format!(
+            "const ptrdiff_t col = {};",
+            self.fast_index(&mine)
+        ));
+        let (lo, hi) = self.bounds(last);
+        for j in 0..c {
+            let value = |k: usize| {
+                self.value(&|a: &Access| {
+                    let (g, row) = rows
+                        .iter()
+                        .enumerate()
+                        .find(|(_, r)| r.slot == a.slot && r.row == a.offset[1..last])
+                        .expect("every read has its row");
+                    let (plo, _) = row.planes();
+                    let (xmin, _) = row.span(v);
+                    format!(
+                        "w{g}[{}][{}]",
+                        j as i64 + a.offset[0] - plo,
+                        k as i64 + a.offset[last] - xmin
+                    )
+                })
+            };
+            if j > 0 {
+                w.line(&format!("if (z0 + {j} < z1) {{"));
+            } else {
+                w.line("{");
+            }
+            w.indent();
+            let at = if j > 0 {
+                format!("(z0 + {j}) * s0 + col")
+            } else {
+                "z0 * s0 + col".to_string()
+            };
+            if v == 1 {
+                w.line(&format!("out[{at}] = {};", value(0)));
+            } else {
+                for k in 0..v {
+                    w.line(&format!("const {t} o{k} = {};", value(k)));
+                }
+                let vt = format!("{t}{v}");
+                let parts: Vec<String> = (0..v).map(|k| format!("o{k}")).collect();
+                w.line(&format!("if (i{last} >= {lo} && i{last} + {v} <= {hi}) {{"));
+                w.line(&format!("    const {vt} q = {{{}}};", parts.join(", ")));
+                w.line(&format!("    *({vt} *)&out[{at}] = q;"));
+                w.line("} else {");
+                w.indent();
+                for k in 0..v {
+                    let i = shifted(&format!("i{last}"), k as i64);
+                    w.line(&format!("if ({i} >= {lo} && {i} < {hi})"));
+                    w.line(&format!("    out[{}] = o{k};", shifted(&at, k as i64)));
+                }
+                w.dedent();
+                w.line("}");
+            }
+            w.dedent();
+            w.line("}");
+        }
+    }
+
     /// The `c` outputs of planes `z + j` from the lanes' queues.
     fn store_outputs(&self, w: &mut CWriter, lanes: &[Lane], c: usize) {
         w.pragma("unroll");
@@ -849,6 +1142,42 @@ impl Gen<'_> {
     }
 
     fn launcher(&self, w: &mut CWriter) {
+        let params = super::c_parameters(self.st, self.s, "", false);
+        w.line("/* Launches the kernel over the statement's region; returns the launch's error code. */");
+        w.line(&format!(
+            "extern \"C\" int {}({})",
+            self.sym,
+            params.join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        if self.vector > 1 {
+            let last = self.dims() - 1;
+            let v = self.vector;
+            let bytes = v * self.st.dtype.size();
+            let mut aligned = vec![format!("n{last} % {v} == 0")];
+            aligned.extend(
+                std::iter::once("out".to_string())
+                    .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
+                    .map(|p| format!("(size_t){p} % {bytes} == 0")),
+            );
+            w.line(&format!("if (!({})) {{", aligned.join(" && ")));
+            w.indent();
+            Gen {
+                vector: 1,
+                ..self.clone()
+            }
+            .launch(w);
+            w.dedent();
+            w.line("}");
+        }
+        self.launch(w);
+        w.dedent();
+        w.line("}");
+    }
+
+    /// Launches this kernel and returns the launch's error code.
+    fn launch(&self, w: &mut CWriter) {
         let dims = self.dims();
         let block = &self.plan.block;
         let extent = |a: usize| {
@@ -861,24 +1190,21 @@ impl Gen<'_> {
         };
         let mut threads = vec!["1".to_string(); 3];
         let mut blocks = vec!["1".to_string(); 3];
+        let component = |c: &str| ["x", "y", "z"].iter().position(|x| *x == c).unwrap_or(0);
         for a in 0..dims {
-            let k = dims - 1 - a;
+            let k = component(builtin(a, dims));
             if self.plan.strategy == Strategy::Stream && a == 0 {
                 blocks[k] = format!("({} + {c} - 1) / {c}", extent(0), c = self.plan.chunk);
             } else {
-                threads[k] = block[a].to_string();
-                blocks[k] = format!("({} + {b} - 1) / {b}", extent(a), b = block[a]);
+                threads[component(builtin(a, dims))] = block[a].to_string();
+                let b = if a + 1 == dims {
+                    block[a] * self.vector
+                } else {
+                    block[a]
+                };
+                blocks[k] = format!("({} + {b} - 1) / {b}", extent(a));
             }
         }
-        let params = super::c_parameters(self.st, self.s, "", false);
-        w.line("/* Launches the kernel over the statement's region; returns the launch's error code. */");
-        w.line(&format!(
-            "extern \"C\" int {}({})",
-            self.sym,
-            params.join(", ")
-        ));
-        w.line("{");
-        w.indent();
         w.line(&format!("const dim3 block({});", threads.join(", ")));
         w.line(&format!(
             "const dim3 grid({});",
@@ -889,13 +1215,11 @@ impl Gen<'_> {
                 .join(", ")
         ));
         w.line(&format!(
-            "{}_kernel<<<grid, block>>>({});",
-            self.sym,
+            "{}<<<grid, block>>>({});",
+            self.kernel_name(),
             self.arguments()
         ));
         w.line(&format!("return (int){}GetLastError();", self.d.api));
-        w.dedent();
-        w.line("}");
     }
 }
 
@@ -908,6 +1232,53 @@ struct Lane {
     hi: i64,
     /// Planes loaded ahead of the iteration that first reads them.
     ahead: usize,
+}
+
+/// A row group of a single-pass `stream` block: grid `slot` read at row offset
+/// `row` (the axes between the slowest and the contiguous one), at `reads`
+/// (offsets along the slowest and the contiguous axis).
+struct Row {
+    slot: Slot,
+    row: Vec<i64>,
+    reads: Vec<(i64, i64)>,
+}
+
+impl Row {
+    /// The first and last plane offset read.
+    fn planes(&self) -> (i64, i64) {
+        let lo = self.reads.iter().map(|r| r.0).min().unwrap_or(0);
+        let hi = self.reads.iter().map(|r| r.0).max().unwrap_or(0);
+        (lo, hi)
+    }
+
+    /// The cells read along the contiguous axis by a thread of `v` cells, from its first.
+    fn span(&self, v: usize) -> (i64, i64) {
+        let lo = self.reads.iter().map(|r| r.1).min().unwrap_or(0);
+        let hi = self.reads.iter().map(|r| r.1).max().unwrap_or(0);
+        (lo, hi + v as i64 - 1)
+    }
+
+    /// The cells (from the thread's first) of plane offset `p` that its
+    /// `c` x `v` outputs read.
+    fn needed(&self, p: i64, c: usize, v: usize) -> Vec<i64> {
+        let mut cells = BTreeSet::new();
+        for &(z, x) in &self.reads {
+            let j = p - z;
+            if (0..c as i64).contains(&j) {
+                cells.extend((0..v as i64).map(|k| k + x));
+            }
+        }
+        cells.into_iter().collect()
+    }
+}
+
+/// ` + d`, ` - d` or nothing.
+fn signed(d: i64) -> String {
+    match d {
+        0 => String::new(),
+        d if d < 0 => format!(" - {}", -d),
+        d => format!(" + {d}"),
+    }
 }
 
 impl Lane {
@@ -968,6 +1339,7 @@ mod tests {
             block: vec![1, 256],
             chunk: 64,
             coarsen: 2,
+            vector: 1,
         };
         let code = source(&st, &an, &plan, "p", &CUDA);
         // The centre column spans planes z - 1 ..= z + 1; x - 1 and x + 1 only plane z.
@@ -1019,6 +1391,7 @@ mod tests {
             time_block: 1,
             coarsen: None,
             chunk: None,
+            vector: None,
         };
         let plan = resolve(&auto, 2, &HIP).unwrap();
         assert_eq!(plan.block, vec![4, 64], "64-wide wavefronts on AMD");
@@ -1059,6 +1432,7 @@ mod tests {
             block: vec![2, 2, 64],
             chunk: 1,
             coarsen: 1,
+            vector: 1,
         };
         assert_eq!(
             shared_bytes(&st, &tiled),
@@ -1084,6 +1458,7 @@ mod tests {
             block: vec![1, 8, 32],
             chunk: 64,
             coarsen: 1,
+            vector: 1,
         };
         assert_eq!(shared_bytes(&st, &stream), 0, "registers and caches only");
     }
@@ -1096,6 +1471,7 @@ mod tests {
             time_block: 1,
             coarsen: None,
             chunk: None,
+            vector: None,
         };
         assert_eq!(
             resolve(&auto, 1, &CUDA).unwrap(),
@@ -1104,6 +1480,7 @@ mod tests {
                 block: vec![256],
                 chunk: 1,
                 coarsen: 1,
+                vector: 1,
             }
         );
         assert_eq!(
@@ -1113,6 +1490,7 @@ mod tests {
                 block: vec![2, 4, 32],
                 chunk: 1,
                 coarsen: 1,
+                vector: 1,
             }
         );
         let stream = GpuTiling {
@@ -1126,6 +1504,7 @@ mod tests {
                 block: vec![1, 8, 32],
                 chunk: 64,
                 coarsen: 1,
+                vector: 1,
             }
         );
         let tiled = GpuTiling {

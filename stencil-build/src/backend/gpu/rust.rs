@@ -217,6 +217,7 @@ pub fn stencil_module(
     let block = plan.block.iter().map(|&b| usize_lit(b));
     let chunk = usize_lit(plan.chunk);
     let coarsen = usize_lit(plan.coarsen);
+    let vector = usize_lit(plan.vector);
     let (externs, launches) = kernels(st, prefix, d);
     let session = session(st, d, &launches);
     let args = &sig.params;
@@ -249,7 +250,7 @@ pub fn stencil_module(
             use super::super::#dev as dev;
 
             /// The tiling compiled into these kernels.
-            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen };
+            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector };
 
             #[allow(non_snake_case)]
             unsafe extern "C" {
