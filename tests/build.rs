@@ -28,6 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "stream_c3",
             "stream_s4",
             "stream_s3v",
+            "auto",
         ]
     } else {
         &["naive"]
@@ -46,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for dtype in ["f32", "f64"] {
             for boundary in ["fixed", "periodic"] {
                 for &strategy in strategies {
-                    if strategy.starts_with("stream") && dims < 2 {
+                    if (strategy.starts_with("stream") || strategy == "auto") && dims < 2 {
                         continue;
                     }
                     let variant = match strategy {

@@ -37,12 +37,7 @@ const VARIANTS: &[Variant] = &[
     Variant {
         coarsen: Some(4),
         chunk: Some(256),
-        ..v("stream_c4_256", "stream")
-    },
-    Variant {
-        coarsen: Some(2),
-        chunk: Some(2),
-        ..v("stream_s2", "stream")
+        ..v("stream_c4", "stream")
     },
     Variant {
         coarsen: Some(4),
@@ -52,33 +47,12 @@ const VARIANTS: &[Variant] = &[
     Variant {
         coarsen: Some(4),
         chunk: Some(4),
-        block3: Some([1, 16, 32]),
-        ..v("stream_s4_tall", "stream")
-    },
-    Variant {
-        coarsen: Some(4),
-        chunk: Some(4),
         vector: Some((4, 2)),
         block2: Some([1, 64]),
         block3: Some([1, 8, 32]),
         ..v("stream_s4_v", "stream")
     },
-    Variant {
-        coarsen: Some(2),
-        chunk: Some(2),
-        vector: Some((4, 2)),
-        block2: Some([1, 128]),
-        block3: Some([1, 16, 32]),
-        ..v("stream_s2_v_tall", "stream")
-    },
-    Variant {
-        coarsen: Some(4),
-        chunk: Some(4),
-        vector: Some((4, 2)),
-        block2: Some([1, 128]),
-        block3: Some([1, 16, 32]),
-        ..v("stream_s4_v_tall", "stream")
-    },
+    v("auto", "auto"),
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -116,7 +90,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     if cuda {
                         writeln!(
                             runs,
-                            "check_and_time!({variant}, \"{dtype}\", \"{name}\", o, rows);"
+                            "check_and_time!({variant}, \"{dtype}\", \"{name}\", \"{}\", o, rows);",
+                            var.suffix
                         )?;
                     }
                 }

@@ -404,7 +404,7 @@ fn build_gpu(
             "hip" => &st.tiling.hip,
             _ => &st.tiling.cuda,
         };
-        let plan = gpu::resolve(tiling, st.dims(), d)
+        let plan = gpu::resolve(tiling, st, d)
             .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), st, d))
             .map_err(|message| Error::Toolchain {
                 backend: d.name,

@@ -5,10 +5,10 @@ include!(concat!(env!("OUT_DIR"), "/cross_backend_tests.rs"));
 #[test]
 fn every_variant_is_registered() {
     // 5 examples + 2 suite stencils + 3 test specs, each in f32/f64 x fixed/periodic;
-    // with a GPU backend also `tiled` and four `stream` variants (tests/build.rs),
-    // the `stream` ones not for the one 1-D spec.
+    // with a GPU backend also `tiled`, four `stream` variants and `auto`
+    // (tests/build.rs), the `stream` ones and `auto` not for the one 1-D spec.
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
-        10 * 4 * 6 - 4 * 4
+        10 * 4 * 7 - 4 * 5
     } else {
         10 * 4
     };

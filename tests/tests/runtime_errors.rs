@@ -144,3 +144,30 @@ fn constants_describe_the_stencil() {
     assert_eq!(stencil_tests::star3d25_f32_fixed::RADIUS, [4, 4, 4]);
     assert_eq!(stencil_tests::star3d25_f32_fixed::POINTS, 25);
 }
+
+/// A device allocation that fails is `Err(Device)` with the runtime's message,
+/// and the buffers allocated before it are freed: heat3d f64 holds three
+/// grids (two levels of `u`, `kappa`); 2^32 cells make three 32 GiB buffers,
+/// more than the 80 GB of an H100 once two are allocated. A session of
+/// three 16 GiB buffers then fits only if those two were freed.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA device: run with --include-ignored on a machine with one"]
+fn a_device_allocation_that_fails_is_an_error_and_frees_the_rest() {
+    for _ in 0..3 {
+        let err = match heat3d::cuda::Session::new([1024, 2048, 2048]) {
+            Err(err) => err,
+            Ok(_) => panic!("96 GiB were allocated"),
+        };
+        match &err {
+            StencilError::Device { call, message, .. } => {
+                assert_eq!(*call, "malloc");
+                assert!(message.contains("memory"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let mut s = heat3d::cuda::Session::new([512, 2048, 2048]).unwrap();
+    s.step(heat3d::Params::default(), 1).unwrap();
+    s.synchronize().unwrap();
+}

@@ -42,6 +42,7 @@ fn options() -> Result<Options, String> {
 struct Row {
     stencil: &'static str,
     dtype: &'static str,
+    variant: &'static str,
     strategy: &'static str,
     block: &'static [usize],
     chunk: usize,
@@ -87,7 +88,7 @@ fn timed(
 }
 
 macro_rules! check_and_time {
-    ($m:ident, $dtype:literal, $stencil:literal, $o:expr, $rows:expr) => {
+    ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, $o:expr, $rows:expr) => {
         // A closure, so that a variant the filter leaves out returns from it alone.
         (|| -> Result<(), Box<dyn std::error::Error>> {
             use $m as s;
@@ -133,6 +134,7 @@ macro_rules! check_and_time {
             $rows.push(Row {
                 stencil: $stencil,
                 dtype: $dtype,
+                variant: $variant,
                 strategy: s::cuda::TILING.strategy,
                 block: s::cuda::TILING.block,
                 chunk: s::cuda::TILING.chunk,
@@ -205,21 +207,22 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rows: Vec<Row> = Vec::new();
     include!(concat!(env!("OUT_DIR"), "/variants.rs"));
     let mut table = String::from(
-        "| stencil | dtype | shape | strategy | block | GCells/s | GB/s (1 step) | bound GB/s | of bound | vs naive |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "| stencil | dtype | shape | variant | strategy | block | GCells/s | GB/s (1 step) | bound GB/s | of bound | vs naive |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut json = String::from("[\n");
     for r in &rows {
         let bound = if r.dtype == "f32" { bound32 } else { bound64 };
         let naive = rows
             .iter()
-            .find(|n| n.stencil == r.stencil && n.dtype == r.dtype && n.strategy == "naive")
+            .find(|n| n.stencil == r.stencil && n.dtype == r.dtype && n.variant == "naive")
             .map_or(f64::NAN, |n| n.gcells);
         writeln!(
             table,
-            "| {} | {} | {:?} | {} | {:?}{} | {:.1} | {:.0} | {:.0} | {:.1}% | {:.2}x |",
+            "| {} | {} | {:?} | {} | {} | {:?}{} | {:.1} | {:.0} | {:.0} | {:.1}% | {:.2}x |",
             r.stencil,
             r.dtype,
             r.shape,
+            r.variant,
             r.strategy,
             r.block,
             if r.strategy == "stream" {
@@ -238,10 +241,11 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         writeln!(
             json,
-            "  {{\"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"strategy\": \"{}\", \"block\": {:?}, \"chunk\": {}, \"coarsen\": {}, \"vector\": {}, \"steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bound_gb_per_s\": {:.1}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {:.3}}},",
+            "  {{\"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"block\": {:?}, \"chunk\": {}, \"coarsen\": {}, \"vector\": {}, \"steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bound_gb_per_s\": {:.1}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {:.3}}},",
             r.stencil,
             r.dtype,
             r.shape,
+            r.variant,
             r.strategy,
             r.block,
             r.chunk,

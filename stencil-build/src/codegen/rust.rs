@@ -1143,7 +1143,9 @@ mod generation_tests {
             let link = |dialect: crate::backend::gpu::Dialect| GpuLink {
                 prefix: "pkg_0_1_0".into(),
                 dialect,
-                plans: vec![crate::backend::gpu::resolve(&st.0.tiling.cuda, 3, &dialect).unwrap()],
+                plans: vec![
+                    crate::backend::gpu::resolve(&st.0.tiling.cuda, &st.0, &dialect).unwrap(),
+                ],
             };
             let (cuda, hip) = (
                 link(crate::backend::gpu::CUDA),

@@ -32,7 +32,7 @@ use crate::codegen::expr;
 use crate::codegen::rust::{
     linear_index, offset_index, params_used, slot_name, statement_name, wrapped_index,
 };
-use crate::ir::{Access, Boundary, GpuTiling, Slot, Statement, Stencil, Strategy};
+use crate::ir::{Access, Boundary, Dtype, GpuTiling, Slot, Statement, Stencil, Strategy};
 
 /// What differs between CUDA and HIP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,19 +95,33 @@ impl Resolved {
     }
 }
 
-/// Settles `auto` and the defaults with the documented model:
+/// Settles `auto` and the defaults with the documented model, which follows
+/// what measured fastest on the H100 (BENCHMARKS.md, 2026-11-22):
 ///
-/// - `auto` is `naive`: on the H100 (BENCHMARKS.md, 2026-11-22) one thread per
-///   cell, with neighbours shared through L1/L2, beat the generated `tiled`
-///   and `stream` kernels on every suite stencil measured (2-D and 3-D, f32
-///   and f64), reaching 83-89% of the cudaMemcpy bound in f64;
-/// - blocks hold 256 threads, the contiguous axis a multiple of the warp
-///   (32 lanes for CUDA, 64 for HIP): `[256]`, `[8, 32]`, `[2, 4, 32]`;
-///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64 cells.
+/// - `auto` is single-pass `stream` where it beat `naive` there: 2-D f32
+///   `coarsen = chunk = 4`, `vector = 4`, blocks `[1, 64]` (90% of the
+///   cudaMemcpy bound, 1.6x naive); 2-D f64 `coarsen = chunk = 4`, blocks
+///   `[1, 256]` (98%, 1.1x); 3-D f32 `coarsen = chunk = 2`, `vector = 4`,
+///   blocks `[1, 4, 32]` (76%, 1.3x). Its values sit in registers, so a
+///   stencil whose footprint needs more than [`AUTO_REGISTER_WORDS`] of them
+///   per thread (wide or multi-grid stencils) gets `naive` instead, as do 1-D
+///   stencils and 3-D f64, where `naive` (84% of the bound) measured fastest;
+/// - otherwise blocks hold 256 threads, the contiguous axis a multiple of the
+///   warp (32 lanes for CUDA, 64 for HIP): `[256]`, `[8, 32]`, `[2, 4, 32]`;
+///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64
+///   cells, one per iteration, one per thread along the contiguous axis.
 ///
 /// The strategies that fuse time steps are not generated yet: asking for one
 /// is a build error.
-pub fn resolve(t: &GpuTiling, dims: usize, d: &Dialect) -> Result<Resolved, String> {
+pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, String> {
+    let dims = st.dims();
+    let model;
+    let t = if t.strategy == Strategy::Auto {
+        model = auto(st, d);
+        &model
+    } else {
+        t
+    };
     let strategy = match t.strategy {
         Strategy::Auto => Strategy::Naive,
         s @ (Strategy::Temporal | Strategy::Persistent) => {
@@ -140,6 +154,40 @@ pub fn resolve(t: &GpuTiling, dims: usize, d: &Dialect) -> Result<Resolved, Stri
         coarsen,
         vector,
     })
+}
+
+/// The most values a single-pass `stream` thread may hold in registers for
+/// `auto` to pick it (in 32-bit words; the rest of 255 goes to addresses and
+/// in-flight sums, and more cost occupancy).
+pub const AUTO_REGISTER_WORDS: usize = 48;
+
+/// `auto`, settled for `st` (see [`resolve`]).
+fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
+    let naive = GpuTiling {
+        strategy: Strategy::Naive,
+        block: None,
+        time_block: 1,
+        coarsen: None,
+        chunk: None,
+        vector: None,
+    };
+    let (block, c, v) = match (st.dims(), st.dtype) {
+        (2, Dtype::F32) => (vec![1, 64.max(d.warp)], 4, 4),
+        (2, Dtype::F64) => (vec![1, 256], 4, 1),
+        (3, Dtype::F32) => (vec![1, 128 / d.warp, d.warp], 2, 4),
+        _ => return naive,
+    };
+    if register_words(st, c, v) > AUTO_REGISTER_WORDS {
+        return naive;
+    }
+    GpuTiling {
+        strategy: Strategy::Stream,
+        block: Some(block),
+        coarsen: Some(c),
+        chunk: Some(c),
+        vector: Some(v),
+        ..naive
+    }
 }
 
 /// Static shared memory one block may use: CUDA's limit without opting in to
@@ -874,28 +922,8 @@ impl Gen<'_> {
         w.line("}");
     }
 
-    /// The row groups of a single-pass `stream` block: one per grid and offset
-    /// along the axes between the slowest and the contiguous one.
     fn rows(&self) -> Vec<Row> {
-        let mut rows: Vec<Row> = Vec::new();
-        let last = self.dims() - 1;
-        for slot in self.s.slots() {
-            for o in self.reads(slot) {
-                let row = o[1..last].to_vec();
-                let (z, x) = (o[0], o[last]);
-                match rows.iter_mut().find(|r| r.slot == slot && r.row == row) {
-                    Some(r) => {
-                        r.reads.push((z, x));
-                    }
-                    None => rows.push(Row {
-                        slot,
-                        row,
-                        reads: vec![(z, x)],
-                    }),
-                }
-            }
-        }
-        rows
+        rows(self.s, self.dims())
     }
 
     /// An index into `slot`'s grid: `plane * s0 + row part + x` (wrapped for periodic grids).
@@ -985,7 +1013,7 @@ impl Gen<'_> {
                 } else {
                     plane
                 };
-                self.load_row(w, row, g, m, &plane, &needed, xmin);
+                self.load_row(w, row, g, m, &plane, &needed);
                 if !self.periodic() {
                     w.dedent();
                     w.line("}");
@@ -1005,8 +1033,8 @@ impl Gen<'_> {
         m: usize,
         plane: &str,
         needed: &[i64],
-        xmin: i64,
     ) {
+        let (xmin, _) = row.span(self.vector);
         let buf = slot_name(self.st, row.slot);
         let v = self.vector as i64;
         let last = self.dims() - 1;
@@ -1151,6 +1179,9 @@ impl Gen<'_> {
         ));
         w.line("{");
         w.indent();
+        w.line("/* A failed runtime call (an allocation, say) leaves its error as the last one;");
+        w.line("   it was reported by that call, so it must not be taken for this launch's. */");
+        w.line(&format!("(void){}GetLastError();", self.d.api));
         if self.vector > 1 {
             let last = self.dims() - 1;
             let v = self.vector;
@@ -1270,6 +1301,44 @@ impl Row {
         }
         cells.into_iter().collect()
     }
+}
+
+/// The row groups of a single-pass `stream` block for statement `s`: one per
+/// grid and offset along the axes between the slowest and the contiguous one.
+fn rows(s: &Statement, dims: usize) -> Vec<Row> {
+    let last = dims - 1;
+    let mut rows: Vec<Row> = Vec::new();
+    s.expr.for_each_read(&mut |a| {
+        let row = a.offset[1..last].to_vec();
+        let read = (a.offset[0], a.offset[last]);
+        match rows.iter_mut().find(|r| r.slot == a.slot && r.row == row) {
+            Some(r) if !r.reads.contains(&read) => r.reads.push(read),
+            Some(_) => {}
+            None => rows.push(Row {
+                slot: a.slot,
+                row,
+                reads: vec![read],
+            }),
+        }
+    });
+    rows
+}
+
+/// 32-bit registers a single-pass `stream` thread holds values in, for the
+/// most demanding statement of `st`, with `c` x `v` cells per thread.
+pub fn register_words(st: &Stencil, c: usize, v: usize) -> usize {
+    let words = st.dtype.size() / 4;
+    let per_statement = |s: &Statement| -> usize {
+        rows(s, st.dims())
+            .iter()
+            .map(|r| {
+                let (lo, hi) = r.planes();
+                let (x0, x1) = r.span(v);
+                ((hi - lo) as usize + c) * (x1 - x0 + 1) as usize * words
+            })
+            .sum()
+    };
+    st.statements.iter().map(per_statement).max().unwrap_or(0)
 }
 
 /// ` + d`, ` - d` or nothing.
@@ -1393,7 +1462,7 @@ mod tests {
             chunk: None,
             vector: None,
         };
-        let plan = resolve(&auto, 2, &HIP).unwrap();
+        let plan = resolve(&auto, &st, &HIP).unwrap();
         assert_eq!(plan.block, vec![4, 64], "64-wide wavefronts on AMD");
         let hip = source(&st, &an, &plan, "p", &HIP);
         let cuda = source(&st, &an, &plan, "p", &CUDA);
@@ -1463,8 +1532,21 @@ mod tests {
         assert_eq!(shared_bytes(&st, &stream), 0, "registers and caches only");
     }
 
+    /// A one-field stencil of `axes` in `dtype` computing `expr`.
+    fn stencil(axes: &str, dtype: &str, expr: &str) -> Stencil {
+        let text = format!(
+            "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [{axes}]\n[fields]\nu = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n"
+        );
+        let src = crate::spec::Source {
+            path: "s.stencil.toml".into(),
+            text,
+        };
+        crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
+    }
+
     #[test]
-    fn the_model_picks_naive_and_fills_in_defaults() {
+    fn the_model_picks_what_measured_fastest_and_fills_in_defaults() {
         let auto = GpuTiling {
             strategy: Strategy::Auto,
             block: None,
@@ -1473,51 +1555,72 @@ mod tests {
             chunk: None,
             vector: None,
         };
+        let plan = |st: &Stencil, t: &GpuTiling, d: &Dialect| {
+            let r = resolve(t, st, d).unwrap();
+            (r.strategy, r.block, r.chunk, r.coarsen, r.vector)
+        };
+        let line = stencil("\"x\"", "f32", "u[-1] + u[1]");
         assert_eq!(
-            resolve(&auto, 1, &CUDA).unwrap(),
-            Resolved {
-                strategy: Strategy::Naive,
-                block: vec![256],
-                chunk: 1,
-                coarsen: 1,
-                vector: 1,
-            }
+            plan(&line, &auto, &CUDA),
+            (Strategy::Naive, vec![256], 1, 1, 1)
+        );
+        let j2d5pt = "u[-1,0] + u[0,-1] + u[0,0] + u[0,1] + u[1,0]";
+        let j2d32 = stencil("\"y\", \"x\"", "f32", j2d5pt);
+        assert_eq!(register_words(&j2d32, 4, 4), 6 * 6, "6 planes of 6 cells");
+        assert_eq!(
+            plan(&j2d32, &auto, &CUDA),
+            (Strategy::Stream, vec![1, 64], 4, 4, 4)
+        );
+        let j2d64 = stencil("\"y\", \"x\"", "f64", j2d5pt);
+        assert_eq!(
+            plan(&j2d64, &auto, &CUDA),
+            (Strategy::Stream, vec![1, 256], 4, 4, 1)
+        );
+        let j3d7pt =
+            "u[-1,0,0] + u[0,-1,0] + u[0,0,-1] + u[0,0,0] + u[0,0,1] + u[0,1,0] + u[1,0,0]";
+        let j3d32 = stencil("\"z\", \"y\", \"x\"", "f32", j3d7pt);
+        assert_eq!(
+            plan(&j3d32, &auto, &CUDA),
+            (Strategy::Stream, vec![1, 4, 32], 2, 2, 4)
         );
         assert_eq!(
-            resolve(&auto, 3, &CUDA).unwrap(),
-            Resolved {
-                strategy: Strategy::Naive,
-                block: vec![2, 4, 32],
-                chunk: 1,
-                coarsen: 1,
-                vector: 1,
-            }
+            plan(&j3d32, &auto, &HIP),
+            (Strategy::Stream, vec![1, 2, 64], 2, 2, 4),
+            "64-wide wavefronts"
+        );
+        let j3d64 = stencil("\"z\", \"y\", \"x\"", "f64", j3d7pt);
+        assert_eq!(
+            plan(&j3d64, &auto, &CUDA),
+            (Strategy::Naive, vec![2, 4, 32], 1, 1, 1)
+        );
+        let star =
+            "sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])";
+        let wide = stencil("\"z\", \"y\", \"x\"", "f32", star);
+        assert!(register_words(&wide, 2, 4) > AUTO_REGISTER_WORDS);
+        assert_eq!(
+            plan(&wide, &auto, &CUDA).0,
+            Strategy::Naive,
+            "too many registers"
         );
         let stream = GpuTiling {
             strategy: Strategy::Stream,
             ..auto.clone()
         };
         assert_eq!(
-            resolve(&stream, 3, &CUDA).unwrap(),
-            Resolved {
-                strategy: Strategy::Stream,
-                block: vec![1, 8, 32],
-                chunk: 64,
-                coarsen: 1,
-                vector: 1,
-            }
+            plan(&j3d64, &stream, &CUDA),
+            (Strategy::Stream, vec![1, 8, 32], 64, 1, 1)
         );
         let tiled = GpuTiling {
             strategy: Strategy::Tiled,
             ..auto.clone()
         };
-        assert_eq!(resolve(&tiled, 2, &CUDA).unwrap().block, vec![8, 32]);
+        assert_eq!(plan(&j2d64, &tiled, &CUDA).1, vec![8, 32]);
         let temporal = GpuTiling {
             strategy: Strategy::Temporal,
             ..auto
         };
         assert!(
-            resolve(&temporal, 2, &CUDA)
+            resolve(&temporal, &j2d64, &CUDA)
                 .unwrap_err()
                 .contains("not implemented by the CUDA backend yet")
         );
