@@ -52,6 +52,25 @@ const VARIANTS: &[Variant] = &[
         block3: Some([1, 8, 32]),
         ..v("stream_s4_v", "stream")
     },
+    Variant {
+        coarsen: Some(2),
+        chunk: Some(2),
+        block3: Some([1, 4, 64]),
+        ..v("stream_s2_w", "stream")
+    },
+    Variant {
+        coarsen: Some(3),
+        chunk: Some(3),
+        ..v("stream_s3", "stream")
+    },
+    Variant {
+        coarsen: Some(2),
+        chunk: Some(2),
+        vector: Some((4, 2)),
+        block2: Some([1, 128]),
+        block3: Some([1, 2, 64]),
+        ..v("stream_s2_v_w", "stream")
+    },
     v("auto", "auto"),
 ];
 

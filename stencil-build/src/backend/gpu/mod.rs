@@ -762,7 +762,7 @@ impl Gen<'_> {
 
     /// The register queues of `stream`: one per grid and in-plane offset read,
     /// spanning the offsets along the slowest axis it is read at.
-    fn lanes(&self, c: usize) -> Vec<Lane> {
+    fn lanes(&self) -> Vec<Lane> {
         let mut lanes: Vec<Lane> = Vec::new();
         for slot in self.s.slots() {
             for o in self.reads(slot) {
@@ -777,7 +777,6 @@ impl Gen<'_> {
                         at,
                         lo: o[0],
                         hi: o[0],
-                        ahead: c,
                     }),
                 }
             }
@@ -822,12 +821,12 @@ impl Gen<'_> {
         }
     }
 
-    /// 2.5-D streaming through register queues: see the module documentation.
-    fn stream(&self, w: &mut CWriter) {
+    /// `z0..z1`, the block's chunk of the slowest axis, and `i<a>`, this
+    /// thread's cell along the others; threads with none return.
+    fn block_chunk(&self, w: &mut CWriter) {
         let dims = self.dims();
-        let t = self.st.dtype.c();
         let (lo0, hi0) = self.bounds(0);
-        let (chunk, c) = (self.plan.chunk, self.plan.coarsen);
+        let chunk = self.plan.chunk;
         w.line(&format!(
             "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{} * {chunk};",
             builtin(0, dims)
@@ -838,15 +837,22 @@ impl Gen<'_> {
         self.thread_cells(w, 1);
         w.line(&format!("if ({})", self.guard(1..dims)));
         w.line("    return;");
+    }
+
+    /// 2.5-D streaming through register queues: see the module documentation.
+    fn stream(&self, w: &mut CWriter) {
+        let dims = self.dims();
+        let t = self.st.dtype.c();
+        let c = self.plan.coarsen;
+        self.block_chunk(w);
         let mine: Vec<String> = (1..dims).map(|a| format!("i{a}")).collect();
         w.line(&format!(
             "const ptrdiff_t col = {};",
             self.fast_index(&mine)
         ));
-        // A block whose chunk is one iteration loads its planes once, no queue to carry.
-        let single = chunk <= c;
-        let lanes = self.lanes(if single { 0 } else { c });
-        let preload = |lane: &Lane| lane.depth() + lane.ahead + if single { c } else { 0 };
+        let lanes = self.lanes();
+        // Each queue holds this iteration's planes and the next one's `c`, loaded ahead.
+        let preload = |lane: &Lane| lane.depth() + c;
         for (k, lane) in lanes.iter().enumerate() {
             let coords: Vec<String> = (1..dims)
                 .map(|a| {
@@ -858,7 +864,7 @@ impl Gen<'_> {
                     }
                 })
                 .collect();
-            let len = lane.depth() + c + lane.ahead;
+            let len = lane.depth() + 2 * c;
             w.line(&format!(
                 "/* q_{k}[j]: `{}` at in-plane offset ({}), plane {}. */",
                 slot_name(self.st, lane.slot),
@@ -887,11 +893,6 @@ impl Gen<'_> {
             w.dedent();
             w.line("}");
         }
-        if single {
-            w.line("const ptrdiff_t z = z0;");
-            self.store_outputs(w, &lanes, c);
-            return;
-        }
         w.line(&format!("for (ptrdiff_t z = z0; z < z1; z += {c}) {{"));
         w.indent();
         w.line("/* Load the planes of the next iteration. */");
@@ -903,8 +904,8 @@ impl Gen<'_> {
                 w,
                 k,
                 lane,
-                &format!("q_{k}[{} + j]", lane.depth() + lane.ahead),
-                &shifted(&format!("z + {} + j", lane.ahead), lane.hi),
+                &format!("q_{k}[{} + j]", lane.depth() + c),
+                &shifted(&format!("z + {c} + j"), lane.hi),
             );
         }
         w.dedent();
@@ -912,10 +913,7 @@ impl Gen<'_> {
         self.store_outputs(w, &lanes, c);
         for (k, lane) in lanes.iter().enumerate() {
             w.pragma("unroll");
-            w.line(&format!(
-                "for (int j = 0; j < {}; ++j)",
-                lane.depth() + lane.ahead
-            ));
+            w.line(&format!("for (int j = 0; j < {}; ++j)", lane.depth() + c));
             w.line(&format!("    q_{k}[j] = q_{k}[j + {c}];"));
         }
         w.dedent();
@@ -955,21 +953,10 @@ impl Gen<'_> {
     /// the slowest axis and `vector` along the contiguous one, from registers
     /// each loaded once.
     fn stream_single(&self, w: &mut CWriter) {
-        let dims = self.dims();
-        let last = dims - 1;
+        let last = self.dims() - 1;
         let t = self.st.dtype.c();
-        let (lo0, hi0) = self.bounds(0);
-        let (chunk, c, v) = (self.plan.chunk, self.plan.coarsen, self.vector);
-        w.line(&format!(
-            "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{} * {chunk};",
-            builtin(0, dims)
-        ));
-        w.line(&format!(
-            "const ptrdiff_t z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};"
-        ));
-        self.thread_cells(w, 1);
-        w.line(&format!("if ({})", self.guard(1..dims)));
-        w.line("    return;");
+        let (c, v) = (self.plan.coarsen, self.vector);
+        self.block_chunk(w);
         let rows = self.rows();
         for (g, row) in rows.iter().enumerate() {
             let (lo, hi) = row.planes();
@@ -1261,8 +1248,6 @@ struct Lane {
     at: Vec<i64>,
     lo: i64,
     hi: i64,
-    /// Planes loaded ahead of the iteration that first reads them.
-    ahead: usize,
 }
 
 /// A row group of a single-pass `stream` block: grid `slot` read at row offset
