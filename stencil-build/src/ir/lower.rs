@@ -1281,7 +1281,7 @@ mod tests {
     #[test]
     fn tiling_values_that_cannot_work() {
         let base = update("u[0,0]");
-        let cases: [(&str, &str, &str, Option<&str>); 8] = [
+        let cases: [(&str, &str, &str, Option<&str>); 13] = [
             (
                 "[tiling.openmp]\nblock = [4]\n",
                 "[4]",
@@ -1329,6 +1329,36 @@ mod tests {
                 "0",
                 "`time_block = 0` cannot work",
                 Some("between 1 and 64"),
+            ),
+            (
+                "[tiling.cuda]\nstrategy = \"naive\"\ncoarsen = 2\n",
+                "2",
+                "`coarsen` only applies to `strategy = \"stream\"`",
+                None,
+            ),
+            (
+                "[tiling.cuda]\nstrategy = \"stream\"\ncoarsen = 17\n",
+                "17",
+                "`coarsen = 17` cannot work",
+                Some("between 1 and 16"),
+            ),
+            (
+                "[tiling.cuda]\nstrategy = \"tiled\"\nvector = 2\n",
+                "2",
+                "`vector` only applies to `strategy = \"stream\"`",
+                None,
+            ),
+            (
+                "[tiling.cuda]\nstrategy = \"stream\"\nchunk = 4\ncoarsen = 4\nvector = 3\n",
+                "3",
+                "`vector = 3` cannot work",
+                Some("1, 2 or 4 cells"),
+            ),
+            (
+                "[tiling.hip]\nstrategy = \"stream\"\ncoarsen = 2\nvector = 4\n",
+                "4",
+                "`vector` needs blocks that compute their chunk in one pass",
+                Some("`chunk = 2` with `coarsen = 2`"),
             ),
         ];
         for (section, needle, message, hint) in cases {

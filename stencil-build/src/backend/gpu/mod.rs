@@ -1531,6 +1531,33 @@ mod tests {
     }
 
     #[test]
+    fn vectors_are_at_most_16_bytes() {
+        let st = stencil("\"y\", \"x\"", "f64", "u[0,-1] + u[0,1]");
+        let plan = Resolved {
+            strategy: Strategy::Stream,
+            block: vec![1, 64],
+            chunk: 2,
+            coarsen: 2,
+            vector: 4,
+        };
+        let err = fit(plan.clone(), true, &st, &CUDA).unwrap_err();
+        assert!(
+            err.contains("`vector = 4` makes vectors of 32 bytes for `s`")
+                && err.contains("set `vector = 2` or less in [tiling.cuda]"),
+            "{err}"
+        );
+        let ok = Resolved { vector: 2, ..plan };
+        assert_eq!(fit(ok.clone(), true, &st, &CUDA).unwrap(), ok);
+        let code = source(&st, &crate::analysis::analyse(&st), &ok, "p", &CUDA);
+        assert!(
+            code.contains(
+                "if (!(n1 % 2 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0)) {"
+            ) && code.contains("p_cuda__s__update_u_scalar_kernel<<<grid, block>>>"),
+            "the launcher falls back to the scalar twin: {code}"
+        );
+    }
+
+    #[test]
     fn the_model_picks_what_measured_fastest_and_fills_in_defaults() {
         let auto = GpuTiling {
             strategy: Strategy::Auto,
