@@ -27,3 +27,26 @@ extern "C" int suite_copy_seconds(size_t bytes, int reps, double *seconds)
     cudaFree(b);
     return (int)e;
 }
+
+/* A pair of events timing what the host queues between `suite_timer_start`
+ * and `suite_timer_stop` on the default stream (where sessions launch). */
+static cudaEvent_t timer_start = NULL, timer_stop = NULL;
+
+extern "C" int suite_timer_start(void)
+{
+    cudaError_t e = cudaSuccess;
+    if (!timer_start) e = cudaEventCreate(&timer_start);
+    if (e == cudaSuccess && !timer_stop) e = cudaEventCreate(&timer_stop);
+    if (e == cudaSuccess) e = cudaEventRecord(timer_start);
+    return (int)e;
+}
+
+extern "C" int suite_timer_stop(double *seconds)
+{
+    cudaError_t e = cudaEventRecord(timer_stop);
+    if (e == cudaSuccess) e = cudaEventSynchronize(timer_stop);
+    float ms = 0.0f;
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, timer_start, timer_stop);
+    *seconds = ms / 1000.0;
+    return (int)e;
+}
