@@ -101,11 +101,11 @@ impl Resolved {
 /// - `auto` is single-pass `stream` where it beat `naive` there: 2-D f32
 ///   `coarsen = chunk = 4`, `vector = 4`, blocks `[1, 64]` (90% of the
 ///   cudaMemcpy bound, 1.6x naive); 2-D f64 `coarsen = chunk = 4`, blocks
-///   `[1, 256]` (98%, 1.1x); 3-D f32 `coarsen = chunk = 2`, `vector = 4`,
-///   blocks `[1, 4, 32]` (76%, 1.3x). Its values sit in registers, so a
+///   `[1, 256]` (98%, 1.1x); 3-D `coarsen = chunk = 2`, 16-byte vectors,
+///   blocks `[1, 2, 64]`, 32-bit indices. Its values sit in registers, so a
 ///   stencil whose footprint needs more than [`AUTO_REGISTER_WORDS`] of them
-///   per thread (wide or multi-grid stencils) gets `naive` instead, as do 1-D
-///   stencils and 3-D f64, where `naive` (84% of the bound) measured fastest;
+///   per thread (wide or multi-grid stencils) gets `naive` instead, as do
+///   1-D stencils;
 /// - otherwise blocks hold 256 threads, the contiguous axis a multiple of the
 ///   warp (32 lanes for CUDA, 64 for HIP): `[256]`, `[8, 32]`, `[2, 4, 32]`;
 ///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64
@@ -174,7 +174,7 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
     let (block, c, v) = match (st.dims(), st.dtype) {
         (2, Dtype::F32) => (vec![1, 64.max(d.warp)], 4, 4),
         (2, Dtype::F64) => (vec![1, 256], 4, 1),
-        (3, Dtype::F32) => (vec![1, 128 / d.warp, d.warp], 2, 4),
+        (3, dtype) => (vec![1, 2, 64.max(d.warp)], 2, 16 / dtype.size()),
         _ => return naive,
     };
     if register_words(st, c, v) > AUTO_REGISTER_WORDS {
@@ -290,6 +290,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             d,
             sym: symbol(prefix, d, st, s),
             vector: plan.vector,
+            wide: true,
         };
         w.line(&format!(
             "/* Statement {} of {}: {} <- {} */",
@@ -298,15 +299,12 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             st.fields[s.target].name,
             s.text
         ));
-        g.kernel(&mut w);
-        if g.vector > 1 {
-            w.blank();
-            w.line("/* The same without vectors, for grids whose rows are not whole vectors. */");
-            Gen {
-                vector: 1,
-                ..g.clone()
+        for (k, twin) in g.twins().iter().enumerate() {
+            if k > 0 {
+                w.blank();
+                w.line(&format!("/* The same {}. */", twin.twin_purpose()));
             }
-            .kernel(&mut w);
+            twin.kernel(&mut w);
         }
         w.blank();
         g.launcher(&mut w);
@@ -452,6 +450,9 @@ struct Gen<'a> {
     sym: String,
     /// Cells per thread along the contiguous axis, loaded as one vector (`stream`).
     vector: usize,
+    /// Whether cell indices are 64-bit (`ptrdiff_t`); 32-bit kernels run on
+    /// grids of fewer than 2^31 cells.
+    wide: bool,
 }
 
 /// CUDA's built-in index of axis `a` of `dims` (the contiguous axis is `x`).
@@ -518,14 +519,70 @@ impl Gen<'_> {
         a.join(", ")
     }
 
-    /// The kernel's name: `<symbol>_kernel`, `<symbol>_scalar_kernel` for the
-    /// fallback of a vector kernel.
-    fn kernel_name(&self) -> String {
-        if self.vector < self.plan.vector {
-            format!("{}_scalar_kernel", self.sym)
+    /// Whether single-pass 3-D `stream` kernels index with 32 bits where the
+    /// grid allows: on the H100 that freed registers and lifted j3d7pt by
+    /// 1.1-1.2x (BENCHMARKS.md); in 2-D it made no gain.
+    fn narrow(&self) -> bool {
+        self.single_pass() && self.dims() == 3
+    }
+
+    /// The kernels of this statement, in the launcher's order of preference:
+    /// 32-bit before 64-bit indices, vectors before scalars.
+    fn twins(&self) -> Vec<Gen<'_>> {
+        let widths: &[bool] = if self.narrow() {
+            &[false, true]
         } else {
-            format!("{}_kernel", self.sym)
+            &[true]
+        };
+        let vectors: &[usize] = if self.plan.vector > 1 {
+            &[self.plan.vector, 1]
+        } else {
+            &[1]
+        };
+        let mut out = Vec::new();
+        for &wide in widths {
+            for &vector in vectors {
+                out.push(Gen {
+                    vector,
+                    wide,
+                    ..self.clone()
+                });
+            }
         }
+        out
+    }
+
+    /// What a twin kernel is for, for its comment.
+    fn twin_purpose(&self) -> String {
+        let mut what = Vec::new();
+        if self.vector < self.plan.vector {
+            what.push("without vectors, for grids whose rows are not whole vectors");
+        }
+        if self.wide && self.narrow() {
+            what.push("with 64-bit indices, for grids of 2^31 cells or more");
+        }
+        what.join(", and ")
+    }
+
+    /// The kernel's name: `<symbol>[_scalar][_i64]_kernel` (`_scalar`: the
+    /// fallback of a vector kernel; `_i64`: of a 32-bit one).
+    fn kernel_name(&self) -> String {
+        let scalar = if self.vector < self.plan.vector {
+            "_scalar"
+        } else {
+            ""
+        };
+        let wide = if self.wide && self.narrow() {
+            "_i64"
+        } else {
+            ""
+        };
+        format!("{}{scalar}{wide}_kernel", self.sym)
+    }
+
+    /// The C type of cell indices in this kernel.
+    fn index(&self) -> &'static str {
+        if self.wide { "ptrdiff_t" } else { "int" }
     }
 
     fn kernel(&self, w: &mut CWriter) {
@@ -539,7 +596,11 @@ impl Gen<'_> {
         w.indent();
         for a in 0..self.dims() - 1 {
             let prod: Vec<String> = (a + 1..self.dims()).map(|b| format!("n{b}")).collect();
-            w.line(&format!("const ptrdiff_t s{a} = {};", prod.join(" * ")));
+            w.line(&format!(
+                "const {} s{a} = {};",
+                self.index(),
+                prod.join(" * ")
+            ));
         }
         match self.plan.strategy {
             Strategy::Tiled => self.tiled(w),
@@ -579,7 +640,8 @@ impl Gen<'_> {
                 format!("{lo} + ")
             };
             let cell = format!(
-                "(ptrdiff_t)blockIdx.{} * {} + threadIdx.{}",
+                "({})blockIdx.{} * {} + threadIdx.{}",
+                self.index(),
                 builtin(a, dims),
                 self.plan.block[a],
                 builtin(a, dims)
@@ -589,7 +651,7 @@ impl Gen<'_> {
             } else {
                 cell
             };
-            w.line(&format!("const ptrdiff_t i{a} = {origin}{cell};"));
+            w.line(&format!("const {} i{a} = {origin}{cell};", self.index()));
         }
     }
 
@@ -828,11 +890,13 @@ impl Gen<'_> {
         let (lo0, hi0) = self.bounds(0);
         let chunk = self.plan.chunk;
         w.line(&format!(
-            "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{} * {chunk};",
-            builtin(0, dims)
+            "const {t} z0 = {lo0} + ({t})blockIdx.{} * {chunk};",
+            builtin(0, dims),
+            t = self.index()
         ));
         w.line(&format!(
-            "const ptrdiff_t z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};"
+            "const {} z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};",
+            self.index()
         ));
         self.thread_cells(w, 1);
         w.line(&format!("if ({})", self.guard(1..dims)));
@@ -1075,7 +1139,8 @@ impl Gen<'_> {
         let t = self.st.dtype.c();
         let mine: Vec<String> = (1..dims).map(|a| format!("i{a}")).collect();
         w.line(&format!(
-            "const ptrdiff_t col = {};",
+            "const {} col = {};",
+            self.index(),
             self.fast_index(&mine)
         ));
         let (lo, hi) = self.bounds(last);
@@ -1169,29 +1234,43 @@ impl Gen<'_> {
         w.line("/* A failed runtime call (an allocation, say) leaves its error as the last one;");
         w.line("   it was reported by that call, so it must not be taken for this launch's. */");
         w.line(&format!("(void){}GetLastError();", self.d.api));
+        let twins = self.twins();
+        for (k, twin) in twins.iter().enumerate() {
+            let when = twin.launch_condition();
+            if k + 1 == twins.len() || when.is_empty() {
+                twin.launch(w);
+                break;
+            }
+            w.line(&format!("if ({}) {{", when.join(" && ")));
+            w.indent();
+            twin.launch(w);
+            w.dedent();
+            w.line("}");
+        }
+        w.dedent();
+        w.line("}");
+    }
+
+    /// What the grid must satisfy for this kernel to run: rows of whole,
+    /// aligned vectors; fewer than 2^31 cells for 32-bit indices.
+    fn launch_condition(&self) -> Vec<String> {
+        let mut when = Vec::new();
+        if !self.wide {
+            let cells: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
+            when.push(format!("{} <= 2147483647", cells.join(" * ")));
+        }
         if self.vector > 1 {
             let last = self.dims() - 1;
             let v = self.vector;
             let bytes = v * self.st.dtype.size();
-            let mut aligned = vec![format!("n{last} % {v} == 0")];
-            aligned.extend(
+            when.push(format!("n{last} % {v} == 0"));
+            when.extend(
                 std::iter::once("out".to_string())
                     .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
                     .map(|p| format!("(size_t){p} % {bytes} == 0")),
             );
-            w.line(&format!("if (!({})) {{", aligned.join(" && ")));
-            w.indent();
-            Gen {
-                vector: 1,
-                ..self.clone()
-            }
-            .launch(w);
-            w.dedent();
-            w.line("}");
         }
-        self.launch(w);
-        w.dedent();
-        w.line("}");
+        when
     }
 
     /// Launches this kernel and returns the launch's error code.
@@ -1550,10 +1629,72 @@ mod tests {
         assert_eq!(fit(ok.clone(), true, &st, &CUDA).unwrap(), ok);
         let code = source(&st, &crate::analysis::analyse(&st), &ok, "p", &CUDA);
         assert!(
-            code.contains(
-                "if (!(n1 % 2 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0)) {"
-            ) && code.contains("p_cuda__s__update_u_scalar_kernel<<<grid, block>>>"),
+            code.contains("if (n1 % 2 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0) {")
+                && code.contains("p_cuda__s__update_u_scalar_kernel<<<grid, block>>>"),
             "the launcher falls back to the scalar twin: {code}"
+        );
+        assert!(
+            !code.contains("_i64") && !code.contains("const int"),
+            "2-D indices stay 64-bit"
+        );
+    }
+
+    #[test]
+    fn single_pass_3d_kernels_index_with_32_bits_where_the_grid_allows() {
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f32",
+            "u[-1,0,0] + u[0,0,1] + u[0,1,0]",
+        );
+        let plan = Resolved {
+            strategy: Strategy::Stream,
+            block: vec![1, 4, 32],
+            chunk: 2,
+            coarsen: 2,
+            vector: 4,
+        };
+        let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
+        let kernels: Vec<&str> = code
+            .lines()
+            .filter(|l| l.starts_with("static __global__"))
+            .collect();
+        assert_eq!(kernels.len(), 4, "{code}");
+        for (k, name) in [
+            "_kernel(",
+            "_scalar_kernel(",
+            "_i64_kernel(",
+            "_scalar_i64_kernel(",
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert!(
+                kernels[k].contains(&format!("update_u{name}")),
+                "{}",
+                kernels[k]
+            );
+        }
+        let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
+        let cells = "n0 * n1 * n2 <= 2147483647";
+        let vectors = "n2 % 4 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0";
+        let order = [
+            format!("if ({cells} && {vectors}) {{"),
+            format!("if ({cells}) {{"),
+            format!("if ({vectors}) {{"),
+            "p_cuda__s__update_u_scalar_i64_kernel<<<".to_string(),
+        ];
+        let at: Vec<usize> = order
+            .iter()
+            .map(|o| {
+                launcher
+                    .find(o.as_str())
+                    .unwrap_or_else(|| panic!("{o}: {launcher}"))
+            })
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{launcher}");
+        assert!(
+            code.contains("const int s0 = n1 * n2;")
+                && code.contains("const ptrdiff_t s0 = n1 * n2;")
         );
     }
 
@@ -1593,17 +1734,18 @@ mod tests {
         let j3d32 = stencil("\"z\", \"y\", \"x\"", "f32", j3d7pt);
         assert_eq!(
             plan(&j3d32, &auto, &CUDA),
-            (Strategy::Stream, vec![1, 4, 32], 2, 2, 4)
+            (Strategy::Stream, vec![1, 2, 64], 2, 2, 4)
         );
         assert_eq!(
             plan(&j3d32, &auto, &HIP),
             (Strategy::Stream, vec![1, 2, 64], 2, 2, 4),
-            "64-wide wavefronts"
+            "a whole 64-wide wavefront along x"
         );
         let j3d64 = stencil("\"z\", \"y\", \"x\"", "f64", j3d7pt);
+        assert_eq!(register_words(&j3d64, 2, 2), 4 * 4 * 2 + 2 * (2 * 2 * 2));
         assert_eq!(
             plan(&j3d64, &auto, &CUDA),
-            (Strategy::Naive, vec![2, 4, 32], 1, 1, 1)
+            (Strategy::Stream, vec![1, 2, 64], 2, 2, 2)
         );
         let star =
             "sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])";
