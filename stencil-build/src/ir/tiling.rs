@@ -77,6 +77,9 @@ impl Strategy {
     }
 }
 
+/// Cells of the slowest axis a `stream` block marches through when `chunk` is not given.
+pub const STREAM_CHUNK: usize = 64;
+
 /// Tiling of a GPU backend.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GpuTiling {
@@ -201,23 +204,12 @@ fn gpu(
     };
     let coarsen = match &s.coarsen {
         None => None,
-        Some(c) if strategy != Strategy::Stream => {
-            return Err(src
-                .error(
-                    c.span(),
-                    "`coarsen` only applies to `strategy = \"stream\"`",
-                )
-                .with_hint("set `strategy = \"stream\"` or remove `coarsen`"));
-        }
+        Some(c) if strategy != Strategy::Stream => return Err(stream_only(c, "coarsen", src)),
         Some(c) => Some(bounded(c, 1, 16, "coarsen", src)?),
     };
     let chunk = match &s.chunk {
         None => None,
-        Some(c) if strategy != Strategy::Stream => {
-            return Err(src
-                .error(c.span(), "`chunk` only applies to `strategy = \"stream\"`")
-                .with_hint("set `strategy = \"stream\"` or remove `chunk`"));
-        }
+        Some(c) if strategy != Strategy::Stream => return Err(stream_only(c, "chunk", src)),
         Some(c) => Some(bounded(c, 1, 1 << 20, "chunk", src)?),
     };
     if let (Strategy::Stream, Some(b), Some(list)) = (strategy, &block, &s.block)
@@ -247,17 +239,13 @@ fn gpu(
     }
     let vector = match &s.vector {
         None => None,
-        Some(v) if strategy != Strategy::Stream => {
-            return Err(src
-                .error(v.span(), "`vector` only applies to `strategy = \"stream\"`")
-                .with_hint("set `strategy = \"stream\"` or remove `vector`"));
-        }
+        Some(v) if strategy != Strategy::Stream => return Err(stream_only(v, "vector", src)),
         Some(v) if ![1, 2, 4].contains(v.get_ref()) => {
             return Err(src
                 .error(v.span(), format!("`vector = {}` cannot work", v.get_ref()))
                 .with_hint("use 1, 2 or 4 cells (at most 16 bytes: 2 in f64)"));
         }
-        Some(v) if *v.get_ref() > 1 && chunk.unwrap_or(64) > coarsen.unwrap_or(1) => {
+        Some(v) if *v.get_ref() > 1 && chunk.unwrap_or(STREAM_CHUNK) > coarsen.unwrap_or(1) => {
             return Err(src
                 .error(
                     v.span(),
@@ -278,6 +266,15 @@ fn gpu(
         chunk,
         vector,
     })
+}
+
+/// The error for `key`, a key of `stream` alone, set with another strategy.
+fn stream_only(v: &Spanned<i64>, key: &str, src: &Source) -> Diagnostic {
+    src.error(
+        v.span(),
+        format!("`{key}` only applies to `strategy = \"stream\"`"),
+    )
+    .with_hint(format!("set `strategy = \"stream\"` or remove `{key}`"))
 }
 
 fn strategy(name: &Spanned<String>, src: &Source) -> Result<Strategy, Diagnostic> {

@@ -123,7 +123,6 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
         t
     };
     let strategy = match t.strategy {
-        Strategy::Auto => Strategy::Naive,
         s @ (Strategy::Temporal | Strategy::Persistent) => {
             return Err(format!(
                 "strategy `{}` is not implemented by the {} backend yet; use `naive`, `tiled`, `stream` or `auto` in [tiling.{}]",
@@ -140,7 +139,7 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
         .unwrap_or_else(|| default_block(strategy, dims, d.warp));
     let (chunk, coarsen, vector) = if strategy == Strategy::Stream {
         (
-            t.chunk.unwrap_or(64),
+            t.chunk.unwrap_or(crate::ir::STREAM_CHUNK),
             t.coarsen.unwrap_or(1),
             t.vector.unwrap_or(1),
         )
@@ -656,11 +655,11 @@ impl Gen<'_> {
     }
 
     /// `o<a>` (block origin), `l<a>` (thread within the block) and `i<a>` (cell)
-    /// for the axes `first..` the block spans, and with `tid` the flat thread index.
-    fn thread_coordinates(&self, w: &mut CWriter, first: usize, tid: bool) {
+    /// along every axis, and with `tid` the flat thread index.
+    fn thread_coordinates(&self, w: &mut CWriter, tid: bool) {
         let dims = self.dims();
         let block = &self.plan.block;
-        for a in first..dims {
+        for a in 0..dims {
             let b = builtin(a, dims);
             w.line(&format!(
                 "const ptrdiff_t o{a} = {} + (ptrdiff_t)blockIdx.{b} * {};",
@@ -671,10 +670,10 @@ impl Gen<'_> {
             w.line(&format!("const ptrdiff_t i{a} = o{a} + l{a};"));
         }
         if tid {
-            let coords: Vec<String> = (first..dims)
+            let coords: Vec<String> = (0..dims)
                 .map(|a| format!("threadIdx.{}", builtin(a, dims)))
                 .collect();
-            let extents: Vec<String> = block[first..].iter().map(usize::to_string).collect();
+            let extents: Vec<String> = block.iter().map(usize::to_string).collect();
             w.line(&format!("const int tid = {};", flat(&coords, &extents)));
         }
     }
@@ -736,7 +735,7 @@ impl Gen<'_> {
         let dims = self.dims();
         let t = self.st.dtype.c();
         let block = &self.plan.block;
-        self.thread_coordinates(w, 0, !self.staged().is_empty());
+        self.thread_coordinates(w, !self.staged().is_empty());
         for slot in self.staged() {
             let r = self.reach(slot);
             let ext: Vec<usize> = (0..dims).map(|a| block[a] + 2 * r[a]).collect();
