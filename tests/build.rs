@@ -164,12 +164,14 @@ fn retyped(
         .expect("[tiling] is a table");
     let mut gpu = toml::Table::new();
     // `stream` variants: (chunk, coarsen, vector) beside the defaults: a
-    // queue carried through a chunk that is not a multiple of the coarsening;
-    // single-pass blocks; and single-pass blocks of vectors (16 bytes).
+    // window of vectors (16 bytes) moved through a chunk that is not a
+    // multiple of the coarsening; single-pass blocks; and single-pass blocks
+    // of vectors.
+    let vector = if dtype == "f32" { 4 } else { 2 };
     let (name, keys) = match strategy {
-        "stream_c3" => ("stream", [8, 3, 1]),
+        "stream_c3" => ("stream", [8, 3, vector]),
         "stream_s4" => ("stream", [4, 4, 1]),
-        "stream_s3v" => ("stream", [3, 3, if dtype == "f32" { 4 } else { 2 }]),
+        "stream_s3v" => ("stream", [3, 3, vector]),
         s => (s, [0; 3]),
     };
     gpu.insert("strategy".into(), name.into());

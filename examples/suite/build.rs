@@ -71,6 +71,20 @@ const VARIANTS: &[Variant] = &[
         block3: Some([1, 2, 64]),
         ..v("stream_s2_v_w", "stream")
     },
+    Variant {
+        chunk: Some(4),
+        vector: Some((4, 2)),
+        block2: Some([1, 64]),
+        block3: Some([1, 2, 64]),
+        ..v("stream_q4_v", "stream")
+    },
+    Variant {
+        chunk: Some(8),
+        vector: Some((4, 2)),
+        block2: Some([1, 64]),
+        block3: Some([1, 2, 64]),
+        ..v("stream_q8_v", "stream")
+    },
     v("auto", "auto"),
 ];
 

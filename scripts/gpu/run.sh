@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the folder stage.sh filled: every test with the
 # GPU ones included (CUDA, and the HIP source compiled by nvcc), compute-sanitizer
-# memcheck on every kernel shape (each strategy, vectors, queues with partial
-# tails) and racecheck on the shared-memory strategy; then, with `suite` as its
+# memcheck on every kernel shape (each strategy, vectors, windows with partial
+# tails), racecheck and synccheck on the shared-memory strategy; then, with `suite` as its
 # argument, the suite benchmark instead. Results go to $OUT (or ./out).
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -19,6 +19,8 @@ compute-sanitizer --tool memcheck ./cross_backend --include-ignored --test-threa
     _stream_s3v _stream_c3 _tiled 2>&1 | grep -E "ERROR SUMMARY|test result" | sort | uniq -c | tee "$out/memcheck.log"
 compute-sanitizer --tool racecheck ./cross_backend --include-ignored --test-threads 1 cuda_heat2d_f32_fixed_tiled \
     cuda_star3d25_f64_fixed_tiled cuda_gray_scott_f64_periodic_tiled 2>&1 | grep -E "SUMMARY|test result|RACE" | tee "$out/racecheck.log"
+compute-sanitizer --tool synccheck ./cross_backend --include-ignored --test-threads 1 _tiled \
+    2>&1 | grep -E "ERROR SUMMARY|test result" | sort | uniq -c | tee "$out/synccheck.log"
 ./cross_backend_hip --include-ignored --test-threads 8 > "$out/hip-tests.log" 2>&1; grep -E "test result" "$out/hip-tests.log"
 compute-sanitizer --tool memcheck ./cross_backend_hip --include-ignored --test-threads 1 hip_heat3d hip_gray_scott_f32 \
     hip_star3d25_f64_fixed 2>&1 | grep -E "ERROR SUMMARY|test result" | sort | uniq -c | tee "$out/hip-memcheck.log"

@@ -206,11 +206,7 @@ impl Config {
                 },
             )?);
         }
-        let code = rust::generate(&stencils, &linked).map_err(|e| {
-            Error::Environment(format!(
-                "generated Rust does not parse (a stencil-build bug): {e}"
-            ))
-        })?;
+        let code = rust_api(&stencils, &linked)?;
         let out_file = out_dir.join(self.out_file.as_deref().unwrap_or("stencils.rs"));
         write(&out_file, &code)
     }
@@ -400,18 +396,9 @@ fn build_gpu(
     let mut files = Vec::new();
     let mut plans = Vec::new();
     for (st, an) in stencils {
-        let tiling = match d.name {
-            "hip" => &st.tiling.hip,
-            _ => &st.tiling.cuda,
-        };
-        let plan = gpu::resolve(tiling, st, d)
-            .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), st, d))
-            .map_err(|message| Error::Toolchain {
-                backend: d.name,
-                message: format!("{}: {message}", st.path.display()),
-            })?;
+        let (code, plan) = gpu_source(st, an, prefix, d)?;
         let path = dir.join(format!("{}.{}", st.name, d.extension));
-        write(&path, &gpu::source(st, an, &plan, prefix, d))?;
+        write(&path, &code)?;
         files.push(path);
         plans.push(plan);
     }
@@ -423,6 +410,87 @@ fn build_gpu(
         prefix: prefix.to_string(),
         dialect: *d,
         plans,
+    })
+}
+
+/// The Rust API of `stencils`, linked to the kernels of `linked`.
+fn rust_api(stencils: &[(Stencil, Analysis)], linked: &Linked) -> Result<String, Error> {
+    rust::generate(stencils, linked).map_err(|e| {
+        Error::Environment(format!(
+            "generated Rust does not parse (a stencil-build bug): {e}"
+        ))
+    })
+}
+
+/// One stencil's kernels in dialect `d`, with the tiling they were generated for.
+fn gpu_source(
+    st: &Stencil,
+    an: &Analysis,
+    prefix: &str,
+    d: &gpu::Dialect,
+) -> Result<(String, gpu::Resolved), Error> {
+    let tiling = match d.name {
+        "hip" => &st.tiling.hip,
+        _ => &st.tiling.cuda,
+    };
+    let plan = gpu::resolve(tiling, st, d)
+        .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), st, d))
+        .map_err(|message| Error::Toolchain {
+            backend: d.name,
+            message: format!("{}: {message}", st.path.display()),
+        })?;
+    Ok((gpu::source(st, an, &plan, prefix, d), plan))
+}
+
+/// What stencil-build generates for one spec, every backend included, before
+/// any compiler runs: the files [`Config::compile`] writes to `OUT_DIR`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Sources {
+    /// The Rust API (`stencils.rs`), with the reference and every backend's module.
+    pub rust: String,
+    /// The OpenMP-C kernels.
+    pub openmp: String,
+    /// The CUDA kernels.
+    pub cuda: String,
+    /// The HIP kernels.
+    pub hip: String,
+}
+
+/// Checks the spec `text` (reported as coming from `path`) and generates its
+/// code for every backend without compiling anything: to see what a spec
+/// becomes, or to validate specs outside a build. Errors are the ones
+/// [`compile`](crate::compile) reports, located in `text`.
+pub fn generate(path: impl AsRef<Path>, text: &str) -> Result<Sources, Error> {
+    let src = spec::Source {
+        path: path.as_ref().to_path_buf(),
+        text: text.to_string(),
+    };
+    let st = spec::parse(&src)
+        .and_then(|s| lower(&s, &src))
+        .map_err(|d| Error::Spec(vec![d]))?;
+    let an = analyse(&st);
+    let prefix = "stencils";
+    let (cuda, cuda_plan) = gpu_source(&st, &an, prefix, &gpu::CUDA)?;
+    let (hip, hip_plan) = gpu_source(&st, &an, prefix, &gpu::HIP)?;
+    let stencils = [(st, an)];
+    let gpu = |dialect, plan| GpuLink {
+        prefix: prefix.to_string(),
+        dialect,
+        plans: vec![plan],
+    };
+    let linked = Linked {
+        openmp: Some(prefix.to_string()),
+        cuda: Some(gpu(gpu::CUDA, cuda_plan)),
+        hip: Some(gpu(gpu::HIP, hip_plan)),
+    };
+    let rust = rust_api(&stencils, &linked)?;
+    let (st, an) = &stencils[0];
+    Ok(Sources {
+        rust,
+        openmp: openmp::source(st, an, prefix),
+        cuda,
+        hip,
     })
 }
 

@@ -32,7 +32,7 @@ mod toolchain;
 use std::fmt;
 use std::path::PathBuf;
 
-pub use config::{Backend, Config};
+pub use config::{Backend, Config, Sources, generate};
 pub use diagnostic::Diagnostic;
 
 /// Finds every `*.stencil.toml` under the crate being built and compiles it

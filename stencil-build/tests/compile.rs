@@ -98,3 +98,52 @@ fn outside_a_build_script_the_environment_error_says_what_to_do() {
         .unwrap_err();
     assert!(err.to_string().contains("OUT_DIR is not set"), "{err}");
 }
+
+#[test]
+fn generate_shows_every_backend_s_code_without_compiling() {
+    let text = GOOD
+        .replace("axes = [\"x\"]", "axes = [\"y\", \"x\"]")
+        .replace(
+            "0.5*(u[-1] + u[1])",
+            "0.25*(u[-1,0] + u[1,0] + u[0,-1] + u[0,1])",
+        );
+    let s = stencil_build::generate("specs/blur.stencil.toml", &text).unwrap();
+    assert!(s.rust.contains("pub mod blur {") && s.rust.contains("pub mod reference"));
+    assert!(s.rust.contains("pub mod openmp") && s.rust.contains("pub mod cuda"));
+    assert!(s.openmp.contains("#pragma omp parallel"), "{}", s.openmp);
+    assert!(s.cuda.contains("__global__") && s.cuda.contains("cudaGetLastError"));
+    assert!(s.hip.contains("hip/hip_runtime.h") && !s.hip.contains("cudaGetLastError"));
+    let err = stencil_build::generate(
+        "specs/blur.stencil.toml",
+        &text.replace("u[0,1]", "u[0,1,2]"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("specs/blur.stencil.toml:8:44"), "{err}");
+}
+
+#[test]
+fn long_and_deep_expressions_are_errors_or_code_never_a_stack_overflow() {
+    let spec = |expr: &str| GOOD.replace("0.5*(u[-1] + u[1])", expr);
+    // As tall as accepted, through every pass (on a test thread's 2 MiB stack).
+    let tall = vec!["0.001*u[1]"; 990].join(" + ");
+    stencil_build::generate("tall.stencil.toml", &spec(&tall)).unwrap();
+    let chain = vec!["u[1]"; 100_000].join(" + ");
+    let nested = "(".repeat(100_000) + "u[1]" + &")".repeat(100_000);
+    let powers = vec!["u[1]"; 10_000].join("^");
+    let negated = "-".repeat(100_000) + "u[1]";
+    for (expr, message) in [
+        (chain, "more than 1000 operations deep"),
+        (nested, "nested more than 200 levels deep"),
+        (powers, "nested more than 200 levels deep"),
+        (negated, "nested more than 200 levels deep"),
+    ] {
+        let err = stencil_build::generate("deep.stencil.toml", &spec(&expr))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("deep.stencil.toml:8:") && err.contains(message),
+            "{err}"
+        );
+    }
+}

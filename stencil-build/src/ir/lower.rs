@@ -1281,7 +1281,7 @@ mod tests {
     #[test]
     fn tiling_values_that_cannot_work() {
         let base = update("u[0,0]");
-        let cases: [(&str, &str, &str, Option<&str>); 13] = [
+        let cases: [(&str, &str, &str, Option<&str>); 12] = [
             (
                 "[tiling.openmp]\nblock = [4]\n",
                 "[4]",
@@ -1353,12 +1353,6 @@ mod tests {
                 "3",
                 "`vector = 3` cannot work",
                 Some("1, 2 or 4 cells"),
-            ),
-            (
-                "[tiling.hip]\nstrategy = \"stream\"\ncoarsen = 2\nvector = 4\n",
-                "4",
-                "`vector` needs blocks that compute their chunk in one pass",
-                Some("`chunk = 2` with `coarsen = 2`"),
             ),
         ];
         for (section, needle, message, hint) in cases {

@@ -245,17 +245,6 @@ fn gpu(
                 .error(v.span(), format!("`vector = {}` cannot work", v.get_ref()))
                 .with_hint("use 1, 2 or 4 cells (at most 16 bytes: 2 in f64)"));
         }
-        Some(v) if *v.get_ref() > 1 && chunk.unwrap_or(STREAM_CHUNK) > coarsen.unwrap_or(1) => {
-            return Err(src
-                .error(
-                    v.span(),
-                    "`vector` needs blocks that compute their chunk in one pass",
-                )
-                .with_hint(format!(
-                    "set `chunk` equal to `coarsen` (e.g. `chunk = {c}` with `coarsen = {c}`)",
-                    c = coarsen.unwrap_or(4)
-                )));
-        }
         Some(v) => Some(*v.get_ref() as usize),
     };
     Ok(GpuTiling {

@@ -18,6 +18,10 @@ use std::ops::Range;
 /// Deepest nesting accepted; deeper input is an error, never a stack overflow.
 pub const MAX_DEPTH: usize = 200;
 
+/// Tallest syntax tree accepted (a chain of n `+` is n levels): what the
+/// later passes, which walk the tree recursively, may have to descend.
+pub const MAX_HEIGHT: usize = 1000;
+
 /// A syntax-tree node and the bytes of the expression it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
@@ -109,6 +113,24 @@ pub fn parse(text: &str) -> Result<Node, ParseError> {
             None,
         )),
     }
+}
+
+/// Levels of `node`'s tree, counted without recursion.
+fn height(node: &Node) -> usize {
+    let mut tallest = 0;
+    let mut stack = vec![(node, 1)];
+    while let Some((n, level)) = stack.pop() {
+        tallest = tallest.max(level);
+        match &n.kind {
+            Kind::Number { .. } | Kind::Name(_) => {}
+            Kind::Index { args, .. } | Kind::Call { args, .. } => {
+                stack.extend(args.iter().map(|a| (a, level + 1)));
+            }
+            Kind::Neg(a) => stack.push((a, level + 1)),
+            Kind::Binary(_, a, b) => stack.extend([(&**a, level + 1), (&**b, level + 1)]),
+        }
+    }
+    tallest
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -269,15 +291,27 @@ impl Parser {
         out
     }
 
+    /// A left-associative chain of `ops`. Its tree grows one level per
+    /// operator, so its height is checked as it grows: no tree taller than
+    /// [`MAX_HEIGHT`] is ever built (or dropped, which recurses too).
     fn binary_loop(
         &mut self,
         ops: &[(char, BinOp)],
         operand: fn(&mut Self) -> Result<Node, ParseError>,
     ) -> Result<Node, ParseError> {
         let mut lhs = operand(self)?;
+        let mut height = height(&lhs);
         while let Some(&(_, op)) = ops.iter().find(|(c, _)| self.peek_punct(*c)) {
             self.pos += 1;
             let rhs = operand(self)?;
+            height = height.max(self::height(&rhs)) + 1;
+            if self.depth + height > MAX_HEIGHT {
+                return Err(self.error_at(
+                    rhs.span,
+                    format!("expression more than {MAX_HEIGHT} operations deep"),
+                    Some("sum terms with `sum(r, lo, hi, ...)`, or split the expression into several [[update]] statements with temp fields"),
+                ));
+            }
             let span = lhs.span.start..rhs.span.end;
             lhs = Node {
                 kind: Kind::Binary(op, Box::new(lhs), Box::new(rhs)),

@@ -8,16 +8,17 @@
 //! - `tiled`: each block stages the tile it computes plus its halo in shared
 //!   memory, for every grid read at non-zero offsets, then computes from there;
 //! - `stream` (2.5-D): a block owns a tile of the fast axes and marches along
-//!   the slowest axis through `chunk` cells, `coarsen` cells per iteration.
-//!   Each thread keeps, for every grid and in-plane offset the statement
-//!   reads, a register queue of the planes it is read at (for a star
-//!   stencil: the 2r+1 planes of its own column, one plane of each in-plane
-//!   neighbour), so a value read at several offsets along the slowest axis
-//!   is loaded once. In-plane neighbours are loaded through the read-only
-//!   data cache, where the block's own loads of the plane put them: no
-//!   shared memory and no barrier. The queues are software-pipelined: the
-//!   planes of the next iteration are loaded before this one computes, so
-//!   `2 * coarsen` planes per queue are in flight.
+//!   the slowest axis through `chunk` cells, `coarsen` cells per iteration,
+//!   each thread `vector` cells of the contiguous axis. Per grid and row
+//!   offset the statement reads (a row group), each thread keeps a window of
+//!   the planes it reads in registers: every value is loaded once, as one
+//!   vector for the thread's own cells, and reused for every output that
+//!   reads it at another offset along the slowest axis. In-plane neighbours
+//!   come through the read-only data cache, where the neighbouring threads'
+//!   loads put them: no shared memory and no barrier. Blocks whose chunk
+//!   takes one iteration (`chunk <= coarsen`) fill the window once; the
+//!   others move it `coarsen` planes per iteration, the next iteration's
+//!   planes loaded before this one computes (software pipelining).
 //!
 //! Each kernel has an `extern "C"` launcher returning the runtime's error
 //! code, and the file has the few runtime calls the Rust side needs.
@@ -83,8 +84,8 @@ pub struct Resolved {
     /// Cells of the slowest axis each `stream` thread computes per iteration
     /// (1 otherwise).
     pub coarsen: usize,
-    /// Cells of the contiguous axis each single-pass `stream` thread computes,
-    /// loaded and stored as one vector (1 otherwise).
+    /// Cells of the contiguous axis each `stream` thread computes, loaded and
+    /// stored as one vector (1 otherwise).
     pub vector: usize,
 }
 
@@ -176,7 +177,7 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
         (3, dtype) => (vec![1, 2, 64.max(d.warp)], 2, 16 / dtype.size()),
         _ => return naive,
     };
-    if register_words(st, c, v) > AUTO_REGISTER_WORDS {
+    if register_words(st, c, c, v) > AUTO_REGISTER_WORDS {
         return naive;
     }
     GpuTiling {
@@ -518,11 +519,11 @@ impl Gen<'_> {
         a.join(", ")
     }
 
-    /// Whether single-pass 3-D `stream` kernels index with 32 bits where the
-    /// grid allows: on the H100 that freed registers and lifted j3d7pt by
-    /// 1.1-1.2x (BENCHMARKS.md); in 2-D it made no gain.
+    /// Whether 3-D `stream` kernels index with 32 bits where the grid
+    /// allows: on the H100 that freed registers and lifted j3d7pt by 1.1-1.2x
+    /// (BENCHMARKS.md); in 2-D it made no gain.
     fn narrow(&self) -> bool {
-        self.single_pass() && self.dims() == 3
+        self.plan.strategy == Strategy::Stream && self.dims() == 3
     }
 
     /// The kernels of this statement, in the launcher's order of preference:
@@ -603,7 +604,6 @@ impl Gen<'_> {
         }
         match self.plan.strategy {
             Strategy::Tiled => self.tiled(w),
-            Strategy::Stream if self.single_pass() => self.stream_single(w),
             Strategy::Stream => self.stream(w),
             _ => self.naive(w),
         }
@@ -693,7 +693,7 @@ impl Gen<'_> {
         .join(" || ")
     }
 
-    /// Whether `stream` blocks compute their chunk in one pass (no queue to
+    /// Whether `stream` blocks compute their chunk in one pass (no window to
     /// carry from one iteration to the next).
     fn single_pass(&self) -> bool {
         self.plan.strategy == Strategy::Stream && self.plan.chunk <= self.plan.coarsen
@@ -821,30 +821,6 @@ impl Gen<'_> {
         w.line(&format!("out[c] = {value};"));
     }
 
-    /// The register queues of `stream`: one per grid and in-plane offset read,
-    /// spanning the offsets along the slowest axis it is read at.
-    fn lanes(&self) -> Vec<Lane> {
-        let mut lanes: Vec<Lane> = Vec::new();
-        for slot in self.s.slots() {
-            for o in self.reads(slot) {
-                let at = o[1..].to_vec();
-                match lanes.iter_mut().find(|l| l.slot == slot && l.at == at) {
-                    Some(l) => {
-                        l.lo = l.lo.min(o[0]);
-                        l.hi = l.hi.max(o[0]);
-                    }
-                    None => lanes.push(Lane {
-                        slot,
-                        at,
-                        lo: o[0],
-                        hi: o[0],
-                    }),
-                }
-            }
-        }
-        lanes
-    }
-
     /// `(g1) * s1 + g2` (3-D) or `g1` (2-D): the in-plane index of fast-axis coordinates.
     fn fast_index(&self, coords: &[String]) -> String {
         let paren = |g: &String| {
@@ -868,20 +844,6 @@ impl Gen<'_> {
             .join(" + ")
     }
 
-    /// A load of lane `k` at plane `z` into `dst`: wrapped for periodic grids,
-    /// skipped past the last plane for a fixed boundary (those values are never used).
-    fn load_lane(&self, w: &mut CWriter, k: usize, lane: &Lane, dst: &str, z: &str) {
-        let buf = slot_name(self.st, lane.slot);
-        if self.periodic() {
-            w.line(&format!(
-                "{dst} = {buf}[stencil_mod({z}, n0) * s0 + at_{k}];"
-            ));
-        } else {
-            w.line(&format!("if ({z} < n0)"));
-            w.line(&format!("    {dst} = {buf}[({z}) * s0 + at_{k}];"));
-        }
-    }
-
     /// `z0..z1`, the block's chunk of the slowest axis, and `i<a>`, this
     /// thread's cell along the others; threads with none return.
     fn block_chunk(&self, w: &mut CWriter) {
@@ -900,87 +862,6 @@ impl Gen<'_> {
         self.thread_cells(w, 1);
         w.line(&format!("if ({})", self.guard(1..dims)));
         w.line("    return;");
-    }
-
-    /// 2.5-D streaming through register queues: see the module documentation.
-    fn stream(&self, w: &mut CWriter) {
-        let dims = self.dims();
-        let t = self.st.dtype.c();
-        let c = self.plan.coarsen;
-        self.block_chunk(w);
-        let mine: Vec<String> = (1..dims).map(|a| format!("i{a}")).collect();
-        w.line(&format!(
-            "const ptrdiff_t col = {};",
-            self.fast_index(&mine)
-        ));
-        let lanes = self.lanes();
-        // Each queue holds this iteration's planes and the next one's `c`, loaded ahead.
-        let preload = |lane: &Lane| lane.depth() + c;
-        for (k, lane) in lanes.iter().enumerate() {
-            let coords: Vec<String> = (1..dims)
-                .map(|a| {
-                    let g = shifted(&format!("i{a}"), lane.at[a - 1]);
-                    if self.periodic() && lane.at[a - 1] != 0 {
-                        format!("stencil_mod({g}, n{a})")
-                    } else {
-                        g
-                    }
-                })
-                .collect();
-            let len = lane.depth() + 2 * c;
-            w.line(&format!(
-                "/* q_{k}[j]: `{}` at in-plane offset ({}), plane {}. */",
-                slot_name(self.st, lane.slot),
-                lane.at
-                    .iter()
-                    .map(i64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                shifted("z + j", lane.lo)
-            ));
-            w.line(&format!(
-                "const ptrdiff_t at_{k} = {};",
-                self.fast_index(&coords)
-            ));
-            w.line(&format!("{t} q_{k}[{len}] = {{}};"));
-            w.pragma("unroll");
-            w.line(&format!("for (int j = 0; j < {}; ++j) {{", preload(lane)));
-            w.indent();
-            self.load_lane(
-                w,
-                k,
-                lane,
-                &format!("q_{k}[j]"),
-                &shifted("z0 + j", lane.lo),
-            );
-            w.dedent();
-            w.line("}");
-        }
-        w.line(&format!("for (ptrdiff_t z = z0; z < z1; z += {c}) {{"));
-        w.indent();
-        w.line("/* Load the planes of the next iteration. */");
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
-        w.indent();
-        for (k, lane) in lanes.iter().enumerate() {
-            self.load_lane(
-                w,
-                k,
-                lane,
-                &format!("q_{k}[{} + j]", lane.depth() + c),
-                &shifted(&format!("z + {c} + j"), lane.hi),
-            );
-        }
-        w.dedent();
-        w.line("}");
-        self.store_outputs(w, &lanes, c);
-        for (k, lane) in lanes.iter().enumerate() {
-            w.pragma("unroll");
-            w.line(&format!("for (int j = 0; j < {}; ++j)", lane.depth() + c));
-            w.line(&format!("    q_{k}[j] = q_{k}[j + {c}];"));
-        }
-        w.dedent();
-        w.line("}");
     }
 
     fn rows(&self) -> Vec<Row> {
@@ -1012,65 +893,177 @@ impl Gen<'_> {
         terms.join(" + ")
     }
 
-    /// Single-pass 2.5-D streaming: each thread computes `coarsen` cells along
-    /// the slowest axis and `vector` along the contiguous one, from registers
-    /// each loaded once.
-    fn stream_single(&self, w: &mut CWriter) {
-        let last = self.dims() - 1;
-        let t = self.st.dtype.c();
-        let (c, v) = (self.plan.coarsen, self.vector);
+    /// 2.5-D streaming (see the module documentation): each thread holds a
+    /// window of planes in registers per row group. Single-pass blocks fill it
+    /// once; the others move it along the slowest axis `coarsen` planes per
+    /// iteration, loading the next iteration's planes before computing.
+    fn stream(&self, w: &mut CWriter) {
+        let c = self.plan.coarsen;
         self.block_chunk(w);
+        let mine: Vec<String> = (1..self.dims()).map(|a| format!("i{a}")).collect();
+        w.line(&format!(
+            "const {} col = {};",
+            self.index(),
+            self.fast_index(&mine)
+        ));
         let rows = self.rows();
+        let z = if self.single_pass() { "z0" } else { "z" };
         for (g, row) in rows.iter().enumerate() {
-            let (lo, hi) = row.planes();
-            let (xmin, xmax) = row.span(v);
-            let planes = (hi - lo) as usize + c;
-            let width = (xmax - xmin + 1) as usize;
-            w.line(&format!(
-                "/* w{g}[m][k]: `{}`{} at plane z0 + m{} and cell i{last} + k{}. */",
-                slot_name(self.st, row.slot),
-                if row.row.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " at row offset ({})",
-                        row.row
-                            .iter()
-                            .map(i64::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                },
-                signed(lo),
-                signed(xmin)
-            ));
-            w.line(&format!("{t} w{g}[{planes}][{width}];"));
-            for m in 0..planes {
-                let needed = row.needed(m as i64 + lo, c, v);
-                if needed.is_empty() {
-                    continue;
-                }
-                let plane = shifted("z0", m as i64 + lo);
-                let plane = if self.periodic() {
-                    format!("stencil_mod({plane}, n0)")
-                } else {
-                    w.line(&format!("if ({plane} < n0) {{"));
-                    w.indent();
-                    plane
-                };
-                let plane = if plane.contains(' ') && !plane.starts_with("stencil_mod(") {
-                    format!("({plane})")
-                } else {
-                    plane
-                };
-                self.load_row(w, row, g, m, &plane, &needed);
-                if !self.periodic() {
-                    w.dedent();
-                    w.line("}");
+            self.declare_window(w, g, row, z);
+            for m in 0..row.depth() + c {
+                self.load_plane(w, (g, row), m, ("z0", 0), self.window_cells(row, m));
+            }
+        }
+        if self.single_pass() {
+            self.store(w, &rows, z);
+            return;
+        }
+        w.line(&format!(
+            "for ({} z = z0; z < z1; z += {c}) {{",
+            self.index()
+        ));
+        w.indent();
+        w.line(&format!("if (z + {c} < z1) {{"));
+        w.indent();
+        w.line("/* Load what the next iteration reads first: its new planes, and the neighbours it reads in planes already held. */");
+        for (g, row) in rows.iter().enumerate() {
+            for m in c..row.depth() + 2 * c {
+                self.load_plane(w, (g, row), m, ("z", c), self.fresh_cells(row, m));
+            }
+        }
+        w.dedent();
+        w.line("}");
+        self.store(w, &rows, z);
+        w.line(&format!("if (z + {c} < z1) {{"));
+        w.indent();
+        w.line(&format!(
+            "/* Move the windows on by {c} plane{}. */",
+            if c > 1 { "s" } else { "" }
+        ));
+        for (g, row) in rows.iter().enumerate() {
+            let (xmin, _) = row.span(self.vector);
+            for m in 0..row.depth() + c {
+                for x in self.window_cells(row, m) {
+                    let k = x - xmin;
+                    w.line(&format!("w{g}[{m}][{k}] = w{g}[{}][{k}];", m + c));
                 }
             }
         }
-        self.store_single(w, &rows);
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// Declares `w<g>`, the window of row group `row`, its planes counted from `z`.
+    fn declare_window(&self, w: &mut CWriter, g: usize, row: &Row, z: &str) {
+        let last = self.dims() - 1;
+        let (lo, _) = row.planes();
+        let (xmin, xmax) = row.span(self.vector);
+        let at_row = if row.row.is_empty() {
+            String::new()
+        } else {
+            let offsets: Vec<String> = row.row.iter().map(i64::to_string).collect();
+            format!(" at row offset ({})", offsets.join(", "))
+        };
+        w.line(&format!(
+            "/* w{g}[m][k]: `{}`{at_row} at plane {z} + m{} and cell i{last} + k{}. */",
+            slot_name(self.st, row.slot),
+            signed(lo),
+            signed(xmin)
+        ));
+        w.line(&format!(
+            "{} w{g}[{}][{}];",
+            self.st.dtype.c(),
+            row.window(self.plan.chunk, self.plan.coarsen),
+            xmax - xmin + 1
+        ));
+    }
+
+    /// The cells (offsets from `i<last>`) window slot `m` of `row` holds when
+    /// an iteration computes: those its outputs read there and, where the
+    /// window moves, those loaded at an earlier slot that a later one reads.
+    /// Each cell is loaded as late as it can be: one iteration before its
+    /// first use, by when the neighbouring threads' loads of the same row
+    /// have filled the cache (loading a plane's neighbours with its row
+    /// measured 1.1x slower on j3d7pt).
+    fn window_cells(&self, row: &Row, m: usize) -> BTreeSet<i64> {
+        let (c, v) = (self.plan.coarsen as i64, self.vector);
+        let (lo, _) = row.planes();
+        let needed = |slot: i64| row.needed(slot + lo, c as usize, v);
+        let now: BTreeSet<i64> = needed(m as i64).into_iter().collect();
+        if self.single_pass() {
+            return now;
+        }
+        let top = (row.depth() as i64) + 2 * c;
+        let earlier: BTreeSet<i64> = (m as i64..top)
+            .step_by(c as usize)
+            .flat_map(needed)
+            .collect();
+        let later: BTreeSet<i64> = (0..=m as i64)
+            .rev()
+            .step_by(c as usize)
+            .flat_map(needed)
+            .collect();
+        now.union(&earlier.intersection(&later).copied().collect())
+            .copied()
+            .collect()
+    }
+
+    /// The cells a moving window loads into slot `m` (`m >= coarsen`) before
+    /// it moves: what slot `m - coarsen` will hold that slot `m` does not.
+    fn fresh_cells(&self, row: &Row, m: usize) -> BTreeSet<i64> {
+        let c = self.plan.coarsen;
+        let will = self.window_cells(row, m - c);
+        if m >= row.depth() + c {
+            return will;
+        }
+        let has = self.window_cells(row, m);
+        will.difference(&has).copied().collect()
+    }
+
+    /// Loads `cells` of window slot `m` of row group `g` (plane `z` + m + its
+    /// lowest offset): wrapped for periodic grids, skipped past the last plane
+    /// for a fixed boundary (those values are never used).
+    fn load_plane(
+        &self,
+        w: &mut CWriter,
+        (g, row): (usize, &Row),
+        m: usize,
+        (z, ahead): (&str, usize),
+        cells: BTreeSet<i64>,
+    ) {
+        let needed: Vec<i64> = cells.into_iter().collect();
+        if needed.is_empty() {
+            return;
+        }
+        let (lo, _) = row.planes();
+        let plane = shifted(z, m as i64 + lo);
+        // `z` is a plane of the region and, `ahead` planes further, still is
+        // when the window loads ahead: planes up to the frame past that are
+        // on the grid; a fixed boundary skips those beyond it. (2-D kernels
+        // keep every guard: without them j2d5pt f32 measured 1.1x slower.)
+        let on_grid = m as i64 + lo <= (self.info.halo[0] + ahead) as i64;
+        let guard = !self.periodic() && !(on_grid && self.dims() == 3);
+        let plane = if self.periodic() {
+            format!("stencil_mod({plane}, n0)")
+        } else {
+            if guard {
+                w.line(&format!("if ({plane} < n0) {{"));
+                w.indent();
+            }
+            plane
+        };
+        let plane = if plane.contains(' ') && !plane.starts_with("stencil_mod(") {
+            format!("({plane})")
+        } else {
+            plane
+        };
+        self.load_row(w, row, g, m, &plane, &needed);
+        if guard {
+            w.dedent();
+            w.line("}");
+        }
     }
 
     /// Loads `needed` cells (offsets from `i<last>`) of plane `plane` into `w<g>[m]`:
@@ -1130,18 +1123,11 @@ impl Gen<'_> {
         }
     }
 
-    /// The `coarsen` x `vector` outputs of a single-pass `stream` thread.
-    fn store_single(&self, w: &mut CWriter, rows: &[Row]) {
-        let dims = self.dims();
-        let last = dims - 1;
+    /// The `coarsen` x `vector` outputs of a `stream` thread at planes `z`..
+    fn store(&self, w: &mut CWriter, rows: &[Row], z: &str) {
+        let last = self.dims() - 1;
         let (c, v) = (self.plan.coarsen, self.vector);
         let t = self.st.dtype.c();
-        let mine: Vec<String> = (1..dims).map(|a| format!("i{a}")).collect();
-        w.line(&format!(
-            "const {} col = {};",
-            self.index(),
-            self.fast_index(&mine)
-        ));
         let (lo, hi) = self.bounds(last);
         for j in 0..c {
             let value = |k: usize| {
@@ -1161,15 +1147,15 @@ impl Gen<'_> {
                 })
             };
             if j > 0 {
-                w.line(&format!("if (z0 + {j} < z1) {{"));
+                w.line(&format!("if ({z} + {j} < z1) {{"));
             } else {
                 w.line("{");
             }
             w.indent();
             let at = if j > 0 {
-                format!("(z0 + {j}) * s0 + col")
+                format!("({z} + {j}) * s0 + col")
             } else {
-                "z0 * s0 + col".to_string()
+                format!("{z} * s0 + col")
             };
             if v == 1 {
                 w.line(&format!("out[{at}] = {};", value(0)));
@@ -1195,29 +1181,6 @@ impl Gen<'_> {
             w.dedent();
             w.line("}");
         }
-    }
-
-    /// The `c` outputs of planes `z + j` from the lanes' queues.
-    fn store_outputs(&self, w: &mut CWriter, lanes: &[Lane], c: usize) {
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
-        w.indent();
-        let value = self.value(&|a: &Access| {
-            let (k, lane) = lanes
-                .iter()
-                .enumerate()
-                .find(|(_, l)| l.slot == a.slot && l.at == a.offset[1..])
-                .expect("every read has its lane");
-            format!("q_{k}[{}]", shifted("j", a.offset[0] - lane.lo))
-        });
-        if c > 1 {
-            w.line("if (z + j < z1)");
-            w.line(&format!("    out[(z + j) * s0 + col] = {value};"));
-        } else {
-            w.line(&format!("out[(z + j) * s0 + col] = {value};"));
-        }
-        w.dedent();
-        w.line("}");
     }
 
     fn launcher(&self, w: &mut CWriter) {
@@ -1319,16 +1282,7 @@ impl Gen<'_> {
     }
 }
 
-/// A register queue of `stream`: grid `slot` at in-plane offset `at`, read at
-/// offsets `lo..=hi` along the slowest axis.
-struct Lane {
-    slot: Slot,
-    at: Vec<i64>,
-    lo: i64,
-    hi: i64,
-}
-
-/// A row group of a single-pass `stream` block: grid `slot` read at row offset
+/// A row group of a `stream` block: grid `slot` read at row offset
 /// `row` (the axes between the slowest and the contiguous one), at `reads`
 /// (offsets along the slowest and the contiguous axis).
 struct Row {
@@ -1338,6 +1292,19 @@ struct Row {
 }
 
 impl Row {
+    /// Planes one output reads from this row group, less one.
+    fn depth(&self) -> usize {
+        let (lo, hi) = self.planes();
+        (hi - lo) as usize
+    }
+
+    /// Planes in a `stream` thread's window of this row group, with `chunk`
+    /// cells per block and `c` per iteration: those one iteration reads, and
+    /// where the window moves (`chunk > c`), as many again loaded ahead.
+    fn window(&self, chunk: usize, c: usize) -> usize {
+        self.depth() + if chunk > c { 2 * c } else { c }
+    }
+
     /// The first and last plane offset read.
     fn planes(&self) -> (i64, i64) {
         let lo = self.reads.iter().map(|r| r.0).min().unwrap_or(0);
@@ -1366,7 +1333,7 @@ impl Row {
     }
 }
 
-/// The row groups of a single-pass `stream` block for statement `s`: one per
+/// The row groups of a `stream` block for statement `s`: one per
 /// grid and offset along the axes between the slowest and the contiguous one.
 fn rows(s: &Statement, dims: usize) -> Vec<Row> {
     let last = dims - 1;
@@ -1387,17 +1354,17 @@ fn rows(s: &Statement, dims: usize) -> Vec<Row> {
     rows
 }
 
-/// 32-bit registers a single-pass `stream` thread holds values in, for the
-/// most demanding statement of `st`, with `c` x `v` cells per thread.
-pub fn register_words(st: &Stencil, c: usize, v: usize) -> usize {
+/// 32-bit registers a `stream` thread holds values in, for the most
+/// demanding statement of `st`, with `c` x `v` cells per thread per iteration
+/// and `chunk` cells per block along the slowest axis.
+pub fn register_words(st: &Stencil, chunk: usize, c: usize, v: usize) -> usize {
     let words = st.dtype.size() / 4;
     let per_statement = |s: &Statement| -> usize {
         rows(s, st.dims())
             .iter()
             .map(|r| {
-                let (lo, hi) = r.planes();
                 let (x0, x1) = r.span(v);
-                ((hi - lo) as usize + c) * (x1 - x0 + 1) as usize * words
+                r.window(chunk, c) * (x1 - x0 + 1) as usize * words
             })
             .sum()
     };
@@ -1410,13 +1377,6 @@ fn signed(d: i64) -> String {
         0 => String::new(),
         d if d < 0 => format!(" - {}", -d),
         d => format!(" + {d}"),
-    }
-}
-
-impl Lane {
-    /// Planes one output reads from this lane, less one.
-    fn depth(&self) -> usize {
-        (self.hi - self.lo) as usize
     }
 }
 
@@ -1464,7 +1424,7 @@ mod tests {
     }
 
     #[test]
-    fn stream_keeps_one_queue_per_in_plane_offset() {
+    fn stream_moves_a_window_of_planes_through_registers() {
         let (st, an) = heat2d("fixed");
         let plan = Resolved {
             strategy: Strategy::Stream,
@@ -1474,26 +1434,35 @@ mod tests {
             vector: 1,
         };
         let code = source(&st, &an, &plan, "p", &CUDA);
-        // The centre column spans planes z - 1 ..= z + 1; x - 1 and x + 1 only plane z.
-        assert!(code.contains("const ptrdiff_t at_0 = i1;"), "{code}");
-        assert!(code.contains("double q_0[6] = {};"), "{code}");
-        assert!(code.contains("const ptrdiff_t at_1 = (i1 - 1);"), "{code}");
-        assert!(code.contains("double q_1[4] = {};"), "{code}");
-        // Preload, then the next iteration's planes before this one computes.
+        // Planes z - 1 ..= z + 2 for this iteration, z + 3 and z + 4 loaded ahead.
+        assert!(code.contains("double w0[6][3];"), "{code}");
+        // The first plane is read only at the centre column.
         assert!(
-            code.contains("q_0[j] = cur_u[(z0 + j - 1) * s0 + at_0];"),
+            code.contains("w0[0][1] = cur_u[(z0 - 1) * s0 + i1];") && !code.contains("w0[0][0] ="),
             "{code}"
         );
-        assert!(code.contains("if (z + 2 + j + 1 < n0)"), "{code}");
+        // Neighbours are loaded one iteration before their first use: those of
+        // plane z + 2 (held since the last iteration) and z + 3 (new) now,
+        // those of z + 4 (new, read at the centre column next) later.
+        assert!(code.contains("if (z + 2 < z1) {"), "{code}");
         assert!(
-            code.contains("q_0[4 + j] = cur_u[(z + 2 + j + 1) * s0 + at_0];"),
+            code.contains("w0[3][0] = cur_u[(z + 2) * s0 + i1 - 1];")
+                && code.contains("w0[4][2] = cur_u[(z + 3) * s0 + i1 + 1];")
+                && code.contains("w0[5][1] = cur_u[(z + 4) * s0 + i1];")
+                && !code.contains("w0[5][0] ="),
             "{code}"
         );
         assert!(
-            code.contains("if (z + j < z1)"),
+            code.contains("if (z + 1 < z1) {"),
             "a partial last iteration is not stored"
         );
-        assert!(code.contains("q_0[j] = q_0[j + 2];"), "{code}");
+        // Planes z + 2 and z + 3 are on the grid whenever z + 2 is in the
+        // region; z + 4 may be past its last plane.
+        assert!(
+            code.contains("if (z + 4 < n0) {") && !code.contains("if (z + 3 < n0)"),
+            "{code}"
+        );
+        assert!(code.contains("w0[1][0] = w0[3][0];"), "{code}");
         assert!(
             !code.contains("__shared__") && !code.contains("__syncthreads"),
             "{code}"
@@ -1505,11 +1474,9 @@ mod tests {
         let (st, an) = heat2d("periodic");
         let code = source(&st, &an, &plan, "p", &CUDA);
         assert!(
-            code.contains("q_0[4 + j] = cur_u[stencil_mod(z + 2 + j + 1, n0) * s0 + at_0];"),
-            "{code}"
-        );
-        assert!(
-            code.contains("const ptrdiff_t at_1 = stencil_mod(i1 - 1, n1);"),
+            code.contains(
+                "w0[4][0] = cur_u[stencil_mod(z + 3, n0) * s0 + stencil_mod(i1 - 1, n1)];"
+            ),
             "{code}"
         );
     }
@@ -1718,7 +1685,11 @@ mod tests {
         );
         let j2d5pt = "u[-1,0] + u[0,-1] + u[0,0] + u[0,1] + u[1,0]";
         let j2d32 = stencil("\"y\", \"x\"", "f32", j2d5pt);
-        assert_eq!(register_words(&j2d32, 4, 4), 6 * 6, "6 planes of 6 cells");
+        assert_eq!(
+            register_words(&j2d32, 4, 4, 4),
+            6 * 6,
+            "6 planes of 6 cells"
+        );
         assert_eq!(
             plan(&j2d32, &auto, &CUDA),
             (Strategy::Stream, vec![1, 64], 4, 4, 4)
@@ -1741,7 +1712,7 @@ mod tests {
             "a whole 64-wide wavefront along x"
         );
         let j3d64 = stencil("\"z\", \"y\", \"x\"", "f64", j3d7pt);
-        assert_eq!(register_words(&j3d64, 2, 2), 4 * 4 * 2 + 2 * (2 * 2 * 2));
+        assert_eq!(register_words(&j3d64, 2, 2, 2), 4 * 4 * 2 + 2 * (2 * 2 * 2));
         assert_eq!(
             plan(&j3d64, &auto, &CUDA),
             (Strategy::Stream, vec![1, 2, 64], 2, 2, 2)
@@ -1749,7 +1720,7 @@ mod tests {
         let star =
             "sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])";
         let wide = stencil("\"z\", \"y\", \"x\"", "f32", star);
-        assert!(register_words(&wide, 2, 4) > AUTO_REGISTER_WORDS);
+        assert!(register_words(&wide, 2, 2, 4) > AUTO_REGISTER_WORDS);
         assert_eq!(
             plan(&wide, &auto, &CUDA).0,
             Strategy::Naive,
