@@ -171,3 +171,35 @@ fn a_device_allocation_that_fails_is_an_error_and_frees_the_rest() {
     s.step(heat3d::Params::default(), 1).unwrap();
     s.synchronize().unwrap();
 }
+
+/// With no device (or no driver), GPU calls are `Err(Device)` carrying the
+/// runtime's message, and the host grids are left as they were; with one,
+/// the same call runs. CI has no GPU, so there this checks the first case.
+#[cfg(any(feature = "cuda", feature = "hip"))]
+#[test]
+fn without_a_device_gpu_calls_are_errors_with_the_runtime_message() {
+    #[cfg(feature = "cuda")]
+    let (count, run): (_, fn(&mut [f64], &[f64]) -> Result<(), StencilError>) =
+        (stencil_tests::cuda_device_count(), |u, kappa| {
+            heat3d::cuda::run(u, kappa, [3, 3, 3], heat3d::Params::default(), 1)
+        });
+    #[cfg(all(not(feature = "cuda"), feature = "hip"))]
+    let (count, run): (_, fn(&mut [f64], &[f64]) -> Result<(), StencilError>) =
+        (stencil_tests::hip_device_count(), |u, kappa| {
+            heat3d::hip::run(u, kappa, [3, 3, 3], heat3d::Params::default(), 1)
+        });
+    let mut u: Vec<f64> = (0..27).map(f64::from).collect();
+    let result = run(&mut u, &[0.5; 27]);
+    match count {
+        Ok(n) if n > 0 => result.unwrap(),
+        _ => {
+            match result.unwrap_err() {
+                StencilError::Device { call, message, .. } => {
+                    assert!(!call.is_empty() && !message.is_empty());
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(u, (0..27).map(f64::from).collect::<Vec<_>>());
+        }
+    }
+}
