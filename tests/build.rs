@@ -130,11 +130,25 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
             collect(&path, out)?;
         } else if path.to_string_lossy().ends_with(".stencil.toml")
             && path.parent().is_some_and(|p| p.ends_with("stencils"))
+            && !benchmark_only(&path)
         {
             out.push(path);
         }
     }
     Ok(())
+}
+
+/// Whether `spec` is one of the benchmark suite's that only its runner checks
+/// (against the reference, with every compiled strategy, before timing it):
+/// the suite's j2d5pt and j3d7pt, whose tuned kernels `auto` picks, are
+/// tested here too; the others would double the GPU variants (and one
+/// shares its name with an example).
+fn benchmark_only(spec: &Path) -> bool {
+    let in_suite = spec.components().any(|c| c.as_os_str() == "suite");
+    let tuned = ["j2d5pt.stencil.toml", "j3d7pt.stencil.toml"]
+        .iter()
+        .any(|t| spec.ends_with(t));
+    in_suite && !tuned
 }
 
 /// The spec with another name, dtype (params follow it), boundary and GPU strategy.

@@ -2,6 +2,7 @@
  * timed with CUDA events (bytes read + written per second). */
 #include <cuda_runtime.h>
 #include <stddef.h>
+#include <stdio.h>
 
 extern "C" int suite_copy_seconds(size_t bytes, int reps, double *seconds)
 {
@@ -49,4 +50,14 @@ extern "C" int suite_timer_stop(double *seconds)
     if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, timer_start, timer_stop);
     *seconds = ms / 1000.0;
     return (int)e;
+}
+
+/* The name of device 0, NUL-terminated in `name` (at most `len` bytes). */
+extern "C" int suite_device_name(char *name, int len)
+{
+    cudaDeviceProp p;
+    cudaError_t e = cudaGetDeviceProperties(&p, 0);
+    if (e != cudaSuccess || len < 1) return (int)e;
+    snprintf(name, (size_t)len, "%s", p.name);
+    return 0;
 }

@@ -1,283 +1,158 @@
-//! The GPU half of the runner.
+//! The CUDA half of the runner: the bound (a device-to-device `cudaMemcpy`)
+//! and every compiled variant, timed with CUDA events.
 
-use std::fmt::Write as _;
+use std::os::raw::{c_char, c_int};
 
-use super::*;
-
-/// Options: `--steps N --reps R --json PATH`.
-struct Options {
-    steps: u64,
-    reps: usize,
-    json: Option<String>,
-    filter: Option<String>,
-}
-
-fn options() -> Result<Options, String> {
-    let mut o = Options {
-        steps: 100,
-        reps: 5,
-        json: None,
-        filter: None,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut value = || args.next().ok_or(format!("{a} needs a value"));
-        match a.as_str() {
-            "--steps" => o.steps = value()?.parse().map_err(|e| format!("--steps: {e}"))?,
-            "--reps" => o.reps = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
-            "--json" => o.json = Some(value()?),
-            "--filter" => o.filter = Some(value()?),
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}`; use --steps N --reps R --json PATH"
-                ));
-            }
-        }
-    }
-    Ok(o)
-}
-
-/// One measured configuration.
-struct Row {
-    stencil: &'static str,
-    dtype: &'static str,
-    variant: &'static str,
-    strategy: &'static str,
-    block: &'static [usize],
-    chunk: usize,
-    coarsen: usize,
-    vector: usize,
-    shape: Vec<usize>,
-    steps: u64,
-    seconds: f64,
-    gcells: f64,
-    gbs: f64,
-}
-
-/// Deterministic, non-trivial values.
-fn pattern<T: From<f32>>(cells: usize) -> Vec<T> {
-    (0..cells)
-        .map(|c| T::from(((c * 7919) % 1000) as f32 / 1000.0))
-        .collect()
-}
-
-/// The median of `reps` runs of `f`, in seconds of GPU time (CUDA events
-/// recorded around what `f` queues).
-fn median(
-    reps: usize,
-    mut f: impl FnMut() -> Result<(), StencilError>,
-) -> Result<f64, Box<dyn std::error::Error>> {
-    let mut t = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
-        // SAFETY: records an event; the function owns its events.
-        event_check(unsafe { suite_timer_start() })?;
-        f()?;
-        let mut seconds = 0.0;
-        // SAFETY: writes one f64.
-        event_check(unsafe { suite_timer_stop(&mut seconds) })?;
-        t.push(seconds);
-    }
-    t.sort_by(f64::total_cmp);
-    Ok(t[t.len() / 2])
-}
-
-fn event_check(code: std::os::raw::c_int) -> Result<(), String> {
-    match code {
-        0 => Ok(()),
-        e => Err(format!("CUDA event timing failed with CUDA error {e}")),
-    }
-}
-
-/// Runs `run(n)` (n steps, then a synchronize) for 10 warm-up steps, then
-/// returns the median seconds of `o.reps` runs of `o.steps` steps.
-fn timed(
-    o: &Options,
-    mut run: impl FnMut(u64) -> Result<(), StencilError>,
-) -> Result<f64, Box<dyn std::error::Error>> {
-    run(10)?;
-    median(o.reps, || run(o.steps))
-}
-
-macro_rules! check_and_time {
-    ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, $o:expr, $rows:expr) => {
-        // A closure, so that a variant the filter leaves out returns from it alone.
-        (|| -> Result<(), Box<dyn std::error::Error>> {
-            use $m as s;
-            if $o
-                .filter
-                .as_ref()
-                .is_some_and(|f| !s::NAME.contains(f.as_str()))
-            {
-                return Ok(());
-            }
-            // Correctness first: the GPU result against the reference on a small odd grid.
-            let small: Vec<usize> = [29usize, 45, 133][3 - s::DIMS..].to_vec();
-            let cells: usize = small.iter().product();
-            let (mut a, mut b) = (pattern(cells), pattern(cells));
-            s::cuda::run(&mut a, small.clone().try_into().unwrap(), s::Params {}, 3)?;
-            s::reference::run(&mut b, small.clone().try_into().unwrap(), s::Params {}, 3)?;
-            let worst = a
-                .iter()
-                .zip(&b)
-                .map(|(x, y)| (f64::from(*x) - f64::from(*y)).abs())
-                .fold(0.0, f64::max);
-            assert!(
-                worst < 1e-4,
-                "{}: differs from the reference by {worst}",
-                s::NAME
-            );
-            // The suite's sizes (SUITE.md; 16384^2 as in ANCHORS.md): 1 GiB to 2 GiB per grid.
-            let shape = [if s::DIMS == 2 { 16384 } else { 512 }; s::DIMS];
-            let cells: usize = shape.iter().product();
-            let mut session = s::cuda::Session::new(shape)?;
-            session.upload(&pattern(cells))?;
-            let seconds = timed(&$o, |n| {
-                session.step(s::Params {}, n)?;
-                session.synchronize()
-            })?;
-            let updated: usize = shape
-                .iter()
-                .zip(s::RADIUS)
-                .map(|(n, r)| n - 2 * r)
-                .product();
-            let per_step = seconds / $o.steps as f64;
-            let size = if $dtype == "f32" { 4.0 } else { 8.0 };
-            $rows.push(Row {
-                stencil: $stencil,
-                dtype: $dtype,
-                variant: $variant,
-                strategy: s::cuda::TILING.strategy,
-                block: s::cuda::TILING.block,
-                chunk: s::cuda::TILING.chunk,
-                coarsen: s::cuda::TILING.coarsen,
-                vector: s::cuda::TILING.vector,
-                shape: shape.to_vec(),
-                steps: $o.steps,
-                seconds,
-                gcells: updated as f64 / per_step / 1e9,
-                gbs: 2.0 * size * updated as f64 / per_step / 1e9,
-            });
-            eprintln!(
-                "  {}: {:.1} GCells/s",
-                s::NAME,
-                $rows.last().unwrap().gcells
-            );
-            Ok(())
-        })()?;
-    };
-}
+use crate::report::{Bound, Progress, Row};
+use crate::{Options, StencilError, check, pattern};
 
 unsafe extern "C" {
-    fn suite_timer_start() -> std::os::raw::c_int;
-    fn suite_timer_stop(seconds: *mut f64) -> std::os::raw::c_int;
-    fn suite_copy_seconds(
-        bytes: usize,
-        reps: std::os::raw::c_int,
-        seconds: *mut f64,
-    ) -> std::os::raw::c_int;
+    fn suite_timer_start() -> c_int;
+    fn suite_timer_stop(seconds: *mut f64) -> c_int;
+    fn suite_copy_seconds(bytes: usize, reps: c_int, seconds: *mut f64) -> c_int;
+    fn suite_device_name(name: *mut c_char, len: c_int) -> c_int;
+}
+
+fn cuda(what: &str, code: c_int) -> Result<(), String> {
+    match code {
+        0 => Ok(()),
+        e => Err(format!("{what} failed with CUDA error {e}")),
+    }
+}
+
+/// The name of the first CUDA device.
+fn device_name() -> Result<String, String> {
+    let mut buf = [0 as c_char; 256];
+    // SAFETY: writes at most `len` bytes, NUL-terminated.
+    cuda("cudaGetDeviceProperties", unsafe {
+        suite_device_name(buf.as_mut_ptr(), buf.len() as c_int)
+    })?;
+    // SAFETY: NUL-terminated by the callee.
+    Ok(unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned())
 }
 
 /// GB/s (bytes read + written) of a device-to-device `cudaMemcpy` of `bytes`.
 fn copy_bandwidth(bytes: usize, reps: usize) -> Result<f64, String> {
     let mut seconds = 0.0;
     // SAFETY: writes one f64; the function allocates and frees its own buffers.
-    let code = unsafe { suite_copy_seconds(bytes, reps as std::os::raw::c_int, &mut seconds) };
-    if code != 0 {
-        return Err(format!("cudaMemcpy bound failed with CUDA error {code}"));
-    }
+    cuda("cudaMemcpy bound", unsafe {
+        suite_copy_seconds(bytes, reps as c_int, &mut seconds)
+    })?;
     Ok(2.0 * bytes as f64 / seconds / 1e9)
 }
 
-/// GB/s of the `copy2d` stencil kernel (one read, one write per cell) on `n` x `n` cells.
+/// Runs `run(n)` for `o.warmup` steps, then returns the median seconds of
+/// `o.reps` runs of `steps` steps, each timed with CUDA events recorded
+/// around what it queues (and its final synchronize).
+fn timed(
+    o: &Options,
+    steps: u64,
+    mut run: impl FnMut(u64) -> Result<(), StencilError>,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    run(o.warmup)?;
+    let mut t = Vec::with_capacity(o.reps);
+    for _ in 0..o.reps.max(1) {
+        // SAFETY: records an event; the function owns its events.
+        cuda("cudaEventRecord", unsafe { suite_timer_start() })?;
+        run(steps)?;
+        let mut seconds = 0.0;
+        // SAFETY: writes one f64.
+        cuda("cudaEventElapsedTime", unsafe {
+            suite_timer_stop(&mut seconds)
+        })?;
+        t.push(seconds);
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
+}
+
+/// GB/s of the `copy2d` stencil kernel (one read, one write per cell) on 16384^2 cells.
 macro_rules! copy_kernel {
-    ($m:ident, $n:expr, $o:expr) => {{
-        use $m as s;
-        let shape = [$n, $n];
-        let cells = $n * $n;
-        let mut session = s::cuda::Session::new(shape)?;
-        session.upload(&pattern(cells), &pattern(cells))?;
-        let seconds = timed(&$o, |n| {
-            session.step(s::Params {}, n)?;
+    ($m:ident, $o:expr) => {{
+        use crate::$m as s;
+        let n = 16384;
+        let mut session = s::cuda::Session::new([n, n])?;
+        session.upload(&pattern(n * n, 0), &pattern(n * n, 1))?;
+        let seconds = timed($o, 100, |k| {
+            session.step(s::Params {}, k)?;
             session.synchronize()
         })?;
-        let size = std::mem::size_of::<s::Real>() as f64;
-        2.0 * size * cells as f64 * $o.steps as f64 / seconds / 1e9
+        2.0 * std::mem::size_of::<s::Real>() as f64 * (n * n) as f64 * 100.0 / seconds / 1e9
     }};
 }
 
-pub fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let o = options()?;
-    eprintln!("CUDA devices: {}", cuda_device_count()?);
-    // The bound: cudaMemcpy device to device of one 16384^2 f64 grid (2 GiB), and our own
-    // naive copy kernel (`copy2d`) beside it for reference.
-    let memcpy = copy_bandwidth(16384 * 16384 * 8, 20)?;
-    let kernel32 = copy_kernel!(copy2d_f32, 16384, o);
-    let kernel64 = copy_kernel!(copy2d_f64, 16384, o);
-    eprintln!(
-        "bound: cudaMemcpy D2D {memcpy:.0} GB/s; copy kernel {kernel32:.0} GB/s (f32), {kernel64:.0} GB/s (f64)"
-    );
-    let (bound32, bound64) = (memcpy, memcpy);
-    let mut rows: Vec<Row> = Vec::new();
+/// Measures the bound, then every selected variant.
+pub fn run(
+    o: &Options,
+    rows: &mut Vec<Row>,
+    bounds: &mut Vec<Bound>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let device = device_name()?;
+    // The bound: cudaMemcpy device to device of 2 GiB (one 16384^2 f64 grid);
+    // our own naive copy kernel (`copy2d`) beside it, for reference.
+    let gbs = copy_bandwidth(16384 * 16384 * 8, 20)?;
+    let (k32, k64) = (copy_kernel!(copy2d_f32, o), copy_kernel!(copy2d_f64, o));
+    bounds.push(Bound {
+        backend: "cuda",
+        what: format!(
+            "device-to-device cudaMemcpy of 2 GiB on {device}, CUDA events \
+             (our naive copy kernel beside it: {k32:.0} GB/s in f32, {k64:.0} in f64)"
+        ),
+        gbs,
+    });
+    let mut progress = Progress::new(o, &[]);
+    macro_rules! row {
+        ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, [$($g:literal),*]) => {
+            if o.wants($stencil, $dtype, $variant) {
+                use crate::$m as s;
+                progress.next(&format!("cuda {}", s::NAME));
+                let grids = [$($g),*].len();
+                check(
+                    s::NAME,
+                    s::DIMS,
+                    grids,
+                    s::FLOPS_PER_CELL,
+                    |g, shape| s::cuda::run_grids(g, shape, &[], 3),
+                    |g, shape| s::reference::run_grids(g, shape, &[], 3),
+                )?;
+                let shape: [usize; s::DIMS] = o.shape($stencil, s::DIMS, true).try_into().unwrap();
+                let cells: usize = shape.iter().product();
+                let data: Vec<Vec<s::Real>> = (0..grids).map(|k| pattern(cells, k)).collect();
+                let mut session = s::cuda::Session::new(shape)?;
+                session.upload($(&data[$g]),*)?;
+                let steps = o.steps(true);
+                let seconds = timed(o, steps, |n| {
+                    session.step(s::Params {}, n)?;
+                    session.synchronize()
+                })?;
+                let t = s::cuda::TILING;
+                let strategy = if t.strategy == "stream" {
+                    format!(
+                        "stream {:?}, chunk {}, coarsen {}, vector {}",
+                        t.block, t.chunk, t.coarsen, t.vector
+                    )
+                } else {
+                    format!("{} {:?}", t.strategy, t.block)
+                };
+                rows.push(Row {
+                    backend: "cuda",
+                    device: device.clone(),
+                    stencil: $stencil,
+                    dtype: $dtype,
+                    variant: $variant,
+                    strategy,
+                    shape: shape.to_vec(),
+                    steps,
+                    seconds,
+                    size: std::mem::size_of::<s::Real>(),
+                    radius: s::RADIUS.to_vec(),
+                });
+            }
+        };
+    }
     include!(concat!(env!("OUT_DIR"), "/variants.rs"));
-    let mut table = String::from(
-        "| stencil | dtype | shape | variant | strategy | block | GCells/s | GB/s (1 step) | bound GB/s | of bound | vs naive |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
-    );
-    let mut json = String::from("[\n");
-    for r in &rows {
-        let bound = if r.dtype == "f32" { bound32 } else { bound64 };
-        let naive = rows
-            .iter()
-            .find(|n| n.stencil == r.stencil && n.dtype == r.dtype && n.variant == "naive")
-            .map_or(f64::NAN, |n| n.gcells);
-        writeln!(
-            table,
-            "| {} | {} | {:?} | {} | {} | {:?}{} | {:.1} | {:.0} | {:.0} | {:.1}% | {:.2}x |",
-            r.stencil,
-            r.dtype,
-            r.shape,
-            r.variant,
-            r.strategy,
-            r.block,
-            if r.strategy == "stream" {
-                format!(
-                    ", chunk {}, coarsen {}, vector {}",
-                    r.chunk, r.coarsen, r.vector
-                )
-            } else {
-                String::new()
-            },
-            r.gcells,
-            r.gbs,
-            bound,
-            100.0 * r.gbs / bound,
-            r.gcells / naive
-        )?;
-        writeln!(
-            json,
-            "  {{\"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"block\": {:?}, \"chunk\": {}, \"coarsen\": {}, \"vector\": {}, \"steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bound_gb_per_s\": {:.1}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {:.3}}},",
-            r.stencil,
-            r.dtype,
-            r.shape,
-            r.variant,
-            r.strategy,
-            r.block,
-            r.chunk,
-            r.coarsen,
-            r.vector,
-            r.steps,
-            o.reps,
-            r.seconds,
-            r.gcells,
-            r.gbs,
-            bound,
-            r.gbs / bound,
-            r.gcells / naive
-        )?;
-    }
-    let json = json.trim_end_matches(",\n").to_string() + "\n]\n";
-    println!("{table}");
-    if let Some(path) = &o.json {
-        std::fs::write(path, json)?;
-    }
+    progress.finish();
     Ok(())
 }

@@ -1,17 +1,177 @@
-//! Runs the suite's stencils with every compiled GPU strategy beside the
-//! bandwidth bound measured in the same run, after checking each against the
-//! reference on a small grid of odd extents.
+//! The suite runner: every SUITE.md stencil, in f32 and f64, with every
+//! compiled strategy on every enabled backend, beside the bandwidth bound
+//! measured in the same run on the same device. Each configuration is first
+//! checked against the reference on a small grid of odd extents, then timed:
+//! warm-up steps, then the median of several timed runs (CUDA events on the
+//! GPU, a monotonic clock on the CPU).
 //!
-//! `cargo run --release -p suite --features cuda -- [--steps N] [--reps R] [--json PATH]`
+//! `cargo run --release -p suite [--features cuda] -- --help`
 
 include!(concat!(env!("OUT_DIR"), "/stencils.rs"));
 
+#[cfg(feature = "openmp")]
+mod cpu;
 #[cfg(feature = "cuda")]
 mod gpu;
+mod report;
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// A backend the runner can measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// The CUDA kernels (feature `cuda`), on the first GPU.
+    Cuda,
+    /// The OpenMP-C kernels (feature `openmp`), on every core.
+    Openmp,
+}
+
+/// What to run, and where the results go.
+#[derive(Parser, Debug)]
+#[command(
+    about = "Runs the SUITE.md stencils with every compiled strategy beside the bandwidth bound"
+)]
+pub struct Options {
+    /// A stencil to run (e.g. j3d7pt); repeat for several. Default: all.
+    #[arg(long = "stencil", value_name = "NAME")]
+    pub stencils: Vec<String>,
+    /// A backend to run; repeat for several. Default: every one compiled in.
+    #[arg(long = "backend", value_enum)]
+    pub backends: Vec<Backend>,
+    /// A variant (strategy) to run beside `naive`, which always runs. Default: all.
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// An element type to run. Default: both.
+    #[arg(long = "dtype", value_parser = ["f32", "f64"])]
+    pub dtypes: Vec<String>,
+    /// Extent of each axis of the 2-D grids [default: 16384 on the GPU, 4096 on the CPU].
+    #[arg(long)]
+    pub size2: Option<usize>,
+    /// Extent of each axis of the 3-D grids [default: 512 on the GPU (acoustic25:
+    /// 300 x 994 x 750), 256 on the CPU].
+    #[arg(long)]
+    pub size3: Option<usize>,
+    /// Time steps per timed run [default: 100 on the GPU, 10 on the CPU].
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Timed runs per configuration; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    pub reps: usize,
+    /// Warm-up steps before the timed runs.
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u64,
+    /// Write the rows as JSON (one object per row) to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the Markdown table (also printed) to this file.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+}
+
+impl Options {
+    /// Whether the configuration is selected; `naive` always is, as every
+    /// row's speed-up is measured against it.
+    pub fn wants(&self, stencil: &str, dtype: &str, variant: &str) -> bool {
+        let any = |list: &[String], x: &str| list.is_empty() || list.iter().any(|l| l == x);
+        any(&self.stencils, stencil)
+            && any(&self.dtypes, dtype)
+            && (variant == "naive" || any(&self.variants, variant))
+    }
+
+    /// Whether `backend` is to run.
+    pub fn runs(&self, backend: Backend) -> bool {
+        self.backends.is_empty() || self.backends.contains(&backend)
+    }
+
+    /// The grid of `stencil` with `dims` axes on the GPU (`gpu`) or the CPU.
+    pub fn shape(&self, stencil: &str, dims: usize, gpu: bool) -> Vec<usize> {
+        match (dims, self.size2, self.size3) {
+            (2, Some(n), _) | (3, _, Some(n)) => vec![n; dims],
+            (3, _, None) if gpu && stencil == "acoustic25" => vec![300, 994, 750],
+            (2, None, _) => vec![if gpu { 16384 } else { 4096 }; 2],
+            _ => vec![if gpu { 512 } else { 256 }; dims],
+        }
+    }
+
+    /// Time steps per timed run.
+    pub fn steps(&self, gpu: bool) -> u64 {
+        self.steps.unwrap_or(if gpu { 100 } else { 10 })
+    }
+}
+
+/// Every compiled configuration: (module, dtype, stencil, variant).
+pub const COMPILED: &[(&str, &str, &str, &str)] =
+    include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
+
+/// Deterministic, non-trivial values in [0, 1), different per grid `k`.
+pub fn pattern<T: From<f32>>(cells: usize, k: usize) -> Vec<T> {
+    (0..cells)
+        .map(|c| T::from((((c + 37 * k) * 7919) % 1000) as f32 / 1000.0))
+        .collect()
+}
+
+/// Runs 3 steps of a backend and of the reference from the same data on a
+/// small grid of odd extents and fails unless they agree within a tolerance
+/// that follows from the dtype and the flops.
+pub fn check<T: Copy + From<f32> + Into<f64>>(
+    name: &str,
+    dims: usize,
+    grids: usize,
+    flops: usize,
+    backend: impl Fn(&mut [&mut [T]], &[usize]) -> Result<(), StencilError>,
+    reference: impl Fn(&mut [&mut [T]], &[usize]) -> Result<(), StencilError>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let shape: Vec<usize> = [29usize, 45, 133][3 - dims..].to_vec();
+    let cells: usize = shape.iter().product();
+    let mut a: Vec<Vec<T>> = (0..grids).map(|k| pattern(cells, k)).collect();
+    let mut b = a.clone();
+    backend(
+        &mut a.iter_mut().map(Vec::as_mut_slice).collect::<Vec<_>>(),
+        &shape,
+    )?;
+    reference(
+        &mut b.iter_mut().map(Vec::as_mut_slice).collect::<Vec<_>>(),
+        &shape,
+    )?;
+    let eps = if std::mem::size_of::<T>() == 4 {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    let (mut worst, mut largest) = (0.0f64, 0.0f64);
+    for (x, y) in a.iter().flatten().zip(b.iter().flatten()) {
+        let (x, y): (f64, f64) = ((*x).into(), (*y).into());
+        worst = worst.max((x - y).abs());
+        largest = largest.max(y.abs());
+    }
+    let tolerance = 16.0 * eps * (flops as f64 + 2.0) * 3.0 * largest.max(1.0);
+    if !(worst <= tolerance) {
+        return Err(format!(
+            "{name} differs from the reference by {worst:e} (tolerance {tolerance:e})"
+        )
+        .into());
+    }
+    Ok(())
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let o = Options::parse();
+    let mut rows = Vec::new();
+    let mut bounds = Vec::new();
     #[cfg(feature = "cuda")]
-    return gpu::main();
-    #[cfg(not(feature = "cuda"))]
-    Err("the suite runner measures GPU strategies: build it with `--features cuda`".into())
+    if o.runs(Backend::Cuda) {
+        gpu::run(&o, &mut rows, &mut bounds)?;
+    }
+    #[cfg(feature = "openmp")]
+    if o.runs(Backend::Openmp) {
+        cpu::run(&o, &mut rows, &mut bounds)?;
+    }
+    if rows.is_empty() {
+        return Err(
+            "nothing to run: no compiled backend or configuration matches the options".into(),
+        );
+    }
+    report::write(&o, &rows, &bounds)
 }

@@ -1456,10 +1456,10 @@ mod tests {
             code.contains("if (z + 1 < z1) {"),
             "a partial last iteration is not stored"
         );
-        // Planes z + 2 and z + 3 are on the grid whenever z + 2 is in the
-        // region; z + 4 may be past its last plane.
+        // 2-D kernels test every plane against the grid before loading it
+        // (3-D ones skip the planes provably on it: see the 3-D test).
         assert!(
-            code.contains("if (z + 4 < n0) {") && !code.contains("if (z + 3 < n0)"),
+            code.contains("if (z + 3 < n0) {") && code.contains("if (z + 4 < n0) {"),
             "{code}"
         );
         assert!(code.contains("w0[1][0] = w0[3][0];"), "{code}");
@@ -1640,6 +1640,9 @@ mod tests {
                 kernels[k]
             );
         }
+        // The planes read, z0 - 1 ..= z0 + 1, are on the grid whenever z0 is in
+        // the region (its frame is one plane wide): no test before loading.
+        assert!(!code.contains(" < n0) {"), "{code}");
         let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
         let cells = "n0 * n1 * n2 <= 2147483647";
         let vectors = "n2 % 4 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0";

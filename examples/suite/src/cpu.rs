@@ -1,0 +1,113 @@
+//! The OpenMP half of the runner: the bound (a STREAM-like copy through the
+//! `copy2d` stencil's OpenMP kernel) and the OpenMP kernels of the `naive`
+//! variant (one parallel loop over rows, no cache blocking) and of `auto`
+//! (the default cache blocks), timed with a monotonic clock.
+
+use std::time::Instant;
+
+use crate::report::{Bound, Progress, Row};
+use crate::{Options, StencilError, check, pattern};
+
+/// The variants with their own OpenMP tiling (the others share `auto`'s).
+const VARIANTS: &[&str] = &["naive", "auto"];
+
+/// The CPU model and the threads OpenMP may use.
+fn device_name() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "CPU".into());
+    let threads = std::env::var("OMP_NUM_THREADS")
+        .ok()
+        .or_else(|| {
+            std::thread::available_parallelism()
+                .ok()
+                .map(|n| n.to_string())
+        })
+        .unwrap_or_else(|| "?".into());
+    format!("{model}, {threads} threads")
+}
+
+/// Runs `run(n)` for `o.warmup` steps, then returns the median wall seconds
+/// of `o.reps` runs of `steps` steps.
+fn timed(
+    o: &Options,
+    steps: u64,
+    mut run: impl FnMut(u64) -> Result<(), StencilError>,
+) -> Result<f64, StencilError> {
+    run(o.warmup)?;
+    let mut t = Vec::with_capacity(o.reps);
+    for _ in 0..o.reps.max(1) {
+        let start = Instant::now();
+        run(steps)?;
+        t.push(start.elapsed().as_secs_f64());
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
+}
+
+/// Measures the bound, then every selected variant with its own OpenMP tiling.
+pub fn run(
+    o: &Options,
+    rows: &mut Vec<Row>,
+    bounds: &mut Vec<Bound>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let device = device_name();
+    // The bound: `copy2d` (v -> u, one read and one write per cell) on 4096^2 f64 (2 x 128 MiB).
+    let n = 4096;
+    let (mut u, v) = (pattern::<f64>(n * n, 0), pattern::<f64>(n * n, 1));
+    let steps = 20;
+    let seconds = timed(o, steps, |k| {
+        crate::copy2d_f64::openmp::run(&mut u, &v, [n, n], crate::copy2d_f64::Params {}, k)
+    })?;
+    bounds.push(Bound {
+        backend: "openmp",
+        what: format!("STREAM-like copy of a {n}^2 f64 grid (OpenMP, {device})"),
+        gbs: 2.0 * 8.0 * (n * n) as f64 * steps as f64 / seconds / 1e9,
+    });
+    let mut progress = Progress::new(o, VARIANTS);
+    macro_rules! row {
+        ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, [$($g:literal),*]) => {
+            if VARIANTS.contains(&$variant) && o.wants($stencil, $dtype, $variant) {
+                use crate::$m as s;
+                progress.next(&format!("openmp {}", s::NAME));
+                let grids = [$($g),*].len();
+                check(
+                    s::NAME,
+                    s::DIMS,
+                    grids,
+                    s::FLOPS_PER_CELL,
+                    |g, shape| s::openmp::run_grids(g, shape, &[], 3),
+                    |g, shape| s::reference::run_grids(g, shape, &[], 3),
+                )?;
+                let shape = o.shape($stencil, s::DIMS, false);
+                let cells: usize = shape.iter().product();
+                let mut data: Vec<Vec<s::Real>> = (0..grids).map(|k| pattern(cells, k)).collect();
+                let mut refs: Vec<&mut [s::Real]> = data.iter_mut().map(Vec::as_mut_slice).collect();
+                let steps = o.steps(false);
+                let seconds = timed(o, steps, |k| s::openmp::run_grids(&mut refs, &shape, &[], k))?;
+                rows.push(Row {
+                    backend: "openmp",
+                    device: device.clone(),
+                    stencil: $stencil,
+                    dtype: $dtype,
+                    variant: $variant,
+                    strategy: format!("cache blocks {:?}", s::openmp::TILING.block),
+                    shape,
+                    steps,
+                    seconds,
+                    size: std::mem::size_of::<s::Real>(),
+                    radius: s::RADIUS.to_vec(),
+                });
+            }
+        };
+    }
+    include!(concat!(env!("OUT_DIR"), "/variants.rs"));
+    progress.finish();
+    Ok(())
+}

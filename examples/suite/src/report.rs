@@ -1,0 +1,248 @@
+//! Rows, the bound they are measured against, and the outputs: a Markdown
+//! table (printed, and written with `--markdown`) and JSON (`--json`).
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+
+use crate::Options;
+
+/// One measured configuration.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// `cuda` or `openmp`.
+    pub backend: &'static str,
+    /// The device, as its runtime or the OS names it.
+    pub device: String,
+    /// The SUITE.md stencil.
+    pub stencil: &'static str,
+    /// `f32` or `f64`.
+    pub dtype: &'static str,
+    /// The suite's variant (`naive`, `auto`, ...).
+    pub variant: &'static str,
+    /// Strategy and parameters, as the kernels were compiled.
+    pub strategy: String,
+    /// The grid.
+    pub shape: Vec<usize>,
+    /// Time steps per timed run.
+    pub steps: u64,
+    /// Median seconds of one timed run.
+    pub seconds: f64,
+    /// Bytes per cell of one grid.
+    pub size: usize,
+    /// The stencil's radius per axis: the frame that is not updated.
+    pub radius: Vec<usize>,
+}
+
+impl Row {
+    /// Cells updated per step: the interior, `radius` cells from every edge.
+    fn updated(&self) -> f64 {
+        self.shape
+            .iter()
+            .zip(&self.radius)
+            .map(|(n, r)| (n - 2 * r) as f64)
+            .product()
+    }
+}
+
+/// A measured bandwidth bound.
+#[derive(Clone, Debug)]
+pub struct Bound {
+    /// The backend it bounds.
+    pub backend: &'static str,
+    /// How it was measured.
+    pub what: String,
+    /// Bytes read + written per second.
+    pub gbs: f64,
+}
+
+/// ANCHORS.md: GCells/s measured elsewhere on the GPU model of the GPU
+/// machine (H100 80GB HBM3): a naive kernel, and AN5D's tuned temporal
+/// blocking (1000 steps; its 3-D stencils are "-like": the same shape).
+const ANCHORS: &[(&str, &str, Option<f64>, Option<f64>)] = &[
+    ("j2d5pt", "f32", Some(228.0), Some(1511.0)),
+    ("j2d5pt", "f64", Some(164.0), Some(270.0)),
+    ("j2d9pt_gol", "f64", None, Some(162.0)),
+    ("j3d7pt", "f32", Some(240.0), Some(471.0)),
+    ("j3d7pt", "f64", Some(165.0), Some(210.0)),
+    ("j3d27pt", "f32", None, Some(287.0)),
+    ("j3d27pt", "f64", None, Some(131.0)),
+];
+
+fn anchor(stencil: &str, dtype: &str) -> (Option<f64>, Option<f64>) {
+    ANCHORS
+        .iter()
+        .find(|a| a.0 == stencil && a.1 == dtype)
+        .map_or((None, None), |a| (a.2, a.3))
+}
+
+/// `x` with three significant digits (at least one decimal).
+fn three_digits(x: f64) -> String {
+    let decimals = if x >= 100.0 {
+        1
+    } else if x >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{x:.decimals$}")
+}
+
+fn or_dash(x: Option<f64>) -> String {
+    x.map_or("–".into(), |x| format!("{x:.0}"))
+}
+
+/// A row's derived figures: GCells/s, GB/s of one step, the bound, the
+/// fraction of it, the speed-up over `naive` on the same backend.
+struct Figures {
+    gcells: f64,
+    gbs: f64,
+    bound: f64,
+    speedup: f64,
+}
+
+fn figures(r: &Row, rows: &[Row], bounds: &[Bound]) -> Figures {
+    let rate = |r: &Row| r.updated() * r.steps as f64 / r.seconds;
+    let gcells = rate(r) / 1e9;
+    let naive = rows
+        .iter()
+        .find(|n| {
+            n.backend == r.backend
+                && n.stencil == r.stencil
+                && n.dtype == r.dtype
+                && n.variant == "naive"
+        })
+        .map_or(f64::NAN, |n| rate(n) / 1e9);
+    let bound = bounds
+        .iter()
+        .find(|b| b.backend == r.backend)
+        .map_or(f64::NAN, |b| b.gbs);
+    Figures {
+        gcells,
+        gbs: 2.0 * r.size as f64 * gcells,
+        bound,
+        speedup: gcells / naive,
+    }
+}
+
+/// Prints the table (and the bounds), and writes the files asked for.
+pub fn write(
+    o: &Options,
+    rows: &[Row],
+    bounds: &[Bound],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let h100 = rows.iter().any(|r| r.device.contains("H100"));
+    let mut md = String::new();
+    for b in bounds {
+        writeln!(md, "Bound ({}): {} = {:.0} GB/s.", b.backend, b.what, b.gbs)?;
+    }
+    md.push('\n');
+    md.push_str("| backend | stencil | dtype | shape | variant | strategy, parameters | GCells/s | GB/s (1 step) | bound GB/s | of bound | vs naive |");
+    md.push_str(if h100 {
+        " naive, ANCHORS* | AN5D, ANCHORS* |\n"
+    } else {
+        "\n"
+    });
+    md.push_str("|---|---|---|---|---|---|---|---|---|---|---|");
+    md.push_str(if h100 { "---|---|\n" } else { "\n" });
+    let mut json = String::from("[\n");
+    for (k, r) in rows.iter().enumerate() {
+        let f = figures(r, rows, bounds);
+        let shape: Vec<String> = r.shape.iter().map(usize::to_string).collect();
+        write!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.1}% | {:.2}x |",
+            r.backend,
+            r.stencil,
+            r.dtype,
+            shape.join(" x "),
+            r.variant,
+            r.strategy,
+            three_digits(f.gcells),
+            f.gbs,
+            f.bound,
+            100.0 * f.gbs / f.bound,
+            f.speedup
+        )?;
+        if h100 {
+            let (naive, an5d) = anchor(r.stencil, r.dtype);
+            write!(md, " {} | {} |", or_dash(naive), or_dash(an5d))?;
+        }
+        md.push('\n');
+        writeln!(
+            json,
+            "  {{\"backend\": \"{}\", \"device\": \"{}\", \"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"steps\": {}, \"warmup_steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bound_gb_per_s\": {:.1}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {:.3}}}{}",
+            r.backend,
+            r.device.replace('"', "'"),
+            r.stencil,
+            r.dtype,
+            r.shape,
+            r.variant,
+            r.strategy,
+            r.steps,
+            o.warmup,
+            o.reps,
+            r.seconds,
+            f.gcells,
+            f.gbs,
+            f.bound,
+            f.gbs / f.bound,
+            f.speedup,
+            if k + 1 < rows.len() { "," } else { "" }
+        )?;
+    }
+    json.push_str("]\n");
+    if h100 {
+        md.push_str("\n\\* ANCHORS.md: measured elsewhere on the same GPU model (H100 80GB HBM3); AN5D fuses time steps (1000 steps).\n");
+    }
+    let devices: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r.device.as_str()).collect();
+    println!(
+        "Devices: {}\n\n{md}",
+        devices.into_iter().collect::<Vec<_>>().join("; ")
+    );
+    if let Some(path) = &o.markdown {
+        std::fs::write(path, &md)?;
+    }
+    if let Some(path) = &o.json {
+        std::fs::write(path, json)?;
+    }
+    Ok(())
+}
+
+/// The progress line on stderr: configuration `done` of `total`.
+pub struct Progress {
+    done: usize,
+    total: usize,
+}
+
+impl Progress {
+    /// Counts the compiled configurations `o` selects of `variants` (all when empty).
+    pub fn new(o: &Options, variants: &[&str]) -> Self {
+        let total = crate::COMPILED
+            .iter()
+            .filter(|(_, dtype, stencil, variant)| {
+                o.wants(stencil, dtype, variant)
+                    && (variants.is_empty() || variants.contains(variant))
+            })
+            .count();
+        Progress { done: 0, total }
+    }
+
+    /// Says what runs next: on one line rewritten in place on a terminal,
+    /// a line each in a log.
+    pub fn next(&mut self, what: &str) {
+        self.done += 1;
+        if std::io::stderr().is_terminal() {
+            eprint!("\r\x1b[2K[{}/{}] {what}", self.done, self.total);
+        } else {
+            eprintln!("[{}/{}] {what}", self.done, self.total);
+        }
+    }
+
+    /// Ends the line.
+    pub fn finish(&self) {
+        if std::io::stderr().is_terminal() {
+            eprintln!();
+        }
+    }
+}
