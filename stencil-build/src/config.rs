@@ -228,11 +228,13 @@ impl Config {
         let root = env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
         if files.is_empty() && dirs.is_empty() {
             let root = root.clone().ok_or_else(|| Error::Environment("CARGO_MANIFEST_DIR is not set: call compile() from a build script, or name specs with Config::spec".into()))?;
-            // The crate root itself holds target/, so only its sub-folders are watched.
-            discover(&root, &mut files, false)?;
+            // The crate root holds target/ and the Rust sources: only its
+            // folders that hold specs are watched, so that editing a source
+            // file does not regenerate and recompile every kernel.
+            discover(&root, &mut files, Watch::SpecFolders)?;
         }
         for dir in dirs.drain(..) {
-            discover(&dir, &mut files, true)?;
+            discover(&dir, &mut files, Watch::Folder)?;
         }
         files.sort();
         files.dedup();
@@ -271,10 +273,22 @@ fn archs(var: &str, configured: &[String], defaults: &[&str]) -> Vec<String> {
     }
 }
 
+/// Which folders [`discover`] tells Cargo to watch (Cargo scans a watched
+/// folder's whole subtree, so a spec added anywhere in it is seen).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    /// None.
+    No,
+    /// The folder searched.
+    Folder,
+    /// The folders directly inside it whose subtree holds a spec.
+    SpecFolders,
+}
+
 /// Adds every `*.stencil.toml` under `dir` to `out`, skipping hidden folders,
-/// `target/` and nested packages; prints `rerun-if-changed` for the folders.
-fn discover(dir: &Path, out: &mut Vec<PathBuf>, watch: bool) -> Result<(), Error> {
-    if watch {
+/// `target/` and nested packages; prints `rerun-if-changed` as `watch` says.
+fn discover(dir: &Path, out: &mut Vec<PathBuf>, watch: Watch) -> Result<(), Error> {
+    if watch == Watch::Folder {
         println!("cargo:rerun-if-changed={}", dir.display());
     }
     let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
@@ -298,7 +312,11 @@ fn discover(dir: &Path, out: &mut Vec<PathBuf>, watch: bool) -> Result<(), Error
         })?;
         if kind.is_dir() {
             if name != "target" && !path.join("Cargo.toml").exists() {
-                discover(&path, out, true)?;
+                let before = out.len();
+                discover(&path, out, Watch::No)?;
+                if watch == Watch::SpecFolders && out.len() > before {
+                    println!("cargo:rerun-if-changed={}", path.display());
+                }
             }
         } else if name.ends_with(".stencil.toml") {
             out.push(path);

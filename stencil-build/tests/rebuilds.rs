@@ -1,0 +1,167 @@
+//! A crate that uses stencil-build, built again and again with `cargo build
+//! -v`: editing a spec, adding one and changing `STENCIL_CUDA_ARCH` rerun its
+//! build script; nothing else does. A missing toolchain fails the build with
+//! a message saying where it looked and what to set.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SPEC: &str = "[stencil]\ndtype = \"f32\"\naxes = [\"y\", \"x\"]\n[fields]\nu = { role = \"state\" }\n[[update]]\ntarget = \"u\"\nexpr = \"0.25*(u[-1,0] + u[1,0] + u[0,-1] + u[0,1])\"\n";
+
+/// A scratch downstream crate (`probe-<name>`); the probes share one target
+/// folder (and so build stencil-build once), so each has its own name.
+struct Probe {
+    name: String,
+    root: PathBuf,
+    dir: PathBuf,
+    target: PathBuf,
+}
+
+impl Probe {
+    fn new(name: &str) -> Probe {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        let dir = root.join("crate");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::create_dir_all(dir.join("stencils")).unwrap();
+        let stencil_build = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let manifest = format!(
+            "[package]\nname = \"probe-{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+             [features]\nopenmp = []\ncuda = []\n\n\
+             [build-dependencies]\nstencil-build = {{ path = {:?} }}\n\n[workspace]\n",
+            stencil_build.display().to_string()
+        );
+        let files = [
+            ("Cargo.toml", manifest.as_str()),
+            (
+                "build.rs",
+                "fn main() -> Result<(), stencil_build::Error> {\n    stencil_build::compile()\n}\n",
+            ),
+            (
+                "src/lib.rs",
+                "include!(concat!(env!(\"OUT_DIR\"), \"/stencils.rs\"));\n",
+            ),
+            ("stencils/blur.stencil.toml", SPEC),
+        ];
+        for (path, text) in files {
+            std::fs::write(dir.join(path), text).unwrap();
+        }
+        // The workspace's lock file: the same, already downloaded, versions.
+        std::fs::copy(stencil_build.join("../Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+        let target = root.parent().unwrap().join("rebuild-probes-target");
+        Probe {
+            name: format!("probe-{name}-"),
+            root,
+            dir,
+            target,
+        }
+    }
+
+    /// `cargo build -v --offline` with `features` and the environment changed
+    /// by `env` (`None` removes a variable); returns success and stderr.
+    fn build(&self, features: &str, env: &[(&str, Option<&str>)]) -> (bool, String) {
+        // File times must differ from the last build's for Cargo to see a change.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "-v", "--offline", "--features", features])
+            .current_dir(&self.dir)
+            .env("CARGO_TARGET_DIR", &self.target);
+        for (var, value) in env {
+            match value {
+                Some(v) => cmd.env(var, v),
+                None => cmd.env_remove(var),
+            };
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Builds and says whether the probe's build script ran.
+    fn rebuilt(&self, features: &str, env: &[(&str, Option<&str>)]) -> bool {
+        let (ok, log) = self.build(features, env);
+        assert!(ok, "{log}");
+        log.lines().any(|l| {
+            l.contains("Running `") && l.contains(&self.name) && l.contains("build-script-build")
+        })
+    }
+
+    fn write(&self, path: &str, text: &str) {
+        let path = self.dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+#[test]
+fn specs_and_only_specs_rerun_the_build_script() {
+    let p = Probe::new("rebuild-openmp");
+    assert!(p.rebuilt("openmp", &[]), "the first build runs it");
+    assert!(!p.rebuilt("openmp", &[]), "nothing changed");
+    p.write("notes.md", "not a spec\n");
+    p.write(
+        "src/lib.rs",
+        "// edited\ninclude!(concat!(env!(\"OUT_DIR\"), \"/stencils.rs\"));\n",
+    );
+    assert!(
+        !p.rebuilt("openmp", &[]),
+        "a new file and an edited source are not specs"
+    );
+    p.write("stencils/blur.stencil.toml", &SPEC.replace("0.25", "0.2"));
+    assert!(p.rebuilt("openmp", &[]), "an edited spec");
+    p.write(
+        "stencils/more/sharpen.stencil.toml",
+        &SPEC.replace("0.25*(", "2*u[0,0] - 0.25*("),
+    );
+    assert!(p.rebuilt("openmp", &[]), "a new spec in a sub-folder");
+    assert!(!p.rebuilt("openmp", &[]), "and then nothing again");
+}
+
+#[test]
+#[ignore = "needs nvcc on PATH or in CUDA_PATH/NVCC; .ci/run runs it after installing nvcc"]
+fn changing_stencil_cuda_arch_reruns_the_build_script() {
+    let p = Probe::new("rebuild-cuda");
+    let arch = |a| [("STENCIL_CUDA_ARCH", Some(a))];
+    assert!(p.rebuilt("cuda", &arch("sm_80")));
+    assert!(!p.rebuilt("cuda", &arch("sm_80")));
+    assert!(p.rebuilt("cuda", &arch("sm_90")));
+    assert!(!p.rebuilt("cuda", &arch("sm_90")));
+}
+
+#[test]
+fn a_missing_nvcc_fails_the_build_saying_where_it_looked() {
+    let p = Probe::new("missing-nvcc");
+    // A PATH with the Rust toolchain and the C compiler rustc links with, no nvcc.
+    let bin = p.root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let cc = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("cc"))
+        .find(|c| c.is_file())
+        .expect("a C compiler `cc` on PATH");
+    let link = bin.join("cc");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(cc, &link).unwrap();
+    let toolchain = Path::new(env!("CARGO")).parent().unwrap();
+    let path = std::env::join_paths([toolchain, &bin]).unwrap();
+    let path = path.to_str().unwrap();
+    let (ok, log) = p.build(
+        "cuda",
+        &[
+            ("PATH", Some(path)),
+            ("NVCC", Some("/nonexistent/nvcc")),
+            ("CUDA_PATH", None),
+            ("CUDA_HOME", None),
+        ],
+    );
+    assert!(!ok, "{log}");
+    for needle in [
+        "the cuda backend cannot be built: nvcc was not found",
+        "/nonexistent/nvcc (NVCC)",
+        "CUDA_PATH not set",
+        "set CUDA_PATH",
+    ] {
+        assert!(log.contains(needle), "`{needle}` missing from:\n{log}");
+    }
+}
