@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 out="${OUT:-out}"; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 if [ "${1:-tests}" = suite ]; then
-    ./suite --backend cuda --json "$out/h100-cuda.json" --markdown "$out/h100-cuda.md" 2>&1 | tee "$out/suite.log"
+    ./suite --backend cuda --json "$out/h100-cuda.json" --markdown "$out/h100-cuda.md" --chart "$out/h100-cuda.svg" 2>&1 | tee "$out/suite.log"
     exit
 fi
 ./heat2d --include-ignored 2>&1 | tee "$out/template.log" | grep -E "test result"

@@ -9,6 +9,7 @@
 
 include!(concat!(env!("OUT_DIR"), "/stencils.rs"));
 
+mod chart;
 #[cfg(feature = "openmp")]
 mod cpu;
 #[cfg(feature = "cuda")]
@@ -68,6 +69,10 @@ pub struct Options {
     /// Write the Markdown table (also printed) to this file.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+    /// Draw GCells/s per stencil and strategy, with the bound, as SVG to this
+    /// file (with several backends, one `<stem>-<backend>.svg` each).
+    #[arg(long)]
+    pub chart: Option<PathBuf>,
 }
 
 impl Options {
@@ -173,5 +178,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "nothing to run: no compiled backend or configuration matches the options".into(),
         );
     }
-    report::write(&o, &rows, &bounds)
+    report::write(&o, &rows, &bounds)?;
+    if let Some(path) = &o.chart {
+        chart::write(path, &rows, &bounds)?;
+    }
+    Ok(())
 }

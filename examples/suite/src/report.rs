@@ -76,7 +76,7 @@ fn anchor(stencil: &str, dtype: &str) -> (Option<f64>, Option<f64>) {
 }
 
 /// `x` with three significant digits (at least one decimal).
-fn three_digits(x: f64) -> String {
+pub fn three_digits(x: f64) -> String {
     let decimals = if x >= 100.0 {
         1
     } else if x >= 10.0 {
@@ -100,9 +100,13 @@ struct Figures {
     speedup: f64,
 }
 
+/// A row's GCells/s: cells updated x steps / seconds.
+pub fn gcells(r: &Row) -> f64 {
+    r.updated() * r.steps as f64 / r.seconds / 1e9
+}
+
 fn figures(r: &Row, rows: &[Row], bounds: &[Bound]) -> Figures {
-    let rate = |r: &Row| r.updated() * r.steps as f64 / r.seconds;
-    let gcells = rate(r) / 1e9;
+    let gcells = gcells(r);
     let naive = rows
         .iter()
         .find(|n| {
@@ -111,7 +115,7 @@ fn figures(r: &Row, rows: &[Row], bounds: &[Bound]) -> Figures {
                 && n.dtype == r.dtype
                 && n.variant == "naive"
         })
-        .map_or(f64::NAN, |n| rate(n) / 1e9);
+        .map_or(f64::NAN, self::gcells);
     let bound = bounds
         .iter()
         .find(|b| b.backend == r.backend)

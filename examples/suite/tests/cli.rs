@@ -7,7 +7,11 @@ use std::process::Command;
 fn the_runner_checks_times_and_reports_every_selected_configuration() {
     let dir = std::env::temp_dir().join(format!("suite-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (json, md) = (dir.join("rows.json"), dir.join("table.md"));
+    let (json, md, svg) = (
+        dir.join("rows.json"),
+        dir.join("table.md"),
+        dir.join("chart.svg"),
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_suite"))
         .args([
             "--backend",
@@ -24,6 +28,8 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
         .arg(&json)
         .arg("--markdown")
         .arg(&md)
+        .arg("--chart")
+        .arg(&svg)
         .output()
         .unwrap();
     assert!(
@@ -51,6 +57,19 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
         8,
         "{md}"
     );
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    for text in [
+        "j2d9pt",
+        "acoustic25",
+        "best",
+        "f32: GCells/s",
+        "f64: GCells/s",
+        "the bound",
+    ] {
+        assert!(svg.contains(text), "{text} missing from the chart");
+    }
+    // A bar per measured (stencil, dtype, bar): naive, best and auto here.
+    assert!(svg.matches("<rect").count() >= 12, "{svg}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(&md), "the table is printed too");
 }
