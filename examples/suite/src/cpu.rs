@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use crate::report::{Bound, Progress, Row};
-use crate::{Options, StencilError, check, pattern};
+use crate::{Options, StencilError, check, median, pattern};
 
 /// The variants with their own OpenMP tiling (the others share `auto`'s).
 const VARIANTS: &[&str] = &["naive", "auto"];
@@ -41,14 +41,11 @@ fn timed(
     mut run: impl FnMut(u64) -> Result<(), StencilError>,
 ) -> Result<f64, StencilError> {
     run(o.warmup)?;
-    let mut t = Vec::with_capacity(o.reps);
-    for _ in 0..o.reps.max(1) {
+    median(o.reps, || {
         let start = Instant::now();
         run(steps)?;
-        t.push(start.elapsed().as_secs_f64());
-    }
-    t.sort_by(f64::total_cmp);
-    Ok(t[t.len() / 2])
+        Ok(start.elapsed().as_secs_f64())
+    })
 }
 
 /// Measures the bound, then every selected variant with its own OpenMP tiling.

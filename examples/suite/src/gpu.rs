@@ -4,7 +4,7 @@
 use std::os::raw::{c_char, c_int};
 
 use crate::report::{Bound, Progress, Row};
-use crate::{Options, StencilError, check, pattern};
+use crate::{Options, StencilError, check, median, pattern};
 
 unsafe extern "C" {
     fn suite_timer_start() -> c_int;
@@ -52,8 +52,7 @@ fn timed(
     mut run: impl FnMut(u64) -> Result<(), StencilError>,
 ) -> Result<f64, Box<dyn std::error::Error>> {
     run(o.warmup)?;
-    let mut t = Vec::with_capacity(o.reps);
-    for _ in 0..o.reps.max(1) {
+    median(o.reps, || {
         // SAFETY: records an event; the function owns its events.
         cuda("cudaEventRecord", unsafe { suite_timer_start() })?;
         run(steps)?;
@@ -62,10 +61,8 @@ fn timed(
         cuda("cudaEventElapsedTime", unsafe {
             suite_timer_stop(&mut seconds)
         })?;
-        t.push(seconds);
-    }
-    t.sort_by(f64::total_cmp);
-    Ok(t[t.len() / 2])
+        Ok(seconds)
+    })
 }
 
 /// GB/s of the `copy2d` stencil kernel (one read, one write per cell) on 16384^2 cells.

@@ -110,6 +110,15 @@ impl Options {
 pub const COMPILED: &[(&str, &str, &str, &str)] =
     include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
 
+/// The median of `reps` (at least one) measurements by `once`.
+pub fn median<E>(reps: usize, mut once: impl FnMut() -> Result<f64, E>) -> Result<f64, E> {
+    let mut t = (0..reps.max(1))
+        .map(|_| once())
+        .collect::<Result<Vec<f64>, E>>()?;
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
+}
+
 /// Deterministic, non-trivial values in [0, 1), different per grid `k`.
 pub fn pattern<T: From<f32>>(cells: usize, k: usize) -> Vec<T> {
     (0..cells)

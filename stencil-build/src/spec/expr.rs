@@ -300,12 +300,12 @@ impl Parser {
         operand: fn(&mut Self) -> Result<Node, ParseError>,
     ) -> Result<Node, ParseError> {
         let mut lhs = operand(self)?;
-        let mut height = height(&lhs);
+        let mut tall = height(&lhs);
         while let Some(&(_, op)) = ops.iter().find(|(c, _)| self.peek_punct(*c)) {
             self.pos += 1;
             let rhs = operand(self)?;
-            height = height.max(self::height(&rhs)) + 1;
-            if self.depth + height > MAX_HEIGHT {
+            tall = tall.max(height(&rhs)) + 1;
+            if self.depth + tall > MAX_HEIGHT {
                 return Err(self.error_at(
                     rhs.span,
                     format!("expression more than {MAX_HEIGHT} operations deep"),
