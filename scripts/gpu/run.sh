@@ -3,13 +3,16 @@
 # GPU ones included (CUDA, and the HIP source compiled by nvcc), compute-sanitizer
 # memcheck on every kernel shape (each strategy, vectors, windows with partial
 # tails), racecheck and synccheck on the shared-memory strategy; then, with `suite` as its
-# argument, the suite benchmark instead. Results go to $OUT (or ./out).
+# argument, the suite benchmark instead, with the CuPy baseline beside it. Results go to $OUT (or ./out).
 set -uo pipefail
 cd "$(dirname "$0")"
 out="${OUT:-out}"; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 if [ "${1:-tests}" = suite ]; then
-    ./suite --backend cuda --json "$out/h100-cuda.json" --markdown "$out/h100-cuda.md" --chart "$out/h100-cuda.svg" 2>&1 | tee "$out/suite.log"
+    # The baseline first (CuPy array expressions, its check data beside its rows), then the runner with it.
+    PYTHONUNBUFFERED=1 python3 ./baseline.py --json "$out/cupy.json" 2>&1 | tee "$out/cupy.log"
+    ./suite --backend cuda --baseline "$out/cupy.json" --json "$out/h100-cuda.json" --markdown "$out/h100-cuda.md" \
+        --chart "$out/h100-cuda.svg" 2>&1 | tee "$out/suite.log"
     exit
 fi
 ./heat2d --include-ignored 2>&1 | tee "$out/template.log" | grep -E "test result"

@@ -27,6 +27,6 @@ for line in sys.stdin:
         shutil.copy(m["executable"], ".device/cross_backend_hip")
 '
 STENCIL_CUDA_ARCH="${STENCIL_CUDA_ARCH:-sm_90}" cargo build --release -p suite --features cuda
-cp target/release/suite scripts/gpu/run.sh .device/
+cp target/release/suite scripts/gpu/run.sh examples/suite/baseline.py .device/
 strip .device/cross_backend .device/cross_backend_hip .device/heat2d .device/runtime_errors .device/suite
 ls -la .device

@@ -4,13 +4,15 @@ include!(concat!(env!("OUT_DIR"), "/cross_backend_tests.rs"));
 
 #[test]
 fn every_variant_is_registered() {
-    // 5 examples + 2 suite stencils + 3 test specs, each in f32/f64 x fixed/periodic;
+    // 5 examples + 2 suite stencils + 3 test specs, each in f32/f64 x
+    // fixed/periodic, and the random stencils in one dtype and boundary each;
     // with a GPU backend also `tiled`, four `stream` variants and `auto`
-    // (tests/build.rs), the `stream` ones and `auto` not for the one 1-D spec.
+    // (tests/build.rs), the `stream` ones and `auto` not for 1-D stencils.
+    let (random, random_1d) = stencil_tests::RANDOM_STENCILS;
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
-        10 * 4 * 7 - 4 * 5
+        10 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5
     } else {
-        10 * 4
+        10 * 4 + random
     };
     assert_eq!(
         stencil_tests::F32.len() + stencil_tests::F64.len(),

@@ -9,6 +9,7 @@
 
 include!(concat!(env!("OUT_DIR"), "/stencils.rs"));
 
+mod baseline;
 mod chart;
 #[cfg(feature = "openmp")]
 mod cpu;
@@ -73,6 +74,11 @@ pub struct Options {
     /// file (with several backends, one `<stem>-<backend>.svg` each).
     #[arg(long)]
     pub chart: Option<PathBuf>,
+    /// Add the rows of `baseline.py --json FILE` (the suite as CuPy array
+    /// expressions), after checking its output in `<stem>-check/` against
+    /// the reference.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
 }
 
 impl Options {
@@ -126,6 +132,9 @@ pub fn pattern<T: From<f32>>(cells: usize, k: usize) -> Vec<T> {
         .collect()
 }
 
+/// The grid of [`check`] (its last `dims` extents): odd, and not a multiple of any block.
+pub const CHECK_SHAPE: [usize; 3] = [29, 45, 133];
+
 /// Runs 3 steps of a backend and of the reference from the same data on a
 /// small grid of odd extents and fails unless they agree within a tolerance
 /// that follows from the dtype and the flops.
@@ -137,7 +146,7 @@ pub fn check<T: Copy + From<f32> + Into<f64>>(
     backend: impl Fn(&mut [&mut [T]], &[usize]) -> Result<(), StencilError>,
     reference: impl Fn(&mut [&mut [T]], &[usize]) -> Result<(), StencilError>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let shape: Vec<usize> = [29usize, 45, 133][3 - dims..].to_vec();
+    let shape: Vec<usize> = CHECK_SHAPE[3 - dims..].to_vec();
     let cells: usize = shape.iter().product();
     let mut a: Vec<Vec<T>> = (0..grids).map(|k| pattern(cells, k)).collect();
     let mut b = a.clone();
@@ -181,6 +190,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(feature = "openmp")]
     if o.runs(Backend::Openmp) {
         cpu::run(&o, &mut rows, &mut bounds)?;
+    }
+    if let Some(json) = &o.baseline {
+        let mut ran: Vec<&str> = rows.iter().map(|r| r.backend).collect();
+        ran.dedup();
+        rows.extend(baseline::load(&o, json, &ran)?);
+        // The baseline's rows beside the runner's, stencil by stencil.
+        rows.sort_by(|a, b| (a.backend, a.stencil, a.dtype).cmp(&(b.backend, b.stencil, b.dtype)));
     }
     if rows.is_empty() {
         return Err(

@@ -83,3 +83,96 @@ fn options_that_select_nothing_are_an_error() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to run"));
 }
+
+/// The interpreter for `baseline.py`: `SUITE_PYTHON`, or `python3`.
+fn python() -> String {
+    std::env::var("SUITE_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+#[test]
+#[ignore = "needs python3 with numpy (SUITE_PYTHON names another interpreter); .ci/run runs it"]
+fn the_baseline_is_checked_against_the_reference_before_its_rows_are_reported() {
+    let dir = std::env::temp_dir().join(format!("suite-baseline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("cupy.json");
+    // The baseline's stencils, run by numpy on the check grid.
+    let out = Command::new(python())
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/baseline.py"))
+        .args(["--xp", "numpy", "--check-only", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A measured row as baseline.py writes it (here for the CPU backend).
+    std::fs::write(
+        &json,
+        r#"[{"library": "CuPy 0.0", "backend": "openmp", "device": "test", "stencil": "j2d9pt",
+             "dtype": "f32", "shape": [64, 64], "steps": 2, "warmup_steps": 1, "reps": 3, "median_s": 0.001}]"#,
+    )
+    .unwrap();
+    let suite = |stencil: &str| {
+        Command::new(env!("CARGO_BIN_EXE_suite"))
+            .args([
+                "--backend",
+                "openmp",
+                "--stencil",
+                stencil,
+                "--variant",
+                "none",
+            ])
+            .args([
+                "--size2", "64", "--size3", "20", "--steps", "2", "--reps", "1",
+            ])
+            .arg("--baseline")
+            .arg(&json)
+            .output()
+            .unwrap()
+    };
+    // Every stencil's output agrees with the reference; the row is reported
+    // beside naive: 60 x 60 cells (radius 2) x 2 steps in 1 ms.
+    for stencil in [
+        "j2d5pt",
+        "j2d9pt",
+        "j2d9pt_gol",
+        "j2d25pt",
+        "j3d7pt",
+        "j3d13pt",
+        "j3d17pt",
+        "j3d27pt",
+        "poisson",
+        "star3d25",
+        "acoustic25",
+    ] {
+        let out = suite(stencil);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stencil}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if stencil == "j2d9pt" {
+            assert!(
+                stdout.contains("| j2d9pt | f32 | 64 x 64 | cupy | CuPy 0.0: array slicing, a kernel per operation | 0.007 |"),
+                "{stdout}"
+            );
+        }
+    }
+    // One cell of the baseline's output changed by 0.01%: the run fails.
+    let file = dir.join("cupy-check/j3d27pt_f64.bin");
+    let mut data = std::fs::read(&file).unwrap();
+    let at = 8 * (45 * 133 * 10 + 45 * 5 + 60);
+    let v = f64::from_le_bytes(data[at..at + 8].try_into().unwrap());
+    data[at..at + 8].copy_from_slice(&(v * 1.0001).to_le_bytes());
+    std::fs::write(&file, data).unwrap();
+    let out = suite("j3d27pt");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("baseline.py j3d27pt f64 differs from the reference"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,189 @@
+//! The comparison of a compiled stencil's backends with its reference: the
+//! entry a stencil is described by, random grids, the tolerance, the shapes
+//! and the check. Also compiled into the scratch crates of
+//! `tests/random_stencils.rs` (it needs only the generated `StencilError`).
+
+use crate::StencilError;
+use std::fmt::Debug;
+
+/// A generated `run_grids` entry point.
+pub type RunGrids<T> = fn(&mut [&mut [T]], &[usize], &[T], u64) -> Result<(), StencilError>;
+
+/// One compiled stencil variant.
+pub struct Entry<T: 'static> {
+    /// Module name.
+    pub name: &'static str,
+    /// Grid names, in `run_grids` order.
+    pub grids: &'static [&'static str],
+    /// Param names.
+    pub params: &'static [&'static str],
+    /// Smallest legal shape.
+    pub min_shape: &'static [usize],
+    /// Flops per cell and step.
+    pub flops: usize,
+    /// OpenMP cache block (empty without that backend).
+    pub block: &'static [usize],
+    /// The oracle.
+    pub reference: RunGrids<T>,
+    /// Every enabled backend.
+    pub backends: &'static [(&'static str, RunGrids<T>)],
+}
+
+/// The element types under test.
+pub trait Real: Copy + Debug + PartialEq + Into<f64> + 'static {
+    /// Machine epsilon.
+    const EPSILON: f64;
+    /// Rounds an f64.
+    fn from_f64(v: f64) -> Self;
+}
+
+impl Real for f32 {
+    const EPSILON: f64 = f32::EPSILON as f64;
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+
+impl Real for f64 {
+    const EPSILON: f64 = f64::EPSILON;
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
+
+/// Uniform values in [0.5, 1.5) from a fixed seed (splitmix64).
+pub fn random_grid<T: Real>(cells: usize, seed: u64) -> Vec<T> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    (0..cells)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            T::from_f64(0.5 + (z >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+/// Largest difference allowed between a backend and the reference, relative
+/// to the largest magnitude of the reference's grid (at least 1): each flop
+/// may round once by half an ulp, compilers may contract `a*b + c` into an
+/// FMA, and cancellation in a weighted sum can make intermediate values a few
+/// times larger than the result; errors add up over steps. 16 eps per flop
+/// and step covers that with margin, and stays far below what a wrong offset,
+/// region or boundary produces (checked by [`check_against_reference`]).
+pub fn tolerance<T: Real>(flops: usize, steps: u64) -> f64 {
+    16.0 * T::EPSILON * (flops as f64 + 2.0) * steps.max(1) as f64
+}
+
+/// Worst difference over `got` vs `want`, relative to the largest |want| (at
+/// least 1), with the index where it occurs.
+pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
+    let scale = want.iter().map(|&w| w.into().abs()).fold(1.0, f64::max);
+    got.iter()
+        .zip(want)
+        .enumerate()
+        .map(|(i, (&g, &w))| {
+            let (g, w): (f64, f64) = (g.into(), w.into());
+            let d = if g.is_nan() || w.is_nan() {
+                f64::INFINITY
+            } else {
+                (g - w).abs() / scale
+            };
+            (d, i)
+        })
+        .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
+}
+
+/// The shapes each variant is checked on: the smallest legal one, a small one
+/// of odd extents, one whose rows are whole vectors of 4 cells (so that
+/// vector kernels run, on rows longer than one GPU block), and (with OpenMP)
+/// one that spans more than one cache block per axis without being a multiple of it.
+pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
+    let min = e.min_shape;
+    let mut rows: Vec<usize> = min.iter().zip([5, 9, 11]).map(|(m, k)| m + k).collect();
+    if let Some(x) = rows.last_mut() {
+        *x = (*x + 300).next_multiple_of(4);
+    }
+    let mut shapes = vec![
+        min.to_vec(),
+        min.iter().zip([3, 5, 7]).map(|(m, k)| m + k).collect(),
+        rows,
+    ];
+    if !e.block.is_empty() {
+        shapes.push(min.iter().zip(e.block).map(|(m, b)| m + b + 3).collect());
+    }
+    shapes
+}
+
+/// Runs `run` on fresh random grids of `shape` for `steps` steps; returns the grids.
+pub fn run_case<T: Real>(
+    e: &Entry<T>,
+    run: RunGrids<T>,
+    shape: &[usize],
+    steps: u64,
+) -> Vec<Vec<T>> {
+    let cells: usize = shape.iter().product();
+    let mut grids: Vec<Vec<T>> = (0..e.grids.len())
+        .map(|g| random_grid(cells, 1000 * g as u64 + cells as u64))
+        .collect();
+    let params: Vec<T> = (0..e.params.len())
+        .map(|i| T::from_f64(0.043 + 0.0107 * i as f64))
+        .collect();
+    let mut views: Vec<&mut [T]> = grids.iter_mut().map(Vec::as_mut_slice).collect();
+    run(&mut views, shape, &params, steps).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+    grids
+}
+
+/// The worst relative difference over all grids, with a description of where.
+pub fn compare<T: Real>(e: &Entry<T>, got: &[Vec<T>], want: &[Vec<T>]) -> (f64, String) {
+    let mut worst = (0.0, String::new());
+    for (g, (a, b)) in got.iter().zip(want).enumerate() {
+        let (d, i) = worst_difference(a, b);
+        if d >= worst.0 {
+            worst = (
+                d,
+                format!(
+                    "grid `{}` cell {i}: {:?} vs reference {:?}",
+                    e.grids[g], a[i], b[i]
+                ),
+            );
+        }
+    }
+    worst
+}
+
+/// `backend` against the reference, on every shape of [`shapes`],
+/// for 0, 1 and 5 steps; and, to prove the comparison can fail, the backend
+/// run for 2 steps must be told apart from the reference's 1 step (later
+/// steps can converge too close to a fixed point on the smallest shapes).
+pub fn check_against_reference<T: Real>(e: &Entry<T>, backend: &str) {
+    let Some(&(backend, run)) = e.backends.iter().find(|(b, _)| *b == backend) else {
+        panic!("{}: backend `{backend}` is not built", e.name);
+    };
+    for shape in shapes(e) {
+        for steps in [0, 1, 5] {
+            let want = run_case(e, e.reference, &shape, steps);
+            let tol = tolerance::<T>(e.flops, steps);
+            {
+                let got = run_case(e, run, &shape, steps);
+                let (err, at) = compare(e, &got, &want);
+                assert!(
+                    err <= tol,
+                    "{} on {backend}, shape {shape:?}, {steps} steps: difference {err:.3e} > tolerance {tol:.3e} at {at}",
+                    e.name
+                );
+                if steps == 1 {
+                    let further = run_case(e, run, &shape, 2);
+                    let (err, _) = compare(e, &further, &want);
+                    assert!(
+                        err > tol,
+                        "{} on {backend}, shape {shape:?}: 2 steps are within tolerance of 1 ({err:.3e}); the check could not fail",
+                        e.name
+                    );
+                }
+            }
+        }
+    }
+}
