@@ -1,7 +1,18 @@
 //! The runner end to end on the CPU, on small grids: every selected
 //! configuration is checked against the reference, timed and reported.
 
-use std::process::Command;
+use std::process::{Command, Output};
+
+/// Runs `cmd`; fails the test with its stderr unless it succeeds.
+fn succeeded(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
 
 #[test]
 fn the_runner_checks_times_and_reports_every_selected_configuration() {
@@ -12,30 +23,25 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
         dir.join("table.md"),
         dir.join("chart.svg"),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_suite"))
-        .args([
-            "--backend",
-            "openmp",
-            "--stencil",
-            "j2d9pt",
-            "--stencil",
-            "acoustic25",
-        ])
-        .args([
-            "--size2", "64", "--size3", "20", "--steps", "2", "--reps", "3", "--warmup", "1",
-        ])
-        .arg("--json")
-        .arg(&json)
-        .arg("--markdown")
-        .arg(&md)
-        .arg("--chart")
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        Command::new(env!("CARGO_BIN_EXE_suite"))
+            .args([
+                "--backend",
+                "openmp",
+                "--stencil",
+                "j2d9pt",
+                "--stencil",
+                "acoustic25",
+            ])
+            .args([
+                "--size2", "64", "--size3", "20", "--steps", "2", "--reps", "3", "--warmup", "1",
+            ])
+            .arg("--json")
+            .arg(&json)
+            .arg("--markdown")
+            .arg(&md)
+            .arg("--chart")
+            .arg(&svg),
     );
     let json = std::fs::read_to_string(&json).unwrap();
     // Two stencils x two dtypes x (naive, auto), each with its bound and speed-up.
@@ -96,16 +102,11 @@ fn the_baseline_is_checked_against_the_reference_before_its_rows_are_reported() 
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("cupy.json");
     // The baseline's stencils, run by numpy on the check grid.
-    let out = Command::new(python())
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/baseline.py"))
-        .args(["--xp", "numpy", "--check-only", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        Command::new(python())
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/baseline.py"))
+            .args(["--xp", "numpy", "--check-only", "--json"])
+            .arg(&json),
     );
     // A measured row as baseline.py writes it (here for the CPU backend).
     std::fs::write(
