@@ -1312,11 +1312,20 @@ impl Row {
         (lo, hi)
     }
 
-    /// The cells read along the contiguous axis by a thread of `v` cells, from its first.
+    /// The cells along the contiguous axis, from a thread's first, that its
+    /// window of this row group holds: those its `v` cells read, and its own
+    /// `v` cells, which are loaded as one vector whenever one of them is read
+    /// (rows read only to one side, e.g. `u[1,1]` with `v = 2`, need the
+    /// window to reach back to the vector's first cell).
     fn span(&self, v: usize) -> (i64, i64) {
         let lo = self.reads.iter().map(|r| r.1).min().unwrap_or(0);
         let hi = self.reads.iter().map(|r| r.1).max().unwrap_or(0);
-        (lo, hi + v as i64 - 1)
+        let v = v as i64;
+        if v == 1 {
+            (lo, hi)
+        } else {
+            (lo.min(0), (hi + v - 1).max(v - 1))
+        }
     }
 
     /// The cells (from the thread's first) of plane offset `p` that its
@@ -1573,6 +1582,62 @@ mod tests {
             text,
         };
         crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
+    }
+
+    /// Every `w<g>[m][k]` of `code` within the bounds `w<g>` is declared with.
+    fn window_indices_in_bounds(code: &str) {
+        let mut sizes: Vec<(String, usize, usize)> = Vec::new();
+        for line in code.lines().map(str::trim).filter(|l| !l.starts_with("/*")) {
+            let decl = line.strip_prefix("float ").or(line.strip_prefix("double "));
+            if let Some(d) = decl.filter(|d| d.starts_with('w') && d.ends_with("];")) {
+                let (name, dims) = d.split_once('[').unwrap();
+                let dims: Vec<usize> = dims
+                    .trim_end_matches("];")
+                    .split("][")
+                    .map(|n| n.parse().unwrap())
+                    .collect();
+                sizes.retain(|(n, _, _)| n != name);
+                sizes.push((name.to_string(), dims[0], dims[1]));
+                continue;
+            }
+            for (name, planes, cells) in &sizes {
+                for (at, _) in line.match_indices(&format!("{name}[")) {
+                    let rest = &line[at + name.len() + 1..];
+                    let (m, rest) = rest.split_once("][").unwrap();
+                    let k = rest.split(']').next().unwrap();
+                    let (m, k): (i64, i64) = (m.parse().unwrap(), k.parse().unwrap());
+                    assert!(
+                        (0..*planes as i64).contains(&m) && (0..*cells as i64).contains(&k),
+                        "{name}[{m}][{k}] outside {name}[{planes}][{cells}] in `{line}`"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn windows_of_rows_read_to_one_side_hold_the_threads_own_vector() {
+        // Each row group but the middle one is read only right of the
+        // thread's cells (`u[1,1,1]`) or only left (`u[-1,-1,-1]`): its window still holds the
+        // vector the thread loads for its own cells. Found by the random
+        // stencils of the cross-backend tests.
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f64",
+            "u[1,1,1] + 0.5*u[-1,-1,-1] + u[0,0,0]",
+        );
+        for (chunk, coarsen) in [(3, 3), (8, 3)] {
+            let plan = Resolved {
+                strategy: Strategy::Stream,
+                block: vec![1, 2, 64],
+                chunk,
+                coarsen,
+                vector: 2,
+            };
+            let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
+            assert!(code.contains("const double2 q"), "{code}");
+            window_indices_in_bounds(&code);
+        }
     }
 
     #[test]
