@@ -19,6 +19,11 @@ pub trait Dialect {
     fn powi(&self, base: &str, n: i32) -> String;
     /// A literal.
     fn literal(&self, value: f64) -> String;
+    /// What to multiply by instead of dividing by the literal `divisor`,
+    /// for targets where a division is slow (`None`, the default: divide).
+    fn reciprocal(&self, _divisor: f64) -> Option<String> {
+        None
+    }
 }
 
 /// Spells a literal of `dtype` so it round-trips, with `suffix` for floats
@@ -53,6 +58,12 @@ fn printed(expr: &Expr, d: &impl Dialect) -> (String, u8) {
         Expr::Param(i) => (d.param(*i), ATOM),
         Expr::Read(a) => (d.read(a), ATOM),
         Expr::Neg(x) => (format!("-{}", operand(x, d, ATOM)), UNARY),
+        Expr::Bin(Op::Div, a, b)
+            if let Expr::Lit(divisor) = **b
+                && let Some(r) = d.reciprocal(divisor) =>
+        {
+            (format!("{} * {r}", operand(a, d, PRODUCT)), PRODUCT)
+        }
         Expr::Bin(op, a, b) => {
             let (prec, sym) = match op {
                 Op::Add => (SUM, "+"),
@@ -137,6 +148,44 @@ mod tests {
         assert_eq!(print(&e, &Plain), "-(u[0] / 118.0)");
         let e = bin(Op::Mul, Box::new(Expr::Lit(-0.5)), read(0));
         assert_eq!(print(&e, &Plain), "-0.5 * u[0]");
+    }
+
+    /// Divides by literals as multiplications by their reciprocals.
+    struct Reciprocals;
+    impl Dialect for Reciprocals {
+        fn read(&self, a: &Access) -> String {
+            Plain.read(a)
+        }
+        fn param(&self, i: usize) -> String {
+            Plain.param(i)
+        }
+        fn call(&self, f: Func, args: &[String]) -> String {
+            Plain.call(f, args)
+        }
+        fn powi(&self, base: &str, n: i32) -> String {
+            Plain.powi(base, n)
+        }
+        fn literal(&self, v: f64) -> String {
+            Plain.literal(v)
+        }
+        fn reciprocal(&self, divisor: f64) -> Option<String> {
+            (divisor == 4.0).then(|| "0.25".to_string())
+        }
+    }
+
+    #[test]
+    fn a_division_by_a_literal_may_become_a_multiplication_in_the_same_place() {
+        let quarter = |a| bin(Op::Div, a, Box::new(Expr::Lit(4.0)));
+        let e = quarter(bin(Op::Add, read(0), read(1)));
+        assert_eq!(print(&e, &Reciprocals), "(u[0] + u[1]) * 0.25");
+        // The grouping of the tree is kept: x * (y / 4), and (x / 4) / 3 stays a division by 3.
+        let e = bin(Op::Mul, read(0), quarter(read(1)));
+        assert_eq!(print(&e, &Reciprocals), "u[0] * (u[1] * 0.25)");
+        let e = bin(Op::Div, quarter(read(0)), Box::new(Expr::Lit(3.0)));
+        assert_eq!(print(&e, &Reciprocals), "u[0] * 0.25 / 3.0");
+        // Not a literal: a division.
+        let e = bin(Op::Div, read(0), Box::new(Expr::Param(0)));
+        assert_eq!(print(&e, &Reciprocals), "u[0] / p0");
     }
 
     #[test]
