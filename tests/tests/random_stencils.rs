@@ -81,9 +81,6 @@ fn compile_and_compare(spec: &str, wrong: bool) -> Result<(), TestCaseError> {
     static BUSY: Mutex<()> = Mutex::new(());
     let _busy = BUSY.lock().unwrap_or_else(|e| e.into_inner());
     let (dir, target) = scratch();
-    if std::env::var_os("RANDOM_SHOW").is_some() {
-        eprintln!("{spec}");
-    }
     std::fs::write(dir.join("stencils/random.stencil.toml"), spec).unwrap();
     let case = format!("{:016x}", fnv1a(spec.as_bytes()));
     let mut cmd = Command::new(env!("CARGO"));

@@ -131,23 +131,18 @@ impl Dialect for CExpr<'_> {
     }
 
     /// Kernels multiply by the reciprocal of a literal divisor: an IEEE
-    /// division is a dozen GPU instructions (it capped a hand-written
-    /// temporal kernel at 0.84x of the single-step bound, and its product
-    /// form reached 3.95x: BENCHMARKS.md), and compilers may not make the
-    /// change themselves. The result differs by at most an ulp or so, well
-    /// within the tolerance the tests hold every backend to; the reference
-    /// divides.
+    /// division is a dozen GPU instructions, and compilers may not make the
+    /// change themselves (in a hand-written temporal j2d5pt kernel, f32, it
+    /// was the difference between 230 and 1197 GCells/s: BENCHMARKS.md). The
+    /// result differs by about an ulp, well within the tolerance the tests
+    /// hold every backend to; the reference divides.
     fn reciprocal(&self, divisor: f64) -> Option<String> {
-        let (divisor, r) = match self.st.dtype {
+        let (divisor, r, normal) = match self.st.dtype {
             Dtype::F32 => {
-                let d = divisor as f32;
-                (d as f64, (1.0 / d) as f64)
+                let (d, r) = (divisor as f32, 1.0 / divisor as f32);
+                (d as f64, r as f64, r.is_normal())
             }
-            Dtype::F64 => (divisor, 1.0 / divisor),
-        };
-        let normal = match self.st.dtype {
-            Dtype::F32 => (r as f32).is_normal(),
-            Dtype::F64 => r.is_normal(),
+            Dtype::F64 => (divisor, 1.0 / divisor, (1.0 / divisor).is_normal()),
         };
         normal.then(|| format!("{} /* 1 / {} */", self.literal(r), self.literal(divisor)))
     }
