@@ -55,6 +55,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "stream_c3",
             "stream_s4",
             "stream_s3v",
+            "temporal",
+            "temporal_t3",
+            "temporal_t2v",
             "auto",
         ]
     } else {
@@ -72,6 +75,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for &(dtype, boundary) in pairs {
             for &strategy in strategies {
                 if (strategy.starts_with("stream") || strategy == "auto") && dims < 2 {
+                    continue;
+                }
+                if strategy.starts_with("temporal") && !fusable(base, dims, boundary) {
                     continue;
                 }
                 let variant = match strategy {
@@ -217,24 +223,53 @@ fn retyped(
         .as_table_mut()
         .expect("[tiling] is a table");
     let mut gpu = toml::Table::new();
-    // `stream` variants: (chunk, coarsen, vector) beside the defaults: a
-    // window of vectors (16 bytes) moved through a chunk that is not a
-    // multiple of the coarsening; single-pass blocks; and single-pass blocks
-    // of vectors.
+    // `stream` variants beside the defaults: a window of vectors (16 bytes)
+    // moved through a chunk that is not a multiple of the coarsening;
+    // single-pass blocks; and single-pass blocks of vectors. `temporal`
+    // variants beside the model's: 3 and 2 fused steps (5 steps run as 3 + 2
+    // and 2 + 2 + 1) through chunks of 5 and 7 planes, the second with 3
+    // cells per lane.
     let vector = if dtype == "f32" { 4 } else { 2 };
-    let (name, keys) = match strategy {
-        "stream_c3" => ("stream", [8, 3, vector]),
-        "stream_s4" => ("stream", [4, 4, 1]),
-        "stream_s3v" => ("stream", [3, 3, vector]),
-        s => (s, [0; 3]),
+    let (name, keys): (&str, &[(&str, i64)]) = match strategy {
+        "stream_c3" => (
+            "stream",
+            &[("chunk", 8), ("coarsen", 3), ("vector", vector)],
+        ),
+        "stream_s4" => ("stream", &[("chunk", 4), ("coarsen", 4)]),
+        "stream_s3v" => (
+            "stream",
+            &[("chunk", 3), ("coarsen", 3), ("vector", vector)],
+        ),
+        "temporal_t3" => ("temporal", &[("time_block", 3), ("chunk", 5)]),
+        "temporal_t2v" => (
+            "temporal",
+            &[("time_block", 2), ("chunk", 7), ("vector", 3)],
+        ),
+        s => (s, &[]),
     };
     gpu.insert("strategy".into(), name.into());
-    for (key, value) in ["chunk", "coarsen", "vector"].into_iter().zip(keys) {
-        if value > 0 {
-            gpu.insert(key.into(), value.into());
-        }
+    for &(key, value) in keys {
+        gpu.insert(key.into(), value.into());
     }
     tiling.insert("cuda".into(), gpu.clone().into());
     tiling.insert("hip".into(), gpu.into());
     t
+}
+
+/// Whether `temporal` can fuse the steps of `spec` (stencil-build refuses the
+/// others at build time): 2 or 3 axes, a fixed boundary, one update of a
+/// state field that keeps one time level.
+fn fusable(spec: &toml::Table, dims: usize, boundary: &str) -> bool {
+    let updates = spec.get("update").and_then(|u| u.as_array());
+    let Some([update]) = updates.map(Vec::as_slice) else {
+        return false;
+    };
+    let target = update.get("target").and_then(|t| t.as_str()).unwrap_or("");
+    let levels = spec
+        .get("fields")
+        .and_then(|f| f.get(target))
+        .and_then(|f| f.get("levels"))
+        .and_then(|l| l.as_integer())
+        .unwrap_or(1);
+    (2..=3).contains(&dims) && boundary == "fixed" && levels == 1
 }

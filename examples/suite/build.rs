@@ -19,6 +19,10 @@ struct Variant {
     coarsen: Option<i64>,
     /// Cells per thread along the contiguous axis, in (f32, f64).
     vector: Option<(i64, i64)>,
+    /// Steps fused per launch (`temporal`).
+    time_block: Option<i64>,
+    /// The number of axes it is for (`None`: any).
+    dims: Option<usize>,
 }
 
 const fn v(suffix: &'static str, strategy: &'static str) -> Variant {
@@ -30,6 +34,17 @@ const fn v(suffix: &'static str, strategy: &'static str) -> Variant {
         chunk: None,
         coarsen: None,
         vector: None,
+        time_block: None,
+        dims: None,
+    }
+}
+
+/// A `temporal` variant fusing `t` steps, for stencils of `dims` axes.
+const fn temporal(suffix: &'static str, dims: usize, t: i64) -> Variant {
+    Variant {
+        time_block: Some(t),
+        dims: Some(dims),
+        ..v(suffix, "temporal")
     }
 }
 
@@ -37,7 +52,7 @@ const fn v(suffix: &'static str, strategy: &'static str) -> Variant {
 const TUNED: &[&str] = &["j2d5pt", "j3d7pt"];
 
 /// The variants of every stencil: each strategy once, and what `auto` picks.
-const CORE: &[&str] = &["naive", "tiled", "stream", "auto"];
+const CORE: &[&str] = &["naive", "tiled", "stream", "temporal", "auto"];
 
 const VARIANTS: &[Variant] = &[
     v("naive", "naive"),
@@ -94,6 +109,37 @@ const VARIANTS: &[Variant] = &[
         block3: Some([1, 2, 64]),
         ..v("stream_q8_v", "stream")
     },
+    v("temporal", "temporal"),
+    temporal("temporal_t4", 2, 4),
+    temporal("temporal_t6", 2, 6),
+    temporal("temporal_t8", 2, 8),
+    Variant {
+        vector: Some((2, 1)),
+        ..temporal("temporal_t8_v2", 2, 8)
+    },
+    Variant {
+        chunk: Some(512),
+        ..temporal("temporal_t12", 2, 12)
+    },
+    temporal("temporal_t2", 3, 2),
+    Variant {
+        coarsen: Some(12),
+        ..temporal("temporal_t2_c12", 3, 2)
+    },
+    Variant {
+        coarsen: Some(24),
+        ..temporal("temporal_t3_c24", 3, 3)
+    },
+    Variant {
+        coarsen: Some(8),
+        vector: Some((2, 2)),
+        ..temporal("temporal_t2_c8_v2", 3, 2)
+    },
+    Variant {
+        coarsen: Some(16),
+        chunk: Some(64),
+        ..temporal("temporal_t2_q64", 3, 2)
+    },
     v("auto", "auto"),
 ];
 
@@ -128,7 +174,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     )?;
                     continue;
                 }
-                let wanted = |v: &&Variant| TUNED.contains(&name) || CORE.contains(&v.suffix);
+                // `temporal` fuses the steps of one-level fields only (acoustic25 keeps two).
+                let fusable = base
+                    .get("fields")
+                    .and_then(toml::Value::as_table)
+                    .is_some_and(|f| f.values().all(|f| f.get("levels").is_none()));
+                let wanted = |v: &&Variant| {
+                    (TUNED.contains(&name) || CORE.contains(&v.suffix))
+                        && v.dims.is_none_or(|d| d == dims)
+                        && (v.strategy != "temporal" || fusable)
+                };
                 for var in VARIANTS.iter().filter(wanted) {
                     let variant = format!("{name}_{dtype}_{}", var.suffix);
                     let mut t = retyped(&base, &variant, dtype);
@@ -217,6 +272,7 @@ fn tiling(var: &Variant, dims: usize, dtype: &str) -> toml::Table {
         ("chunk", var.chunk),
         ("coarsen", var.coarsen),
         ("vector", vector),
+        ("time_block", var.time_block),
     ] {
         if let Some(x) = value {
             cuda.insert(key.into(), x.into());

@@ -66,6 +66,7 @@ pub fn load(
                     s::DIMS,
                     grids,
                     s::FLOPS_PER_CELL,
+                    3,
                     |g, _| {
                         for (grid, from) in g.iter_mut().zip(values.chunks_exact(cells)) {
                             grid.copy_from_slice(from);

@@ -79,6 +79,7 @@ pub fn run(
                     s::DIMS,
                     grids,
                     s::FLOPS_PER_CELL,
+                    3,
                     |g, shape| s::openmp::run_grids(g, shape, &[], 3),
                     |g, shape| s::reference::run_grids(g, shape, &[], 3),
                 )?;

@@ -106,13 +106,16 @@ pub fn run(
                 use crate::$m as s;
                 progress.next(&format!("cuda {}", s::NAME));
                 let grids = [$($g),*].len();
+                // Past two whole time blocks and a partial one, where steps are fused.
+                let fused = 3.max(2 * s::cuda::TILING.time_block as u64 + 1);
                 check(
                     s::NAME,
                     s::DIMS,
                     grids,
                     s::FLOPS_PER_CELL,
-                    |g, shape| s::cuda::run_grids(g, shape, &[], 3),
-                    |g, shape| s::reference::run_grids(g, shape, &[], 3),
+                    fused,
+                    |g, shape| s::cuda::run_grids(g, shape, &[], fused),
+                    |g, shape| s::reference::run_grids(g, shape, &[], fused),
                 )?;
                 let shape: [usize; s::DIMS] = o.shape($stencil, s::DIMS, true).try_into().unwrap();
                 let cells: usize = shape.iter().product();
@@ -129,6 +132,11 @@ pub fn run(
                     format!(
                         "stream {:?}, chunk {}, coarsen {}, vector {}",
                         t.block, t.chunk, t.coarsen, t.vector
+                    )
+                } else if t.strategy == "temporal" {
+                    format!(
+                        "temporal {:?}, time_block {}, chunk {}, coarsen {}, vector {}",
+                        t.block, t.time_block, t.chunk, t.coarsen, t.vector
                     )
                 } else {
                     format!("{} {:?}", t.strategy, t.block)

@@ -143,6 +143,7 @@ pub fn check<T: Copy + From<f32> + Into<f64>>(
     dims: usize,
     grids: usize,
     flops: usize,
+    steps: u64,
     backend: impl Fn(&mut [&mut [T]], &[usize]) -> Result<(), StencilError>,
     reference: impl Fn(&mut [&mut [T]], &[usize]) -> Result<(), StencilError>,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -169,7 +170,7 @@ pub fn check<T: Copy + From<f32> + Into<f64>>(
         worst = worst.max((x - y).abs());
         largest = largest.max(y.abs());
     }
-    let tolerance = 16.0 * eps * (flops as f64 + 2.0) * 3.0 * largest.max(1.0);
+    let tolerance = 16.0 * eps * (flops as f64 + 2.0) * steps as f64 * largest.max(1.0);
     if !(worst <= tolerance) {
         return Err(format!(
             "{name} differs from the reference by {worst:e} (tolerance {tolerance:e})"

@@ -119,16 +119,20 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
             /// Tiling compiled into a stencil's GPU kernels.
             #[derive(Clone, Copy, Debug, PartialEq, Eq)]
             pub struct GpuTiling {
-                /// `naive`, `tiled` or `stream`.
+                /// `naive`, `tiled`, `stream` or `temporal`.
                 pub strategy: &'static str,
                 /// Threads per block per axis, in axis order.
                 pub block: &'static [usize],
-                /// Cells of the slowest axis each block marches through (`stream`; 1 otherwise).
+                /// Cells of the slowest axis each block marches through (`stream`, `temporal`; 1 otherwise).
                 pub chunk: usize,
-                /// Cells of the slowest axis a `stream` thread computes per iteration (1 otherwise).
+                /// Cells of the slowest axis a `stream` thread computes per iteration, or of the
+                /// middle axis a 3-D `temporal` thread computes (1 otherwise).
                 pub coarsen: usize,
-                /// Cells of the contiguous axis a `stream` thread computes as one vector (1 otherwise).
+                /// Cells of the contiguous axis a `stream` thread computes as one vector, or a
+                /// `temporal` lane computes (1 otherwise).
                 pub vector: usize,
+                /// Steps fused per launch (`temporal`; 1 otherwise).
+                pub time_block: usize,
             }
 
             #(#runtimes)*

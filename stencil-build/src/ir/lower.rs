@@ -47,7 +47,7 @@ pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
     };
     let statements = statements(spec, &ctx)?;
     check_roles(spec, &fields, &statements, src)?;
-    Ok(Stencil {
+    let stencil = Stencil {
         name,
         path: src.path.clone(),
         doc: section.doc.clone(),
@@ -58,7 +58,9 @@ pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
         statements,
         boundary,
         tiling,
-    })
+    };
+    tiling::check_fusion(&spec.tiling, &stencil, src)?;
+    Ok(stencil)
 }
 
 fn is_keyword(name: &str) -> bool {
@@ -1279,6 +1281,50 @@ mod tests {
     }
 
     #[test]
+    fn temporal_refuses_what_it_cannot_fuse_at_the_strategy_that_asks() {
+        let temporal = "[tiling.hip]\nstrategy = \"temporal\"\n";
+        let fused = |spec: String| {
+            let text = format!("{spec}{temporal}");
+            let (got, hint) = error(&text);
+            assert!(
+                got.starts_with(&at(&text, "strategy", "\"temporal\"")),
+                "{got}"
+            );
+            (got, hint.unwrap_or_default())
+        };
+        let periodic = format!(
+            "{}[boundary]\nkind = \"periodic\"\n",
+            update("u[0,1] + k[0,0]")
+        );
+        let (got, hint) = fused(periodic);
+        assert!(got.contains("fixed boundary"), "{got}");
+        assert!(hint.contains("`kind = \"fixed\"`"), "{hint}");
+        let two = format!(
+            "{HEAD}[fields]\nu = {{ role = \"state\" }}\nt = {{ role = \"temp\" }}\n[[update]]\ntarget = \"t\"\nexpr = \"u[0,1]\"\n[[update]]\ntarget = \"u\"\nexpr = \"t[0,-1]\"\n"
+        );
+        assert!(fused(two).0.contains("one [[update]]; this one has 2"));
+        let leapfrog = format!(
+            "{HEAD}[fields]\nu = {{ role = \"state\", levels = 2 }}\n[[update]]\ntarget = \"u\"\nexpr = \"u[0,1] - u.prev[0,0]\"\n"
+        );
+        let (got, hint) = fused(leapfrog);
+        assert!(got.contains("`u` keeps two (`levels = 2`)"), "{got}");
+        assert!(hint.contains("stream"), "{hint}");
+        let line = "[stencil]\ndtype = \"f64\"\naxes = [\"x\"]\n[fields]\nu = { role = \"state\" }\n[[update]]\ntarget = \"u\"\nexpr = \"u[1]\"\n";
+        let (got, _) = error(&format!("{line}{temporal}"));
+        assert!(
+            got.contains("`temporal` marches along the slowest axis and needs at least 2 axes"),
+            "{got}"
+        );
+        let text = format!("{}{temporal}coarsen = 4\n", update("u[0,1]"));
+        let (got, _) = error(&text);
+        assert!(got.contains("the middle axis of a 3-D stencil"), "{got}");
+        let text = format!("{}{temporal}block = [2, 64]\n", update("u[0,1]"));
+        let (got, hint) = error(&text);
+        assert!(got.contains("not 2 threads along axis 0"), "{got}");
+        assert!(hint.unwrap_or_default().contains("[1, 128]"));
+    }
+
+    #[test]
     fn tiling_values_that_cannot_work() {
         let base = update("u[0,0]");
         let cases: [(&str, &str, &str, Option<&str>); 12] = [
@@ -1333,7 +1379,7 @@ mod tests {
             (
                 "[tiling.cuda]\nstrategy = \"naive\"\ncoarsen = 2\n",
                 "2",
-                "`coarsen` only applies to `strategy = \"stream\"`",
+                "`coarsen` only applies to `strategy = \"stream\"` or `\"temporal\"`",
                 None,
             ),
             (
@@ -1345,7 +1391,7 @@ mod tests {
             (
                 "[tiling.cuda]\nstrategy = \"tiled\"\nvector = 2\n",
                 "2",
-                "`vector` only applies to `strategy = \"stream\"`",
+                "`vector` only applies to `strategy = \"stream\"` or `\"temporal\"`",
                 None,
             ),
             (

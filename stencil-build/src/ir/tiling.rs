@@ -87,14 +87,16 @@ pub struct GpuTiling {
     pub strategy: Strategy,
     /// Threads per block per axis, in axis order; `None` lets the model choose.
     pub block: Option<Vec<usize>>,
-    /// Steps fused per kernel launch.
-    pub time_block: usize,
-    /// Cells per thread and iteration along the streamed axis (`stream`); `None` lets the model choose.
+    /// Steps fused per kernel launch (`temporal`); `None` lets the model choose.
+    pub time_block: Option<usize>,
+    /// Cells per thread along the streamed axis (`stream`: per iteration), or
+    /// along the middle axis of a 3-D stencil (`temporal`); `None` lets the model choose.
     pub coarsen: Option<usize>,
-    /// Cells of the slowest axis each block marches through (`stream`); `None` lets the model choose.
+    /// Cells of the slowest axis each block marches through (`stream`,
+    /// `temporal`); `None` lets the model choose.
     pub chunk: Option<usize>,
-    /// Cells of the contiguous axis per thread, loaded and stored as one vector
-    /// (single-pass `stream`); `None` lets the model choose.
+    /// Cells of the contiguous axis per thread (`stream`: loaded and stored as
+    /// one vector; `temporal`: per lane of a warp tile); `None` lets the model choose.
     pub vector: Option<usize>,
 }
 
@@ -173,7 +175,7 @@ fn gpu(
         return Ok(GpuTiling {
             strategy: Strategy::Auto,
             block: None,
-            time_block: 1,
+            time_block: None,
             coarsen: None,
             chunk: None,
             vector: None,
@@ -189,7 +191,7 @@ fn gpu(
         Some(list) => Some(gpu_block(list, dims, warp, strategy, backend, src)?),
     };
     let time_block = match &s.time_block {
-        None => 1,
+        None => None,
         Some(t) if !strategy.fuses_steps() => {
             return Err(src
                 .error(
@@ -200,16 +202,26 @@ fn gpu(
                     "set `strategy = \"temporal\"` or `\"persistent\"`, or remove `time_block`",
                 ));
         }
-        Some(t) => bounded(t, 1, 64, "time_block", src)?,
+        Some(t) => Some(bounded(t, 1, 64, "time_block", src)?),
     };
+    let marches = matches!(strategy, Strategy::Stream | Strategy::Temporal);
     let coarsen = match &s.coarsen {
         None => None,
-        Some(c) if strategy != Strategy::Stream => return Err(stream_only(c, "coarsen", src)),
+        Some(c) if !marches => return Err(marching_only(c, "coarsen", src)),
+        Some(c) if strategy == Strategy::Temporal && dims != 3 => {
+            return Err(src
+                .error(
+                    c.span(),
+                    "`coarsen` of `temporal` sets the cells per thread along the middle axis of a 3-D stencil",
+                )
+                .with_hint("remove `coarsen`: a 2-D `temporal` thread computes one row"));
+        }
+        Some(c) if strategy == Strategy::Temporal => Some(bounded(c, 1, 32, "coarsen", src)?),
         Some(c) => Some(bounded(c, 1, 16, "coarsen", src)?),
     };
     let chunk = match &s.chunk {
         None => None,
-        Some(c) if strategy != Strategy::Stream => return Err(stream_only(c, "chunk", src)),
+        Some(c) if !marches => return Err(marching_only(c, "chunk", src)),
         Some(c) => Some(bounded(c, 1, 1 << 20, "chunk", src)?),
     };
     if let (Strategy::Stream, Some(b), Some(list)) = (strategy, &block, &s.block)
@@ -229,17 +241,38 @@ fn gpu(
                 "write block = {fixed:?} and set the cells per block along that axis with `chunk`"
             )));
     }
-    if strategy == Strategy::Stream && dims < 2 {
+    if let (Strategy::Temporal, Some(b), Some(list)) = (strategy, &block, &s.block)
+        && let Some(a) = (0..dims - 1).find(|&a| b[a] != 1)
+    {
+        let mut fixed = vec![1; dims];
+        fixed[dims - 1] = b.iter().product::<usize>().div_ceil(warp) * warp;
+        return Err(src
+            .error(
+                list.get_ref()[a].span(),
+                format!(
+                    "`temporal` blocks are warps side by side along the contiguous axis, not {} threads along axis {a}",
+                    b[a]
+                ),
+            )
+            .with_hint(format!(
+                "write block = {fixed:?}; set the cells per thread with `vector` (and `coarsen` in 3-D)"
+            )));
+    }
+    if marches && dims < 2 {
         return Err(src
             .error(
                 section.span(),
-                "`stream` marches along the slowest axis and needs at least 2 axes",
+                format!(
+                    "`{}` marches along the slowest axis and needs at least 2 axes",
+                    strategy.name()
+                ),
             )
             .with_hint("use `strategy = \"tiled\"` for a 1-D stencil"));
     }
     let vector = match &s.vector {
         None => None,
-        Some(v) if strategy != Strategy::Stream => return Err(stream_only(v, "vector", src)),
+        Some(v) if !marches => return Err(marching_only(v, "vector", src)),
+        Some(v) if strategy == Strategy::Temporal => Some(bounded(v, 1, 8, "vector", src)?),
         Some(v) if ![1, 2, 4].contains(v.get_ref()) => {
             return Err(src
                 .error(v.span(), format!("`vector = {}` cannot work", v.get_ref()))
@@ -257,11 +290,11 @@ fn gpu(
     })
 }
 
-/// The error for `key`, a key of `stream` alone, set with another strategy.
-fn stream_only(v: &Spanned<i64>, key: &str, src: &Source) -> Diagnostic {
+/// The error for `key`, a key of the marching strategies alone, set with another.
+fn marching_only(v: &Spanned<i64>, key: &str, src: &Source) -> Diagnostic {
     src.error(
         v.span(),
-        format!("`{key}` only applies to `strategy = \"stream\"`"),
+        format!("`{key}` only applies to `strategy = \"stream\"` or `\"temporal\"`"),
     )
     .with_hint(format!("set `strategy = \"stream\"` or remove `{key}`"))
 }
@@ -322,4 +355,60 @@ fn bounded(
             .error(v.span(), format!("`{key} = {n}` cannot work"))
             .with_hint(format!("use a value between {lo} and {hi}"))),
     }
+}
+
+/// Checks that the step-fusing strategy `[tiling.cuda]` or `[tiling.hip]`
+/// asks of `st` can be generated for it, pointing at the `strategy` that asks.
+pub fn check_fusion(
+    section: &TilingSection,
+    st: &crate::ir::Stencil,
+    src: &Source,
+) -> Result<(), Diagnostic> {
+    let asked = [
+        (&section.cuda, &st.tiling.cuda),
+        (&section.hip, &st.tiling.hip),
+    ];
+    for (gpu, tiling) in asked {
+        let strategy = gpu.as_ref().and_then(|g| g.get_ref().strategy.as_ref());
+        if let (Strategy::Temporal, Some(name)) = (tiling.strategy, strategy)
+            && let Some((why, hint)) = unfusable(st)
+        {
+            return Err(src.error(name.span(), why).with_hint(hint));
+        }
+    }
+    Ok(())
+}
+
+/// Why `temporal` cannot fuse the steps of `st`, and what to write instead;
+/// `None` when it can: one `[[update]]` of a state field that keeps one time
+/// level, reading it and input grids, with a fixed boundary.
+pub fn unfusable(st: &crate::ir::Stencil) -> Option<(String, String)> {
+    use crate::ir::{Boundary, Role};
+    let stream = "use `strategy = \"stream\"`, the fastest strategy that steps one at a time";
+    if st.boundary == Boundary::Periodic {
+        return Some((
+            "`temporal` fuses steps over overlapped tiles of a grid with a fixed boundary; a periodic grid's edge tiles would need the far side's values of every fused step".into(),
+            format!("{stream}, or `kind = \"fixed\"` in [boundary]"),
+        ));
+    }
+    if st.statements.len() != 1 {
+        return Some((
+            format!(
+                "`temporal` fuses the steps of a stencil with one [[update]]; this one has {}",
+                st.statements.len()
+            ),
+            stream.into(),
+        ));
+    }
+    let target = &st.fields[st.statements[0].target];
+    if target.role != (Role::State { levels: 1 }) {
+        return Some((
+            format!(
+                "`temporal` fuses the steps of a state field that keeps one time level; `{}` keeps two (`levels = 2`)",
+                target.name
+            ),
+            stream.into(),
+        ));
+    }
+    None
 }

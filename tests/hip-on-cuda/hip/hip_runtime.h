@@ -19,3 +19,7 @@
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipGetDeviceCount cudaGetDeviceCount
+
+/* HIP's warp shuffles have no mask: every lane of the group takes part. */
+#define __shfl_up(value, delta, width) __shfl_up_sync(0xffffffffu, value, delta, width)
+#define __shfl_down(value, delta, width) __shfl_down_sync(0xffffffffu, value, delta, width)

@@ -10,7 +10,7 @@ use super::{Dialect, Resolved};
 use crate::codegen::rust::{
     Signature, docs, grids_entry, ident, params_used, slot_name, statement_name, usize_lit,
 };
-use crate::ir::{Boundary, Role, Slot, Stencil, Version};
+use crate::ir::{Boundary, Role, Slot, Stencil, Strategy, Version};
 
 /// The module shared by every stencil of a crate: runtime calls, device
 /// buffers and time levels. Emitted once per dialect.
@@ -218,8 +218,9 @@ pub fn stencil_module(
     let chunk = usize_lit(plan.chunk);
     let coarsen = usize_lit(plan.coarsen);
     let vector = usize_lit(plan.vector);
-    let (externs, launches) = kernels(st, prefix, d);
-    let session = session(st, d, &launches);
+    let time_block = usize_lit(plan.time_block);
+    let (externs, launches) = kernels(st, plan, prefix, d);
+    let session = session(st, plan, d, &launches);
     let args = &sig.params;
     let upload_args = upload_arguments(st);
     let lengths = crate::codegen::rust::grid_lengths(st);
@@ -250,7 +251,7 @@ pub fn stencil_module(
             use super::super::#dev as dev;
 
             /// The tiling compiled into these kernels.
-            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector };
+            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block };
 
             #[allow(non_snake_case)]
             unsafe extern "C" {
@@ -277,8 +278,22 @@ pub fn stencil_module(
 }
 
 /// Extern declarations and, per statement, the launch expression's pieces.
-fn kernels(st: &Stencil, prefix: &str, d: &Dialect) -> (Vec<TokenStream>, Vec<TokenStream>) {
+fn kernels(
+    st: &Stencil,
+    plan: &Resolved,
+    prefix: &str,
+    d: &Dialect,
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let real = ident(st.dtype.rust());
+    let fuses = plan.strategy == Strategy::Temporal;
+    let (levels_param, levels_arg) = if fuses {
+        (
+            quote!(levels: ::std::os::raw::c_int),
+            quote!(fused as ::std::os::raw::c_int),
+        )
+    } else {
+        (quote!(), quote!())
+    };
     let dims = st.dims();
     let mut externs = Vec::new();
     let mut launches = Vec::new();
@@ -298,7 +313,7 @@ fn kernels(st: &Stencil, prefix: &str, d: &Dialect) -> (Vec<TokenStream>, Vec<To
         let fields: Vec<Ident> = used.iter().map(|&i| ident(&st.params[i])).collect();
         let n: Vec<Ident> = (0..dims).map(|a| format_ident!("n{a}")).collect();
         externs.push(quote! {
-            fn #sym(#(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real),*) -> ::std::os::raw::c_int;
+            fn #sym(#(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real,)* #levels_param) -> ::std::os::raw::c_int;
         });
         let out = output(st, s.target);
         let reads = s.slots().into_iter().map(|slot| read(st, slot));
@@ -321,7 +336,7 @@ fn kernels(st: &Stencil, prefix: &str, d: &Dialect) -> (Vec<TokenStream>, Vec<To
             #frame
             // SAFETY: every pointer is a device buffer of this session, all of `shape`'s cell
             // count; the kernel touches only those cells and `out` is none of its inputs.
-            let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #out, #(#reads,)* #(params.#fields),*) };
+            let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #out, #(#reads,)* #(params.#fields,)* #levels_arg) };
             dev::check(NAME, #name, code)?;
         });
     }
@@ -369,7 +384,7 @@ fn download_arguments(st: &Stencil) -> TokenStream {
     quote!(#(#names),*)
 }
 
-fn session(st: &Stencil, d: &Dialect, launches: &[TokenStream]) -> TokenStream {
+fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream]) -> TokenStream {
     let uses_params = st.statements.iter().any(|s| !params_used(s).is_empty());
     let params = if uses_params {
         ident("params")
@@ -431,6 +446,27 @@ fn session(st: &Stencil, d: &Dialect, launches: &[TokenStream]) -> TokenStream {
             }
         }
     }
+    let step_loop = if plan.strategy == Strategy::Temporal {
+        let time_block = plan.time_block as u64;
+        quote! {
+            let mut left = steps;
+            while left > 0 {
+                let fused = left.min(#time_block);
+                #(#launches)*
+                #(#advance)*
+                self.steps += fused;
+                left -= fused;
+            }
+        }
+    } else {
+        quote! {
+            for _ in 0..steps {
+                #(#launches)*
+                #(#advance)*
+                self.steps += 1;
+            }
+        }
+    };
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
          Device memory is freed on drop, also when a call fails half-way.",
@@ -471,11 +507,7 @@ fn session(st: &Stencil, d: &Dialect, launches: &[TokenStream]) -> TokenStream {
             /// Runs `steps` time steps on the device (kernels are queued; errors of a launch
             /// come back here, errors while running at the next `synchronize` or `download`).
             pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
-                for _ in 0..steps {
-                    #(#launches)*
-                    #(#advance)*
-                    self.steps += 1;
-                }
+                #step_loop
                 Ok(())
             }
 

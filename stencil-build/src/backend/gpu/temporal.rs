@@ -1,0 +1,615 @@
+//! `temporal`: `time_block` steps fused per launch, over overlapped tiles.
+//!
+//! Each warp owns a tile: 32 lanes of `vector` cells along the contiguous
+//! axis (and, in 3-D, `coarsen` cells of the middle axis in every lane), and
+//! marches through `chunk` planes of the slowest axis. For every fused step
+//! (a *level*) each lane keeps a window of the planes the next level reads,
+//! in registers. Neighbours along the contiguous axis come from the
+//! neighbouring lanes by warp shuffles, those along the middle axis from the
+//! lane's own registers: no shared memory and no barrier.
+//!
+//! Tiles overlap: the outer `time_block x radius` cells on each side of a
+//! tile are recomputed from the neighbouring tiles' inputs and not stored,
+//! since after `s` levels only cells at least `s x radius` from the tile's
+//! edges hold the right values. Along the slowest axis a block starts
+//! `time_block x radius` planes before its chunk and ends as far after it.
+//!
+//! Level `s` computes the plane one behind what level `s - 1` finished in
+//! the previous iteration, so the levels of one iteration are independent:
+//! instruction-level parallelism instead of a chain of `time_block` dependent
+//! stencil evaluations. Cells outside the statement's region (the fixed
+//! frame, and cells off the grid) keep their value at every level.
+//!
+//! One kernel serves every number of steps up to `time_block`: levels past
+//! the launch's `levels` keep their value, so the steps left over after the
+//! last whole time block run as one launch of the same kernel.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{CWriter, Gen, Resolved, builtin, shifted};
+use crate::codegen::rust::offset_index;
+use crate::ir::{Access, Dtype, GpuTiling, Slot, Stencil, Strategy, Version};
+
+/// Lanes of a warp tile: the width of every shuffle, which CUDA warps and
+/// AMD wavefronts (of 32 or 64) all support.
+pub const LANES: usize = 32;
+
+/// Threads of a default `temporal` block: 4 warp tiles side by side.
+pub const THREADS: usize = 128;
+
+/// Most steps the model fuses.
+pub const MAX_TIME_BLOCK: usize = 8;
+
+/// Most 32-bit registers the model lets the level windows of one thread take.
+pub const REGISTER_WORDS: usize = 96;
+
+/// `[tiling]` of a `temporal` stencil with the defaults filled in:
+///
+/// - 2-D: 4 cells per lane in f32, 2 in f64 (warp tiles of 128 and 64 cells),
+///   chunks of 256 rows, measured best of the hand-written kernels on the
+///   H100 (BENCHMARKS.md, 2026-11-23);
+/// - 3-D: 1 cell per lane along the contiguous axis and 16 (f32) or 8 (f64)
+///   along the middle one, chunks of 128 planes;
+/// - `time_block`: the most steps, up to [`MAX_TIME_BLOCK`], for which each
+///   tiled axis recomputes at most a quarter of its tile and the level
+///   windows fit [`REGISTER_WORDS`]; at least 1;
+/// - with a `time_block` from the spec, default tiles widen to store at
+///   least half their cells.
+pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
+    let dims = st.dims();
+    let (vector, coarsen, chunk) = match (dims, st.dtype) {
+        (2, Dtype::F32) => (4, 1, 256),
+        (2, _) => (2, 1, 256),
+        (_, Dtype::F32) => (1, 16, 128),
+        _ => (1, 8, 128),
+    };
+    let time_block = t.time_block.unwrap_or_else(|| {
+        model_time_block(st, t.vector.unwrap_or(vector), t.coarsen.unwrap_or(coarsen))
+    });
+    // A `time_block` the spec gives widens the default tiles to store at least half their cells.
+    let r = radius(st);
+    let vector = t
+        .vector
+        .unwrap_or(vector.max((4 * r[dims - 1] * time_block).div_ceil(LANES)));
+    let coarsen = if dims == 3 {
+        t.coarsen.unwrap_or(coarsen.max(4 * r[1] * time_block))
+    } else {
+        1
+    };
+    let threads = t.block.as_ref().map_or(THREADS, |b| b.iter().product());
+    let mut block = vec![1; dims];
+    block[dims - 1] = threads;
+    Resolved {
+        strategy: Strategy::Temporal,
+        block,
+        chunk: t.chunk.unwrap_or(chunk),
+        coarsen,
+        vector,
+        time_block,
+    }
+}
+
+/// The model's `time_block` (see [`defaults`]).
+fn model_time_block(st: &Stencil, vector: usize, coarsen: usize) -> usize {
+    let r = radius(st);
+    let dims = st.dims();
+    let words = st.dtype.size() / 4;
+    let fits = |t: usize| {
+        let x = 2 * r[dims - 1] * t * 4 <= LANES * vector;
+        let y = dims < 3 || 2 * r[1] * t * 4 <= coarsen;
+        let registers = t * (2 * r[0] + 1) * coarsen * vector * words <= REGISTER_WORDS;
+        x && y && registers
+    };
+    (1..=MAX_TIME_BLOCK).rev().find(|&t| fits(t)).unwrap_or(1)
+}
+
+/// The reach of one step along each axis: the largest offset at which the
+/// update reads the field it updates (input grids do not change, so their
+/// reads do not spread).
+pub fn radius(st: &Stencil) -> Vec<usize> {
+    let s = &st.statements[0];
+    let mut r = vec![0; st.dims()];
+    s.expr.for_each_read(&mut |a| {
+        if a.slot.field == s.target {
+            for (r, d) in r.iter_mut().zip(&a.offset) {
+                *r = (*r).max(d.unsigned_abs() as usize);
+            }
+        }
+    });
+    r
+}
+
+/// Whether `plan`'s tiles keep cells to store after recomputing their
+/// overlap; the error says what to change.
+pub fn check(plan: &Resolved, st: &Stencil, backend: &str) -> Result<(), String> {
+    let r = radius(st);
+    let dims = st.dims();
+    let t = plan.time_block;
+    let mut tiles = vec![(dims - 1, LANES * plan.vector, "vector")];
+    if dims == 3 {
+        tiles.push((1, plan.coarsen, "coarsen"));
+    }
+    for (axis, cells, key) in tiles {
+        let overlap = 2 * r[axis] * t;
+        if overlap >= cells {
+            return Err(format!(
+                "`temporal` with `time_block = {t}` recomputes {overlap} cells along `{}` (radius {} x {t} steps on each side) \
+                 of tiles {cells} cells wide, which leaves none to store for `{}`; lower `time_block` or raise `{key}` in [tiling.{backend}]",
+                st.axes[axis], r[axis], st.name
+            ));
+        }
+    }
+    if plan.threads() % LANES != 0 {
+        return Err(format!(
+            "`temporal` blocks are whole warp tiles of {LANES} lanes, not {} threads; set the last `block` extent to a multiple of {LANES} in [tiling.{backend}]",
+            plan.threads()
+        ));
+    }
+    Ok(())
+}
+
+/// The names a `temporal` kernel gives its loops and arrays, and their shapes.
+struct Shape {
+    dims: usize,
+    /// Fused steps.
+    t: usize,
+    /// Radius of one step per axis.
+    r: Vec<usize>,
+    /// Planes back from the loaded one per level: one more than the radius.
+    lag: usize,
+    /// Cells per lane along the contiguous axis.
+    v: usize,
+    /// Cells per lane along the middle axis (3-D; 1 otherwise).
+    y: usize,
+}
+
+impl Shape {
+    /// Window planes per level.
+    fn planes(&self) -> usize {
+        2 * self.r[0] + 1
+    }
+
+    /// `[j][k]` (3-D) or `[k]`: a lane's cell in a plane, with the indices given.
+    fn cell(&self, j: &str, k: &str) -> String {
+        if self.dims == 3 {
+            format!("[{j}][{k}]")
+        } else {
+            format!("[{k}]")
+        }
+    }
+
+    /// `[Y][V]` or `[V]`: the extent of a lane's cells in a plane.
+    fn extent(&self) -> String {
+        self.cell(&self.y.to_string(), &self.v.to_string())
+    }
+
+    /// Opens the unrolled loops over a lane's cells of a plane (`j`, then `k`).
+    fn open_cells(&self, w: &mut CWriter) {
+        if self.dims == 3 {
+            w.pragma("unroll");
+            w.line(&format!("for (int j = 0; j < {}; ++j) {{", self.y));
+            w.indent();
+        }
+        w.pragma("unroll");
+        w.line(&format!("for (int k = 0; k < {}; ++k) {{", self.v));
+        w.indent();
+    }
+
+    fn close_cells(&self, w: &mut CWriter) {
+        for _ in 0..self.dims - 1 {
+            w.dedent();
+            w.line("}");
+        }
+    }
+
+    /// The flat grid index of a lane's cell `(j, k)` at plane `plane`.
+    fn index(&self, plane: &str) -> String {
+        let last = self.dims - 1;
+        if self.dims == 3 {
+            format!("{plane} * s0 + (i1 + j) * s1 + i{last} + k")
+        } else {
+            format!("{plane} * s0 + i{last} + k")
+        }
+    }
+}
+
+impl Gen<'_> {
+    fn shape(&self) -> Shape {
+        let r = radius(self.st);
+        Shape {
+            dims: self.dims(),
+            t: self.plan.time_block,
+            lag: r[0] + 1,
+            r,
+            v: self.plan.vector,
+            y: if self.dims() == 3 {
+                self.plan.coarsen
+            } else {
+                1
+            },
+        }
+    }
+
+    /// The slot a `temporal` kernel streams: the updated field at the start of the step.
+    fn streamed(&self) -> Slot {
+        Slot {
+            field: self.s.target,
+            version: Version::Start,
+        }
+    }
+
+    /// The body of a `temporal` kernel (see the module documentation).
+    pub(super) fn temporal(&self, w: &mut CWriter) {
+        let sh = self.shape();
+        self.tile(w, &sh);
+        self.masks(w, &sh);
+        let t = self.st.dtype.c();
+        let (r0, lag) = (sh.r[0], sh.lag);
+        w.line(&format!(
+            "/* win[s][m]: level s (s steps after the launch's grid) at plane p - 1 - {lag} s - {} + m, at the start of iteration p. */",
+            2 * r0
+        ));
+        w.line(&format!(
+            "{t} win[{}][{}]{} = {{}};",
+            sh.t,
+            sh.planes(),
+            sh.extent()
+        ));
+        w.line(&format!(
+            "for (ptrdiff_t p = z0 - {}; p < z1 + {}; ++p) {{",
+            sh.t * r0,
+            sh.t * lag
+        ));
+        w.indent();
+        w.line(&format!("{t} fresh[{}]{};", sh.t + 1, sh.extent()));
+        self.load_level0(w, &sh);
+        self.levels(w, &sh);
+        self.move_windows(w, &sh);
+        self.store_level(w, &sh);
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `i<a>`: the first cell of this lane's tile along each fast axis; `z0..z1`: the block's chunk.
+    fn tile(&self, w: &mut CWriter, sh: &Shape) {
+        let dims = sh.dims;
+        let last = dims - 1;
+        let width = LANES * sh.v - 2 * sh.r[last] * sh.t;
+        let (lo, hi) = self.bounds(last);
+        w.line(&format!(
+            "/* This warp's tile: {LANES} lanes of {} cells along `{}`{}; the outer {} on each side are recomputed, not stored. */",
+            sh.v,
+            self.st.axes[last],
+            if dims == 3 {
+                format!(" by {} along `{}`", sh.y, self.st.axes[1])
+            } else {
+                String::new()
+            },
+            sh.r[last] * sh.t
+        ));
+        w.line(&format!("const int lane = threadIdx.x % {LANES};"));
+        w.line(&format!(
+            "const ptrdiff_t tile = ((ptrdiff_t)blockIdx.x * {} + threadIdx.x / {LANES}) * {width};",
+            self.plan.threads() / LANES
+        ));
+        w.line(&format!("if ({lo} + tile >= {hi})"));
+        w.line("    return;");
+        w.line(&format!(
+            "const ptrdiff_t i{last} = {lo} + tile - {} + lane * {};",
+            sh.r[last] * sh.t,
+            sh.v
+        ));
+        if dims == 3 {
+            let (lo1, _) = self.bounds(1);
+            w.line(&format!(
+                "const ptrdiff_t i1 = {lo1} + (ptrdiff_t)blockIdx.y * {} - {};",
+                sh.y - 2 * sh.r[1] * sh.t,
+                sh.r[1] * sh.t
+            ));
+        }
+        let (lo0, hi0) = self.bounds(0);
+        let chunk = self.plan.chunk;
+        w.line(&format!(
+            "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{} * {chunk};",
+            builtin(0, dims)
+        ));
+        w.line(&format!(
+            "const ptrdiff_t z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};"
+        ));
+    }
+
+    /// Per cell of the lane, along each fast axis: on the grid (`grid_*`:
+    /// loaded), in the statement's region (`in_*`: updated) and in the tile's
+    /// own part (`own_*`: stored).
+    fn masks(&self, w: &mut CWriter, sh: &Shape) {
+        let dims = sh.dims;
+        let mut axes = vec![(
+            dims - 1,
+            "x",
+            "k",
+            sh.v,
+            format!("lane * {} + k", sh.v),
+            LANES * sh.v,
+        )];
+        if dims == 3 {
+            axes.push((1, "y", "j", sh.y, "j".into(), sh.y));
+        }
+        for (a, name, var, n, at, width) in axes {
+            let (lo, hi) = self.bounds(a);
+            let margin = sh.r[a] * sh.t;
+            w.line(&format!(
+                "bool grid_{name}[{n}], in_{name}[{n}], own_{name}[{n}];"
+            ));
+            w.pragma("unroll");
+            w.line(&format!("for (int {var} = 0; {var} < {n}; ++{var}) {{"));
+            w.indent();
+            w.line(&format!("const ptrdiff_t c = i{a} + {var};"));
+            w.line(&format!("grid_{name}[{var}] = c >= 0 && c < n{a};"));
+            w.line(&format!("in_{name}[{var}] = c >= {lo} && c < {hi};"));
+            w.line(&format!(
+                "own_{name}[{var}] = in_{name}[{var}] && {at} >= {margin} && {at} < {};",
+                width - margin
+            ));
+            w.dedent();
+            w.line("}");
+        }
+    }
+
+    /// `fresh[0]`: plane `p` of the launch's grid, where it is on the grid.
+    fn load_level0(&self, w: &mut CWriter, sh: &Shape) {
+        let name = crate::codegen::rust::slot_name(self.st, self.streamed());
+        w.line(
+            "/* Level 0: plane p of the grid, zero off the grid (never read by a stored cell). */",
+        );
+        w.line("const bool on_grid = p >= 0 && p < n0;");
+        sh.open_cells(w);
+        let inside = if sh.dims == 3 {
+            "on_grid && grid_y[j] && grid_x[k]"
+        } else {
+            "on_grid && grid_x[k]"
+        };
+        w.line(&format!(
+            "fresh[0]{} = {inside} ? {name}[{}] : 0;",
+            sh.cell("j", "k"),
+            sh.index("p")
+        ));
+        sh.close_cells(w);
+    }
+
+    /// `fresh[1..]`: every level's next plane, from the windows as the previous iteration left them.
+    fn levels(&self, w: &mut CWriter, sh: &Shape) {
+        let t = self.st.dtype.c();
+        w.line(&format!(
+            "/* Level s at plane p - {} s, from level s - 1's window: independent of the other levels of this iteration. */",
+            sh.lag
+        ));
+        w.pragma("unroll");
+        w.line(&format!("for (int s = 1; s <= {}; ++s) {{", sh.t));
+        w.indent();
+        w.line(&format!("const ptrdiff_t q = p - {} * s;", sh.lag));
+        let (lo0, hi0) = self.bounds(0);
+        w.line(&format!(
+            "const bool step = s <= levels && q >= {lo0} && q < {hi0};"
+        ));
+        let planes = self.neighbourhoods(sh);
+        for (&m, cols) in &planes {
+            self.neighbourhood(w, sh, m, cols, t);
+        }
+        sh.open_cells(w);
+        let own = format!("win[s - 1][{}]{}", sh.r[0], sh.cell("j", "k"));
+        w.line(&format!("{t} v = {own};"));
+        let inside = if sh.dims == 3 {
+            "step && in_y[j] && in_x[k]"
+        } else {
+            "step && in_x[k]"
+        };
+        w.line(&format!("if ({inside}) {{"));
+        w.indent();
+        if self.reads_inputs() {
+            w.line(&format!("const ptrdiff_t c = {};", sh.index("q")));
+        }
+        let value = self.value(&|a: &Access| self.level_read(a, sh));
+        w.line(&format!("v = {value};"));
+        w.dedent();
+        w.line("}");
+        w.line(&format!("fresh[s]{} = v;", sh.cell("j", "k")));
+        sh.close_cells(w);
+        w.dedent();
+        w.line("}");
+    }
+
+    /// Whether the update reads grids other than the one it streams (from global memory).
+    fn reads_inputs(&self) -> bool {
+        self.s.slots().iter().any(|&slot| slot != self.streamed())
+    }
+
+    /// Per window plane read, the in-plane offsets read there: `(middle, contiguous)`
+    /// (the middle one 0 in 2-D).
+    fn neighbourhoods(&self, sh: &Shape) -> BTreeMap<usize, BTreeSet<(i64, i64)>> {
+        let mut planes: BTreeMap<usize, BTreeSet<(i64, i64)>> = BTreeMap::new();
+        let streamed = self.streamed();
+        self.s.expr.for_each_read(&mut |a| {
+            if a.slot == streamed {
+                let m = (sh.r[0] as i64 + a.offset[0]) as usize;
+                let row = if sh.dims == 3 { a.offset[1] } else { 0 };
+                planes
+                    .entry(m)
+                    .or_default()
+                    .insert((row, a.offset[sh.dims - 1]));
+            }
+        });
+        planes
+    }
+
+    /// `nb<m>`: window plane `m` of level `s - 1` around the lane's cells:
+    /// its own registers, and by shuffles the neighbouring lanes' cells it reads.
+    fn neighbourhood(
+        &self,
+        w: &mut CWriter,
+        sh: &Shape,
+        m: usize,
+        reads: &BTreeSet<(i64, i64)>,
+        t: &str,
+    ) {
+        let (rl, r1) = (sh.r[sh.dims - 1], if sh.dims == 3 { sh.r[1] } else { 0 });
+        let v = sh.v as i64;
+        let span = |pick: fn(&(i64, i64)) -> i64| {
+            let lo = reads.iter().map(pick).min().unwrap_or(0);
+            let hi = reads.iter().map(pick).max().unwrap_or(0);
+            (lo, hi)
+        };
+        let (lo, hi) = span(|r| r.1);
+        let outside: BTreeSet<i64> = (lo..v + hi).filter(|c| !(0..v).contains(c)).collect();
+        let (row_lo, row_hi) = span(|r| r.0);
+        let rows = if sh.dims == 3 {
+            format!("[{}]", sh.y + 2 * r1)
+        } else {
+            String::new()
+        };
+        w.line(&format!(
+            "{t} nb{m}{rows}[{}]; /* plane {}; the lane's cell k at [k + {rl}] */",
+            sh.v + 2 * rl,
+            shifted("q", m as i64 - sh.r[0] as i64)
+        ));
+        let (row, src_row) = if sh.dims == 3 {
+            w.pragma("unroll");
+            w.line(&format!(
+                "for (int j = {row_lo}; j < {}; ++j) {{",
+                sh.y as i64 + row_hi
+            ));
+            w.indent();
+            if row_lo == 0 && row_hi == 0 {
+                (format!("[j + {r1}]"), "[j]".to_string())
+            } else {
+                w.line(&format!(
+                    "const int jj = j < 0 ? 0 : j >= {y} ? {y} - 1 : j; /* rows off the lane's own are never read by a stored cell */",
+                    y = sh.y
+                ));
+                (format!("[j + {r1}]"), "[jj]".to_string())
+            }
+        } else {
+            (String::new(), String::new())
+        };
+        w.pragma("unroll");
+        w.line(&format!("for (int k = 0; k < {}; ++k)", sh.v));
+        w.line(&format!(
+            "    nb{m}{row}[k + {rl}] = win[s - 1][{m}]{src_row}[k];"
+        ));
+        for c in outside {
+            let lanes = c.div_euclid(v);
+            let from = format!("win[s - 1][{m}]{src_row}[{}]", c.rem_euclid(v));
+            let moved = self.d.shuffle(&from, lanes, LANES);
+            w.line(&format!("nb{m}{row}[{}] = {moved};", c + rl as i64));
+        }
+        if sh.dims == 3 {
+            w.dedent();
+            w.line("}");
+        }
+    }
+
+    /// A read in a level's update: the streamed grid from a neighbourhood, inputs from global memory.
+    fn level_read(&self, a: &Access, sh: &Shape) -> String {
+        if a.slot != self.streamed() {
+            let buf = crate::codegen::rust::slot_name(self.st, a.slot);
+            return format!("{buf}[{}]", offset_index(&a.offset));
+        }
+        let last = sh.dims - 1;
+        let m = sh.r[0] as i64 + a.offset[0];
+        let k = shifted("k", sh.r[last] as i64 + a.offset[last]);
+        if sh.dims == 3 {
+            let j = shifted("j", sh.r[1] as i64 + a.offset[1]);
+            format!("nb{m}[{j}][{k}]")
+        } else {
+            format!("nb{m}[{k}]")
+        }
+    }
+
+    /// Moves every window on by one plane: the oldest drops out, `fresh` comes in.
+    fn move_windows(&self, w: &mut CWriter, sh: &Shape) {
+        w.line("/* Move every window on by one plane. */");
+        w.pragma("unroll");
+        w.line(&format!("for (int s = 0; s < {}; ++s) {{", sh.t));
+        w.indent();
+        let last = sh.planes() - 1;
+        sh.open_cells(w);
+        for m in 0..last {
+            let at = sh.cell("j", "k");
+            w.line(&format!("win[s][{m}]{at} = win[s][{}]{at};", m + 1));
+        }
+        let at = sh.cell("j", "k");
+        w.line(&format!("win[s][{last}]{at} = fresh[s]{at};"));
+        sh.close_cells(w);
+        w.dedent();
+        w.line("}");
+    }
+
+    /// Stores the last level's plane where it is in the block's chunk and the tile's own part.
+    fn store_level(&self, w: &mut CWriter, sh: &Shape) {
+        w.line(&format!(
+            "/* Store level {} (plane p - {}) where it is this block's and this tile's own. */",
+            sh.t,
+            sh.t * sh.lag
+        ));
+        w.line(&format!("const ptrdiff_t q = p - {};", sh.t * sh.lag));
+        w.line("if (q >= z0 && q < z1) {");
+        w.indent();
+        sh.open_cells(w);
+        let own = if sh.dims == 3 {
+            "own_y[j] && own_x[k]"
+        } else {
+            "own_x[k]"
+        };
+        w.line(&format!("if ({own})"));
+        w.line(&format!(
+            "    out[{}] = fresh[{}]{};",
+            sh.index("q"),
+            sh.t,
+            sh.cell("j", "k")
+        ));
+        sh.close_cells(w);
+        w.dedent();
+        w.line("}");
+    }
+
+    /// Launches the `temporal` kernel over the region for `levels` steps.
+    pub(super) fn temporal_launch(&self, w: &mut CWriter) {
+        let sh = self.shape();
+        let dims = sh.dims;
+        let last = dims - 1;
+        let extent = |a: usize| {
+            let (lo, hi) = self.bounds(a);
+            if lo == "0" {
+                hi
+            } else {
+                format!("({hi} - {lo})")
+            }
+        };
+        let width = LANES * sh.v - 2 * sh.r[last] * sh.t;
+        let per_block = self.plan.threads() / LANES;
+        let mut blocks = vec![format!(
+            "(({} + {width} - 1) / {width} + {per_block} - 1) / {per_block}",
+            extent(last)
+        )];
+        if dims == 3 {
+            let rows = sh.y - 2 * sh.r[1] * sh.t;
+            blocks.push(format!("({} + {rows} - 1) / {rows}", extent(1)));
+        }
+        let chunk = self.plan.chunk;
+        blocks.push(format!("({} + {chunk} - 1) / {chunk}", extent(0)));
+        w.line(&format!("const dim3 block({});", self.plan.threads()));
+        w.line(&format!(
+            "const dim3 grid({});",
+            blocks
+                .iter()
+                .map(|b| format!("(unsigned)({b})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        w.line(&format!(
+            "{}<<<grid, block>>>({}, levels);",
+            self.kernel_name(),
+            self.arguments()
+        ));
+        w.line(&format!("return (int){}GetLastError();", self.d.api));
+    }
+}
