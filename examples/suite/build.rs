@@ -122,23 +122,27 @@ const VARIANTS: &[Variant] = &[
         ..temporal("temporal_t12", 2, 12)
     },
     temporal("temporal_t2", 3, 2),
+    temporal("temporal_t3", 3, 3),
     Variant {
-        coarsen: Some(12),
-        ..temporal("temporal_t2_c12", 3, 2)
+        block3: Some([1, 2, 64]),
+        coarsen: Some(8),
+        ..temporal("temporal_t2_l2", 3, 2)
     },
     Variant {
-        coarsen: Some(24),
-        ..temporal("temporal_t3_c24", 3, 3)
+        block3: Some([1, 8, 32]),
+        coarsen: Some(2),
+        ..temporal("temporal_t2_l8", 3, 2)
     },
     Variant {
+        vector: Some((2, 1)),
+        coarsen: Some(8),
+        ..temporal("temporal_t2_v2", 3, 2)
+    },
+    Variant {
+        block3: Some([1, 1, 128]),
         coarsen: Some(8),
         vector: Some((2, 2)),
-        ..temporal("temporal_t2_c8_v2", 3, 2)
-    },
-    Variant {
-        coarsen: Some(16),
-        chunk: Some(64),
-        ..temporal("temporal_t2_q64", 3, 2)
+        ..temporal("temporal_t2_l1", 3, 2)
     },
     v("auto", "auto"),
 ];

@@ -22,7 +22,7 @@ fi
 compute-sanitizer --tool memcheck ./cross_backend --include-ignored --test-threads 1 --skip 2_31 cuda_heat3d cuda_star3d25 \
     cuda_random _stream_s3v _stream_c3 _tiled _temporal 2>&1 | grep -E "ERROR SUMMARY|test result" | sort | uniq -c | tee "$out/memcheck.log"
 compute-sanitizer --tool racecheck ./cross_backend --include-ignored --test-threads 1 cuda_heat2d_f32_fixed_tiled \
-    cuda_star3d25_f64_fixed_tiled cuda_gray_scott_f64_periodic_tiled _temporal_t3 2>&1 | grep -E "SUMMARY|test result|RACE" | tee "$out/racecheck.log"
+    cuda_star3d25_f64_fixed_tiled cuda_gray_scott_f64_periodic_tiled _temporal_c5 2>&1 | grep -E "SUMMARY|test result|RACE" | tee "$out/racecheck.log"
 compute-sanitizer --tool synccheck ./cross_backend --include-ignored --test-threads 1 _tiled \
     2>&1 | grep -E "ERROR SUMMARY|test result" | sort | uniq -c | tee "$out/synccheck.log"
 ./cross_backend_hip --include-ignored --test-threads 8 > "$out/hip-tests.log" 2>&1; grep -E "test result" "$out/hip-tests.log"

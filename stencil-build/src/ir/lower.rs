@@ -1320,8 +1320,8 @@ mod tests {
         assert!(got.contains("the middle axis of a 3-D stencil"), "{got}");
         let text = format!("{}{temporal}block = [2, 64]\n", update("u[0,1]"));
         let (got, hint) = error(&text);
-        assert!(got.contains("not 2 threads along axis 0"), "{got}");
-        assert!(hint.unwrap_or_default().contains("[1, 128]"));
+        assert!(got.contains("its block extent there is 1, not 2"), "{got}");
+        assert!(hint.unwrap_or_default().contains("[1, 64]"));
     }
 
     #[test]

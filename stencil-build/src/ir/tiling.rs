@@ -242,20 +242,20 @@ fn gpu(
             )));
     }
     if let (Strategy::Temporal, Some(b), Some(list)) = (strategy, &block, &s.block)
-        && let Some(a) = (0..dims - 1).find(|&a| b[a] != 1)
+        && b[0] != 1
     {
-        let mut fixed = vec![1; dims];
-        fixed[dims - 1] = b.iter().product::<usize>().div_ceil(warp) * warp;
+        let mut fixed = b.clone();
+        fixed[0] = 1;
         return Err(src
             .error(
-                list.get_ref()[a].span(),
+                list.get_ref()[0].span(),
                 format!(
-                    "`temporal` blocks are warps side by side along the contiguous axis, not {} threads along axis {a}",
-                    b[a]
+                    "`temporal` marches each warp along the slowest axis: its block extent there is 1, not {}",
+                    b[0]
                 ),
             )
             .with_hint(format!(
-                "write block = {fixed:?}; set the cells per thread with `vector` (and `coarsen` in 3-D)"
+                "write block = {fixed:?}; the middle extent of a 3-D block is the warp's lanes along that axis"
             )));
     }
     if marches && dims < 2 {

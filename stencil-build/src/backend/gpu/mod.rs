@@ -1862,8 +1862,8 @@ mod tests {
         let t = resolve(&temporal, &j2d64, &CUDA).unwrap();
         assert_eq!(
             (t.block, t.chunk, t.vector, t.time_block),
-            (vec![1, 128], 256, 2, 8),
-            "2-D f64: 64-cell warp tiles, 8 steps recompute 16 of them"
+            (vec![1, 128], 256, 2, 6),
+            "2-D f64: 64-cell warp tiles, 6 skewed steps in three quarters of the register budget"
         );
         let given = GpuTiling {
             time_block: Some(6),
@@ -1871,9 +1871,9 @@ mod tests {
         };
         let t = resolve(&given, &j3d64, &CUDA).unwrap();
         assert_eq!(
-            (t.coarsen, t.vector, t.time_block),
-            (24, 1, 6),
-            "tiles widen to store at least half their cells"
+            (t.block, t.coarsen, t.vector, t.time_block),
+            (vec![1, 4, 32], 6, 3, 6),
+            "warps of 8 x 4 lanes whose tiles widen to store at least half their cells"
         );
         let persistent = GpuTiling {
             strategy: Strategy::Persistent,

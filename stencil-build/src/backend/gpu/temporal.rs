@@ -38,47 +38,61 @@ pub const LANES: usize = 32;
 pub const THREADS: usize = 128;
 
 /// Most steps the model fuses.
-pub const MAX_TIME_BLOCK: usize = 8;
+pub const MAX_TIME_BLOCK: usize = 12;
 
-/// Most 32-bit registers the model lets the level windows of one thread take.
+/// Most 32-bit registers the model lets the windows of one thread keep from
+/// one iteration to the next; three quarters of it when steps are skewed,
+/// which leaves the compiler more temporaries live at once (j2d5pt f64 at
+/// the full budget, 8 steps: 493 GCells/s; at three quarters, 6: 587).
 pub const REGISTER_WORDS: usize = 96;
 
 /// `[tiling]` of a `temporal` stencil with the defaults filled in:
 ///
-/// - 2-D: 4 cells per lane in f32, 2 in f64 (warp tiles of 128 and 64 cells),
-///   chunks of 256 rows, measured best of the hand-written kernels on the
-///   H100 (BENCHMARKS.md, 2026-11-23);
-/// - 3-D: 1 cell per lane along the contiguous axis and 16 (f32) or 8 (f64)
-///   along the middle one, chunks of 128 planes;
+/// - 2-D: warps of 32 lanes along the contiguous axis, 4 cells per lane in
+///   f32 (chunks of 512 rows), 2 in f64 (chunks of 256), the best of the
+///   variants measured on the H100 (BENCHMARKS.md, 2026-11-23);
+/// - 3-D: blocks `[1, 4, 32]`, warps of 8 lanes along the contiguous axis by
+///   4 along the middle one, each lane 4 (f32) or 2 (f64) cells by 4, chunks
+///   of 128 planes;
 /// - `time_block`: the most steps, up to [`MAX_TIME_BLOCK`], for which each
-///   tiled axis recomputes at most a quarter of its tile and the level
-///   windows fit [`REGISTER_WORDS`]; at least 1;
+///   tiled axis recomputes at most a quarter of its tile and the windows fit
+///   [`REGISTER_WORDS`]; at least 1;
 /// - with a `time_block` from the spec, default tiles widen to store at
 ///   least half their cells.
 pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
     let dims = st.dims();
     let (vector, coarsen, chunk) = match (dims, st.dtype) {
-        (2, Dtype::F32) => (4, 1, 256),
+        (2, Dtype::F32) => (4, 1, 512),
         (2, _) => (2, 1, 256),
-        (_, Dtype::F32) => (1, 16, 128),
-        _ => (1, 8, 128),
+        (_, Dtype::F32) => (4, 4, 128),
+        _ => (2, 4, 128),
     };
+    let mut block = match &t.block {
+        Some(b) => b.clone(),
+        None if dims == 3 => vec![1, 4, THREADS / 4],
+        None => vec![1; dims - 1].into_iter().chain([THREADS]).collect(),
+    };
+    block[0] = 1;
+    let ly = if dims == 3 { block[1] } else { 1 };
+    let lx = LANES / ly.clamp(1, LANES);
     let time_block = t.time_block.unwrap_or_else(|| {
-        model_time_block(st, t.vector.unwrap_or(vector), t.coarsen.unwrap_or(coarsen))
+        let tile = [
+            lx * t.vector.unwrap_or(vector),
+            ly * t.coarsen.unwrap_or(coarsen),
+        ];
+        model_time_block(st, tile)
     });
     // A `time_block` the spec gives widens the default tiles to store at least half their cells.
     let r = radius(st);
     let vector = t
         .vector
-        .unwrap_or(vector.max((4 * r[dims - 1] * time_block).div_ceil(LANES)));
+        .unwrap_or(vector.max((4 * r[dims - 1] * time_block).div_ceil(lx)));
     let coarsen = if dims == 3 {
-        t.coarsen.unwrap_or(coarsen.max(4 * r[1] * time_block))
+        t.coarsen
+            .unwrap_or(coarsen.max((4 * r[1] * time_block).div_ceil(ly)))
     } else {
         1
     };
-    let threads = t.block.as_ref().map_or(THREADS, |b| b.iter().product());
-    let mut block = vec![1; dims];
-    block[dims - 1] = threads;
     Resolved {
         strategy: Strategy::Temporal,
         block,
@@ -89,16 +103,41 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
     }
 }
 
-/// The model's `time_block` (see [`defaults`]).
-fn model_time_block(st: &Stencil, vector: usize, coarsen: usize) -> usize {
+/// Lanes of a warp along the middle axis: the block's extent there (3-D; 1 otherwise).
+pub fn lanes_y(plan: &Resolved) -> usize {
+    if plan.block.len() == 3 {
+        plan.block[1]
+    } else {
+        1
+    }
+}
+
+/// Whether the fused steps of `st` are skewed (see the module documentation):
+/// in f64, whose arithmetic has twice the latency, independent steps
+/// measured 587 instead of 531 GCells/s on j2d5pt (6 steps); in f32 the
+/// registers are worth more as further fused steps (chained, 12 steps: 1247,
+/// skewed, 8 steps: 1139; H100, BENCHMARKS.md, 2026-11-23).
+pub fn skewed(st: &Stencil) -> bool {
+    st.dtype == Dtype::F64
+}
+
+/// The model's `time_block` (see [`defaults`]) for warp tiles of `tile`
+/// cells (contiguous axis, middle axis).
+fn model_time_block(st: &Stencil, tile: [usize; 2]) -> usize {
     let r = radius(st);
     let dims = st.dims();
     let words = st.dtype.size() / 4;
+    let per_lane = tile[0] * tile[1] / LANES;
+    // Planes each step's window keeps from one iteration to the next.
+    let (planes, budget) = if skewed(st) {
+        (2 * r[0] + 1, REGISTER_WORDS * 3 / 4)
+    } else {
+        (2 * r[0], REGISTER_WORDS)
+    };
     let fits = |t: usize| {
-        let x = 2 * r[dims - 1] * t * 4 <= LANES * vector;
-        let y = dims < 3 || 2 * r[1] * t * 4 <= coarsen;
-        let registers = t * (2 * r[0] + 1) * coarsen * vector * words <= REGISTER_WORDS;
-        x && y && registers
+        let x = 2 * r[dims - 1] * t * 4 <= tile[0];
+        let y = dims < 3 || 2 * r[1] * t * 4 <= tile[1];
+        x && y && t * planes * per_lane * words <= budget
     };
     (1..=MAX_TIME_BLOCK).rev().find(|&t| fits(t)).unwrap_or(1)
 }
@@ -125,9 +164,19 @@ pub fn check(plan: &Resolved, st: &Stencil, backend: &str) -> Result<(), String>
     let r = radius(st);
     let dims = st.dims();
     let t = plan.time_block;
-    let mut tiles = vec![(dims - 1, LANES * plan.vector, "vector")];
+    let ly = lanes_y(plan);
+    if LANES % ly != 0 || plan.block[dims - 1] % (LANES / ly) != 0 {
+        return Err(format!(
+            "`temporal` blocks are warps of {LANES} lanes, {ly} along `{}` and {} along `{}`: the `block` extents along them must be              a divisor of {LANES} and a multiple of {LANES} over it, not {:?}; e.g. block = [1, 4, 32] in [tiling.{backend}]",
+            st.axes[1],
+            LANES / ly.max(1),
+            st.axes[dims - 1],
+            plan.block
+        ));
+    }
+    let mut tiles = vec![(dims - 1, LANES / ly * plan.vector, "vector")];
     if dims == 3 {
-        tiles.push((1, plan.coarsen, "coarsen"));
+        tiles.push((1, ly * plan.coarsen, "coarsen"));
     }
     for (axis, cells, key) in tiles {
         let overlap = 2 * r[axis] * t;
@@ -139,12 +188,6 @@ pub fn check(plan: &Resolved, st: &Stencil, backend: &str) -> Result<(), String>
             ));
         }
     }
-    if plan.threads() % LANES != 0 {
-        return Err(format!(
-            "`temporal` blocks are whole warp tiles of {LANES} lanes, not {} threads; set the last `block` extent to a multiple of {LANES} in [tiling.{backend}]",
-            plan.threads()
-        ));
-    }
     Ok(())
 }
 
@@ -155,12 +198,20 @@ struct Shape {
     t: usize,
     /// Radius of one step per axis.
     r: Vec<usize>,
-    /// Planes back from the loaded one per level: one more than the radius.
+    /// Whether each level works one plane behind what the level below
+    /// finished in the previous iteration (independent levels, a plane more
+    /// of registers per level) rather than behind what it just finished.
+    skew: bool,
+    /// Planes back from the loaded one per level: the radius, one more with `skew`.
     lag: usize,
     /// Cells per lane along the contiguous axis.
     v: usize,
     /// Cells per lane along the middle axis (3-D; 1 otherwise).
     y: usize,
+    /// Lanes of a warp along the contiguous axis and along the middle one:
+    /// the warp tile is `lx * v` by `ly * y` cells.
+    lx: usize,
+    ly: usize,
 }
 
 impl Shape {
@@ -219,7 +270,8 @@ impl Gen<'_> {
         Shape {
             dims: self.dims(),
             t: self.plan.time_block,
-            lag: r[0] + 1,
+            skew: skewed(self.st),
+            lag: r[0] + usize::from(skewed(self.st)),
             r,
             v: self.plan.vector,
             y: if self.dims() == 3 {
@@ -227,6 +279,8 @@ impl Gen<'_> {
             } else {
                 1
             },
+            lx: LANES / lanes_y(self.plan),
+            ly: lanes_y(self.plan),
         }
     }
 
@@ -246,7 +300,7 @@ impl Gen<'_> {
         let t = self.st.dtype.c();
         let (r0, lag) = (sh.r[0], sh.lag);
         w.line(&format!(
-            "/* win[s][m]: level s (s steps after the launch's grid) at plane p - 1 - {lag} s - {} + m, at the start of iteration p. */",
+            "/* win[s][m]: level s (s steps after the launch's grid) at plane p - 1 - {lag} * s - {} + m, at the start of iteration p. */",
             2 * r0
         ));
         w.line(&format!(
@@ -261,11 +315,16 @@ impl Gen<'_> {
             sh.t * lag
         ));
         w.indent();
-        w.line(&format!("{t} fresh[{}]{};", sh.t + 1, sh.extent()));
         self.load_level0(w, &sh);
+        if !sh.skew {
+            w.line("/* Level 0's window moves on to plane p. */");
+            self.move_window(w, &sh, "0", "plane");
+        }
         self.levels(w, &sh);
-        self.move_windows(w, &sh);
-        self.store_level(w, &sh);
+        if sh.skew {
+            w.line("/* Level 0's window moves on to plane p. */");
+            self.move_window(w, &sh, "0", "plane");
+        }
         w.dedent();
         w.line("}");
     }
@@ -274,20 +333,36 @@ impl Gen<'_> {
     fn tile(&self, w: &mut CWriter, sh: &Shape) {
         let dims = sh.dims;
         let last = dims - 1;
-        let width = LANES * sh.v - 2 * sh.r[last] * sh.t;
+        let width = sh.lx * sh.v - 2 * sh.r[last] * sh.t;
         let (lo, hi) = self.bounds(last);
         w.line(&format!(
-            "/* This warp's tile: {LANES} lanes of {} cells along `{}`{}; the outer {} on each side are recomputed, not stored. */",
+            "/* This warp's tile: {} lanes of {} cells along `{}`{}; the outer {} on each side are recomputed, not stored. */",
+            sh.lx,
             sh.v,
             self.st.axes[last],
             if dims == 3 {
-                format!(" by {} along `{}`", sh.y, self.st.axes[1])
+                format!(
+                    " by {} lanes of {} along `{}` (the outer {})",
+                    sh.ly,
+                    sh.y,
+                    self.st.axes[1],
+                    sh.r[1] * sh.t
+                )
             } else {
                 String::new()
             },
             sh.r[last] * sh.t
         ));
         w.line(&format!("const int lane = threadIdx.x % {LANES};"));
+        let lane_x = if sh.ly > 1 {
+            w.line(&format!(
+                "const int lx = lane % {}, ly = lane / {};",
+                sh.lx, sh.lx
+            ));
+            "lx"
+        } else {
+            "lane"
+        };
         w.line(&format!(
             "const ptrdiff_t tile = ((ptrdiff_t)blockIdx.x * {} + threadIdx.x / {LANES}) * {width};",
             self.plan.threads() / LANES
@@ -295,15 +370,20 @@ impl Gen<'_> {
         w.line(&format!("if ({lo} + tile >= {hi})"));
         w.line("    return;");
         w.line(&format!(
-            "const ptrdiff_t i{last} = {lo} + tile - {} + lane * {};",
+            "const ptrdiff_t i{last} = {lo} + tile - {} + {lane_x} * {};",
             sh.r[last] * sh.t,
             sh.v
         ));
         if dims == 3 {
             let (lo1, _) = self.bounds(1);
+            let lane_y = if sh.ly > 1 {
+                format!(" + ly * {}", sh.y)
+            } else {
+                String::new()
+            };
             w.line(&format!(
-                "const ptrdiff_t i1 = {lo1} + (ptrdiff_t)blockIdx.y * {} - {};",
-                sh.y - 2 * sh.r[1] * sh.t,
+                "const ptrdiff_t i1 = {lo1} + (ptrdiff_t)blockIdx.y * {} - {}{lane_y};",
+                sh.ly * sh.y - 2 * sh.r[1] * sh.t,
                 sh.r[1] * sh.t
             ));
         }
@@ -323,16 +403,22 @@ impl Gen<'_> {
     /// own part (`own_*`: stored).
     fn masks(&self, w: &mut CWriter, sh: &Shape) {
         let dims = sh.dims;
+        let lane_x = if sh.ly > 1 { "lx" } else { "lane" };
         let mut axes = vec![(
             dims - 1,
             "x",
             "k",
             sh.v,
-            format!("lane * {} + k", sh.v),
-            LANES * sh.v,
+            format!("{lane_x} * {} + k", sh.v),
+            sh.lx * sh.v,
         )];
         if dims == 3 {
-            axes.push((1, "y", "j", sh.y, "j".into(), sh.y));
+            let at = if sh.ly > 1 {
+                format!("ly * {} + j", sh.y)
+            } else {
+                "j".into()
+            };
+            axes.push((1, "y", "j", sh.y, at, sh.ly * sh.y));
         }
         for (a, name, var, n, at, width) in axes {
             let (lo, hi) = self.bounds(a);
@@ -355,12 +441,13 @@ impl Gen<'_> {
         }
     }
 
-    /// `fresh[0]`: plane `p` of the launch's grid, where it is on the grid.
+    /// `plane`: plane `p` of the launch's grid (level 0), where it is on the grid.
     fn load_level0(&self, w: &mut CWriter, sh: &Shape) {
         let name = crate::codegen::rust::slot_name(self.st, self.streamed());
         w.line(
             "/* Level 0: plane p of the grid, zero off the grid (never read by a stored cell). */",
         );
+        w.line(&format!("{} plane{};", self.st.dtype.c(), sh.extent()));
         w.line("const bool on_grid = p >= 0 && p < n0;");
         sh.open_cells(w);
         let inside = if sh.dims == 3 {
@@ -369,22 +456,34 @@ impl Gen<'_> {
             "on_grid && grid_x[k]"
         };
         w.line(&format!(
-            "fresh[0]{} = {inside} ? {name}[{}] : 0;",
+            "plane{} = {inside} ? {name}[{}] : 0;",
             sh.cell("j", "k"),
             sh.index("p")
         ));
         sh.close_cells(w);
     }
 
-    /// `fresh[1..]`: every level's next plane, from the windows as the previous iteration left them.
+    /// Every level's next plane, from the windows as the previous iteration
+    /// left them: the last level's is stored, the others move their window on.
+    /// Levels go from the last down, so that each window moves only after the
+    /// level above has read it.
     fn levels(&self, w: &mut CWriter, sh: &Shape) {
         let t = self.st.dtype.c();
-        w.line(&format!(
-            "/* Level s at plane p - {} s, from level s - 1's window: independent of the other levels of this iteration. */",
-            sh.lag
-        ));
-        w.pragma("unroll");
-        w.line(&format!("for (int s = 1; s <= {}; ++s) {{", sh.t));
+        if sh.skew {
+            w.line(&format!(
+                "/* Level s at plane q = p - {} * s, from level s - 1's window: independent of the other levels of this iteration. */",
+                sh.lag
+            ));
+            w.pragma("unroll");
+            w.line(&format!("for (int s = {}; s >= 1; --s) {{", sh.t));
+        } else {
+            w.line(&format!(
+                "/* Level s at plane q = p - {} * s, from level s - 1's window as it just moved. */",
+                sh.lag
+            ));
+            w.pragma("unroll");
+            w.line(&format!("for (int s = 1; s <= {}; ++s) {{", sh.t));
+        }
         w.indent();
         w.line(&format!("const ptrdiff_t q = p - {} * s;", sh.lag));
         let (lo0, hi0) = self.bounds(0);
@@ -395,6 +494,7 @@ impl Gen<'_> {
         for (&m, cols) in &planes {
             self.neighbourhood(w, sh, m, cols, t);
         }
+        w.line(&format!("{t} next{};", sh.extent()));
         sh.open_cells(w);
         let own = format!("win[s - 1][{}]{}", sh.r[0], sh.cell("j", "k"));
         w.line(&format!("{t} v = {own};"));
@@ -412,8 +512,17 @@ impl Gen<'_> {
         w.line(&format!("v = {value};"));
         w.dedent();
         w.line("}");
-        w.line(&format!("fresh[s]{} = v;", sh.cell("j", "k")));
+        w.line(&format!("next{} = v;", sh.cell("j", "k")));
         sh.close_cells(w);
+        w.line(&format!("if (s == {}) {{", sh.t));
+        w.indent();
+        self.store_level(w, sh);
+        w.dedent();
+        w.line("} else {");
+        w.indent();
+        self.move_window(w, sh, "s", "next");
+        w.dedent();
+        w.line("}");
         w.dedent();
         w.line("}");
     }
@@ -471,14 +580,19 @@ impl Gen<'_> {
             sh.v + 2 * rl,
             shifted("q", m as i64 - sh.r[0] as i64)
         ));
+        // With lanes along the middle axis too, the lane's own rows first, then
+        // the rows beyond them from the lanes above and below.
+        let lanes_y = sh.ly > 1;
+        let (first, end) = if lanes_y {
+            (0, sh.y as i64)
+        } else {
+            (row_lo, sh.y as i64 + row_hi)
+        };
         let (row, src_row) = if sh.dims == 3 {
             w.pragma("unroll");
-            w.line(&format!(
-                "for (int j = {row_lo}; j < {}; ++j) {{",
-                sh.y as i64 + row_hi
-            ));
+            w.line(&format!("for (int j = {first}; j < {end}; ++j) {{"));
             w.indent();
-            if row_lo == 0 && row_hi == 0 {
+            if first == 0 && end == sh.y as i64 {
                 (format!("[j + {r1}]"), "[j]".to_string())
             } else {
                 w.line(&format!(
@@ -498,12 +612,30 @@ impl Gen<'_> {
         for c in outside {
             let lanes = c.div_euclid(v);
             let from = format!("win[s - 1][{m}]{src_row}[{}]", c.rem_euclid(v));
-            let moved = self.d.shuffle(&from, lanes, LANES);
+            let moved = self.d.shuffle(&from, lanes, sh.lx);
             w.line(&format!("nb{m}{row}[{}] = {moved};", c + rl as i64));
         }
         if sh.dims == 3 {
             w.dedent();
             w.line("}");
+        }
+        if !lanes_y {
+            return;
+        }
+        let y = sh.y as i64;
+        for j in (row_lo..0).chain(y..y + row_hi) {
+            let from = format!("nb{m}[{}][k + {rl}]", j.rem_euclid(y) + r1 as i64);
+            let moved = self.d.shuffle(&from, j.div_euclid(y) * sh.lx as i64, LANES);
+            w.pragma("unroll");
+            w.line(&format!(
+                "for (int k = {}; k < {}; ++k)",
+                lo.min(0),
+                v + hi.max(0)
+            ));
+            w.line(&format!(
+                "    nb{m}[{}][k + {rl}] = {moved};",
+                j + r1 as i64
+            ));
         }
     }
 
@@ -524,33 +656,24 @@ impl Gen<'_> {
         }
     }
 
-    /// Moves every window on by one plane: the oldest drops out, `fresh` comes in.
-    fn move_windows(&self, w: &mut CWriter, sh: &Shape) {
-        w.line("/* Move every window on by one plane. */");
-        w.pragma("unroll");
-        w.line(&format!("for (int s = 0; s < {}; ++s) {{", sh.t));
-        w.indent();
+    /// Moves the window of level `level` on by one plane: the oldest drops out, `plane` comes in.
+    fn move_window(&self, w: &mut CWriter, sh: &Shape, level: &str, plane: &str) {
         let last = sh.planes() - 1;
+        let at = sh.cell("j", "k");
         sh.open_cells(w);
         for m in 0..last {
-            let at = sh.cell("j", "k");
-            w.line(&format!("win[s][{m}]{at} = win[s][{}]{at};", m + 1));
+            w.line(&format!(
+                "win[{level}][{m}]{at} = win[{level}][{}]{at};",
+                m + 1
+            ));
         }
-        let at = sh.cell("j", "k");
-        w.line(&format!("win[s][{last}]{at} = fresh[s]{at};"));
+        w.line(&format!("win[{level}][{last}]{at} = {plane}{at};"));
         sh.close_cells(w);
-        w.dedent();
-        w.line("}");
     }
 
-    /// Stores the last level's plane where it is in the block's chunk and the tile's own part.
+    /// Stores the last level's plane `q` where it is in the block's chunk and the tile's own part.
     fn store_level(&self, w: &mut CWriter, sh: &Shape) {
-        w.line(&format!(
-            "/* Store level {} (plane p - {}) where it is this block's and this tile's own. */",
-            sh.t,
-            sh.t * sh.lag
-        ));
-        w.line(&format!("const ptrdiff_t q = p - {};", sh.t * sh.lag));
+        w.line("/* The last level: stored where it is this block's and this tile's own. */");
         w.line("if (q >= z0 && q < z1) {");
         w.indent();
         sh.open_cells(w);
@@ -561,9 +684,8 @@ impl Gen<'_> {
         };
         w.line(&format!("if ({own})"));
         w.line(&format!(
-            "    out[{}] = fresh[{}]{};",
+            "    out[{}] = next{};",
             sh.index("q"),
-            sh.t,
             sh.cell("j", "k")
         ));
         sh.close_cells(w);
@@ -584,14 +706,14 @@ impl Gen<'_> {
                 format!("({hi} - {lo})")
             }
         };
-        let width = LANES * sh.v - 2 * sh.r[last] * sh.t;
+        let width = sh.lx * sh.v - 2 * sh.r[last] * sh.t;
         let per_block = self.plan.threads() / LANES;
         let mut blocks = vec![format!(
             "(({} + {width} - 1) / {width} + {per_block} - 1) / {per_block}",
             extent(last)
         )];
         if dims == 3 {
-            let rows = sh.y - 2 * sh.r[1] * sh.t;
+            let rows = sh.ly * sh.y - 2 * sh.r[1] * sh.t;
             blocks.push(format!("({} + {rows} - 1) / {rows}", extent(1)));
         }
         let chunk = self.plan.chunk;
@@ -611,5 +733,155 @@ impl Gen<'_> {
             self.arguments()
         ));
         w.line(&format!("return (int){}GetLastError();", self.d.api));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{CUDA, HIP, fit, resolve, source};
+    use crate::ir::Stencil;
+
+    /// A `temporal` stencil of `axes` updating `u` with `expr`, with `tiling` added to `[tiling.cuda]`.
+    fn stencil(axes: &str, expr: &str, tiling: &str) -> Stencil {
+        let text = format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [{axes}]\n[fields]\nu = {{ role = \"state\" }}\n\
+             k = {{ role = \"input\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n\
+             [tiling.cuda]\nstrategy = \"temporal\"\n{tiling}"
+        );
+        let src = crate::spec::Source {
+            path: "s.stencil.toml".into(),
+            text,
+        };
+        crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
+    }
+
+    fn cuda(st: &Stencil) -> Result<String, String> {
+        let plan = resolve(&st.tiling.cuda, st, &CUDA).and_then(|p| fit(p, false, st, &CUDA))?;
+        Ok(source(st, &crate::analysis::analyse(st), &plan, "p", &CUDA))
+    }
+
+    #[test]
+    fn lanes_trade_neighbours_by_shuffles_and_store_only_their_own_cells() {
+        let st = stencil(
+            "\"y\", \"x\"",
+            "u[-1,0] + u[0,-1] + u[0,0] + u[0,1] + u[1,0] + k[0,0]",
+            "time_block = 3\nvector = 2\n",
+        );
+        let code = cuda(&st).unwrap();
+        // The cells either side of a lane's pair: the last of the lane before, the first of the one after.
+        assert!(
+            code.contains("nb1[0] = __shfl_up_sync(0xffffffffu, win[s - 1][1][1], 1, 32);"),
+            "{code}"
+        );
+        assert!(
+            code.contains("nb1[3] = __shfl_down_sync(0xffffffffu, win[s - 1][1][0], 1, 32);"),
+            "{code}"
+        );
+        assert_eq!(
+            code.matches("__shfl_").count(),
+            2,
+            "planes above and below come from registers"
+        );
+        // 64-cell warp tiles of which 3 on each side are recomputed.
+        assert!(code.contains("threadIdx.x / 32) * 58;"), "{code}");
+        assert!(
+            code.contains("own_x[k] = in_x[k] && lane * 2 + k >= 3 && lane * 2 + k < 61;"),
+            "{code}"
+        );
+        // In f32 each fused step works a plane behind the one before; the launch says how many to run.
+        assert!(code.contains("const ptrdiff_t q = p - 1 * s;"), "{code}");
+        assert!(
+            code.contains("const bool step = s <= levels && q >= 1 && q < n0 - 1;"),
+            "{code}"
+        );
+        assert!(code.contains("const float *cur_k, int levels)"), "{code}");
+        // The input comes from global memory at the cell the step computes.
+        assert!(code.contains("+ cur_k[c];"), "{code}");
+        assert_eq!(
+            code.matches("__global__").count(),
+            1,
+            "one kernel for every step count"
+        );
+        let hip = source(
+            &st,
+            &crate::analysis::analyse(&st),
+            &resolve(&st.tiling.cuda, &st, &HIP).unwrap(),
+            "p",
+            &HIP,
+        );
+        assert!(
+            hip.contains("nb1[0] = __shfl_up(win[s - 1][1][1], 1, 32);"),
+            "{hip}"
+        );
+    }
+
+    #[test]
+    fn wide_reach_shuffles_across_lanes_and_3d_rows_stay_in_the_lane() {
+        let st = stencil(
+            "\"y\", \"x\"",
+            "u[0,-2] + u[0,2]",
+            "time_block = 2\nvector = 1\n",
+        );
+        let code = cuda(&st).unwrap();
+        assert!(
+            code.contains("nb0[0] = __shfl_up_sync(0xffffffffu, win[s - 1][0][0], 2, 32);"),
+            "{code}"
+        );
+        assert!(
+            code.contains("nb0[4] = __shfl_down_sync(0xffffffffu, win[s - 1][0][0], 2, 32);"),
+            "{code}"
+        );
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            "u[-1,0,0] + u[0,-1,0] + u[0,1,0] + u[1,0,0]",
+            "time_block = 2\ncoarsen = 9\nblock = [1, 1, 128]\n",
+        );
+        let code = cuda(&st).unwrap();
+        assert!(!code.contains("__shfl"), "nothing read along x: {code}");
+        assert!(
+            code.contains("v = nb0[j + 1][k] + nb1[j][k] + nb1[j + 2][k] + nb2[j + 1][k];"),
+            "{code}"
+        );
+        assert!(
+            code.contains("own_y[j] = in_y[j] && j >= 2 && j < 7;"),
+            "{code}"
+        );
+        // With 4 lanes along `y` (the default block), rows beyond the lane's come from the lanes above and below.
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            "u[-1,0,0] + u[0,-1,0] + u[0,1,0] + u[1,0,0]",
+            "time_block = 2\ncoarsen = 3\n",
+        );
+        let code = cuda(&st).unwrap();
+        for line in [
+            "const int lx = lane % 8, ly = lane / 8;",
+            "nb1[0][k + 0] = __shfl_up_sync(0xffffffffu, nb1[3][k + 0], 8, 32);",
+            "nb1[4][k + 0] = __shfl_down_sync(0xffffffffu, nb1[1][k + 0], 8, 32);",
+            "own_y[j] = in_y[j] && ly * 3 + j >= 2 && ly * 3 + j < 10;",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+    }
+
+    #[test]
+    fn tiles_that_would_store_nothing_are_refused() {
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            "u[0,-2,0] + u[0,0,1]",
+            "time_block = 3\ncoarsen = 12\nblock = [1, 1, 128]\n",
+        );
+        let err = cuda(&st).unwrap_err();
+        assert!(err.contains("recomputes 12 cells along `y`"), "{err}");
+        assert!(
+            err.contains("lower `time_block` or raise `coarsen`"),
+            "{err}"
+        );
+        let st = stencil("\"y\", \"x\"", "u[0,-4] + u[0,4]", "time_block = 9\n");
+        let plan = resolve(&st.tiling.cuda, &st, &CUDA).unwrap();
+        assert_eq!(
+            plan.vector, 5,
+            "the default tile widened to 160 cells, to keep the 88 not recomputed"
+        );
+        assert!(cuda(&st).is_ok());
     }
 }
