@@ -8,7 +8,7 @@ mod tiling;
 use std::path::PathBuf;
 
 pub use lower::lower;
-pub use tiling::{GpuTiling, STREAM_CHUNK, Strategy, Tiling};
+pub use tiling::{GpuTiling, STREAM_CHUNK, Strategy, Tiling, unfusable};
 
 /// Element type of every grid and parameter of a stencil.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

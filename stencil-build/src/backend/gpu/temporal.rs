@@ -51,12 +51,14 @@ pub const REGISTER_WORDS: usize = 96;
 /// - 2-D: warps of 32 lanes along the contiguous axis, 4 cells per lane in
 ///   f32 (chunks of 512 rows), 2 in f64 (chunks of 256), the best of the
 ///   variants measured on the H100 (BENCHMARKS.md, 2026-11-23);
-/// - 3-D: blocks `[1, 4, 32]`, warps of 8 lanes along the contiguous axis by
-///   4 along the middle one, each lane 4 (f32) or 2 (f64) cells by 4, chunks
-///   of 128 planes;
-/// - `time_block`: the most steps, up to [`MAX_TIME_BLOCK`], for which each
-///   tiled axis recomputes at most a quarter of its tile and the windows fit
-///   [`REGISTER_WORDS`]; at least 1;
+/// - 3-D: warps of 32 lanes along the contiguous axis, each lane 2 cells
+///   of it by 8 of the middle axis, chunks of 128 planes: the best of the
+///   lane layouts measured on j3d7pt (8 x 4 lanes of 4 x 4 cells measured
+///   325 in f32 and 172 in f64 where this one measured 393 and 185);
+/// - `time_block` in 2-D: the most steps, up to [`MAX_TIME_BLOCK`], that
+///   recompute at most a quarter of the tile and keep the windows within
+///   [`REGISTER_WORDS`]; in 3-D: 2 where the tiles keep half their cells
+///   along each axis (j3d7pt: 2 measured faster than 1 and 3), else 1;
 /// - with a `time_block` from the spec, default tiles widen to store at
 ///   least half their cells.
 pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
@@ -64,12 +66,10 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
     let (vector, coarsen, chunk) = match (dims, st.dtype) {
         (2, Dtype::F32) => (4, 1, 512),
         (2, _) => (2, 1, 256),
-        (_, Dtype::F32) => (4, 4, 128),
-        _ => (2, 4, 128),
+        _ => (2, 8, 128),
     };
     let mut block = match &t.block {
         Some(b) => b.clone(),
-        None if dims == 3 => vec![1, 4, THREADS / 4],
         None => vec![1; dims - 1].into_iter().chain([THREADS]).collect(),
     };
     block[0] = 1;
@@ -126,19 +126,20 @@ pub fn skewed(st: &Stencil) -> bool {
 fn model_time_block(st: &Stencil, tile: [usize; 2]) -> usize {
     let r = radius(st);
     let dims = st.dims();
+    let keeps = |axis: usize, cells: usize, t: usize| 2 * r[axis] * t * 4 <= cells;
+    if dims == 3 {
+        // Tiles grow along two axes: 2 steps where they keep half their cells along each.
+        let half = |t| 2 * r[2] * t * 2 <= tile[0] && 2 * r[1] * t * 2 <= tile[1];
+        return if half(2) { 2 } else { 1 };
+    }
     let words = st.dtype.size() / 4;
-    let per_lane = tile[0] * tile[1] / LANES;
     // Planes each step's window keeps from one iteration to the next.
     let (planes, budget) = if skewed(st) {
         (2 * r[0] + 1, REGISTER_WORDS * 3 / 4)
     } else {
         (2 * r[0], REGISTER_WORDS)
     };
-    let fits = |t: usize| {
-        let x = 2 * r[dims - 1] * t * 4 <= tile[0];
-        let y = dims < 3 || 2 * r[1] * t * 4 <= tile[1];
-        x && y && t * planes * per_lane * words <= budget
-    };
+    let fits = |t: usize| keeps(1, tile[0], t) && t * planes * tile[0] / LANES * words <= budget;
     (1..=MAX_TIME_BLOCK).rev().find(|&t| fits(t)).unwrap_or(1)
 }
 
@@ -846,11 +847,11 @@ mod tests {
             code.contains("own_y[j] = in_y[j] && j >= 2 && j < 7;"),
             "{code}"
         );
-        // With 4 lanes along `y` (the default block), rows beyond the lane's come from the lanes above and below.
+        // With 4 lanes along `y`, rows beyond the lane's come from the lanes above and below.
         let st = stencil(
             "\"z\", \"y\", \"x\"",
             "u[-1,0,0] + u[0,-1,0] + u[0,1,0] + u[1,0,0]",
-            "time_block = 2\ncoarsen = 3\n",
+            "time_block = 2\ncoarsen = 3\nblock = [1, 4, 32]\n",
         );
         let code = cuda(&st).unwrap();
         for line in [
