@@ -224,39 +224,28 @@ fn gpu(
         Some(c) if !marches => return Err(marching_only(c, "chunk", src)),
         Some(c) => Some(bounded(c, 1, 1 << 20, "chunk", src)?),
     };
-    if let (Strategy::Stream, Some(b), Some(list)) = (strategy, &block, &s.block)
+    if let (true, Some(b), Some(list)) = (marches, &block, &s.block)
         && b[0] != 1
     {
         let mut fixed = b.clone();
         fixed[0] = 1;
+        let (what, hint) = if strategy == Strategy::Stream {
+            (
+                "`stream` runs one thread per column of the slowest axis",
+                "set the cells per block along that axis with `chunk`",
+            )
+        } else {
+            (
+                "`temporal` marches each warp along the slowest axis",
+                "the middle extent of a 3-D block is the warp's lanes along that axis",
+            )
+        };
         return Err(src
             .error(
                 list.get_ref()[0].span(),
-                format!(
-                    "`stream` runs one thread per column of the slowest axis, not {}",
-                    b[0]
-                ),
+                format!("{what}: its block extent there is 1, not {}", b[0]),
             )
-            .with_hint(format!(
-                "write block = {fixed:?} and set the cells per block along that axis with `chunk`"
-            )));
-    }
-    if let (Strategy::Temporal, Some(b), Some(list)) = (strategy, &block, &s.block)
-        && b[0] != 1
-    {
-        let mut fixed = b.clone();
-        fixed[0] = 1;
-        return Err(src
-            .error(
-                list.get_ref()[0].span(),
-                format!(
-                    "`temporal` marches each warp along the slowest axis: its block extent there is 1, not {}",
-                    b[0]
-                ),
-            )
-            .with_hint(format!(
-                "write block = {fixed:?}; the middle extent of a 3-D block is the warp's lanes along that axis"
-            )));
+            .with_hint(format!("write block = {fixed:?}; {hint}")));
     }
     if marches && dims < 2 {
         return Err(src

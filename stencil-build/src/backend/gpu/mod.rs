@@ -1316,7 +1316,12 @@ impl Gen<'_> {
                 blocks[k] = format!("({} + {b} - 1) / {b}", extent(a));
             }
         }
-        w.line(&format!("const dim3 block({});", threads.join(", ")));
+        self.launch_lines(w, &threads.join(", "), &blocks, &self.arguments());
+    }
+
+    /// `block` and `grid` of the launch, the launch with `arguments`, and its error code returned.
+    fn launch_lines(&self, w: &mut CWriter, threads: &str, blocks: &[String], arguments: &str) {
+        w.line(&format!("const dim3 block({threads});"));
         w.line(&format!(
             "const dim3 grid({});",
             blocks
@@ -1326,9 +1331,8 @@ impl Gen<'_> {
                 .join(", ")
         ));
         w.line(&format!(
-            "{}<<<grid, block>>>({});",
-            self.kernel_name(),
-            self.arguments()
+            "{}<<<grid, block>>>({arguments});",
+            self.kernel_name()
         ));
         w.line(&format!("return (int){}GetLastError();", self.d.api));
     }

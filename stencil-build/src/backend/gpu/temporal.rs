@@ -719,21 +719,8 @@ impl Gen<'_> {
         }
         let chunk = self.plan.chunk;
         blocks.push(format!("({} + {chunk} - 1) / {chunk}", extent(0)));
-        w.line(&format!("const dim3 block({});", self.plan.threads()));
-        w.line(&format!(
-            "const dim3 grid({});",
-            blocks
-                .iter()
-                .map(|b| format!("(unsigned)({b})"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        w.line(&format!(
-            "{}<<<grid, block>>>({}, levels);",
-            self.kernel_name(),
-            self.arguments()
-        ));
-        w.line(&format!("return (int){}GetLastError();", self.d.api));
+        let arguments = format!("{}, levels", self.arguments());
+        self.launch_lines(w, &self.plan.threads().to_string(), &blocks, &arguments);
     }
 }
 
