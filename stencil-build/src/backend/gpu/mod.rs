@@ -95,7 +95,8 @@ pub struct Resolved {
     /// `Naive`, `Tiled`, `Stream` or `Temporal`.
     pub strategy: Strategy,
     /// Threads per block per axis, in axis order (`block[0] == 1` for
-    /// `stream`; only the contiguous axis above 1 for `temporal`).
+    /// `stream` and `temporal`; a 3-D `temporal` block's middle extent is its
+    /// warps' lanes along that axis).
     pub block: Vec<usize>,
     /// Cells of the slowest axis per block (`stream`, `temporal`; 1 otherwise).
     pub chunk: usize,
@@ -132,8 +133,8 @@ impl Resolved {
 ///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64
 ///   cells, one per iteration, one per thread along the contiguous axis;
 /// - `auto` is `temporal` (with [`temporal::defaults`]) for 2-D stencils
-///   whose steps fuse: on j2d5pt it measured 1242 GCells/s in f32 and 586
-///   in f64, 3.3x and 3.1x the best single-step strategy (BENCHMARKS.md,
+///   whose steps fuse: on j2d5pt it measured 1152 GCells/s in f32 and 578.6
+///   in f64, 3.06x and 3.05x the best single-step strategy (BENCHMARKS.md,
 ///   2026-11-23). In 3-D it measured within a few percent of `stream`,
 ///   which `auto` keeps there.
 ///

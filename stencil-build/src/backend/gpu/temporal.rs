@@ -1,12 +1,12 @@
 //! `temporal`: `time_block` steps fused per launch, over overlapped tiles.
 //!
-//! Each warp owns a tile: 32 lanes of `vector` cells along the contiguous
-//! axis (and, in 3-D, `coarsen` cells of the middle axis in every lane), and
-//! marches through `chunk` planes of the slowest axis. For every fused step
-//! (a *level*) each lane keeps a window of the planes the next level reads,
-//! in registers. Neighbours along the contiguous axis come from the
-//! neighbouring lanes by warp shuffles, those along the middle axis from the
-//! lane's own registers: no shared memory and no barrier.
+//! Each warp owns a tile: its lanes hold `vector` cells along the contiguous
+//! axis (and, in 3-D, `coarsen` cells of the middle axis, with `block[1]`
+//! lanes side by side along it), and it marches through `chunk` planes of
+//! the slowest axis. For every fused step (a *level*) each lane keeps a
+//! window of the planes the next level reads, in registers. Neighbours come
+//! from the lane's own registers or from other lanes by warp shuffles: no
+//! shared memory and no barrier.
 //!
 //! Tiles overlap: the outer `time_block x radius` cells on each side of a
 //! tile are recomputed from the neighbouring tiles' inputs and not stored,
@@ -14,10 +14,11 @@
 //! edges hold the right values. Along the slowest axis a block starts
 //! `time_block x radius` planes before its chunk and ends as far after it.
 //!
-//! Level `s` computes the plane one behind what level `s - 1` finished in
-//! the previous iteration, so the levels of one iteration are independent:
-//! instruction-level parallelism instead of a chain of `time_block` dependent
-//! stencil evaluations. Cells outside the statement's region (the fixed
+//! In f32 level `s` computes from what level `s - 1` finished in the same
+//! iteration (a chain). In f64 ([`skewed`]) it works one plane further
+//! behind, from what level `s - 1` finished in the previous iteration, so the
+//! levels of one iteration are independent: instruction-level parallelism
+//! for the longer f64 latency, at a plane more of registers per level. Cells outside the statement's region (the fixed
 //! frame, and cells off the grid) keep their value at every level.
 //!
 //! One kernel serves every number of steps up to `time_block`: levels past
@@ -53,8 +54,8 @@ pub const REGISTER_WORDS: usize = 96;
 ///   variants measured on the H100 (BENCHMARKS.md, 2026-11-23);
 /// - 3-D: warps of 32 lanes along the contiguous axis, each lane 2 cells
 ///   of it by 8 of the middle axis, chunks of 128 planes: the best of the
-///   lane layouts measured on j3d7pt (8 x 4 lanes of 4 x 4 cells measured
-///   325 in f32 and 172 in f64 where this one measured 393 and 185);
+///   lane layouts measured on j3d7pt (392.7 in f32 and 184.1 in f64, where
+///   16 x 2 lanes measured 353.3 and 133.3, and 4 x 8 lanes 234.6 and 156.4);
 /// - `time_block` in 2-D: the most steps, up to [`MAX_TIME_BLOCK`], that
 ///   recompute at most a quarter of the tile and keep the windows within
 ///   [`REGISTER_WORDS`]; in 3-D: 2 where the tiles keep half their cells
@@ -168,7 +169,8 @@ pub fn check(plan: &Resolved, st: &Stencil, backend: &str) -> Result<(), String>
     let ly = lanes_y(plan);
     if LANES % ly != 0 || plan.block[dims - 1] % (LANES / ly) != 0 {
         return Err(format!(
-            "`temporal` blocks are warps of {LANES} lanes, {ly} along `{}` and {} along `{}`: the `block` extents along them must be              a divisor of {LANES} and a multiple of {LANES} over it, not {:?}; e.g. block = [1, 4, 32] in [tiling.{backend}]",
+            "`temporal` blocks are warps of {LANES} lanes, {ly} along `{}` and {} along `{}`: the `block` extents along them must be \
+             a divisor of {LANES} and a multiple of {LANES} over it, not {:?}; e.g. block = [1, 4, 32] in [tiling.{backend}]",
             st.axes[1],
             LANES / ly.max(1),
             st.axes[dims - 1],
@@ -464,10 +466,10 @@ impl Gen<'_> {
         sh.close_cells(w);
     }
 
-    /// Every level's next plane, from the windows as the previous iteration
-    /// left them: the last level's is stored, the others move their window on.
-    /// Levels go from the last down, so that each window moves only after the
-    /// level above has read it.
+    /// Every level's next plane: the last level's is stored, the others move
+    /// their window on. Chained levels go up from level 1, each reading the
+    /// window the level below has just moved; skewed ones go from the last
+    /// down, so that each window moves only after the level above has read it.
     fn levels(&self, w: &mut CWriter, sh: &Shape) {
         let t = self.st.dtype.c();
         if sh.skew {
