@@ -23,6 +23,8 @@ struct Variant {
     time_block: Option<i64>,
     /// The number of axes it is for (`None`: any).
     dims: Option<usize>,
+    /// Whether every stencil (of `dims` axes) gets it, not only [`TUNED`].
+    every: bool,
 }
 
 const fn v(suffix: &'static str, strategy: &'static str) -> Variant {
@@ -36,6 +38,7 @@ const fn v(suffix: &'static str, strategy: &'static str) -> Variant {
         vector: None,
         time_block: None,
         dims: None,
+        every: false,
     }
 }
 
@@ -45,6 +48,16 @@ const fn temporal(suffix: &'static str, dims: usize, t: i64) -> Variant {
         time_block: Some(t),
         dims: Some(dims),
         ..v(suffix, "temporal")
+    }
+}
+
+/// A 3-D `temporal` variant: blocks of `block` threads, `rows` rows each, `t` steps.
+const fn planes(suffix: &'static str, block: [i64; 3], rows: i64, t: i64, every: bool) -> Variant {
+    Variant {
+        block3: Some(block),
+        coarsen: Some(rows),
+        every,
+        ..temporal(suffix, 3, t)
     }
 }
 
@@ -121,29 +134,21 @@ const VARIANTS: &[Variant] = &[
         chunk: Some(512),
         ..temporal("temporal_t12", 2, 12)
     },
-    temporal("temporal_t2", 3, 2),
-    temporal("temporal_t3", 3, 3),
-    Variant {
-        block3: Some([1, 2, 64]),
-        coarsen: Some(8),
-        ..temporal("temporal_t2_l2", 3, 2)
-    },
-    Variant {
-        block3: Some([1, 8, 32]),
-        coarsen: Some(2),
-        ..temporal("temporal_t2_l8", 3, 2)
-    },
-    Variant {
-        vector: Some((2, 1)),
-        coarsen: Some(8),
-        ..temporal("temporal_t2_v2", 3, 2)
-    },
-    Variant {
-        block3: Some([1, 1, 128]),
-        coarsen: Some(8),
-        vector: Some((2, 2)),
-        ..temporal("temporal_t2_l1", 3, 2)
-    },
+    // 3-D: tiles of 32 x 32 cells (32 x 8 threads of 4 rows, 32 x 16 of 2,
+    // 32 x 32 of 1) and 64 x 32 (64 x 4 threads of 8 rows), 1 to 3 steps, for
+    // every 3-D stencil; more for j3d7pt.
+    planes("temporal_t1", [1, 8, 32], 4, 1, true),
+    planes("temporal_t2", [1, 8, 32], 4, 2, true),
+    planes("temporal_t3", [1, 8, 32], 4, 3, true),
+    planes("temporal_t2_w", [1, 4, 64], 8, 2, true),
+    planes("temporal_t3_w", [1, 4, 64], 8, 3, true),
+    planes("temporal_t3_r2", [1, 16, 32], 2, 3, true),
+    planes("temporal_t3_r1", [1, 32, 32], 1, 3, true),
+    planes("temporal_t4", [1, 8, 32], 4, 4, false),
+    planes("temporal_t4_w", [1, 4, 64], 8, 4, false),
+    planes("temporal_t4_w8", [1, 8, 64], 4, 4, false),
+    planes("temporal_t2_s", [1, 8, 32], 2, 2, false),
+    planes("temporal_t3_s", [1, 8, 32], 2, 3, false),
     v("auto", "auto"),
 ];
 
@@ -184,7 +189,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .and_then(toml::Value::as_table)
                     .is_some_and(|f| f.values().all(|f| f.get("levels").is_none()));
                 let wanted = |v: &&Variant| {
-                    (TUNED.contains(&name) || CORE.contains(&v.suffix))
+                    (TUNED.contains(&name) || CORE.contains(&v.suffix) || v.every)
                         && v.dims.is_none_or(|d| d == dims)
                         && (v.strategy != "temporal" || fusable)
                 };
@@ -192,6 +197,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let variant = format!("{name}_{dtype}_{}", var.suffix);
                     let mut t = retyped(&base, &variant, dtype);
                     t.insert("tiling".into(), tiling(var, dims, dtype).into());
+                    // A variant stencil-build refuses for this stencil (tiles
+                    // that store nothing, rings beyond the shared memory) is left out.
+                    if stencil_build::generate(&variant, &toml::to_string(&t)?).is_err() {
+                        continue;
+                    }
                     write(&specs_dir, &t)?;
                     writeln!(
                         runs,

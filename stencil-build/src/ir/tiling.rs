@@ -236,8 +236,8 @@ fn gpu(
             )
         } else {
             (
-                "`temporal` marches each warp along the slowest axis",
-                "the middle extent of a 3-D block is the warp's lanes along that axis",
+                "`temporal` marches each block along the slowest axis",
+                "set the planes per block along that axis with `chunk`",
             )
         };
         return Err(src
@@ -261,6 +261,16 @@ fn gpu(
     let vector = match &s.vector {
         None => None,
         Some(v) if !marches => return Err(marching_only(v, "vector", src)),
+        Some(v) if strategy == Strategy::Temporal && dims == 3 => {
+            return Err(src
+                .error(
+                    v.span(),
+                    "`vector` of `temporal` sets the cells per lane of a 2-D stencil",
+                )
+                .with_hint(
+                    "remove `vector`: a 3-D `temporal` thread computes one column of the contiguous axis (set its rows with `coarsen`)",
+                ));
+        }
         Some(v) if strategy == Strategy::Temporal => Some(bounded(v, 1, 8, "vector", src)?),
         Some(v) if ![1, 2, 4].contains(v.get_ref()) => {
             return Err(src

@@ -23,3 +23,7 @@
 /* HIP's warp shuffles have no mask: every lane of the group takes part. */
 #define __shfl_up(value, delta, width) __shfl_up_sync(0xffffffffu, value, delta, width)
 #define __shfl_down(value, delta, width) __shfl_down_sync(0xffffffffu, value, delta, width)
+
+/* Opting in to more dynamic shared memory than a block gets by default. */
+#define hipFuncSetAttribute cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize

@@ -51,6 +51,10 @@ pub struct Dialect {
     pub warp: usize,
     /// Source file extension.
     pub extension: &'static str,
+    /// Most shared memory (AMD: LDS) a block may ask for, in bytes: the
+    /// H100's 227 KiB (a launch on a GPU with less fails with the runtime's
+    /// error); AMD's 64 KiB.
+    pub shared_max: usize,
 }
 
 impl Dialect {
@@ -77,6 +81,7 @@ pub const CUDA: Dialect = Dialect {
     api: "cuda",
     warp: 32,
     extension: "cu",
+    shared_max: 227 * 1024,
 };
 
 /// The HIP dialect (AMD GPUs: 64-wide wavefronts).
@@ -87,6 +92,7 @@ pub const HIP: Dialect = Dialect {
     api: "hip",
     warp: 64,
     extension: "hip",
+    shared_max: 64 * 1024,
 };
 
 /// A strategy with every choice made: what the kernels are generated from.
@@ -261,7 +267,7 @@ pub fn fit(
     d: &Dialect,
 ) -> Result<Resolved, String> {
     if plan.strategy == Strategy::Temporal {
-        temporal::check(&plan, st, d.name)?;
+        temporal::check(&plan, st, d)?;
         return Ok(plan);
     }
     let vector_bytes = plan.vector * st.dtype.size();
@@ -1292,21 +1298,13 @@ impl Gen<'_> {
         }
         let dims = self.dims();
         let block = &self.plan.block;
-        let extent = |a: usize| {
-            let (lo, hi) = self.bounds(a);
-            if lo == "0" || self.aligned(a) {
-                hi
-            } else {
-                format!("({hi} - {lo})")
-            }
-        };
         let mut threads = vec!["1".to_string(); 3];
         let mut blocks = vec!["1".to_string(); 3];
         let component = |c: &str| ["x", "y", "z"].iter().position(|x| *x == c).unwrap_or(0);
         for a in 0..dims {
             let k = component(builtin(a, dims));
             if self.plan.strategy == Strategy::Stream && a == 0 {
-                blocks[k] = format!("({} + {c} - 1) / {c}", extent(0), c = self.plan.chunk);
+                blocks[k] = format!("({} + {c} - 1) / {c}", self.extent(0), c = self.plan.chunk);
             } else {
                 threads[component(builtin(a, dims))] = block[a].to_string();
                 let b = if a + 1 == dims {
@@ -1314,14 +1312,32 @@ impl Gen<'_> {
                 } else {
                     block[a]
                 };
-                blocks[k] = format!("({} + {b} - 1) / {b}", extent(a));
+                blocks[k] = format!("({} + {b} - 1) / {b}", self.extent(a));
             }
         }
-        self.launch_lines(w, &threads.join(", "), &blocks, &self.arguments());
+        self.launch_lines(w, &threads.join(", "), &blocks, 0, &self.arguments());
     }
 
-    /// `block` and `grid` of the launch, the launch with `arguments`, and its error code returned.
-    fn launch_lines(&self, w: &mut CWriter, threads: &str, blocks: &[String], arguments: &str) {
+    /// Cells of the region along axis `a`, as a C expression.
+    fn extent(&self, a: usize) -> String {
+        let (lo, hi) = self.bounds(a);
+        if lo == "0" || self.aligned(a) {
+            hi
+        } else {
+            format!("({hi} - {lo})")
+        }
+    }
+
+    /// `block` and `grid` of the launch, the launch with `shared` bytes of
+    /// dynamic shared memory and `arguments`, and its error code returned.
+    fn launch_lines(
+        &self,
+        w: &mut CWriter,
+        threads: &str,
+        blocks: &[String],
+        shared: usize,
+        arguments: &str,
+    ) {
         w.line(&format!("const dim3 block({threads});"));
         w.line(&format!(
             "const dim3 grid({});",
@@ -1331,8 +1347,13 @@ impl Gen<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+        let shared = if shared > 0 {
+            format!(", {shared}")
+        } else {
+            String::new()
+        };
         w.line(&format!(
-            "{}<<<grid, block>>>({arguments});",
+            "{}<<<grid, block{shared}>>>({arguments});",
             self.kernel_name()
         ));
         w.line(&format!("return (int){}GetLastError();", self.d.api));
@@ -1887,15 +1908,11 @@ mod tests {
             (vec![1, 128], 256, 2, 6),
             "2-D f64: 64-cell warp tiles, 6 skewed steps in three quarters of the register budget"
         );
-        let given = GpuTiling {
-            time_block: Some(6),
-            ..temporal.clone()
-        };
-        let t = resolve(&given, &j3d64, &CUDA).unwrap();
+        let t = resolve(&temporal, &j3d64, &CUDA).unwrap();
         assert_eq!(
-            (t.block, t.coarsen, t.vector, t.time_block),
-            (vec![1, 1, 128], 24, 2, 6),
-            "tiles widen to store at least half their cells"
+            (t.block, t.chunk, t.coarsen, t.vector, t.time_block),
+            (vec![1, 8, 32], 128, 2, 1, 3),
+            "3-D f64: tiles of 32 x 16 cells, 3 steps (storing 26 x 10), rings within 48 KiB"
         );
         let persistent = GpuTiling {
             strategy: Strategy::Persistent,

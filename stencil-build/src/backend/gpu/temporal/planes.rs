@@ -1,0 +1,537 @@
+//! 3-D `temporal`: planes of every fused step in shared memory.
+//!
+//! A block of `block[2] x block[1]` threads owns a tile of the two fast
+//! axes, each thread one column of the contiguous axis and `coarsen` rows
+//! of the middle one, and marches through `chunk` planes of the slowest
+//! axis. Every level (fused step) but the last writes each plane it
+//! computes into a ring of planes in shared memory, from which the level
+//! above reads its in-plane neighbours; a thread's own column of each level
+//! (the neighbours along the slowest axis) stays in registers. Tiles
+//! overlap by `time_block x radius` cells on each side along both fast axes,
+//! which are recomputed, not stored.
+//!
+//! Levels are skewed: level `s` works `radius + 1` planes behind level
+//! `s - 1`, on planes the level below finished in earlier iterations, so the
+//! levels of one iteration are independent and one barrier per plane
+//! separates what an iteration writes from what the next one reads.
+
+use std::collections::BTreeSet;
+
+use super::super::{CWriter, Dialect, Gen, Resolved, SHARED_BUDGET, builtin};
+use super::{overlap_error, radius};
+use crate::codegen::rust::offset_index;
+use crate::ir::{Access, GpuTiling, Stencil, Strategy};
+
+/// Most steps the 3-D model fuses.
+pub const MAX_TIME_BLOCK: usize = 4;
+
+/// `[tiling]` of a 3-D `temporal` stencil with the defaults filled in:
+/// blocks of 32 x 8 threads, 4 rows each in f32 and 2 in f64 (tiles of
+/// 32 x 32 and 32 x 16 cells), chunks of 128 planes; `time_block`: the most
+/// steps, up to [`MAX_TIME_BLOCK`], whose tiles store at least half their
+/// cells along each fast axis and whose rings fit the shared memory a block
+/// gets without asking ([`SHARED_BUDGET`]), else 1.
+pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
+    let rows = if st.dtype.size() == 4 { 4 } else { 2 };
+    let mut plan = Resolved {
+        strategy: Strategy::Temporal,
+        block: t.block.clone().unwrap_or_else(|| vec![1, 8, 32]),
+        chunk: t.chunk.unwrap_or(128),
+        coarsen: t.coarsen.unwrap_or(rows),
+        vector: 1,
+        time_block: 1,
+    };
+    plan.time_block = t.time_block.unwrap_or_else(|| {
+        let fits = |steps: usize| {
+            let sh = Planes::new(
+                &Resolved {
+                    time_block: steps,
+                    ..plan.clone()
+                },
+                st,
+            );
+            let [y, x] = sh.tile();
+            let [sy, sx] = sh.stored();
+            2 * sy >= y && 2 * sx >= x && sh.shared_bytes(st.dtype.size()) <= SHARED_BUDGET
+        };
+        (1..=MAX_TIME_BLOCK).rev().find(|&s| fits(s)).unwrap_or(1)
+    });
+    plan
+}
+
+/// Whether `plan`'s tiles keep cells to store after recomputing their
+/// overlap and its rings fit the shared memory `d` allows a block.
+pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
+    let sh = Planes::new(plan, st);
+    let tile = sh.tile();
+    for (axis, (cells, stored), key) in [
+        (1, (tile[0], sh.stored()[0]), "coarsen` or `block"),
+        (2, (tile[1], sh.stored()[1]), "block"),
+    ] {
+        if stored == 0 {
+            return Err(overlap_error(
+                st, axis, sh.r[axis], sh.t, cells, key, d.name,
+            ));
+        }
+    }
+    let bytes = sh.shared_bytes(st.dtype.size());
+    if bytes > d.shared_max {
+        return Err(format!(
+            "`temporal` with `time_block = {}` keeps {} KiB of planes in shared memory per block for `{}`, more than the {} KiB {} allows; \
+             lower `time_block`, `coarsen` or `block` in [tiling.{}]",
+            sh.t,
+            bytes.div_ceil(1024),
+            st.name,
+            d.shared_max / 1024,
+            d.title,
+            d.name
+        ));
+    }
+    Ok(())
+}
+
+/// The shape of a shared-memory `temporal` kernel.
+pub(in crate::backend::gpu) struct Planes {
+    /// Fused steps.
+    pub t: usize,
+    /// Radius of one step per axis.
+    pub r: Vec<usize>,
+    /// Threads along the contiguous axis and along the middle one.
+    pub bx: usize,
+    pub by: usize,
+    /// Rows of the middle axis per thread.
+    pub c: usize,
+    /// Offsets along the slowest axis at which a level reads in-plane
+    /// neighbours (from shared memory; its own column comes from registers).
+    pub reads: BTreeSet<i64>,
+}
+
+impl Planes {
+    pub fn new(plan: &Resolved, st: &Stencil) -> Planes {
+        let s = &st.statements[0];
+        let mut reads = BTreeSet::new();
+        s.expr.for_each_read(&mut |a| {
+            if a.slot.field == s.target && (a.offset[1], a.offset[2]) != (0, 0) {
+                reads.insert(a.offset[0]);
+            }
+        });
+        Planes {
+            t: plan.time_block,
+            r: radius(st),
+            bx: plan.block[2],
+            by: plan.block[1],
+            c: plan.coarsen,
+            reads,
+        }
+    }
+
+    /// Planes each level works behind the one below: its reach along the slowest axis, plus one (the skew).
+    pub fn lag(&self) -> usize {
+        self.r[0] + 1
+    }
+
+    /// Planes in each level's ring: from the lowest one the level above
+    /// reads to the one the level writes in the same iteration.
+    pub fn slots(&self) -> usize {
+        let lowest = self.reads.first().copied().unwrap_or(0).min(0);
+        (self.lag() as i64 - lowest + 1) as usize
+    }
+
+    /// The tile's cells along the middle and the contiguous axis.
+    pub fn tile(&self) -> [usize; 2] {
+        [self.by * self.c, self.bx]
+    }
+
+    /// Cells the tile stores along the middle and the contiguous axis (0 where the overlap takes them all).
+    pub fn stored(&self) -> [usize; 2] {
+        let [y, x] = self.tile();
+        let margin = |a: usize| 2 * self.r[a] * self.t;
+        [y.saturating_sub(margin(1)), x.saturating_sub(margin(2))]
+    }
+
+    /// A ring plane's rows and columns: the tile with a pad of the radius on
+    /// each side (zero; read only by recomputed cells).
+    pub fn padded(&self) -> [usize; 2] {
+        let [y, x] = self.tile();
+        [y + 2 * self.r[1], x + 2 * self.r[2]]
+    }
+
+    /// Bytes of shared memory a block uses: a ring for every level the next one reads (all but the last).
+    pub fn shared_bytes(&self, size: usize) -> usize {
+        let [y, x] = self.padded();
+        self.t * self.slots() * y * x * size
+    }
+}
+
+impl Gen<'_> {
+    fn planes_shape(&self) -> Planes {
+        Planes::new(self.plan, self.st)
+    }
+
+    /// The body of a 3-D `temporal` kernel (see the module documentation).
+    pub(in crate::backend::gpu) fn planes(&self, w: &mut CWriter) {
+        let sh = self.planes_shape();
+        let ty = self.st.dtype.c();
+        self.planes_tile(w, &sh);
+        self.planes_masks(w, &sh);
+        let [py, px] = sh.padded();
+        let (slots, rings) = (sh.slots(), sh.t);
+        w.line(&format!(
+            "/* ring[s][m]: level s at the planes whose index is m modulo {slots}, row and column offset by the pad of {} and {}. */",
+            sh.r[1], sh.r[2]
+        ));
+        w.line("extern __shared__ __align__(16) unsigned char shared[];");
+        w.line(&format!(
+            "{ty} (*const ring)[{slots}][{py}][{px}] = ({ty} (*)[{slots}][{py}][{px}])shared;"
+        ));
+        w.line(&format!(
+            "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
+            sh.bx,
+            rings * slots * py * px,
+            sh.bx * sh.by
+        ));
+        w.line("    (&ring[0][0][0][0])[e] = 0;");
+        w.line("__syncthreads();");
+        let (r0, lag) = (sh.r[0], sh.lag());
+        w.line(&format!(
+            "/* win[s][m][j]: the thread's row j of level s at plane p - 1 - {lag} * s - {} + m, at the start of iteration p. */",
+            2 * r0
+        ));
+        w.line(&format!(
+            "{ty} win[{}][{}][{}] = {{}};",
+            sh.t,
+            2 * r0 + 1,
+            sh.c
+        ));
+        let start = format!("z0 - {}", sh.t * r0);
+        w.line(&format!(
+            "int slot = (int)((({start}) % {slots} + {slots}) % {slots}); /* ring slot of plane p */"
+        ));
+        w.line(&format!("{ty} ahead[{}];", sh.c));
+        self.planes_load(w, &sh, &start);
+        w.line(&format!(
+            "for (ptrdiff_t p = {start}; p < z1 + {}; ++p) {{",
+            sh.t * lag
+        ));
+        w.indent();
+        w.line("/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */");
+        w.line(&format!("{ty} cell[{}];", sh.c));
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
+        w.indent();
+        w.line("cell[j] = ahead[j];");
+        w.line(&format!("{} = cell[j];", ring_cell(&sh, "0", "slot")));
+        w.dedent();
+        w.line("}");
+        self.planes_load(w, &sh, "p + 1");
+        self.planes_levels(w, &sh);
+        w.line("/* Level 0's window moves on to plane p. */");
+        self.planes_move(w, &sh, "0", "cell");
+        w.line(&format!("slot = slot + 1 == {slots} ? 0 : slot + 1;"));
+        w.line("__syncthreads();");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `i1`, `i2`: the thread's first cell along the fast axes; `z0..z1`: the block's chunk.
+    fn planes_tile(&self, w: &mut CWriter, sh: &Planes) {
+        let [rows, cols] = sh.tile();
+        let [stored_y, stored_x] = sh.stored();
+        let (m1, m2) = (sh.r[1] * sh.t, sh.r[2] * sh.t);
+        w.line(&format!(
+            "/* This block's tile: {} threads along `{}` by {} along `{}` ({} rows each): {cols} x {rows} cells, the outer {m2} and {m1} on each side recomputed, not stored. */",
+            sh.bx, self.st.axes[2], sh.by, self.st.axes[1], sh.c
+        ));
+        let (lo2, _) = self.bounds(2);
+        let (lo1, _) = self.bounds(1);
+        w.line(&format!(
+            "const ptrdiff_t i2 = {lo2} + (ptrdiff_t)blockIdx.x * {stored_x} - {m2} + threadIdx.x;"
+        ));
+        w.line(&format!(
+            "const ptrdiff_t i1 = {lo1} + (ptrdiff_t)blockIdx.y * {stored_y} - {m1} + threadIdx.y * {};",
+            sh.c
+        ));
+        let (lo0, hi0) = self.bounds(0);
+        let chunk = self.plan.chunk;
+        w.line(&format!(
+            "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{} * {chunk};",
+            builtin(0, 3)
+        ));
+        w.line(&format!(
+            "const ptrdiff_t z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};"
+        ));
+    }
+
+    /// Per row of the thread and for its column: on the grid (`grid_*`:
+    /// loaded), in the statement's region (`in_*`: updated) and in the tile's
+    /// own part (`own_*`: stored).
+    fn planes_masks(&self, w: &mut CWriter, sh: &Planes) {
+        let [rows, cols] = sh.tile();
+        let (lo2, hi2) = self.bounds(2);
+        let m2 = sh.r[2] * sh.t;
+        w.line(&format!(
+            "const bool grid_x = i2 >= 0 && i2 < n2, in_x = i2 >= {lo2} && i2 < {hi2};"
+        ));
+        w.line(&format!(
+            "const bool own_x = in_x && threadIdx.x >= {m2} && threadIdx.x < {};",
+            cols - m2
+        ));
+        let (lo1, hi1) = self.bounds(1);
+        let m1 = sh.r[1] * sh.t;
+        let c = sh.c;
+        w.line(&format!("bool grid_y[{c}], in_y[{c}], own_y[{c}];"));
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
+        w.indent();
+        w.line("const ptrdiff_t c = i1 + j;");
+        w.line("grid_y[j] = c >= 0 && c < n1;");
+        w.line(&format!("in_y[j] = c >= {lo1} && c < {hi1};"));
+        w.line(&format!(
+            "own_y[j] = in_y[j] && threadIdx.y * {c} + j >= {m1} && threadIdx.y * {c} + j < {};",
+            rows - m1
+        ));
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `ahead`: the thread's rows of plane `plane` of the launch's grid
+    /// (level 0), zero off the grid (never read by a stored cell).
+    fn planes_load(&self, w: &mut CWriter, sh: &Planes, plane: &str) {
+        let name = crate::codegen::rust::slot_name(self.st, self.streamed());
+        w.line("{");
+        w.indent();
+        w.line(&format!("const ptrdiff_t z = {plane};"));
+        w.line("const bool on_grid = z >= 0 && z < n0;");
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
+        w.line(&format!(
+            "    ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
+            planes_index("z")
+        ));
+        w.dedent();
+        w.line("}");
+    }
+
+    /// Every level's plane of this iteration, from the last down: the last
+    /// level's is stored, the others go to their ring and window.
+    fn planes_levels(&self, w: &mut CWriter, sh: &Planes) {
+        let t = self.st.dtype.c();
+        let (slots, lag) = (sh.slots(), sh.lag());
+        w.line(&format!(
+            "/* Level s at plane q = p - {lag} * s, from what level s - 1 finished in earlier iterations. */"
+        ));
+        w.pragma("unroll");
+        w.line(&format!("for (int s = {}; s >= 1; --s) {{", sh.t));
+        w.indent();
+        w.line(&format!("const ptrdiff_t q = p - {lag} * s;"));
+        let (lo0, hi0) = self.bounds(0);
+        w.line(&format!(
+            "const bool step = s <= levels && q >= {lo0} && q < {hi0};"
+        ));
+        // Ring slots as offsets from `slot` (plane p), kept non-negative for `%`.
+        let base = slots * (sh.t * lag + sh.r[0]).div_ceil(slots);
+        for &dz in &sh.reads {
+            w.line(&format!(
+                "const int at{} = (slot + {} - {lag} * s) % {slots}; /* plane {} */",
+                plane_name(dz),
+                base as i64 + dz,
+                super::super::shifted("q", dz)
+            ));
+        }
+        w.line(&format!("{t} next[{}];", sh.c));
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
+        w.indent();
+        w.line(&format!("{t} v = win[s - 1][{}][j];", sh.r[0]));
+        w.line("if (step && in_y[j] && in_x) {");
+        w.indent();
+        if self.reads_inputs() {
+            w.line(&format!("const ptrdiff_t c = {};", planes_index("q")));
+        }
+        let value = self.value(&|a: &Access| self.planes_read(a, sh));
+        w.line(&format!("v = {value};"));
+        w.dedent();
+        w.line("}");
+        w.line("next[j] = v;");
+        w.dedent();
+        w.line("}");
+        w.line(&format!("if (s == {}) {{", sh.t));
+        w.indent();
+        w.line("/* The last level: stored where it is this block's and this tile's own. */");
+        w.line("if (q >= z0 && q < z1) {");
+        w.indent();
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
+        w.line("    if (own_y[j] && own_x)");
+        w.line(&format!("        out[{}] = next[j];", planes_index("q")));
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("} else {");
+        w.indent();
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
+        let own = format!("(slot + {} - {lag} * s) % {slots}", base);
+        w.line(&format!("    {} = next[j];", ring_cell(sh, "s", &own)));
+        self.planes_move(w, sh, "s", "next");
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// A read in a level's update: the thread's own column from its window,
+    /// other cells of the streamed grid from the ring, inputs from global memory.
+    fn planes_read(&self, a: &Access, sh: &Planes) -> String {
+        if a.slot != self.streamed() {
+            let buf = crate::codegen::rust::slot_name(self.st, a.slot);
+            return format!("{buf}[{}]", offset_index(&a.offset));
+        }
+        let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
+        if (dy, dx) == (0, 0) {
+            return format!("win[s - 1][{}][j]", sh.r[0] as i64 + dz);
+        }
+        let row =
+            super::super::shifted(&format!("threadIdx.y * {} + j", sh.c), sh.r[1] as i64 + dy);
+        let col = super::super::shifted("threadIdx.x", sh.r[2] as i64 + dx);
+        format!("ring[s - 1][at{}][{row}][{col}]", plane_name(dz))
+    }
+
+    /// Moves the window of level `level` on by one plane: the oldest drops out, `plane` comes in.
+    fn planes_move(&self, w: &mut CWriter, sh: &Planes, level: &str, plane: &str) {
+        let last = 2 * sh.r[0];
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
+        w.indent();
+        for m in 0..last {
+            w.line(&format!(
+                "win[{level}][{m}][j] = win[{level}][{}][j];",
+                m + 1
+            ));
+        }
+        w.line(&format!("win[{level}][{last}][j] = {plane}[j];"));
+        w.dedent();
+        w.line("}");
+    }
+
+    /// Launches the 3-D `temporal` kernel over the region for `levels` steps,
+    /// with the shared memory its rings take.
+    pub(in crate::backend::gpu) fn planes_launch(&self, w: &mut CWriter) {
+        let sh = self.planes_shape();
+        let [stored_y, stored_x] = sh.stored();
+        let blocks = [
+            format!("({} + {stored_x} - 1) / {stored_x}", self.extent(2)),
+            format!("({} + {stored_y} - 1) / {stored_y}", self.extent(1)),
+            format!("({} + {c} - 1) / {c}", self.extent(0), c = self.plan.chunk),
+        ];
+        let bytes = sh.shared_bytes(self.st.dtype.size());
+        let api = self.d.api;
+        if bytes > super::super::SHARED_BUDGET {
+            w.line(&format!(
+                "/* {bytes} bytes of shared memory: more than a block gets without asking. */"
+            ));
+            w.line(&format!(
+                "const {api}Error_t allowed = {api}FuncSetAttribute((const void *){}, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});",
+                self.kernel_name()
+            ));
+            w.line(&format!("if (allowed != {api}Success)"));
+            w.line("    return (int)allowed;");
+        }
+        let arguments = format!("{}, levels", self.arguments());
+        let threads = format!("{}, {}", sh.bx, sh.by);
+        self.launch_lines(w, &threads, &blocks, bytes, &arguments);
+    }
+}
+
+/// The name of the ring slot index of plane `q + dz`: `at0` for `q`, `at_1` for `q - 1`.
+fn plane_name(dz: i64) -> String {
+    if dz < 0 {
+        format!("_{}", -dz)
+    } else {
+        dz.to_string()
+    }
+}
+
+/// The flat grid index of the thread's row `j` at plane `plane`.
+fn planes_index(plane: &str) -> String {
+    format!("{plane} * s0 + (i1 + j) * s1 + i2")
+}
+
+/// The thread's cell of row `j` in level `level`'s ring slot `slot`.
+fn ring_cell(sh: &Planes, level: &str, slot: &str) -> String {
+    format!(
+        "ring[{level}][{slot}][threadIdx.y * {} + j + {}][threadIdx.x + {}]",
+        sh.c, sh.r[1], sh.r[2]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{HIP, fit, resolve};
+    use super::super::tests::{cuda, stencil};
+
+    const J3D7PT: &str =
+        "u[-1,0,0] + u[0,-1,0] + u[0,0,-1] + u[0,0,0] + u[0,0,1] + u[0,1,0] + u[1,0,0] + k[0,0,0]";
+
+    #[test]
+    fn levels_read_neighbours_from_rings_and_their_column_from_registers() {
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            J3D7PT,
+            "time_block = 3\ncoarsen = 2\nblock = [1, 4, 32]\n",
+        );
+        let code = cuda(&st).unwrap();
+        for line in [
+            // 32 x 8 tiles, 3 cells on each side recomputed, levels two planes apart.
+            "const ptrdiff_t i2 = 1 + (ptrdiff_t)blockIdx.x * 26 - 3 + threadIdx.x;",
+            "const ptrdiff_t i1 = 1 + (ptrdiff_t)blockIdx.y * 2 - 3 + threadIdx.y * 2;",
+            "const ptrdiff_t q = p - 2 * s;",
+            // A star reads in-plane neighbours in plane q alone: rings of 3 planes.
+            "float (*const ring)[3][10][34] = (float (*)[3][10][34])shared;",
+            "const int at0 = (slot + 9 - 2 * s) % 3; /* plane q */",
+            "v = win[s - 1][0][j] + ring[s - 1][at0][threadIdx.y * 2 + j][threadIdx.x + 1] + ring[s - 1][at0][threadIdx.y * 2 + j + 1][threadIdx.x] \
+             + win[s - 1][1][j] + ring[s - 1][at0][threadIdx.y * 2 + j + 1][threadIdx.x + 2] + ring[s - 1][at0][threadIdx.y * 2 + j + 2][threadIdx.x + 1] \
+             + win[s - 1][2][j] + cur_k[c];",
+            "ring[s][(slot + 9 - 2 * s) % 3][threadIdx.y * 2 + j + 1][threadIdx.x + 1] = next[j];",
+            "const dim3 block(32, 4);",
+            "<<<grid, block, 12240>>>",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+        assert_eq!(
+            code.matches("__syncthreads();").count(),
+            2,
+            "one barrier after zeroing the rings, one per plane"
+        );
+        assert!(
+            !code.contains("FuncSetAttribute"),
+            "within the default: {code}"
+        );
+    }
+
+    #[test]
+    fn box_stencils_ring_the_planes_they_read_and_big_rings_are_asked_for() {
+        let box3 = "sum(a, -1, 1, sum(b, -1, 1, sum(c, -1, 1, u[a,b,c])))";
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            box3,
+            "time_block = 4\ncoarsen = 8\nblock = [1, 4, 64]\n",
+        );
+        let code = cuda(&st).unwrap();
+        for line in [
+            "float (*const ring)[4][34][66] = (float (*)[4][34][66])shared;",
+            "const int at_1 = (slot + 11 - 2 * s) % 4; /* plane q - 1 */",
+            "const int at1 = (slot + 13 - 2 * s) % 4; /* plane q + 1 */",
+            "cudaFuncSetAttribute((const void *)p_cuda__s__update_u_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 143616);",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+        let err = resolve(&st.tiling.cuda, &st, &HIP)
+            .and_then(|p| fit(p, true, &st, &HIP))
+            .unwrap_err();
+        assert!(
+            err.contains("141 KiB of planes in shared memory per block for `s`, more than the 64 KiB HIP allows"),
+            "{err}"
+        );
+    }
+}
