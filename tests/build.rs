@@ -233,7 +233,7 @@ fn retyped(
     // variants beside the model's: 3 fused steps in 2-D, 2 in 3-D (whose
     // tiles grow in two axes) through chunks of 5 planes (5 steps run as
     // 3 + 2 or 2 + 2 + 1); and 2 steps through chunks of 7 with 3 cells per
-    // lane (2-D) or 3 rows per thread of 64 x 4-thread blocks (3-D).
+    // lane (2-D) or 3 rows per thread of 64 x 6-thread blocks (3-D).
     let vector = if dtype == "f32" { 4 } else { 2 };
     let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
     let odd_steps = if dims == 3 { 2 } else { 3 };
@@ -263,7 +263,7 @@ fn retyped(
         gpu.insert(key.into(), value.into());
     }
     if strategy == "temporal_v3" && dims == 3 {
-        let block = toml::Value::Array(vec![1.into(), 4.into(), 64.into()]);
+        let block = toml::Value::Array(vec![1.into(), 6.into(), 64.into()]);
         gpu.insert("block".into(), block);
     }
     tiling.insert("cuda".into(), gpu.clone().into());

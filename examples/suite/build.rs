@@ -134,21 +134,30 @@ const VARIANTS: &[Variant] = &[
         chunk: Some(512),
         ..temporal("temporal_t12", 2, 12)
     },
-    // 3-D: tiles of 32 x 32 cells (32 x 8 threads of 4 rows, 32 x 16 of 2,
-    // 32 x 32 of 1) and 64 x 32 (64 x 4 threads of 8 rows), 1 to 3 steps, for
-    // every 3-D stencil; more for j3d7pt.
+    Variant {
+        chunk: Some(256),
+        ..temporal("temporal_t8_c256", 2, 8)
+    },
+    Variant {
+        chunk: Some(256),
+        ..temporal("temporal_t10_c256", 2, 10)
+    },
+    Variant {
+        chunk: Some(256),
+        ..temporal("temporal_t12_c256", 2, 12)
+    },
+    // 3-D: tiles of 32 x 32 cells (32 x 8 threads of 4 rows, 32 x 32 of 1)
+    // and 32 x 16 (32 x 8 threads of 2 rows), 1 to 3 steps, for every 3-D
+    // stencil; 4 steps and other tiles for j3d7pt.
     planes("temporal_t1", [1, 8, 32], 4, 1, true),
     planes("temporal_t2", [1, 8, 32], 4, 2, true),
     planes("temporal_t3", [1, 8, 32], 4, 3, true),
-    planes("temporal_t2_w", [1, 4, 64], 8, 2, true),
-    planes("temporal_t3_w", [1, 4, 64], 8, 3, true),
-    planes("temporal_t3_r2", [1, 16, 32], 2, 3, true),
-    planes("temporal_t3_r1", [1, 32, 32], 1, 3, true),
+    planes("temporal_t2_s", [1, 8, 32], 2, 2, true),
+    planes("temporal_t2_r1", [1, 32, 32], 1, 2, true),
+    planes("temporal_t3_r1", [1, 32, 32], 1, 3, false),
+    planes("temporal_t2_r2", [1, 16, 32], 2, 2, false),
+    planes("temporal_t3_w8", [1, 8, 64], 4, 3, false),
     planes("temporal_t4", [1, 8, 32], 4, 4, false),
-    planes("temporal_t4_w", [1, 4, 64], 8, 4, false),
-    planes("temporal_t4_w8", [1, 8, 64], 4, 4, false),
-    planes("temporal_t2_s", [1, 8, 32], 2, 2, false),
-    planes("temporal_t3_s", [1, 8, 32], 2, 3, false),
     v("auto", "auto"),
 ];
 

@@ -138,11 +138,8 @@ impl Resolved {
 ///   warp (32 lanes for CUDA, 64 for HIP): `[256]`, `[8, 32]`, `[2, 4, 32]`;
 ///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64
 ///   cells, one per iteration, one per thread along the contiguous axis;
-/// - `auto` is `temporal` (with [`temporal::defaults`]) for 2-D stencils
-///   whose steps fuse: on j2d5pt it measured 1152 GCells/s in f32 and 578.6
-///   in f64, 3.06x and 3.05x the best single-step strategy (BENCHMARKS.md,
-///   2026-11-23). In 3-D it measured within a few percent of `stream`,
-///   which `auto` keeps there.
+/// - `auto` is `temporal` (with [`temporal::defaults`]) where
+///   [`temporal::auto_fuses`] says the steps fuse and it measured faster.
 ///
 /// `persistent` is not generated: asking for it is a build error.
 pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, String> {
@@ -202,7 +199,7 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
         chunk: None,
         vector: None,
     };
-    if st.dims() == 2 && crate::ir::unfusable(st).is_none() {
+    if temporal::auto_fuses(st) {
         return GpuTiling {
             strategy: Strategy::Temporal,
             ..naive
@@ -1844,7 +1841,7 @@ mod tests {
         );
         assert_eq!(
             plan(&j2d32, &auto, &CUDA),
-            (Strategy::Temporal, vec![1, 128], 512, 1, 4),
+            (Strategy::Temporal, vec![1, 128], 256, 1, 4),
             "2-D steps that fuse are fused"
         );
         let j2d64 = stencil("\"y\", \"x\"", "f64", j2d5pt);
@@ -1863,18 +1860,26 @@ mod tests {
         let j3d32 = stencil("\"z\", \"y\", \"x\"", "f32", j3d7pt);
         assert_eq!(
             plan(&j3d32, &auto, &CUDA),
-            (Strategy::Stream, vec![1, 2, 64], 2, 2, 4)
-        );
-        assert_eq!(
-            plan(&j3d32, &auto, &HIP),
-            (Strategy::Stream, vec![1, 2, 64], 2, 2, 4),
-            "a whole 64-wide wavefront along x"
+            (Strategy::Temporal, vec![1, 8, 32], 128, 4, 1),
+            "3-D stars of radius 1 fuse"
         );
         let j3d64 = stencil("\"z\", \"y\", \"x\"", "f64", j3d7pt);
         assert_eq!(register_words(&j3d64, 2, 2, 2), 4 * 4 * 2 + 2 * (2 * 2 * 2));
+        assert_eq!(plan(&j3d64, &auto, &HIP).0, Strategy::Temporal);
+        let skew = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f32",
+            "u[-1,0,0] + u[1,0,0] + u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1] + u[1,1,0]",
+        );
         assert_eq!(
-            plan(&j3d64, &auto, &CUDA),
-            (Strategy::Stream, vec![1, 2, 64], 2, 2, 2)
+            plan(&skew, &auto, &CUDA),
+            (Strategy::Stream, vec![1, 2, 64], 2, 2, 4),
+            "3-D stencils reading in-plane neighbours in several planes stay single-step"
+        );
+        assert_eq!(
+            plan(&skew, &auto, &HIP),
+            (Strategy::Stream, vec![1, 2, 64], 2, 2, 4),
+            "a whole 64-wide wavefront along x"
         );
         let star =
             "sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])";
@@ -1911,8 +1916,8 @@ mod tests {
         let t = resolve(&temporal, &j3d64, &CUDA).unwrap();
         assert_eq!(
             (t.block, t.chunk, t.coarsen, t.vector, t.time_block),
-            (vec![1, 8, 32], 128, 2, 1, 3),
-            "3-D f64: tiles of 32 x 16 cells, 3 steps (storing 26 x 10), rings within 48 KiB"
+            (vec![1, 8, 32], 128, 4, 1, 2),
+            "3-D f64: tiles of 32 x 32 cells, 2 steps (rings of 2 planes within 48 KiB)"
         );
         let persistent = GpuTiling {
             strategy: Strategy::Persistent,

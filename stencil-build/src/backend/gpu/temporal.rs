@@ -41,8 +41,10 @@ pub const LANES: usize = 32;
 /// Threads of a default `temporal` block: 4 warp tiles side by side.
 pub const THREADS: usize = 128;
 
-/// Most steps the model fuses.
-pub const MAX_TIME_BLOCK: usize = 12;
+/// Most steps the 2-D model fuses: on j2d5pt f32, 10 steps measured 1261
+/// GCells/s where 12 (the most the register budget allows) measured 1186
+/// (chunks of 256; H100, BENCHMARKS.md, 2026-11-23).
+pub const MAX_TIME_BLOCK: usize = 10;
 
 /// Most 32-bit registers the model lets the windows of one thread keep from
 /// one iteration to the next; three quarters of it when steps are skewed,
@@ -53,7 +55,7 @@ pub const REGISTER_WORDS: usize = 96;
 /// `[tiling]` of a `temporal` stencil with the defaults filled in:
 ///
 /// - 2-D: warps of 32 lanes along the contiguous axis, 4 cells per lane in
-///   f32 (chunks of 512 rows), 2 in f64 (chunks of 256), the best of the
+///   f32, 2 in f64, chunks of 256 rows, the best of the
 ///   variants measured on the H100 (BENCHMARKS.md, 2026-11-23);
 ///   `time_block`: the most steps, up to [`MAX_TIME_BLOCK`], that recompute
 ///   at most a quarter of the tile and keep the windows within
@@ -65,7 +67,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
         return planes::defaults(t, st);
     }
     let (vector, chunk) = match st.dtype {
-        Dtype::F32 => (4, 512),
+        Dtype::F32 => (4, 256),
         _ => (2, 256),
     };
     let block = t.block.clone().unwrap_or_else(|| vec![1, THREADS]);
@@ -85,6 +87,20 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
         vector,
         time_block,
     }
+}
+
+/// Whether `auto` fuses the steps of `st`: 2-D stencils whose steps fuse
+/// (j2d5pt: 1260 GCells/s in f32 and 579 in f64, 3.3x and 3.1x the best
+/// single-step strategy) and 3-D stars of radius 1 (j3d7pt: 1.1x and 1.2x).
+/// Other 3-D stencils measured from 0.4x to 1.2x `stream` (BENCHMARKS.md,
+/// 2026-11-23).
+pub fn auto_fuses(st: &Stencil) -> bool {
+    crate::ir::unfusable(st).is_none()
+        && match st.dims() {
+            2 => true,
+            3 => radius(st) == [1, 1, 1] && planes::in_one_plane(st),
+            _ => false,
+        }
 }
 
 /// Whether the fused steps of `st` are skewed (see the module documentation):

@@ -3,17 +3,19 @@
 //! A block of `block[2] x block[1]` threads owns a tile of the two fast
 //! axes, each thread one column of the contiguous axis and `coarsen` rows
 //! of the middle one, and marches through `chunk` planes of the slowest
-//! axis. Every level (fused step) but the last writes each plane it
-//! computes into a ring of planes in shared memory, from which the level
-//! above reads its in-plane neighbours; a thread's own column of each level
-//! (the neighbours along the slowest axis) stays in registers. Tiles
-//! overlap by `time_block x radius` cells on each side along both fast axes,
-//! which are recomputed, not stored.
-//!
-//! Levels are skewed: level `s` works `radius + 1` planes behind level
-//! `s - 1`, on planes the level below finished in earlier iterations, so the
-//! levels of one iteration are independent and one barrier per plane
-//! separates what an iteration writes from what the next one reads.
+//! axis. A thread keeps its own column of each level (fused step) in
+//! registers, a window of the planes the level above reads along the
+//! slowest axis. Levels are skewed: level `s` works `radius + 1` planes
+//! behind level `s - 1`, on planes the level below finished in earlier
+//! iterations, so the levels of one iteration are independent and one
+//! barrier per plane separates what an iteration writes to shared memory
+//! from what the next one reads. Every level but the last publishes, from
+//! its window, the plane the level above will read in-plane neighbours
+//! from in the next iteration, into a ring of planes in shared memory: two
+//! planes for a star (neighbours in the plane being computed), one more per
+//! further plane with in-plane neighbours (a box of radius 1: four). Tiles
+//! overlap by `time_block x radius` cells on each side along both fast
+//! axes, which are recomputed, not stored.
 
 use std::collections::BTreeSet;
 
@@ -22,26 +24,41 @@ use super::{overlap_error, radius};
 use crate::codegen::rust::offset_index;
 use crate::ir::{Access, GpuTiling, Stencil, Strategy};
 
-/// Most steps the 3-D model fuses.
-pub const MAX_TIME_BLOCK: usize = 4;
+/// Planes of the grid a thread has in flight: loaded this many iterations
+/// before they are used, so that the barrier of every plane does not wait
+/// for memory. 2 measured 0.64x-1.07x of 1 on the 3-D suite (registers),
+/// except star3d25 (1.3x-1.5x, still slower than `stream`).
+pub const AHEAD: usize = 1;
+
+/// Most steps the 3-D model fuses, in f32 and in f64 (j3d7pt: 3 steps
+/// 384.8 GCells/s in f32, 4 steps 264.2; 2 steps 215.6 in f64, 3 steps 181.3).
+pub const MAX_TIME_BLOCK: [usize; 2] = [3, 2];
+
+/// Most cells a fused tile's overlap reaches per side (`time_block x
+/// radius`): j3d13pt (radius 2) measured 244.8 GCells/s with 2 steps, 130.6
+/// with 3.
+pub const MAX_REACH: usize = 4;
 
 /// `[tiling]` of a 3-D `temporal` stencil with the defaults filled in:
-/// blocks of 32 x 8 threads, 4 rows each in f32 and 2 in f64 (tiles of
-/// 32 x 32 and 32 x 16 cells), chunks of 128 planes; `time_block`: the most
-/// steps, up to [`MAX_TIME_BLOCK`], whose tiles store at least half their
-/// cells along each fast axis and whose rings fit the shared memory a block
-/// gets without asking ([`SHARED_BUDGET`]), else 1.
+/// blocks of 32 x 8 threads, 4 rows each (tiles of 32 x 32 cells), chunks
+/// of 128 planes; `time_block`: the most steps, up to [`MAX_TIME_BLOCK`],
+/// whose overlap reaches at most [`MAX_REACH`] cells, whose tiles store at
+/// least half their cells along each fast axis and whose rings fit the
+/// shared memory a block gets without asking ([`SHARED_BUDGET`]), else 1. A `time_block` the spec gives widens the
+/// default tiles to store at least half their cells.
 pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
-    let rows = if st.dtype.size() == 4 { 4 } else { 2 };
+    let block = t.block.clone().unwrap_or_else(|| vec![1, 8, 32]);
     let mut plan = Resolved {
         strategy: Strategy::Temporal,
-        block: t.block.clone().unwrap_or_else(|| vec![1, 8, 32]),
         chunk: t.chunk.unwrap_or(128),
-        coarsen: t.coarsen.unwrap_or(rows),
+        coarsen: t.coarsen.unwrap_or(4),
         vector: 1,
         time_block: 1,
+        block,
     };
-    plan.time_block = t.time_block.unwrap_or_else(|| {
+    let Some(steps) = t.time_block else {
+        let most = MAX_TIME_BLOCK[usize::from(st.dtype.size() == 8)];
+        let reach = radius(st).into_iter().max().unwrap_or(1).max(1);
         let fits = |steps: usize| {
             let sh = Planes::new(
                 &Resolved {
@@ -52,10 +69,23 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
             );
             let [y, x] = sh.tile();
             let [sy, sx] = sh.stored();
-            2 * sy >= y && 2 * sx >= x && sh.shared_bytes(st.dtype.size()) <= SHARED_BUDGET
+            steps * reach <= MAX_REACH
+                && 2 * sy >= y
+                && 2 * sx >= x
+                && sh.shared_bytes(st.dtype.size()) <= SHARED_BUDGET
         };
-        (1..=MAX_TIME_BLOCK).rev().find(|&s| fits(s)).unwrap_or(1)
-    });
+        plan.time_block = (1..=most).rev().find(|&s| fits(s)).unwrap_or(1);
+        return plan;
+    };
+    // A `time_block` the spec gives widens the default tiles to store at least half their cells.
+    let r = radius(st);
+    plan.time_block = steps;
+    if t.coarsen.is_none() {
+        plan.coarsen = plan.coarsen.max((4 * r[1] * steps).div_ceil(plan.block[1]));
+    }
+    if t.block.is_none() {
+        plan.block[2] = plan.block[2].max((4 * r[2] * steps).div_ceil(32) * 32);
+    }
     plan
 }
 
@@ -106,22 +136,33 @@ pub(in crate::backend::gpu) struct Planes {
     pub reads: BTreeSet<i64>,
 }
 
+/// Whether each step of `st` reads in-plane neighbours in one plane (a star).
+pub fn in_one_plane(st: &Stencil) -> bool {
+    in_plane_reads(st).len() <= 1
+}
+
+/// The offsets along the slowest axis at which a step of `st` reads
+/// in-plane neighbours of the field it updates.
+fn in_plane_reads(st: &Stencil) -> BTreeSet<i64> {
+    let s = &st.statements[0];
+    let mut planes = BTreeSet::new();
+    s.expr.for_each_read(&mut |a| {
+        if a.slot.field == s.target && (a.offset[1], a.offset[2]) != (0, 0) {
+            planes.insert(a.offset[0]);
+        }
+    });
+    planes
+}
+
 impl Planes {
     pub fn new(plan: &Resolved, st: &Stencil) -> Planes {
-        let s = &st.statements[0];
-        let mut reads = BTreeSet::new();
-        s.expr.for_each_read(&mut |a| {
-            if a.slot.field == s.target && (a.offset[1], a.offset[2]) != (0, 0) {
-                reads.insert(a.offset[0]);
-            }
-        });
         Planes {
             t: plan.time_block,
             r: radius(st),
             bx: plan.block[2],
             by: plan.block[1],
             c: plan.coarsen,
-            reads,
+            reads: in_plane_reads(st),
         }
     }
 
@@ -130,11 +171,31 @@ impl Planes {
         self.r[0] + 1
     }
 
-    /// Planes in each level's ring: from the lowest one the level above
-    /// reads to the one the level writes in the same iteration.
+    /// The lowest and highest offsets along the slowest axis at which a level reads in-plane neighbours.
+    fn span(&self) -> (i64, i64) {
+        let lo = self.reads.first().copied().unwrap_or(0);
+        (lo, self.reads.last().copied().unwrap_or(lo))
+    }
+
+    /// Planes in each level's ring: those the level above reads in one
+    /// iteration, and the one published for the next.
     pub fn slots(&self) -> usize {
-        let lowest = self.reads.first().copied().unwrap_or(0).min(0);
-        (self.lag() as i64 - lowest + 1) as usize
+        let (lo, hi) = self.span();
+        (hi - lo + 2) as usize
+    }
+
+    /// The ring slot of plane `q + dz`, where level `s` (a C expression)
+    /// computes plane `q = p - lag * s`: an offset from `slot`, plane `p`'s,
+    /// kept non-negative for `%`.
+    fn slot(&self, dz: i64, s: &str) -> String {
+        let slots = self.slots();
+        let lag = self.lag();
+        let base = (slots * (self.t * lag + 2 * self.r[0] + 1).div_ceil(slots)) as i64;
+        if s == "0" {
+            format!("(slot + {}) % {slots}", base + dz)
+        } else {
+            format!("(slot + {} - {lag} * {s}) % {slots}", base + dz)
+        }
     }
 
     /// The tile's cells along the middle and the contiguous axis.
@@ -207,26 +268,36 @@ impl Gen<'_> {
         w.line(&format!(
             "int slot = (int)((({start}) % {slots} + {slots}) % {slots}); /* ring slot of plane p */"
         ));
-        w.line(&format!("{ty} ahead[{}];", sh.c));
-        self.planes_load(w, &sh, &start);
+        w.line(
+            "/* ahead[a]: the thread's rows of plane p + a of the grid, loaded before they are used. */",
+        );
+        w.line(&format!("{ty} ahead[{AHEAD}][{}];", sh.c));
+        for a in 0..AHEAD {
+            self.planes_load(w, &sh, &format!("{start} + {a}"), a);
+        }
         w.line(&format!(
             "for (ptrdiff_t p = {start}; p < z1 + {}; ++p) {{",
             sh.t * lag
         ));
         w.indent();
-        w.line("/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */");
+        w.line(&format!(
+            "/* Level 0: plane p, loaded in an earlier iteration; plane p + {AHEAD} loads while this one computes. */"
+        ));
         w.line(&format!("{ty} cell[{}];", sh.c));
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
         w.indent();
-        w.line("cell[j] = ahead[j];");
-        w.line(&format!("{} = cell[j];", ring_cell(&sh, "0", "slot")));
+        w.line("cell[j] = ahead[0][j];");
+        for a in 1..AHEAD {
+            w.line(&format!("ahead[{}][j] = ahead[{a}][j];", a - 1));
+        }
         w.dedent();
         w.line("}");
-        self.planes_load(w, &sh, "p + 1");
+        self.planes_load(w, &sh, &format!("p + {AHEAD}"), AHEAD - 1);
         self.planes_levels(w, &sh);
         w.line("/* Level 0's window moves on to plane p. */");
         self.planes_move(w, &sh, "0", "cell");
+        self.planes_publish(w, &sh, "0");
         w.line(&format!("slot = slot + 1 == {slots} ? 0 : slot + 1;"));
         w.line("__syncthreads();");
         w.dedent();
@@ -294,9 +365,9 @@ impl Gen<'_> {
         w.line("}");
     }
 
-    /// `ahead`: the thread's rows of plane `plane` of the launch's grid
+    /// `ahead[a]`: the thread's rows of plane `plane` of the launch's grid
     /// (level 0), zero off the grid (never read by a stored cell).
-    fn planes_load(&self, w: &mut CWriter, sh: &Planes, plane: &str) {
+    fn planes_load(&self, w: &mut CWriter, sh: &Planes, plane: &str, a: usize) {
         let name = crate::codegen::rust::slot_name(self.st, self.streamed());
         w.line("{");
         w.indent();
@@ -305,7 +376,7 @@ impl Gen<'_> {
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
         w.line(&format!(
-            "    ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
+            "    ahead[{a}][j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
             planes_index("z")
         ));
         w.dedent();
@@ -316,7 +387,7 @@ impl Gen<'_> {
     /// level's is stored, the others go to their ring and window.
     fn planes_levels(&self, w: &mut CWriter, sh: &Planes) {
         let t = self.st.dtype.c();
-        let (slots, lag) = (sh.slots(), sh.lag());
+        let lag = sh.lag();
         w.line(&format!(
             "/* Level s at plane q = p - {lag} * s, from what level s - 1 finished in earlier iterations. */"
         ));
@@ -328,13 +399,11 @@ impl Gen<'_> {
         w.line(&format!(
             "const bool step = s <= levels && q >= {lo0} && q < {hi0};"
         ));
-        // Ring slots as offsets from `slot` (plane p), kept non-negative for `%`.
-        let base = slots * (sh.t * lag + sh.r[0]).div_ceil(slots);
         for &dz in &sh.reads {
             w.line(&format!(
-                "const int at{} = (slot + {} - {lag} * s) % {slots}; /* plane {} */",
+                "const int at{} = {}; /* plane {} */",
                 plane_name(dz),
-                base as i64 + dz,
+                sh.slot(dz, "s"),
                 super::super::shifted("q", dz)
             ));
         }
@@ -369,11 +438,8 @@ impl Gen<'_> {
         w.dedent();
         w.line("} else {");
         w.indent();
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-        let own = format!("(slot + {} - {lag} * s) % {slots}", base);
-        w.line(&format!("    {} = next[j];", ring_cell(sh, "s", &own)));
         self.planes_move(w, sh, "s", "next");
+        self.planes_publish(w, sh, "s");
         w.dedent();
         w.line("}");
         w.dedent();
@@ -395,6 +461,24 @@ impl Gen<'_> {
             super::super::shifted(&format!("threadIdx.y * {} + j", sh.c), sh.r[1] as i64 + dy);
         let col = super::super::shifted("threadIdx.x", sh.r[2] as i64 + dx);
         format!("ring[s - 1][at{}][{row}][{col}]", plane_name(dz))
+    }
+
+    /// Publishes the plane of level `level` that the level above reads
+    /// in-plane neighbours from first in the next iteration, from the window.
+    fn planes_publish(&self, w: &mut CWriter, sh: &Planes, level: &str) {
+        let (_, hi) = sh.span();
+        let m = sh.r[0] as i64 + hi;
+        w.line(&format!(
+            "/* Level {level}'s plane {} (window plane {m}) for the level above, whose next iteration reads it. */",
+            super::super::shifted(if level == "0" { "p" } else { "q" }, hi - sh.r[0] as i64)
+        ));
+        let slot = sh.slot(hi - sh.r[0] as i64, level);
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
+        w.line(&format!(
+            "    {} = win[{level}][{m}][j];",
+            ring_cell(sh, level, &slot)
+        ));
     }
 
     /// Moves the window of level `level` on by one plane: the oldest drops out, `plane` comes in.
@@ -486,15 +570,18 @@ mod tests {
             "const ptrdiff_t i2 = 1 + (ptrdiff_t)blockIdx.x * 26 - 3 + threadIdx.x;",
             "const ptrdiff_t i1 = 1 + (ptrdiff_t)blockIdx.y * 2 - 3 + threadIdx.y * 2;",
             "const ptrdiff_t q = p - 2 * s;",
-            // A star reads in-plane neighbours in plane q alone: rings of 3 planes.
-            "float (*const ring)[3][10][34] = (float (*)[3][10][34])shared;",
-            "const int at0 = (slot + 9 - 2 * s) % 3; /* plane q */",
+            // A star reads in-plane neighbours in plane q alone: rings of 2 planes.
+            "float (*const ring)[2][10][34] = (float (*)[2][10][34])shared;",
+            "const int at0 = (slot + 10 - 2 * s) % 2; /* plane q */",
             "v = win[s - 1][0][j] + ring[s - 1][at0][threadIdx.y * 2 + j][threadIdx.x + 1] + ring[s - 1][at0][threadIdx.y * 2 + j + 1][threadIdx.x] \
              + win[s - 1][1][j] + ring[s - 1][at0][threadIdx.y * 2 + j + 1][threadIdx.x + 2] + ring[s - 1][at0][threadIdx.y * 2 + j + 2][threadIdx.x + 1] \
              + win[s - 1][2][j] + cur_k[c];",
-            "ring[s][(slot + 9 - 2 * s) % 3][threadIdx.y * 2 + j + 1][threadIdx.x + 1] = next[j];",
+            // Each level publishes plane q - 1, which the level above reads first in the next iteration.
+            "/* Level s's plane q - 1 (window plane 1) for the level above, whose next iteration reads it. */",
+            "ring[s][(slot + 9 - 2 * s) % 2][threadIdx.y * 2 + j + 1][threadIdx.x + 1] = win[s][1][j];",
+            "ring[0][(slot + 9) % 2][threadIdx.y * 2 + j + 1][threadIdx.x + 1] = win[0][1][j];",
             "const dim3 block(32, 4);",
-            "<<<grid, block, 12240>>>",
+            "<<<grid, block, 8160>>>",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
