@@ -895,20 +895,25 @@ impl Gen<'_> {
     /// thread's cell along the others; threads with none return.
     fn block_chunk(&self, w: &mut CWriter) {
         let dims = self.dims();
+        self.chunk_bounds(w);
+        self.thread_cells(w, 1);
+        w.line(&format!("if ({})", self.guard(1..dims)));
+        w.line("    return;");
+    }
+
+    /// `z0..z1`: the block's chunk of the slowest axis (`stream`, `temporal`).
+    fn chunk_bounds(&self, w: &mut CWriter) {
         let (lo0, hi0) = self.bounds(0);
         let chunk = self.plan.chunk;
         w.line(&format!(
             "const {t} z0 = {lo0} + ({t})blockIdx.{} * {chunk};",
-            builtin(0, dims),
+            builtin(0, self.dims()),
             t = self.index()
         ));
         w.line(&format!(
             "const {} z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};",
             self.index()
         ));
-        self.thread_cells(w, 1);
-        w.line(&format!("if ({})", self.guard(1..dims)));
-        w.line("    return;");
     }
 
     fn rows(&self) -> Vec<Row> {

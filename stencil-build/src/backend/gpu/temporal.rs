@@ -30,7 +30,7 @@ mod planes;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{CWriter, Gen, Resolved, builtin, shifted};
+use super::{CWriter, Gen, Resolved, shifted};
 use crate::codegen::rust::offset_index;
 use crate::ir::{Access, Dtype, GpuTiling, Slot, Stencil, Strategy, Version};
 
@@ -310,15 +310,7 @@ impl Gen<'_> {
             "const ptrdiff_t i1 = {lo} + tile - {margin} + lane * {};",
             sh.v
         ));
-        let (lo0, hi0) = self.bounds(0);
-        let chunk = self.plan.chunk;
-        w.line(&format!(
-            "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{} * {chunk};",
-            builtin(0, 2)
-        ));
-        w.line(&format!(
-            "const ptrdiff_t z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};"
-        ));
+        self.chunk_bounds(w);
     }
 
     /// Per cell of the lane: on the grid (`grid_x`: loaded), in the

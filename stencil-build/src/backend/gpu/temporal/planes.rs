@@ -19,7 +19,7 @@
 
 use std::collections::BTreeSet;
 
-use super::super::{CWriter, Dialect, Gen, Resolved, SHARED_BUDGET, builtin};
+use super::super::{CWriter, Dialect, Gen, Resolved, SHARED_BUDGET};
 use super::{overlap_error, radius};
 use crate::codegen::rust::offset_index;
 use crate::ir::{Access, GpuTiling, Stencil, Strategy};
@@ -322,15 +322,7 @@ impl Gen<'_> {
             "const ptrdiff_t i1 = {lo1} + (ptrdiff_t)blockIdx.y * {stored_y} - {m1} + threadIdx.y * {};",
             sh.c
         ));
-        let (lo0, hi0) = self.bounds(0);
-        let chunk = self.plan.chunk;
-        w.line(&format!(
-            "const ptrdiff_t z0 = {lo0} + (ptrdiff_t)blockIdx.{} * {chunk};",
-            builtin(0, 3)
-        ));
-        w.line(&format!(
-            "const ptrdiff_t z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};"
-        ));
+        self.chunk_bounds(w);
     }
 
     /// Per row of the thread and for its column: on the grid (`grid_*`:
