@@ -38,26 +38,43 @@ fn the_comparison_catches_a_single_wrong_cell() {
     );
 }
 
+/// One step of heat3d variant `$module` (strategy `$strategy`) on a grid
+/// of more than 2^31 - 1 cells matches the reference: 2049 x 1024 x 1024
+/// cells, 8 GiB per f32 grid.
+#[cfg(feature = "cuda")]
+macro_rules! big_grid {
+    ($module:ident, $strategy:literal) => {{
+        use stencil_tests::$module as heat3d;
+        assert_eq!(heat3d::cuda::TILING.strategy, $strategy);
+        let shape = [2049, 1024, 1024];
+        let cells: usize = shape.iter().product();
+        assert!(cells > i32::MAX as usize);
+        let pattern = |k: usize| (k.wrapping_mul(2_654_435_761) % 1000) as f32 / 1000.0;
+        let kappa: Vec<f32> = (0..cells).map(|k| pattern(k + 7)).collect();
+        let mut gpu: Vec<f32> = (0..cells).map(pattern).collect();
+        let mut cpu = gpu.clone();
+        let params = heat3d::Params { alpha: 0.1 };
+        heat3d::cuda::run(&mut gpu, &kappa, shape, params, 1).unwrap();
+        heat3d::reference::run(&mut cpu, &kappa, shape, params, 1).unwrap();
+        let (err, at) = stencil_tests::worst_difference(&gpu, &cpu);
+        let tol = stencil_tests::tolerance::<f32>(heat3d::FLOPS_PER_CELL, 1);
+        assert!(err <= tol, "difference {err:e} > {tol:e} at {at}");
+    }};
+}
+
 /// A grid of more than 2^31 - 1 cells runs the 64-bit twin of a 32-bit
-/// single-pass 3-D kernel (`auto` in f32 is one) and still matches the
-/// reference: 2049 x 1024 x 1024 cells, 8 GiB per f32 grid.
+/// single-pass 3-D `stream` kernel and still matches the reference.
 #[cfg(feature = "cuda")]
 #[test]
 #[ignore = "needs a CUDA device with 20 GB free: run with --include-ignored on a machine with one"]
 fn cuda_grids_of_2_31_cells_or_more_take_64_bit_indices() {
-    use stencil_tests::heat3d_f32_fixed_auto as heat3d;
-    assert_eq!(heat3d::cuda::TILING.strategy, "stream");
-    let shape = [2049, 1024, 1024];
-    let cells: usize = shape.iter().product();
-    assert!(cells > i32::MAX as usize);
-    let pattern = |k: usize| (k.wrapping_mul(2_654_435_761) % 1000) as f32 / 1000.0;
-    let kappa: Vec<f32> = (0..cells).map(|k| pattern(k + 7)).collect();
-    let mut gpu: Vec<f32> = (0..cells).map(pattern).collect();
-    let mut cpu = gpu.clone();
-    let params = heat3d::Params { alpha: 0.1 };
-    heat3d::cuda::run(&mut gpu, &kappa, shape, params, 1).unwrap();
-    heat3d::reference::run(&mut cpu, &kappa, shape, params, 1).unwrap();
-    let (err, at) = stencil_tests::worst_difference(&gpu, &cpu);
-    let tol = stencil_tests::tolerance::<f32>(heat3d::FLOPS_PER_CELL, 1);
-    assert!(err <= tol, "difference {err:e} > {tol:e} at {at}");
+    big_grid!(heat3d_f32_fixed_stream_s3v, "stream");
+}
+
+/// The same grid through fused steps, whose kernels index with 64 bits throughout.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA device with 20 GB free: run with --include-ignored on a machine with one"]
+fn cuda_temporal_grids_of_2_31_cells_or_more() {
+    big_grid!(heat3d_f32_fixed_temporal, "temporal");
 }
