@@ -380,16 +380,13 @@ impl Gen<'_> {
         }
         w.line(&format!("{t} next[{}];", sh.v));
         sh.open_cells(w);
-        w.line(&format!("{t} v = win[s - 1][{}][k];", sh.r[0]));
-        w.line("if (step && in_x[k]) {");
-        w.indent();
-        if self.reads_inputs() {
-            w.line(&format!("const ptrdiff_t c = {};", index("q")));
-        }
-        let value = self.value(&|a: &Access| self.level_read(a, sh));
-        w.line(&format!("v = {value};"));
-        w.dedent();
-        w.line("}");
+        self.level_cell(
+            w,
+            &format!("win[s - 1][{}][k]", sh.r[0]),
+            "step && in_x[k]",
+            &index("q"),
+            &|a: &Access| self.level_read(a, sh),
+        );
         w.line("next[k] = v;");
         sh.close_cells(w);
         w.line(&format!("if (s == {}) {{", sh.t));
@@ -401,6 +398,28 @@ impl Gen<'_> {
         self.move_window(w, sh, "s", "next");
         w.dedent();
         w.line("}");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `v`: a cell of a level, `own` (the cell one level down) where it is
+    /// not `inside` the updated part, else the update with reads spelled by
+    /// `read` (inputs at the cell's grid index `index`).
+    fn level_cell(
+        &self,
+        w: &mut CWriter,
+        own: &str,
+        inside: &str,
+        index: &str,
+        read: &dyn Fn(&Access) -> String,
+    ) {
+        w.line(&format!("{} v = {own};", self.st.dtype.c()));
+        w.line(&format!("if ({inside}) {{"));
+        w.indent();
+        if self.reads_inputs() {
+            w.line(&format!("const ptrdiff_t c = {index};"));
+        }
+        w.line(&format!("v = {};", self.value(read)));
         w.dedent();
         w.line("}");
     }

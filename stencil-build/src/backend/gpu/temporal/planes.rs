@@ -403,16 +403,13 @@ impl Gen<'_> {
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
         w.indent();
-        w.line(&format!("{t} v = win[s - 1][{}][j];", sh.r[0]));
-        w.line("if (step && in_y[j] && in_x) {");
-        w.indent();
-        if self.reads_inputs() {
-            w.line(&format!("const ptrdiff_t c = {};", planes_index("q")));
-        }
-        let value = self.value(&|a: &Access| self.planes_read(a, sh));
-        w.line(&format!("v = {value};"));
-        w.dedent();
-        w.line("}");
+        self.level_cell(
+            w,
+            &format!("win[s - 1][{}][j]", sh.r[0]),
+            "step && in_y[j] && in_x",
+            &planes_index("q"),
+            &|a: &Access| self.planes_read(a, sh),
+        );
         w.line("next[j] = v;");
         w.dedent();
         w.line("}");
