@@ -96,7 +96,7 @@ pub struct GpuTiling {
     /// `temporal`); `None` lets the model choose.
     pub chunk: Option<usize>,
     /// Cells of the contiguous axis per thread (`stream`: loaded and stored as
-    /// one vector; `temporal`: per lane of a warp tile); `None` lets the model choose.
+    /// one vector; 2-D `temporal`: per lane of a warp tile); `None` lets the model choose.
     pub vector: Option<usize>,
 }
 

@@ -101,16 +101,15 @@ pub struct Resolved {
     /// `Naive`, `Tiled`, `Stream` or `Temporal`.
     pub strategy: Strategy,
     /// Threads per block per axis, in axis order (`block[0] == 1` for
-    /// `stream` and `temporal`; a 3-D `temporal` block's middle extent is its
-    /// warps' lanes along that axis).
+    /// `stream` and `temporal`).
     pub block: Vec<usize>,
     /// Cells of the slowest axis per block (`stream`, `temporal`; 1 otherwise).
     pub chunk: usize,
     /// Cells of the slowest axis each `stream` thread computes per iteration;
-    /// cells of the middle axis of a 3-D `temporal` thread (1 otherwise).
+    /// rows of the middle axis of a 3-D `temporal` thread (1 otherwise).
     pub coarsen: usize,
     /// Cells of the contiguous axis each `stream` thread computes, loaded and
-    /// stored as one vector; cells of a `temporal` lane (1 otherwise).
+    /// stored as one vector; cells of a 2-D `temporal` lane (1 otherwise).
     pub vector: usize,
     /// Steps fused per launch (`temporal`; 1 otherwise).
     pub time_block: usize,
