@@ -225,6 +225,32 @@ impl Shape {
     }
 }
 
+/// Moves a thread's window of level `level` on by one plane (a row in 2-D): over its
+/// `cells` cells (loop variable `var`), the oldest of the window's `planes`
+/// drops out and `incoming` comes in.
+fn shift_window(
+    w: &mut CWriter,
+    level: &str,
+    incoming: &str,
+    planes: usize,
+    cells: usize,
+    var: &str,
+) {
+    let last = planes - 1;
+    w.pragma("unroll");
+    w.line(&format!("for (int {var} = 0; {var} < {cells}; ++{var}) {{"));
+    w.indent();
+    for m in 0..last {
+        w.line(&format!(
+            "win[{level}][{m}][{var}] = win[{level}][{}][{var}];",
+            m + 1
+        ));
+    }
+    w.line(&format!("win[{level}][{last}][{var}] = {incoming}[{var}];"));
+    w.dedent();
+    w.line("}");
+}
+
 /// The flat grid index of a lane's cell `k` in row `row`.
 fn index(row: &str) -> String {
     format!("{row} * s0 + i1 + k")
@@ -424,6 +450,15 @@ impl Gen<'_> {
         w.line("}");
     }
 
+    /// A read of an input grid (one the kernel does not stream), from global
+    /// memory at the cell's index `c`; `None` for the streamed grid.
+    fn input_read(&self, a: &Access) -> Option<String> {
+        (a.slot != self.streamed()).then(|| {
+            let buf = crate::codegen::rust::slot_name(self.st, a.slot);
+            format!("{buf}[{}]", offset_index(&a.offset))
+        })
+    }
+
     /// Whether the update reads grids other than the one it streams (from global memory).
     fn reads_inputs(&self) -> bool {
         self.s.slots().iter().any(|&slot| slot != self.streamed())
@@ -466,9 +501,8 @@ impl Gen<'_> {
 
     /// A read in a level's update: the streamed grid from a neighbourhood, inputs from global memory.
     fn level_read(&self, a: &Access, sh: &Shape) -> String {
-        if a.slot != self.streamed() {
-            let buf = crate::codegen::rust::slot_name(self.st, a.slot);
-            return format!("{buf}[{}]", offset_index(&a.offset));
+        if let Some(read) = self.input_read(a) {
+            return read;
         }
         let m = sh.r[0] as i64 + a.offset[0];
         format!("nb{m}[{}]", shifted("k", sh.r[1] as i64 + a.offset[1]))
@@ -476,16 +510,7 @@ impl Gen<'_> {
 
     /// Moves the window of level `level` on by one row: the oldest drops out, `row` comes in.
     fn move_window(&self, w: &mut CWriter, sh: &Shape, level: &str, row: &str) {
-        let last = sh.planes() - 1;
-        sh.open_cells(w);
-        for m in 0..last {
-            w.line(&format!(
-                "win[{level}][{m}][k] = win[{level}][{}][k];",
-                m + 1
-            ));
-        }
-        w.line(&format!("win[{level}][{last}][k] = {row}[k];"));
-        sh.close_cells(w);
+        shift_window(w, level, row, sh.planes(), sh.v, "k");
     }
 
     /// Stores the last level's row `q` where it is in the block's chunk and the tile's own part.

@@ -21,7 +21,6 @@ use std::collections::BTreeSet;
 
 use super::super::{CWriter, Dialect, Gen, Resolved, SHARED_BUDGET};
 use super::{overlap_error, radius};
-use crate::codegen::rust::offset_index;
 use crate::ir::{Access, GpuTiling, Stencil, Strategy};
 
 /// Planes of the grid a thread has in flight: loaded this many iterations
@@ -438,9 +437,8 @@ impl Gen<'_> {
     /// A read in a level's update: the thread's own column from its window,
     /// other cells of the streamed grid from the ring, inputs from global memory.
     fn planes_read(&self, a: &Access, sh: &Planes) -> String {
-        if a.slot != self.streamed() {
-            let buf = crate::codegen::rust::slot_name(self.st, a.slot);
-            return format!("{buf}[{}]", offset_index(&a.offset));
+        if let Some(read) = self.input_read(a) {
+            return read;
         }
         let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
         if (dy, dx) == (0, 0) {
@@ -472,19 +470,7 @@ impl Gen<'_> {
 
     /// Moves the window of level `level` on by one plane: the oldest drops out, `plane` comes in.
     fn planes_move(&self, w: &mut CWriter, sh: &Planes, level: &str, plane: &str) {
-        let last = 2 * sh.r[0];
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
-        w.indent();
-        for m in 0..last {
-            w.line(&format!(
-                "win[{level}][{m}][j] = win[{level}][{}][j];",
-                m + 1
-            ));
-        }
-        w.line(&format!("win[{level}][{last}][j] = {plane}[j];"));
-        w.dedent();
-        w.line("}");
+        super::shift_window(w, level, plane, 2 * sh.r[0] + 1, sh.c, "j");
     }
 
     /// Launches the 3-D `temporal` kernel over the region for `levels` steps,
