@@ -23,12 +23,6 @@ use super::super::{CWriter, Dialect, Gen, Resolved, SHARED_BUDGET};
 use super::{overlap_error, radius};
 use crate::ir::{Access, GpuTiling, Stencil, Strategy};
 
-/// Planes of the grid a thread has in flight: loaded this many iterations
-/// before they are used, so that the barrier of every plane does not wait
-/// for memory. 2 measured 0.64x-1.07x of 1 on the 3-D suite (registers),
-/// except star3d25 (1.3x-1.5x, still slower than `stream`).
-pub const AHEAD: usize = 1;
-
 /// Most steps the 3-D model fuses, in f32 and in f64 (j3d7pt: 3 steps
 /// 384.8 GCells/s in f32, 4 steps 264.2; 2 steps 215.6 in f64, 3 steps 181.3).
 pub const MAX_TIME_BLOCK: [usize; 2] = [3, 2];
@@ -267,32 +261,24 @@ impl Gen<'_> {
         w.line(&format!(
             "int slot = (int)((({start}) % {slots} + {slots}) % {slots}); /* ring slot of plane p */"
         ));
-        w.line(
-            "/* ahead[a]: the thread's rows of plane p + a of the grid, loaded before they are used. */",
-        );
-        w.line(&format!("{ty} ahead[{AHEAD}][{}];", sh.c));
-        for a in 0..AHEAD {
-            self.planes_load(w, &sh, &format!("{start} + {a}"), a);
-        }
+        // The next plane is loaded an iteration ahead, so that the barrier
+        // of every plane does not wait for memory. Two planes ahead measured
+        // 0.64x-1.07x of one on the 3-D suite (registers), star3d25 1.3x-1.5x
+        // (still slower than `stream`).
+        w.line("/* ahead: the thread's rows of the plane the next iteration computes from. */");
+        w.line(&format!("{ty} ahead[{}];", sh.c));
+        self.planes_load(w, &sh, &start);
         w.line(&format!(
             "for (ptrdiff_t p = {start}; p < z1 + {}; ++p) {{",
             sh.t * lag
         ));
         w.indent();
-        w.line(&format!(
-            "/* Level 0: plane p, loaded in an earlier iteration; plane p + {AHEAD} loads while this one computes. */"
-        ));
+        w.line("/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */");
         w.line(&format!("{ty} cell[{}];", sh.c));
         w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
-        w.indent();
-        w.line("cell[j] = ahead[0][j];");
-        for a in 1..AHEAD {
-            w.line(&format!("ahead[{}][j] = ahead[{a}][j];", a - 1));
-        }
-        w.dedent();
-        w.line("}");
-        self.planes_load(w, &sh, &format!("p + {AHEAD}"), AHEAD - 1);
+        w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
+        w.line("    cell[j] = ahead[j];");
+        self.planes_load(w, &sh, "p + 1");
         self.planes_levels(w, &sh);
         w.line("/* Level 0's window moves on to plane p. */");
         self.planes_move(w, &sh, "0", "cell");
@@ -356,9 +342,9 @@ impl Gen<'_> {
         w.line("}");
     }
 
-    /// `ahead[a]`: the thread's rows of plane `plane` of the launch's grid
+    /// `ahead`: the thread's rows of plane `plane` of the launch's grid
     /// (level 0), zero off the grid (never read by a stored cell).
-    fn planes_load(&self, w: &mut CWriter, sh: &Planes, plane: &str, a: usize) {
+    fn planes_load(&self, w: &mut CWriter, sh: &Planes, plane: &str) {
         let name = crate::codegen::rust::slot_name(self.st, self.streamed());
         w.line("{");
         w.indent();
@@ -367,7 +353,7 @@ impl Gen<'_> {
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
         w.line(&format!(
-            "    ahead[{a}][j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
+            "    ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
             planes_index("z")
         ));
         w.dedent();
