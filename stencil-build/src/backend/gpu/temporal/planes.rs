@@ -82,9 +82,18 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
     plan
 }
 
-/// Whether `plan`'s tiles keep cells to store after recomputing their
-/// overlap and its rings fit the shared memory `d` allows a block.
+/// Whether `plan`'s blocks hold at most 1024 threads (an explicit `block`
+/// is checked with the spec; default ones widen with `time_block`), its
+/// tiles keep cells to store after recomputing their overlap and its rings
+/// fit the shared memory `d` allows a block.
 pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
+    if plan.threads() > 1024 {
+        return Err(format!(
+            "`temporal` with `time_block = {}` widens the default tiles of `{}` to blocks of {:?} threads, more than the 1024 a GPU block \
+             can hold; lower `time_block` or set `block` and `coarsen` in [tiling.{}]",
+            plan.time_block, st.name, plan.block, d.name
+        ));
+    }
     let sh = Planes::new(plan, st);
     let tile = sh.tile();
     for (axis, (cells, stored), key) in [
@@ -512,7 +521,7 @@ fn ring_cell(sh: &Planes, level: &str, slot: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::{HIP, fit, resolve};
+    use super::super::super::{CUDA, HIP, fit, resolve};
     use super::super::tests::{cuda, stencil};
 
     const J3D7PT: &str =
@@ -579,6 +588,24 @@ mod tests {
             .unwrap_err();
         assert!(
             err.contains("141 KiB of planes in shared memory per block for `s`, more than the 64 KiB HIP allows"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_time_block_from_the_spec_widens_the_default_tiles() {
+        let st = stencil("\"z\", \"y\", \"x\"", J3D7PT, "time_block = 10\n");
+        let plan = resolve(&st.tiling.cuda, &st, &CUDA).unwrap();
+        assert_eq!(
+            (plan.block, plan.coarsen, plan.time_block),
+            (vec![1, 8, 64], 5, 10),
+            "64 x 40 cells, storing 44 x 20"
+        );
+        assert!(cuda(&st).is_ok());
+        let st = stencil("\"z\", \"y\", \"x\"", J3D7PT, "time_block = 40\n");
+        let err = cuda(&st).unwrap_err();
+        assert!(
+            err.contains("widens the default tiles of `s` to blocks of [1, 8, 160] threads, more than the 1024"),
             "{err}"
         );
     }
