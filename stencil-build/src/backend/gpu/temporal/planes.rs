@@ -24,12 +24,13 @@ use super::{overlap_error, radius};
 use crate::ir::{Access, GpuTiling, Stencil, Strategy};
 
 /// Most steps the 3-D model fuses, in f32 and in f64 (j3d7pt: 3 steps
-/// 384.8 GCells/s in f32, 4 steps 264.2; 2 steps 215.6 in f64, 3 steps 181.3).
+/// 385.4 GCells/s in f32, 4 steps 264.3; 2 steps 216.5 in f64, 3 steps
+/// 182.5; H100, BENCHMARKS.md, 2026-11-23).
 pub const MAX_TIME_BLOCK: [usize; 2] = [3, 2];
 
 /// Most cells a fused tile's overlap reaches per side (`time_block x
-/// radius`): j3d13pt (radius 2) measured 244.8 GCells/s with 2 steps, 130.6
-/// with 3.
+/// radius`): j3d13pt (radius 2) measured 244.8 GCells/s with 2 steps, 130.5
+/// with 3 (f32).
 pub const MAX_REACH: usize = 4;
 
 /// `[tiling]` of a 3-D `temporal` stencil with the defaults filled in:
