@@ -90,10 +90,10 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
 }
 
 /// Whether `auto` fuses the steps of `st`: 2-D stencils whose steps fuse
-/// (j2d5pt: 1260 GCells/s in f32 and 579 in f64, 3.3x and 3.1x the best
-/// single-step strategy) and 3-D stars of radius 1 (j3d7pt: 1.1x and 1.2x).
-/// Other 3-D stencils measured from 0.4x to 1.2x `stream` (BENCHMARKS.md,
-/// 2026-11-23).
+/// (j2d5pt: 1268 GCells/s in f32 and 583.3 in f64, 3.37x and 3.07x the
+/// best single-step strategy) and 3-D stars of radius 1 (j3d7pt: 1.09x and
+/// 1.19x). The fused kernels of the other 3-D stencils measured 0.43x to
+/// 1.21x their best single-step strategy (BENCHMARKS.md, 2026-11-23).
 pub fn auto_fuses(st: &Stencil) -> bool {
     crate::ir::unfusable(st).is_none()
         && match st.dims() {
