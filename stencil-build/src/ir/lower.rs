@@ -1281,6 +1281,30 @@ mod tests {
     }
 
     #[test]
+    fn temporal_keys_that_belong_to_the_other_dimension_are_refused_where_written() {
+        let temporal = |head: &str, expr: &str, key: &str| {
+            format!(
+                "{head}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n[tiling.cuda]\nstrategy = \"temporal\"\n{key} = 3\n"
+            )
+        };
+        let head3 = HEAD.replace("[\"y\", \"x\"]", "[\"z\", \"y\", \"x\"]");
+        assert_error(
+            &temporal(&head3, "u[0,0,1]", "vector"),
+            "vector",
+            "3",
+            "`vector` of `temporal` sets the cells per lane of a 2-D stencil",
+            Some("set its rows with `coarsen`"),
+        );
+        assert_error(
+            &temporal(HEAD, "u[0,1]", "coarsen"),
+            "coarsen",
+            "3",
+            "`coarsen` of `temporal` sets the cells per thread along the middle axis of a 3-D stencil",
+            Some("a 2-D `temporal` thread computes one row"),
+        );
+    }
+
+    #[test]
     fn temporal_refuses_what_it_cannot_fuse_at_the_strategy_that_asks() {
         let temporal = "[tiling.hip]\nstrategy = \"temporal\"\n";
         let fused = |spec: String| {
