@@ -48,6 +48,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let openmp = std::env::var_os("CARGO_FEATURE_OPENMP").is_some();
     let cuda = std::env::var_os("CARGO_FEATURE_CUDA").is_some();
     let hip = std::env::var_os("CARGO_FEATURE_HIP").is_some();
+    // The GPU kernels built for the CPU (`cuda-on-cpu/`): their tests run here, not only on a GPU.
+    let on_cpu = std::env::var_os("CARGO_FEATURE_GPU_ON_CPU").is_some();
     // With a GPU backend, every variant is also built with each GPU strategy; `naive` keeps the plain name.
     let strategies: &[&str] = if cuda || hip {
         &[
@@ -128,10 +130,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .into_iter()
                     .filter(|(g, _)| if *g == "cuda" { cuda } else { hip })
                 {
+                    let ignore = if on_cpu {
+                        String::new()
+                    } else {
+                        format!(
+                            "#[ignore = \"needs a {title} device: run with --include-ignored on a machine with one\"]\n"
+                        )
+                    };
                     writeln!(
                         tests,
-                        "#[test]\n#[ignore = \"needs a {title} device: run with --include-ignored on a machine with one\"]\n\
-                             fn {gpu}_{variant}() {{\n    stencil_tests::check_against_reference({at}, \"{gpu}\");\n}}\n"
+                        "#[test]\n{ignore}fn {gpu}_{variant}() {{\n    stencil_tests::check_against_reference({at}, \"{gpu}\");\n}}\n"
                     )?;
                 }
             }
@@ -152,6 +160,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var_os("CARGO_FEATURE_HIP_ON_CUDA").is_some() {
         println!("cargo:rerun-if-changed=hip-on-cuda");
         config.hip_through_nvcc(std::fs::canonicalize("hip-on-cuda")?);
+    }
+    if on_cpu {
+        config.gpu_on_cpu(&[
+            std::fs::canonicalize("cuda-on-cpu")?,
+            std::fs::canonicalize("hip-on-cuda")?,
+        ]);
     }
     config.compile()?;
     Ok(())

@@ -62,6 +62,7 @@ pub struct Config {
     hip_flags: Vec<String>,
     hip_archs: Vec<String>,
     hip_through_nvcc: Option<PathBuf>,
+    on_cpu: Vec<PathBuf>,
 }
 
 impl Config {
@@ -158,6 +159,18 @@ impl Config {
         self
     }
 
+    /// Test-only: compiles the CUDA and HIP kernels as C++ for the CPU,
+    /// `include_dirs` first on the include path: one holding a
+    /// `cuda_runtime.h` that emulates the device (each GPU thread a fiber)
+    /// and, for HIP, one holding a `hip/hip_runtime.h` that maps HIP onto it.
+    /// Runs the generated kernels' logic on machines without a GPU; says
+    /// nothing of their speed, and is not a way to ship.
+    #[doc(hidden)]
+    pub fn gpu_on_cpu(&mut self, include_dirs: &[PathBuf]) -> &mut Self {
+        self.on_cpu = include_dirs.to_vec();
+        self
+    }
+
     /// Checks every spec, generates the kernels and the Rust API, and compiles
     /// the kernels. Prints the `cargo:` directives a build script needs.
     pub fn compile(&self) -> Result<(), Error> {
@@ -178,7 +191,11 @@ impl Config {
                 &prefix,
                 &gpu::CUDA,
                 |files, lib| {
-                    toolchain::build_cuda(files, lib, &self.cuda_archs(), &self.cuda_flags)
+                    if self.on_cpu.is_empty() {
+                        toolchain::build_cuda(files, lib, &self.cuda_archs(), &self.cuda_flags)
+                    } else {
+                        toolchain::build_on_cpu(files, lib, &self.on_cpu, "cuda")
+                    }
                 },
             )?);
         }
@@ -189,6 +206,9 @@ impl Config {
                 &prefix,
                 &gpu::HIP,
                 |files, lib| match &self.hip_through_nvcc {
+                    _ if !self.on_cpu.is_empty() => {
+                        toolchain::build_on_cpu(files, lib, &self.on_cpu, "hip")
+                    }
                     Some(include) => {
                         let mut flags = vec![
                             "-x".to_string(),

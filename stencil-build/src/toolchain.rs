@@ -138,6 +138,76 @@ pub fn build_cuda(
     Ok(())
 }
 
+/// Test-only: compiles GPU sources as C++ with the host compiler, `include_dirs`
+/// first on the include path (an emulation of the runtime: `cuda_runtime.h`
+/// and, for HIP, a header mapping HIP onto it), into the static library
+/// `lib_name`. Each source is first rewritten by [`host_launches`] into a
+/// `.cpp` file beside it.
+pub fn build_on_cpu(
+    files: &[PathBuf],
+    lib_name: &str,
+    include_dirs: &[PathBuf],
+    backend: &'static str,
+) -> Result<(), Error> {
+    let mut build = cc::Build::new();
+    build.cpp(true).std("c++17").opt_level(2).warnings(false);
+    for dir in include_dirs {
+        println!("cargo:rerun-if-changed={}", dir.display());
+        build.include(dir);
+    }
+    for file in files {
+        let io = |source| Error::Io {
+            path: file.clone(),
+            source,
+        };
+        let text = std::fs::read_to_string(file).map_err(io)?;
+        let cpp = file.with_extension("cpp");
+        std::fs::write(&cpp, host_launches(&text)).map_err(io)?;
+        build.file(cpp);
+    }
+    build.try_compile(lib_name).map_err(|e| Error::Toolchain {
+        backend,
+        message: format!("{e}\n(the test-only build of the {backend} kernels on the CPU)"),
+    })
+}
+
+/// The GPU source `text` as C++ for [`build_on_cpu`]: each launch
+/// `kernel<<<grid, block[, shared]>>>(args)` becomes
+/// `cuda_on_cpu::launch(kernel, grid, block, shared, args)` and each
+/// `extern __shared__` declaration an `extern thread_local` one (each
+/// thread of the host process has its own emulated device).
+fn host_launches(text: &str) -> String {
+    let text = text.replace("extern __shared__", "extern thread_local");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(open) = rest.find("<<<") {
+        let Some(close) = rest[open..].find(">>>(").map(|c| open + c) else {
+            break;
+        };
+        let before = &rest[..open];
+        let name_at = before
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |i| i + 1);
+        let config = &rest[open + 3..close];
+        let shared = if config.split(',').count() < 3 {
+            ", 0"
+        } else {
+            ""
+        };
+        out.push_str(&before[..name_at]);
+        out.push_str(&format!(
+            "cuda_on_cpu::launch({}, {config}{shared}",
+            &before[name_at..]
+        ));
+        rest = &rest[close + 4..];
+        if !rest.starts_with(')') {
+            out.push_str(", ");
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Finds an executable: `$var`, then `$root/bin` for each root variable,
 /// `PATH`, then `fallback`. The error lists where it looked.
 fn find_tool(
@@ -257,6 +327,19 @@ pub fn build_hip(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launches_become_calls_for_the_cpu_build() {
+        let cu = "    extern __shared__ __align__(16) unsigned char shared[];\n    \
+                  k_kernel<<<grid, block>>>(n0, out, levels);\n    \
+                  t_kernel<<<grid, block, 27744>>>(n0, out);\n";
+        assert_eq!(
+            host_launches(cu),
+            "    extern thread_local __align__(16) unsigned char shared[];\n    \
+             cuda_on_cpu::launch(k_kernel, grid, block, 0, n0, out, levels);\n    \
+             cuda_on_cpu::launch(t_kernel, grid, block, 27744, n0, out);\n"
+        );
+    }
 
     #[test]
     fn a_missing_tool_says_where_it_looked_and_what_to_do() {

@@ -1,0 +1,347 @@
+/* Test-only: runs stencil-build's generated CUDA on the CPU, so that the
+ * kernels' logic is checked against the reference on machines without a GPU
+ * (CI). `Config::cuda_on_cpu` compiles the generated source as C++ with this
+ * folder first on the include path, after rewriting each `kernel<<<grid,
+ * block, shared>>>(args)` as `cuda_on_cpu::launch(kernel, grid, block,
+ * shared, args)` and `extern __shared__` as `extern thread_local`.
+ *
+ * Every GPU thread is a fiber (ucontext), and a block's fibers run in turns on
+ * one OS thread: a fiber runs until it reaches a barrier (`__syncthreads`, or
+ * a warp shuffle, which is a barrier of its 32 lanes), then the next one
+ * runs. Blocks run one after another. Each OS thread (a test) has its own
+ * emulated device. What this checks and what it does not:
+ *
+ * - checked: the values a kernel computes (same IEEE arithmetic, up to the
+ *   contraction of multiply-adds), shuffles across lanes (with CUDA's rules
+ *   for lanes off the group), every barrier reached by every thread of its
+ *   block or warp (a missed one aborts with the block and the threads
+ *   waiting), launch limits (1024 threads, 227 KiB of shared memory, and the
+ *   opt-in above 48 KiB);
+ * - not checked: races (turns are deterministic: the fiber that runs first
+ *   always writes first), out-of-bounds accesses, timing. Dynamic shared
+ *   memory starts as NaN bytes (0xff) in every block, so a read of a slot no
+ *   thread wrote is seen in the results; static shared memory starts as 0.
+ */
+#pragma once
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+/* ---- CUDA's spelling ---- */
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static thread_local
+#define __align__(n) __attribute__((aligned(n)))
+
+struct uint3 {
+    unsigned x, y, z;
+};
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
+};
+
+#define CUDA_ON_CPU_VECTOR(T, N, ...)                \
+    struct __attribute__((aligned(sizeof(T) * N))) T##N { \
+        T __VA_ARGS__;                               \
+    };
+CUDA_ON_CPU_VECTOR(float, 2, x, y)
+CUDA_ON_CPU_VECTOR(float, 4, x, y, z, w)
+CUDA_ON_CPU_VECTOR(double, 2, x, y)
+CUDA_ON_CPU_VECTOR(double, 4, x, y, z, w)
+struct float3 {
+    float x, y, z;
+};
+struct double3 {
+    double x, y, z;
+};
+
+typedef enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorNoDevice = 100,
+} cudaError_t;
+
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+};
+
+enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+};
+
+/* The dynamic shared memory of the block that runs: the generated kernels'
+ * `extern __shared__ unsigned char shared[]` declares this array. */
+alignas(16) inline thread_local unsigned char shared[227 * 1024];
+
+namespace cuda_on_cpu {
+
+/* The H100's limits, which the generator plans for. */
+constexpr unsigned MAX_THREADS = 1024;
+constexpr size_t SHARED_DEFAULT = 48 * 1024;
+constexpr size_t SHARED_MAX = sizeof(::shared);
+constexpr unsigned WARP = 32;
+constexpr size_t STACK = 256 * 1024;
+
+enum class State { Runnable, AtWarpBarrier, AtBlockBarrier, Done };
+
+struct Fiber {
+    ucontext_t context;
+    uint3 thread;
+    unsigned warp, lane;
+    State state;
+};
+
+struct World {
+    std::vector<Fiber> fibers;
+    std::vector<std::unique_ptr<char[]>> stacks;
+    /* One value per lane, for the shuffle the warp is in. */
+    std::vector<uint64_t> lanes;
+    ucontext_t scheduler;
+    Fiber *current = nullptr;
+    dim3 block, grid;
+    uint3 block_index;
+    std::function<void()> body;
+    cudaError_t last_error = cudaSuccess;
+    /* Opted-in dynamic shared memory per kernel. */
+    std::map<const void *, size_t> shared_allowed;
+};
+
+inline World &world() {
+    static thread_local World w;
+    return w;
+}
+
+inline const uint3 &thread_index() { return world().current->thread; }
+inline uint3 block_index() { return world().block_index; }
+inline uint3 block_dim() { return {world().block.x, world().block.y, world().block.z}; }
+inline uint3 grid_dim() { return {world().grid.x, world().grid.y, world().grid.z}; }
+
+[[noreturn]] inline void fail(const char *what) {
+    World &w = world();
+    fprintf(stderr, "cuda-on-cpu: %s (block %u,%u,%u of %u x %u x %u, %u x %u x %u threads)\n", what,
+            w.block_index.x, w.block_index.y, w.block_index.z, w.grid.x, w.grid.y, w.grid.z, w.block.x,
+            w.block.y, w.block.z);
+    for (const Fiber &f : w.fibers) {
+        const char *s = f.state == State::Runnable         ? "runnable"
+                        : f.state == State::AtWarpBarrier  ? "at a warp shuffle"
+                        : f.state == State::AtBlockBarrier ? "at __syncthreads"
+                                                           : "exited";
+        fprintf(stderr, "  thread %u,%u,%u (warp %u): %s\n", f.thread.x, f.thread.y, f.thread.z, f.warp, s);
+    }
+    abort();
+}
+
+/* Hands the turn back to the scheduler until the barrier this fiber waits at opens. */
+inline void wait(State at) {
+    World &w = world();
+    Fiber *self = w.current;
+    self->state = at;
+    swapcontext(&self->context, &w.scheduler);
+}
+
+inline void start() {
+    World &w = world();
+    w.body();
+    w.current->state = State::Done;
+    /* uc_link returns to the scheduler. */
+}
+
+/* Opens the barriers every live thread of the block (or of a warp) waits at;
+ * false if none opens. */
+inline bool open_barriers() {
+    World &w = world();
+    size_t live = 0, at_block = 0;
+    for (const Fiber &f : w.fibers) {
+        live += f.state != State::Done;
+        at_block += f.state == State::AtBlockBarrier;
+    }
+    if (live > 0 && at_block == live) {
+        for (Fiber &f : w.fibers)
+            if (f.state == State::AtBlockBarrier) f.state = State::Runnable;
+        return true;
+    }
+    bool opened = false;
+    const size_t warps = (w.fibers.size() + WARP - 1) / WARP;
+    for (size_t warp = 0; warp < warps; ++warp) {
+        const size_t first = warp * WARP, last = std::min(first + WARP, w.fibers.size());
+        size_t waiting = 0, exited = 0;
+        for (size_t t = first; t < last; ++t) {
+            waiting += w.fibers[t].state == State::AtWarpBarrier;
+            exited += w.fibers[t].state == State::Done;
+        }
+        if (waiting > 0 && waiting + exited == last - first) {
+            if (exited > 0) fail("a warp shuffle with the full mask, reached by a warp some of whose lanes have exited");
+            for (size_t t = first; t < last; ++t) w.fibers[t].state = State::Runnable;
+            opened = true;
+        }
+    }
+    return opened;
+}
+
+/* Runs one block: every fiber in turn until all have exited. */
+inline void run_block() {
+    World &w = world();
+    const size_t threads = (size_t)w.block.x * w.block.y * w.block.z;
+    w.fibers.assign(threads, Fiber{});
+    while (w.stacks.size() < threads) w.stacks.emplace_back(new char[STACK]);
+    for (size_t t = 0; t < threads; ++t) {
+        Fiber &f = w.fibers[t];
+        f.thread = {unsigned(t % w.block.x), unsigned(t / w.block.x % w.block.y),
+                    unsigned(t / ((size_t)w.block.x * w.block.y))};
+        f.warp = unsigned(t / WARP);
+        f.lane = unsigned(t % WARP);
+        f.state = State::Runnable;
+        getcontext(&f.context);
+        f.context.uc_stack.ss_sp = w.stacks[t].get();
+        f.context.uc_stack.ss_size = STACK;
+        f.context.uc_link = &w.scheduler;
+        makecontext(&f.context, start, 0);
+    }
+    for (;;) {
+        for (Fiber &f : w.fibers) {
+            if (f.state != State::Runnable) continue;
+            w.current = &f;
+            swapcontext(&w.scheduler, &f.context);
+        }
+        bool done = true;
+        for (const Fiber &f : w.fibers) done = done && f.state == State::Done;
+        if (done) break;
+        if (!open_barriers())
+            fail("deadlock: threads wait at barriers the others of their block or warp never reach");
+    }
+    w.current = nullptr;
+}
+
+template <typename Kernel, typename... Args>
+void launch(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
+    World &w = world();
+    const size_t threads = (size_t)block.x * block.y * block.z;
+    const auto allowed = w.shared_allowed.find((const void *)kernel);
+    const size_t limit = allowed == w.shared_allowed.end() ? SHARED_DEFAULT : allowed->second;
+    if (threads == 0 || threads > MAX_THREADS || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
+        grid.y > 65535 || grid.z > 65535 || shared > limit) {
+        w.last_error = cudaErrorInvalidConfiguration;
+        return;
+    }
+    w.grid = grid;
+    w.block = block;
+    w.body = [&] { kernel(args...); };
+    for (unsigned z = 0; z < grid.z; ++z)
+        for (unsigned y = 0; y < grid.y; ++y)
+            for (unsigned x = 0; x < grid.x; ++x) {
+                w.block_index = {x, y, z};
+                memset(::shared, 0xff, shared);
+                run_block();
+            }
+    w.body = nullptr;
+}
+
+/* `value` from lane `source` of this lane's group of `width`; its own where
+ * `source` is off the group. */
+template <typename T>
+T shuffle(T value, int source, bool inside) {
+    static_assert(sizeof(T) <= sizeof(uint64_t), "shuffles move at most 8 bytes");
+    World &w = world();
+    Fiber *self = w.current;
+    if (w.lanes.size() < w.fibers.size()) w.lanes.resize(w.fibers.size());
+    const size_t base = (size_t)self->warp * WARP;
+    memcpy(&w.lanes[base + self->lane], &value, sizeof(T));
+    wait(State::AtWarpBarrier); /* every lane has written */
+    T out = value;
+    if (inside) memcpy(&out, &w.lanes[base + (unsigned)source], sizeof(T));
+    wait(State::AtWarpBarrier); /* every lane has read */
+    return out;
+}
+
+inline int group_start(int width) { return (int)world().current->lane / width * width; }
+
+}  // namespace cuda_on_cpu
+
+#define threadIdx (::cuda_on_cpu::thread_index())
+#define blockIdx (::cuda_on_cpu::block_index())
+#define blockDim (::cuda_on_cpu::block_dim())
+#define gridDim (::cuda_on_cpu::grid_dim())
+
+inline void __syncthreads() { cuda_on_cpu::wait(cuda_on_cpu::State::AtBlockBarrier); }
+
+template <typename T>
+T __shfl_up_sync(unsigned mask, T value, unsigned delta, int width = 32) {
+    if (mask != 0xffffffffu) cuda_on_cpu::fail("shuffles with a partial mask are not emulated");
+    const int lane = (int)cuda_on_cpu::world().current->lane, start = cuda_on_cpu::group_start(width);
+    const int source = lane - (int)delta;
+    return cuda_on_cpu::shuffle(value, source, source >= start);
+}
+
+template <typename T>
+T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32) {
+    if (mask != 0xffffffffu) cuda_on_cpu::fail("shuffles with a partial mask are not emulated");
+    const int lane = (int)cuda_on_cpu::world().current->lane, start = cuda_on_cpu::group_start(width);
+    const int source = lane + (int)delta;
+    return cuda_on_cpu::shuffle(value, source, source < start + width);
+}
+
+/* ---- the runtime API the generated code calls; "device" memory is host memory ---- */
+inline cudaError_t cudaMalloc(void **ptr, size_t bytes) {
+    *ptr = malloc(bytes == 0 ? 1 : bytes);
+    return *ptr ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+inline cudaError_t cudaFree(void *ptr) {
+    free(ptr);
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind) {
+    memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemset(void *ptr, int value, size_t bytes) {
+    memset(ptr, value, bytes);
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+inline cudaError_t cudaGetDeviceCount(int *count) {
+    *count = 1;
+    return cudaSuccess;
+}
+inline cudaError_t cudaGetLastError() {
+    const cudaError_t e = cuda_on_cpu::world().last_error;
+    cuda_on_cpu::world().last_error = cudaSuccess;
+    return e;
+}
+inline const char *cudaGetErrorString(cudaError_t e) {
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    }
+    return "unknown error";
+}
+template <typename Kernel>
+cudaError_t cudaFuncSetAttribute(Kernel kernel, cudaFuncAttribute attribute, int value) {
+    if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
+        (size_t)value > cuda_on_cpu::SHARED_MAX)
+        return cudaErrorInvalidValue;
+    cuda_on_cpu::world().shared_allowed[(const void *)kernel] = (size_t)value;
+    return cudaSuccess;
+}
