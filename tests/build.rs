@@ -62,6 +62,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "temporal",
             "temporal_c5",
             "temporal_v3",
+            "persistent",
+            "persistent_c5",
             "auto",
         ]
     } else {
@@ -81,7 +83,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if (strategy.starts_with("stream") || strategy == "auto") && dims < 2 {
                     continue;
                 }
-                if strategy.starts_with("temporal") && !fusable(base, dims, boundary) {
+                if (strategy.starts_with("temporal") || strategy.starts_with("persistent"))
+                    && !fusable(base, dims, boundary)
+                {
                     continue;
                 }
                 let variant = match strategy {
@@ -248,6 +252,8 @@ fn retyped(
     // tiles grow in two axes) through chunks of 5 planes (5 steps run as
     // 3 + 2 or 2 + 2 + 1); and 2 steps through chunks of 7 with 3 cells per
     // lane (2-D) or 3 rows per thread of 64 x 6-thread blocks (3-D).
+    // `persistent`: the model's tiling, and `temporal_c5`'s (many tiles per
+    // block, and sweeps that end with a shorter one).
     let vector = if dtype == "f32" { 4 } else { 2 };
     let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
     let odd_steps = if dims == 3 { 2 } else { 3 };
@@ -262,6 +268,7 @@ fn retyped(
             &[("chunk", 3), ("coarsen", 3), ("vector", vector)],
         ),
         "temporal_c5" => ("temporal", &[("time_block", odd_steps), ("chunk", 5)]),
+        "persistent_c5" => ("persistent", &[("time_block", odd_steps), ("chunk", 5)]),
         "temporal_v3" if dims == 3 => (
             "temporal",
             &[("time_block", 2), ("chunk", 7), ("coarsen", 3)],

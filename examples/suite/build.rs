@@ -65,7 +65,7 @@ const fn planes(suffix: &'static str, block: [i64; 3], rows: i64, t: i64, every:
 const TUNED: &[&str] = &["j2d5pt", "j3d7pt"];
 
 /// The variants of every stencil: each strategy once, and what `auto` picks.
-const CORE: &[&str] = &["naive", "tiled", "stream", "temporal", "auto"];
+const CORE: &[&str] = &["naive", "tiled", "stream", "temporal", "persistent", "auto"];
 
 const VARIANTS: &[Variant] = &[
     v("naive", "naive"),
@@ -123,6 +123,7 @@ const VARIANTS: &[Variant] = &[
         ..v("stream_q8_v", "stream")
     },
     v("temporal", "temporal"),
+    v("persistent", "persistent"),
     temporal("temporal_t4", 2, 4),
     temporal("temporal_t6", 2, 6),
     temporal("temporal_t8", 2, 8),
@@ -192,7 +193,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     )?;
                     continue;
                 }
-                // `temporal` fuses the steps of one-level fields only (acoustic25 keeps two).
+                // The fused strategies take one-level fields only (acoustic25 keeps two).
                 let fusable = base
                     .get("fields")
                     .and_then(toml::Value::as_table)
@@ -200,7 +201,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let wanted = |v: &&Variant| {
                     (TUNED.contains(&name) || CORE.contains(&v.suffix) || v.every)
                         && v.dims.is_none_or(|d| d == dims)
-                        && (v.strategy != "temporal" || fusable)
+                        && (!matches!(v.strategy, "temporal" | "persistent") || fusable)
                 };
                 for var in VARIANTS.iter().filter(wanted) {
                     let variant = format!("{name}_{dtype}_{}", var.suffix);

@@ -33,6 +33,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <type_traits>
+#include <utility>
 #include <map>
 #include <memory>
 #include <vector>
@@ -76,7 +78,14 @@ typedef enum cudaError {
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidConfiguration = 9,
     cudaErrorNoDevice = 100,
+    cudaErrorCooperativeLaunchTooLarge = 720,
 } cudaError_t;
+
+typedef struct CUstream_st *cudaStream_t;
+
+enum cudaDeviceAttr {
+    cudaDevAttrMultiProcessorCount = 16,
+};
 
 enum cudaMemcpyKind {
     cudaMemcpyHostToHost = 0,
@@ -101,29 +110,40 @@ constexpr size_t SHARED_DEFAULT = 48 * 1024;
 constexpr size_t SHARED_MAX = sizeof(::shared);
 constexpr unsigned WARP = 32;
 constexpr size_t STACK = 256 * 1024;
+/* The emulated device's multiprocessors, each holding one block of a
+ * cooperative launch: small, so that persistent kernels' blocks take several
+ * tiles each. */
+constexpr int MULTIPROCESSORS = 2;
 
-enum class State { Runnable, AtWarpBarrier, AtBlockBarrier, Done };
+enum class State { Runnable, AtWarpBarrier, AtBlockBarrier, AtGridBarrier, Done };
 
 struct Fiber {
     ucontext_t context;
-    uint3 thread;
-    unsigned warp, lane;
+    uint3 thread, block;
+    /* The block's place among those running together, and the fiber index of
+     * the first lane of this thread's warp. */
+    size_t group_block, warp_first, warp_size;
+    unsigned lane;
     State state;
 };
 
 struct World {
     std::vector<Fiber> fibers;
     std::vector<std::unique_ptr<char[]>> stacks;
-    /* One value per lane, for the shuffle the warp is in. */
+    /* One value per thread, for the shuffle its warp is in. */
     std::vector<uint64_t> lanes;
     ucontext_t scheduler;
     Fiber *current = nullptr;
     dim3 block, grid;
-    uint3 block_index;
+    bool cooperative = false;
     std::function<void()> body;
     cudaError_t last_error = cudaSuccess;
     /* Opted-in dynamic shared memory per kernel. */
     std::map<const void *, size_t> shared_allowed;
+    /* Blocks running together: each one's dynamic shared memory while
+     * another's is in `::shared`, and which one is there. */
+    std::vector<std::vector<unsigned char>> block_shared;
+    size_t shared_bytes = 0, loaded = 0;
 };
 
 inline World &world() {
@@ -132,21 +152,22 @@ inline World &world() {
 }
 
 inline const uint3 &thread_index() { return world().current->thread; }
-inline uint3 block_index() { return world().block_index; }
+inline const uint3 &block_index() { return world().current->block; }
 inline uint3 block_dim() { return {world().block.x, world().block.y, world().block.z}; }
 inline uint3 grid_dim() { return {world().grid.x, world().grid.y, world().grid.z}; }
 
 [[noreturn]] inline void fail(const char *what) {
     World &w = world();
-    fprintf(stderr, "cuda-on-cpu: %s (block %u,%u,%u of %u x %u x %u, %u x %u x %u threads)\n", what,
-            w.block_index.x, w.block_index.y, w.block_index.z, w.grid.x, w.grid.y, w.grid.z, w.block.x,
-            w.block.y, w.block.z);
+    fprintf(stderr, "cuda-on-cpu: %s (grid %u x %u x %u, blocks of %u x %u x %u threads)\n", what, w.grid.x,
+            w.grid.y, w.grid.z, w.block.x, w.block.y, w.block.z);
     for (const Fiber &f : w.fibers) {
         const char *s = f.state == State::Runnable         ? "runnable"
                         : f.state == State::AtWarpBarrier  ? "at a warp shuffle"
                         : f.state == State::AtBlockBarrier ? "at __syncthreads"
+                        : f.state == State::AtGridBarrier  ? "at the grid's sync"
                                                            : "exited";
-        fprintf(stderr, "  thread %u,%u,%u (warp %u): %s\n", f.thread.x, f.thread.y, f.thread.z, f.warp, s);
+        fprintf(stderr, "  block %u,%u,%u thread %u,%u,%u: %s\n", f.block.x, f.block.y, f.block.z, f.thread.x,
+                f.thread.y, f.thread.z, s);
     }
     abort();
 }
@@ -166,53 +187,69 @@ inline void start() {
     /* uc_link returns to the scheduler. */
 }
 
-/* Opens the barriers every live thread of the block (or of a warp) waits at;
- * false if none opens. */
+/* Opens the barrier that every live fiber of [first, last) waits at, if they all wait at `at`. */
+inline bool open(size_t first, size_t last, State at) {
+    World &w = world();
+    size_t waiting = 0, exited = 0;
+    for (size_t f = first; f < last; ++f) {
+        waiting += w.fibers[f].state == at;
+        exited += w.fibers[f].state == State::Done;
+    }
+    if (waiting == 0 || waiting + exited < last - first) return false;
+    if (at == State::AtWarpBarrier && exited > 0)
+        fail("a warp shuffle with the full mask, reached by a warp some of whose lanes have exited");
+    for (size_t f = first; f < last; ++f)
+        if (w.fibers[f].state == at) w.fibers[f].state = State::Runnable;
+    return true;
+}
+
+/* Opens every barrier that all the live threads of its grid, block or warp wait at; false if none. */
 inline bool open_barriers() {
     World &w = world();
-    size_t live = 0, at_block = 0;
-    for (const Fiber &f : w.fibers) {
-        live += f.state != State::Done;
-        at_block += f.state == State::AtBlockBarrier;
-    }
-    if (live > 0 && at_block == live) {
-        for (Fiber &f : w.fibers)
-            if (f.state == State::AtBlockBarrier) f.state = State::Runnable;
-        return true;
-    }
+    if (open(0, w.fibers.size(), State::AtGridBarrier)) return true;
     bool opened = false;
-    const size_t warps = (w.fibers.size() + WARP - 1) / WARP;
-    for (size_t warp = 0; warp < warps; ++warp) {
-        const size_t first = warp * WARP, last = std::min(first + WARP, w.fibers.size());
-        size_t waiting = 0, exited = 0;
-        for (size_t t = first; t < last; ++t) {
-            waiting += w.fibers[t].state == State::AtWarpBarrier;
-            exited += w.fibers[t].state == State::Done;
-        }
-        if (waiting > 0 && waiting + exited == last - first) {
-            if (exited > 0) fail("a warp shuffle with the full mask, reached by a warp some of whose lanes have exited");
-            for (size_t t = first; t < last; ++t) w.fibers[t].state = State::Runnable;
-            opened = true;
-        }
+    const size_t threads = (size_t)w.block.x * w.block.y * w.block.z;
+    for (size_t b = 0; b < w.fibers.size(); b += threads) {
+        opened |= open(b, b + threads, State::AtBlockBarrier);
+        for (size_t first = b; first < b + threads; first += WARP)
+            opened |= open(first, std::min(first + WARP, b + threads), State::AtWarpBarrier);
     }
     return opened;
 }
 
-/* Runs one block: every fiber in turn until all have exited. */
-inline void run_block() {
+/* Puts the dynamic shared memory of block `b` (of several running together) in `::shared`. */
+inline void load_shared(size_t b) {
     World &w = world();
-    const size_t threads = (size_t)w.block.x * w.block.y * w.block.z;
-    w.fibers.assign(threads, Fiber{});
-    while (w.stacks.size() < threads) w.stacks.emplace_back(new char[STACK]);
-    for (size_t t = 0; t < threads; ++t) {
-        Fiber &f = w.fibers[t];
+    if (w.block_shared.empty() || w.loaded == b) return;
+    memcpy(w.block_shared[w.loaded].data(), ::shared, w.shared_bytes);
+    memcpy(::shared, w.block_shared[b].data(), w.shared_bytes);
+    w.loaded = b;
+}
+
+/* Runs `blocks` together, each fiber in turn, until every fiber has exited. */
+inline void run_together(const std::vector<uint3> &blocks) {
+    World &w = world();
+    const size_t threads = (size_t)w.block.x * w.block.y * w.block.z, total = threads * blocks.size();
+    w.fibers.assign(total, Fiber{});
+    if (w.lanes.size() < total) w.lanes.resize(total);
+    while (w.stacks.size() < total) w.stacks.emplace_back(new char[STACK]);
+    w.block_shared.clear();
+    memset(::shared, 0xff, w.shared_bytes);
+    if (blocks.size() > 1) w.block_shared.assign(blocks.size(), std::vector<unsigned char>(w.shared_bytes, 0xff));
+    w.loaded = 0;
+    for (size_t i = 0; i < total; ++i) {
+        Fiber &f = w.fibers[i];
+        const size_t b = i / threads, t = i % threads;
         f.thread = {unsigned(t % w.block.x), unsigned(t / w.block.x % w.block.y),
                     unsigned(t / ((size_t)w.block.x * w.block.y))};
-        f.warp = unsigned(t / WARP);
+        f.block = blocks[b];
+        f.group_block = b;
+        f.warp_first = b * threads + t / WARP * WARP;
+        f.warp_size = std::min<size_t>(WARP, b * threads + threads - f.warp_first);
         f.lane = unsigned(t % WARP);
         f.state = State::Runnable;
         getcontext(&f.context);
-        f.context.uc_stack.ss_sp = w.stacks[t].get();
+        f.context.uc_stack.ss_sp = w.stacks[i].get();
         f.context.uc_stack.ss_size = STACK;
         f.context.uc_link = &w.scheduler;
         makecontext(&f.context, start, 0);
@@ -220,6 +257,7 @@ inline void run_block() {
     for (;;) {
         for (Fiber &f : w.fibers) {
             if (f.state != State::Runnable) continue;
+            load_shared(f.group_block);
             w.current = &f;
             swapcontext(&w.scheduler, &f.context);
         }
@@ -227,48 +265,67 @@ inline void run_block() {
         for (const Fiber &f : w.fibers) done = done && f.state == State::Done;
         if (done) break;
         if (!open_barriers())
-            fail("deadlock: threads wait at barriers the others of their block or warp never reach");
+            fail("deadlock: threads wait at barriers the others of their grid, block or warp never reach");
     }
     w.current = nullptr;
 }
 
-template <typename Kernel, typename... Args>
-void launch(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
+/* Whether a launch of `threads` per block with `shared` bytes of `kernel`'s may run. */
+inline bool fits(const void *kernel, size_t threads, size_t shared) {
     World &w = world();
-    const size_t threads = (size_t)block.x * block.y * block.z;
-    const auto allowed = w.shared_allowed.find((const void *)kernel);
+    const auto allowed = w.shared_allowed.find(kernel);
     const size_t limit = allowed == w.shared_allowed.end() ? SHARED_DEFAULT : allowed->second;
-    if (threads == 0 || threads > MAX_THREADS || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
-        grid.y > 65535 || grid.z > 65535 || shared > limit) {
-        w.last_error = cudaErrorInvalidConfiguration;
-        return;
-    }
-    w.grid = grid;
-    w.block = block;
-    w.body = [&] { kernel(args...); };
-    for (unsigned z = 0; z < grid.z; ++z)
-        for (unsigned y = 0; y < grid.y; ++y)
-            for (unsigned x = 0; x < grid.x; ++x) {
-                w.block_index = {x, y, z};
-                memset(::shared, 0xff, shared);
-                run_block();
-            }
-    w.body = nullptr;
+    return threads > 0 && threads <= MAX_THREADS && shared <= limit;
 }
 
-/* `value` from lane `source` of this lane's group of `width`; its own where
- * `source` is off the group. */
+/* Runs `body` as the kernel of a launch: block after block, or (cooperative) all blocks together. */
+inline cudaError_t run(const void *kernel, dim3 grid, dim3 block, size_t shared, bool cooperative,
+                       std::function<void()> body) {
+    World &w = world();
+    if (!fits(kernel, (size_t)block.x * block.y * block.z, shared) || grid.x == 0 || grid.y == 0 ||
+        grid.z == 0 || grid.y > 65535 || grid.z > 65535)
+        return cudaErrorInvalidConfiguration;
+    if (cooperative && (size_t)grid.x * grid.y * grid.z > (size_t)MULTIPROCESSORS)
+        return cudaErrorCooperativeLaunchTooLarge;
+    w.grid = grid;
+    w.block = block;
+    w.cooperative = cooperative;
+    w.shared_bytes = shared;
+    w.body = std::move(body);
+    std::vector<uint3> blocks;
+    for (unsigned z = 0; z < grid.z; ++z)
+        for (unsigned y = 0; y < grid.y; ++y)
+            for (unsigned x = 0; x < grid.x; ++x) blocks.push_back({x, y, z});
+    if (cooperative) {
+        run_together(blocks);
+    } else {
+        for (const uint3 &b : blocks) run_together({b});
+    }
+    w.body = nullptr;
+    return cudaSuccess;
+}
+
+template <typename Kernel, typename... Args>
+void launch(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
+    const cudaError_t e = run((const void *)kernel, grid, block, shared, false, [&] { kernel(args...); });
+    if (e != cudaSuccess) world().last_error = e;
+}
+
+template <typename... P, size_t... I>
+void call(void (*kernel)(P...), void **args, std::index_sequence<I...>) {
+    kernel(*static_cast<std::remove_cv_t<P> *>(args[I])...);
+}
+
+/* `value` from fiber `source` of this thread's warp; its own unless `inside`. */
 template <typename T>
 T shuffle(T value, int source, bool inside) {
     static_assert(sizeof(T) <= sizeof(uint64_t), "shuffles move at most 8 bytes");
     World &w = world();
     Fiber *self = w.current;
-    if (w.lanes.size() < w.fibers.size()) w.lanes.resize(w.fibers.size());
-    const size_t base = (size_t)self->warp * WARP;
-    memcpy(&w.lanes[base + self->lane], &value, sizeof(T));
+    memcpy(&w.lanes[self->warp_first + self->lane], &value, sizeof(T));
     wait(State::AtWarpBarrier); /* every lane has written */
     T out = value;
-    if (inside) memcpy(&out, &w.lanes[base + (unsigned)source], sizeof(T));
+    if (inside) memcpy(&out, &w.lanes[self->warp_first + (unsigned)source], sizeof(T));
     wait(State::AtWarpBarrier); /* every lane has read */
     return out;
 }
@@ -334,6 +391,7 @@ inline const char *cudaGetErrorString(cudaError_t e) {
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
     }
     return "unknown error";
 }
@@ -344,4 +402,27 @@ cudaError_t cudaFuncSetAttribute(Kernel kernel, cudaFuncAttribute attribute, int
         return cudaErrorInvalidValue;
     cuda_on_cpu::world().shared_allowed[(const void *)kernel] = (size_t)value;
     return cudaSuccess;
+}
+inline cudaError_t cudaGetDevice(int *device) {
+    *device = 0;
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute, int device) {
+    if (attribute != cudaDevAttrMultiProcessorCount || device != 0) return cudaErrorInvalidValue;
+    *value = cuda_on_cpu::MULTIPROCESSORS;
+    return cudaSuccess;
+}
+/* One block per multiprocessor, where one fits. */
+template <typename Kernel>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, Kernel kernel, int threads, size_t shared) {
+    *blocks = cuda_on_cpu::fits((const void *)kernel, threads < 0 ? 0 : (size_t)threads, shared) ? 1 : 0;
+    return cudaSuccess;
+}
+/* Every block at once, so that the grid's sync (cooperative_groups.h) can wait for all. */
+template <typename... P>
+cudaError_t cudaLaunchCooperativeKernel(void (*kernel)(P...), dim3 grid, dim3 block, void **args, size_t shared = 0,
+                                        cudaStream_t = nullptr) {
+    return cuda_on_cpu::run((const void *)kernel, grid, block, shared, true, [&] {
+        cuda_on_cpu::call(kernel, args, std::index_sequence_for<P...>{});
+    });
 }

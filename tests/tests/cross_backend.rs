@@ -8,12 +8,13 @@ fn every_variant_is_registered() {
     // fixed/periodic, and the random stencils in one dtype and boundary each;
     // with a GPU backend also `tiled`, four `stream` variants and `auto`
     // (tests/build.rs), the `stream` ones and `auto` not for 1-D stencils,
-    // and three `temporal` variants of the fixed-boundary heat2d, heat3d,
-    // star3d25, j2d5pt and j3d7pt and of the random stencils that fuse.
+    // and three `temporal` and two `persistent` variants of the fixed-boundary
+    // heat2d, heat3d, star3d25, j2d5pt and j3d7pt and of the random stencils
+    // that fuse.
     let (random, random_1d) = stencil_tests::RANDOM_STENCILS;
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
-        let temporal = 3 * (5 * 2 + stencil_tests::RANDOM_FUSABLE);
-        10 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + temporal
+        let fused = 5 * (5 * 2 + stencil_tests::RANDOM_FUSABLE);
+        10 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + fused
     } else {
         10 * 4 + random
     };

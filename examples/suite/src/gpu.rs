@@ -133,10 +133,10 @@ pub fn run(
                         "stream {:?}, chunk {}, coarsen {}, vector {}",
                         t.block, t.chunk, t.coarsen, t.vector
                     )
-                } else if t.strategy == "temporal" {
+                } else if t.strategy == "temporal" || t.strategy == "persistent" {
                     format!(
-                        "temporal {:?}, time_block {}, chunk {}, coarsen {}, vector {}",
-                        t.block, t.time_block, t.chunk, t.coarsen, t.vector
+                        "{} {:?}, time_block {}, chunk {}, coarsen {}, vector {}",
+                        t.strategy, t.block, t.time_block, t.chunk, t.coarsen, t.vector
                     )
                 } else {
                     format!("{} {:?}", t.strategy, t.block)

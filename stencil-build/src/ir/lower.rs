@@ -1305,13 +1305,20 @@ mod tests {
     }
 
     #[test]
-    fn temporal_refuses_what_it_cannot_fuse_at_the_strategy_that_asks() {
-        let temporal = "[tiling.hip]\nstrategy = \"temporal\"\n";
+    fn fused_strategies_refuse_what_they_cannot_fuse_at_the_strategy_that_asks() {
+        for name in ["temporal", "persistent"] {
+            refuses_what_it_cannot_fuse(name);
+        }
+    }
+
+    /// The refusals of fused strategy `name` (`temporal`, `persistent`), each at its `strategy` key.
+    fn refuses_what_it_cannot_fuse(name: &str) {
+        let temporal = format!("[tiling.hip]\nstrategy = \"{name}\"\n");
         let fused = |spec: String| {
             let text = format!("{spec}{temporal}");
             let (got, hint) = error(&text);
             assert!(
-                got.starts_with(&at(&text, "strategy", "\"temporal\"")),
+                got.starts_with(&at(&text, "strategy", &format!("\"{name}\""))),
                 "{got}"
             );
             (got, hint.unwrap_or_default())
@@ -1321,6 +1328,7 @@ mod tests {
             update("u[0,1] + k[0,0]")
         );
         let (got, hint) = fused(periodic);
+        assert!(got.contains(&format!("`{name}` fuses steps")), "{got}");
         assert!(got.contains("fixed boundary"), "{got}");
         assert!(hint.contains("`kind = \"fixed\"`"), "{hint}");
         let two = format!(
@@ -1336,14 +1344,24 @@ mod tests {
         let line = "[stencil]\ndtype = \"f64\"\naxes = [\"x\"]\n[fields]\nu = { role = \"state\" }\n[[update]]\ntarget = \"u\"\nexpr = \"u[1]\"\n";
         let (got, _) = error(&format!("{line}{temporal}"));
         assert!(
-            got.contains("`temporal` marches along the slowest axis and needs at least 2 axes"),
+            got.contains(&format!(
+                "`{name}` marches along the slowest axis and needs at least 2 axes"
+            )),
             "{got}"
         );
         let text = format!("{}{temporal}coarsen = 4\n", update("u[0,1]"));
         let (got, _) = error(&text);
+        assert!(
+            got.contains(&format!("`coarsen` of `{name}` sets")),
+            "{got}"
+        );
         assert!(got.contains("the middle axis of a 3-D stencil"), "{got}");
         let text = format!("{}{temporal}block = [2, 64]\n", update("u[0,1]"));
         let (got, hint) = error(&text);
+        assert!(
+            got.contains(&format!("`{name}` marches each block")),
+            "{got}"
+        );
         assert!(got.contains("its block extent there is 1, not 2"), "{got}");
         assert!(hint.unwrap_or_default().contains("[1, 64]"));
     }
@@ -1403,7 +1421,7 @@ mod tests {
             (
                 "[tiling.cuda]\nstrategy = \"naive\"\ncoarsen = 2\n",
                 "2",
-                "`coarsen` only applies to `strategy = \"stream\"` or `\"temporal\"`",
+                "`coarsen` only applies to `strategy = \"stream\"`, `\"temporal\"` or `\"persistent\"`",
                 None,
             ),
             (
@@ -1415,7 +1433,7 @@ mod tests {
             (
                 "[tiling.cuda]\nstrategy = \"tiled\"\nvector = 2\n",
                 "2",
-                "`vector` only applies to `strategy = \"stream\"` or `\"temporal\"`",
+                "`vector` only applies to `strategy = \"stream\"`, `\"temporal\"` or `\"persistent\"`",
                 None,
             ),
             (

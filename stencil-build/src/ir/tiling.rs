@@ -72,7 +72,8 @@ impl Strategy {
             .map_or("auto", |(n, _)| n)
     }
 
-    fn fuses_steps(self) -> bool {
+    /// Whether it fuses time steps (`temporal`, `persistent`).
+    pub fn fuses_steps(self) -> bool {
         matches!(self, Strategy::Temporal | Strategy::Persistent)
     }
 }
@@ -204,19 +205,20 @@ fn gpu(
         }
         Some(t) => Some(bounded(t, 1, 64, "time_block", src)?),
     };
-    let marches = matches!(strategy, Strategy::Stream | Strategy::Temporal);
+    let marches = strategy == Strategy::Stream || strategy.fuses_steps();
+    let fused = strategy.name();
     let coarsen = match &s.coarsen {
         None => None,
         Some(c) if !marches => return Err(marching_only(c, "coarsen", src)),
-        Some(c) if strategy == Strategy::Temporal && dims != 3 => {
+        Some(c) if strategy.fuses_steps() && dims != 3 => {
             return Err(src
                 .error(
                     c.span(),
-                    "`coarsen` of `temporal` sets the cells per thread along the middle axis of a 3-D stencil",
+                    format!("`coarsen` of `{fused}` sets the cells per thread along the middle axis of a 3-D stencil"),
                 )
-                .with_hint("remove `coarsen`: a 2-D `temporal` thread computes one row"));
+                .with_hint(format!("remove `coarsen`: a 2-D `{fused}` thread computes one row")));
         }
-        Some(c) if strategy == Strategy::Temporal => Some(bounded(c, 1, 32, "coarsen", src)?),
+        Some(c) if strategy.fuses_steps() => Some(bounded(c, 1, 32, "coarsen", src)?),
         Some(c) => Some(bounded(c, 1, 16, "coarsen", src)?),
     };
     let chunk = match &s.chunk {
@@ -236,7 +238,7 @@ fn gpu(
             )
         } else {
             (
-                "`temporal` marches each block along the slowest axis",
+                &*format!("`{fused}` marches each block along the slowest axis"),
                 "set the planes per block along that axis with `chunk`",
             )
         };
@@ -261,17 +263,17 @@ fn gpu(
     let vector = match &s.vector {
         None => None,
         Some(v) if !marches => return Err(marching_only(v, "vector", src)),
-        Some(v) if strategy == Strategy::Temporal && dims == 3 => {
+        Some(v) if strategy.fuses_steps() && dims == 3 => {
             return Err(src
                 .error(
                     v.span(),
-                    "`vector` of `temporal` sets the cells per lane of a 2-D stencil",
+                    format!("`vector` of `{fused}` sets the cells per lane of a 2-D stencil"),
                 )
-                .with_hint(
-                    "remove `vector`: a 3-D `temporal` thread computes one column of the contiguous axis (set its rows with `coarsen`)",
-                ));
+                .with_hint(format!(
+                    "remove `vector`: a 3-D `{fused}` thread computes one column of the contiguous axis (set its rows with `coarsen`)"
+                )));
         }
-        Some(v) if strategy == Strategy::Temporal => Some(bounded(v, 1, 8, "vector", src)?),
+        Some(v) if strategy.fuses_steps() => Some(bounded(v, 1, 8, "vector", src)?),
         Some(v) if ![1, 2, 4].contains(v.get_ref()) => {
             return Err(src
                 .error(v.span(), format!("`vector = {}` cannot work", v.get_ref()))
@@ -293,7 +295,9 @@ fn gpu(
 fn marching_only(v: &Spanned<i64>, key: &str, src: &Source) -> Diagnostic {
     src.error(
         v.span(),
-        format!("`{key}` only applies to `strategy = \"stream\"` or `\"temporal\"`"),
+        format!(
+            "`{key}` only applies to `strategy = \"stream\"`, `\"temporal\"` or `\"persistent\"`"
+        ),
     )
     .with_hint(format!("set `strategy = \"stream\"` or remove `{key}`"))
 }
@@ -369,8 +373,8 @@ pub fn check_fusion(
     ];
     for (gpu, tiling) in asked {
         let strategy = gpu.as_ref().and_then(|g| g.get_ref().strategy.as_ref());
-        if let (Strategy::Temporal, Some(name)) = (tiling.strategy, strategy)
-            && let Some((why, hint)) = unfusable(st)
+        if let (true, Some(name)) = (tiling.strategy.fuses_steps(), strategy)
+            && let Some((why, hint)) = unfusable(st, tiling.strategy.name())
         {
             return Err(src.error(name.span(), why).with_hint(hint));
         }
@@ -378,22 +382,24 @@ pub fn check_fusion(
     Ok(())
 }
 
-/// Why `temporal` cannot fuse the steps of `st`, and what to write instead;
+/// Why strategy `name` (`temporal`, `persistent`) cannot fuse the steps of `st`, and what to write instead;
 /// `None` when it can: one `[[update]]` of a state field that keeps one time
 /// level, reading it and input grids, with a fixed boundary.
-pub fn unfusable(st: &crate::ir::Stencil) -> Option<(String, String)> {
+pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)> {
     use crate::ir::{Boundary, Role};
     let stream = "use `strategy = \"stream\"`, the fastest strategy that steps one at a time";
     if st.boundary == Boundary::Periodic {
         return Some((
-            "`temporal` fuses steps over overlapped tiles of a grid with a fixed boundary; a periodic grid's edge tiles would need the far side's values of every fused step".into(),
+            format!(
+                "`{name}` fuses steps over overlapped tiles of a grid with a fixed boundary; a periodic grid's edge tiles would need the far side's values of every fused step"
+            ),
             format!("{stream}, or `kind = \"fixed\"` in [boundary]"),
         ));
     }
     if st.statements.len() != 1 {
         return Some((
             format!(
-                "`temporal` fuses the steps of a stencil with one [[update]]; this one has {}",
+                "`{name}` fuses the steps of a stencil with one [[update]]; this one has {}",
                 st.statements.len()
             ),
             stream.into(),
@@ -403,7 +409,7 @@ pub fn unfusable(st: &crate::ir::Stencil) -> Option<(String, String)> {
     if target.role != (Role::State { levels: 1 }) {
         return Some((
             format!(
-                "`temporal` fuses the steps of a state field that keeps one time level; `{}` keeps two (`levels = 2`)",
+                "`{name}` fuses the steps of a state field that keeps one time level; `{}` keeps two (`levels = 2`)",
                 target.name
             ),
             stream.into(),

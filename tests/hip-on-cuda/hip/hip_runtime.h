@@ -27,3 +27,11 @@
 /* Opting in to more dynamic shared memory than a block gets by default. */
 #define hipFuncSetAttribute cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+
+/* The cooperative launch of `persistent` and what sizes its grid. */
+#define hipGetDevice cudaGetDevice
+#define hipDeviceGetAttribute cudaDeviceGetAttribute
+#define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
+#define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+#define hipLaunchCooperativeKernel cudaLaunchCooperativeKernel
+#define hipErrorCooperativeLaunchTooLarge cudaErrorCooperativeLaunchTooLarge

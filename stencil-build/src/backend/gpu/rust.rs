@@ -285,14 +285,17 @@ fn kernels(
     d: &Dialect,
 ) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let real = ident(st.dtype.rust());
-    let fuses = plan.strategy == Strategy::Temporal;
-    let (levels_param, levels_arg) = if fuses {
-        (
+    let persistent = plan.strategy == Strategy::Persistent;
+    let (levels_param, levels_arg) = match plan.strategy {
+        Strategy::Temporal => (
             quote!(levels: ::std::os::raw::c_int),
             quote!(fused as ::std::os::raw::c_int),
-        )
-    } else {
-        (quote!(), quote!())
+        ),
+        Strategy::Persistent => (
+            quote!(steps: ::std::os::raw::c_ulonglong),
+            quote!(steps as ::std::os::raw::c_ulonglong),
+        ),
+        _ => (quote!(), quote!()),
     };
     let dims = st.dims();
     let mut externs = Vec::new();
@@ -305,6 +308,19 @@ fn kernels(
             .into_iter()
             .map(|slot| ident(&slot_name(st, slot)))
             .collect();
+        // `persistent` sweeps alternate between the field's two buffers: it writes both.
+        let written = |slot: Slot| persistent && slot.field == s.target;
+        let slot_types: Vec<TokenStream> = s
+            .slots()
+            .into_iter()
+            .map(|slot| {
+                if written(slot) {
+                    quote!(*mut #real)
+                } else {
+                    quote!(*const #real)
+                }
+            })
+            .collect();
         let used = params_used(s);
         let c_params: Vec<Ident> = used
             .iter()
@@ -313,10 +329,17 @@ fn kernels(
         let fields: Vec<Ident> = used.iter().map(|&i| ident(&st.params[i])).collect();
         let n: Vec<Ident> = (0..dims).map(|a| format_ident!("n{a}")).collect();
         externs.push(quote! {
-            fn #sym(#(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real,)* #levels_param) -> ::std::os::raw::c_int;
+            fn #sym(#(#n: isize,)* out: *mut #real, #(#slots: #slot_types,)* #(#c_params: #real,)* #levels_param) -> ::std::os::raw::c_int;
         });
         let out = output(st, s.target);
-        let reads = s.slots().into_iter().map(|slot| read(st, slot));
+        let reads = s.slots().into_iter().map(|slot| {
+            if written(slot) {
+                let id = ident(&st.fields[slot.field].name);
+                quote!(self.#id.cur())
+            } else {
+                read(st, slot)
+            }
+        });
         let axis = (0..dims).map(usize_lit);
         let target = &st.fields[s.target];
         let frame = (st.boundary == Boundary::Fixed && target.has_prev()).then(|| {
@@ -446,7 +469,19 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
             }
         }
     }
-    let step_loop = if plan.strategy == Strategy::Temporal {
+    let step_loop = if plan.strategy == Strategy::Persistent {
+        let time_block = plan.time_block as u64;
+        quote! {
+            if steps > 0 {
+                #(#launches)*
+                // The result is in the buffer the last sweep wrote: the next level after an odd number of sweeps.
+                if steps.div_ceil(#time_block) % 2 == 1 {
+                    #(#advance)*
+                }
+                self.steps += steps;
+            }
+        }
+    } else if plan.strategy == Strategy::Temporal {
         let time_block = plan.time_block as u64;
         quote! {
             let mut left = steps;

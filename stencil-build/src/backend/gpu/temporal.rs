@@ -95,7 +95,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
 /// 1.19x). The fused kernels of the other 3-D stencils measured 0.43x to
 /// 1.21x their best single-step strategy (BENCHMARKS.md, 2026-11-23).
 pub fn auto_fuses(st: &Stencil) -> bool {
-    crate::ir::unfusable(st).is_none()
+    crate::ir::unfusable(st, "temporal").is_none()
         && match st.dims() {
             2 => true,
             3 => radius(st) == [1, 1, 1] && planes::in_one_plane(st),
@@ -269,7 +269,7 @@ impl Gen<'_> {
     }
 
     /// The slot a `temporal` kernel streams: the updated field at the start of the step.
-    fn streamed(&self) -> Slot {
+    pub(super) fn streamed(&self) -> Slot {
         Slot {
             field: self.s.target,
             version: Version::Start,
@@ -326,12 +326,18 @@ impl Gen<'_> {
         ));
         w.line(&format!("const int lane = threadIdx.x % {LANES};"));
         w.line(&format!(
-            "const ptrdiff_t tile = ((ptrdiff_t)blockIdx.x * {} + threadIdx.x / {LANES}) * {};",
+            "const ptrdiff_t tile = ((ptrdiff_t){} * {} + threadIdx.x / {LANES}) * {};",
+            self.block_coordinate("x"),
             self.plan.threads() / LANES,
             sh.stored()
         ));
         w.line(&format!("if ({lo} + tile >= {hi})"));
-        w.line("    return;");
+        let leave = if self.plan.strategy == Strategy::Persistent {
+            "continue"
+        } else {
+            "return"
+        };
+        w.line(&format!("    {leave};"));
         w.line(&format!(
             "const ptrdiff_t i1 = {lo} + tile - {margin} + lane * {};",
             sh.v
@@ -531,29 +537,47 @@ impl Gen<'_> {
         if self.dims() == 3 {
             return self.planes_launch(w);
         }
-        let sh = self.shape();
-        let width = sh.stored();
+        let arguments = format!("{}, levels", self.arguments());
+        let blocks = self.temporal_grid();
+        self.launch_lines(w, &self.plan.threads().to_string(), &blocks, 0, &arguments);
+    }
+
+    /// The blocks of a `temporal` launch along CUDA's `x`, `y` (and `z`):
+    /// one per tile of the region, as C expressions.
+    pub(super) fn temporal_grid(&self) -> Vec<String> {
+        if self.dims() == 3 {
+            return self.planes_grid();
+        }
+        let width = self.shape().stored();
         let per_block = self.plan.threads() / LANES;
         let chunk = self.plan.chunk;
-        let blocks = [
+        vec![
             format!(
                 "(({} + {width} - 1) / {width} + {per_block} - 1) / {per_block}",
                 self.extent(1)
             ),
             format!("({} + {chunk} - 1) / {chunk}", self.extent(0)),
-        ];
-        let arguments = format!("{}, levels", self.arguments());
-        self.launch_lines(w, &self.plan.threads().to_string(), &blocks, 0, &arguments);
+        ]
+    }
+
+    /// The threads of a `temporal` block, as `dim3`'s arguments.
+    pub(super) fn temporal_threads(&self) -> String {
+        if self.dims() == 3 {
+            let sh = self.planes_shape();
+            format!("{}, {}", sh.bx, sh.by)
+        } else {
+            self.plan.threads().to_string()
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::{CUDA, HIP, fit, resolve, source};
     use crate::ir::Stencil;
 
     /// A `temporal` stencil of `axes` updating `u` with `expr`, with `tiling` added to `[tiling.cuda]`.
-    pub(super) fn stencil(axes: &str, expr: &str, tiling: &str) -> Stencil {
+    pub(in crate::backend::gpu) fn stencil(axes: &str, expr: &str, tiling: &str) -> Stencil {
         let text = format!(
             "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [{axes}]\n[fields]\nu = {{ role = \"state\" }}\n\
              k = {{ role = \"input\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n\
@@ -566,7 +590,7 @@ mod tests {
         crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
     }
 
-    pub(super) fn cuda(st: &Stencil) -> Result<String, String> {
+    pub(in crate::backend::gpu) fn cuda(st: &Stencil) -> Result<String, String> {
         let plan = resolve(&st.tiling.cuda, st, &CUDA).and_then(|p| fit(p, false, st, &CUDA))?;
         Ok(source(st, &crate::analysis::analyse(st), &plan, "p", &CUDA))
     }

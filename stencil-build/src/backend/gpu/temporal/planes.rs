@@ -228,7 +228,7 @@ impl Planes {
 }
 
 impl Gen<'_> {
-    fn planes_shape(&self) -> Planes {
+    pub(in crate::backend::gpu) fn planes_shape(&self) -> Planes {
         Planes::new(self.plan, self.st)
     }
 
@@ -311,10 +311,12 @@ impl Gen<'_> {
         let (lo2, _) = self.bounds(2);
         let (lo1, _) = self.bounds(1);
         w.line(&format!(
-            "const ptrdiff_t i2 = {lo2} + (ptrdiff_t)blockIdx.x * {stored_x} - {m2} + threadIdx.x;"
+            "const ptrdiff_t i2 = {lo2} + (ptrdiff_t){} * {stored_x} - {m2} + threadIdx.x;",
+            self.block_coordinate("x")
         ));
         w.line(&format!(
-            "const ptrdiff_t i1 = {lo1} + (ptrdiff_t)blockIdx.y * {stored_y} - {m1} + threadIdx.y * {};",
+            "const ptrdiff_t i1 = {lo1} + (ptrdiff_t){} * {stored_y} - {m1} + threadIdx.y * {};",
+            self.block_coordinate("y"),
             sh.c
         ));
         self.chunk_bounds(w);
@@ -472,14 +474,30 @@ impl Gen<'_> {
     /// Launches the 3-D `temporal` kernel over the region for `levels` steps,
     /// with the shared memory its rings take.
     pub(in crate::backend::gpu) fn planes_launch(&self, w: &mut CWriter) {
-        let sh = self.planes_shape();
-        let [stored_y, stored_x] = sh.stored();
-        let blocks = [
+        let bytes = self.allow_shared(w);
+        let arguments = format!("{}, levels", self.arguments());
+        let blocks = self.planes_grid();
+        self.launch_lines(w, &self.temporal_threads(), &blocks, bytes, &arguments);
+    }
+
+    /// One block per tile of the region, along CUDA's `x`, `y` and `z`.
+    pub(in crate::backend::gpu) fn planes_grid(&self) -> Vec<String> {
+        let [stored_y, stored_x] = self.planes_shape().stored();
+        vec![
             format!("({} + {stored_x} - 1) / {stored_x}", self.extent(2)),
             format!("({} + {stored_y} - 1) / {stored_y}", self.extent(1)),
             format!("({} + {c} - 1) / {c}", self.extent(0), c = self.plan.chunk),
-        ];
-        let bytes = sh.shared_bytes(self.st.dtype.size());
+        ]
+    }
+
+    /// The dynamic shared memory a fused kernel's block takes (the rings of
+    /// 3-D tiles, none in 2-D); where that is more than a block gets without
+    /// asking, the launcher first asks for it and returns the runtime's error.
+    pub(in crate::backend::gpu) fn allow_shared(&self, w: &mut CWriter) -> usize {
+        if self.dims() != 3 {
+            return 0;
+        }
+        let bytes = self.planes_shape().shared_bytes(self.st.dtype.size());
         let api = self.d.api;
         if bytes > super::super::SHARED_BUDGET {
             w.line(&format!(
@@ -492,9 +510,7 @@ impl Gen<'_> {
             w.line(&format!("if (allowed != {api}Success)"));
             w.line("    return (int)allowed;");
         }
-        let arguments = format!("{}, levels", self.arguments());
-        let threads = format!("{}, {}", sh.bx, sh.by);
-        self.launch_lines(w, &threads, &blocks, bytes, &arguments);
+        bytes
     }
 }
 

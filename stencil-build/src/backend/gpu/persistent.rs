@@ -1,0 +1,211 @@
+//! `persistent`: every step of a run in one cooperative launch.
+//!
+//! The kernel is `temporal`'s ([`super::temporal`]) turned inside out: the
+//! grid holds only as many blocks as the device keeps resident at once, each
+//! block takes the tiles of a `temporal` launch in turn (a block's warp tiles
+//! in 2-D, a block tile in 3-D), and after each sweep of `time_block` fused
+//! steps over every tile, a grid-wide barrier (cooperative groups) lets the
+//! next sweep read what this one wrote. Sweeps alternate between two buffers,
+//! so the launch needs no copy and no second launch for the steps left over:
+//! the last sweep fuses what is left.
+
+use super::{CWriter, Gen};
+use crate::codegen::rust::slot_name;
+
+impl Gen<'_> {
+    /// The kernel's parameters (`kernel`) or the launcher's: `temporal`'s,
+    /// with the streamed grid (`a` in the kernel) and `out` (`b`) both
+    /// written, since the sweeps alternate between them, and `steps` for
+    /// `levels`.
+    pub(super) fn persistent_parameters(&self, kernel: bool) -> Vec<String> {
+        let t = self.st.dtype.c();
+        let qualifier = if kernel { "__restrict__" } else { "" };
+        let mut p = super::super::c_parameters(self.st, self.s, qualifier, kernel);
+        let n = self.dims();
+        let streamed = self.streamed();
+        let at = self
+            .s
+            .slots()
+            .iter()
+            .position(|&slot| slot == streamed)
+            .expect("a fused update reads the field it updates");
+        let name = slot_name(self.st, streamed);
+        let (out, start) = if kernel {
+            (format!("{t} *b"), format!("{t} *a"))
+        } else {
+            (format!("{t} *out"), format!("{t} *{name}"))
+        };
+        p[n] = out;
+        p[n + 1 + at] = start;
+        let c = if kernel { "const " } else { "" };
+        p.push(format!("{c}unsigned long long steps"));
+        p
+    }
+
+    /// The body of a `persistent` kernel (see the module documentation).
+    pub(super) fn persistent(&self, w: &mut CWriter) {
+        let grid = self.temporal_grid();
+        let axes = ["x", "y", "z"];
+        let t = self.plan.time_block;
+        let ty = self.st.dtype.c();
+        let streamed = slot_name(self.st, self.streamed());
+        w.line(&format!(
+            "/* `a`: the grid at the start (the launcher's `{streamed}`); `b`: the other buffer (`out`). */"
+        ));
+        w.line(
+            "/* The tiles of a `temporal` launch, which the blocks of this one take in turn. */",
+        );
+        let mut names = Vec::new();
+        for (c, g) in axes.iter().zip(&grid) {
+            w.line(&format!("const ptrdiff_t tiles_{c} = {g};"));
+            names.push(format!("tiles_{c}"));
+        }
+        w.line(&format!("const ptrdiff_t tiles = {};", names.join(" * ")));
+        w.line(&format!(
+            "/* Sweeps of {t} fused steps (the last one fuses what is left): even sweeps read `a` and write `b`, odd ones the other way. */"
+        ));
+        w.line(&format!(
+            "for (unsigned long long done = 0; done < steps; done += {t}) {{"
+        ));
+        w.indent();
+        w.line(&format!(
+            "const int levels = steps - done < {t} ? (int)(steps - done) : {t};"
+        ));
+        w.line(&format!("const bool odd = done / {t} % 2 == 1;"));
+        w.line(&format!("const {ty} *const {streamed} = odd ? b : a;"));
+        w.line(&format!("{ty} *const out = odd ? a : b;"));
+        w.line("for (ptrdiff_t tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x) {");
+        w.indent();
+        w.line("const ptrdiff_t tile_x = tile_index % tiles_x;");
+        if grid.len() == 2 {
+            w.line("const ptrdiff_t tile_y = tile_index / tiles_x;");
+        } else {
+            w.line("const ptrdiff_t tile_y = tile_index / tiles_x % tiles_y;");
+            w.line("const ptrdiff_t tile_z = tile_index / (tiles_x * tiles_y);");
+        }
+        self.temporal(w);
+        w.dedent();
+        w.line("}");
+        w.line("/* Every tile of this sweep is written before the next sweep reads any. */");
+        w.line("cooperative_groups::this_grid().sync();");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// Launches the `persistent` kernel cooperatively: as many blocks as the
+    /// device keeps resident at once (a grid-wide barrier needs them all
+    /// running), at most one per tile.
+    pub(super) fn persistent_launch(&self, w: &mut CWriter) {
+        let api = self.d.api;
+        let bytes = self.allow_shared(w);
+        let kernel = self.kernel_name();
+        let tiles: Vec<String> = self
+            .temporal_grid()
+            .iter()
+            .map(|g| format!("({g})"))
+            .collect();
+        w.line(&format!("const dim3 block({});", self.temporal_threads()));
+        w.line(&format!("const ptrdiff_t tiles = {};", tiles.join(" * ")));
+        w.line("int device = 0, multiprocessors = 0, per_multiprocessor = 0;");
+        w.line(&format!("{api}Error_t status = {api}GetDevice(&device);"));
+        w.line(&format!("if (status == {api}Success)"));
+        w.line(&format!(
+            "    status = {api}DeviceGetAttribute(&multiprocessors, {}, device);",
+            self.d.multiprocessors
+        ));
+        w.line(&format!("if (status == {api}Success)"));
+        w.line(&format!(
+            "    status = {api}OccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, {kernel}, {}, {bytes});",
+            self.plan.threads()
+        ));
+        w.line(&format!("if (status != {api}Success)"));
+        w.line("    return (int)status;");
+        w.line("const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;");
+        w.line("if (resident == 0)");
+        w.line(&format!(
+            "    return (int){api}ErrorCooperativeLaunchTooLarge;"
+        ));
+        w.line("const dim3 grid((unsigned)(tiles < resident ? tiles : resident));");
+        let arguments: Vec<String> = self
+            .arguments()
+            .split(", ")
+            .chain(["steps"])
+            .map(|a| format!("(void *)&{a}"))
+            .collect();
+        w.line(&format!(
+            "void *arguments[] = {{{}}};",
+            arguments.join(", ")
+        ));
+        w.line(&format!(
+            "return (int){api}LaunchCooperativeKernel({kernel}, grid, block, arguments, {bytes}, 0);"
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::temporal::tests::{cuda, stencil};
+    use super::super::{HIP, fit, resolve, source};
+
+    #[test]
+    fn blocks_take_the_tiles_of_a_temporal_launch_in_turn_between_grid_barriers() {
+        let mut st = stencil(
+            "\"y\", \"x\"",
+            "u[-1,0] + u[0,-1] + u[0,1] + u[1,0] + k[0,0]",
+            "time_block = 3\nvector = 2\n",
+        );
+        st.tiling.cuda.strategy = crate::ir::Strategy::Persistent;
+        let code = cuda(&st).unwrap();
+        for line in [
+            "#include <cooperative_groups.h>",
+            // Both buffers are written: no `const`, no `__restrict__` on them.
+            "(const ptrdiff_t n0, const ptrdiff_t n1, float *b, float *a, const float *__restrict__ cur_k, const unsigned long long steps)",
+            "const ptrdiff_t tiles_x = (((n1 - 1 - 1) + 58 - 1) / 58 + 4 - 1) / 4;",
+            "for (unsigned long long done = 0; done < steps; done += 3) {",
+            "const int levels = steps - done < 3 ? (int)(steps - done) : 3;",
+            "const float *const cur_u = odd ? b : a;",
+            "for (ptrdiff_t tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x) {",
+            "const ptrdiff_t tile = ((ptrdiff_t)tile_x * 4 + threadIdx.x / 32) * 58;",
+            "    continue;",
+            "const ptrdiff_t z0 = 1 + (ptrdiff_t)tile_y * 256;",
+            "cooperative_groups::this_grid().sync();",
+            // The launcher: no more blocks than stay resident, at most one per tile.
+            "(ptrdiff_t n0, ptrdiff_t n1, float *out, float *cur_u, const float *cur_k, unsigned long long steps)",
+            "status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, p_cuda__s__update_u_kernel, 128, 0);",
+            "const dim3 grid((unsigned)(tiles < resident ? tiles : resident));",
+            "void *arguments[] = {(void *)&n0, (void *)&n1, (void *)&out, (void *)&cur_u, (void *)&cur_k, (void *)&steps};",
+            "return (int)cudaLaunchCooperativeKernel(p_cuda__s__update_u_kernel, grid, block, arguments, 0, 0);",
+        ] {
+            assert!(code.contains(line), "`{line}` missing from:\n{code}");
+        }
+        assert!(
+            !code.contains("blockIdx.y") && !code.contains("return;"),
+            "{code}"
+        );
+    }
+
+    #[test]
+    fn three_d_tiles_keep_their_rings_and_hip_spells_its_own_names() {
+        let mut st = stencil(
+            "\"z\", \"y\", \"x\"",
+            "u[-1,0,0] + u[0,-1,0] + u[0,0,1] + u[1,0,0]",
+            "time_block = 2\n",
+        );
+        st.tiling.hip.strategy = crate::ir::Strategy::Persistent;
+        let plan = resolve(&st.tiling.hip, &st, &HIP)
+            .and_then(|p| fit(p, false, &st, &HIP))
+            .unwrap();
+        let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &HIP);
+        for line in [
+            "#include <hip/hip_cooperative_groups.h>",
+            "const ptrdiff_t tile_z = tile_index / (tiles_x * tiles_y);",
+            "const ptrdiff_t i1 = 1 + (ptrdiff_t)tile_y * ",
+            "const ptrdiff_t z0 = 1 + (ptrdiff_t)tile_z * 128;",
+            "__syncthreads();",
+            "status = hipDeviceGetAttribute(&multiprocessors, hipDeviceAttributeMultiprocessorCount, device);",
+            "return (int)hipLaunchCooperativeKernel(",
+        ] {
+            assert!(code.contains(line), "`{line}` missing from:\n{code}");
+        }
+    }
+}
