@@ -8,15 +8,18 @@
  * Every GPU thread is a fiber (ucontext), and a block's fibers run in turns on
  * one OS thread: a fiber runs until it reaches a barrier (`__syncthreads`, or
  * a warp shuffle, which is a barrier of its 32 lanes), then the next one
- * runs. Blocks run one after another. Each OS thread (a test) has its own
+ * runs. Blocks run one after another; those of a cooperative launch each as
+ * far as it can before the next starts, up to the grid's sync (a missing
+ * grid sync shows as stale values). Each OS thread (a test) has its own
  * emulated device. What this checks and what it does not:
  *
  * - checked: the values a kernel computes (same IEEE arithmetic, up to the
  *   contraction of multiply-adds), shuffles across lanes (with CUDA's rules
- *   for lanes off the group), every barrier reached by every thread of its
- *   block or warp (a missed one aborts with the block and the threads
- *   waiting), launch limits (1024 threads, 227 KiB of shared memory, and the
- *   opt-in above 48 KiB);
+ *   for lanes off the group), barriers that can never open (threads of a
+ *   block or warp waiting at different ones: the run aborts, naming every
+ *   thread and where it waits; as in PTX, threads that have exited do not
+ *   hold a barrier), launch limits (1024 threads, 227 KiB of shared memory,
+ *   the opt-in above 48 KiB, blocks of a cooperative launch resident at once);
  * - not checked: races (turns are deterministic: the fiber that runs first
  *   always writes first), out-of-bounds accesses, timing. Dynamic shared
  *   memory starts as NaN bytes (0xff) in every block, so a read of a slot no
@@ -203,17 +206,14 @@ inline bool open(size_t first, size_t last, State at) {
     return true;
 }
 
-/* Opens every barrier that all the live threads of its grid, block or warp wait at; false if none. */
-inline bool open_barriers() {
+/* Opens every barrier that all the live threads of block `b`, or of one of
+ * its warps, wait at; false if none. */
+inline bool open_barriers(size_t b) {
     World &w = world();
-    if (open(0, w.fibers.size(), State::AtGridBarrier)) return true;
-    bool opened = false;
-    const size_t threads = (size_t)w.block.x * w.block.y * w.block.z;
-    for (size_t b = 0; b < w.fibers.size(); b += threads) {
-        opened |= open(b, b + threads, State::AtBlockBarrier);
-        for (size_t first = b; first < b + threads; first += WARP)
-            opened |= open(first, std::min(first + WARP, b + threads), State::AtWarpBarrier);
-    }
+    const size_t threads = (size_t)w.block.x * w.block.y * w.block.z, first = b * threads;
+    bool opened = open(first, first + threads, State::AtBlockBarrier);
+    for (size_t warp = first; warp < first + threads; warp += WARP)
+        opened |= open(warp, std::min(warp + WARP, first + threads), State::AtWarpBarrier);
     return opened;
 }
 
@@ -254,17 +254,25 @@ inline void run_together(const std::vector<uint3> &blocks) {
         f.context.uc_link = &w.scheduler;
         makecontext(&f.context, start, 0);
     }
+    /* Each block in turn runs as far as it can (to its end, or to the grid's
+     * sync), so that a missing grid barrier shows: the blocks after it would
+     * read what the first has already overwritten. */
     for (;;) {
-        for (Fiber &f : w.fibers) {
-            if (f.state != State::Runnable) continue;
-            load_shared(f.group_block);
-            w.current = &f;
-            swapcontext(&w.scheduler, &f.context);
+        for (size_t b = 0; b < blocks.size(); ++b) {
+            load_shared(b);
+            do {
+                for (size_t i = b * threads; i < (b + 1) * threads; ++i) {
+                    Fiber &f = w.fibers[i];
+                    if (f.state != State::Runnable) continue;
+                    w.current = &f;
+                    swapcontext(&w.scheduler, &f.context);
+                }
+            } while (open_barriers(b));
         }
         bool done = true;
         for (const Fiber &f : w.fibers) done = done && f.state == State::Done;
         if (done) break;
-        if (!open_barriers())
+        if (!open(0, total, State::AtGridBarrier))
             fail("deadlock: threads wait at barriers the others of their grid, block or warp never reach");
     }
     w.current = nullptr;
