@@ -19,9 +19,11 @@
  *   block or warp waiting at different ones: the run aborts, naming every
  *   thread and where it waits; as in PTX, threads that have exited do not
  *   hold a barrier), launch limits (1024 threads, 227 KiB of shared memory,
- *   the opt-in above 48 KiB, blocks of a cooperative launch resident at once);
+ *   the opt-in above 48 KiB, blocks of a cooperative launch resident at once),
+ *   accesses past the end of a device buffer (a guard page: SIGSEGV);
  * - not checked: races (turns are deterministic: the fiber that runs first
- *   always writes first), out-of-bounds accesses, timing. Dynamic shared
+ *   always writes first), accesses before the start of a buffer or between
+ *   its end and the guard page (under 16 bytes), timing. Dynamic shared
  *   memory starts as NaN bytes (0xff) in every block, so a read of a slot no
  *   thread wrote is seen in the results; static shared memory starts as 0.
  */
@@ -32,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include <algorithm>
@@ -366,12 +369,30 @@ T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32) {
 }
 
 /* ---- the runtime API the generated code calls; "device" memory is host memory ---- */
+/* Device buffers end where an inaccessible page starts (to 16 bytes, the
+ * widest vector), so that a kernel reading or writing past the end of one
+ * crashes the test (SIGSEGV). Each maps to the allocation it frees. */
+inline std::map<void *, std::pair<void *, size_t>> &buffers() {
+    static thread_local std::map<void *, std::pair<void *, size_t>> m;
+    return m;
+}
 inline cudaError_t cudaMalloc(void **ptr, size_t bytes) {
-    *ptr = malloc(bytes == 0 ? 1 : bytes);
-    return *ptr ? cudaSuccess : cudaErrorMemoryAllocation;
+    const size_t page = 4096, used = (bytes + 15) / 16 * 16, span = (used + page - 1) / page * page + page;
+    void *base = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) return cudaErrorMemoryAllocation;
+    if (mprotect((char *)base + span - page, page, PROT_NONE) != 0) {
+        munmap(base, span);
+        return cudaErrorMemoryAllocation;
+    }
+    *ptr = (char *)base + span - page - used;
+    buffers()[*ptr] = {base, span};
+    return cudaSuccess;
 }
 inline cudaError_t cudaFree(void *ptr) {
-    free(ptr);
+    const auto it = buffers().find(ptr);
+    if (it == buffers().end()) return ptr == nullptr ? cudaSuccess : cudaErrorInvalidValue;
+    munmap(it->second.first, it->second.second);
+    buffers().erase(it);
     return cudaSuccess;
 }
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind) {
