@@ -185,6 +185,21 @@ mod tests {
     }
 
     #[test]
+    fn refusals_of_its_tiling_name_it() {
+        let mut st = stencil(
+            "\"y\", \"x\"",
+            "u[0,-4] + u[0,4]",
+            "time_block = 9\nvector = 1\n",
+        );
+        st.tiling.cuda.strategy = crate::ir::Strategy::Persistent;
+        let err = cuda(&st).unwrap_err();
+        assert!(
+            err.starts_with("`persistent` with `time_block = 9` recomputes 72 cells along `x`"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn three_d_tiles_keep_their_rings_and_hip_spells_its_own_names() {
         let mut st = stencil(
             "\"z\", \"y\", \"x\"",

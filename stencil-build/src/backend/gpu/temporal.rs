@@ -152,33 +152,37 @@ pub fn check(plan: &Resolved, st: &Stencil, d: &super::Dialect) -> Result<(), St
     let backend = d.name;
     if plan.block[1] % LANES != 0 {
         return Err(format!(
-            "`temporal` blocks are warps of {LANES} lanes along `{}`: the `block` extent there must be a multiple of {LANES}, \
+            "`{}` blocks are warps of {LANES} lanes along `{}`: the `block` extent there must be a multiple of {LANES}, \
              not {}; e.g. block = [1, 128] in [tiling.{backend}]",
-            st.axes[1], plan.block[1]
+            plan.strategy.name(),
+            st.axes[1],
+            plan.block[1]
         ));
     }
     let t = plan.time_block;
     let r = radius(st)[1];
     let cells = LANES * plan.vector;
     if 2 * r * t >= cells {
-        return Err(overlap_error(st, 1, r, t, cells, "vector", backend));
+        return Err(overlap_error(plan, st, 1, r, cells, "vector", backend));
     }
     Ok(())
 }
 
-/// The error for tiles of `cells` along `axis` that recompute them all.
+/// The error for `plan`'s tiles of `cells` along `axis` that recompute them all.
 fn overlap_error(
+    plan: &Resolved,
     st: &Stencil,
     axis: usize,
     r: usize,
-    t: usize,
     cells: usize,
     key: &str,
     backend: &str,
 ) -> String {
+    let t = plan.time_block;
     format!(
-        "`temporal` with `time_block = {t}` recomputes {} cells along `{}` (radius {r} x {t} steps on each side) \
+        "`{}` with `time_block = {t}` recomputes {} cells along `{}` (radius {r} x {t} steps on each side) \
          of tiles {cells} cells wide, which leaves none to store for `{}`; lower `time_block` or raise `{key}` in [tiling.{backend}]",
+        plan.strategy.name(),
         2 * r * t,
         st.axes[axis],
         st.name

@@ -90,9 +90,13 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
 pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
     if plan.threads() > 1024 {
         return Err(format!(
-            "`temporal` with `time_block = {}` widens the default tiles of `{}` to blocks of {:?} threads, more than the 1024 a GPU block \
+            "`{}` with `time_block = {}` widens the default tiles of `{}` to blocks of {:?} threads, more than the 1024 a GPU block \
              can hold; lower `time_block` or set `block` and `coarsen` in [tiling.{}]",
-            plan.time_block, st.name, plan.block, d.name
+            plan.strategy.name(),
+            plan.time_block,
+            st.name,
+            plan.block,
+            d.name
         ));
     }
     let sh = Planes::new(plan, st);
@@ -103,15 +107,16 @@ pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
     ] {
         if stored == 0 {
             return Err(overlap_error(
-                st, axis, sh.r[axis], sh.t, cells, key, d.name,
+                plan, st, axis, sh.r[axis], cells, key, d.name,
             ));
         }
     }
     let bytes = sh.shared_bytes(st.dtype.size());
     if bytes > d.shared_max {
         return Err(format!(
-            "`temporal` with `time_block = {}` keeps {} KiB of planes in shared memory per block for `{}`, more than the {} KiB {} allows; \
+            "`{}` with `time_block = {}` keeps {} KiB of planes in shared memory per block for `{}`, more than the {} KiB {} allows; \
              lower `time_block`, `coarsen` or `block` in [tiling.{}]",
+            plan.strategy.name(),
             sh.t,
             bytes.div_ceil(1024),
             st.name,
