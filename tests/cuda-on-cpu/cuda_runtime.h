@@ -126,9 +126,8 @@ enum class State { Runnable, AtWarpBarrier, AtBlockBarrier, AtGridBarrier, Done 
 struct Fiber {
     ucontext_t context;
     uint3 thread, block;
-    /* The block's place among those running together, and the fiber index of
-     * the first lane of this thread's warp. */
-    size_t group_block, warp_first, warp_size;
+    /* The fiber index of the first lane of this thread's warp. */
+    size_t warp_first;
     unsigned lane;
     State state;
 };
@@ -246,9 +245,7 @@ inline void run_together(const std::vector<uint3> &blocks) {
         f.thread = {unsigned(t % w.block.x), unsigned(t / w.block.x % w.block.y),
                     unsigned(t / ((size_t)w.block.x * w.block.y))};
         f.block = blocks[b];
-        f.group_block = b;
         f.warp_first = b * threads + t / WARP * WARP;
-        f.warp_size = std::min<size_t>(WARP, b * threads + threads - f.warp_first);
         f.lane = unsigned(t % WARP);
         f.state = State::Runnable;
         getcontext(&f.context);
