@@ -98,13 +98,19 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 
 /// The shapes each variant is checked on: the smallest legal one, a small one
 /// of odd extents, one whose rows are whole vectors of 4 cells (so that
-/// vector kernels run, on rows longer than one GPU block), and (with OpenMP)
-/// one that spans more than one cache block per axis without being a multiple of it.
+/// vector kernels run, on rows longer than one GPU block; in 2-D, with 29
+/// rows more than the smallest, so that fused kernels with chunks of 5 or 7
+/// rows have tiles wholly inside the region, which run without checks), and
+/// (with OpenMP) one that spans more than one cache block per axis without
+/// being a multiple of it.
 pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     let min = e.min_shape;
     let mut rows: Vec<usize> = min.iter().zip([5, 9, 11]).map(|(m, k)| m + k).collect();
     if let Some(x) = rows.last_mut() {
         *x = (*x + 300).next_multiple_of(4);
+    }
+    if let [y, _] = rows.as_mut_slice() {
+        *y = min[0] + 29;
     }
     let mut shapes = vec![
         min.to_vec(),

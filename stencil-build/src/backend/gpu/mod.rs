@@ -562,10 +562,6 @@ impl Gen<'_> {
         r
     }
 
-    fn parameters(&self) -> String {
-        super::c_parameters(self.st, self.s, "__restrict__", true).join(", ")
-    }
-
     fn arguments(&self) -> String {
         let mut a: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
         a.push("out".into());
@@ -583,28 +579,34 @@ impl Gen<'_> {
         a.join(", ")
     }
 
-    /// Whether 3-D `stream` kernels index with 32 bits where the grid
-    /// allows: on the H100 that freed registers and lifted j3d7pt by 1.1-1.2x
-    /// (BENCHMARKS.md); in 2-D it made no gain.
+    /// Whether this kernel indexes with 32 bits where the grid allows. On
+    /// the H100 that freed registers and lifted 3-D `stream` on j3d7pt by
+    /// 1.1-1.2x (BENCHMARKS.md; 2-D `stream` made no gain), and the fused
+    /// kernels by 1.10x (j2d5pt f32), 1.06x (f64) and 1.02x-1.07x (j3d7pt;
+    /// `scripts/gpu/experiments/interior.cu`, BENCHMARKS.md, 2026-11-23).
     fn narrow(&self) -> bool {
-        self.plan.strategy == Strategy::Stream && self.dims() == 3
+        self.plan.strategy.fuses_steps() || self.plan.strategy == Strategy::Stream && self.dims() == 3
+    }
+
+    /// Whether the kernel loads `vector` cells along the contiguous axis as
+    /// one vector: every strategy but the fused ones, whose `vector` is the
+    /// cells a lane holds.
+    fn vector_loads(&self) -> bool {
+        self.vector > 1 && !self.plan.strategy.fuses_steps()
     }
 
     /// The kernels of this statement, in the launcher's order of preference:
     /// 32-bit before 64-bit indices, vectors before scalars.
     fn twins(&self) -> Vec<Gen<'_>> {
-        if self.plan.strategy.fuses_steps() {
-            return vec![self.clone()];
-        }
         let widths: &[bool] = if self.narrow() {
             &[false, true]
         } else {
             &[true]
         };
-        let vectors: &[usize] = if self.plan.vector > 1 {
+        let vectors: &[usize] = if self.vector_loads() {
             &[self.plan.vector, 1]
         } else {
-            &[1]
+            &[self.plan.vector]
         };
         let mut out = Vec::new();
         for &wide in widths {
@@ -653,11 +655,21 @@ impl Gen<'_> {
     }
 
     fn kernel(&self, w: &mut CWriter) {
-        let parameters = match self.plan.strategy {
-            Strategy::Temporal => format!("{}, int levels", self.parameters()),
-            Strategy::Persistent => self.persistent_parameters(true).join(", "),
-            _ => self.parameters(),
+        let mut parameters = match self.plan.strategy {
+            Strategy::Persistent => self.persistent_parameters(true),
+            _ => super::c_parameters(self.st, self.s, "__restrict__", true),
         };
+        for (a, p) in parameters.iter_mut().take(self.dims()).enumerate() {
+            *p = format!("const {} n{a}", self.index());
+        }
+        if self.plan.strategy == Strategy::Temporal {
+            parameters.push("int levels".into());
+        }
+        let parameters = parameters.join(", ");
+        if self.dims() == 2 && self.plan.strategy.fuses_steps() && !self.wide {
+            self.warp_tile_function(w);
+            w.blank();
+        }
         w.line(&format!(
             "static __global__ void __launch_bounds__({}) {}({parameters})",
             self.plan.threads(),
@@ -665,14 +677,7 @@ impl Gen<'_> {
         ));
         w.line("{");
         w.indent();
-        for a in 0..self.dims() - 1 {
-            let prod: Vec<String> = (a + 1..self.dims()).map(|b| format!("n{b}")).collect();
-            w.line(&format!(
-                "const {} s{a} = {};",
-                self.index(),
-                prod.join(" * ")
-            ));
-        }
+        self.strides(w);
         match self.plan.strategy {
             Strategy::Tiled => self.tiled(w),
             Strategy::Stream => self.stream(w),
@@ -682,6 +687,22 @@ impl Gen<'_> {
         }
         w.dedent();
         w.line("}");
+    }
+
+    /// `s<a>`: the cells between neighbours along axis `a`, but the
+    /// contiguous one; in a 2-D fused kernel its warp tile function's own.
+    fn strides(&self, w: &mut CWriter) {
+        if self.dims() == 2 && self.plan.strategy.fuses_steps() {
+            return;
+        }
+        for a in 0..self.dims() - 1 {
+            let prod: Vec<String> = (a + 1..self.dims()).map(|b| format!("n{b}")).collect();
+            w.line(&format!(
+                "const {} s{a} = {};",
+                self.index(),
+                prod.join(" * ")
+            ));
+        }
     }
 
     fn value(&self, read: &dyn Fn(&Access) -> String) -> String {
@@ -1316,14 +1337,21 @@ impl Gen<'_> {
     }
 
     /// What the grid must satisfy for this kernel to run: rows of whole,
-    /// aligned vectors; fewer than 2^31 cells for 32-bit indices.
+    /// aligned vectors; fewer than 2^31 cells for 32-bit indices, 2^30 for
+    /// fused kernels (whose blocks count rows past their chunk and tiles
+    /// past the grid's edge).
     fn launch_condition(&self) -> Vec<String> {
         let mut when = Vec::new();
         if !self.wide {
             let cells: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
-            when.push(format!("{} <= 2147483647", cells.join(" * ")));
+            let most = if self.plan.strategy.fuses_steps() {
+                "1073741824"
+            } else {
+                "2147483647"
+            };
+            when.push(format!("{} <= {most}", cells.join(" * ")));
         }
-        if self.vector > 1 {
+        if self.vector_loads() {
             let last = self.dims() - 1;
             let v = self.vector;
             let bytes = v * self.st.dtype.size();

@@ -55,12 +55,13 @@ impl Gen<'_> {
         w.line(
             "/* The tiles of a `temporal` launch, which the blocks of this one take in turn. */",
         );
+        let ix = self.index();
         let mut names = Vec::new();
         for (c, g) in axes.iter().zip(&grid) {
-            w.line(&format!("const ptrdiff_t tiles_{c} = {g};"));
+            w.line(&format!("const {ix} tiles_{c} = {g};"));
             names.push(format!("tiles_{c}"));
         }
-        w.line(&format!("const ptrdiff_t tiles = {};", names.join(" * ")));
+        w.line(&format!("const {ix} tiles = {};", names.join(" * ")));
         w.line(&format!(
             "/* Sweeps of {t} fused steps (the last one fuses what is left): even sweeps read `a` and write `b`, odd ones the other way. */"
         ));
@@ -74,14 +75,18 @@ impl Gen<'_> {
         w.line(&format!("const bool odd = done / {t} % 2 == 1;"));
         w.line(&format!("const {ty} *const {streamed} = odd ? b : a;"));
         w.line(&format!("{ty} *const out = odd ? a : b;"));
-        w.line("for (ptrdiff_t tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x) {");
+        w.line(&format!(
+            "for ({ix} tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x) {{"
+        ));
         w.indent();
-        w.line("const ptrdiff_t tile_x = tile_index % tiles_x;");
+        w.line(&format!("const {ix} tile_x = tile_index % tiles_x;"));
         if grid.len() == 2 {
-            w.line("const ptrdiff_t tile_y = tile_index / tiles_x;");
+            w.line(&format!("const {ix} tile_y = tile_index / tiles_x;"));
         } else {
-            w.line("const ptrdiff_t tile_y = tile_index / tiles_x % tiles_y;");
-            w.line("const ptrdiff_t tile_z = tile_index / (tiles_x * tiles_y);");
+            w.line(&format!("const {ix} tile_y = tile_index / tiles_x % tiles_y;"));
+            w.line(&format!(
+                "const {ix} tile_z = tile_index / (tiles_x * tiles_y);"
+            ));
         }
         self.temporal(w);
         w.dedent();
@@ -126,9 +131,17 @@ impl Gen<'_> {
             "    return (int){api}ErrorCooperativeLaunchTooLarge;"
         ));
         w.line("const dim3 grid((unsigned)(tiles < resident ? tiles : resident));");
-        let arguments: Vec<String> = self
-            .arguments()
-            .split(", ")
+        let mut names: Vec<String> = self.arguments().split(", ").map(String::from).collect();
+        if !self.wide {
+            w.line("/* The extents as the kernel takes them, 32-bit. */");
+            for (a, name) in names.iter_mut().take(self.dims()).enumerate() {
+                w.line(&format!("const int n{a}_32 = (int)n{a};"));
+                *name = format!("n{a}_32");
+            }
+        }
+        let arguments: Vec<String> = names
+            .iter()
+            .map(String::as_str)
             .chain(["steps"])
             .map(|a| format!("(void *)&{a}"))
             .collect();

@@ -211,9 +211,14 @@ impl Shape {
         2 * self.r[0] + 1
     }
 
+    /// Cells recomputed on each side of a warp tile.
+    fn margin(&self) -> usize {
+        self.r[1] * self.t
+    }
+
     /// Cells a warp tile stores: its lanes' cells less the overlap on each side.
     fn stored(&self) -> usize {
-        LANES * self.v - 2 * self.r[1] * self.t
+        LANES * self.v - 2 * self.margin()
     }
 
     /// Opens the unrolled loop over a lane's cells of a row (`k`).
@@ -272,6 +277,12 @@ impl Gen<'_> {
         }
     }
 
+    /// The index type in a fused kernel's steps: the warp tile function's
+    /// `I` in 2-D, the kernel's own in 3-D.
+    fn body_index(&self) -> &'static str {
+        if self.dims() == 2 { "I" } else { self.index() }
+    }
+
     /// The slot a `temporal` kernel streams: the updated field at the start of the step.
     pub(super) fn streamed(&self) -> Slot {
         Slot {
@@ -280,16 +291,106 @@ impl Gen<'_> {
         }
     }
 
-    /// The body of a `temporal` kernel (see the module documentation).
+    /// The body of a `temporal` kernel (see the module documentation): in
+    /// 2-D, the warp's tile and the block's chunk, handed to the warp tile
+    /// function ([`Self::warp_tile_function`]).
     pub(super) fn temporal(&self, w: &mut CWriter) {
         if self.dims() == 3 {
             return self.planes(w);
         }
         let sh = self.shape();
-        self.tile(w, &sh);
-        self.masks(w, &sh);
+        let (lo, hi) = self.bounds(1);
+        let margin = sh.margin();
+        let ix = self.index();
+        w.line(&format!(
+            "/* This warp's tile: {LANES} lanes of {} cells along `{}`; the outer {margin} on each side are recomputed, not stored. */",
+            sh.v, self.st.axes[1],
+        ));
+        w.line(&format!(
+            "const {ix} tile = (({ix}){} * {} + threadIdx.x / {LANES}) * {};",
+            self.block_coordinate("x"),
+            self.plan.threads() / LANES,
+            sh.stored()
+        ));
+        w.line(&format!("if ({lo} + tile >= {hi})"));
+        let leave = if self.plan.strategy == Strategy::Persistent {
+            "continue"
+        } else {
+            "return"
+        };
+        w.line(&format!("    {leave};"));
+        self.chunk_bounds(w);
+        w.line(&format!(
+            "/* A tile that loads and computes only rows and columns inside the region, over all {} steps, runs without checks. */",
+            sh.t
+        ));
+        w.line(&format!("if ({})", self.inside(&sh).join(" && ")));
+        let call = |edge: bool| {
+            format!(
+                "    {}_tile<{ix}, {edge}>({}, levels, tile, z0, z1);",
+                self.sym,
+                self.arguments()
+            )
+        };
+        w.line(&call(false));
+        w.line("else");
+        w.line(&call(true));
+    }
+
+    /// What makes a 2-D tile `inside`: a whole time block, every row it
+    /// computes in the region and every row it loads on the grid, every
+    /// column of the warp in the region.
+    fn inside(&self, sh: &Shape) -> Vec<String> {
+        let (lo0, hi0) = self.bounds(0);
+        let (lo1, hi1) = self.bounds(1);
+        let (t, r0, lag, margin) = (sh.t, sh.r[0], sh.lag, sh.margin());
+        vec![
+            format!("levels == {t}"),
+            format!("z0 - {} >= {lo0}", t * (r0 + lag)),
+            format!("z1 + {} <= {hi0}", (t - 1) * lag),
+            format!("z1 + {} <= n0", t * lag),
+            format!("tile >= {margin}"),
+            format!("{lo1} + tile + {} <= {hi1}", LANES * sh.v - margin),
+        ]
+    }
+
+    /// The function a 2-D fused kernel runs each warp tile with, over the
+    /// chunk `z0..z1` (see the module documentation): generic over the
+    /// index type `I` and over `EDGE`, whether it checks where rows and
+    /// columns lie and how many steps the launch runs (see [`Self::inside`]).
+    pub(super) fn warp_tile_function(&self, w: &mut CWriter) {
+        let sh = self.shape();
         let t = self.st.dtype.c();
         let (r0, lag) = (sh.r[0], sh.lag);
+        let mut parameters = self.tile_parameters();
+        parameters.extend([
+            "const int levels".to_string(),
+            "const I tile".into(),
+            "const I z0".into(),
+            "const I z1".into(),
+        ]);
+        w.line(&format!(
+            "/* One warp tile of {} fused steps over rows z0..z1, `tile` cells along `{}` from the region's start; */",
+            sh.t, self.st.axes[1]
+        ));
+        w.line("/* without EDGE, its rows and columns all lie inside the region and `levels` is the time block: nothing is checked. */");
+        w.line("template <typename I, bool EDGE>");
+        w.line(&format!(
+            "static __device__ __forceinline__ void {}_tile({})",
+            self.sym,
+            parameters.join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        w.line("const I s0 = n1;");
+        w.line(&format!("const int lane = threadIdx.x % {LANES};"));
+        w.line(&format!(
+            "const I i1 = {} + tile - {} + lane * {};",
+            self.bounds(1).0,
+            sh.margin(),
+            sh.v
+        ));
+        self.masks(w, &sh);
         w.line(&format!(
             "/* win[s][m]: level s (s steps after the launch's grid) at row p - 1 - {lag} * s - {} + m, at the start of iteration p. */",
             2 * r0
@@ -301,7 +402,7 @@ impl Gen<'_> {
             sh.v
         ));
         w.line(&format!(
-            "for (ptrdiff_t p = z0 - {}; p < z1 + {}; ++p) {{",
+            "for (I p = z0 - {}; p < z1 + {}; ++p) {{",
             sh.t * r0,
             sh.t * lag
         ));
@@ -318,35 +419,24 @@ impl Gen<'_> {
         }
         w.dedent();
         w.line("}");
+        w.dedent();
+        w.line("}");
     }
 
-    /// `i1`: the first cell of this lane's tile; `z0..z1`: the block's chunk of rows.
-    fn tile(&self, w: &mut CWriter, sh: &Shape) {
-        let (lo, hi) = self.bounds(1);
-        let margin = sh.r[1] * sh.t;
-        w.line(&format!(
-            "/* This warp's tile: {LANES} lanes of {} cells along `{}`; the outer {margin} on each side are recomputed, not stored. */",
-            sh.v, self.st.axes[1],
-        ));
-        w.line(&format!("const int lane = threadIdx.x % {LANES};"));
-        w.line(&format!(
-            "const ptrdiff_t tile = ((ptrdiff_t){} * {} + threadIdx.x / {LANES}) * {};",
-            self.block_coordinate("x"),
-            self.plan.threads() / LANES,
-            sh.stored()
-        ));
-        w.line(&format!("if ({lo} + tile >= {hi})"));
-        let leave = if self.plan.strategy == Strategy::Persistent {
-            "continue"
+    /// The warp tile function's grids and parameters: the kernel's, with
+    /// extents of type `I`; in a `persistent` kernel without `__restrict__`,
+    /// since its sweeps read what earlier sweeps of the same launch wrote.
+    fn tile_parameters(&self) -> Vec<String> {
+        let qualifier = if self.plan.strategy == Strategy::Persistent {
+            ""
         } else {
-            "return"
+            "__restrict__"
         };
-        w.line(&format!("    {leave};"));
-        w.line(&format!(
-            "const ptrdiff_t i1 = {lo} + tile - {margin} + lane * {};",
-            sh.v
-        ));
-        self.chunk_bounds(w);
+        let mut p = super::super::c_parameters(self.st, self.s, qualifier, true);
+        for (a, p) in p.iter_mut().take(self.dims()).enumerate() {
+            *p = format!("const I n{a}");
+        }
+        p
     }
 
     /// Per cell of the lane: on the grid (`grid_x`: loaded), in the
@@ -354,13 +444,13 @@ impl Gen<'_> {
     /// (`own_x`: stored).
     fn masks(&self, w: &mut CWriter, sh: &Shape) {
         let (lo, hi) = self.bounds(1);
-        let margin = sh.r[1] * sh.t;
+        let margin = sh.margin();
         let n = sh.v;
         w.line(&format!("bool grid_x[{n}], in_x[{n}], own_x[{n}];"));
         sh.open_cells(w);
-        w.line("const ptrdiff_t c = i1 + k;");
-        w.line("grid_x[k] = c >= 0 && c < n1;");
-        w.line(&format!("in_x[k] = c >= {lo} && c < {hi};"));
+        w.line("const I c = i1 + k;");
+        w.line("grid_x[k] = !EDGE || (c >= 0 && c < n1);");
+        w.line(&format!("in_x[k] = !EDGE || (c >= {lo} && c < {hi});"));
         w.line(&format!(
             "own_x[k] = in_x[k] && lane * {n} + k >= {margin} && lane * {n} + k < {};",
             LANES * n - margin
@@ -375,7 +465,7 @@ impl Gen<'_> {
             "/* Level 0: row p of the grid, zero off the grid (never read by a stored cell). */",
         );
         w.line(&format!("{} plane[{}];", self.st.dtype.c(), sh.v));
-        w.line("const bool on_grid = p >= 0 && p < n0;");
+        w.line("const bool on_grid = !EDGE || (p >= 0 && p < n0);");
         sh.open_cells(w);
         w.line(&format!(
             "plane[k] = on_grid && grid_x[k] ? {name}[{}] : 0;",
@@ -406,10 +496,10 @@ impl Gen<'_> {
             w.line(&format!("for (int s = 1; s <= {}; ++s) {{", sh.t));
         }
         w.indent();
-        w.line(&format!("const ptrdiff_t q = p - {} * s;", sh.lag));
+        w.line(&format!("const I q = p - {} * s;", sh.lag));
         let (lo0, hi0) = self.bounds(0);
         w.line(&format!(
-            "const bool step = s <= levels && q >= {lo0} && q < {hi0};"
+            "const bool step = !EDGE || (s <= levels && q >= {lo0} && q < {hi0});"
         ));
         for (&m, cols) in &self.neighbourhoods(sh) {
             self.neighbourhood(w, sh, m, cols, t);
@@ -453,7 +543,7 @@ impl Gen<'_> {
         w.line(&format!("if ({inside}) {{"));
         w.indent();
         if self.reads_inputs() {
-            w.line(&format!("const ptrdiff_t c = {index};"));
+            w.line(&format!("const {} c = {index};", self.body_index()));
         }
         w.line(&format!("v = {};", self.value(read)));
         w.dedent();
@@ -628,19 +718,37 @@ pub(super) mod tests {
             "{code}"
         );
         // In f32 each fused step works a plane behind the one before; the launch says how many to run.
-        assert!(code.contains("const ptrdiff_t q = p - 1 * s;"), "{code}");
+        assert!(code.contains("const I q = p - 1 * s;"), "{code}");
         assert!(
-            code.contains("const bool step = s <= levels && q >= 1 && q < n0 - 1;"),
+            code.contains(
+                "const bool step = !EDGE || (s <= levels && q >= 1 && q < n0 - 1);"
+            ),
             "{code}"
         );
-        assert!(code.contains("const float *cur_k, int levels)"), "{code}");
+        assert!(
+            code.contains(
+                "_kernel(const int n0, const int n1, float *__restrict__ out, const float *__restrict__ cur_u, \
+                 const float *__restrict__ cur_k, int levels)"
+            ),
+            "{code}"
+        );
         // The input comes from global memory at the cell the step computes.
         assert!(code.contains("+ cur_k[c];"), "{code}");
         assert_eq!(
             code.matches("__global__").count(),
-            1,
-            "one kernel for every step count"
+            2,
+            "one kernel for every step count, with 32- and with 64-bit indices"
         );
+        // Tiles inside the region (rows z0 - 6 to z1 + 2 computed, to z1 + 3
+        // loaded; 61 cells on from the tile) run without checks.
+        for line in [
+            "if (levels == 3 && z0 - 6 >= 1 && z1 + 2 <= n0 - 1 && z1 + 3 <= n0 && tile >= 3 && 1 + tile + 61 <= n1 - 1)",
+            "    p_cuda__s__update_u_tile<int, false>(n0, n1, out, cur_u, cur_k, levels, tile, z0, z1);",
+            "    p_cuda__s__update_u_tile<ptrdiff_t, true>(n0, n1, out, cur_u, cur_k, levels, tile, z0, z1);",
+            "template <typename I, bool EDGE>",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
         let hip = source(
             &st,
             &crate::analysis::analyse(&st),

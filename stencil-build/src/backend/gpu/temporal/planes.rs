@@ -284,7 +284,8 @@ impl Gen<'_> {
         w.line(&format!("{ty} ahead[{}];", sh.c));
         self.planes_load(w, &sh, &start);
         w.line(&format!(
-            "for (ptrdiff_t p = {start}; p < z1 + {}; ++p) {{",
+            "for ({} p = {start}; p < z1 + {}; ++p) {{",
+            self.index(),
             sh.t * lag
         ));
         w.indent();
@@ -315,12 +316,13 @@ impl Gen<'_> {
         ));
         let (lo2, _) = self.bounds(2);
         let (lo1, _) = self.bounds(1);
+        let ix = self.index();
         w.line(&format!(
-            "const ptrdiff_t i2 = {lo2} + (ptrdiff_t){} * {stored_x} - {m2} + threadIdx.x;",
+            "const {ix} i2 = {lo2} + ({ix}){} * {stored_x} - {m2} + threadIdx.x;",
             self.block_coordinate("x")
         ));
         w.line(&format!(
-            "const ptrdiff_t i1 = {lo1} + (ptrdiff_t){} * {stored_y} - {m1} + threadIdx.y * {};",
+            "const {ix} i1 = {lo1} + ({ix}){} * {stored_y} - {m1} + threadIdx.y * {};",
             self.block_coordinate("y"),
             sh.c
         ));
@@ -348,7 +350,7 @@ impl Gen<'_> {
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
         w.indent();
-        w.line("const ptrdiff_t c = i1 + j;");
+        w.line(&format!("const {} c = i1 + j;", self.index()));
         w.line("grid_y[j] = c >= 0 && c < n1;");
         w.line(&format!("in_y[j] = c >= {lo1} && c < {hi1};"));
         w.line(&format!(
@@ -365,7 +367,7 @@ impl Gen<'_> {
         let name = crate::codegen::rust::slot_name(self.st, self.streamed());
         w.line("{");
         w.indent();
-        w.line(&format!("const ptrdiff_t z = {plane};"));
+        w.line(&format!("const {} z = {plane};", self.index()));
         w.line("const bool on_grid = z >= 0 && z < n0;");
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
@@ -388,7 +390,7 @@ impl Gen<'_> {
         w.pragma("unroll");
         w.line(&format!("for (int s = {}; s >= 1; --s) {{", sh.t));
         w.indent();
-        w.line(&format!("const ptrdiff_t q = p - {lag} * s;"));
+        w.line(&format!("const {} q = p - {lag} * s;", self.index()));
         let (lo0, hi0) = self.bounds(0);
         w.line(&format!(
             "const bool step = s <= levels && q >= {lo0} && q < {hi0};"
@@ -559,9 +561,12 @@ mod tests {
         let code = cuda(&st).unwrap();
         for line in [
             // 32 x 8 tiles, 3 cells on each side recomputed, levels two planes apart.
-            "const ptrdiff_t i2 = 1 + (ptrdiff_t)blockIdx.x * 26 - 3 + threadIdx.x;",
-            "const ptrdiff_t i1 = 1 + (ptrdiff_t)blockIdx.y * 2 - 3 + threadIdx.y * 2;",
+            "const int i2 = 1 + (int)blockIdx.x * 26 - 3 + threadIdx.x;",
+            "const int i1 = 1 + (int)blockIdx.y * 2 - 3 + threadIdx.y * 2;",
+            "const int q = p - 2 * s;",
+            // The same kernel with 64-bit indices, for grids of more than 2^30 cells.
             "const ptrdiff_t q = p - 2 * s;",
+            "if (n0 * n1 * n2 <= 1073741824) {",
             // A star reads in-plane neighbours in plane q alone: rings of 2 planes.
             "float (*const ring)[2][10][34] = (float (*)[2][10][34])shared;",
             "const int at0 = (slot + 10 - 2 * s) % 2; /* plane q */",
@@ -579,8 +584,8 @@ mod tests {
         }
         assert_eq!(
             code.matches("__syncthreads();").count(),
-            2,
-            "one barrier after zeroing the rings, one per plane"
+            4,
+            "one barrier after zeroing the rings, one per plane, in each kernel"
         );
         assert!(
             !code.contains("FuncSetAttribute"),
