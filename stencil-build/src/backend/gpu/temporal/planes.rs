@@ -441,18 +441,37 @@ impl Gen<'_> {
 
     /// A read in a level's update: the thread's own column from its window,
     /// other cells of the streamed grid from the ring, inputs from global memory.
+    /// The thread's own rows of its column (`dx == 0`) come from the window
+    /// where row `j + dy` is one of them: for f32 the rings' loads bound the
+    /// speed (4 in-plane reads of 4 bytes per cell and level on j3d7pt, the
+    /// shared memory's 128 bytes per clock and multiprocessor), and this
+    /// leaves `2 + 2 / coarsen` of them.
     fn planes_read(&self, a: &Access, sh: &Planes) -> String {
         if let Some(read) = self.input_read(a) {
             return read;
         }
         let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
+        let m = sh.r[0] as i64 + dz;
         if (dy, dx) == (0, 0) {
-            return format!("win[s - 1][{}][j]", sh.r[0] as i64 + dz);
+            return format!("win[s - 1][{m}][j]");
         }
         let row =
             super::super::shifted(&format!("threadIdx.y * {} + j", sh.c), sh.r[1] as i64 + dy);
         let col = super::super::shifted("threadIdx.x", sh.r[2] as i64 + dx);
-        format!("ring[s - 1][at{}][{row}][{col}]", plane_name(dz))
+        let ring = format!("ring[s - 1][at{}][{row}][{col}]", plane_name(dz));
+        let c = sh.c as i64;
+        if dx != 0 || dy.abs() >= c {
+            return ring;
+        }
+        let own = if dy < 0 {
+            format!("j >= {}", -dy)
+        } else {
+            format!("j < {}", c - dy)
+        };
+        format!(
+            "({own} ? win[s - 1][{m}][{}] : {ring})",
+            super::super::shifted("j", dy)
+        )
     }
 
     /// Publishes the plane of level `level` that the level above reads
@@ -570,9 +589,10 @@ mod tests {
             // A star reads in-plane neighbours in plane q alone: rings of 2 planes.
             "float (*const ring)[2][10][34] = (float (*)[2][10][34])shared;",
             "const int at0 = (slot + 10 - 2 * s) % 2; /* plane q */",
-            "v = win[s - 1][0][j] + ring[s - 1][at0][threadIdx.y * 2 + j][threadIdx.x + 1] + ring[s - 1][at0][threadIdx.y * 2 + j + 1][threadIdx.x] \
-             + win[s - 1][1][j] + ring[s - 1][at0][threadIdx.y * 2 + j + 1][threadIdx.x + 2] + ring[s - 1][at0][threadIdx.y * 2 + j + 2][threadIdx.x + 1] \
-             + win[s - 1][2][j] + cur_k[c];",
+            // Rows above and below in the thread's own column come from its window where it holds them.
+            "v = win[s - 1][0][j] + (j >= 1 ? win[s - 1][1][j - 1] : ring[s - 1][at0][threadIdx.y * 2 + j][threadIdx.x + 1]) \
+             + ring[s - 1][at0][threadIdx.y * 2 + j + 1][threadIdx.x] + win[s - 1][1][j] + ring[s - 1][at0][threadIdx.y * 2 + j + 1][threadIdx.x + 2] \
+             + (j < 1 ? win[s - 1][1][j + 1] : ring[s - 1][at0][threadIdx.y * 2 + j + 2][threadIdx.x + 1]) + win[s - 1][2][j] + cur_k[c];",
             // Each level publishes plane q - 1, which the level above reads first in the next iteration.
             "/* Level s's plane q - 1 (window plane 1) for the level above, whose next iteration reads it. */",
             "ring[s][(slot + 9 - 2 * s) % 2][threadIdx.y * 2 + j + 1][threadIdx.x + 1] = win[s][1][j];",
