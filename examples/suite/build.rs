@@ -159,6 +159,10 @@ const VARIANTS: &[Variant] = &[
     planes("temporal_t2_r2", [1, 16, 32], 2, 2, false),
     planes("temporal_t3_w8", [1, 8, 64], 4, 3, false),
     planes("temporal_t4", [1, 8, 32], 4, 4, false),
+    // Taller columns per thread: more rows above and below from registers.
+    planes("temporal_t3_c8", [1, 4, 32], 8, 3, false),
+    planes("temporal_t4_c8", [1, 4, 32], 8, 4, false),
+    planes("temporal_t3_c8_w", [1, 4, 64], 8, 3, false),
     v("auto", "auto"),
 ];
 
