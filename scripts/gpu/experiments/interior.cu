@@ -9,9 +9,11 @@
 // Each variant is checked bit for bit against variant 0 on an odd grid, then
 // timed: 100 steps, median of 5, CUDA events, bound measured in the same run.
 // Written on 2026-11-23 from the SASS comparison in BENCHMARKS.md (issue 6);
-// not yet run: no GPU was lent that session. Compiled here with nvcc 13.0:
 // the split kernels take more registers (2-D f32 t10: 149 against 108),
-// hence variant 3.
+// hence variant 3. Run on the H100 on 2026-11-23 (session 5; BENCHMARKS.md):
+// variants 1 and 2 went into the generator for 2-D, variant 1 for 3-D. The
+// 3-D variant 2 here differs from variant 0 (its `inside` test is wrong) and
+// was no faster than 1, so it was left out.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o interior interior.cu && ./interior
 #include <cstdio>
