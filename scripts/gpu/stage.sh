@@ -9,7 +9,7 @@ export CUDA_PATH="$("${CUDA_VENV}/bin/python" -c 'import nvidia, os; print(os.pa
 export PATH="${CUDA_PATH}/bin:${PATH}"
 rm -rf .device && mkdir -p .device
 cargo test -p stencil-tests -p stencil-sys-template --features stencil-tests/cuda,stencil-sys-template/cuda \
-    --no-run --message-format=json 2>/dev/null | python3 -c '
+    --no-run --message-format=json | python3 -c '
 import json, shutil, sys
 for line in sys.stdin:
     m = json.loads(line)
@@ -19,7 +19,7 @@ for line in sys.stdin:
 '
 # The HIP variants, their source compiled by nvcc through tests/hip-on-cuda (HIP calls mapped onto CUDA).
 STENCIL_CUDA_ARCH="${STENCIL_CUDA_ARCH:-sm_90}" cargo test -p stencil-tests --features hip-on-cuda \
-    --no-run --message-format=json 2>/dev/null | python3 -c '
+    --no-run --message-format=json | python3 -c '
 import json, shutil, sys
 for line in sys.stdin:
     m = json.loads(line)

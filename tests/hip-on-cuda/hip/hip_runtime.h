@@ -5,6 +5,10 @@
  * common to both. Never used in a build for AMD GPUs. */
 #pragma once
 #include <cuda_runtime.h>
+/* Before the shuffle macros below: CUDA's cooperative groups (which
+ * hip_cooperative_groups.h includes) include cuda_fp16.h, whose own
+ * `__shfl_up` and `__shfl_down` the macros would mangle. */
+#include <cooperative_groups.h>
 
 #define hipError_t cudaError_t
 #define hipSuccess cudaSuccess
