@@ -160,8 +160,9 @@ const VARIANTS: &[Variant] = &[
     planes("temporal_t3_w8", [1, 8, 64], 4, 3, false),
     planes("temporal_t4", [1, 8, 32], 4, 4, false),
     // Taller columns per thread: more rows above and below from registers.
+    // (4 steps of these tiles, `temporal_t4_c8`, wrote past the rings on the
+    // H100 though not on the emulated device: left out, BENCHMARKS.md.)
     planes("temporal_t3_c8", [1, 4, 32], 8, 3, false),
-    planes("temporal_t4_c8", [1, 4, 32], 8, 4, false),
     planes("temporal_t3_c8_w", [1, 4, 64], 8, 3, false),
     v("auto", "auto"),
 ];

@@ -1945,20 +1945,24 @@ mod tests {
         let j3d64 = stencil("\"z\", \"y\", \"x\"", "f64", j3d7pt);
         assert_eq!(register_words(&j3d64, 2, 2, 2), 4 * 4 * 2 + 2 * (2 * 2 * 2));
         assert_eq!(plan(&j3d64, &auto, &HIP).0, Strategy::Temporal);
-        let skew = stencil(
-            "\"z\", \"y\", \"x\"",
-            "f32",
-            "u[-1,0,0] + u[1,0,0] + u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1] + u[1,1,0]",
-        );
+        let skew = "u[-1,0,0] + u[1,0,0] + u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1] + u[1,1,0]";
+        let skew32 = stencil("\"z\", \"y\", \"x\"", "f32", skew);
         assert_eq!(
-            plan(&skew, &auto, &CUDA),
-            (Strategy::Stream, vec![1, 2, 64], 2, 2, 4),
-            "3-D stencils reading in-plane neighbours in several planes stay single-step"
+            plan(&skew32, &auto, &CUDA).0,
+            Strategy::Temporal,
+            "3-D f32 stencils of radius 1 or 2 fuse"
         );
+        let skew64 = stencil("\"z\", \"y\", \"x\"", "f64", skew);
         assert_eq!(
-            plan(&skew, &auto, &HIP),
-            (Strategy::Stream, vec![1, 2, 64], 2, 2, 4),
-            "a whole 64-wide wavefront along x"
+            plan(&skew64, &auto, &CUDA).0,
+            Strategy::Stream,
+            "3-D f64 stencils reading in-plane neighbours in several planes stay single-step"
+        );
+        let skew_small = stencil("\"z\", \"y\", \"x\"", "f32", "u[0,-1,0] + u[0,1,0] + u[1,1,1]");
+        assert_eq!(
+            plan(&skew_small, &auto, &HIP),
+            (Strategy::Temporal, vec![1, 8, 32], 128, 4, 1),
+            "the fused 3-D tiling on HIP too"
         );
         let star =
             "sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])";

@@ -89,16 +89,19 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
     }
 }
 
-/// Whether `auto` fuses the steps of `st`: 2-D stencils whose steps fuse
-/// (j2d5pt: 1268 GCells/s in f32 and 583.3 in f64, 3.37x and 3.07x the
-/// best single-step strategy) and 3-D stars of radius 1 (j3d7pt: 1.09x and
-/// 1.19x). The fused kernels of the other 3-D stencils measured 0.43x to
-/// 1.21x their best single-step strategy (BENCHMARKS.md, 2026-11-23).
+/// Whether `auto` fuses the steps of `st` (H100, BENCHMARKS.md,
+/// 2026-11-23, session 5; x the best single-step strategy): 2-D stencils
+/// whose steps fuse (1.7x-4.1x in f32, 1.7x-3.3x in f64); 3-D f32 stencils
+/// of radius at most 2 (j3d7pt 1.12x, j3d13pt 1.28x, j3d17pt 1.21x,
+/// poisson 1.30x, j3d27pt 1.00x; star3d25, radius 4: 0.81x); 3-D f64 stars
+/// of radius 1 (j3d7pt 1.24x; j3d13pt 0.87x, j3d17pt 0.93x, poisson 0.97x).
 pub fn auto_fuses(st: &Stencil) -> bool {
+    let r = radius(st);
     crate::ir::unfusable(st, "temporal").is_none()
-        && match st.dims() {
-            2 => true,
-            3 => radius(st) == [1, 1, 1] && planes::in_one_plane(st),
+        && match (st.dims(), st.dtype) {
+            (2, _) => true,
+            (3, Dtype::F32) => r.iter().all(|&r| r <= 2),
+            (3, _) => r == [1, 1, 1] && planes::in_one_plane(st),
             _ => false,
         }
 }
