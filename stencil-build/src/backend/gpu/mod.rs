@@ -585,7 +585,8 @@ impl Gen<'_> {
     /// kernels by 1.10x (j2d5pt f32), 1.06x (f64) and 1.02x-1.07x (j3d7pt;
     /// `scripts/gpu/experiments/interior.cu`, BENCHMARKS.md, 2026-11-23).
     fn narrow(&self) -> bool {
-        self.plan.strategy.fuses_steps() || self.plan.strategy == Strategy::Stream && self.dims() == 3
+        self.plan.strategy.fuses_steps()
+            || self.plan.strategy == Strategy::Stream && self.dims() == 3
     }
 
     /// Whether the kernel loads `vector` cells along the contiguous axis as
@@ -1958,7 +1959,11 @@ mod tests {
             Strategy::Stream,
             "3-D f64 stencils reading in-plane neighbours in several planes stay single-step"
         );
-        let skew_small = stencil("\"z\", \"y\", \"x\"", "f32", "u[0,-1,0] + u[0,1,0] + u[1,1,1]");
+        let skew_small = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f32",
+            "u[0,-1,0] + u[0,1,0] + u[1,1,1]",
+        );
         assert_eq!(
             plan(&skew_small, &auto, &HIP),
             (Strategy::Temporal, vec![1, 8, 32], 128, 4, 1),

@@ -83,7 +83,9 @@ impl Gen<'_> {
         if grid.len() == 2 {
             w.line(&format!("const {ix} tile_y = tile_index / tiles_x;"));
         } else {
-            w.line(&format!("const {ix} tile_y = tile_index / tiles_x % tiles_y;"));
+            w.line(&format!(
+                "const {ix} tile_y = tile_index / tiles_x % tiles_y;"
+            ));
             w.line(&format!(
                 "const {ix} tile_z = tile_index / (tiles_x * tiles_y);"
             ));

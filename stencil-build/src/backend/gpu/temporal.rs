@@ -106,6 +106,16 @@ pub fn auto_fuses(st: &Stencil) -> bool {
         }
 }
 
+/// Whether 2-D warp tiles wholly inside the region run a copy of their loop
+/// without checks (`EDGE`, [`Gen::warp_tile_function`]): in f32, where it
+/// lifted j2d5pt from 1412 to 1536 GCells/s and j2d9pt from 487 to 774; not
+/// in f64 (skewed), where the second copy's registers cost occupancy:
+/// j2d9pt f64 328 with it, 404 without (j2d5pt f64: 628 and 611; H100,
+/// BENCHMARKS.md, 2026-11-23, session 5).
+pub fn splits(st: &Stencil) -> bool {
+    !skewed(st)
+}
+
 /// Whether the fused steps of `st` are skewed (see the module documentation):
 /// in f64, whose arithmetic has twice the latency, independent steps
 /// measured 587 instead of 531 GCells/s on j2d5pt (6 steps); in f32 the
@@ -206,12 +216,23 @@ struct Shape {
     lag: usize,
     /// Cells per lane.
     v: usize,
+    /// Whether tiles inside the region run a copy without checks (`EDGE`).
+    split: bool,
 }
 
 impl Shape {
     /// Window rows per level.
     fn planes(&self) -> usize {
         2 * self.r[0] + 1
+    }
+
+    /// `condition`, which a warp tile function generic over `EDGE` checks only with `EDGE`.
+    fn checked(&self, condition: &str) -> String {
+        if self.split {
+            format!("!EDGE || ({condition})")
+        } else {
+            condition.to_string()
+        }
     }
 
     /// Cells recomputed on each side of a warp tile.
@@ -277,6 +298,7 @@ impl Gen<'_> {
             lag: r[0] + usize::from(skewed(self.st)),
             r: [r[0], r[1]],
             v: self.plan.vector,
+            split: splits(self.st),
         }
     }
 
@@ -323,21 +345,24 @@ impl Gen<'_> {
         };
         w.line(&format!("    {leave};"));
         self.chunk_bounds(w);
+        let call = |edge: &str| {
+            format!(
+                "{}_tile<{ix}{edge}>({}, levels, tile, z0, z1);",
+                self.sym,
+                self.arguments()
+            )
+        };
+        if !sh.split {
+            return w.line(&call(""));
+        }
         w.line(&format!(
             "/* A tile that loads and computes only rows and columns inside the region, over all {} steps, runs without checks. */",
             sh.t
         ));
         w.line(&format!("if ({})", self.inside(&sh).join(" && ")));
-        let call = |edge: bool| {
-            format!(
-                "    {}_tile<{ix}, {edge}>({}, levels, tile, z0, z1);",
-                self.sym,
-                self.arguments()
-            )
-        };
-        w.line(&call(false));
+        w.line(&format!("    {}", call(", false")));
         w.line("else");
-        w.line(&call(true));
+        w.line(&format!("    {}", call(", true")));
     }
 
     /// What makes a 2-D tile `inside`: a whole time block, every row it
@@ -359,8 +384,9 @@ impl Gen<'_> {
 
     /// The function a 2-D fused kernel runs each warp tile with, over the
     /// chunk `z0..z1` (see the module documentation): generic over the
-    /// index type `I` and over `EDGE`, whether it checks where rows and
-    /// columns lie and how many steps the launch runs (see [`Self::inside`]).
+    /// index type `I` and, where the model [`splits`] tiles, over `EDGE`,
+    /// whether it checks where rows and columns lie and how many steps the
+    /// launch runs (see [`Self::inside`]).
     pub(super) fn warp_tile_function(&self, w: &mut CWriter) {
         let sh = self.shape();
         let t = self.st.dtype.c();
@@ -373,11 +399,15 @@ impl Gen<'_> {
             "const I z1".into(),
         ]);
         w.line(&format!(
-            "/* One warp tile of {} fused steps over rows z0..z1, `tile` cells along `{}` from the region's start; */",
+            "/* One warp tile of {} fused steps over rows z0..z1, `tile` cells along `{}` from the region's start. */",
             sh.t, self.st.axes[1]
         ));
-        w.line("/* without EDGE, its rows and columns all lie inside the region and `levels` is the time block: nothing is checked. */");
-        w.line("template <typename I, bool EDGE>");
+        if sh.split {
+            w.line("/* Without EDGE its rows and columns all lie inside the region and `levels` is the time block: nothing is checked. */");
+            w.line("template <typename I, bool EDGE>");
+        } else {
+            w.line("template <typename I>");
+        }
         w.line(&format!(
             "static __device__ __forceinline__ void {}_tile({})",
             self.sym,
@@ -452,8 +482,11 @@ impl Gen<'_> {
         w.line(&format!("bool grid_x[{n}], in_x[{n}], own_x[{n}];"));
         sh.open_cells(w);
         w.line("const I c = i1 + k;");
-        w.line("grid_x[k] = !EDGE || (c >= 0 && c < n1);");
-        w.line(&format!("in_x[k] = !EDGE || (c >= {lo} && c < {hi});"));
+        w.line(&format!("grid_x[k] = {};", sh.checked("c >= 0 && c < n1")));
+        w.line(&format!(
+            "in_x[k] = {};",
+            sh.checked(&format!("c >= {lo} && c < {hi}"))
+        ));
         w.line(&format!(
             "own_x[k] = in_x[k] && lane * {n} + k >= {margin} && lane * {n} + k < {};",
             LANES * n - margin
@@ -468,7 +501,10 @@ impl Gen<'_> {
             "/* Level 0: row p of the grid, zero off the grid (never read by a stored cell). */",
         );
         w.line(&format!("{} plane[{}];", self.st.dtype.c(), sh.v));
-        w.line("const bool on_grid = !EDGE || (p >= 0 && p < n0);");
+        w.line(&format!(
+            "const bool on_grid = {};",
+            sh.checked("p >= 0 && p < n0")
+        ));
         sh.open_cells(w);
         w.line(&format!(
             "plane[k] = on_grid && grid_x[k] ? {name}[{}] : 0;",
@@ -502,7 +538,8 @@ impl Gen<'_> {
         w.line(&format!("const I q = p - {} * s;", sh.lag));
         let (lo0, hi0) = self.bounds(0);
         w.line(&format!(
-            "const bool step = !EDGE || (s <= levels && q >= {lo0} && q < {hi0});"
+            "const bool step = {};",
+            sh.checked(&format!("s <= levels && q >= {lo0} && q < {hi0}"))
         ));
         for (&m, cols) in &self.neighbourhoods(sh) {
             self.neighbourhood(w, sh, m, cols, t);
@@ -723,9 +760,7 @@ pub(super) mod tests {
         // In f32 each fused step works a plane behind the one before; the launch says how many to run.
         assert!(code.contains("const I q = p - 1 * s;"), "{code}");
         assert!(
-            code.contains(
-                "const bool step = !EDGE || (s <= levels && q >= 1 && q < n0 - 1);"
-            ),
+            code.contains("const bool step = !EDGE || (s <= levels && q >= 1 && q < n0 - 1);"),
             "{code}"
         );
         assert!(
@@ -752,6 +787,15 @@ pub(super) mod tests {
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
+        // In f64 (skewed steps) every tile runs the one copy, with its checks.
+        let mut st64 = st.clone();
+        st64.dtype = crate::ir::Dtype::F64;
+        let code = cuda(&st64).unwrap();
+        assert!(!code.contains("EDGE"), "{code}");
+        assert!(
+            code.contains("    p_cuda__s__update_u_tile<int>(n0, n1, out, cur_u, cur_k, levels, tile, z0, z1);"),
+            "{code}"
+        );
         let hip = source(
             &st,
             &crate::analysis::analyse(&st),
