@@ -626,12 +626,41 @@ impl Gen<'_> {
     fn twin_purpose(&self) -> String {
         let mut what = Vec::new();
         if self.vector < self.plan.vector {
-            what.push("without vectors, for grids whose rows are not whole vectors");
+            what.push("without vectors, for grids whose rows are not whole vectors".to_string());
         }
         if self.wide && self.narrow() {
-            what.push("with 64-bit indices, for grids of 2^31 cells or more");
+            what.push(format!(
+                "with 64-bit indices, for grids of {}",
+                self.narrow_cells().1
+            ));
         }
         what.join(", and ")
+    }
+
+    /// The most cells a 32-bit kernel runs on, as a C literal, and the grids
+    /// its 64-bit twin runs on, in words: fewer than 2^31, and at most 2^30
+    /// for fused kernels (whose blocks count rows past their chunk and tiles
+    /// past the grid's edge).
+    fn narrow_cells(&self) -> (&'static str, &'static str) {
+        if self.plan.strategy.fuses_steps() {
+            ("1073741824", "more than 2^30 cells")
+        } else {
+            ("2147483647", "2^31 cells or more")
+        }
+    }
+
+    /// Whether each warp is its own tile, run by the warp tile function
+    /// ([`Self::warp_tile_function`]): the fused strategies in 2-D.
+    fn warp_tiles(&self) -> bool {
+        self.dims() == 2 && self.plan.strategy.fuses_steps()
+    }
+
+    /// `parameters` with the extents `n<a>` (the first ones) of type `ty`.
+    fn typed_extents(&self, mut parameters: Vec<String>, ty: &str) -> Vec<String> {
+        for (a, p) in parameters.iter_mut().take(self.dims()).enumerate() {
+            *p = format!("const {ty} n{a}");
+        }
+        parameters
     }
 
     /// The kernel's name: `<symbol>[_scalar][_i64]_kernel` (`_scalar`: the
@@ -656,18 +685,17 @@ impl Gen<'_> {
     }
 
     fn kernel(&self, w: &mut CWriter) {
-        let mut parameters = match self.plan.strategy {
+        let parameters = match self.plan.strategy {
             Strategy::Persistent => self.persistent_parameters(true),
             _ => super::c_parameters(self.st, self.s, "__restrict__", true),
         };
-        for (a, p) in parameters.iter_mut().take(self.dims()).enumerate() {
-            *p = format!("const {} n{a}", self.index());
-        }
+        let mut parameters = self.typed_extents(parameters, self.index());
         if self.plan.strategy == Strategy::Temporal {
             parameters.push("int levels".into());
         }
         let parameters = parameters.join(", ");
-        if self.dims() == 2 && self.plan.strategy.fuses_steps() && !self.wide {
+        // Before the first twin (the 32-bit one), which both call.
+        if self.warp_tiles() && !self.wide {
             self.warp_tile_function(w);
             w.blank();
         }
@@ -693,7 +721,7 @@ impl Gen<'_> {
     /// `s<a>`: the cells between neighbours along axis `a`, but the
     /// contiguous one; in a 2-D fused kernel its warp tile function's own.
     fn strides(&self, w: &mut CWriter) {
-        if self.dims() == 2 && self.plan.strategy.fuses_steps() {
+        if self.warp_tiles() {
             return;
         }
         for a in 0..self.dims() - 1 {
@@ -1338,19 +1366,16 @@ impl Gen<'_> {
     }
 
     /// What the grid must satisfy for this kernel to run: rows of whole,
-    /// aligned vectors; fewer than 2^31 cells for 32-bit indices, 2^30 for
-    /// fused kernels (whose blocks count rows past their chunk and tiles
-    /// past the grid's edge).
+    /// aligned vectors; for 32-bit indices, at most [`Self::narrow_cells`].
     fn launch_condition(&self) -> Vec<String> {
         let mut when = Vec::new();
         if !self.wide {
             let cells: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
-            let most = if self.plan.strategy.fuses_steps() {
-                "1073741824"
-            } else {
-                "2147483647"
-            };
-            when.push(format!("{} <= {most}", cells.join(" * ")));
+            when.push(format!(
+                "{} <= {}",
+                cells.join(" * "),
+                self.narrow_cells().0
+            ));
         }
         if self.vector_loads() {
             let last = self.dims() - 1;

@@ -91,7 +91,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
 
 /// Whether `auto` fuses the steps of `st` (H100, BENCHMARKS.md,
 /// 2026-11-23, session 5; x the best single-step strategy): 2-D stencils
-/// whose steps fuse (1.7x-4.1x in f32, 1.7x-3.3x in f64); 3-D f32 stencils
+/// whose steps fuse (2.2x-4.1x in f32, 1.7x-3.3x in f64); 3-D f32 stencils
 /// of radius at most 2 (j3d7pt 1.12x, j3d13pt 1.28x, j3d17pt 1.21x,
 /// poisson 1.30x, j3d27pt 1.00x; star3d25, radius 4: 0.81x); 3-D f64 stars
 /// of radius 1 (j3d7pt 1.24x; j3d13pt 0.87x, j3d17pt 0.93x, poisson 0.97x).
@@ -108,7 +108,8 @@ pub fn auto_fuses(st: &Stencil) -> bool {
 
 /// Whether 2-D warp tiles wholly inside the region run a copy of their loop
 /// without checks (`EDGE`, [`Gen::warp_tile_function`]): in f32, where it
-/// lifted j2d5pt from 1412 to 1536 GCells/s and j2d9pt from 487 to 774; not
+/// lifted j2d5pt from 1412 to 1536 GCells/s (both with 32-bit indices; in
+/// the suite, with them, j2d9pt went from 487 to 774); not
 /// in f64 (skewed), where the second copy's registers cost occupancy:
 /// j2d9pt f64 328 with it, 404 without (j2d5pt f64: 628 and 611; H100,
 /// BENCHMARKS.md, 2026-11-23, session 5).
@@ -465,11 +466,10 @@ impl Gen<'_> {
         } else {
             "__restrict__"
         };
-        let mut p = super::super::c_parameters(self.st, self.s, qualifier, true);
-        for (a, p) in p.iter_mut().take(self.dims()).enumerate() {
-            *p = format!("const I n{a}");
-        }
-        p
+        self.typed_extents(
+            super::super::c_parameters(self.st, self.s, qualifier, true),
+            "I",
+        )
     }
 
     /// Per cell of the lane: on the grid (`grid_x`: loaded), in the

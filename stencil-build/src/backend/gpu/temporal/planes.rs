@@ -586,6 +586,7 @@ mod tests {
             // The same kernel with 64-bit indices, for grids of more than 2^30 cells.
             "const ptrdiff_t q = p - 2 * s;",
             "if (n0 * n1 * n2 <= 1073741824) {",
+            "/* The same with 64-bit indices, for grids of more than 2^30 cells. */",
             // A star reads in-plane neighbours in plane q alone: rings of 2 planes.
             "float (*const ring)[2][10][34] = (float (*)[2][10][34])shared;",
             "const int at0 = (slot + 10 - 2 * s) % 2; /* plane q */",
