@@ -494,6 +494,9 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dia
         w.blank();
         super::powi_helper(w, st.dtype, "static __device__ __forceinline__");
     }
+    if st.dims() == 3 && plan.strategy.fuses_steps() {
+        temporal::opaque_thread_helpers(w);
+    }
 }
 
 fn join_x(v: &[usize]) -> String {
@@ -679,6 +682,17 @@ impl Gen<'_> {
         format!("{}{scalar}{wide}_kernel", self.sym)
     }
 
+    /// The kernel's `__launch_bounds__`: its threads, and the blocks a
+    /// multiprocessor must keep resident where the kernel asks for them
+    /// ([`Self::resident_blocks`]).
+    fn launch_bounds(&self) -> String {
+        let threads = self.plan.threads();
+        match self.resident_blocks() {
+            Some(blocks) => format!("{threads}, {blocks}"),
+            None => threads.to_string(),
+        }
+    }
+
     /// The C type of cell indices in this kernel.
     fn index(&self) -> &'static str {
         if self.wide { "ptrdiff_t" } else { "int" }
@@ -701,7 +715,7 @@ impl Gen<'_> {
         }
         w.line(&format!(
             "static __global__ void __launch_bounds__({}) {}({parameters})",
-            self.plan.threads(),
+            self.launch_bounds(),
             self.kernel_name(),
         ));
         w.line("{");

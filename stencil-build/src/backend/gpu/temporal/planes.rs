@@ -21,12 +21,27 @@ use std::collections::BTreeSet;
 
 use super::super::{CWriter, Dialect, Gen, Resolved, SHARED_BUDGET};
 use super::{overlap_error, radius};
-use crate::ir::{Access, GpuTiling, Stencil, Strategy};
+use crate::ir::{Access, Dtype, GpuTiling, Stencil, Strategy};
 
 /// Most steps the 3-D model fuses, in f32 and in f64 (j3d7pt: 3 steps
 /// 385.4 GCells/s in f32, 4 steps 264.3; 2 steps 216.5 in f64, 3 steps
 /// 182.5; H100, BENCHMARKS.md, 2026-11-23).
 pub const MAX_TIME_BLOCK: [usize; 2] = [3, 2];
+
+/// Most planes of a level's window for which the loop over the planes is
+/// unrolled by them ([`Planes::unrolled`]): radius 1 along the slowest axis.
+pub const MAX_UNROLL: usize = 3;
+
+/// Threads per multiprocessor an unrolled f32 kernel keeps resident at
+/// least, by its launch bounds ([`Gen::launch_bounds`]): without them the
+/// unrolled loop took registers that cost a block per multiprocessor
+/// (j3d7pt, 32 x 32 tiles: 439 GCells/s unbounded, 501 with 768 threads;
+/// 64 x 32 tiles: 511 and 545; H100, BENCHMARKS.md, 2026-11-23, session 6).
+pub const RESIDENT_THREADS: usize = 768;
+
+/// Most registers the windows of a thread take for its kernel to be bounded
+/// to [`RESIDENT_THREADS`] (3 steps of 4 rows: 36).
+pub const BOUNDED_WINDOWS: usize = 48;
 
 /// Most cells a fused tile's overlap reaches per side (`time_block x
 /// radius`): j3d13pt (radius 2) measured 244.8 GCells/s with 2 steps, 130.5
@@ -230,6 +245,20 @@ impl Planes {
         let [y, x] = self.padded();
         self.t * self.slots() * y * x * size
     }
+
+    /// Planes of each level's window: the reach along the slowest axis on both sides and the plane between.
+    pub fn window(&self) -> usize {
+        2 * self.r[0] + 1
+    }
+
+    /// Whether the loop over the planes is unrolled by the window's planes
+    /// (up to [`MAX_UNROLL`]), so that the windows move on without moving
+    /// registers: j3d7pt measured 1.08x (f32, 32 x 32 tiles, with
+    /// [`RESIDENT_THREADS`]) and 1.26x (f64, 64 x 32 tiles) the loop without
+    /// (H100, BENCHMARKS.md, 2026-11-23, session 6).
+    pub fn unrolled(&self) -> bool {
+        self.window() <= MAX_UNROLL
+    }
 }
 
 impl Gen<'_> {
@@ -253,6 +282,8 @@ impl Gen<'_> {
         w.line(&format!(
             "{ty} (*const ring)[{slots}][{py}][{px}] = ({ty} (*)[{slots}][{py}][{px}])shared;"
         ));
+        w.line("/* The thread's place in the rings (see `stencil_thread_x`). */");
+        w.line("const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();");
         w.line(&format!(
             "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
             sh.bx,
@@ -283,6 +314,13 @@ impl Gen<'_> {
         w.line("/* ahead: the thread's rows of the plane the next iteration computes from. */");
         w.line(&format!("{ty} ahead[{}];", sh.c));
         self.planes_load(w, &sh, &start);
+        if sh.unrolled() {
+            w.line(&format!(
+                "/* Unrolled by the {} planes of a window, whose registers then move on by renaming. */",
+                sh.window()
+            ));
+            w.pragma(&format!("unroll {}", sh.window()));
+        }
         w.line(&format!(
             "for ({} p = {start}; p < z1 + {}; ++p) {{",
             self.index(),
@@ -413,6 +451,7 @@ impl Gen<'_> {
             "step && in_y[j] && in_x",
             &planes_index("q"),
             &|a: &Access| self.planes_read(a, sh),
+            sh.unrolled(),
         );
         w.line("next[j] = v;");
         w.dedent();
@@ -455,9 +494,8 @@ impl Gen<'_> {
         if (dy, dx) == (0, 0) {
             return format!("win[s - 1][{m}][j]");
         }
-        let row =
-            super::super::shifted(&format!("threadIdx.y * {} + j", sh.c), sh.r[1] as i64 + dy);
-        let col = super::super::shifted("threadIdx.x", sh.r[2] as i64 + dx);
+        let row = super::super::shifted(&format!("ty * {} + j", sh.c), sh.r[1] as i64 + dy);
+        let col = super::super::shifted("tx", sh.r[2] as i64 + dx);
         let ring = format!("ring[s - 1][at{}][{row}][{col}]", plane_name(dz));
         let c = sh.c as i64;
         if dx != 0 || dy.abs() >= c {
@@ -495,6 +533,26 @@ impl Gen<'_> {
     /// Moves the window of level `level` on by one plane: the oldest drops out, `plane` comes in.
     fn planes_move(&self, w: &mut CWriter, sh: &Planes, level: &str, plane: &str) {
         super::shift_window(w, level, plane, 2 * sh.r[0] + 1, sh.c, "j");
+    }
+
+    /// The blocks a multiprocessor keeps resident at least, as the second
+    /// launch bound: enough for [`RESIDENT_THREADS`], for an unrolled f32
+    /// 3-D fused kernel in CUDA with 32-bit indices whose windows take at
+    /// most [`BOUNDED_WINDOWS`] registers. Not in HIP, whose second bound
+    /// means something else, nor where the bound made ptxas spill: in f64,
+    /// with 64-bit indices, with larger windows (8 rows over 4 steps).
+    pub(in crate::backend::gpu) fn resident_blocks(&self) -> Option<usize> {
+        let candidate = self.dims() == 3
+            && self.plan.strategy.fuses_steps()
+            && self.st.dtype == Dtype::F32
+            && self.d.name == "cuda"
+            && !self.wide;
+        if !candidate {
+            return None;
+        }
+        let sh = self.planes_shape();
+        (sh.unrolled() && sh.t * sh.window() * sh.c <= BOUNDED_WINDOWS)
+            .then(|| RESIDENT_THREADS.div_ceil(self.plan.threads()))
     }
 
     /// Launches the 3-D `temporal` kernel over the region for `levels` steps,
@@ -557,14 +615,14 @@ fn planes_index(plane: &str) -> String {
 /// The thread's cell of row `j` in level `level`'s ring slot `slot`.
 fn ring_cell(sh: &Planes, level: &str, slot: &str) -> String {
     format!(
-        "ring[{level}][{slot}][threadIdx.y * {} + j + {}][threadIdx.x + {}]",
+        "ring[{level}][{slot}][ty * {} + j + {}][tx + {}]",
         sh.c, sh.r[1], sh.r[2]
     )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::{CUDA, HIP, fit, resolve};
+    use super::super::super::{CUDA, HIP, fit, resolve, source};
     use super::super::tests::{cuda, stencil};
 
     const J3D7PT: &str =
@@ -591,13 +649,21 @@ mod tests {
             "float (*const ring)[2][10][34] = (float (*)[2][10][34])shared;",
             "const int at0 = (slot + 10 - 2 * s) % 2; /* plane q */",
             // Rows above and below in the thread's own column come from its window where it holds them.
-            "v = win[s - 1][0][j] + (j >= 1 ? win[s - 1][1][j - 1] : ring[s - 1][at0][threadIdx.y * 2 + j][threadIdx.x + 1]) \
-             + ring[s - 1][at0][threadIdx.y * 2 + j + 1][threadIdx.x] + win[s - 1][1][j] + ring[s - 1][at0][threadIdx.y * 2 + j + 1][threadIdx.x + 2] \
-             + (j < 1 ? win[s - 1][1][j + 1] : ring[s - 1][at0][threadIdx.y * 2 + j + 2][threadIdx.x + 1]) + win[s - 1][2][j] + cur_k[c];",
+            // (An update that reads an input grid computes only in the region: a branch, not a select.)
+            "v = win[s - 1][0][j] + (j >= 1 ? win[s - 1][1][j - 1] : ring[s - 1][at0][ty * 2 + j][tx + 1]) \
+             + ring[s - 1][at0][ty * 2 + j + 1][tx] + win[s - 1][1][j] + ring[s - 1][at0][ty * 2 + j + 1][tx + 2] \
+             + (j < 1 ? win[s - 1][1][j + 1] : ring[s - 1][at0][ty * 2 + j + 2][tx + 1]) + win[s - 1][2][j] + cur_k[c];",
             // Each level publishes plane q - 1, which the level above reads first in the next iteration.
             "/* Level s's plane q - 1 (window plane 1) for the level above, whose next iteration reads it. */",
-            "ring[s][(slot + 9 - 2 * s) % 2][threadIdx.y * 2 + j + 1][threadIdx.x + 1] = win[s][1][j];",
-            "ring[0][(slot + 9) % 2][threadIdx.y * 2 + j + 1][threadIdx.x + 1] = win[0][1][j];",
+            "ring[s][(slot + 9 - 2 * s) % 2][ty * 2 + j + 1][tx + 1] = win[s][1][j];",
+            "ring[0][(slot + 9) % 2][ty * 2 + j + 1][tx + 1] = win[0][1][j];",
+            // The rings are addressed by thread coordinates the compiler cannot merge with the grid's indices.
+            "const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();",
+            "asm volatile(\"mov.u32 %0, %%tid.x;\" : \"=r\"(v));",
+            // A window of 3 planes: the loop is unrolled by 3, and the 32-bit kernel keeps 768 threads resident.
+            "#pragma unroll 3\n    for (int p = z0 - 3; p < z1 + 6; ++p) {",
+            "static __global__ void __launch_bounds__(128, 6) p_cuda__s__update_u_kernel(",
+            "static __global__ void __launch_bounds__(128) p_cuda__s__update_u_i64_kernel(",
             "const dim3 block(32, 4);",
             "<<<grid, block, 8160>>>",
         ] {
@@ -612,6 +678,54 @@ mod tests {
             !code.contains("FuncSetAttribute"),
             "within the default: {code}"
         );
+    }
+
+    #[test]
+    fn updates_without_inputs_select_and_only_cuda_f32_windows_are_bounded() {
+        let star = "u[-1,0,0] + u[0,-1,0] + u[0,0,-1] + u[0,0,0] + u[0,0,1] + u[0,1,0] + u[1,0,0]";
+        let tiling = "time_block = 3\ncoarsen = 4\nblock = [1, 8, 64]\n";
+        let code = cuda(&stencil("\"z\", \"y\", \"x\"", star, tiling)).unwrap();
+        for line in [
+            "const float u = win[s - 1][0][j] + ",
+            "const float v = step && in_y[j] && in_x ? u : win[s - 1][1][j];",
+            "static __global__ void __launch_bounds__(512, 2) p_cuda__s__update_u_kernel(",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+        // f64: no second bound (it would spill); HIP: its second bound means something else.
+        let mut f64 = stencil("\"z\", \"y\", \"x\"", star, tiling);
+        f64.dtype = crate::ir::Dtype::F64;
+        let code = cuda(&f64).unwrap();
+        assert!(
+            code.contains("__launch_bounds__(512) p_cuda__s__update_u_kernel("),
+            "{code}"
+        );
+        let st = stencil("\"z\", \"y\", \"x\"", star, tiling);
+        let plan = resolve(&st.tiling.cuda, &st, &HIP)
+            .and_then(|p| fit(p, false, &st, &HIP))
+            .unwrap();
+        let hip = source(&st, &crate::analysis::analyse(&st), &plan, "p", &HIP);
+        assert!(hip.contains("__launch_bounds__(512) "), "{hip}");
+        assert!(!hip.contains("__launch_bounds__(512, 2)"), "{hip}");
+        // 8 rows over 4 steps: windows too large to bound; radius 2 along `z`: not unrolled.
+        let big = stencil(
+            "\"z\", \"y\", \"x\"",
+            star,
+            "time_block = 4\ncoarsen = 8\nblock = [1, 4, 32]\n",
+        );
+        assert!(
+            cuda(&big)
+                .unwrap()
+                .contains("__launch_bounds__(128) p_cuda__s__update_u_kernel(")
+        );
+        let r2 = stencil(
+            "\"z\", \"y\", \"x\"",
+            "u[-2,0,0] + u[0,-1,0] + u[0,0,0] + u[2,0,0]",
+            "time_block = 2\n",
+        );
+        let code = cuda(&r2).unwrap();
+        assert!(!code.contains("#pragma unroll 5"), "{code}");
+        assert!(code.contains("win[s][3][j] = win[s][4][j];"), "{code}");
     }
 
     #[test]
