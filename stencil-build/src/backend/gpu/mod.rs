@@ -163,11 +163,11 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
         t
     };
     let strategy = match t.strategy {
-        Strategy::Temporal => return Ok(temporal::defaults(t, st)),
+        Strategy::Temporal => return Ok(temporal::defaults(t, st, d)),
         Strategy::Persistent => {
             return Ok(Resolved {
                 strategy: Strategy::Persistent,
-                ..temporal::defaults(t, st)
+                ..temporal::defaults(t, st, d)
             });
         }
         s => s,
@@ -1979,8 +1979,13 @@ mod tests {
         let j3d32 = stencil("\"z\", \"y\", \"x\"", "f32", j3d7pt);
         assert_eq!(
             plan(&j3d32, &auto, &CUDA),
+            (Strategy::Temporal, vec![1, 8, 64], 128, 4, 1),
+            "3-D stars of radius 1 fuse, over tiles of 64 x 32 cells"
+        );
+        assert_eq!(
+            plan(&j3d32, &auto, &HIP),
             (Strategy::Temporal, vec![1, 8, 32], 128, 4, 1),
-            "3-D stars of radius 1 fuse"
+            "tiles of 32 x 32 cells where shared memory holds 64 KiB"
         );
         let j3d64 = stencil("\"z\", \"y\", \"x\"", "f64", j3d7pt);
         assert_eq!(register_words(&j3d64, 2, 2, 2), 4 * 4 * 2 + 2 * (2 * 2 * 2));
@@ -1995,8 +2000,18 @@ mod tests {
         let skew64 = stencil("\"z\", \"y\", \"x\"", "f64", skew);
         assert_eq!(
             plan(&skew64, &auto, &CUDA).0,
+            Strategy::Temporal,
+            "3-D f64 stencils of radius 1 fuse"
+        );
+        let r2 = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f64",
+            "u[-2,0,0] + u[0,0,0] + u[0,2,0]",
+        );
+        assert_eq!(
+            plan(&r2, &auto, &CUDA).0,
             Strategy::Stream,
-            "3-D f64 stencils reading in-plane neighbours in several planes stay single-step"
+            "3-D f64 stencils of radius 2 stay single-step"
         );
         let skew_small = stencil(
             "\"z\", \"y\", \"x\"",
@@ -2058,8 +2073,20 @@ mod tests {
         let t = resolve(&temporal, &j3d64, &CUDA).unwrap();
         assert_eq!(
             (t.block, t.chunk, t.coarsen, t.vector, t.time_block),
-            (vec![1, 8, 32], 128, 4, 1, 2),
-            "3-D f64: tiles of 32 x 32 cells, 2 steps (rings of 2 planes within 48 KiB)"
+            (vec![1, 8, 64], 128, 4, 1, 3),
+            "3-D f64 stars of radius 1: tiles of 64 x 32 cells, 3 steps (rings of 2 planes, 108 KiB)"
+        );
+        let t = resolve(&temporal, &skew64, &CUDA).unwrap();
+        assert_eq!(
+            (t.block, t.coarsen, t.time_block),
+            (vec![1, 8, 32], 4, 2),
+            "other 3-D f64 stencils of radius 1: tiles of 32 x 32 cells, 2 steps (rings of 3 planes here, 55 KiB)"
+        );
+        let t = resolve(&temporal, &j3d64, &HIP).unwrap();
+        assert_eq!(
+            (t.block, t.time_block),
+            (vec![1, 8, 32], 3),
+            "HIP: rings within its 64 KiB (55 KiB)"
         );
         let persistent = GpuTiling {
             strategy: Strategy::Persistent,

@@ -62,9 +62,9 @@ pub const REGISTER_WORDS: usize = 96;
 ///   [`REGISTER_WORDS`]; with a `time_block` from the spec, the default
 ///   tiles widen to store at least half their cells;
 /// - 3-D: see [`planes::defaults`].
-pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
+pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
     if st.dims() == 3 {
-        return planes::defaults(t, st);
+        return planes::defaults(t, st, d);
     }
     let (vector, chunk) = match st.dtype {
         Dtype::F32 => (4, 256),
@@ -89,19 +89,20 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
     }
 }
 
-/// Whether `auto` fuses the steps of `st` (H100, BENCHMARKS.md,
-/// 2026-11-23, session 5; x the best single-step strategy): 2-D stencils
-/// whose steps fuse (2.2x-4.1x in f32, 1.7x-3.3x in f64); 3-D f32 stencils
-/// of radius at most 2 (j3d7pt 1.12x, j3d13pt 1.28x, j3d17pt 1.21x,
-/// poisson 1.30x, j3d27pt 1.00x; star3d25, radius 4: 0.81x); 3-D f64 stars
-/// of radius 1 (j3d7pt 1.24x; j3d13pt 0.87x, j3d17pt 0.93x, poisson 0.97x).
+/// Whether `auto` fuses the steps of `st` (x the best single-step strategy):
+/// 2-D stencils whose steps fuse (2.2x-4.1x in f32, 1.7x-3.3x in f64; H100,
+/// BENCHMARKS.md, 2026-11-23, session 5); 3-D f32 stencils of radius at most
+/// 2 and 3-D f64 stencils of radius 1 (session 6, the tiles of [`defaults`]:
+/// f32 j3d7pt 1.53x, j3d13pt 1.25x, j3d17pt 1.57x, j3d27pt 1.40x, poisson
+/// 1.53x; f64 j3d7pt 1.93x, j3d17pt 1.64x, j3d27pt 1.41x, poisson 1.11x;
+/// not j3d13pt f64, 0.90x, nor star3d25, radius 4: 0.85x in f32).
 pub fn auto_fuses(st: &Stencil) -> bool {
     let r = radius(st);
     crate::ir::unfusable(st, "temporal").is_none()
         && match (st.dims(), st.dtype) {
             (2, _) => true,
             (3, Dtype::F32) => r.iter().all(|&r| r <= 2),
-            (3, _) => r == [1, 1, 1] && planes::in_one_plane(st),
+            (3, _) => r == [1, 1, 1],
             _ => false,
         }
 }

@@ -19,14 +19,19 @@
 
 use std::collections::BTreeSet;
 
-use super::super::{CWriter, Dialect, Gen, Resolved, SHARED_BUDGET};
+use super::super::{CWriter, Dialect, Gen, Resolved};
 use super::{overlap_error, radius};
 use crate::ir::{Access, Dtype, GpuTiling, Stencil, Strategy};
 
-/// Most steps the 3-D model fuses, in f32 and in f64 (j3d7pt: 3 steps
-/// 385.4 GCells/s in f32, 4 steps 264.3; 2 steps 216.5 in f64, 3 steps
-/// 182.5; H100, BENCHMARKS.md, 2026-11-23).
+/// Most steps the 3-D model fuses: 3 for stars of radius 1, 2 for the
+/// others (H100, BENCHMARKS.md, 2026-11-23, session 6; GCells/s, 2 and 3
+/// steps: j3d7pt f32 352 and 494, f64 207 and 258; j3d17pt f32 354 and 327,
+/// f64 200 and 150; j3d27pt f32 305 and 273, f64 135 and 144).
 pub const MAX_TIME_BLOCK: [usize; 2] = [3, 2];
+
+/// Shared memory the 3-D model lets a block's rings take: two blocks' worth
+/// on a multiprocessor of 228 KiB (each block also takes 1 KiB of the system's).
+pub const RING_BUDGET: usize = 113 * 1024;
 
 /// Most planes of a level's window for which the loop over the planes is
 /// unrolled by them ([`Planes::unrolled`]): radius 1 along the slowest axis.
@@ -49,14 +54,24 @@ pub const BOUNDED_WINDOWS: usize = 48;
 pub const MAX_REACH: usize = 4;
 
 /// `[tiling]` of a 3-D `temporal` stencil with the defaults filled in:
-/// blocks of 32 x 8 threads, 4 rows each (tiles of 32 x 32 cells), chunks
-/// of 128 planes; `time_block`: the most steps, up to [`MAX_TIME_BLOCK`],
-/// whose overlap reaches at most [`MAX_REACH`] cells, whose tiles store at
-/// least half their cells along each fast axis and whose rings fit the
-/// shared memory a block gets without asking ([`SHARED_BUDGET`]), else 1. A `time_block` the spec gives widens the
-/// default tiles to store at least half their cells.
-pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
-    let block = t.block.clone().unwrap_or_else(|| vec![1, 8, 32]);
+/// blocks of 8 rows of threads, 4 rows each, chunks of 128 planes; 64
+/// threads a row for stars of radius 1 (tiles of 64 x 32 cells: j3d7pt f32
+/// 541 GCells/s, 32 x 32: 494; f64 352 and 258, 3 steps; H100,
+/// BENCHMARKS.md, 2026-11-23, session 6) where the dialect's shared memory
+/// holds their rings, else 32 (32 x 32 cells); `time_block`: the most steps,
+/// up to [`MAX_TIME_BLOCK`], whose overlap reaches at most [`MAX_REACH`]
+/// cells, whose tiles store at least half their cells along each fast axis
+/// and whose rings fit [`RING_BUDGET`] and the dialect's limit, else 1. A
+/// `time_block` the spec gives widens the default tiles to store at least
+/// half their cells.
+pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
+    let star = radius(st) == [1, 1, 1] && in_one_plane(st);
+    let budget = RING_BUDGET.min(d.shared_max);
+    let wide = star && d.shared_max >= RING_BUDGET;
+    let block = t
+        .block
+        .clone()
+        .unwrap_or_else(|| vec![1, 8, if wide { 64 } else { 32 }]);
     let mut plan = Resolved {
         strategy: Strategy::Temporal,
         chunk: t.chunk.unwrap_or(128),
@@ -66,7 +81,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
         block,
     };
     let Some(steps) = t.time_block else {
-        let most = MAX_TIME_BLOCK[usize::from(st.dtype.size() == 8)];
+        let most = MAX_TIME_BLOCK[usize::from(!star)];
         let reach = radius(st).into_iter().max().unwrap_or(1).max(1);
         let fits = |steps: usize| {
             let sh = Planes::new(
@@ -81,7 +96,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
             steps * reach <= MAX_REACH
                 && 2 * sy >= y
                 && 2 * sx >= x
-                && sh.shared_bytes(st.dtype.size()) <= SHARED_BUDGET
+                && sh.shared_bytes(st.dtype.size()) <= budget
         };
         plan.time_block = (1..=most).rev().find(|&s| fits(s)).unwrap_or(1);
         return plan;
