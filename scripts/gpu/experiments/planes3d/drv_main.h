@@ -21,15 +21,15 @@ template <typename T> static double run(const Variant &v, int n0, int n1, int n2
   return (double)(n0-2)*(n1-2)*(n2-2)*steps/(ms*1e-3)/1e9;
 }
 int main(int argc, char **argv) {
-  int n=getenv("N")?atoi(getenv("N")):512, steps=getenv("STEPS")?atoi(getenv("STEPS")):99; const char *only = argc>1 ? argv[1] : "";
+  int tb=getenv("TB")?atoi(getenv("TB")):3; int n=getenv("N")?atoi(getenv("N")):512, steps=getenv("STEPS")?atoi(getenv("STEPS")):99; const char *only = argc>1 ? argv[1] : "";
   size_t cells=(size_t)n*n*n;
   void *a,*b; cudaMalloc(&a,cells*8); cudaMalloc(&b,cells*8);
   std::vector<float> rf, r; std::vector<double> rd, r2; const char *ref=0;
   for (auto &v: variants) {
     if (!strstr(v.name, only)) continue;
     double g; double diff=0; bool first=false;
-    if (v.size==4) { g=run<float>(v,n,n,n,steps,3,(float*)a,(float*)b,r); if(!ref||strstr(v.name,"base")){ if(strstr(v.name,"base")) {rf=r; first=true;} } for(size_t i=0;i<cells&&rf.size();i++) diff=std::max(diff,(double)fabsf(r[i]-rf[i])); }
-    else { g=run<double>(v,n,n,n,steps,3,(double*)a,(double*)b,r2); if(strstr(v.name,"base")) {rd=r2; first=true;} for(size_t i=0;i<cells&&rd.size();i++) diff=std::max(diff,fabs(r2[i]-rd[i])); }
+    if (v.size==4) { g=run<float>(v,n,n,n,steps,tb,(float*)a,(float*)b,r); if(!ref||strstr(v.name,"base")){ if(strstr(v.name,"base")) {rf=r; first=true;} } for(size_t i=0;i<cells&&rf.size();i++) diff=std::max(diff,(double)fabsf(r[i]-rf[i])); }
+    else { g=run<double>(v,n,n,n,steps,tb,(double*)a,(double*)b,r2); if(strstr(v.name,"base")) {rd=r2; first=true;} for(size_t i=0;i<cells&&rd.size();i++) diff=std::max(diff,fabs(r2[i]-rd[i])); }
     printf("%-28s %8.1f GCells/s  maxdiff vs base %g\n", v.name, g, diff); fflush(stdout);
   }
 }
