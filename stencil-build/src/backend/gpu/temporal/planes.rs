@@ -34,8 +34,12 @@ pub const MAX_TIME_BLOCK: [usize; 2] = [3, 2];
 pub const RING_BUDGET: usize = 113 * 1024;
 
 /// Most planes of a level's window for which the loop over the planes is
-/// unrolled by them ([`Planes::unrolled`]): radius 1 along the slowest axis.
-pub const MAX_UNROLL: usize = 3;
+/// unrolled by them ([`Planes::unrolled`]), in f32 and in f64: up to radius
+/// 4 along the slowest axis in f32 (unrolled by 5 and 9 planes with
+/// [`RESIDENT_THREADS`], j3d13pt measured 1.09x and star3d25 1.08x), radius
+/// 1 in f64 (by 5 and 9: 0.77x and 0.80x; H100, BENCHMARKS.md, 2026-11-23,
+/// session 6).
+pub const MAX_UNROLL: [usize; 2] = [9, 3];
 
 /// Threads per multiprocessor an unrolled f32 kernel keeps resident at
 /// least, by its launch bounds ([`Gen::launch_bounds`]): without them the
@@ -172,6 +176,8 @@ pub(in crate::backend::gpu) struct Planes {
     /// Offsets along the slowest axis at which a level reads in-plane
     /// neighbours (from shared memory; its own column comes from registers).
     pub reads: BTreeSet<i64>,
+    /// Whether cells are f64.
+    pub f64: bool,
 }
 
 /// Whether each step of `st` reads in-plane neighbours in one plane (a star).
@@ -201,6 +207,7 @@ impl Planes {
             by: plan.block[1],
             c: plan.coarsen,
             reads: in_plane_reads(st),
+            f64: st.dtype == Dtype::F64,
         }
     }
 
@@ -272,7 +279,7 @@ impl Planes {
     /// [`RESIDENT_THREADS`]) and 1.26x (f64, 64 x 32 tiles) the loop without
     /// (H100, BENCHMARKS.md, 2026-11-23, session 6).
     pub fn unrolled(&self) -> bool {
-        self.window() <= MAX_UNROLL
+        self.window() <= MAX_UNROLL[usize::from(self.f64)]
     }
 }
 
@@ -738,6 +745,15 @@ mod tests {
             "u[-2,0,0] + u[0,-1,0] + u[0,0,0] + u[2,0,0]",
             "time_block = 2\n",
         );
+        // Radius 2 along `z`: unrolled by 5 in f32, not in f64 (where that measured slower).
+        let code = cuda(&r2).unwrap();
+        assert!(code.contains("#pragma unroll 5"), "{code}");
+        assert!(
+            code.contains("__launch_bounds__(256, 3) p_cuda__s__update_u_kernel("),
+            "{code}"
+        );
+        let mut r2 = r2;
+        r2.dtype = crate::ir::Dtype::F64;
         let code = cuda(&r2).unwrap();
         assert!(!code.contains("#pragma unroll 5"), "{code}");
         assert!(code.contains("win[s][3][j] = win[s][4][j];"), "{code}");
