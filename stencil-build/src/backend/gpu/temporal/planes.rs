@@ -34,12 +34,16 @@ pub const MAX_TIME_BLOCK: [usize; 2] = [3, 2];
 pub const RING_BUDGET: usize = 113 * 1024;
 
 /// Most planes of a level's window for which the loop over the planes is
-/// unrolled by them ([`Planes::unrolled`]), in f32 and in f64: up to radius
-/// 4 along the slowest axis in f32 (unrolled by 5 and 9 planes with
-/// [`RESIDENT_THREADS`], j3d13pt measured 1.09x and star3d25 1.08x), radius
-/// 1 in f64 (by 5 and 9: 0.77x and 0.80x; H100, BENCHMARKS.md, 2026-11-23,
-/// session 6).
-pub const MAX_UNROLL: [usize; 2] = [9, 3];
+/// unrolled by them ([`Planes::unrolled`]): radius 1 along the slowest axis.
+pub const MAX_UNROLL: usize = 3;
+
+/// Most planes of the window of an f32 `temporal` kernel bounded to
+/// [`RESIDENT_THREADS`] for which the loop is unrolled: radius 4 (j3d13pt,
+/// 5 planes, 1.20x; star3d25, 9 planes, 1.17x). Not in f64 (by 5 and 9
+/// planes: 0.77x and 0.80x, by hand), nor without the bound (star3d25 with
+/// 2 steps: 0.89x) or in `persistent` (star3d25: the bound made ptxas
+/// spill, 0.71x; H100, BENCHMARKS.md, 2026-11-23, session 6).
+pub const MAX_BOUNDED_UNROLL: usize = 9;
 
 /// Threads per multiprocessor an unrolled f32 kernel keeps resident at
 /// least, by its launch bounds ([`Gen::launch_bounds`]): without them the
@@ -178,6 +182,8 @@ pub(in crate::backend::gpu) struct Planes {
     pub reads: BTreeSet<i64>,
     /// Whether cells are f64.
     pub f64: bool,
+    /// Whether the kernel is `persistent`'s.
+    pub persistent: bool,
 }
 
 /// Whether each step of `st` reads in-plane neighbours in one plane (a star).
@@ -208,6 +214,7 @@ impl Planes {
             c: plan.coarsen,
             reads: in_plane_reads(st),
             f64: st.dtype == Dtype::F64,
+            persistent: plan.strategy == Strategy::Persistent,
         }
     }
 
@@ -279,7 +286,13 @@ impl Planes {
     /// [`RESIDENT_THREADS`]) and 1.26x (f64, 64 x 32 tiles) the loop without
     /// (H100, BENCHMARKS.md, 2026-11-23, session 6).
     pub fn unrolled(&self) -> bool {
-        self.window() <= MAX_UNROLL[usize::from(self.f64)]
+        let bounded_f32 = !self.f64 && !self.persistent && self.bounded();
+        self.window() <= MAX_UNROLL || bounded_f32 && self.window() <= MAX_BOUNDED_UNROLL
+    }
+
+    /// Whether the windows of a thread take at most [`BOUNDED_WINDOWS`] registers.
+    pub fn bounded(&self) -> bool {
+        self.t * self.window() * self.c <= BOUNDED_WINDOWS
     }
 }
 
@@ -573,8 +586,7 @@ impl Gen<'_> {
             return None;
         }
         let sh = self.planes_shape();
-        (sh.unrolled() && sh.t * sh.window() * sh.c <= BOUNDED_WINDOWS)
-            .then(|| RESIDENT_THREADS.div_ceil(self.plan.threads()))
+        (sh.unrolled() && sh.bounded()).then(|| RESIDENT_THREADS.div_ceil(self.plan.threads()))
     }
 
     /// Launches the 3-D `temporal` kernel over the region for `levels` steps,
@@ -752,6 +764,16 @@ mod tests {
             code.contains("__launch_bounds__(256, 3) p_cuda__s__update_u_kernel("),
             "{code}"
         );
+        // `persistent`, or windows of more than 48 registers: windows of 5 planes are not unrolled.
+        let mut persistent = r2.clone();
+        persistent.tiling.cuda.strategy = crate::ir::Strategy::Persistent;
+        assert!(!cuda(&persistent).unwrap().contains("#pragma unroll 5"));
+        let deep = stencil(
+            "\"z\", \"y\", \"x\"",
+            "u[-2,0,0] + u[0,-1,0] + u[0,0,0] + u[2,0,0]",
+            "time_block = 3\n",
+        );
+        assert!(!cuda(&deep).unwrap().contains("#pragma unroll 5"));
         let mut r2 = r2;
         r2.dtype = crate::ir::Dtype::F64;
         let code = cuda(&r2).unwrap();
