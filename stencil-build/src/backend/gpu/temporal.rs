@@ -93,7 +93,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
 /// 2-D stencils whose steps fuse (2.2x-4.1x in f32, 1.7x-3.3x in f64; H100,
 /// BENCHMARKS.md, 2026-11-23, session 5); 3-D f32 stencils of radius at most
 /// 2 and 3-D f64 stencils of radius 1 (session 6, the tiles of [`defaults`]:
-/// f32 j3d7pt 1.52x, j3d13pt 1.24x, j3d17pt 1.56x, j3d27pt 1.39x, poisson
+/// f32 j3d7pt 1.52x, j3d13pt 1.49x, j3d17pt 1.56x, j3d27pt 1.39x, poisson
 /// 1.53x; f64 j3d7pt 1.93x, j3d17pt 1.64x, j3d27pt 1.41x, poisson 1.11x;
 /// not j3d13pt f64, 0.90x at best, nor star3d25, radius 4: 0.85x in f32).
 pub fn auto_fuses(st: &Stencil) -> bool {
