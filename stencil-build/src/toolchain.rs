@@ -92,8 +92,16 @@ pub fn gencode_flags(archs: &[String]) -> Result<Vec<String>, Error> {
     Ok(flags)
 }
 
-/// Compiles CUDA sources with `nvcc` into the static library `lib_name` and
-/// links the static CUDA runtime.
+/// Compiles CUDA sources with `nvcc` into static libraries `lib_name_<i>`,
+/// one per source, and links the static CUDA runtime.
+///
+/// One library per source: `cc` compiles the sources of one build as
+/// relocatable device code (`--device-c`) when there are several, and
+/// `ptxas` then allocated more registers (j3d13pt f64's fused kernel 147
+/// instead of 128, a block less per multiprocessor: 118 GCells/s on the
+/// H100 where the same kernel compiled whole ran at 168; BENCHMARKS.md,
+/// 2026-11-23, session 6). The sources do not call into each other. They
+/// compile on `NUM_JOBS` threads, as `cc` would have.
 pub fn build_cuda(
     files: &[PathBuf],
     lib_name: &str,
@@ -104,19 +112,51 @@ pub fn build_cuda(
         println!("cargo:rerun-if-env-changed={var}");
     }
     let nvcc = find_nvcc()?;
-    let mut build = cc::Build::new();
-    build
-        .cuda(true)
-        .cudart("static")
-        .env("NVCC", &nvcc)
-        .files(files)
-        .opt_level(3);
-    for flag in gencode_flags(archs)?.iter().chain(extra_flags) {
-        build.flag(flag);
-    }
-    build.try_compile(lib_name).map_err(|e| Error::Toolchain {
-        backend: "cuda",
-        message: format!("{e}\n(nvcc: {})", nvcc.display()),
+    let flags: Vec<String> = gencode_flags(archs)?
+        .into_iter()
+        .chain(extra_flags.iter().cloned())
+        .collect();
+    let compile = |i: usize, file: &PathBuf| {
+        let mut build = cc::Build::new();
+        build
+            .cuda(true)
+            .cudart("static")
+            .env("NVCC", &nvcc)
+            .file(file)
+            .opt_level(3);
+        for flag in &flags {
+            build.flag(flag);
+        }
+        build
+            .try_compile(&format!("{lib_name}_{i}"))
+            .map_err(|e| Error::Toolchain {
+                backend: "cuda",
+                message: format!("{e}\n(nvcc: {})", nvcc.display()),
+            })
+    };
+    let jobs = std::env::var("NUM_JOBS")
+        .ok()
+        .and_then(|j| j.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
+    let indexed: Vec<(usize, &PathBuf)> = files.iter().enumerate().collect();
+    let chunk = indexed.len().div_ceil(jobs).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = indexed
+            .chunks(chunk)
+            .map(|part| {
+                let compile = &compile;
+                scope.spawn(move || part.iter().try_for_each(|&(i, f)| compile(i, f)))
+            })
+            .collect();
+        workers.into_iter().try_for_each(|w| {
+            w.join().unwrap_or_else(|_| {
+                Err(Error::Toolchain {
+                    backend: "cuda",
+                    message: "a thread compiling CUDA sources panicked".into(),
+                })
+            })
+        })
     })?;
     let root = nvcc
         .parent()
