@@ -95,7 +95,9 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
 /// 2 and 3-D f64 stencils of radius 1 (session 6, the tiles of [`defaults`]:
 /// f32 j3d7pt 1.52x, j3d13pt 1.49x, j3d17pt 1.56x, j3d27pt 1.39x, poisson
 /// 1.53x; f64 j3d7pt 1.93x, j3d17pt 1.64x, j3d27pt 1.41x, poisson 1.11x;
-/// not j3d13pt f64, 0.90x at best, nor star3d25, radius 4: 0.85x in f32).
+/// not j3d13pt f64, 0.90x at best in that run (1.15x once each CUDA source
+/// compiled whole, `toolchain::build_cuda`; not yet adopted here), nor
+/// star3d25, radius 4: 0.85x in f32).
 pub fn auto_fuses(st: &Stencil) -> bool {
     let r = radius(st);
     crate::ir::unfusable(st, "temporal").is_none()

@@ -242,7 +242,7 @@ impl Planes {
     fn slot(&self, dz: i64, s: &str) -> String {
         let slots = self.slots();
         let lag = self.lag();
-        let base = (slots * (self.t * lag + 2 * self.r[0] + 1).div_ceil(slots)) as i64;
+        let base = (slots * (self.t * lag + self.window()).div_ceil(slots)) as i64;
         if s == "0" {
             format!("(slot + {}) % {slots}", base + dz)
         } else {
@@ -281,7 +281,8 @@ impl Planes {
     }
 
     /// Whether the loop over the planes is unrolled by the window's planes
-    /// (up to [`MAX_UNROLL`]), so that the windows move on without moving
+    /// (up to [`MAX_UNROLL`], or [`MAX_BOUNDED_UNROLL`] in an f32 `temporal`
+    /// kernel whose windows are [`Self::bounded`]), so that the windows move on without moving
     /// registers: j3d7pt measured 1.08x (f32, 32 x 32 tiles, with
     /// [`RESIDENT_THREADS`]) and 1.26x (f64, 64 x 32 tiles) the loop without
     /// (H100, BENCHMARKS.md, 2026-11-23, session 6).
@@ -567,7 +568,7 @@ impl Gen<'_> {
 
     /// Moves the window of level `level` on by one plane: the oldest drops out, `plane` comes in.
     fn planes_move(&self, w: &mut CWriter, sh: &Planes, level: &str, plane: &str) {
-        super::shift_window(w, level, plane, 2 * sh.r[0] + 1, sh.c, "j");
+        super::shift_window(w, level, plane, sh.window(), sh.c, "j");
     }
 
     /// The blocks a multiprocessor keeps resident at least, as the second
@@ -741,7 +742,7 @@ mod tests {
         let hip = source(&st, &crate::analysis::analyse(&st), &plan, "p", &HIP);
         assert!(hip.contains("__launch_bounds__(512) "), "{hip}");
         assert!(!hip.contains("__launch_bounds__(512, 2)"), "{hip}");
-        // 8 rows over 4 steps: windows too large to bound; radius 2 along `z`: not unrolled.
+        // 8 rows over 4 steps: windows too large to bound.
         let big = stencil(
             "\"z\", \"y\", \"x\"",
             star,
