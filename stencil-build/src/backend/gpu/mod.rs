@@ -2010,8 +2010,18 @@ mod tests {
         );
         assert_eq!(
             plan(&r2, &auto, &CUDA).0,
+            Strategy::Temporal,
+            "3-D f64 stars of radius 2 fuse"
+        );
+        let box2 = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f64",
+            "u[-2,0,0] + u[0,2,0] + u[1,2,0]",
+        );
+        assert_eq!(
+            plan(&box2, &auto, &CUDA).0,
             Strategy::Stream,
-            "3-D f64 stencils of radius 2 stay single-step"
+            "other 3-D f64 stencils of radius 2 stay single-step"
         );
         let skew_small = stencil(
             "\"z\", \"y\", \"x\"",

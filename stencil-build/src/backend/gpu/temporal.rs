@@ -92,19 +92,20 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
 /// Whether `auto` fuses the steps of `st` (x the best single-step strategy):
 /// 2-D stencils whose steps fuse (2.2x-4.1x in f32, 1.7x-3.3x in f64; H100,
 /// BENCHMARKS.md, 2026-11-23, session 5); 3-D f32 stencils of radius at most
-/// 2 and 3-D f64 stencils of radius 1 (session 6, the tiles of [`defaults`]:
-/// f32 j3d7pt 1.52x, j3d13pt 1.49x, j3d17pt 1.56x, j3d27pt 1.39x, poisson
-/// 1.53x; f64 j3d7pt 1.93x, j3d17pt 1.64x, j3d27pt 1.41x, poisson 1.11x;
-/// not j3d13pt f64, 0.90x at best in that run (1.15x once each CUDA source
-/// compiled whole, `toolchain::build_cuda`; not yet adopted here), nor
-/// star3d25, radius 4: 0.85x in f32).
+/// 2, 3-D f64 stencils of radius 1 and 3-D f64 stars of radius 2 (session
+/// 6, the tiles of [`defaults`]: f32 j3d7pt 1.52x, j3d13pt 1.49x, j3d17pt
+/// 1.56x, j3d27pt 1.39x, poisson 1.53x; f64 j3d7pt 1.93x, j3d17pt 1.64x,
+/// j3d27pt 1.41x, poisson 1.11x, j3d13pt 1.15x once each CUDA source
+/// compiled whole, `toolchain::build_cuda`); not star3d25, radius 4: 0.96x
+/// in f32, 0.65x in f64.
 pub fn auto_fuses(st: &Stencil) -> bool {
     let r = radius(st);
+    let within = |most: usize| r.iter().all(|&r| r <= most);
     crate::ir::unfusable(st, "temporal").is_none()
         && match (st.dims(), st.dtype) {
             (2, _) => true,
-            (3, Dtype::F32) => r.iter().all(|&r| r <= 2),
-            (3, _) => r == [1, 1, 1],
+            (3, Dtype::F32) => within(2),
+            (3, _) => within(1) || within(2) && planes::in_one_plane(st),
             _ => false,
         }
 }
