@@ -198,22 +198,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     )?;
                     continue;
                 }
-                // The fused strategies take one-level fields only (acoustic25 keeps two).
-                let fusable = base
-                    .get("fields")
-                    .and_then(toml::Value::as_table)
-                    .is_some_and(|f| f.values().all(|f| f.get("levels").is_none()));
+                // (What a fused strategy refuses, `persistent` for a leapfrog, is left out below.)
                 let wanted = |v: &&Variant| {
                     (TUNED.contains(&name) || CORE.contains(&v.suffix) || v.every)
                         && v.dims.is_none_or(|d| d == dims)
-                        && (!matches!(v.strategy, "temporal" | "persistent") || fusable)
                 };
                 for var in VARIANTS.iter().filter(wanted) {
                     let variant = format!("{name}_{dtype}_{}", var.suffix);
                     let mut t = retyped(&base, &variant, dtype);
                     t.insert("tiling".into(), tiling(var, dims, dtype).into());
                     // A variant stencil-build refuses for this stencil (tiles
-                    // that store nothing, rings beyond the shared memory) is left out.
+                    // that store nothing, rings beyond the shared memory, a
+                    // leapfrog's steps in `persistent`) is left out.
                     if stencil_build::generate(&variant, &toml::to_string(&t)?).is_err() {
                         continue;
                     }

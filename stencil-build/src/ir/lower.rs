@@ -1335,12 +1335,31 @@ mod tests {
             "{HEAD}[fields]\nu = {{ role = \"state\" }}\nt = {{ role = \"temp\" }}\n[[update]]\ntarget = \"t\"\nexpr = \"u[0,1]\"\n[[update]]\ntarget = \"u\"\nexpr = \"t[0,-1]\"\n"
         );
         assert!(fused(two).0.contains("one [[update]]; this one has 2"));
-        let leapfrog = format!(
-            "{HEAD}[fields]\nu = {{ role = \"state\", levels = 2 }}\n[[update]]\ntarget = \"u\"\nexpr = \"u[0,1] - u.prev[0,0]\"\n"
-        );
-        let (got, hint) = fused(leapfrog);
-        assert!(got.contains("`u` keeps two (`levels = 2`)"), "{got}");
-        assert!(hint.contains("stream"), "{hint}");
+        let leapfrog = |prev: &str| {
+            format!(
+                "{HEAD}[fields]\nu = {{ role = \"state\", levels = 2 }}\n[[update]]\ntarget = \"u\"\nexpr = \"u[0,1] - u.prev[{prev}]\"\n"
+            )
+        };
+        if name == "temporal" {
+            // Leapfrog steps fuse where the previous level is read at the cell itself.
+            let ok = format!("{}{temporal}", leapfrog("0,0"));
+            assert!(crate::generate("ok", &ok).is_ok());
+            let (got, hint) = fused(leapfrog("0,1"));
+            assert!(
+                got.contains(
+                    "read the previous level at the cell itself; this update reads `u.prev[0,1]`"
+                ),
+                "{got}"
+            );
+            assert!(hint.contains("stream"), "{hint}");
+        } else {
+            let (got, hint) = fused(leapfrog("0,0"));
+            assert!(got.contains("`u` keeps two (`levels = 2`)"), "{got}");
+            assert!(
+                hint.contains("`strategy = \"temporal\"`, which fuses leapfrog steps"),
+                "{hint}"
+            );
+        }
         let line = "[stencil]\ndtype = \"f64\"\naxes = [\"x\"]\n[fields]\nu = { role = \"state\" }\n[[update]]\ntarget = \"u\"\nexpr = \"u[1]\"\n";
         let (got, _) = error(&format!("{line}{temporal}"));
         assert!(

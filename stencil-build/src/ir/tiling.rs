@@ -383,10 +383,12 @@ pub fn check_fusion(
 }
 
 /// Why strategy `name` (`temporal`, `persistent`) cannot fuse the steps of `st`, and what to write instead;
-/// `None` when it can: one `[[update]]` of a state field that keeps one time
-/// level, reading it and input grids, with a fixed boundary.
+/// `None` when it can: one `[[update]]` of a state field, reading it and
+/// input grids, with a fixed boundary; a field that keeps two time levels (a
+/// leapfrog) only in `temporal`, and read at its previous level only at the
+/// cell itself.
 pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)> {
-    use crate::ir::{Boundary, Role};
+    use crate::ir::Boundary;
     let stream = "use `strategy = \"stream\"`, the fastest strategy that steps one at a time";
     if st.boundary == Boundary::Periodic {
         return Some((
@@ -405,12 +407,33 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
             stream.into(),
         ));
     }
-    let target = &st.fields[st.statements[0].target];
-    if target.role != (Role::State { levels: 1 }) {
+    let s = &st.statements[0];
+    let target = &st.fields[s.target];
+    if target.has_prev() && name != "temporal" {
         return Some((
             format!(
                 "`{name}` fuses the steps of a state field that keeps one time level; `{}` keeps two (`levels = 2`)",
                 target.name
+            ),
+            format!("use `strategy = \"temporal\"`, which fuses leapfrog steps, or {stream}"),
+        ));
+    }
+    let mut off_cell = None;
+    s.expr.for_each_read(&mut |a| {
+        if a.slot.field == s.target
+            && a.slot.version == crate::ir::Version::Prev
+            && a.offset.iter().any(|&o| o != 0)
+        {
+            off_cell.get_or_insert_with(|| a.offset.clone());
+        }
+    });
+    if let Some(offset) = off_cell {
+        let at: Vec<String> = offset.iter().map(i64::to_string).collect();
+        return Some((
+            format!(
+                "`{name}` fuses leapfrog steps that read the previous level at the cell itself; this update reads `{}.prev[{}]`",
+                target.name,
+                at.join(",")
             ),
             stream.into(),
         ));

@@ -568,6 +568,9 @@ impl Gen<'_> {
     fn arguments(&self) -> String {
         let mut a: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
         a.push("out".into());
+        if self.leapfrog() {
+            a.push("out_prev".into());
+        }
         a.extend(
             self.s
                 .slots()
@@ -698,10 +701,28 @@ impl Gen<'_> {
         if self.wide { "ptrdiff_t" } else { "int" }
     }
 
+    /// Whether this kernel fuses the steps of a leapfrog (a field of two
+    /// time levels, [`temporal`]): it also writes the level before the last
+    /// (`out_prev`), the next launch's previous level.
+    fn leapfrog(&self) -> bool {
+        self.plan.strategy.fuses_steps() && self.st.fields[self.s.target].has_prev()
+    }
+
+    /// The statement's C parameters (see [`super::c_parameters`]), with a
+    /// leapfrog's `out_prev` after `out`.
+    fn parameters(&self, qualifier: &str, kernel: bool) -> Vec<String> {
+        let mut p = super::c_parameters(self.st, self.s, qualifier, kernel);
+        if self.leapfrog() {
+            let at = self.dims() + 1;
+            p.insert(at, p[at - 1].replace("out", "out_prev"));
+        }
+        p
+    }
+
     fn kernel(&self, w: &mut CWriter) {
         let parameters = match self.plan.strategy {
             Strategy::Persistent => self.persistent_parameters(true),
-            _ => super::c_parameters(self.st, self.s, "__restrict__", true),
+            _ => self.parameters("__restrict__", true),
         };
         let mut parameters = self.typed_extents(parameters, self.index());
         if self.plan.strategy == Strategy::Temporal {
@@ -1336,7 +1357,7 @@ impl Gen<'_> {
     }
 
     fn launcher(&self, w: &mut CWriter) {
-        let mut params = super::c_parameters(self.st, self.s, "", false);
+        let mut params = self.parameters("", false);
         if self.plan.strategy == Strategy::Temporal {
             params.push("int levels".into());
             w.line("/* Launches the kernel over the statement's region for `levels` steps (1 to the time block);");

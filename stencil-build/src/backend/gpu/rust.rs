@@ -152,20 +152,31 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
                 }
             }
 
-            /// The time levels of one state field on the device, rotated each step.
+            /// The time levels of one state field on the device, rotated each launch.
             pub struct Levels<T> {
-                /// Physical buffers: `[prev,] cur, next` at turn 0.
+                /// Physical buffers: `[prev,] cur, [next_prev,] next` at turn 0.
                 pub bufs: Vec<Buffer<T>>,
+                /// Time levels a launch reads (1, or 2 for a leapfrog).
+                levels: usize,
                 turn: usize,
             }
 
             impl<T: Copy> Levels<T> {
-                pub fn new(stencil: &'static str, levels: usize, len: usize) -> Result<Self, StencilError> {
-                    let bufs = (0..=levels).map(|_| Buffer::new(stencil, len)).collect::<Result<_, _>>()?;
-                    Ok(Levels { bufs, turn: 0 })
+                /// `levels` time levels, and the buffers a launch writes: `next`, and with
+                /// `fused_leapfrog` also `next_prev` (a launch of fused leapfrog steps
+                /// writes the last two time levels).
+                pub fn new(stencil: &'static str, levels: usize, fused_leapfrog: bool, len: usize) -> Result<Self, StencilError> {
+                    let count = levels + 1 + usize::from(fused_leapfrog);
+                    let bufs = (0..count).map(|_| Buffer::new(stencil, len)).collect::<Result<_, _>>()?;
+                    Ok(Levels { bufs, levels, turn: 0 })
                 }
 
-                /// The buffer holding `level` (0 = prev, len - 2 = cur, len - 1 = next).
+                /// The level `cur` is: 0, or 1 after `prev`.
+                pub fn cur_level(&self) -> usize {
+                    self.levels - 1
+                }
+
+                /// The buffer holding `level` (0 = prev, `cur_level()` = cur, len - 1 = next).
                 pub fn level(&self, level: usize) -> &Buffer<T> {
                     &self.bufs[(level + self.turn) % self.bufs.len()]
                 }
@@ -177,6 +188,11 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
 
                 #[allow(dead_code)] // only stencils reading this level use it
                 pub fn cur(&self) -> *mut T {
+                    self.level(self.cur_level()).ptr()
+                }
+
+                #[allow(dead_code)] // only fused leapfrog steps write it
+                pub fn next_prev(&self) -> *mut T {
                     self.level(self.bufs.len() - 2).ptr()
                 }
 
@@ -195,8 +211,9 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
                     self.turn = 0;
                 }
 
+                /// After a launch: what it wrote (the buffers past those it read) is read next.
                 pub fn advance(&mut self) {
-                    self.turn += 1;
+                    self.turn += self.bufs.len() - self.levels;
                 }
             }
         }
@@ -301,6 +318,13 @@ fn kernels(
     let mut externs = Vec::new();
     let mut launches = Vec::new();
     for s in &st.statements {
+        let target = &st.fields[s.target];
+        let (out_prev_param, out_prev_arg) = if fused_leapfrog(st, plan, s.target) {
+            let id = ident(&target.name);
+            (quote!(out_prev: *mut #real,), quote!(self.#id.next_prev(),))
+        } else {
+            (quote!(), quote!())
+        };
         let name = statement_name(st, s);
         let sym = format_ident!("{}", super::symbol(prefix, d, st, s));
         let slots: Vec<Ident> = s
@@ -329,7 +353,7 @@ fn kernels(
         let fields: Vec<Ident> = used.iter().map(|&i| ident(&st.params[i])).collect();
         let n: Vec<Ident> = (0..dims).map(|a| format_ident!("n{a}")).collect();
         externs.push(quote! {
-            fn #sym(#(#n: isize,)* out: *mut #real, #(#slots: #slot_types,)* #(#c_params: #real,)* #levels_param) -> ::std::os::raw::c_int;
+            fn #sym(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)* #(#c_params: #real,)* #levels_param) -> ::std::os::raw::c_int;
         });
         let out = output(st, s.target);
         let reads = s.slots().into_iter().map(|slot| {
@@ -341,14 +365,13 @@ fn kernels(
             }
         });
         let axis = (0..dims).map(usize_lit);
-        let target = &st.fields[s.target];
         let frame = (st.boundary == Boundary::Fixed && target.has_prev()).then(|| {
             let id = ident(&target.name);
             let fresh = format_ident!("{}__fresh", target.name);
             quote! {
                 // The caller's previous level may have another frame: before it is
                 // first written, give it the current level's (which is kept from then on).
-                if self.#fresh && self.steps == 1 {
+                if self.#fresh && self.steps > 0 {
                     let cur = self.#id.cur();
                     self.#id.level_mut(2).copy_from(NAME, cur)?;
                     self.#fresh = false;
@@ -359,11 +382,19 @@ fn kernels(
             #frame
             // SAFETY: every pointer is a device buffer of this session, all of `shape`'s cell
             // count; the kernel touches only those cells and `out` is none of its inputs.
-            let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #out, #(#reads,)* #(params.#fields,)* #levels_arg) };
+            let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #out, #out_prev_arg #(#reads,)* #(params.#fields,)* #levels_arg) };
             dev::check(NAME, #name, code)?;
         });
     }
     (externs, launches)
+}
+
+/// Whether field `field` is the leapfrog (two time levels) whose steps
+/// `plan` fuses: its launches also write the level before the last.
+fn fused_leapfrog(st: &Stencil, plan: &Resolved, field: usize) -> bool {
+    plan.strategy.fuses_steps()
+        && st.fields[field].has_prev()
+        && st.statements.iter().any(|s| s.target == field)
 }
 
 /// The device pointer a statement writes.
@@ -424,7 +455,7 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
     let mut download = Vec::new();
     let mut advance = Vec::new();
     let mut fresh_init = Vec::new();
-    for f in &st.fields {
+    for (i, f) in st.fields.iter().enumerate() {
         let id = ident(&f.name);
         let name = &f.name;
         match f.role {
@@ -438,19 +469,21 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
             }
             Role::State { levels } => {
                 let levels = usize_lit(levels as usize);
+                let fused = fused_leapfrog(st, plan, i);
                 members.push(quote!(#id: dev::Levels<#real>));
-                alloc.push(quote!(#id: dev::Levels::new(NAME, #levels, cells)?));
+                alloc.push(quote!(#id: dev::Levels::new(NAME, #levels, #fused, cells)?));
                 advance.push(quote!(self.#id.advance();));
                 upload_params.push(quote!(#id: &[#real]));
                 download_params.push(quote!(#id: &mut [#real]));
+                // Every buffer but `prev` starts as the grid: the frame a launch does not write.
                 upload.push(quote! {
                     self.#id.reset();
-                    let n = self.#id.bufs.len();
-                    self.#id.level_mut(n - 2).upload(NAME, #name, #id)?;
-                    self.#id.level_mut(n - 1).upload(NAME, #name, #id)?;
+                    for level in self.#id.cur_level()..self.#id.bufs.len() {
+                        self.#id.level_mut(level).upload(NAME, #name, #id)?;
+                    }
                 });
                 download.push(
-                    quote!(self.#id.level(self.#id.bufs.len() - 2).download(NAME, #name, #id)?;),
+                    quote!(self.#id.level(self.#id.cur_level()).download(NAME, #name, #id)?;),
                 );
                 if f.has_prev() {
                     let prev = format_ident!("{}_prev", f.name);

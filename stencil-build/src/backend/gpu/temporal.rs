@@ -25,6 +25,15 @@
 //! One kernel serves every number of steps up to `time_block`: levels past
 //! the launch's `levels` keep their value, so the steps left over after the
 //! last whole time block run as one launch of the same kernel.
+//!
+//! A leapfrog (a field of two time levels, read at its previous level only
+//! at the cell itself) fuses the same way: level `s` reads level `s - 2` at
+//! its own cell, from the oldest row of that level's window (chained) or
+//! from the row that last left it (`old`, skewed and 3-D), and the first
+//! level that steps reads the launch's previous level from global memory.
+//! The levels that keep their value are then the first ones, and the
+//! launch writes its last two levels: `out`, and `out_prev`, the next
+//! launch's previous level (a fourth buffer on the device).
 
 mod planes;
 
@@ -97,11 +106,13 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
 /// 1.56x, j3d27pt 1.39x, poisson 1.53x; f64 j3d7pt 1.93x, j3d17pt 1.64x,
 /// j3d27pt 1.41x, poisson 1.11x, j3d13pt 1.15x once each CUDA source
 /// compiled whole, `toolchain::build_cuda`); not star3d25, radius 4: 0.96x
-/// in f32, 0.65x in f64.
+/// in f32, 0.65x in f64. Nor leapfrogs, whose fused steps are not measured yet.
 pub fn auto_fuses(st: &Stencil) -> bool {
     let r = radius(st);
     let within = |most: usize| r.iter().all(|&r| r <= most);
+    let leapfrog = st.statements.iter().any(|s| st.fields[s.target].has_prev());
     crate::ir::unfusable(st, "temporal").is_none()
+        && !leapfrog
         && match (st.dims(), st.dtype) {
             (2, _) => true,
             (3, Dtype::F32) => within(2),
@@ -294,7 +305,7 @@ pub fn opaque_thread_helpers(w: &mut CWriter) {
 
 /// Moves a thread's window of level `level` on by one plane (a row in 2-D): over its
 /// `cells` cells (loop variable `var`), the oldest of the window's `planes`
-/// drops out and `incoming` comes in.
+/// drops out (into `old`, with `keep`) and `incoming` comes in.
 fn shift_window(
     w: &mut CWriter,
     level: &str,
@@ -302,11 +313,15 @@ fn shift_window(
     planes: usize,
     cells: usize,
     var: &str,
+    keep: bool,
 ) {
     let last = planes - 1;
     w.pragma("unroll");
     w.line(&format!("for (int {var} = 0; {var} < {cells}; ++{var}) {{"));
     w.indent();
+    if keep {
+        w.line(&format!("old[{level}][{var}] = win[{level}][0][{var}];"));
+    }
     for m in 0..last {
         w.line(&format!(
             "win[{level}][{m}][{var}] = win[{level}][{}][{var}];",
@@ -468,6 +483,7 @@ impl Gen<'_> {
             sh.planes(),
             sh.v
         ));
+        self.declare_old(w, sh.skew, sh.v);
         w.line(&format!(
             "for (I p = z0 - {}; p < z1 + {}; ++p) {{",
             sh.t * r0,
@@ -499,10 +515,7 @@ impl Gen<'_> {
         } else {
             "__restrict__"
         };
-        self.typed_extents(
-            super::super::c_parameters(self.st, self.s, qualifier, true),
-            "I",
-        )
+        self.typed_extents(self.parameters(qualifier, true), "I")
     }
 
     /// Per cell of the lane: on the grid (`grid_x`: loaded), in the
@@ -572,7 +585,7 @@ impl Gen<'_> {
         let (lo0, hi0) = self.bounds(0);
         w.line(&format!(
             "const bool step = {};",
-            sh.checked(&format!("s <= levels && q >= {lo0} && q < {hi0}"))
+            sh.checked(&format!("{} && q >= {lo0} && q < {hi0}", self.real_level()))
         ));
         for (&m, cols) in &self.neighbourhoods(sh) {
             self.neighbourhood(w, sh, m, cols, t);
@@ -647,6 +660,58 @@ impl Gen<'_> {
         self.s.slots().iter().any(|&slot| slot != self.streamed())
     }
 
+    /// Whether level `s` is one of the launch's `levels` steps. Levels past
+    /// them keep the value of the level below: the last ones, or for a
+    /// leapfrog the first ones, so that the last two levels are the last two
+    /// time levels (`out` and `out_prev`) however many steps the launch runs.
+    fn real_level(&self) -> String {
+        if self.leapfrog() {
+            format!("s > {} - levels", self.plan.time_block)
+        } else {
+            "s <= levels".into()
+        }
+    }
+
+    /// `global`, a read of a grid from global memory, unless it is a
+    /// leapfrog's read of its previous level: that comes from the launch's
+    /// grid only at the first level that steps, and from level `s - 2`
+    /// (`older` of its index, row or plane `q`) above it.
+    fn prev_read(&self, a: &Access, global: String, older: &dyn Fn(&str) -> String) -> String {
+        let t = self.plan.time_block;
+        let own_prev = a.slot.field == self.s.target && a.slot.version == Version::Prev;
+        if !own_prev || !self.leapfrog() || t == 1 {
+            return global;
+        }
+        format!(
+            "(s == {} - levels ? {global} : {})",
+            t + 1,
+            older("s >= 2 ? s - 2 : 0")
+        )
+    }
+
+    /// Whether each level keeps the row or plane that last left its window
+    /// (`old`): a leapfrog of several steps whose levels work behind what the
+    /// level below finished in the previous iteration (`skew`), where level
+    /// `s + 2` reads it as its previous level.
+    fn keeps_old(&self, skew: bool) -> bool {
+        self.leapfrog() && skew && self.plan.time_block >= 2
+    }
+
+    /// Declares `old` where [`Self::keeps_old`], for `cells` cells a thread.
+    fn declare_old(&self, w: &mut CWriter, skew: bool, cells: usize) {
+        if !self.keeps_old(skew) {
+            return;
+        }
+        w.line(
+            "/* old[s]: level s where it last left the window, which level s + 2 reads as its previous level. */",
+        );
+        w.line(&format!(
+            "{} old[{}][{cells}] = {{}};",
+            self.st.dtype.c(),
+            self.plan.time_block
+        ));
+    }
+
     /// Per window row read, the offsets along the contiguous axis read there.
     fn neighbourhoods(&self, sh: &Shape) -> BTreeMap<usize, BTreeSet<i64>> {
         let mut rows: BTreeMap<usize, BTreeSet<i64>> = BTreeMap::new();
@@ -685,7 +750,13 @@ impl Gen<'_> {
     /// A read in a level's update: the streamed grid from a neighbourhood, inputs from global memory.
     fn level_read(&self, a: &Access, sh: &Shape) -> String {
         if let Some(read) = self.input_read(a) {
-            return read;
+            return self.prev_read(a, read, &|s| {
+                if sh.skew {
+                    format!("old[{s}][k]")
+                } else {
+                    format!("win[{s}][0][k]")
+                }
+            });
         }
         let m = sh.r[0] as i64 + a.offset[0];
         format!("nb{m}[{}]", shifted("k", sh.r[1] as i64 + a.offset[1]))
@@ -693,7 +764,8 @@ impl Gen<'_> {
 
     /// Moves the window of level `level` on by one row: the oldest drops out, `row` comes in.
     fn move_window(&self, w: &mut CWriter, sh: &Shape, level: &str, row: &str) {
-        shift_window(w, level, row, sh.planes(), sh.v, "k");
+        let keep = self.keeps_old(sh.skew);
+        shift_window(w, level, row, sh.planes(), sh.v, "k", keep);
     }
 
     /// Stores the last level's row `q` where it is in the block's chunk and the tile's own part.
@@ -702,8 +774,16 @@ impl Gen<'_> {
         w.line("if (q >= z0 && q < z1) {");
         w.indent();
         sh.open_cells(w);
-        w.line("if (own_x[k])");
+        w.line("if (own_x[k]) {");
         w.line(&format!("    out[{}] = next[k];", index("q")));
+        if self.leapfrog() {
+            w.line(&format!(
+                "    out_prev[{}] = win[s - 1][{}][k];",
+                index("q"),
+                sh.r[0]
+            ));
+        }
+        w.line("}");
         sh.close_cells(w);
         w.dedent();
         w.line("}");
@@ -765,6 +845,86 @@ pub(super) mod tests {
             text,
         };
         crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
+    }
+
+    /// A `temporal` leapfrog of `axes` in `dtype`: `u` keeps two time levels, `expr` adds to `2*u - u.prev`.
+    fn leapfrog(axes: &str, dtype: &str, expr: &str, tiling: &str) -> Stencil {
+        let text = format!(
+            "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [{axes}]\n[fields]\nu = {{ role = \"state\", levels = 2 }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"2*u{zero} - u.prev{zero} + {expr}\"\n\
+             [tiling.cuda]\nstrategy = \"temporal\"\n{tiling}",
+            zero = if axes.matches(',').count() == 1 {
+                "[0,0]"
+            } else {
+                "[0,0,0]"
+            }
+        );
+        let src = crate::spec::Source {
+            path: "s.stencil.toml".into(),
+            text,
+        };
+        crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
+    }
+
+    #[test]
+    fn a_leapfrog_steps_its_last_levels_and_writes_the_last_two() {
+        let expr2 = "0.1*(u[-1,0] + u[1,0] + u[0,-1] + u[0,1])";
+        // f32: chained levels read level s - 2's row q from the oldest row of its window.
+        let code = cuda(&leapfrog("\"y\", \"x\"", "f32", expr2, "time_block = 3\n")).unwrap();
+        for line in [
+            "float *__restrict__ out, float *__restrict__ out_prev, const float *__restrict__ prev_u, const float *__restrict__ cur_u",
+            // The first levels keep their value when the launch runs fewer steps than the time block.
+            "const bool step = !EDGE || (s > 3 - levels && q >= 1 && q < n0 - 1);",
+            // The first level that steps reads the launch's previous level, the others level s - 2.
+            "v = 2.0f * nb1[k + 1] - (s == 4 - levels ? prev_u[c] : win[s >= 2 ? s - 2 : 0][0][k])",
+            "out[q * s0 + i1 + k] = next[k];",
+            "out_prev[q * s0 + i1 + k] = win[s - 1][1][k];",
+            "p_cuda__s__update_u_kernel<<<grid, block>>>(n0, n1, out, out_prev, prev_u, cur_u, levels);",
+        ] {
+            assert!(code.contains(line), "{line}\n{code}");
+        }
+        assert!(!code.contains("old["), "{code}");
+        // f64: skewed levels read it from the row that last left its window.
+        let code = cuda(&leapfrog("\"y\", \"x\"", "f64", expr2, "time_block = 3\n")).unwrap();
+        for line in [
+            "double old[3][2] = {};",
+            "old[s][k] = win[s][0][k];",
+            "old[0][k] = win[0][0][k];",
+            "(s == 4 - levels ? prev_u[c] : old[s >= 2 ? s - 2 : 0][k])",
+        ] {
+            assert!(code.contains(line), "{line}\n{code}");
+        }
+        // 3-D: the same, from the thread's rows.
+        let expr3 = "0.1*(u[-1,0,0] + u[1,0,0] + u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1])";
+        let code = cuda(&leapfrog(
+            "\"z\", \"y\", \"x\"",
+            "f32",
+            expr3,
+            "time_block = 2\n",
+        ))
+        .unwrap();
+        for line in [
+            "const bool step = s > 2 - levels && q >= 1 && q < n0 - 1;",
+            "float old[2][4] = {};",
+            "(s == 3 - levels ? prev_u[c] : old[s >= 2 ? s - 2 : 0][j])",
+            "old[0][j] = win[0][0][j];",
+            "out_prev[q * s0 + (i1 + j) * s1 + i2] = win[s - 1][1][j];",
+        ] {
+            assert!(code.contains(line), "{line}\n{code}");
+        }
+        // One step a launch: the previous level always comes from the launch's grid.
+        let code = cuda(&leapfrog(
+            "\"z\", \"y\", \"x\"",
+            "f32",
+            expr3,
+            "time_block = 1\n",
+        ))
+        .unwrap();
+        assert!(
+            code.contains("v = 2.0f * win[s - 1][1][j] - prev_u[c] + "),
+            "{code}"
+        );
+        assert!(!code.contains("old["), "{code}");
     }
 
     pub(in crate::backend::gpu) fn cuda(st: &Stencil) -> Result<String, String> {

@@ -339,6 +339,7 @@ impl Gen<'_> {
             2 * r0 + 1,
             sh.c
         ));
+        self.declare_old(w, true, sh.c);
         let start = format!("z0 - {}", sh.t * r0);
         w.line(&format!(
             "int slot = (int)((({start}) % {slots} + {slots}) % {slots}); /* ring slot of plane p */"
@@ -467,7 +468,8 @@ impl Gen<'_> {
         w.line(&format!("const {} q = p - {lag} * s;", self.index()));
         let (lo0, hi0) = self.bounds(0);
         w.line(&format!(
-            "const bool step = s <= levels && q >= {lo0} && q < {hi0};"
+            "const bool step = {} && q >= {lo0} && q < {hi0};",
+            self.real_level()
         ));
         for &dz in &sh.reads {
             w.line(&format!(
@@ -499,8 +501,16 @@ impl Gen<'_> {
         w.indent();
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-        w.line("    if (own_y[j] && own_x)");
+        w.line("    if (own_y[j] && own_x) {");
         w.line(&format!("        out[{}] = next[j];", planes_index("q")));
+        if self.leapfrog() {
+            w.line(&format!(
+                "        out_prev[{}] = win[s - 1][{}][j];",
+                planes_index("q"),
+                sh.r[0]
+            ));
+        }
+        w.line("    }");
         w.dedent();
         w.line("}");
         w.dedent();
@@ -523,7 +533,7 @@ impl Gen<'_> {
     /// leaves `2 + 2 / coarsen` of them.
     fn planes_read(&self, a: &Access, sh: &Planes) -> String {
         if let Some(read) = self.input_read(a) {
-            return read;
+            return self.prev_read(a, read, &|s| format!("old[{s}][j]"));
         }
         let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
         let m = sh.r[0] as i64 + dz;
@@ -568,7 +578,15 @@ impl Gen<'_> {
 
     /// Moves the window of level `level` on by one plane: the oldest drops out, `plane` comes in.
     fn planes_move(&self, w: &mut CWriter, sh: &Planes, level: &str, plane: &str) {
-        super::shift_window(w, level, plane, sh.window(), sh.c, "j");
+        super::shift_window(
+            w,
+            level,
+            plane,
+            sh.window(),
+            sh.c,
+            "j",
+            self.keeps_old(true),
+        );
     }
 
     /// The blocks a multiprocessor keeps resident at least, as the second
