@@ -106,15 +106,16 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
 /// 1.56x, j3d27pt 1.39x, poisson 1.53x; f64 j3d7pt 1.93x, j3d17pt 1.64x,
 /// j3d27pt 1.41x, poisson 1.11x, j3d13pt 1.15x once each CUDA source
 /// compiled whole, `toolchain::build_cuda`); not star3d25, radius 4: 0.96x
-/// in f32, 0.65x in f64. Nor leapfrogs, whose fused steps are not measured yet.
+/// in f32, 0.65x in f64. Leapfrogs in 2-D (wave2d: f32 4.0x, f64 2.7x;
+/// session 7), not in 3-D (acoustic25, radius 4: 0.24x with 2 steps in f32).
 pub fn auto_fuses(st: &Stencil) -> bool {
     let r = radius(st);
     let within = |most: usize| r.iter().all(|&r| r <= most);
     let leapfrog = st.statements.iter().any(|s| st.fields[s.target].has_prev());
     crate::ir::unfusable(st, "temporal").is_none()
-        && !leapfrog
         && match (st.dims(), st.dtype) {
             (2, _) => true,
+            _ if leapfrog => false,
             (3, Dtype::F32) => within(2),
             (3, _) => within(1) || within(2) && planes::in_one_plane(st),
             _ => false,
