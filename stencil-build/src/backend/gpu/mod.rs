@@ -2000,8 +2000,8 @@ mod tests {
         let j3d32 = stencil("\"z\", \"y\", \"x\"", "f32", j3d7pt);
         assert_eq!(
             plan(&j3d32, &auto, &CUDA),
-            (Strategy::Temporal, vec![1, 8, 64], 128, 4, 1),
-            "3-D stars of radius 1 fuse, over tiles of 64 x 32 cells"
+            (Strategy::Temporal, vec![1, 4, 64], 128, 8, 1),
+            "3-D stars of radius 1 fuse, over tiles of 64 x 32 cells (f32: 8 rows a thread)"
         );
         assert_eq!(
             plan(&j3d32, &auto, &HIP),

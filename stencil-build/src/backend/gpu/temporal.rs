@@ -906,7 +906,7 @@ pub(super) mod tests {
         .unwrap();
         for line in [
             "const bool step = s > 2 - levels && q >= 1 && q < n0 - 1;",
-            "float old[2][4] = {};",
+            "float old[2][8] = {};",
             "(s == 3 - levels ? prev_u[c] : old[s >= 2 ? s - 2 : 0][j])",
             "old[0][j] = win[0][0][j];",
             "out_prev[q * s0 + (i1 + j) * s1 + i2] = win[s - 1][1][j];",

@@ -66,7 +66,10 @@ pub const MAX_REACH: usize = 4;
 /// threads a row for stars of radius 1 (tiles of 64 x 32 cells: j3d7pt f32
 /// 541 GCells/s, 32 x 32: 494; f64 352 and 258, 3 steps; H100,
 /// BENCHMARKS.md, 2026-11-23, session 6) where the dialect's shared memory
-/// holds their rings, else 32 (32 x 32 cells); `time_block`: the most steps,
+/// holds their rings, else 32 (32 x 32 cells), and in f32 those 64 x 32
+/// cells as 4 rows of threads of 8 rows each where the spec sets neither
+/// `block` nor `coarsen` (j3d7pt 621.7 against 532.8 GCells/s, f64 340.0
+/// against 351.4; H100, BENCHMARKS.md, 2026-11-24, session 7); `time_block`: the most steps,
 /// up to [`MAX_TIME_BLOCK`], whose overlap reaches at most [`MAX_REACH`]
 /// cells, whose tiles store at least half their cells along each fast axis
 /// and whose rings fit [`RING_BUDGET`] and the dialect's limit, else 1. A
@@ -76,14 +79,15 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
     let star = radius(st) == [1, 1, 1] && in_one_plane(st);
     let budget = RING_BUDGET.min(d.shared_max);
     let wide = star && d.shared_max >= RING_BUDGET;
+    let tall = wide && st.dtype == Dtype::F32 && t.block.is_none() && t.coarsen.is_none();
     let block = t
         .block
         .clone()
-        .unwrap_or_else(|| vec![1, 8, if wide { 64 } else { 32 }]);
+        .unwrap_or_else(|| vec![1, if tall { 4 } else { 8 }, if wide { 64 } else { 32 }]);
     let mut plan = Resolved {
         strategy: Strategy::Temporal,
         chunk: t.chunk.unwrap_or(128),
-        coarsen: t.coarsen.unwrap_or(4),
+        coarsen: t.coarsen.unwrap_or(if tall { 8 } else { 4 }),
         vector: 1,
         time_block: 1,
         block,
@@ -832,11 +836,15 @@ mod tests {
         let plan = resolve(&st.tiling.cuda, &st, &CUDA).unwrap();
         assert_eq!(
             (plan.block, plan.coarsen, plan.time_block),
-            (vec![1, 8, 64], 5, 10),
+            (vec![1, 4, 64], 10, 10),
             "64 x 40 cells, storing 44 x 20"
         );
         assert!(cuda(&st).is_ok());
-        let st = stencil("\"z\", \"y\", \"x\"", J3D7PT, "time_block = 40\n");
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            J3D7PT,
+            "time_block = 40\ncoarsen = 4\n",
+        );
         let err = cuda(&st).unwrap_err();
         assert!(
             err.contains("widens the default tiles of `s` to blocks of [1, 8, 160] threads, more than the 1024"),
