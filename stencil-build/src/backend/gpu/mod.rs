@@ -2054,8 +2054,14 @@ mod tests {
         let wave3d = leapfrog("\"z\", \"y\", \"x\"", "[0,0,0]", "u[-1,0,0] + u[0,0,1]");
         assert_eq!(
             plan(&wave3d, &auto, &CUDA).0,
+            Strategy::Temporal,
+            "3-D leapfrogs of radius 1 fuse"
+        );
+        let wide3d = leapfrog("\"z\", \"y\", \"x\"", "[0,0,0]", "u[-2,0,0] + u[0,0,1]");
+        assert_eq!(
+            plan(&wide3d, &auto, &CUDA).0,
             Strategy::Stream,
-            "3-D leapfrogs step one at a time"
+            "wider 3-D leapfrogs step one at a time"
         );
         let box2 = stencil(
             "\"z\", \"y\", \"x\"",

@@ -106,8 +106,9 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
 /// 1.56x, j3d27pt 1.39x, poisson 1.53x; f64 j3d7pt 1.93x, j3d17pt 1.64x,
 /// j3d27pt 1.41x, poisson 1.11x, j3d13pt 1.15x once each CUDA source
 /// compiled whole, `toolchain::build_cuda`); not star3d25, radius 4: 0.96x
-/// in f32, 0.65x in f64. Leapfrogs in 2-D (wave2d: f32 4.0x, f64 2.7x;
-/// session 7), not in 3-D (acoustic25, radius 4: 0.24x with 2 steps in f32).
+/// in f32, 0.65x in f64. Leapfrogs in 2-D (wave2d: f32 4.0x, f64 2.8x;
+/// session 7) and 3-D leapfrogs of radius 1 (wave3d: f32 1.40x, f64 1.49x),
+/// not wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32).
 pub fn auto_fuses(st: &Stencil) -> bool {
     let r = radius(st);
     let within = |most: usize| r.iter().all(|&r| r <= most);
@@ -115,7 +116,7 @@ pub fn auto_fuses(st: &Stencil) -> bool {
     crate::ir::unfusable(st, "temporal").is_none()
         && match (st.dims(), st.dtype) {
             (2, _) => true,
-            _ if leapfrog => false,
+            _ if leapfrog => within(1),
             (3, Dtype::F32) => within(2),
             (3, _) => within(1) || within(2) && planes::in_one_plane(st),
             _ => false,
@@ -597,7 +598,7 @@ impl Gen<'_> {
             w,
             &format!("win[s - 1][{}][k]", sh.r[0]),
             "step && in_x[k]",
-            &index("q"),
+            Some(&index("q")),
             &|a: &Access| self.level_read(a, sh),
             false,
         );
@@ -618,20 +619,21 @@ impl Gen<'_> {
 
     /// `v`: a cell of a level, `own` (the cell one level down) where it is
     /// not `inside` the updated part, else the update with reads spelled by
-    /// `read` (inputs at the cell's grid index `index`). With `select`, and
-    /// where the update reads no input (whose reads could leave the grid),
-    /// the update is computed everywhere and selected: no branch.
+    /// `read` (inputs from global memory at the cell's grid index `index`,
+    /// where given). With `select` (which the caller asks for only where no
+    /// read can leave the grid) the update is computed everywhere and
+    /// selected: no branch.
     fn level_cell(
         &self,
         w: &mut CWriter,
         own: &str,
         inside: &str,
-        index: &str,
+        index: Option<&str>,
         read: &dyn Fn(&Access) -> String,
         select: bool,
     ) {
         let t = self.st.dtype.c();
-        if select && !self.reads_inputs() {
+        if select {
             w.line(&format!("const {t} u = {};", self.value(read)));
             w.line(&format!("const {t} v = {inside} ? u : {own};"));
             return;
@@ -639,7 +641,7 @@ impl Gen<'_> {
         w.line(&format!("{t} v = {own};"));
         w.line(&format!("if ({inside}) {{"));
         w.indent();
-        if self.reads_inputs() {
+        if let Some(index) = index.filter(|_| self.reads_inputs()) {
             w.line(&format!("const {} c = {index};", self.body_index()));
         }
         w.line(&format!("v = {};", self.value(read)));
@@ -661,6 +663,11 @@ impl Gen<'_> {
         self.s.slots().iter().any(|&slot| slot != self.streamed())
     }
 
+    /// Whether `a` reads the previous level of a leapfrog whose steps this kernel fuses.
+    fn is_own_prev(&self, a: &Access) -> bool {
+        self.leapfrog() && a.slot.field == self.s.target && a.slot.version == Version::Prev
+    }
+
     /// Whether level `s` is one of the launch's `levels` steps. Levels past
     /// them keep the value of the level below: the last ones, or for a
     /// leapfrog the first ones, so that the last two levels are the last two
@@ -679,8 +686,7 @@ impl Gen<'_> {
     /// (`older` of its index, row or plane `q`) above it.
     fn prev_read(&self, a: &Access, global: String, older: &dyn Fn(&str) -> String) -> String {
         let t = self.plan.time_block;
-        let own_prev = a.slot.field == self.s.target && a.slot.version == Version::Prev;
-        if !own_prev || !self.leapfrog() || t == 1 {
+        if !self.is_own_prev(a) || t == 1 {
             return global;
         }
         format!(
@@ -907,7 +913,10 @@ pub(super) mod tests {
         for line in [
             "const bool step = s > 2 - levels && q >= 1 && q < n0 - 1;",
             "float old[2][8] = {};",
-            "(s == 3 - levels ? prev_u[c] : old[s >= 2 ? s - 2 : 0][j])",
+            // The previous level is loaded an iteration ahead, for the first level that steps.
+            "(s == 3 - levels ? prev_in[j] : old[s >= 2 ? s - 2 : 0][j])",
+            "const int q = p + 1 - 2 * (3 - levels);",
+            "prev_ahead[j] = on && in_y[j] && in_x ? prev_u[c] : 0;",
             "old[0][j] = win[0][0][j];",
             "out_prev[q * s0 + (i1 + j) * s1 + i2] = win[s - 1][1][j];",
         ] {
@@ -922,7 +931,7 @@ pub(super) mod tests {
         ))
         .unwrap();
         assert!(
-            code.contains("v = 2.0f * win[s - 1][1][j] - prev_u[c] + "),
+            code.contains("const float u = 2.0f * win[s - 1][1][j] - prev_in[j] + "),
             "{code}"
         );
         assert!(!code.contains("old["), "{code}");

@@ -69,7 +69,10 @@ pub const MAX_REACH: usize = 4;
 /// holds their rings, else 32 (32 x 32 cells), and in f32 those 64 x 32
 /// cells as 4 rows of threads of 8 rows each where the spec sets neither
 /// `block` nor `coarsen` (j3d7pt 621.7 against 532.8 GCells/s, f64 340.0
-/// against 351.4; H100, BENCHMARKS.md, 2026-11-24, session 7); `time_block`: the most steps,
+/// against 351.4; H100, BENCHMARKS.md, 2026-11-24, session 7); not f64
+/// stencils that read input grids, whose reads the kernel holds in registers
+/// too (wave3d f64, 3 steps: 39.4 with 64 x 32 tiles, 136.2 with 32 x 32);
+/// `time_block`: the most steps,
 /// up to [`MAX_TIME_BLOCK`], whose overlap reaches at most [`MAX_REACH`]
 /// cells, whose tiles store at least half their cells along each fast axis
 /// and whose rings fit [`RING_BUDGET`] and the dialect's limit, else 1. A
@@ -78,7 +81,8 @@ pub const MAX_REACH: usize = 4;
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
     let star = radius(st) == [1, 1, 1] && in_one_plane(st);
     let budget = RING_BUDGET.min(d.shared_max);
-    let wide = star && d.shared_max >= RING_BUDGET;
+    // f64 kernels that also hold input reads (loaded an iteration ahead) keep 32 x 32 tiles.
+    let wide = star && d.shared_max >= RING_BUDGET && !(st.dtype == Dtype::F64 && reads_inputs(st));
     let tall = wide && st.dtype == Dtype::F32 && t.block.is_none() && t.coarsen.is_none();
     let block = t
         .block
@@ -188,6 +192,17 @@ pub(in crate::backend::gpu) struct Planes {
     pub f64: bool,
     /// Whether the kernel is `persistent`'s.
     pub persistent: bool,
+}
+
+/// Whether the update of `st` reads grids other than the field it updates
+/// at the start of the step (input grids, a leapfrog's previous level).
+fn reads_inputs(st: &Stencil) -> bool {
+    let s = &st.statements[0];
+    let mut other = false;
+    s.expr.for_each_read(&mut |a| {
+        other |= a.slot.field != s.target || a.slot.version != crate::ir::Version::Start;
+    });
+    other
 }
 
 /// Whether each step of `st` reads in-plane neighbours in one plane (a star).
@@ -355,6 +370,7 @@ impl Gen<'_> {
         w.line("/* ahead: the thread's rows of the plane the next iteration computes from. */");
         w.line(&format!("{ty} ahead[{}];", sh.c));
         self.planes_load(w, &sh, &start);
+        self.planes_declare_inputs(w, &sh, &start);
         if sh.unrolled() {
             w.line(&format!(
                 "/* Unrolled by the {} planes of a window, whose registers then move on by renaming. */",
@@ -374,6 +390,7 @@ impl Gen<'_> {
         w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
         w.line("    cell[j] = ahead[j];");
         self.planes_load(w, &sh, "p + 1");
+        self.planes_take_inputs(w, &sh);
         self.planes_levels(w, &sh);
         w.line("/* Level 0's window moves on to plane p. */");
         self.planes_move(w, &sh, "0", "cell");
@@ -458,6 +475,119 @@ impl Gen<'_> {
         w.line("}");
     }
 
+    /// The reads of input grids in a level's update (and of a leapfrog's
+    /// previous level, [`Self::is_own_prev`]), each once: the kernel loads
+    /// them an iteration ahead, like the streamed grid.
+    pub(in crate::backend::gpu) fn planes_inputs(&self) -> Vec<Access> {
+        let mut reads: Vec<Access> = Vec::new();
+        self.s.expr.for_each_read(&mut |a| {
+            if a.slot != self.streamed() && !reads.contains(a) {
+                reads.push(a.clone());
+            }
+        });
+        reads
+    }
+
+    /// `in_ahead<i>[s - 1][j]` (input read `i` of [`Self::planes_inputs`] by
+    /// level `s`) and `prev_ahead[j]` (a leapfrog's previous level, read by
+    /// the first level that steps): declared, and loaded for iteration `p`.
+    fn planes_declare_inputs(&self, w: &mut CWriter, sh: &Planes, p: &str) {
+        if !self.reads_inputs() {
+            return;
+        }
+        let ty = self.st.dtype.c();
+        w.line("/* The input grids' cells the levels read in the next iteration, loaded an iteration ahead. */");
+        for (i, a) in self.planes_inputs().iter().enumerate() {
+            if self.is_own_prev(a) {
+                w.line(&format!(
+                    "{ty} prev_ahead[{}]; /* the previous level, for the first level that steps */",
+                    sh.c
+                ));
+            } else {
+                w.line(&format!(
+                    "{ty} in_ahead{i}[{}][{}]; /* {} */",
+                    sh.t,
+                    sh.c,
+                    crate::codegen::rust::slot_name(self.st, a.slot)
+                ));
+            }
+        }
+        self.planes_load_inputs(w, sh, p);
+    }
+
+    /// Loads the input reads of iteration `p` into `in_ahead<i>` and
+    /// `prev_ahead`, zero where the level computes no cell (never read).
+    fn planes_load_inputs(&self, w: &mut CWriter, sh: &Planes, p: &str) {
+        let (lo0, hi0) = self.bounds(0);
+        let ix = self.index();
+        let lag = sh.lag();
+        let load = |w: &mut CWriter, a: &Access, target: &str| {
+            let buf = crate::codegen::rust::slot_name(self.st, a.slot);
+            w.pragma("unroll");
+            w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
+            w.indent();
+            w.line(&format!("const {ix} c = {};", planes_index("q")));
+            w.line(&format!(
+                "{target} = on && in_y[j] && in_x ? {buf}[{}] : 0;",
+                crate::codegen::rust::offset_index(&a.offset)
+            ));
+            w.dedent();
+            w.line("}");
+        };
+        for (i, a) in self.planes_inputs().iter().enumerate() {
+            w.line("{");
+            w.indent();
+            if self.is_own_prev(a) {
+                w.line(&format!(
+                    "const {ix} q = {p} - {lag} * ({} - levels);",
+                    sh.t + 1
+                ));
+                w.line(&format!("const bool on = q >= {lo0} && q < {hi0};"));
+                load(w, a, "prev_ahead[j]");
+            } else {
+                w.pragma("unroll");
+                w.line(&format!("for (int s = 1; s <= {}; ++s) {{", sh.t));
+                w.indent();
+                w.line(&format!("const {ix} q = {p} - {lag} * s;"));
+                w.line(&format!("const bool on = q >= {lo0} && q < {hi0};"));
+                load(w, a, &format!("in_ahead{i}[s - 1][j]"));
+                w.dedent();
+                w.line("}");
+            }
+            w.dedent();
+            w.line("}");
+        }
+    }
+
+    /// `in<i>` and `prev_in`: this iteration's input reads, loaded in the
+    /// iteration before; the next iteration's load while this one computes.
+    fn planes_take_inputs(&self, w: &mut CWriter, sh: &Planes) {
+        if !self.reads_inputs() {
+            return;
+        }
+        let ty = self.st.dtype.c();
+        w.line("/* This iteration's input reads; the next iteration's load while it computes. */");
+        for (i, a) in self.planes_inputs().iter().enumerate() {
+            if self.is_own_prev(a) {
+                w.line(&format!("{ty} prev_in[{}];", sh.c));
+                w.pragma("unroll");
+                w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
+                w.line("    prev_in[j] = prev_ahead[j];");
+                continue;
+            }
+            w.line(&format!("{ty} in{i}[{}][{}];", sh.t, sh.c));
+            w.pragma("unroll");
+            w.line(&format!("for (int s = 0; s < {}; ++s) {{", sh.t));
+            w.indent();
+            w.pragma("unroll");
+            w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
+            w.line(&format!("    in{i}[s][j] = in_ahead{i}[s][j];"));
+            w.dedent();
+            w.line("}");
+        }
+        self.planes_load_inputs(w, sh, "p + 1");
+    }
+
     /// Every level's plane of this iteration, from the last down: the last
     /// level's is stored, the others go to their ring and window.
     fn planes_levels(&self, w: &mut CWriter, sh: &Planes) {
@@ -491,9 +621,9 @@ impl Gen<'_> {
             w,
             &format!("win[s - 1][{}][j]", sh.r[0]),
             "step && in_y[j] && in_x",
-            &planes_index("q"),
+            None,
             &|a: &Access| self.planes_read(a, sh),
-            sh.unrolled(),
+            sh.unrolled() || !self.reads_inputs(),
         );
         w.line("next[j] = v;");
         w.dedent();
@@ -536,8 +666,18 @@ impl Gen<'_> {
     /// shared memory's 128 bytes per clock and multiprocessor), and this
     /// leaves `2 + 2 / coarsen` of them.
     fn planes_read(&self, a: &Access, sh: &Planes) -> String {
-        if let Some(read) = self.input_read(a) {
-            return self.prev_read(a, read, &|s| format!("old[{s}][j]"));
+        if a.slot != self.streamed() {
+            let ahead = if self.is_own_prev(a) {
+                "prev_in[j]".to_string()
+            } else {
+                let i = self
+                    .planes_inputs()
+                    .iter()
+                    .position(|b| b == a)
+                    .unwrap_or(0);
+                format!("in{i}[s - 1][j]")
+            };
+            return self.prev_read(a, ahead, &|s| format!("old[{s}][j]"));
         }
         let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
         let m = sh.r[0] as i64 + dz;
@@ -706,10 +846,15 @@ mod tests {
             "float (*const ring)[2][10][34] = (float (*)[2][10][34])shared;",
             "const int at0 = (slot + 10 - 2 * s) % 2; /* plane q */",
             // Rows above and below in the thread's own column come from its window where it holds them.
-            // (An update that reads an input grid computes only in the region: a branch, not a select.)
-            "v = win[s - 1][0][j] + (j >= 1 ? win[s - 1][1][j - 1] : ring[s - 1][at0][ty * 2 + j][tx + 1]) \
+            // (An input grid's reads come from registers, loaded an iteration ahead: the update is selected.)
+            "const float u = win[s - 1][0][j] + (j >= 1 ? win[s - 1][1][j - 1] : ring[s - 1][at0][ty * 2 + j][tx + 1]) \
              + ring[s - 1][at0][ty * 2 + j + 1][tx] + win[s - 1][1][j] + ring[s - 1][at0][ty * 2 + j + 1][tx + 2] \
-             + (j < 1 ? win[s - 1][1][j + 1] : ring[s - 1][at0][ty * 2 + j + 2][tx + 1]) + win[s - 1][2][j] + cur_k[c];",
+             + (j < 1 ? win[s - 1][1][j + 1] : ring[s - 1][at0][ty * 2 + j + 2][tx + 1]) + win[s - 1][2][j] + in0[s - 1][j];",
+            "const float v = step && in_y[j] && in_x ? u : win[s - 1][1][j];",
+            "float in_ahead0[3][2]; /* cur_k */",
+            "const int q = p + 1 - 2 * s;",
+            "in_ahead0[s - 1][j] = on && in_y[j] && in_x ? cur_k[c] : 0;",
+            "in0[s][j] = in_ahead0[s][j];",
             // Each level publishes plane q - 1, which the level above reads first in the next iteration.
             "/* Level s's plane q - 1 (window plane 1) for the level above, whose next iteration reads it. */",
             "ring[s][(slot + 9 - 2 * s) % 2][ty * 2 + j + 1][tx + 1] = win[s][1][j];",
