@@ -2034,30 +2034,20 @@ mod tests {
             Strategy::Temporal,
             "3-D f64 stars of radius 2 fuse"
         );
-        let leapfrog = |axes: &str, zero: &str, reads: &str| {
-            let text = format!(
-                "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [{axes}]\n[fields]\nu = {{ role = \"state\", levels = 2 }}\n\
-                 [[update]]\ntarget = \"u\"\nexpr = \"2*u{zero} - u.prev{zero} + 0.1*({reads})\"\n"
-            );
-            let src = crate::spec::Source {
-                path: "s.stencil.toml".into(),
-                text,
-            };
-            crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
-        };
-        let wave2d = leapfrog("\"y\", \"x\"", "[0,0]", "u[-1,0] + u[0,1]");
+        let leapfrog = |axes: &str, reads: &str| temporal::tests::leapfrog(axes, "f32", reads, "");
+        let wave2d = leapfrog("\"y\", \"x\"", "u[-1,0] + u[0,1]");
         assert_eq!(
             plan(&wave2d, &auto, &CUDA).0,
             Strategy::Temporal,
             "2-D leapfrogs fuse"
         );
-        let wave3d = leapfrog("\"z\", \"y\", \"x\"", "[0,0,0]", "u[-1,0,0] + u[0,0,1]");
+        let wave3d = leapfrog("\"z\", \"y\", \"x\"", "u[-1,0,0] + u[0,0,1]");
         assert_eq!(
             plan(&wave3d, &auto, &CUDA).0,
             Strategy::Temporal,
             "3-D leapfrogs of radius 1 fuse"
         );
-        let wide3d = leapfrog("\"z\", \"y\", \"x\"", "[0,0,0]", "u[-2,0,0] + u[0,0,1]");
+        let wide3d = leapfrog("\"z\", \"y\", \"x\"", "u[-2,0,0] + u[0,0,1]");
         assert_eq!(
             plan(&wide3d, &auto, &CUDA).0,
             Strategy::Stream,

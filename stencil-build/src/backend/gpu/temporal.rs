@@ -855,7 +855,12 @@ pub(super) mod tests {
     }
 
     /// A `temporal` leapfrog of `axes` in `dtype`: `u` keeps two time levels, `expr` adds to `2*u - u.prev`.
-    fn leapfrog(axes: &str, dtype: &str, expr: &str, tiling: &str) -> Stencil {
+    pub(in crate::backend::gpu) fn leapfrog(
+        axes: &str,
+        dtype: &str,
+        expr: &str,
+        tiling: &str,
+    ) -> Stencil {
         let text = format!(
             "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [{axes}]\n[fields]\nu = {{ role = \"state\", levels = 2 }}\n\
              [[update]]\ntarget = \"u\"\nexpr = \"2*u{zero} - u.prev{zero} + {expr}\"\n\
