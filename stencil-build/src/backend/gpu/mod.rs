@@ -705,7 +705,7 @@ impl Gen<'_> {
     /// time levels, [`temporal`]): it also writes the level before the last
     /// (`out_prev`), the next launch's previous level.
     fn leapfrog(&self) -> bool {
-        self.plan.strategy.fuses_steps() && self.st.fields[self.s.target].has_prev()
+        temporal::fused_leapfrog(self.st, self.plan, self.s.target)
     }
 
     /// The statement's C parameters (see [`super::c_parameters`]), with a
@@ -1746,11 +1746,7 @@ mod tests {
     fn blocks_fit_the_shared_memory_budget() {
         let text = "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = { role = \"state\" }\n\
                     [[update]]\ntarget = \"u\"\nexpr = \"sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])\"\n";
-        let src = crate::spec::Source {
-            path: "s.stencil.toml".into(),
-            text: text.into(),
-        };
-        let st = crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap();
+        let st = lowered(text.into());
         let tiled = Resolved {
             strategy: Strategy::Tiled,
             block: vec![2, 2, 64],
@@ -1795,6 +1791,11 @@ mod tests {
             "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [{axes}]\n[fields]\nu = {{ role = \"state\" }}\n\
              [[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n"
         );
+        lowered(text)
+    }
+
+    /// The stencil spec `text` (as `s.stencil.toml`) lowered.
+    pub(in crate::backend::gpu) fn lowered(text: String) -> Stencil {
         let src = crate::spec::Source {
             path: "s.stencil.toml".into(),
             text,

@@ -6,6 +6,7 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
+use super::temporal::fused_leapfrog;
 use super::{Dialect, Resolved};
 use crate::codegen::rust::{
     Signature, docs, grids_entry, ident, params_used, slot_name, statement_name, usize_lit,
@@ -387,14 +388,6 @@ fn kernels(
         });
     }
     (externs, launches)
-}
-
-/// Whether field `field` is the leapfrog (two time levels) whose steps
-/// `plan` fuses: its launches also write the level before the last.
-fn fused_leapfrog(st: &Stencil, plan: &Resolved, field: usize) -> bool {
-    plan.strategy.fuses_steps()
-        && st.fields[field].has_prev()
-        && st.statements.iter().any(|s| s.target == field)
 }
 
 /// The device pointer a statement writes.

@@ -123,6 +123,26 @@ pub fn auto_fuses(st: &Stencil) -> bool {
         }
 }
 
+/// Whether `plan` fuses the steps of leapfrog field `field` (two time levels,
+/// updated by a statement): its launches also write the level before the
+/// last, the next launch's previous level.
+pub fn fused_leapfrog(st: &Stencil, plan: &Resolved, field: usize) -> bool {
+    plan.strategy.fuses_steps()
+        && st.fields[field].has_prev()
+        && st.statements.iter().any(|s| s.target == field)
+}
+
+/// Whether the fused update of `st` reads grids other than the field it
+/// steps at the start of the step (input grids, a leapfrog's previous level).
+pub fn reads_inputs(st: &Stencil) -> bool {
+    let s = &st.statements[0];
+    let streamed = Slot {
+        field: s.target,
+        version: Version::Start,
+    };
+    s.slots().iter().any(|&slot| slot != streamed)
+}
+
 /// Whether 2-D warp tiles wholly inside the region run a copy of their loop
 /// without checks (`EDGE`, [`Gen::warp_tile_function`]): in f32, where it
 /// lifted j2d5pt from 1412 to 1536 GCells/s (both with 32-bit indices; in
@@ -660,7 +680,7 @@ impl Gen<'_> {
 
     /// Whether the update reads grids other than the one it streams (from global memory).
     fn reads_inputs(&self) -> bool {
-        self.s.slots().iter().any(|&slot| slot != self.streamed())
+        reads_inputs(self.st)
     }
 
     /// Whether `a` reads the previous level of a leapfrog whose steps this kernel fuses.
@@ -680,17 +700,18 @@ impl Gen<'_> {
         }
     }
 
-    /// `global`, a read of a grid from global memory, unless it is a
-    /// leapfrog's read of its previous level: that comes from the launch's
-    /// grid only at the first level that steps, and from level `s - 2`
-    /// (`older` of its index, row or plane `q`) above it.
-    fn prev_read(&self, a: &Access, global: String, older: &dyn Fn(&str) -> String) -> String {
+    /// `launched`, a read of the launch's grids (from global memory, or the
+    /// registers they were loaded into), unless it is a leapfrog's read of
+    /// its previous level: that comes from the launch's grid only at the
+    /// first level that steps, and from level `s - 2` (`older` of its index,
+    /// row or plane `q`) above it.
+    fn prev_read(&self, a: &Access, launched: String, older: &dyn Fn(&str) -> String) -> String {
         let t = self.plan.time_block;
         if !self.is_own_prev(a) || t == 1 {
-            return global;
+            return launched;
         }
         format!(
-            "(s == {} - levels ? {global} : {})",
+            "(s == {} - levels ? {launched} : {})",
             t + 1,
             older("s >= 2 ? s - 2 : 0")
         )
@@ -847,11 +868,7 @@ pub(super) mod tests {
              k = {{ role = \"input\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n\
              [tiling.cuda]\nstrategy = \"temporal\"\n{tiling}"
         );
-        let src = crate::spec::Source {
-            path: "s.stencil.toml".into(),
-            text,
-        };
-        crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
+        super::super::tests::lowered(text)
     }
 
     /// A `temporal` leapfrog of `axes` in `dtype`: `u` keeps two time levels, `expr` adds to `2*u - u.prev`.
@@ -871,11 +888,7 @@ pub(super) mod tests {
                 "[0,0,0]"
             }
         );
-        let src = crate::spec::Source {
-            path: "s.stencil.toml".into(),
-            text,
-        };
-        crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
+        super::super::tests::lowered(text)
     }
 
     #[test]

@@ -82,7 +82,8 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
     let star = radius(st) == [1, 1, 1] && in_one_plane(st);
     let budget = RING_BUDGET.min(d.shared_max);
     // f64 kernels that also hold input reads (loaded an iteration ahead) keep 32 x 32 tiles.
-    let wide = star && d.shared_max >= RING_BUDGET && !(st.dtype == Dtype::F64 && reads_inputs(st));
+    let wide =
+        star && d.shared_max >= RING_BUDGET && !(st.dtype == Dtype::F64 && super::reads_inputs(st));
     let tall = wide && st.dtype == Dtype::F32 && t.block.is_none() && t.coarsen.is_none();
     let block = t
         .block
@@ -192,17 +193,6 @@ pub(in crate::backend::gpu) struct Planes {
     pub f64: bool,
     /// Whether the kernel is `persistent`'s.
     pub persistent: bool,
-}
-
-/// Whether the update of `st` reads grids other than the field it updates
-/// at the start of the step (input grids, a leapfrog's previous level).
-fn reads_inputs(st: &Stencil) -> bool {
-    let s = &st.statements[0];
-    let mut other = false;
-    s.expr.for_each_read(&mut |a| {
-        other |= a.slot.field != s.target || a.slot.version != crate::ir::Version::Start;
-    });
-    other
 }
 
 /// Whether each step of `st` reads in-plane neighbours in one plane (a star).
@@ -623,7 +613,7 @@ impl Gen<'_> {
             "step && in_y[j] && in_x",
             None,
             &|a: &Access| self.planes_read(a, sh),
-            sh.unrolled() || !self.reads_inputs(),
+            sh.unrolled(),
         );
         w.line("next[j] = v;");
         w.dedent();
