@@ -159,7 +159,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          pub const RANDOM_STENCILS: (usize, usize) = ({RANDOM_STENCILS}, {random_1d});\n\
          /// How many of the random stencils `temporal` and `persistent` can fuse the steps of.\n\
          pub const RANDOM_FUSABLE: usize = {random_fusable};\n\
-         /// How many of the random stencils are leapfrogs whose steps only `temporal` fuses.\n\
+         /// How many of the random stencils are leapfrogs whose steps only `temporal` fuses (they never read their previous level).\n\
          pub const RANDOM_LEAPFROG_FUSABLE: usize = {random_leapfrog};\n/// Every f32 variant.\npub static F32: &[Entry<f32>] = &[\n    {}\n];\n/// Every f64 variant.\npub static F64: &[Entry<f64>] = &[\n    {}\n];\n",
         f32s.join(",\n    "),
         f64s.join(",\n    ")
@@ -302,8 +302,8 @@ fn retyped(
 /// Whether `strategy` (`temporal*` or `persistent*`) can fuse the steps of
 /// `spec` (stencil-build refuses the others at build time): 2 or 3 axes, a
 /// fixed boundary, one update of a state field that keeps one time level,
-/// or in `temporal` two (a leapfrog) whose previous level is read only at
-/// the cell itself.
+/// or two (a leapfrog) whose previous level is read only at the cell itself
+/// (and in `persistent`, whose sweeps start from it, read there).
 fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> bool {
     let updates = spec.get("update").and_then(|u| u.as_array());
     let Some([update]) = updates.map(Vec::as_slice) else {
@@ -317,7 +317,9 @@ fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> b
         .and_then(|l| l.as_integer())
         .unwrap_or(1);
     let expr = update.get("expr").and_then(|e| e.as_str()).unwrap_or("");
-    let leapfrog = levels == 2 && strategy.starts_with("temporal") && prev_at_cell(expr, target);
+    let prev = format!("{target}.prev[");
+    let starts_from_prev = strategy.starts_with("temporal") || expr.contains(&prev);
+    let leapfrog = levels == 2 && prev_at_cell(expr, target) && starts_from_prev;
     (2..=3).contains(&dims) && boundary == "fixed" && (levels == 1 || leapfrog)
 }
 

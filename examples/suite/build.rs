@@ -198,7 +198,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     )?;
                     continue;
                 }
-                // (What a fused strategy refuses, `persistent` for a leapfrog, is left out below.)
+                // (What a fused strategy refuses is left out below.)
                 let wanted = |v: &&Variant| {
                     (TUNED.contains(&name) || CORE.contains(&v.suffix) || v.every)
                         && v.dims.is_none_or(|d| d == dims)
@@ -208,8 +208,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let mut t = retyped(&base, &variant, dtype);
                     t.insert("tiling".into(), tiling(var, dims, dtype).into());
                     // A variant stencil-build refuses for this stencil (tiles
-                    // that store nothing, rings beyond the shared memory, a
-                    // leapfrog's steps in `persistent`) is left out.
+                    // that store nothing, rings beyond the shared memory) is
+                    // left out.
                     if stencil_build::generate(&variant, &toml::to_string(&t)?).is_err() {
                         continue;
                     }

@@ -9,13 +9,14 @@ fn every_variant_is_registered() {
     // with a GPU backend also `tiled`, four `stream` variants and `auto`
     // (tests/build.rs), the `stream` ones and `auto` not for 1-D stencils,
     // and three `temporal` and two `persistent` variants of the fixed-boundary
-    // heat2d, heat3d, star3d25, j2d5pt and j3d7pt and of the random stencils
-    // that fuse, and three `temporal` ones of the leapfrogs wave2d and
-    // leapfrog3d and of the random leapfrogs that fuse.
+    // heat2d, heat3d, star3d25, j2d5pt and j3d7pt, of the leapfrogs wave2d
+    // and leapfrog3d and of the random stencils that fuse, and three
+    // `temporal` ones of the random leapfrogs that never read their previous
+    // level.
     let (random, random_1d) = stencil_tests::RANDOM_STENCILS;
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
-        let fused = 5 * (5 * 2 + stencil_tests::RANDOM_FUSABLE)
-            + 3 * (2 * 2 + stencil_tests::RANDOM_LEAPFROG_FUSABLE);
+        let fused = 5 * (7 * 2 + stencil_tests::RANDOM_FUSABLE)
+            + 3 * stencil_tests::RANDOM_LEAPFROG_FUSABLE;
         11 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + fused
     } else {
         11 * 4 + random
@@ -80,4 +81,109 @@ fn cuda_grids_of_2_31_cells_or_more_take_64_bit_indices() {
 #[ignore = "needs a CUDA device with 20 GB free: run with --include-ignored on a machine with one"]
 fn cuda_temporal_grids_of_2_31_cells_or_more() {
     big_grid!(heat3d_f32_fixed_temporal, "temporal");
+}
+
+/// Leapfrog `$module` run on `$backend` in one session over several `step`
+/// calls (`persistent`'s first sweep after an upload runs alone; the caller's
+/// previous level, whose frame differs, is then written; later launches run
+/// several sweeps, the last one short): after each call both levels match
+/// the reference's after as many steps, and not after one step fewer.
+#[cfg(any(feature = "cuda", feature = "hip"))]
+macro_rules! leapfrog_over_calls {
+    ($backend:ident, $module:ident, $shape:expr, $params:expr $(, $input:ident)*) => {{
+        use stencil_tests::$module as m;
+        let shape = $shape;
+        let cells: usize = shape.iter().product();
+        let start: [Vec<m::Real>; 2] = [
+            stencil_tests::random_grid(cells, 1),
+            stencil_tests::random_grid(cells, 2),
+        ];
+        $(let $input = stencil_tests::random_grid(cells, 3);)*
+        let reference = |steps| {
+            let [mut u, mut u_prev] = start.clone();
+            m::reference::run(&mut u, &mut u_prev $(, &$input)*, shape, $params, steps).unwrap();
+            [u, u_prev]
+        };
+        let mut s = m::$backend::Session::new(shape).unwrap();
+        s.upload(&start[0], &start[1] $(, &$input)*).unwrap();
+        let mut total = 0;
+        for steps in [7, 0, 1, 13] {
+            s.step($params, steps).unwrap();
+            total += steps;
+            let [mut u, mut u_prev] = start.clone();
+            s.download(&mut u, &mut u_prev).unwrap();
+            let (want, fewer) = (reference(total), reference(total - 1));
+            let tol = stencil_tests::tolerance::<m::Real>(m::FLOPS_PER_CELL, total);
+            for (level, got) in [u, u_prev].iter().enumerate() {
+                let (err, at) = stencil_tests::worst_difference(got, &want[level]);
+                let name = stringify!($module);
+                assert!(err <= tol, "{name}, {total} steps, level {level}: {err:e} > {tol:e} at {at}");
+                let (err, _) = stencil_tests::worst_difference(got, &fewer[level]);
+                assert!(err > tol, "{name}, {total} steps, level {level}: within tolerance of one step fewer");
+            }
+        }
+    }};
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-on-cpu"),
+    ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
+)]
+fn cuda_fused_leapfrogs_over_several_calls() {
+    leapfrog_over_calls!(
+        cuda,
+        wave2d_f32_fixed_persistent_c5,
+        [37, 45],
+        stencil_tests::wave2d_f32_fixed_persistent_c5::Params { c2: 0.1 }
+    );
+    leapfrog_over_calls!(
+        cuda,
+        wave2d_f64_fixed_persistent,
+        [37, 45],
+        stencil_tests::wave2d_f64_fixed_persistent::Params { c2: 0.1 }
+    );
+    leapfrog_over_calls!(
+        cuda,
+        wave2d_f64_fixed_temporal_c5,
+        [37, 45],
+        stencil_tests::wave2d_f64_fixed_temporal_c5::Params { c2: 0.1 }
+    );
+    leapfrog_over_calls!(
+        cuda,
+        leapfrog3d_f64_fixed_persistent_c5,
+        [13, 17, 23],
+        stencil_tests::leapfrog3d_f64_fixed_persistent_c5::Params {},
+        vel
+    );
+    leapfrog_over_calls!(
+        cuda,
+        leapfrog3d_f32_fixed_persistent,
+        [13, 17, 23],
+        stencil_tests::leapfrog3d_f32_fixed_persistent::Params {},
+        vel
+    );
+}
+
+#[cfg(feature = "hip")]
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-on-cpu"),
+    ignore = "needs a HIP device: run with --include-ignored on a machine with one"
+)]
+fn hip_fused_leapfrogs_over_several_calls() {
+    leapfrog_over_calls!(
+        hip,
+        wave2d_f32_fixed_persistent_c5,
+        [37, 45],
+        stencil_tests::wave2d_f32_fixed_persistent_c5::Params { c2: 0.1 }
+    );
+    leapfrog_over_calls!(
+        hip,
+        leapfrog3d_f64_fixed_persistent_c5,
+        [13, 17, 23],
+        stencil_tests::leapfrog3d_f64_fixed_persistent_c5::Params {},
+        vel
+    );
 }

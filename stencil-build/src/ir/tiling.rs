@@ -385,8 +385,8 @@ pub fn check_fusion(
 /// Why strategy `name` (`temporal`, `persistent`) cannot fuse the steps of `st`, and what to write instead;
 /// `None` when it can: one `[[update]]` of a state field, reading it and
 /// input grids, with a fixed boundary; a field that keeps two time levels (a
-/// leapfrog) only in `temporal`, and read at its previous level only at the
-/// cell itself.
+/// leapfrog) read at its previous level only at the cell itself (and read
+/// there at all in `persistent`, whose sweeps start from it).
 pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)> {
     use crate::ir::Boundary;
     let stream = "use `strategy = \"stream\"`, the fastest strategy that steps one at a time";
@@ -409,24 +409,27 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
     }
     let s = &st.statements[0];
     let target = &st.fields[s.target];
-    if target.has_prev() && name != "temporal" {
-        return Some((
-            format!(
-                "`{name}` fuses the steps of a state field that keeps one time level; `{}` keeps two (`levels = 2`)",
-                target.name
-            ),
-            format!("use `strategy = \"temporal\"`, which fuses leapfrog steps, or {stream}"),
-        ));
-    }
-    let mut off_cell = None;
+    let (mut reads_prev, mut off_cell) = (false, None);
     s.expr.for_each_read(&mut |a| {
-        if a.slot.field == s.target
-            && a.slot.version == crate::ir::Version::Prev
-            && a.offset.iter().any(|&o| o != 0)
-        {
-            off_cell.get_or_insert_with(|| a.offset.clone());
+        if a.slot.field == s.target && a.slot.version == crate::ir::Version::Prev {
+            reads_prev = true;
+            if a.offset.iter().any(|&o| o != 0) {
+                off_cell.get_or_insert_with(|| a.offset.clone());
+            }
         }
     });
+    if target.has_prev() && !reads_prev && name == "persistent" {
+        return Some((
+            format!(
+                "`persistent` fuses the steps of a field of two time levels whose update reads the previous one; this update never reads `{}.prev`",
+                target.name
+            ),
+            format!(
+                "declare `{}` with `levels = 1` (one level is all it needs), or use `strategy = \"temporal\"`",
+                target.name
+            ),
+        ));
+    }
     if let Some(offset) = off_cell {
         let at: Vec<String> = offset.iter().map(i64::to_string).collect();
         return Some((

@@ -1366,9 +1366,17 @@ impl Gen<'_> {
             params = self.persistent_parameters(false);
             w.line("/* Runs `steps` steps (at least 1) in one cooperative launch: the result is in `out` after an odd");
             w.line(&format!(
-                "   number of sweeps of {} steps (the last one possibly shorter), else in `{}`; returns the launch's error code. */",
+                "   number of sweeps of {} steps (the last one possibly shorter), else in `{}`{}; returns the launch's error code. */",
                 self.plan.time_block,
-                slot_name(self.st, self.streamed())
+                slot_name(self.st, self.streamed()),
+                if self.leapfrog() {
+                    format!(
+                        " (the level before it: `out_prev`, else `{}`)",
+                        slot_name(self.st, self.own_prev())
+                    )
+                } else {
+                    String::new()
+                }
             ));
         } else {
             w.line("/* Launches the kernel over the statement's region; returns the launch's error code. */");

@@ -13,30 +13,36 @@ use super::{CWriter, Gen};
 use crate::codegen::rust::slot_name;
 
 impl Gen<'_> {
+    /// The buffers the sweeps alternate between: as the launcher names them,
+    /// and as the kernel does. `a` (and a leapfrog's `a_prev`) hold the
+    /// levels the launch starts from; `b` (and `b_prev`) are `out` (and
+    /// `out_prev`), the buffers the first sweep writes.
+    fn alternated(&self) -> Vec<(String, &'static str)> {
+        let mut pairs = vec![
+            ("out".to_string(), "b"),
+            (slot_name(self.st, self.streamed()), "a"),
+        ];
+        if self.leapfrog() {
+            pairs.push(("out_prev".into(), "b_prev"));
+            pairs.push((slot_name(self.st, self.own_prev()), "a_prev"));
+        }
+        pairs
+    }
+
     /// The kernel's parameters (`kernel`) or the launcher's: `temporal`'s,
-    /// with the streamed grid (`a` in the kernel) and `out` (`b`) both
-    /// written, since the sweeps alternate between them, and `steps` for
-    /// `levels`.
+    /// with the buffers the sweeps alternate between ([`Self::alternated`])
+    /// all written, and `steps` for `levels`.
     pub(super) fn persistent_parameters(&self, kernel: bool) -> Vec<String> {
         let t = self.st.dtype.c();
         let qualifier = if kernel { "__restrict__" } else { "" };
-        let mut p = super::super::c_parameters(self.st, self.s, qualifier, kernel);
-        let n = self.dims();
-        let streamed = self.streamed();
-        let at = self
-            .s
-            .slots()
-            .iter()
-            .position(|&slot| slot == streamed)
-            .expect("a fused update reads the field it updates");
-        let name = slot_name(self.st, streamed);
-        let (out, start) = if kernel {
-            (format!("{t} *b"), format!("{t} *a"))
-        } else {
-            (format!("{t} *out"), format!("{t} *{name}"))
-        };
-        p[n] = out;
-        p[n + 1 + at] = start;
+        let alternated = self.alternated();
+        let mut p = self.parameters(qualifier, kernel);
+        for param in &mut p {
+            let name = param.rsplit(['*', ' ']).next().unwrap_or_default();
+            if let Some((outer, inner)) = alternated.iter().find(|(outer, _)| outer == name) {
+                *param = format!("{t} *{}", if kernel { inner } else { outer.as_str() });
+            }
+        }
         let c = if kernel { "const " } else { "" };
         p.push(format!("{c}unsigned long long steps"));
         p
@@ -48,9 +54,14 @@ impl Gen<'_> {
         let axes = ["x", "y", "z"];
         let t = self.plan.time_block;
         let ty = self.st.dtype.c();
-        let streamed = slot_name(self.st, self.streamed());
+        let named: Vec<String> = self
+            .alternated()
+            .iter()
+            .map(|(outer, inner)| format!("`{inner}`: the launcher's `{outer}`"))
+            .collect();
         w.line(&format!(
-            "/* `a`: the grid at the start (the launcher's `{streamed}`); `b`: the other buffer (`out`). */"
+            "/* The launch starts from `a`; the first sweep writes `b`. {}. */",
+            named.join(", ")
         ));
         w.line(
             "/* The tiles of a `temporal` launch, which the blocks of this one take in turn. */",
@@ -73,8 +84,15 @@ impl Gen<'_> {
             "const int levels = steps - done < {t} ? (int)(steps - done) : {t};"
         ));
         w.line(&format!("const bool odd = done / {t} % 2 == 1;"));
-        w.line(&format!("const {ty} *const {streamed} = odd ? b : a;"));
-        w.line(&format!("{ty} *const out = odd ? a : b;"));
+        for (outer, inner) in self.alternated() {
+            let (other, constant) = match inner.strip_prefix('a') {
+                Some(rest) => (format!("b{rest}"), "const "),
+                None => (inner.replacen('b', "a", 1), ""),
+            };
+            w.line(&format!(
+                "{constant}{ty} *const {outer} = odd ? {other} : {inner};"
+            ));
+        }
         w.line(&format!(
             "for ({ix} tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x) {{"
         ));
@@ -159,7 +177,7 @@ impl Gen<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::temporal::tests::{cuda, stencil};
+    use super::super::temporal::tests::{cuda, leapfrog, stencil};
     use super::super::{HIP, fit, resolve, source};
 
     #[test]
@@ -197,6 +215,31 @@ mod tests {
             !code.contains("blockIdx.y") && !code.contains("return;"),
             "{code}"
         );
+    }
+
+    #[test]
+    fn a_leapfrogs_sweeps_alternate_both_levels() {
+        let mut st = leapfrog(
+            "\"z\", \"y\", \"x\"",
+            "f64",
+            "0.1*(u[-1,0,0] + u[1,0,0] + u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1])",
+            "time_block = 2\n",
+        );
+        st.tiling.cuda.strategy = crate::ir::Strategy::Persistent;
+        let code = cuda(&st).unwrap();
+        for line in [
+            // The launcher's levels are the kernel's `a` (start) and `b` (first written) pairs.
+            "(const int n0, const int n1, const int n2, double *b, double *b_prev, double *a_prev, double *a, const unsigned long long steps)",
+            "double *const out = odd ? a : b;",
+            "const double *const cur_u = odd ? b : a;",
+            "double *const out_prev = odd ? a_prev : b_prev;",
+            "const double *const prev_u = odd ? b_prev : a_prev;",
+            "out_prev[q * s0 + (i1 + j) * s1 + i2] = win[s - 1][1][j];",
+            "(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *out, double *out_prev, double *prev_u, double *cur_u, unsigned long long steps)",
+            "void *arguments[] = {(void *)&n0_32, (void *)&n1_32, (void *)&n2_32, (void *)&out, (void *)&out_prev, (void *)&prev_u, (void *)&cur_u, (void *)&steps};",
+        ] {
+            assert!(code.contains(line), "`{line}` missing from:\n{code}");
+        }
     }
 
     #[test]

@@ -311,7 +311,7 @@ fn kernels(
         ),
         Strategy::Persistent => (
             quote!(steps: ::std::os::raw::c_ulonglong),
-            quote!(steps as ::std::os::raw::c_ulonglong),
+            quote!(fused as ::std::os::raw::c_ulonglong),
         ),
         _ => (quote!(), quote!()),
     };
@@ -358,11 +358,11 @@ fn kernels(
         });
         let out = output(st, s.target);
         let reads = s.slots().into_iter().map(|slot| {
-            if written(slot) {
-                let id = ident(&st.fields[slot.field].name);
-                quote!(self.#id.cur())
-            } else {
-                read(st, slot)
+            let id = ident(&st.fields[slot.field].name);
+            match (written(slot), slot.version) {
+                (true, Version::Prev) => quote!(self.#id.prev()),
+                (true, _) => quote!(self.#id.cur()),
+                _ => read(st, slot),
             }
         });
         let axis = (0..dims).map(usize_lit);
@@ -448,6 +448,7 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
     let mut download = Vec::new();
     let mut advance = Vec::new();
     let mut fresh_init = Vec::new();
+    let mut fused_fresh = None;
     for (i, f) in st.fields.iter().enumerate() {
         let id = ident(&f.name);
         let name = &f.name;
@@ -490,6 +491,9 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
                         members.push(quote!(#fresh: bool));
                         alloc.push(quote!(#fresh: false));
                         fresh_init.push(quote!(self.#fresh = true;));
+                        if fused_leapfrog(st, plan, i) {
+                            fused_fresh = Some(fresh);
+                        }
                     }
                 }
             }
@@ -497,14 +501,26 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
     }
     let step_loop = if plan.strategy == Strategy::Persistent {
         let time_block = plan.time_block as u64;
+        // A leapfrog's second sweep writes the buffer of the caller's previous level, whose
+        // frame is replaced between launches (`frame` in `kernels`): the first sweep after
+        // an upload runs alone.
+        let fused = match fused_fresh {
+            None => quote!(left),
+            Some(fresh) => {
+                quote!(if self.steps == 0 && self.#fresh { left.min(#time_block) } else { left })
+            }
+        };
         quote! {
-            if steps > 0 {
+            let mut left = steps;
+            while left > 0 {
+                let fused = #fused;
                 #(#launches)*
                 // The result is in the buffer the last sweep wrote: the next level after an odd number of sweeps.
-                if steps.div_ceil(#time_block) % 2 == 1 {
+                if fused.div_ceil(#time_block) % 2 == 1 {
                     #(#advance)*
                 }
-                self.steps += steps;
+                self.steps += fused;
+                left -= fused;
             }
         }
     } else if plan.strategy == Strategy::Temporal {

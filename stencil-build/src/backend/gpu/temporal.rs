@@ -387,6 +387,14 @@ impl Gen<'_> {
         }
     }
 
+    /// The previous level of the field the kernel steps (a leapfrog's).
+    pub(super) fn own_prev(&self) -> Slot {
+        Slot {
+            field: self.s.target,
+            version: Version::Prev,
+        }
+    }
+
     /// The body of a `temporal` kernel (see the module documentation): in
     /// 2-D, the warp's tile and the block's chunk, handed to the warp tile
     /// function ([`Self::warp_tile_function`]).
@@ -685,7 +693,7 @@ impl Gen<'_> {
 
     /// Whether `a` reads the previous level of a leapfrog whose steps this kernel fuses.
     fn is_own_prev(&self, a: &Access) -> bool {
-        self.leapfrog() && a.slot.field == self.s.target && a.slot.version == Version::Prev
+        self.leapfrog() && a.slot == self.own_prev()
     }
 
     /// Whether level `s` is one of the launch's `levels` steps. Levels past
