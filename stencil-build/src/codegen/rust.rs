@@ -517,12 +517,10 @@ fn stencil_module(
     let checker = argument_checker();
     let grids_executor = grids_executor(st, &signature);
     let reference = reference_module(st, an, &signature)?;
-    let openmp = match &linked.openmp {
-        Some(prefix) => Some(super::super::backend::openmp::rust_module(
-            st, prefix, &signature,
-        )),
-        None => None,
-    };
+    let openmp = linked
+        .openmp
+        .as_ref()
+        .map(|prefix| super::super::backend::openmp::rust_module(st, prefix, &signature));
     let (args, call) = (&signature.params, &signature.call);
     let gpus: Vec<TokenStream> = linked
         .gpus()

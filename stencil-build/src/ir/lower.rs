@@ -1468,8 +1468,7 @@ mod tests {
             let text = format!("{base}{section}");
             let key = section
                 .lines()
-                .filter(|l| l.contains(needle) && !l.starts_with('['))
-                .last()
+                .rfind(|l| l.contains(needle) && !l.starts_with('['))
                 .and_then(|l| l.split(' ').next())
                 .unwrap_or("[");
             assert_error(&text, key, needle, message, hint);

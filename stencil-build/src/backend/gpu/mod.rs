@@ -816,13 +816,11 @@ impl Gen<'_> {
     /// along every axis, and with `tid` the flat thread index.
     fn thread_coordinates(&self, w: &mut CWriter, tid: bool) {
         let dims = self.dims();
-        let block = &self.plan.block;
-        for a in 0..dims {
+        for (a, size) in self.plan.block.iter().enumerate().take(dims) {
             let b = builtin(a, dims);
             w.line(&format!(
-                "const ptrdiff_t o{a} = {} + (ptrdiff_t)blockIdx.{b} * {};",
+                "const ptrdiff_t o{a} = {} + (ptrdiff_t)blockIdx.{b} * {size};",
                 self.bounds(a).0,
-                block[a]
             ));
             w.line(&format!("const int l{a} = threadIdx.{b};"));
             w.line(&format!("const ptrdiff_t i{a} = o{a} + l{a};"));
@@ -831,7 +829,7 @@ impl Gen<'_> {
             let coords: Vec<String> = (0..dims)
                 .map(|a| format!("threadIdx.{}", builtin(a, dims)))
                 .collect();
-            let extents: Vec<String> = block.iter().map(usize::to_string).collect();
+            let extents: Vec<String> = self.plan.block.iter().map(usize::to_string).collect();
             w.line(&format!("const int tid = {};", flat(&coords, &extents)));
         }
     }
@@ -1217,7 +1215,7 @@ impl Gen<'_> {
         // on the grid; a fixed boundary skips those beyond it. (2-D kernels
         // keep every guard: without them j2d5pt f32 measured 1.1x slower.)
         let on_grid = m as i64 + lo <= (self.info.halo[0] + ahead) as i64;
-        let guard = !self.periodic() && !(on_grid && self.dims() == 3);
+        let guard = !(self.periodic() || on_grid && self.dims() == 3);
         let plane = if self.periodic() {
             format!("stencil_mod({plane}, n0)")
         } else {
