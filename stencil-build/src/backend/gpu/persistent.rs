@@ -13,20 +13,18 @@ use super::{CWriter, Gen};
 use crate::codegen::rust::slot_name;
 
 impl Gen<'_> {
-    /// The buffers the sweeps alternate between: as the launcher names them,
-    /// and as the kernel does. `a` (and a leapfrog's `a_prev`) hold the
-    /// levels the launch starts from; `b` (and `b_prev`) are `out` (and
-    /// `out_prev`), the buffers the first sweep writes.
-    fn alternated(&self) -> Vec<(String, &'static str)> {
-        let mut pairs = vec![
-            ("out".to_string(), "b"),
-            (slot_name(self.st, self.streamed()), "a"),
-        ];
+    /// The buffers the sweeps alternate between, per time level the launch
+    /// writes (the last one, and a leapfrog's level before it): the
+    /// launcher's names of what it writes (`out`) and starts from (`cur_u`),
+    /// and the kernel's suffix of `a` (what the launch starts from) and `b`
+    /// (what the first sweep writes).
+    fn alternated(&self) -> Vec<(String, String, &'static str)> {
+        let mut levels = vec![("out".to_string(), slot_name(self.st, self.streamed()), "")];
         if self.leapfrog() {
-            pairs.push(("out_prev".into(), "b_prev"));
-            pairs.push((slot_name(self.st, self.own_prev()), "a_prev"));
+            let prev = slot_name(self.st, self.own_prev());
+            levels.push(("out_prev".into(), prev, "_prev"));
         }
-        pairs
+        levels
     }
 
     /// The kernel's parameters (`kernel`) or the launcher's: `temporal`'s,
@@ -35,12 +33,16 @@ impl Gen<'_> {
     pub(super) fn persistent_parameters(&self, kernel: bool) -> Vec<String> {
         let t = self.st.dtype.c();
         let qualifier = if kernel { "__restrict__" } else { "" };
-        let alternated = self.alternated();
+        let mut renamed = Vec::new();
+        for (written, start, suffix) in self.alternated() {
+            renamed.push((written, format!("b{suffix}")));
+            renamed.push((start, format!("a{suffix}")));
+        }
         let mut p = self.parameters(qualifier, kernel);
         for param in &mut p {
             let name = param.rsplit(['*', ' ']).next().unwrap_or_default();
-            if let Some((outer, inner)) = alternated.iter().find(|(outer, _)| outer == name) {
-                *param = format!("{t} *{}", if kernel { inner } else { outer.as_str() });
+            if let Some((outer, inner)) = renamed.iter().find(|(outer, _)| outer == name) {
+                *param = format!("{t} *{}", if kernel { inner } else { outer });
             }
         }
         let c = if kernel { "const " } else { "" };
@@ -57,7 +59,12 @@ impl Gen<'_> {
         let named: Vec<String> = self
             .alternated()
             .iter()
-            .map(|(outer, inner)| format!("`{inner}`: the launcher's `{outer}`"))
+            .flat_map(|(written, start, suffix)| {
+                [
+                    format!("`b{suffix}`: the launcher's `{written}`"),
+                    format!("`a{suffix}`: the launcher's `{start}`"),
+                ]
+            })
             .collect();
         w.line(&format!(
             "/* The launch starts from `a`; the first sweep writes `b`. {}. */",
@@ -84,14 +91,9 @@ impl Gen<'_> {
             "const int levels = steps - done < {t} ? (int)(steps - done) : {t};"
         ));
         w.line(&format!("const bool odd = done / {t} % 2 == 1;"));
-        for (outer, inner) in self.alternated() {
-            let (other, constant) = match inner.strip_prefix('a') {
-                Some(rest) => (format!("b{rest}"), "const "),
-                None => (inner.replacen('b', "a", 1), ""),
-            };
-            w.line(&format!(
-                "{constant}{ty} *const {outer} = odd ? {other} : {inner};"
-            ));
+        for (written, start, x) in self.alternated() {
+            w.line(&format!("{ty} *const {written} = odd ? a{x} : b{x};"));
+            w.line(&format!("const {ty} *const {start} = odd ? b{x} : a{x};"));
         }
         w.line(&format!(
             "for ({ix} tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x) {{"
