@@ -259,8 +259,9 @@ fn retyped(
     // tiles grow in two axes) through chunks of 5 planes (5 steps run as
     // 3 + 2 or 2 + 2 + 1); and 2 steps through chunks of 7 with 3 cells per
     // lane (2-D) or 3 rows per thread of 64 x 6-thread blocks (3-D).
-    // `persistent`: the model's tiling, and `temporal_c5`'s (many tiles per
-    // block, and sweeps that end with a shorter one).
+    // `persistent`: the model's tiling, and `temporal_c5`'s with one block
+    // per multiprocessor (`occupancy`: many tiles per block, and sweeps that
+    // end with a shorter one).
     let vector = if dtype == "f32" { 4 } else { 2 };
     let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
     let odd_steps = if dims == 3 { 2 } else { 3 };
@@ -275,7 +276,10 @@ fn retyped(
             &[("chunk", 3), ("coarsen", 3), ("vector", vector)],
         ),
         "temporal_c5" => ("temporal", &[("time_block", odd_steps), ("chunk", 5)]),
-        "persistent_c5" => ("persistent", &[("time_block", odd_steps), ("chunk", 5)]),
+        "persistent_c5" => (
+            "persistent",
+            &[("time_block", odd_steps), ("chunk", 5), ("occupancy", 1)],
+        ),
         "temporal_v3" if dims == 3 => (
             "temporal",
             &[("time_block", 2), ("chunk", 7), ("coarsen", 3)],

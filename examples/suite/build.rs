@@ -21,6 +21,8 @@ struct Variant {
     vector: Option<(i64, i64)>,
     /// Steps fused per launch (`temporal`).
     time_block: Option<i64>,
+    /// Blocks per multiprocessor, at most (`persistent`).
+    occupancy: Option<i64>,
     /// The number of axes it is for (`None`: any).
     dims: Option<usize>,
     /// Whether every stencil (of `dims` axes) gets it, not only [`TUNED`].
@@ -37,6 +39,7 @@ const fn v(suffix: &'static str, strategy: &'static str) -> Variant {
         coarsen: None,
         vector: None,
         time_block: None,
+        occupancy: None,
         dims: None,
         every: false,
     }
@@ -113,6 +116,7 @@ const VARIANTS: &[Variant] = &[
         vector: Some((4, 2)),
         block2: Some([1, 64]),
         block3: Some([1, 2, 64]),
+        every: true,
         ..v("stream_q4_v", "stream")
     },
     Variant {
@@ -124,6 +128,29 @@ const VARIANTS: &[Variant] = &[
     },
     v("temporal", "temporal"),
     v("persistent", "persistent"),
+    // `persistent` with fewer blocks than fit: one or two per multiprocessor,
+    // and one of 512 threads (2-D: 16 warp tiles; 3-D: 32 x 64 cells).
+    Variant {
+        occupancy: Some(1),
+        ..v("persistent_o1", "persistent")
+    },
+    Variant {
+        occupancy: Some(2),
+        ..v("persistent_o2", "persistent")
+    },
+    Variant {
+        occupancy: Some(1),
+        block2: Some([1, 512]),
+        dims: Some(2),
+        ..v("persistent_o1_b512", "persistent")
+    },
+    Variant {
+        occupancy: Some(1),
+        block3: Some([1, 16, 32]),
+        coarsen: Some(4),
+        dims: Some(3),
+        ..v("persistent_o1_b512", "persistent")
+    },
     temporal("temporal_t4", 2, 4),
     temporal("temporal_t6", 2, 6),
     temporal("temporal_t8", 2, 8),
@@ -298,6 +325,7 @@ fn tiling(var: &Variant, dims: usize, dtype: &str) -> toml::Table {
         ("coarsen", var.coarsen),
         ("vector", vector),
         ("time_block", var.time_block),
+        ("occupancy", var.occupancy),
     ] {
         if let Some(x) = value {
             cuda.insert(key.into(), x.into());

@@ -132,6 +132,15 @@ macro_rules! leapfrog_over_calls {
     ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
 )]
 fn cuda_fused_leapfrogs_over_several_calls() {
+    // `persistent_c5` runs one block per multiprocessor, each taking many tiles in turn.
+    assert_eq!(
+        stencil_tests::wave2d_f32_fixed_persistent_c5::cuda::TILING.occupancy,
+        Some(1)
+    );
+    assert_eq!(
+        stencil_tests::wave2d_f64_fixed_persistent::cuda::TILING.occupancy,
+        None
+    );
     leapfrog_over_calls!(
         cuda,
         wave2d_f32_fixed_persistent_c5,

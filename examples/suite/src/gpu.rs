@@ -134,8 +134,11 @@ pub fn run(
                         t.block, t.chunk, t.coarsen, t.vector
                     )
                 } else if t.strategy == "temporal" || t.strategy == "persistent" {
+                    let occupancy = t
+                        .occupancy
+                        .map_or(String::new(), |k| format!(", {k} per multiprocessor"));
                     format!(
-                        "{} {:?}, time_block {}, chunk {}, coarsen {}, vector {}",
+                        "{} {:?}, time_block {}, chunk {}, coarsen {}, vector {}{occupancy}",
                         t.strategy, t.block, t.time_block, t.chunk, t.coarsen, t.vector
                     )
                 } else {

@@ -119,7 +119,7 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
             /// Tiling compiled into a stencil's GPU kernels.
             #[derive(Clone, Copy, Debug, PartialEq, Eq)]
             pub struct GpuTiling {
-                /// `naive`, `tiled`, `stream` or `temporal`.
+                /// `naive`, `tiled`, `stream`, `temporal` or `persistent`.
                 pub strategy: &'static str,
                 /// Threads per block per axis, in axis order.
                 pub block: &'static [usize],
@@ -131,8 +131,11 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 /// Cells of the contiguous axis a `stream` thread computes as one vector, or a
                 /// `temporal` lane computes (1 otherwise).
                 pub vector: usize,
-                /// Steps fused per launch (`temporal`; 1 otherwise).
+                /// Steps fused per launch (`temporal`, `persistent`; 1 otherwise).
                 pub time_block: usize,
+                /// The most blocks per multiprocessor a `persistent` launch keeps resident
+                /// (`None`: as many as fit, and for the other strategies).
+                pub occupancy: Option<usize>,
             }
 
             #(#runtimes)*

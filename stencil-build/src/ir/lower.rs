@@ -1390,7 +1390,7 @@ mod tests {
     #[test]
     fn tiling_values_that_cannot_work() {
         let base = update("u[0,0]");
-        let cases: [(&str, &str, &str, Option<&str>); 12] = [
+        let cases: [(&str, &str, &str, Option<&str>); 14] = [
             (
                 "[tiling.openmp]\nblock = [4]\n",
                 "[4]",
@@ -1462,6 +1462,18 @@ mod tests {
                 "3",
                 "`vector = 3` cannot work",
                 Some("1, 2 or 4 cells"),
+            ),
+            (
+                "[tiling.cuda]\nstrategy = \"temporal\"\noccupancy = 1\n",
+                "1",
+                "`occupancy` only applies to the `persistent` strategy",
+                Some("set `strategy = \"persistent\"`, or remove `occupancy`"),
+            ),
+            (
+                "[tiling.hip]\nstrategy = \"persistent\"\noccupancy = 0\n",
+                "0",
+                "`occupancy = 0` cannot work",
+                Some("between 1 and 64"),
             ),
         ];
         for (section, needle, message, hint) in cases {

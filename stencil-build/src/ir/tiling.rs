@@ -99,6 +99,9 @@ pub struct GpuTiling {
     /// Cells of the contiguous axis per thread (`stream`: loaded and stored as
     /// one vector; 2-D `temporal`: per lane of a warp tile); `None` lets the model choose.
     pub vector: Option<usize>,
+    /// The most blocks per multiprocessor a `persistent` launch keeps
+    /// resident; `None`: as many as fit.
+    pub occupancy: Option<usize>,
 }
 
 /// Checks `[tiling]` for a stencil of `dims` axes.
@@ -180,6 +183,7 @@ fn gpu(
             coarsen: None,
             chunk: None,
             vector: None,
+            occupancy: None,
         });
     };
     let s = section.get_ref();
@@ -281,6 +285,18 @@ fn gpu(
         }
         Some(v) => Some(*v.get_ref() as usize),
     };
+    let occupancy = match &s.occupancy {
+        None => None,
+        Some(o) if strategy != Strategy::Persistent => {
+            return Err(src
+                .error(
+                    o.span(),
+                    "`occupancy` only applies to the `persistent` strategy",
+                )
+                .with_hint("set `strategy = \"persistent\"`, or remove `occupancy`"));
+        }
+        Some(o) => Some(bounded(o, 1, 64, "occupancy", src)?),
+    };
     Ok(GpuTiling {
         strategy,
         block,
@@ -288,6 +304,7 @@ fn gpu(
         coarsen,
         chunk,
         vector,
+        occupancy,
     })
 }
 

@@ -121,6 +121,8 @@ pub struct GpuTilingSection {
     pub chunk: Option<Spanned<i64>>,
     /// Cells of the contiguous axis per thread, as one vector (`stream`).
     pub vector: Option<Spanned<i64>>,
+    /// Blocks per multiprocessor a `persistent` launch keeps resident, at most.
+    pub occupancy: Option<Spanned<i64>>,
 }
 
 /// A TOML table read as `(key, value)` pairs in document order, keys and

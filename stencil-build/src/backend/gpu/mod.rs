@@ -122,6 +122,9 @@ pub struct Resolved {
     pub vector: usize,
     /// Steps fused per launch (`temporal`; 1 otherwise).
     pub time_block: usize,
+    /// The most blocks per multiprocessor a `persistent` launch keeps
+    /// resident (`None`: as many as fit, and for the other strategies).
+    pub occupancy: Option<usize>,
 }
 
 impl Resolved {
@@ -140,9 +143,8 @@ impl Resolved {
 ///   `[1, 256]` (98%, 1.1x); 3-D `coarsen = chunk = 2`, 16-byte vectors,
 ///   blocks `[1, 2, 64]`, 32-bit indices. Its values sit in registers, so a
 ///   stencil whose footprint needs more than [`AUTO_REGISTER_WORDS`] of them
-///   per thread (wide or multi-grid stencils) gets `stream` with its
-///   defaults instead in 3-D (one update), `naive` otherwise, as do 1-D
-///   stencils;
+///   per thread (wide or multi-grid stencils) gets [`wide_stream`] instead
+///   in 3-D (one update), `naive` otherwise, as do 1-D stencils;
 /// - otherwise blocks hold 256 threads, the contiguous axis a multiple of the
 ///   warp (32 lanes for CUDA, 64 for HIP): `[256]`, `[8, 32]`, `[2, 4, 32]`;
 ///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64
@@ -167,6 +169,7 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
         Strategy::Persistent => {
             return Ok(Resolved {
                 strategy: Strategy::Persistent,
+                occupancy: t.occupancy,
                 ..temporal::defaults(t, st, d)
             });
         }
@@ -192,6 +195,7 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
         coarsen,
         vector,
         time_block: 1,
+        occupancy: None,
     })
 }
 
@@ -209,6 +213,7 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
         coarsen: None,
         chunk: None,
         vector: None,
+        occupancy: None,
     };
     if temporal::auto_fuses(st) {
         return GpuTiling {
@@ -223,17 +228,14 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
         _ => return naive,
     };
     if register_words(st, c, c, v) > AUTO_REGISTER_WORDS {
-        // 3-D: `stream` with its defaults (a window moved through chunks of 64
-        // planes, one cell per thread) beat `naive` on every such suite
-        // stencil in f32 (1.02x to 1.67x) and in f64 on the geometric mean
-        // (1.11x: 1.20x to 1.43x on poisson, star3d25 and acoustic25, 0.93x
-        // to 0.99x on j3d13pt, j3d17pt and j3d27pt; H100, BENCHMARKS.md,
-        // 2026-11-23). Multi-update stencils (unmeasured) stay `naive`.
+        // 3-D: a window moved through chunks of planes beat `naive` on every
+        // such suite stencil in f32 (1.02x to 1.67x) and in f64 on the
+        // geometric mean (1.11x: 1.20x to 1.43x on poisson, star3d25 and
+        // acoustic25, 0.93x to 0.99x on j3d13pt, j3d17pt and j3d27pt; H100,
+        // BENCHMARKS.md, 2026-11-23). Multi-update stencils (unmeasured) stay
+        // `naive`.
         if st.dims() == 3 && st.statements.len() == 1 {
-            return GpuTiling {
-                strategy: Strategy::Stream,
-                ..naive
-            };
+            return wide_stream(st, d);
         }
         return naive;
     }
@@ -245,6 +247,40 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
         vector: Some(v),
         ..naive
     }
+}
+
+/// The most values a `stream` thread of [`wide_stream`]'s two-cell vectors
+/// may hold in registers (32-bit words): the widest stencil it was measured
+/// on, acoustic25 (a star of radius 4 and two grids read at the cell).
+pub const WIDE_REGISTER_WORDS: usize = 144;
+
+/// `auto`'s `stream` for a 3-D stencil of one update too wide for the compact
+/// single-pass blocks: in f32, blocks of `[1, 2, 64]` threads, each with two
+/// cells of the contiguous axis, marching chunks of 4 planes one at a time
+/// (star3d25 f32: 1.30x the defaults on the H100, BENCHMARKS.md,
+/// 2026-11-24), while its window fits [`WIDE_REGISTER_WORDS`]; otherwise,
+/// and in f64 (where they measured level), `stream`'s defaults: chunks of 64
+/// planes, one cell per thread.
+fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
+    let defaults = GpuTiling {
+        strategy: Strategy::Stream,
+        block: None,
+        time_block: None,
+        coarsen: None,
+        chunk: None,
+        vector: None,
+        occupancy: None,
+    };
+    if st.dtype == Dtype::F32 && register_words(st, 4, 1, 2) <= WIDE_REGISTER_WORDS {
+        return GpuTiling {
+            block: Some(vec![1, 2, 64.max(d.warp)]),
+            chunk: Some(4),
+            coarsen: Some(1),
+            vector: Some(2),
+            ..defaults
+        };
+    }
+    defaults
 }
 
 /// Static shared memory one block may use: CUDA's limit without opting in to
@@ -460,6 +496,8 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dia
             plan.vector,
             st.axes[st.dims() - 1]
         )
+    } else if let Some(k) = plan.occupancy {
+        format!(", at most {k} resident per multiprocessor")
     } else {
         String::new()
     };
@@ -1663,6 +1701,7 @@ mod tests {
             coarsen: 2,
             vector: 1,
             time_block: 1,
+            occupancy: None,
         };
         let code = source(&st, &an, &plan, "p", &CUDA);
         // Planes z - 1 ..= z + 2 for this iteration, z + 3 and z + 4 loaded ahead.
@@ -1722,6 +1761,7 @@ mod tests {
             coarsen: None,
             chunk: None,
             vector: None,
+            occupancy: None,
         };
         let plan = resolve(&auto, &st, &HIP).unwrap();
         assert_eq!(plan.block, vec![4, 64], "64-wide wavefronts on AMD");
@@ -1760,6 +1800,7 @@ mod tests {
             coarsen: 1,
             vector: 1,
             time_block: 1,
+            occupancy: None,
         };
         assert_eq!(
             shared_bytes(&st, &tiled),
@@ -1787,6 +1828,7 @@ mod tests {
             coarsen: 1,
             vector: 1,
             time_block: 1,
+            occupancy: None,
         };
         assert_eq!(shared_bytes(&st, &stream), 0, "registers and caches only");
     }
@@ -1859,6 +1901,7 @@ mod tests {
                 coarsen,
                 vector: 2,
                 time_block: 1,
+                occupancy: None,
             };
             let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
             assert!(code.contains("const double2 q"), "{code}");
@@ -1876,6 +1919,7 @@ mod tests {
             coarsen: 2,
             vector: 4,
             time_block: 1,
+            occupancy: None,
         };
         let err = fit(plan.clone(), true, &st, &CUDA).unwrap_err();
         assert!(
@@ -1911,6 +1955,7 @@ mod tests {
             coarsen: 2,
             vector: 4,
             time_block: 1,
+            occupancy: None,
         };
         let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
         let kernels: Vec<&str> = code
@@ -1969,6 +2014,7 @@ mod tests {
             coarsen: None,
             chunk: None,
             vector: None,
+            occupancy: None,
         };
         let plan = |st: &Stencil, t: &GpuTiling, d: &Dialect| {
             let r = resolve(t, st, d).unwrap();
@@ -2086,8 +2132,25 @@ mod tests {
         assert!(register_words(&wide, 2, 2, 4) > AUTO_REGISTER_WORDS);
         assert_eq!(
             plan(&wide, &auto, &CUDA),
+            (Strategy::Stream, vec![1, 2, 64], 4, 1, 2),
+            "too many registers for single-pass blocks: two-cell vectors marching chunks of 4 planes"
+        );
+        let wide_f64 = stencil("\"z\", \"y\", \"x\"", "f64", star);
+        assert_eq!(
+            plan(&wide_f64, &auto, &CUDA),
             (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
-            "too many registers for single-pass blocks: a window moved through chunks"
+            "in f64, one cell per thread through chunks of 64 planes"
+        );
+        let wider = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f32",
+            "sum(r, 1, 6, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])",
+        );
+        assert!(register_words(&wider, 4, 1, 2) > WIDE_REGISTER_WORDS);
+        assert_eq!(
+            plan(&wider, &auto, &CUDA),
+            (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
+            "wider still: one cell per thread"
         );
         let wide_2d = stencil(
             "\"y\", \"x\"",

@@ -121,7 +121,8 @@ impl Gen<'_> {
 
     /// Launches the `persistent` kernel cooperatively: as many blocks as the
     /// device keeps resident at once (a grid-wide barrier needs them all
-    /// running), at most one per tile.
+    /// running), or `occupancy` per multiprocessor if fewer, at most one per
+    /// tile.
     pub(super) fn persistent_launch(&self, w: &mut CWriter) {
         let api = self.d.api;
         let bytes = self.allow_shared(w);
@@ -147,6 +148,13 @@ impl Gen<'_> {
         ));
         w.line(&format!("if (status != {api}Success)"));
         w.line("    return (int)status;");
+        if let Some(k) = self.plan.occupancy {
+            w.line(&format!(
+                "/* `occupancy = {k}`: fewer blocks, each taking more tiles in turn. */"
+            ));
+            w.line(&format!("if (per_multiprocessor > {k})"));
+            w.line(&format!("    per_multiprocessor = {k};"));
+        }
         w.line("const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;");
         w.line("if (resident == 0)");
         w.line(&format!(
@@ -217,6 +225,19 @@ mod tests {
             !code.contains("blockIdx.y") && !code.contains("return;"),
             "{code}"
         );
+        assert!(!code.contains("if (per_multiprocessor >"), "{code}");
+        // `occupancy` caps the blocks per multiprocessor; the kernel is the same.
+        st.tiling.cuda.occupancy = Some(1);
+        let capped = cuda(&st).unwrap();
+        for line in [
+            "blocks of 1 x 128 threads (y, x), at most 1 resident per multiprocessor.",
+            "if (per_multiprocessor > 1)\n        per_multiprocessor = 1;",
+        ] {
+            assert!(capped.contains(line), "`{line}` missing from:\n{capped}");
+        }
+        let kernel =
+            |c: &str| c[c.find("#include").unwrap()..c.find("extern \"C\"").unwrap()].to_string();
+        assert_eq!(kernel(&capped), kernel(&code));
     }
 
     #[test]

@@ -237,6 +237,13 @@ pub fn stencil_module(
     let coarsen = usize_lit(plan.coarsen);
     let vector = usize_lit(plan.vector);
     let time_block = usize_lit(plan.time_block);
+    let occupancy = match plan.occupancy {
+        Some(k) => {
+            let k = usize_lit(k);
+            quote! { Some(#k) }
+        }
+        None => quote! { None },
+    };
     let (externs, launches) = kernels(st, plan, prefix, d);
     let session = session(st, plan, d, &launches);
     let args = &sig.params;
@@ -269,7 +276,7 @@ pub fn stencil_module(
             use super::super::#dev as dev;
 
             /// The tiling compiled into these kernels.
-            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block };
+            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy };
 
             #[allow(non_snake_case)]
             unsafe extern "C" {

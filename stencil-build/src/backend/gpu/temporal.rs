@@ -95,6 +95,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
         coarsen: 1,
         vector,
         time_block,
+        occupancy: None,
     }
 }
 

@@ -95,6 +95,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
         coarsen: t.coarsen.unwrap_or(if tall { 8 } else { 4 }),
         vector: 1,
         time_block: 1,
+        occupancy: None,
         block,
     };
     let Some(steps) = t.time_block else {
