@@ -142,6 +142,7 @@ const VARIANTS: &[Variant] = &[
         occupancy: Some(1),
         block2: Some([1, 512]),
         dims: Some(2),
+        every: true,
         ..v("persistent_o1_b512", "persistent")
     },
     Variant {

@@ -249,18 +249,22 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
     }
 }
 
-/// The most values a `stream` thread of [`wide_stream`]'s two-cell vectors
+/// The most values a `stream` thread of [`wide_stream`]'s 16-byte vectors
 /// may hold in registers (32-bit words): the widest stencil it was measured
-/// on, acoustic25 (a star of radius 4 and two grids read at the cell).
-pub const WIDE_REGISTER_WORDS: usize = 144;
+/// on, star3d25 in f64 (a star of radius 4).
+pub const WIDE_REGISTER_WORDS: usize = 264;
 
 /// `auto`'s `stream` for a 3-D stencil of one update too wide for the compact
-/// single-pass blocks: in f32, blocks of `[1, 2, 64]` threads, each with two
-/// cells of the contiguous axis, marching chunks of 4 planes one at a time
-/// (star3d25 f32: 1.30x the defaults on the H100, BENCHMARKS.md,
-/// 2026-11-24), while its window fits [`WIDE_REGISTER_WORDS`]; otherwise,
-/// and in f64 (where they measured level), `stream`'s defaults: chunks of 64
-/// planes, one cell per thread.
+/// single-pass blocks. If it reads only the field it updates and its window
+/// fits [`WIDE_REGISTER_WORDS`]: blocks of `[1, 2, 64]` threads, each with
+/// 16 bytes of the contiguous axis (4 cells in f32, 2 in f64), marching
+/// chunks of 4 planes one at a time, which beat `stream`'s defaults on the
+/// H100 on every such suite stencil in f32 (1.30x star3d25 to 1.63x
+/// j3d13pt) and in f64 (1.13x to 1.29x) but star3d25 (0.99x; BENCHMARKS.md,
+/// 2026-11-24, session 9). Otherwise `stream`'s defaults, chunks of 64
+/// planes, one cell per thread: a stencil that reads other grids as well
+/// measured slower with the vectors (acoustic25, three grids: 0.79x in f32,
+/// 0.81x in f64).
 fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     let defaults = GpuTiling {
         strategy: Strategy::Stream,
@@ -271,12 +275,13 @@ fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
         vector: None,
         occupancy: None,
     };
-    if st.dtype == Dtype::F32 && register_words(st, 4, 1, 2) <= WIDE_REGISTER_WORDS {
+    let vector = 16 / st.dtype.size();
+    if !temporal::reads_inputs(st) && register_words(st, 4, 1, vector) <= WIDE_REGISTER_WORDS {
         return GpuTiling {
             block: Some(vec![1, 2, 64.max(d.warp)]),
             chunk: Some(4),
             coarsen: Some(1),
-            vector: Some(2),
+            vector: Some(vector),
             ..defaults
         };
     }
@@ -2132,21 +2137,42 @@ mod tests {
         assert!(register_words(&wide, 2, 2, 4) > AUTO_REGISTER_WORDS);
         assert_eq!(
             plan(&wide, &auto, &CUDA),
-            (Strategy::Stream, vec![1, 2, 64], 4, 1, 2),
-            "too many registers for single-pass blocks: two-cell vectors marching chunks of 4 planes"
+            (Strategy::Stream, vec![1, 2, 64], 4, 1, 4),
+            "too many registers for single-pass blocks: 16-byte vectors marching chunks of 4 planes"
+        );
+        let star2 = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f32",
+            "sum(r, 1, 2, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])",
+        );
+        assert_eq!(
+            plan(&star2, &auto, &CUDA),
+            (Strategy::Stream, vec![1, 2, 64], 4, 1, 4),
+            "f32 stars of radius 2 step one at a time (j3d13pt)"
         );
         let wide_f64 = stencil("\"z\", \"y\", \"x\"", "f64", star);
+        assert_eq!(register_words(&wide_f64, 4, 1, 2), WIDE_REGISTER_WORDS);
         assert_eq!(
             plan(&wide_f64, &auto, &CUDA),
+            (Strategy::Stream, vec![1, 2, 64], 4, 1, 2),
+            "the same in f64, two cells a thread"
+        );
+        let wide_inputs = lowered(format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+             [fields]\nu = {{ role = \"state\" }}\nk = {{ role = \"input\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"k[0,0,0] * ({star})\"\n"
+        ));
+        assert_eq!(
+            plan(&wide_inputs, &auto, &CUDA),
             (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
-            "in f64, one cell per thread through chunks of 64 planes"
+            "reading another grid too: one cell per thread through chunks of 64 planes"
         );
         let wider = stencil(
             "\"z\", \"y\", \"x\"",
             "f32",
             "sum(r, 1, 6, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])",
         );
-        assert!(register_words(&wider, 4, 1, 2) > WIDE_REGISTER_WORDS);
+        assert!(register_words(&wider, 4, 1, 4) > WIDE_REGISTER_WORDS);
         assert_eq!(
             plan(&wider, &auto, &CUDA),
             (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
