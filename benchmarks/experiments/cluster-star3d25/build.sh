@@ -4,14 +4,14 @@
 # Run from this directory with nvcc on PATH (.ci/run shows how to get it).
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
-work=${WORK:-build}
-mkdir -p "$work"
+mkdir -p "${WORK:-build}"
+work=$(cd "${WORK:-build}" && pwd)
 spec="$root/examples/suite/stencils/star3d25.stencil.toml"
 generate() { # name dtype tiling-keys
     local toml="$work/$1_$2.toml"
     sed "s/dtype = \"f64\"/dtype = \"$2\"/" "$spec" > "$toml"
     printf '\n[tiling.cuda]\n%b\n' "$3" >> "$toml"
-    (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/$toml" cuda) |
+    (cd "$root" && cargo run -q -p stencil-build --example generate -- "$toml" cuda) |
         sed "s/stencils_cuda__star3d25/g_$1_$2/g" > "$work/g_$1_$2.cu"
 }
 for d in f32 f64; do
@@ -26,4 +26,4 @@ for d in f32 f64; do
 done
 cuda_lib=$(dirname "$(dirname "$(command -v nvcc)")")/lib
 nvcc -arch=sm_90 -O3 -std=c++17 cluster.cu "$work"/g_*.cu -o "$work/cluster" -L"$cuda_lib" -cudart static
-echo "built $work/cluster; run: $work/cluster 512"
+echo "built $work/cluster; run it as: cluster 512"
