@@ -104,6 +104,21 @@ pub struct GpuTiling {
     pub occupancy: Option<usize>,
 }
 
+impl GpuTiling {
+    /// `strategy` with every other choice left to the model.
+    pub fn model(strategy: Strategy) -> Self {
+        GpuTiling {
+            strategy,
+            block: None,
+            time_block: None,
+            coarsen: None,
+            chunk: None,
+            vector: None,
+            occupancy: None,
+        }
+    }
+}
+
 /// Checks `[tiling]` for a stencil of `dims` axes.
 pub fn check(section: &TilingSection, dims: usize, src: &Source) -> Result<Tiling, Diagnostic> {
     let openmp = match &section.openmp {
@@ -176,15 +191,7 @@ fn gpu(
     src: &Source,
 ) -> Result<GpuTiling, Diagnostic> {
     let Some(section) = section else {
-        return Ok(GpuTiling {
-            strategy: Strategy::Auto,
-            block: None,
-            time_block: None,
-            coarsen: None,
-            chunk: None,
-            vector: None,
-            occupancy: None,
-        });
+        return Ok(GpuTiling::model(Strategy::Auto));
     };
     let s = section.get_ref();
     let strategy = match &s.strategy {

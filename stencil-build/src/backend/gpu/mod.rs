@@ -206,20 +206,9 @@ pub const AUTO_REGISTER_WORDS: usize = 48;
 
 /// `auto`, settled for `st` (see [`resolve`]).
 fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
-    let naive = GpuTiling {
-        strategy: Strategy::Naive,
-        block: None,
-        time_block: None,
-        coarsen: None,
-        chunk: None,
-        vector: None,
-        occupancy: None,
-    };
+    let naive = GpuTiling::model(Strategy::Naive);
     if temporal::auto_fuses(st) {
-        return GpuTiling {
-            strategy: Strategy::Temporal,
-            ..naive
-        };
+        return GpuTiling::model(Strategy::Temporal);
     }
     let (block, c, v) = match (st.dims(), st.dtype) {
         (2, Dtype::F32) => (vec![1, 64.max(d.warp)], 4, 4),
@@ -266,15 +255,7 @@ pub const WIDE_REGISTER_WORDS: usize = 264;
 /// measured slower with the vectors (acoustic25, three grids: 0.79x in f32,
 /// 0.81x in f64).
 fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
-    let defaults = GpuTiling {
-        strategy: Strategy::Stream,
-        block: None,
-        time_block: None,
-        coarsen: None,
-        chunk: None,
-        vector: None,
-        occupancy: None,
-    };
+    let defaults = GpuTiling::model(Strategy::Stream);
     let vector = 16 / st.dtype.size();
     if !temporal::reads_inputs(st) && register_words(st, 4, 1, vector) <= WIDE_REGISTER_WORDS {
         return GpuTiling {
@@ -1759,15 +1740,7 @@ mod tests {
     #[test]
     fn hip_is_the_same_generator_in_another_dialect() {
         let (st, an) = heat2d("fixed");
-        let auto = GpuTiling {
-            strategy: Strategy::Tiled,
-            block: None,
-            time_block: None,
-            coarsen: None,
-            chunk: None,
-            vector: None,
-            occupancy: None,
-        };
+        let auto = GpuTiling::model(Strategy::Tiled);
         let plan = resolve(&auto, &st, &HIP).unwrap();
         assert_eq!(plan.block, vec![4, 64], "64-wide wavefronts on AMD");
         let hip = source(&st, &an, &plan, "p", &HIP);
@@ -2012,15 +1985,7 @@ mod tests {
 
     #[test]
     fn the_model_picks_what_measured_fastest_and_fills_in_defaults() {
-        let auto = GpuTiling {
-            strategy: Strategy::Auto,
-            block: None,
-            time_block: None,
-            coarsen: None,
-            chunk: None,
-            vector: None,
-            occupancy: None,
-        };
+        let auto = GpuTiling::model(Strategy::Auto);
         let plan = |st: &Stencil, t: &GpuTiling, d: &Dialect| {
             let r = resolve(t, st, d).unwrap();
             (r.strategy, r.block, r.chunk, r.coarsen, r.vector)
