@@ -474,7 +474,9 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
 }
 
 fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dialect) {
-    let chunk = if plan.strategy == Strategy::Stream {
+    // What the strategy adds to the blocks: a `stream` block's march, a
+    // `persistent` launch's cap on resident blocks.
+    let detail = if plan.strategy == Strategy::Stream {
         format!(
             ", marching {} cells along `{}` per block, {} per iteration, {} along `{}` per thread",
             plan.chunk,
@@ -489,7 +491,7 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dia
         String::new()
     };
     let strategy = format!(
-        "Strategy `{}`: blocks of {} threads ({}){chunk}.",
+        "Strategy `{}`: blocks of {} threads ({}){detail}.",
         plan.strategy.name(),
         join_x(&plan.block),
         st.axes.join(", ")
