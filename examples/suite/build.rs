@@ -192,6 +192,12 @@ const VARIANTS: &[Variant] = &[
     // H100 though not on the emulated device: left out, BENCHMARKS.md.)
     planes("temporal_t3_c8", [1, 4, 32], 8, 3, false),
     planes("temporal_t3_c8_w", [1, 4, 64], 8, 3, false),
+    // Wider tiles with 2 steps for every 3-D stencil: less of each tile
+    // recomputed (64 x 32 cells as 64 x 8 threads of 4 rows or 64 x 4 of 8,
+    // and 64 x 64 as 64 x 8 of 8).
+    planes("temporal_t2_w", [1, 8, 64], 4, 2, true),
+    planes("temporal_t2_c8_w", [1, 4, 64], 8, 2, true),
+    planes("temporal_t2_ww", [1, 8, 64], 8, 2, true),
     v("auto", "auto"),
 ];
 

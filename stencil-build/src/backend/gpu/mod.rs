@@ -2115,8 +2115,8 @@ mod tests {
         );
         assert_eq!(
             plan(&star2, &auto, &CUDA),
-            (Strategy::Stream, vec![1, 2, 64], 4, 1, 4),
-            "f32 stars of radius 2 step one at a time (j3d13pt)"
+            (Strategy::Temporal, vec![1, 8, 64], 128, 4, 1),
+            "f32 stars of radius 2 fuse in 64 x 32 tiles (j3d13pt)"
         );
         assert_eq!(register_words(&wide, 4, 1, 4), WIDE_REGISTER_WORDS);
         let wide_f64 = stencil("\"z\", \"y\", \"x\"", "f64", star);

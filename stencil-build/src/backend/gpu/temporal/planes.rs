@@ -65,8 +65,11 @@ pub const MAX_REACH: usize = 4;
 /// blocks of 8 rows of threads, 4 rows each, chunks of 128 planes; 64
 /// threads a row for stars of radius 1 (tiles of 64 x 32 cells: j3d7pt f32
 /// 541 GCells/s, 32 x 32: 494; f64 352 and 258, 3 steps; H100,
-/// BENCHMARKS.md, 2026-11-23, session 6) where the dialect's shared memory
-/// holds their rings, else 32 (32 x 32 cells), and in f32 those 64 x 32
+/// BENCHMARKS.md, 2026-11-23, session 6) and of radius 2 (j3d13pt, 2 steps:
+/// f32 340.4 against 304.9, f64 170.0 against 167.1; session 10) where the
+/// dialect's shared memory holds their rings, else 32 (32 x 32 cells; the
+/// boxes with 64 x 32: j3d17pt, j3d27pt and poisson f32 0.92x-0.94x), and
+/// in f32 the stars of radius 1 in those 64 x 32
 /// cells as 4 rows of threads of 8 rows each where the spec sets neither
 /// `block` nor `coarsen` (j3d7pt 621.7 against 532.8 GCells/s, f64 340.0
 /// against 351.4; H100, BENCHMARKS.md, 2026-11-24, session 7); not f64
@@ -80,11 +83,14 @@ pub const MAX_REACH: usize = 4;
 /// half their cells.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
     let star = radius(st) == [1, 1, 1] && in_one_plane(st);
+    let narrow_star = in_one_plane(st) && radius(st).iter().all(|&r| r <= 2);
     let budget = RING_BUDGET.min(d.shared_max);
     // f64 kernels that also hold input reads (loaded an iteration ahead) keep 32 x 32 tiles.
-    let wide =
-        star && d.shared_max >= RING_BUDGET && !(st.dtype == Dtype::F64 && super::reads_inputs(st));
-    let tall = wide && st.dtype == Dtype::F32 && t.block.is_none() && t.coarsen.is_none();
+    let wide = narrow_star
+        && d.shared_max >= RING_BUDGET
+        && !(st.dtype == Dtype::F64 && super::reads_inputs(st));
+    // (j3d13pt f32 in 64 x 4 threads of 8 rows: 243.1 against 340.4; session 10.)
+    let tall = star && wide && st.dtype == Dtype::F32 && t.block.is_none() && t.coarsen.is_none();
     let block = t
         .block
         .clone()
@@ -248,7 +254,10 @@ impl Planes {
 
     /// The ring slot of plane `q + dz`, where level `s` (a C expression)
     /// computes plane `q = p - lag * s`: an offset from `slot`, plane `p`'s,
-    /// kept non-negative for `%`.
+    /// kept non-negative for `%`, in unsigned arithmetic, where `%` by a
+    /// power of two is a mask (signed, it took 4 instructions: j3d27pt f32's
+    /// unrolled loop, 1501 instructions in 3 planes against 1406, ptxas 13.0
+    /// for sm_90).
     fn slot(&self, dz: i64, s: &str) -> String {
         let slots = self.slots();
         let lag = self.lag();
@@ -352,7 +361,7 @@ impl Gen<'_> {
         self.declare_old(w, true, sh.c);
         let start = format!("z0 - {}", sh.t * r0);
         w.line(&format!(
-            "int slot = (int)((({start}) % {slots} + {slots}) % {slots}); /* ring slot of plane p */"
+            "unsigned slot = (unsigned)((({start}) % {slots} + {slots}) % {slots}); /* ring slot of plane p */"
         ));
         // The next plane is loaded an iteration ahead, so that the barrier
         // of every plane does not wait for memory. Two planes ahead measured
@@ -598,7 +607,7 @@ impl Gen<'_> {
         ));
         for &dz in &sh.reads {
             w.line(&format!(
-                "const int at{} = {}; /* plane {} */",
+                "const unsigned at{} = {}; /* plane {} */",
                 plane_name(dz),
                 sh.slot(dz, "s"),
                 super::super::shifted("q", dz)
@@ -835,7 +844,7 @@ mod tests {
             "/* The same with 64-bit indices, for grids of more than 2^30 cells. */",
             // A star reads in-plane neighbours in plane q alone: rings of 2 planes.
             "float (*const ring)[2][10][34] = (float (*)[2][10][34])shared;",
-            "const int at0 = (slot + 10 - 2 * s) % 2; /* plane q */",
+            "const unsigned at0 = (slot + 10 - 2 * s) % 2; /* plane q */",
             // Rows above and below in the thread's own column come from its window where it holds them.
             // (An input grid's reads come from registers, loaded an iteration ahead: the update is selected.)
             "const float u = win[s - 1][0][j] + (j >= 1 ? win[s - 1][1][j - 1] : ring[s - 1][at0][ty * 2 + j][tx + 1]) \
@@ -916,11 +925,12 @@ mod tests {
             "u[-2,0,0] + u[0,-1,0] + u[0,0,0] + u[2,0,0]",
             "time_block = 2\n",
         );
-        // Radius 2 along `z`: unrolled by 5 in f32, not in f64 (where that measured slower).
+        // Radius 2 along `z`: unrolled by 5 in f32, not in f64 (where that
+        // measured slower); a star of radius 2 fuses in 64 x 32 tiles.
         let code = cuda(&r2).unwrap();
         assert!(code.contains("#pragma unroll 5"), "{code}");
         assert!(
-            code.contains("__launch_bounds__(256, 3) p_cuda__s__update_u_kernel("),
+            code.contains("__launch_bounds__(512, 2) p_cuda__s__update_u_kernel("),
             "{code}"
         );
         // `persistent`, or windows of more than 48 registers: windows of 5 planes are not unrolled.
@@ -951,8 +961,8 @@ mod tests {
         let code = cuda(&st).unwrap();
         for line in [
             "float (*const ring)[4][34][66] = (float (*)[4][34][66])shared;",
-            "const int at_1 = (slot + 11 - 2 * s) % 4; /* plane q - 1 */",
-            "const int at1 = (slot + 13 - 2 * s) % 4; /* plane q + 1 */",
+            "const unsigned at_1 = (slot + 11 - 2 * s) % 4; /* plane q - 1 */",
+            "const unsigned at1 = (slot + 13 - 2 * s) % 4; /* plane q + 1 */",
             "cudaFuncSetAttribute((const void *)p_cuda__s__update_u_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 143616);",
         ] {
             assert!(code.contains(line), "{line}: {code}");
