@@ -102,12 +102,11 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
 /// Whether `auto` fuses the steps of `st` (x the best single-step strategy):
 /// 2-D stencils whose steps fuse (2.2x-4.1x in f32, 1.7x-3.3x in f64; H100,
 /// BENCHMARKS.md, 2026-11-23, session 5); 3-D stencils of radius 1 and
-/// 3-D stars of radius 2 (session 9, against the best single-step
-/// kernel, `stream` with two- or four-cell vectors: f32 j3d7pt 1.78x,
-/// j3d17pt 1.07x, j3d27pt 0.98x, poisson 1.07x; f64 j3d7pt 1.93x, j3d17pt
-/// 1.19x, j3d27pt 1.04x, poisson 1.20x, j3d13pt 1.03x; f32 j3d13pt with
-/// 64 x 32 tiles 1.03x, session 10), not star3d25, radius 4 (0.72x in f32,
-/// 0.86x in f64, one fused step). Leapfrogs in 2-D (wave2d: f32 4.0x, f64 2.8x;
+/// 3-D stars of radius 2 (session 10, against the best single-step
+/// kernel, `stream` with two- or four-cell vectors: f32 j3d7pt 1.81x,
+/// j3d13pt 1.06x, j3d17pt 1.09x, j3d27pt 1.03x, poisson 1.10x; f64 j3d7pt
+/// 1.90x, j3d13pt 1.07x, j3d17pt 1.20x, j3d27pt 1.34x, poisson 1.30x), not
+/// star3d25, radius 4 (0.74x in f32, 0.87x in f64, one fused step). Leapfrogs in 2-D (wave2d: f32 4.0x, f64 2.8x;
 /// session 7) and 3-D leapfrogs of radius 1 (wave3d: f32 1.26x, f64 1.46x),
 /// not wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32).
 pub fn auto_fuses(st: &Stencil) -> bool {
