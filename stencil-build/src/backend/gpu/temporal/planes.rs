@@ -425,17 +425,15 @@ impl Gen<'_> {
         self.chunk_bounds(w);
     }
 
-    /// Per row of the thread and for its column: in the statement's region
-    /// (`in_*`: updated), in the tile's own part (`own_*`: stored) and where
-    /// in a plane it loads (`row_at`, clamped to the grid, see [`Self::planes_load`]).
+    /// Per row of the thread and for its column: on the grid (`grid_*`:
+    /// loaded), in the statement's region (`in_*`: updated) and in the tile's
+    /// own part (`own_*`: stored).
     fn planes_masks(&self, w: &mut CWriter, sh: &Planes) {
         let [rows, cols] = sh.tile();
         let (lo2, hi2) = self.bounds(2);
         let m2 = sh.r[2] * sh.t;
-        let ix = self.index();
-        w.line(&format!("const bool in_x = i2 >= {lo2} && i2 < {hi2};"));
         w.line(&format!(
-            "const {ix} x = i2 < 0 ? 0 : i2 < n2 ? i2 : n2 - 1; /* the column, clamped to the grid */"
+            "const bool grid_x = i2 >= 0 && i2 < n2, in_x = i2 >= {lo2} && i2 < {hi2};"
         ));
         w.line(&format!(
             "const bool own_x = in_x && threadIdx.x >= {m2} && threadIdx.x < {};",
@@ -444,15 +442,12 @@ impl Gen<'_> {
         let (lo1, hi1) = self.bounds(1);
         let m1 = sh.r[1] * sh.t;
         let c = sh.c;
-        w.line(&format!("bool in_y[{c}], own_y[{c}];"));
-        w.line(&format!(
-            "{ix} row_at[{c}]; /* row j's offset in a plane, clamped to the grid */"
-        ));
+        w.line(&format!("bool grid_y[{c}], in_y[{c}], own_y[{c}];"));
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
         w.indent();
-        w.line(&format!("const {ix} c = i1 + j;"));
-        w.line("row_at[j] = (c < 0 ? 0 : c < n1 ? c : n1 - 1) * s1 + x;");
+        w.line(&format!("const {} c = i1 + j;", self.index()));
+        w.line("grid_y[j] = c >= 0 && c < n1;");
         w.line(&format!("in_y[j] = c >= {lo1} && c < {hi1};"));
         w.line(&format!(
             "own_y[j] = in_y[j] && threadIdx.y * {c} + j >= {m1} && threadIdx.y * {c} + j < {};",
@@ -463,22 +458,19 @@ impl Gen<'_> {
     }
 
     /// `ahead`: the thread's rows of plane `plane` of the launch's grid
-    /// (level 0); off the grid, the nearest cell on it, which only cells
-    /// outside the region read, and they keep their value: every load is in
-    /// bounds without a predicate (j3d27pt f32: 1349 instructions in the
-    /// unrolled loop's 3 planes against 1406 with one, ptxas 13.0, sm_90).
+    /// (level 0), zero off the grid (never read by a stored cell).
     fn planes_load(&self, w: &mut CWriter, sh: &Planes, plane: &str) {
         let name = crate::codegen::rust::slot_name(self.st, self.streamed());
         w.line("{");
         w.indent();
         w.line(&format!("const {} z = {plane};", self.index()));
-        w.line(&format!(
-            "const {} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;",
-            self.index()
-        ));
+        w.line("const bool on_grid = z >= 0 && z < n0;");
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-        w.line(&format!("    ahead[j] = {name}[plane_at + row_at[j]];"));
+        w.line(&format!(
+            "    ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
+            planes_index("z")
+        ));
         w.dedent();
         w.line("}");
     }
@@ -862,11 +854,6 @@ mod tests {
             "float in_ahead0[3][2]; /* cur_k */",
             "const int q = p + 1 - 2 * s;",
             "in_ahead0[s - 1][j] = on && in_y[j] && in_x ? cur_k[c] : 0;",
-            // The streamed grid's loads take no predicate: off the grid, the nearest cell on it.
-            "const int x = i2 < 0 ? 0 : i2 < n2 ? i2 : n2 - 1; /* the column, clamped to the grid */",
-            "row_at[j] = (c < 0 ? 0 : c < n1 ? c : n1 - 1) * s1 + x;",
-            "const int plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;",
-            "ahead[j] = cur_u[plane_at + row_at[j]];",
             "in0[s][j] = in_ahead0[s][j];",
             // Each level publishes plane q - 1, which the level above reads first in the next iteration.
             "/* Level s's plane q - 1 (window plane 1) for the level above, whose next iteration reads it. */",
