@@ -106,18 +106,19 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
 /// kernel, `stream` with two- or four-cell vectors: f32 j3d7pt 1.81x,
 /// j3d13pt 1.06x, j3d17pt 1.09x, j3d27pt 1.03x, poisson 1.10x; f64 j3d7pt
 /// 1.90x, j3d13pt 1.07x, j3d17pt 1.20x, j3d27pt 1.34x, poisson 1.30x), not
-/// star3d25, radius 4 (0.74x in f32, 0.87x in f64, one fused step). Leapfrogs in 2-D (wave2d: f32 4.0x, f64 2.8x;
-/// session 7) and 3-D leapfrogs of radius 1 (wave3d: f32 1.26x, f64 1.46x),
-/// not wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32).
+/// star3d25, radius 4 (0.74x in f32, 0.87x in f64, one fused step).
+/// Leapfrogs in 2-D (wave2d: f32 4.0x, f64 2.8x; session 7) and 3-D
+/// leapfrogs of radius 1 (wave3d: f32 1.29x, f64 1.47x; session 10), not
+/// wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32).
 pub fn auto_fuses(st: &Stencil) -> bool {
     let r = radius(st);
     let within = |most: usize| r.iter().all(|&r| r <= most);
     let leapfrog = st.statements.iter().any(|s| st.fields[s.target].has_prev());
     crate::ir::unfusable(st, "temporal").is_none()
-        && match (st.dims(), st.dtype) {
-            (2, _) => true,
+        && match st.dims() {
+            2 => true,
             _ if leapfrog => within(1),
-            (3, _) => within(1) || within(2) && planes::in_one_plane(st),
+            3 => within(1) || within(2) && planes::in_one_plane(st),
             _ => false,
         }
 }
