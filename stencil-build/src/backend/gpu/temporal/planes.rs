@@ -82,11 +82,14 @@ pub const MAX_REACH: usize = 4;
 /// `time_block` the spec gives widens the default tiles to store at least
 /// half their cells.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
-    let star = radius(st) == [1, 1, 1] && in_one_plane(st);
-    let narrow_star = in_one_plane(st) && radius(st).iter().all(|&r| r <= 2);
+    let r = radius(st);
+    let one_plane = in_one_plane(st);
+    // Stars of radius 1, and of radius at most 2.
+    let star = one_plane && r == [1, 1, 1];
+    let small_star = one_plane && r.iter().all(|&r| r <= 2);
     let budget = RING_BUDGET.min(d.shared_max);
     // f64 kernels that also hold input reads (loaded an iteration ahead) keep 32 x 32 tiles.
-    let wide = narrow_star
+    let wide = small_star
         && d.shared_max >= RING_BUDGET
         && !(st.dtype == Dtype::F64 && super::reads_inputs(st));
     // (j3d13pt f32 in 64 x 4 threads of 8 rows: 243.1 against 340.4; session 10.)
@@ -106,7 +109,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
     };
     let Some(steps) = t.time_block else {
         let most = MAX_TIME_BLOCK[usize::from(!star)];
-        let reach = radius(st).into_iter().max().unwrap_or(1).max(1);
+        let reach = r.iter().copied().max().unwrap_or(1).max(1);
         let fits = |steps: usize| {
             let sh = Planes::new(
                 &Resolved {
@@ -126,7 +129,6 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
         return plan;
     };
     // A `time_block` the spec gives widens the default tiles to store at least half their cells.
-    let r = radius(st);
     plan.time_block = steps;
     if t.coarsen.is_none() {
         plan.coarsen = plan.coarsen.max((4 * r[1] * steps).div_ceil(plan.block[1]));
