@@ -202,11 +202,27 @@ pub(in crate::backend::gpu) struct Planes {
     pub f64: bool,
     /// Whether the kernel is `persistent`'s.
     pub persistent: bool,
+    /// Whether level 0's loads clamp to the grid instead of taking a
+    /// predicate (see [`clamps`]).
+    pub clamped: bool,
 }
 
 /// Whether each step of `st` reads in-plane neighbours in one plane (a star).
 pub fn in_one_plane(st: &Stencil) -> bool {
     in_plane_reads(st).len() <= 1
+}
+
+/// Whether level 0's loads of `st` clamp their row, column and plane to the
+/// grid instead of taking the predicate "on the grid": cells off the grid
+/// are read only by cells outside the region, which keep their value, so
+/// the nearest cell on it will do. Where a step reads in-plane neighbours in
+/// several planes (j3d17pt, j3d27pt, poisson: 1.01x-1.11x in f32 and f64),
+/// and for f64 stars of radius 1 (j3d7pt 1.12x, wave3d 1.02x); not the
+/// other stars (j3d7pt f32 0.84x, j3d13pt f32 0.92x, f64 0.75x; H100,
+/// BENCHMARKS.md, 2026-11-24, session 11).
+pub fn clamps(st: &Stencil) -> bool {
+    let r = radius(st);
+    !in_one_plane(st) || st.dtype == Dtype::F64 && r.iter().all(|&r| r == 1)
 }
 
 /// The offsets along the slowest axis at which a step of `st` reads
@@ -233,6 +249,7 @@ impl Planes {
             reads: in_plane_reads(st),
             f64: st.dtype == Dtype::F64,
             persistent: plan.strategy == Strategy::Persistent,
+            clamped: clamps(st),
         }
     }
 
@@ -315,6 +332,24 @@ impl Planes {
     /// Whether the windows of a thread take at most [`BOUNDED_WINDOWS`] registers.
     pub fn bounded(&self) -> bool {
         self.t * self.window() * self.c <= BOUNDED_WINDOWS
+    }
+
+    /// The C condition that the thread's row `j` is in the statement's region (see [`Gen::planes_masks`]).
+    fn inside(&self) -> &'static str {
+        if self.clamped {
+            "(in_rows >> j & 1u)"
+        } else {
+            "in_y[j] && in_x"
+        }
+    }
+
+    /// The C condition that the thread's row `j` is the tile's own, to store.
+    fn own(&self) -> &'static str {
+        if self.clamped {
+            "own_rows >> j & 1u"
+        } else {
+            "own_y[j] && own_x"
+        }
     }
 }
 
@@ -427,52 +462,97 @@ impl Gen<'_> {
         self.chunk_bounds(w);
     }
 
-    /// Per row of the thread and for its column: on the grid (`grid_*`:
-    /// loaded), in the statement's region (`in_*`: updated) and in the tile's
-    /// own part (`own_*`: stored).
+    /// Per row of the thread and for its column: in the statement's region
+    /// (updated), in the tile's own part (stored) and, where the loads take
+    /// a predicate, on the grid (loaded); where they clamp
+    /// ([`Planes::clamped`]), the row's offset in a plane, clamped to the
+    /// grid (`row_at`). Predicated kernels keep arrays of `bool` (`grid_y`,
+    /// `in_y`, `own_y`, with `grid_x`, `in_x`, `own_x` for the column);
+    /// clamped ones a word of bits each (`in_rows`, `own_rows`, bit `j` for
+    /// row `j`), which kept j3d27pt f64 from spilling (188.2 GCells/s against
+    /// 139.3 with the arrays; the arrays with predicated loads measured 186.8,
+    /// with the bits 134.9, and j3d7pt f32 645.6 and 578.8; H100,
+    /// BENCHMARKS.md, 2026-11-24, session 11).
     fn planes_masks(&self, w: &mut CWriter, sh: &Planes) {
         let [rows, cols] = sh.tile();
+        let (lo1, hi1) = self.bounds(1);
         let (lo2, hi2) = self.bounds(2);
-        let m2 = sh.r[2] * sh.t;
-        w.line(&format!(
-            "const bool grid_x = i2 >= 0 && i2 < n2, in_x = i2 >= {lo2} && i2 < {hi2};"
-        ));
+        let (m1, m2, c) = (sh.r[1] * sh.t, sh.r[2] * sh.t, sh.c);
+        let ix = self.index();
+        let own_row = format!(
+            "threadIdx.y * {c} + j >= {m1} && threadIdx.y * {c} + j < {}",
+            rows - m1
+        );
+        if sh.clamped {
+            w.line(&format!("const bool in_x = i2 >= {lo2} && i2 < {hi2};"));
+        } else {
+            w.line(&format!(
+                "const bool grid_x = i2 >= 0 && i2 < n2, in_x = i2 >= {lo2} && i2 < {hi2};"
+            ));
+        }
         w.line(&format!(
             "const bool own_x = in_x && threadIdx.x >= {m2} && threadIdx.x < {};",
             cols - m2
         ));
-        let (lo1, hi1) = self.bounds(1);
-        let m1 = sh.r[1] * sh.t;
-        let c = sh.c;
-        w.line(&format!("bool grid_y[{c}], in_y[{c}], own_y[{c}];"));
+        if sh.clamped {
+            w.line(&format!(
+                "const {ix} x = i2 < 0 ? 0 : i2 < n2 ? i2 : n2 - 1; /* the column, clamped to the grid */"
+            ));
+            w.line("/* Bit j: row j, in this column, in the region (in_rows) and the tile's own part (own_rows). */");
+            w.line("unsigned in_rows = 0, own_rows = 0;");
+            w.line(&format!(
+                "{ix} row_at[{c}]; /* row j's offset in a plane, clamped to the grid */"
+            ));
+        } else {
+            w.line(&format!("bool grid_y[{c}], in_y[{c}], own_y[{c}];"));
+        }
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
         w.indent();
-        w.line(&format!("const {} c = i1 + j;", self.index()));
-        w.line("grid_y[j] = c >= 0 && c < n1;");
-        w.line(&format!("in_y[j] = c >= {lo1} && c < {hi1};"));
-        w.line(&format!(
-            "own_y[j] = in_y[j] && threadIdx.y * {c} + j >= {m1} && threadIdx.y * {c} + j < {};",
-            rows - m1
-        ));
+        w.line(&format!("const {ix} c = i1 + j;"));
+        if sh.clamped {
+            w.line(&format!(
+                "in_rows |= (unsigned)(in_x && c >= {lo1} && c < {hi1}) << j;"
+            ));
+            w.line(&format!(
+                "own_rows |= (unsigned)(own_x && c >= {lo1} && c < {hi1} && {own_row}) << j;"
+            ));
+            w.line("row_at[j] = (c < 0 ? 0 : c < n1 ? c : n1 - 1) * s1 + x;");
+        } else {
+            w.line("grid_y[j] = c >= 0 && c < n1;");
+            w.line(&format!("in_y[j] = c >= {lo1} && c < {hi1};"));
+            w.line(&format!("own_y[j] = in_y[j] && {own_row};"));
+        }
         w.dedent();
         w.line("}");
     }
 
     /// `ahead`: the thread's rows of plane `plane` of the launch's grid
-    /// (level 0), zero off the grid (never read by a stored cell).
+    /// (level 0): zero off the grid, or where the loads clamp
+    /// ([`Planes::clamped`]) the nearest cell on it. Cells off the grid are
+    /// read only by cells outside the region, which keep their value.
     fn planes_load(&self, w: &mut CWriter, sh: &Planes, plane: &str) {
         let name = crate::codegen::rust::slot_name(self.st, self.streamed());
+        let ix = self.index();
         w.line("{");
         w.indent();
-        w.line(&format!("const {} z = {plane};", self.index()));
-        w.line("const bool on_grid = z >= 0 && z < n0;");
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-        w.line(&format!(
-            "    ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
-            planes_index("z")
-        ));
+        w.line(&format!("const {ix} z = {plane};"));
+        if sh.clamped {
+            w.line(&format!(
+                "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
+            ));
+            w.pragma("unroll");
+            w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
+            w.line(&format!("    ahead[j] = {name}[plane_at + row_at[j]];"));
+        } else {
+            w.line("const bool on_grid = z >= 0 && z < n0;");
+            w.pragma("unroll");
+            w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
+            w.line(&format!(
+                "    ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
+                planes_index("z")
+            ));
+        }
         w.dedent();
         w.line("}");
     }
@@ -530,7 +610,8 @@ impl Gen<'_> {
             w.indent();
             w.line(&format!("const {ix} c = {};", planes_index("q")));
             w.line(&format!(
-                "{target} = on && in_y[j] && in_x ? {buf}[{}] : 0;",
+                "{target} = on && {} ? {buf}[{}] : 0;",
+                sh.inside(),
                 crate::codegen::rust::offset_index(&a.offset)
             ));
             w.dedent();
@@ -622,7 +703,7 @@ impl Gen<'_> {
         self.level_cell(
             w,
             &format!("win[s - 1][{}][j]", sh.r[0]),
-            "step && in_y[j] && in_x",
+            &format!("step && {}", sh.inside()),
             None,
             &|a: &Access| self.planes_read(a, sh),
             sh.unrolled(),
@@ -637,7 +718,7 @@ impl Gen<'_> {
         w.indent();
         w.pragma("unroll");
         w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-        w.line("    if (own_y[j] && own_x) {");
+        w.line(&format!("    if ({}) {{", sh.own()));
         w.line(&format!("        out[{}] = next[j];", planes_index("q")));
         if self.leapfrog() {
             w.line(&format!(
@@ -976,6 +1057,57 @@ mod tests {
             err.contains("141 KiB of planes in shared memory per block for `s`, more than the 64 KiB HIP allows"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn boxes_and_f64_stars_of_radius_1_clamp_their_loads_other_stars_take_a_predicate() {
+        let box3 = "sum(a, -1, 1, sum(b, -1, 1, sum(c, -1, 1, u[a,b,c])))";
+        let star2 = "u[-2,0,0] + u[0,-2,0] + u[0,0,-2] + u[0,0,0] + u[0,0,2] + u[0,2,0] + u[2,0,0]";
+        let clamped = [
+            "const int x = i2 < 0 ? 0 : i2 < n2 ? i2 : n2 - 1; /* the column, clamped to the grid */",
+            "in_rows |= (unsigned)(in_x && c >= 1 && c < n1 - 1) << j;",
+            "row_at[j] = (c < 0 ? 0 : c < n1 ? c : n1 - 1) * s1 + x;",
+            "const int plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;",
+            "ahead[j] = cur_u[plane_at + row_at[j]];",
+            "if (own_rows >> j & 1u) {",
+            "const float v = step && (in_rows >> j & 1u) ? u : win[s - 1][1][j];",
+        ];
+        let predicated = [
+            "grid_y[j] = c >= 0 && c < n1;",
+            "ahead[j] = on_grid && grid_y[j] && grid_x ? cur_u[z * s0 + (i1 + j) * s1 + i2] : 0;",
+            "if (own_y[j] && own_x) {",
+        ];
+        let mut f64_star = stencil("\"z\", \"y\", \"x\"", J3D7PT, "");
+        f64_star.dtype = crate::ir::Dtype::F64;
+        let mut f64_star2 = stencil("\"z\", \"y\", \"x\"", star2, "");
+        f64_star2.dtype = crate::ir::Dtype::F64;
+        for (st, clamps) in [
+            (stencil("\"z\", \"y\", \"x\"", box3, ""), true),
+            (f64_star, true),
+            (stencil("\"z\", \"y\", \"x\"", J3D7PT, ""), false),
+            (stencil("\"z\", \"y\", \"x\"", star2, ""), false),
+            (f64_star2, false),
+        ] {
+            let code = cuda(&st).unwrap().replace("double", "float");
+            let (expected, absent) = if clamps {
+                (&clamped[..], "grid_y")
+            } else {
+                (&predicated[..], "row_at")
+            };
+            for line in expected {
+                let line = line.replace(
+                    "c >= 1 && c < n1 - 1",
+                    &format!("c >= {0} && c < n1 - {0}", st_radius(&st)),
+                );
+                assert!(code.contains(&line), "{line}: {code}");
+            }
+            assert!(!code.contains(absent), "{code}");
+        }
+    }
+
+    /// The radius of `st` along its middle axis.
+    fn st_radius(st: &crate::ir::Stencil) -> usize {
+        super::super::radius(st)[1]
     }
 
     #[test]
