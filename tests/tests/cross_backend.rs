@@ -4,22 +4,22 @@ include!(concat!(env!("OUT_DIR"), "/cross_backend_tests.rs"));
 
 #[test]
 fn every_variant_is_registered() {
-    // 5 examples + 2 suite stencils + 4 test specs, each in f32/f64 x
+    // 5 examples + 4 suite stencils + 4 test specs, each in f32/f64 x
     // fixed/periodic, and the random stencils in one dtype and boundary each;
     // with a GPU backend also `tiled`, four `stream` variants and `auto`
     // (tests/build.rs), the `stream` ones and `auto` not for 1-D stencils,
     // and three `temporal` and two `persistent` variants of the fixed-boundary
-    // heat2d, heat3d, star3d25, j2d5pt and j3d7pt, of the leapfrogs wave2d
-    // and leapfrog3d and of the random stencils that fuse, and three
-    // `temporal` ones of the random leapfrogs that never read their previous
-    // level.
+    // heat2d, heat3d, star3d25, j2d5pt, j3d7pt, j3d13pt and j3d27pt, of the
+    // leapfrogs wave2d and leapfrog3d and of the random stencils that fuse,
+    // and three `temporal` ones of the random leapfrogs that never read their
+    // previous level.
     let (random, random_1d) = stencil_tests::RANDOM_STENCILS;
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
-        let fused = 5 * (7 * 2 + stencil_tests::RANDOM_FUSABLE)
+        let fused = 5 * (9 * 2 + stencil_tests::RANDOM_FUSABLE)
             + 3 * stencil_tests::RANDOM_LEAPFROG_FUSABLE;
-        11 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + fused
+        13 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + fused
     } else {
-        11 * 4 + random
+        13 * 4 + random
     };
     assert_eq!(
         stencil_tests::F32.len() + stencil_tests::F64.len(),

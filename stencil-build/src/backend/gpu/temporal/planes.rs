@@ -213,16 +213,19 @@ pub fn in_one_plane(st: &Stencil) -> bool {
 }
 
 /// Whether level 0's loads of `st` clamp their row, column and plane to the
-/// grid instead of taking the predicate "on the grid": cells off the grid
-/// are read only by cells outside the region, which keep their value, so
-/// the nearest cell on it will do. Where a step reads in-plane neighbours in
-/// several planes (j3d17pt, j3d27pt, poisson: 1.01x-1.11x in f32 and f64),
-/// and for f64 stars of radius 1 (j3d7pt 1.12x, wave3d 1.02x); not the
-/// other stars (j3d7pt f32 0.84x, j3d13pt f32 0.92x, f64 0.75x; H100,
-/// BENCHMARKS.md, 2026-11-24, session 11).
-pub fn clamps(st: &Stencil) -> bool {
+/// grid instead of taking the predicate "on the grid" (in a `persistent`
+/// kernel where `persistent`): cells off the grid are read only by cells
+/// outside the region, which keep their value, so the nearest cell on it
+/// will do. Where a step reads in-plane neighbours in several planes
+/// (`temporal`: j3d17pt, j3d27pt, poisson 1.00x-1.10x in f32 and f64;
+/// `persistent`: 1.01x-1.12x), and in `temporal` for f64 stars of radius 1
+/// (j3d7pt 1.12x, wave3d 1.01x; `persistent`: 0.77x and 1.00x); not the
+/// other stars (j3d7pt f32 0.84x, j3d13pt f32 0.92x, f64 0.75x in an A/B
+/// harness; H100, BENCHMARKS.md, 2026-11-24, session 11).
+pub fn clamps(st: &Stencil, persistent: bool) -> bool {
     let r = radius(st);
-    !in_one_plane(st) || st.dtype == Dtype::F64 && r.iter().all(|&r| r == 1)
+    let f64_star1 = st.dtype == Dtype::F64 && r.iter().all(|&r| r == 1);
+    !in_one_plane(st) || f64_star1 && !persistent
 }
 
 /// The offsets along the slowest axis at which a step of `st` reads
@@ -249,7 +252,7 @@ impl Planes {
             reads: in_plane_reads(st),
             f64: st.dtype == Dtype::F64,
             persistent: plan.strategy == Strategy::Persistent,
-            clamped: clamps(st),
+            clamped: clamps(st, plan.strategy == Strategy::Persistent),
         }
     }
 
@@ -1081,9 +1084,16 @@ mod tests {
         f64_star.dtype = crate::ir::Dtype::F64;
         let mut f64_star2 = stencil("\"z\", \"y\", \"x\"", star2, "");
         f64_star2.dtype = crate::ir::Dtype::F64;
+        // `persistent`: boxes alone.
+        let mut persistent_box = stencil("\"z\", \"y\", \"x\"", box3, "");
+        persistent_box.tiling.cuda.strategy = crate::ir::Strategy::Persistent;
+        let mut persistent_f64_star = f64_star.clone();
+        persistent_f64_star.tiling.cuda.strategy = crate::ir::Strategy::Persistent;
         for (st, clamps) in [
             (stencil("\"z\", \"y\", \"x\"", box3, ""), true),
             (f64_star, true),
+            (persistent_box, true),
+            (persistent_f64_star, false),
             (stencil("\"z\", \"y\", \"x\"", J3D7PT, ""), false),
             (stencil("\"z\", \"y\", \"x\"", star2, ""), false),
             (f64_star2, false),

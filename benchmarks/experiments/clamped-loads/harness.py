@@ -1,0 +1,70 @@
+# Writes build/: the kernels A_*.cu, B_*.cu, D_*.cu of this directory with
+# their symbols prefixed, and main.cu, which times each (512^3 cells, 20
+# launches of time_block steps, median of 5) and compares its grid after 4
+# launches with variant A's, bit for bit. See README.md.
+import re,glob,os
+out='build'
+os.makedirs(out,exist_ok=True)
+entries=[]
+for f in sorted(glob.glob('[ABD]_*.cu')):
+    v,name,d=re.match(r'([ABD])_(\w+?)_(f32|f64)\.cu',f).groups()
+    s=open(f).read()
+    s=s.replace('stencils_cuda__',f'{v}_{d}_stencils_cuda__')
+    t=int(re.search(r'for \(int s = (\d+); s >= 1',s).group(1))
+    open(f'{out}/{f}','w').write(s)
+    fn=re.search(r'extern "C" int (\w+)\(',s).group(1)
+    entries.append((v,name,d,t,fn,'wave' in name))
+decl=[];tab=[]
+for v,name,d,t,fn,wave in entries:
+    T='float' if d=='f32' else 'double'
+    if wave:
+        decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,{T}*,const {T}*,const {T}*,const {T}*,int);')
+    else:
+        decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,const {T}*,int);')
+    tab.append(f'  {{"{v}","{name}","{d}",{t},{int(wave)},(void*){fn}}},')
+main=r'''
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstring>
+#include <algorithm>
+#include <vector>
+#include <string>
+#include <cstdlib>
+DECL
+struct E{const char*v;const char*n;const char*d;int t;int wave;void*f;};
+static E tab[]={
+TAB
+};
+template<class T> __global__ void fill(T*a,size_t n,unsigned seed,T scale){size_t i=blockIdx.x*(size_t)blockDim.x+threadIdx.x; if(i<n){unsigned h=(unsigned)i*2654435761u^seed; h^=h>>13; h*=0x5bd1e995u; h^=h>>15; a[i]=scale*(T)(h&0xffffff)/(T)0x1000000;}}
+#define CK(x) do{cudaError_t e=(x); if(e!=cudaSuccess){printf("CUDA %s at %d\n",cudaGetErrorString(e),__LINE__); exit(1);}}while(0)
+template<class T> double run(E&e,int N,int calls,std::vector<unsigned char>*result){
+  size_t n=(size_t)N*N*N; T* b[5]; for(int i=0;i<5;i++){CK(cudaMalloc(&b[i],n*sizeof(T)));}
+  fill<T><<<(n+255)/256,256>>>(b[0],n,1,(T)1); fill<T><<<(n+255)/256,256>>>(b[1],n,1,(T)1);
+  fill<T><<<(n+255)/256,256>>>(b[2],n,7,(T)1); fill<T><<<(n+255)/256,256>>>(b[3],n,7,(T)1);
+  fill<T><<<(n+255)/256,256>>>(b[4],n,9,(T)0.1); CK(cudaDeviceSynchronize());
+  // plain: cur=b[0], out=b[1]. wave: prev=b[2] cur=b[0] -> out=b[1], out_prev=b[3]
+  int cur=0,out=1,prev=2,outp=3; cudaEvent_t s,f; cudaEventCreate(&s); cudaEventCreate(&f);
+  auto step=[&](){ int rc; if(e.wave) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,T*,const T*,const T*,const T*,int))e.f)(N,N,N,b[out],b[outp],b[prev],b[cur],b[4],e.t);
+     else rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,int))e.f)(N,N,N,b[out],b[cur],e.t);
+     if(rc){printf("launch error %d\n",rc);exit(1);} std::swap(cur,out); if(e.wave) std::swap(prev,outp); };
+  if(result){ for(int i=0;i<4;i++) step(); CK(cudaDeviceSynchronize()); result->resize(n*sizeof(T)); CK(cudaMemcpy(result->data(),b[cur],n*sizeof(T),cudaMemcpyDeviceToHost)); }
+  for(int i=0;i<3;i++) step();
+  std::vector<float> ts; for(int r=0;r<5;r++){ cudaEventRecord(s); for(int i=0;i<calls;i++) step(); cudaEventRecord(f); CK(cudaEventSynchronize(f)); float ms; cudaEventElapsedTime(&ms,s,f); ts.push_back(ms);} 
+  std::sort(ts.begin(),ts.end()); for(int i=0;i<5;i++) cudaFree(b[i]);
+  double cells=(double)(N-2)*(N-2)*(N-2)*e.t*calls; return cells/(ts[2]*1e-3)/1e9;
+}
+int main(int argc,char**argv){ int N=argc>2?atoi(argv[2]):512; std::string only=argc>1?argv[1]:"";
+  int m=sizeof(tab)/sizeof(tab[0]); std::vector<std::vector<unsigned char>> res(m);
+  for(int i=0;i<m;i++){ E&e=tab[i]; if(!only.empty()&&only!=e.n) continue; bool f32=!strcmp(e.d,"f32");
+    double g = f32? run<float>(e,N,20,&res[i]) : run<double>(e,N,20,&res[i]);
+    int ref=-1; for(int k=0;k<i;k++) if(!strcmp(tab[k].n,e.n)&&!strcmp(tab[k].d,e.d)&&!res[k].empty()){ref=k;break;}
+    const char* same = ref<0? "ref" : (res[ref]==res[i]? "bit-identical":"DIFFERS");
+    if(ref>=0 && res[ref]!=res[i]){ size_t sz=f32?4:8; size_t cnt=0,first=(size_t)-1; for(size_t k=0;k<res[i].size()/sz;k++) if(memcmp(&res[i][k*sz],&res[ref][k*sz],sz)){cnt++; if(first==(size_t)-1)first=k;}
+      double a,b; if(f32){a=((float*)res[ref].data())[first]; b=((float*)res[i].data())[first];} else {a=((double*)res[ref].data())[first]; b=((double*)res[i].data())[first];}
+      printf("   %zu cells differ; first z=%zu y=%zu x=%zu: %.9g vs %.9g\n",cnt,first/((size_t)N*N),first/N%N,first%N,a,b);}
+    printf("%s %-8s %s t%d %8.1f GCells/s %s\n",e.v,e.n,e.d,e.t,g,same); fflush(stdout); }
+}
+'''
+main=main.replace('DECL','\n'.join(decl)).replace('TAB','\n'.join(tab))
+open(f'{out}/main.cu','w').write(main)
+print(len(entries))
