@@ -150,11 +150,12 @@ impl Resolved {
 ///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64
 ///   cells, one per iteration, one per thread along the contiguous axis;
 /// - `auto` is `temporal` (with [`temporal::defaults`]) where
-///   [`temporal::auto_fuses`] says the steps fuse and it measured faster.
+///   [`temporal::auto_fuses`] says the steps fuse and it measured faster,
+///   and `persistent` where [`temporal::auto_persists`] says that one launch
+///   of every step measured faster still.
 ///
 /// `persistent` takes `temporal`'s tiling (the same model fills in what the
-/// spec leaves out); `auto` never picks it, since it has not been measured
-/// against `temporal` yet.
+/// spec leaves out).
 pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, String> {
     let dims = st.dims();
     let model;
@@ -208,7 +209,11 @@ pub const AUTO_REGISTER_WORDS: usize = 48;
 fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
     let naive = GpuTiling::model(Strategy::Naive);
     if temporal::auto_fuses(st) {
-        return GpuTiling::model(Strategy::Temporal);
+        return GpuTiling::model(if temporal::auto_persists(st) {
+            Strategy::Persistent
+        } else {
+            Strategy::Temporal
+        });
     }
     let (block, c, v) = match (st.dims(), st.dtype) {
         (2, Dtype::F32) => (vec![1, 64.max(d.warp)], 4, 4),
@@ -2069,10 +2074,13 @@ mod tests {
         );
         let wave3d = leapfrog("\"z\", \"y\", \"x\"", "u[-1,0,0] + u[0,0,1]");
         assert_eq!(
-            plan(&wave3d, &auto, &CUDA).0,
-            Strategy::Temporal,
-            "3-D leapfrogs of radius 1 fuse"
+            plan(&wave3d, &auto, &CUDA),
+            (Strategy::Persistent, vec![1, 8, 64], 128, 4, 1),
+            "3-D leapfrogs of radius 1 fuse, in f32 in one launch"
         );
+        let wave3d64 =
+            temporal::tests::leapfrog("\"z\", \"y\", \"x\"", "f64", "u[-1,0,0] + u[0,0,1]", "");
+        assert_eq!(plan(&wave3d64, &auto, &CUDA).0, Strategy::Temporal);
         let wide3d = leapfrog("\"z\", \"y\", \"x\"", "u[-2,0,0] + u[0,0,1]");
         assert_eq!(
             plan(&wide3d, &auto, &CUDA).0,

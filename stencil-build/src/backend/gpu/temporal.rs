@@ -123,6 +123,20 @@ pub fn auto_fuses(st: &Stencil) -> bool {
         }
 }
 
+/// Whether `auto` fuses the steps of `st` (where [`auto_fuses`]) in one
+/// `persistent` launch rather than `temporal` launches: 3-D leapfrogs in
+/// f32 (wave3d: 258.3 against 242.1 GCells/s in s11, 1.07x; 1.06x in s10b,
+/// 1.05x in s10c; H100, BENCHMARKS.md, 2026-11-24). Not in f64 (wave3d:
+/// 127.7 against 138.2), nor any other suite stencil, where `persistent`
+/// measured 0.72x-0.93x `temporal` in s11 (2-D: j2d5pt 0.74x and 0.70x in s10c).
+pub fn auto_persists(st: &Stencil) -> bool {
+    let leapfrog = st.statements.iter().any(|s| st.fields[s.target].has_prev());
+    st.dims() == 3
+        && st.dtype == Dtype::F32
+        && leapfrog
+        && crate::ir::unfusable(st, "persistent").is_none()
+}
+
 /// Whether `plan` fuses the steps of leapfrog field `field` (two time levels,
 /// updated by a statement): its launches also write the level before the
 /// last, the next launch's previous level.
