@@ -1,4 +1,4 @@
-# Writes build/: the kernels A_*.cu, B_*.cu, D_*.cu of this directory with
+# Writes build/: the kernels <V>_<stencil>_<dtype>.cu of this directory (V a variant's letter) with
 # their symbols prefixed, and main.cu, which times each (512^3 cells, 20
 # launches of time_block steps, median of 5) and compares its grid after 4
 # launches with variant A's, bit for bit. See README.md.
@@ -6,8 +6,8 @@ import re,glob,os
 out='build'
 os.makedirs(out,exist_ok=True)
 entries=[]
-for f in sorted(glob.glob('[ABD]_*.cu')):
-    v,name,d=re.match(r'([ABD])_(\w+?)_(f32|f64)\.cu',f).groups()
+for f in sorted(glob.glob('[A-Z]_*.cu')):
+    v,name,d=re.match(r'([A-Z])_(\w+?)_(f32|f64)\.cu',f).groups()
     s=open(f).read()
     s=s.replace('stencils_cuda__',f'{v}_{d}_stencils_cuda__')
     t=int(re.search(r'for \(int s = (\d+); s >= 1',s).group(1))
