@@ -8,15 +8,20 @@
 //! `cuda` (the default) or `hip`. A broken spec prints the build's located
 //! error and exits with status 1.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match render(&args) {
-        Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
-        }
+        Ok(out) => match std::io::stdout().lock().write_all(out.as_bytes()) {
+            // A reader that stops early (`| head`) is not an error.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                eprintln!("generate: {e}");
+                ExitCode::FAILURE
+            }
+            _ => ExitCode::SUCCESS,
+        },
         Err(e) => {
             eprintln!("{e}");
             ExitCode::FAILURE
