@@ -212,11 +212,11 @@ pub fn in_one_plane(st: &Stencil) -> bool {
     in_plane_reads(st).len() <= 1
 }
 
-/// Whether level 0's loads of `st` clamp their row, column and plane to the
-/// grid instead of taking the predicate "on the grid" (in a `persistent`
-/// kernel where `persistent`): cells off the grid are read only by cells
-/// outside the region, which keep their value, so the nearest cell on it
-/// will do. Where a step reads in-plane neighbours in several planes
+/// Whether the loads of level 0 in a fused kernel of `st` (`persistent`'s
+/// where `persistent`) clamp their row, column and plane to the grid
+/// instead of taking the predicate "on the grid": cells off the grid are
+/// read only by cells outside the region, which keep their value, so the
+/// nearest cell on it will do. Where a step reads in-plane neighbours in several planes
 /// (`temporal`: j3d17pt, j3d27pt, poisson 1.00x-1.10x in f32 and f64;
 /// `persistent`: 1.01x-1.12x), and in `temporal` for f64 stars of radius 1
 /// (j3d7pt 1.12x, wave3d 1.01x; `persistent`: 0.77x and 1.00x); not the
@@ -472,9 +472,10 @@ impl Gen<'_> {
     /// grid (`row_at`). Predicated kernels keep arrays of `bool` (`grid_y`,
     /// `in_y`, `own_y`, with `grid_x`, `in_x`, `own_x` for the column);
     /// clamped ones a word of bits each (`in_rows`, `own_rows`, bit `j` for
-    /// row `j`), which kept j3d27pt f64 from spilling (188.2 GCells/s against
-    /// 139.3 with the arrays; the arrays with predicated loads measured 186.8,
-    /// with the bits 134.9, and j3d7pt f32 645.6 and 578.8; H100,
+    /// row `j`), which kept j3d27pt f64 from spilling (188.2 GCells/s; 139.3
+    /// with clamped loads and the arrays in session 10's s10c). With
+    /// predicated loads the arrays measured faster (j3d27pt f64 186.8
+    /// against 134.9 with bits, j3d7pt f32 645.6 against 578.8; H100,
     /// BENCHMARKS.md, 2026-11-24, session 11).
     fn planes_masks(&self, w: &mut CWriter, sh: &Planes) {
         let [rows, cols] = sh.tile();
