@@ -99,17 +99,16 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
     }
 }
 
-/// Whether `auto` fuses the steps of `st` (x the best single-step strategy):
-/// 2-D stencils whose steps fuse (2.2x-4.1x in f32, 1.7x-3.3x in f64; H100,
-/// BENCHMARKS.md, 2026-11-23, session 5); 3-D stencils of radius 1 and
-/// 3-D stars of radius 2 (session 10, against the best single-step
-/// kernel, `stream` with two- or four-cell vectors: f32 j3d7pt 1.81x,
-/// j3d13pt 1.06x, j3d17pt 1.09x, j3d27pt 1.03x, poisson 1.10x; f64 j3d7pt
-/// 1.90x, j3d13pt 1.07x, j3d17pt 1.20x, j3d27pt 1.34x, poisson 1.30x), not
-/// star3d25, radius 4 (0.74x in f32, 0.87x in f64, one fused step).
-/// Leapfrogs in 2-D (wave2d: f32 4.0x, f64 2.8x; session 7) and 3-D
-/// leapfrogs of radius 1 (wave3d: f32 1.29x, f64 1.47x; session 10), not
-/// wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32).
+/// Whether `auto` fuses the steps of `st` (x the best single-step strategy,
+/// `stream` with 16-byte vectors or its defaults; H100, BENCHMARKS.md,
+/// 2026-11-24, session 11, s11b): 2-D stencils whose steps fuse (f32
+/// 1.30x-4.52x, f64 1.13x-3.32x); 3-D stencils of radius 1 (f32 j3d7pt
+/// 1.81x, j3d17pt 1.17x, j3d27pt 1.11x, poisson 1.18x; f64 2.13x, 1.33x,
+/// 1.36x, 1.37x) and 3-D stars of radius 2 (j3d13pt 1.06x and 1.08x), not
+/// star3d25, radius 4 (`temporal`, one step: 0.73x in f32, 0.87x in f64).
+/// Leapfrogs in 2-D (wave2d: f32 3.80x, f64 2.84x) and 3-D leapfrogs of
+/// radius 1 (wave3d: f32 1.37x, in one `persistent` launch, f64 1.49x), not
+/// wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32; session 10).
 pub fn auto_fuses(st: &Stencil) -> bool {
     let r = radius(st);
     let within = |most: usize| r.iter().all(|&r| r <= most);
