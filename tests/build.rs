@@ -115,11 +115,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let block = if openmp {
                     format!("{variant}::openmp::TILING.block")
                 } else {
-                    "[]".into()
+                    "&[]".into()
                 };
                 let entry = format!(
                     "Entry {{ name: \"{variant}\", grids: {variant}::GRIDS, params: {variant}::PARAMS, min_shape: &{variant}::MIN_SHAPE, \
-                         flops: {variant}::FLOPS_PER_CELL, block: &{block}, reference: {variant}::reference::run_grids, backends: &[{}] }}",
+                         flops: {variant}::FLOPS_PER_CELL, block: {block}, reference: {variant}::reference::run_grids, backends: &[{}] }}",
                     backends.join(", ")
                 );
                 let (list, table) = if dtype == "f32" {

@@ -143,8 +143,8 @@ pub fn updated_cells(shape: &[usize], radius: &[usize], boundary: &str) -> usize
 }
 
 /// Prints the closing report: checksum (sum and largest magnitude) and GCells/s.
-pub fn report(
-    values: impl IntoIterator<Item = f64>,
+pub fn report<T: Into<f64>>(
+    values: impl IntoIterator<Item = T>,
     st: &Stencil,
     shape: &[usize],
     steps: u64,
@@ -153,6 +153,7 @@ pub fn report(
     let updated_per_step = updated_cells(shape, st.radius, st.boundary);
     let (mut sum, mut max) = (0.0f64, 0.0f64);
     for v in values {
+        let v: f64 = v.into();
         sum += v;
         max = max.max(v.abs());
     }

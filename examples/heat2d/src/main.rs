@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     report(
-        u.iter().map(|&v| f64::from(v)),
+        u.iter().copied(),
         &describe!(heat2d),
         &shape,
         args.steps,

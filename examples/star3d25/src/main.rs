@@ -24,7 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     report(
-        u.iter().map(|&v| f64::from(v)),
+        u.iter().copied(),
         &describe!(star3d25),
         &shape,
         args.steps,

@@ -167,20 +167,36 @@ pub fn check<T: Copy + From<f32> + Into<f64>>(
     } else {
         f64::EPSILON
     };
-    let (mut worst, mut largest) = (0.0f64, 0.0f64);
-    for (x, y) in a.iter().flatten().zip(b.iter().flatten()) {
-        let (x, y): (f64, f64) = ((*x).into(), (*y).into());
-        worst = worst.max((x - y).abs());
-        largest = largest.max(y.abs());
-    }
+    let (worst, largest) = difference(a.iter().flatten(), b.iter().flatten());
     let tolerance = 16.0 * eps * (flops as f64 + 2.0) * steps as f64 * largest.max(1.0);
-    if !(worst <= tolerance) {
+    if worst > tolerance {
         return Err(format!(
             "{name} differs from the reference by {worst:e} (tolerance {tolerance:e})"
         )
         .into());
     }
     Ok(())
+}
+
+/// The largest difference between the cells of `got` and of `want`
+/// (infinite where either holds a NaN, which `f64::max` would pass over) and
+/// the largest magnitude in `want`.
+fn difference<'a, T: Copy + Into<f64> + 'a>(
+    got: impl IntoIterator<Item = &'a T>,
+    want: impl IntoIterator<Item = &'a T>,
+) -> (f64, f64) {
+    let (mut worst, mut largest) = (0.0f64, 0.0f64);
+    for (x, y) in got.into_iter().zip(want) {
+        let (x, y): (f64, f64) = ((*x).into(), (*y).into());
+        let d = (x - y).abs();
+        worst = if d.is_nan() {
+            f64::INFINITY
+        } else {
+            worst.max(d)
+        };
+        largest = largest.max(y.abs());
+    }
+    (worst, largest)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -212,4 +228,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         chart::write(path, &rows, &bounds)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::difference;
+
+    #[test]
+    fn a_nan_is_the_worst_difference_there_is() {
+        let want = [1.0f32, -3.0, 2.0];
+        assert_eq!(difference(&[1.0f32, -3.0, 2.5], &want), (0.5, 3.0));
+        assert_eq!(difference(&[f32::NAN, -3.0, 2.0], &want).0, f64::INFINITY);
+        assert_eq!(
+            difference(&[1.0f32, -3.0, f32::NAN], &want).0,
+            f64::INFINITY
+        );
+    }
 }

@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     report(
-        u.iter().map(|&v| f64::from(v)),
+        u.iter().copied(),
         &describe!(wave2d),
         &shape,
         args.steps,
