@@ -322,14 +322,15 @@ fn fit_hip(table: &mut toml::Table, name: &str) -> Result<(), String> {
         let Err(e) = stencil_build::generate(name, &text) else {
             return Ok(());
         };
+        let e = e.to_string();
         let hip = table
             .get_mut("tiling")
             .and_then(|t| t.get_mut("hip"))
             .and_then(|h| h.as_table_mut())
-            .ok_or_else(|| e.to_string())?;
+            .ok_or_else(|| e.clone())?;
         let coarsen = hip.get("coarsen").and_then(|c| c.as_integer()).unwrap_or(4);
-        if !e.to_string().contains("HIP allows") || coarsen <= 1 {
-            return Err(e.to_string());
+        if !e.contains("HIP allows") || coarsen <= 1 {
+            return Err(e);
         }
         hip.insert("coarsen".into(), (coarsen / 2).into());
     }

@@ -112,11 +112,10 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
 pub fn auto_fuses(st: &Stencil) -> bool {
     let r = radius(st);
     let within = |most: usize| r.iter().all(|&r| r <= most);
-    let leapfrog = st.statements.iter().any(|s| st.fields[s.target].has_prev());
     crate::ir::unfusable(st, "temporal").is_none()
         && match st.dims() {
             2 => true,
-            _ if leapfrog => within(1),
+            _ if leapfrog(st) => within(1),
             3 => within(1) || within(2) && planes::in_one_plane(st),
             _ => false,
         }
@@ -126,14 +125,18 @@ pub fn auto_fuses(st: &Stencil) -> bool {
 /// `persistent` launch rather than `temporal` launches: 3-D leapfrogs in
 /// f32 (wave3d: 258.3 against 242.1 GCells/s in s11, 1.07x; 1.06x in s10b,
 /// 1.05x in s10c; H100, BENCHMARKS.md, 2026-11-24). Not in f64 (wave3d:
-/// 127.7 against 138.2), nor any other suite stencil, where `persistent`
-/// measured 0.72x-0.93x `temporal` in s11 (2-D: j2d5pt 0.74x and 0.70x in s10c).
+/// 127.7 against 138.2), nor on any other suite stencil `auto` fuses, where
+/// `persistent` measured 0.70x-0.92x `temporal` in s11b.
 pub fn auto_persists(st: &Stencil) -> bool {
-    let leapfrog = st.statements.iter().any(|s| st.fields[s.target].has_prev());
     st.dims() == 3
         && st.dtype == Dtype::F32
-        && leapfrog
+        && leapfrog(st)
         && crate::ir::unfusable(st, "persistent").is_none()
+}
+
+/// Whether a statement of `st` updates a field of two time levels (a leapfrog).
+fn leapfrog(st: &Stencil) -> bool {
+    st.statements.iter().any(|s| st.fields[s.target].has_prev())
 }
 
 /// Whether `plan` fuses the steps of leapfrog field `field` (two time levels,

@@ -202,30 +202,11 @@ pub(in crate::backend::gpu) struct Planes {
     pub f64: bool,
     /// Whether the kernel is `persistent`'s.
     pub persistent: bool,
-    /// Whether level 0's loads clamp to the grid instead of taking a
-    /// predicate (see [`clamps`]).
-    pub clamped: bool,
 }
 
 /// Whether each step of `st` reads in-plane neighbours in one plane (a star).
 pub fn in_one_plane(st: &Stencil) -> bool {
     in_plane_reads(st).len() <= 1
-}
-
-/// Whether the loads of level 0 in a fused kernel of `st` (`persistent`'s
-/// where `persistent`) clamp their row, column and plane to the grid
-/// instead of taking the predicate "on the grid": cells off the grid are
-/// read only by cells outside the region, which keep their value, so the
-/// nearest cell on it will do. Where a step reads in-plane neighbours in several planes
-/// (`temporal`: j3d17pt, j3d27pt, poisson 1.00x-1.10x in f32 and f64;
-/// `persistent`: 1.01x-1.12x), and in `temporal` for f64 stars of radius 1
-/// (j3d7pt 1.12x, wave3d 1.01x; `persistent`: 0.77x and 1.00x); not the
-/// other stars (j3d7pt f32 0.84x, j3d13pt f32 0.92x, f64 0.75x in an A/B
-/// harness; H100, BENCHMARKS.md, 2026-11-24, session 11).
-pub fn clamps(st: &Stencil, persistent: bool) -> bool {
-    let r = radius(st);
-    let f64_star1 = st.dtype == Dtype::F64 && r.iter().all(|&r| r == 1);
-    !in_one_plane(st) || f64_star1 && !persistent
 }
 
 /// The offsets along the slowest axis at which a step of `st` reads
@@ -252,7 +233,6 @@ impl Planes {
             reads: in_plane_reads(st),
             f64: st.dtype == Dtype::F64,
             persistent: plan.strategy == Strategy::Persistent,
-            clamped: clamps(st, plan.strategy == Strategy::Persistent),
         }
     }
 
@@ -337,9 +317,24 @@ impl Planes {
         self.t * self.window() * self.c <= BOUNDED_WINDOWS
     }
 
+    /// Whether the loads of level 0 clamp their row, column and plane to the
+    /// grid instead of taking the predicate "on the grid": cells off the
+    /// grid are read only by cells outside the region, which keep their
+    /// value, so the nearest cell on it will do. Where a step reads in-plane
+    /// neighbours in several planes (`temporal`: j3d17pt, j3d27pt, poisson
+    /// 1.00x-1.10x in f32 and f64; `persistent`: 1.01x-1.12x), and in
+    /// `temporal` for f64 stars of radius 1 (j3d7pt 1.12x, wave3d 1.01x;
+    /// `persistent`: 0.77x and 1.00x); not the other stars (j3d7pt f32
+    /// 0.84x, j3d13pt f32 0.92x, f64 0.75x in an A/B harness; H100,
+    /// BENCHMARKS.md, 2026-11-24, session 11).
+    pub fn clamped(&self) -> bool {
+        let f64_star1 = self.f64 && self.r.iter().all(|&r| r == 1);
+        self.reads.len() > 1 || f64_star1 && !self.persistent
+    }
+
     /// The C condition that the thread's row `j` is in the statement's region (see [`Gen::planes_masks`]).
     fn inside(&self) -> &'static str {
-        if self.clamped {
+        if self.clamped() {
             "(in_rows >> j & 1u)"
         } else {
             "in_y[j] && in_x"
@@ -348,7 +343,7 @@ impl Planes {
 
     /// The C condition that the thread's row `j` is the tile's own, to store.
     fn own(&self) -> &'static str {
-        if self.clamped {
+        if self.clamped() {
             "own_rows >> j & 1u"
         } else {
             "own_y[j] && own_x"
@@ -483,11 +478,12 @@ impl Gen<'_> {
         let (lo2, hi2) = self.bounds(2);
         let (m1, m2, c) = (sh.r[1] * sh.t, sh.r[2] * sh.t, sh.c);
         let ix = self.index();
+        let clamped = sh.clamped();
         let own_row = format!(
             "threadIdx.y * {c} + j >= {m1} && threadIdx.y * {c} + j < {}",
             rows - m1
         );
-        if sh.clamped {
+        if clamped {
             w.line(&format!("const bool in_x = i2 >= {lo2} && i2 < {hi2};"));
         } else {
             w.line(&format!(
@@ -498,7 +494,7 @@ impl Gen<'_> {
             "const bool own_x = in_x && threadIdx.x >= {m2} && threadIdx.x < {};",
             cols - m2
         ));
-        if sh.clamped {
+        if clamped {
             w.line(&format!(
                 "const {ix} x = i2 < 0 ? 0 : i2 < n2 ? i2 : n2 - 1; /* the column, clamped to the grid */"
             ));
@@ -514,7 +510,7 @@ impl Gen<'_> {
         w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
         w.indent();
         w.line(&format!("const {ix} c = i1 + j;"));
-        if sh.clamped {
+        if clamped {
             w.line(&format!(
                 "in_rows |= (unsigned)(in_x && c >= {lo1} && c < {hi1}) << j;"
             ));
@@ -541,7 +537,7 @@ impl Gen<'_> {
         w.line("{");
         w.indent();
         w.line(&format!("const {ix} z = {plane};"));
-        if sh.clamped {
+        if sh.clamped() {
             w.line(&format!(
                 "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
             ));
