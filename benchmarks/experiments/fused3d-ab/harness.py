@@ -1,7 +1,10 @@
 # Writes build/: the kernels <V>_<stencil>_<dtype>.cu of this directory (V a variant's letter) with
-# their symbols prefixed, and main.cu, which times each (512^3 cells, 20
-# launches of time_block steps, median of 5) and compares its grid after 4
-# launches with variant A's, bit for bit. See README.md.
+# their symbols prefixed, and main.cu, which times each (N^3 cells, 20
+# launches of time_block steps, median of 5) and compares its grid after 12
+# steps with the first variant's of the same stencil, bit for bit (printing
+# the largest difference where they differ). A kernel without a `levels`
+# argument (no fused loop `for (int s = T; s >= 1`) is a single-step one.
+# See README.md.
 import re,glob,os
 out='build'
 os.makedirs(out,exist_ok=True)
@@ -10,7 +13,8 @@ for f in sorted(glob.glob('[A-Z]_*.cu')):
     v,name,d=re.match(r'([A-Z])_(\w+?)_(f32|f64)\.cu',f).groups()
     s=open(f).read()
     s=s.replace('stencils_cuda__',f'{v}_{d}_stencils_cuda__')
-    t=int(re.search(r'for \(int s = (\d+); s >= 1',s).group(1))
+    m=re.search(r'for \(int s = (\d+); s >= 1',s)
+    t=int(m.group(1)) if m else 0  # 0: a single-step kernel, no `levels` argument
     open(f'{out}/{f}','w').write(s)
     fn=re.search(r'extern "C" int (\w+)\(',s).group(1)
     entries.append((v,name,d,t,fn,'wave' in name))
@@ -20,7 +24,7 @@ for v,name,d,t,fn,wave in entries:
     if wave:
         decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,{T}*,const {T}*,const {T}*,const {T}*,int);')
     else:
-        decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,const {T}*,int);')
+        decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,const {T}*{",int" if t else ""});')
     tab.append(f'  {{"{v}","{name}","{d}",{t},{int(wave)},(void*){fn}}},')
 main=r'''
 #include <cuda_runtime.h>
@@ -30,6 +34,7 @@ main=r'''
 #include <vector>
 #include <string>
 #include <cstdlib>
+#include <cmath>
 DECL
 struct E{const char*v;const char*n;const char*d;int t;int wave;void*f;};
 static E tab[]={
@@ -45,23 +50,30 @@ template<class T> double run(E&e,int N,int calls,std::vector<unsigned char>*resu
   // plain: cur=b[0], out=b[1]. wave: prev=b[2] cur=b[0] -> out=b[1], out_prev=b[3]
   int cur=0,out=1,prev=2,outp=3; cudaEvent_t s,f; cudaEventCreate(&s); cudaEventCreate(&f);
   auto step=[&](){ int rc; if(e.wave) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,T*,const T*,const T*,const T*,int))e.f)(N,N,N,b[out],b[outp],b[prev],b[cur],b[4],e.t);
-     else rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,int))e.f)(N,N,N,b[out],b[cur],e.t);
+     else if(e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,int))e.f)(N,N,N,b[out],b[cur],e.t);
+     else rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*))e.f)(N,N,N,b[out],b[cur]);
      if(rc){printf("launch error %d\n",rc);exit(1);} std::swap(cur,out); if(e.wave) std::swap(prev,outp); };
-  if(result){ for(int i=0;i<4;i++) step(); CK(cudaDeviceSynchronize()); result->resize(n*sizeof(T)); CK(cudaMemcpy(result->data(),b[cur],n*sizeof(T),cudaMemcpyDeviceToHost)); }
+  if(result){ for(int i=0;i<12/std::max(e.t,1);i++) step(); CK(cudaDeviceSynchronize()); result->resize(n*sizeof(T)); CK(cudaMemcpy(result->data(),b[cur],n*sizeof(T),cudaMemcpyDeviceToHost)); }
   for(int i=0;i<3;i++) step();
   std::vector<float> ts; for(int r=0;r<5;r++){ cudaEventRecord(s); for(int i=0;i<calls;i++) step(); cudaEventRecord(f); CK(cudaEventSynchronize(f)); float ms; cudaEventElapsedTime(&ms,s,f); ts.push_back(ms);} 
   std::sort(ts.begin(),ts.end()); for(int i=0;i<5;i++) cudaFree(b[i]);
-  double cells=(double)(N-2)*(N-2)*(N-2)*e.t*calls; return cells/(ts[2]*1e-3)/1e9;
+  double cells=(double)(N-2)*(N-2)*(N-2)*std::max(e.t,1)*calls; return cells/(ts[2]*1e-3)/1e9;
 }
 int main(int argc,char**argv){ int N=argc>2?atoi(argv[2]):512; std::string only=argc>1?argv[1]:"";
+  { // the bandwidth bound, in this run: a device-to-device copy of 1 GiB, bytes read + written
+    size_t n=1<<30; void*a; void*b; CK(cudaMalloc(&a,n)); CK(cudaMalloc(&b,n)); cudaEvent_t s,f; cudaEventCreate(&s); cudaEventCreate(&f);
+    CK(cudaMemcpy(b,a,n,cudaMemcpyDeviceToDevice)); std::vector<float> ts;
+    for(int r=0;r<5;r++){ cudaEventRecord(s); for(int i=0;i<10;i++) cudaMemcpy(b,a,n,cudaMemcpyDeviceToDevice); cudaEventRecord(f); CK(cudaEventSynchronize(f)); float ms; cudaEventElapsedTime(&ms,s,f); ts.push_back(ms);}
+    std::sort(ts.begin(),ts.end()); double gbs=2.0*n*10/(ts[2]*1e-3)/1e9; cudaFree(a); cudaFree(b);
+    printf("bandwidth %.0f GB/s: single-step bound %.1f GCells/s in f32, %.1f in f64\n",gbs,gbs/8,gbs/16); }
   int m=sizeof(tab)/sizeof(tab[0]); std::vector<std::vector<unsigned char>> res(m);
   for(int i=0;i<m;i++){ E&e=tab[i]; if(!only.empty()&&only!=e.n) continue; bool f32=!strcmp(e.d,"f32");
     double g = f32? run<float>(e,N,20,&res[i]) : run<double>(e,N,20,&res[i]);
     int ref=-1; for(int k=0;k<i;k++) if(!strcmp(tab[k].n,e.n)&&!strcmp(tab[k].d,e.d)&&!res[k].empty()){ref=k;break;}
     const char* same = ref<0? "ref" : (res[ref]==res[i]? "bit-identical":"DIFFERS");
-    if(ref>=0 && res[ref]!=res[i]){ size_t sz=f32?4:8; size_t cnt=0,first=(size_t)-1; for(size_t k=0;k<res[i].size()/sz;k++) if(memcmp(&res[i][k*sz],&res[ref][k*sz],sz)){cnt++; if(first==(size_t)-1)first=k;}
+    if(ref>=0 && res[ref]!=res[i]){ size_t sz=f32?4:8; size_t cnt=0,first=(size_t)-1; double worst=0; for(size_t k=0;k<res[i].size()/sz;k++) if(memcmp(&res[i][k*sz],&res[ref][k*sz],sz)){cnt++; if(first==(size_t)-1)first=k; double x=f32?((float*)res[ref].data())[k]:((double*)res[ref].data())[k], y=f32?((float*)res[i].data())[k]:((double*)res[i].data())[k]; worst=std::max(worst,std::fabs(x-y)); if(!(x==x)||!(y==y)) worst=INFINITY;}
       double a,b; if(f32){a=((float*)res[ref].data())[first]; b=((float*)res[i].data())[first];} else {a=((double*)res[ref].data())[first]; b=((double*)res[i].data())[first];}
-      printf("   %zu cells differ; first z=%zu y=%zu x=%zu: %.9g vs %.9g\n",cnt,first/((size_t)N*N),first/N%N,first%N,a,b);}
+      printf("   %zu cells differ, by at most %.3g; first z=%zu y=%zu x=%zu: %.9g vs %.9g\n",cnt,worst,first/((size_t)N*N),first/N%N,first%N,a,b);}
     printf("%s %-8s %s t%d %8.1f GCells/s %s\n",e.v,e.n,e.d,e.t,g,same); fflush(stdout); }
 }
 '''
