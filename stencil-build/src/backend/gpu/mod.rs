@@ -760,11 +760,21 @@ impl Gen<'_> {
         if self.plan.strategy == Strategy::Temporal {
             parameters.push("int levels".into());
         }
+        if self.chunked() {
+            parameters.push("int chunk".into());
+        }
         let parameters = parameters.join(", ");
         // Before the first twin (the 32-bit one), which both call.
         if self.warp_tiles() && !self.wide {
             self.warp_tile_function(w);
             w.blank();
+        }
+        if self.chunked() {
+            w.line(&format!(
+                "/* CHUNK: the cells of `{}` a block marches, or 0 for `chunk`, which the launcher shortens for small grids. */",
+                self.st.axes[0]
+            ));
+            w.line("template <int CHUNK>");
         }
         w.line(&format!(
             "static __global__ void __launch_bounds__({}) {}({parameters})",
@@ -1042,10 +1052,38 @@ impl Gen<'_> {
         w.line("    return;");
     }
 
-    /// `z0..z1`: the block's chunk of the slowest axis (`stream`, `temporal`).
+    /// Whether the kernel is a template over the length of its chunk
+    /// (`CHUNK`, 0 for the argument `chunk`): `temporal` with 32-bit
+    /// indices, whose launcher shortens the chunks of grids too small to
+    /// fill the device. A constant chunk keeps the kernels of larger grids
+    /// as they were: with the length an argument, ptxas gave the suite's
+    /// poisson f64 150 registers instead of 126, 0.73x as fast (H100,
+    /// BENCHMARKS.md, 2026-11-24, session 12).
+    fn chunked(&self) -> bool {
+        self.plan.strategy == Strategy::Temporal && !self.wide
+    }
+
+    /// The kernel's instances the launcher may run: the template's with the
+    /// plan's chunk and with the launcher's ([`Self::chunked`]), or the kernel.
+    fn instances(&self) -> Vec<String> {
+        let name = self.kernel_name();
+        if self.chunked() {
+            vec![format!("{name}<{}>", self.plan.chunk), format!("{name}<0>")]
+        } else {
+            vec![name]
+        }
+    }
+
+    /// `z0..z1`: the block's chunk of the slowest axis (`stream`,
+    /// `temporal`, `persistent`).
     fn chunk_bounds(&self, w: &mut CWriter) {
         let (lo0, hi0) = self.bounds(0);
-        let chunk = self.plan.chunk;
+        let chunk = if self.chunked() {
+            w.line("const int span = CHUNK > 0 ? CHUNK : chunk;");
+            "span".to_string()
+        } else {
+            self.plan.chunk.to_string()
+        };
         w.line(&format!(
             "const {t} z0 = {lo0} + ({t}){} * {chunk};",
             self.block_coordinate(builtin(0, self.dims())),
@@ -1513,6 +1551,19 @@ impl Gen<'_> {
         shared: usize,
         arguments: &str,
     ) {
+        self.launch_named(w, &self.kernel_name(), threads, blocks, shared, arguments);
+    }
+
+    /// [`Self::launch_lines`] of the kernel `name`.
+    fn launch_named(
+        &self,
+        w: &mut CWriter,
+        name: &str,
+        threads: &str,
+        blocks: &[String],
+        shared: usize,
+        arguments: &str,
+    ) {
         w.line(&format!("const dim3 block({threads});"));
         w.line(&format!(
             "const dim3 grid({});",
@@ -1527,10 +1578,7 @@ impl Gen<'_> {
         } else {
             String::new()
         };
-        w.line(&format!(
-            "{}<<<grid, block{shared}>>>({arguments});",
-            self.kernel_name()
-        ));
+        w.line(&format!("{name}<<<grid, block{shared}>>>({arguments});"));
         w.line(&format!("return (int){}GetLastError();", self.d.api));
     }
 }

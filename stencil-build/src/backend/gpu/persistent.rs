@@ -52,7 +52,7 @@ impl Gen<'_> {
 
     /// The body of a `persistent` kernel (see the module documentation).
     pub(super) fn persistent(&self, w: &mut CWriter) {
-        let grid = self.temporal_grid();
+        let grid = self.temporal_grid(&self.plan.chunk.to_string());
         let axes = ["x", "y", "z"];
         let t = self.plan.time_block;
         let ty = self.st.dtype.c();
@@ -119,21 +119,11 @@ impl Gen<'_> {
         w.line("}");
     }
 
-    /// Launches the `persistent` kernel cooperatively: as many blocks as the
-    /// device keeps resident at once (a grid-wide barrier needs them all
-    /// running), or `occupancy` per multiprocessor if fewer, at most one per
-    /// tile.
-    pub(super) fn persistent_launch(&self, w: &mut CWriter) {
+    /// `multiprocessors` and `per_multiprocessor`, the blocks of `kernel`
+    /// with `bytes` of dynamic shared memory each keeps resident, from the
+    /// runtime of the current device; the launcher returns its error.
+    pub(super) fn residency(&self, w: &mut CWriter, kernel: &str, bytes: usize) {
         let api = self.d.api;
-        let bytes = self.allow_shared(w);
-        let kernel = self.kernel_name();
-        let tiles: Vec<String> = self
-            .temporal_grid()
-            .iter()
-            .map(|g| format!("({g})"))
-            .collect();
-        w.line(&format!("const dim3 block({});", self.temporal_threads()));
-        w.line(&format!("const ptrdiff_t tiles = {};", tiles.join(" * ")));
         w.line("int device = 0, multiprocessors = 0, per_multiprocessor = 0;");
         w.line(&format!("{api}Error_t status = {api}GetDevice(&device);"));
         w.line(&format!("if (status == {api}Success)"));
@@ -148,6 +138,24 @@ impl Gen<'_> {
         ));
         w.line(&format!("if (status != {api}Success)"));
         w.line("    return (int)status;");
+    }
+
+    /// Launches the `persistent` kernel cooperatively: as many blocks as the
+    /// device keeps resident at once (a grid-wide barrier needs them all
+    /// running), or `occupancy` per multiprocessor if fewer, at most one per
+    /// tile.
+    pub(super) fn persistent_launch(&self, w: &mut CWriter) {
+        let api = self.d.api;
+        let bytes = self.allow_shared(w);
+        let kernel = self.kernel_name();
+        let tiles: Vec<String> = self
+            .temporal_grid(&self.plan.chunk.to_string())
+            .iter()
+            .map(|g| format!("({g})"))
+            .collect();
+        w.line(&format!("const dim3 block({});", self.temporal_threads()));
+        w.line(&format!("const ptrdiff_t tiles = {};", tiles.join(" * ")));
+        self.residency(w, &kernel, bytes);
         if let Some(k) = self.plan.occupancy {
             w.line(&format!(
                 "/* `occupancy = {k}`: fewer blocks, each taking more tiles in turn. */"

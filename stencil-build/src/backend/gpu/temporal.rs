@@ -843,23 +843,62 @@ impl Gen<'_> {
 
     /// Launches the `temporal` kernel over the region for `levels` steps.
     pub(super) fn temporal_launch(&self, w: &mut CWriter) {
-        if self.dims() == 3 {
-            return self.planes_launch(w);
+        let bytes = self.allow_shared(w);
+        let threads = self.temporal_threads();
+        if !self.chunked() {
+            // The 64-bit twin: grids of more than 2^30 cells fill any device.
+            let arguments = format!("{}, levels", self.arguments());
+            let blocks = self.temporal_grid(&self.plan.chunk.to_string());
+            return self.launch_lines(w, &threads, &blocks, bytes, &arguments);
         }
-        let arguments = format!("{}, levels", self.arguments());
-        let blocks = self.temporal_grid();
-        self.launch_lines(w, &self.plan.threads().to_string(), &blocks, 0, &arguments);
+        self.fused_chunk(w, bytes);
+        let [fixed, given] = [&self.instances()[0], &self.instances()[1]];
+        w.line(&format!(
+            "auto *const kernel = chunk == {} ? {fixed} : {given};",
+            self.plan.chunk
+        ));
+        let arguments = format!("{}, levels, chunk", self.arguments());
+        let blocks = self.temporal_grid("chunk");
+        self.launch_named(w, "kernel", &threads, &blocks, bytes, &arguments);
+    }
+
+    /// `chunk`, the cells of the slowest axis each block marches: the
+    /// plan's, or fewer where a launch in chunks that long would leave
+    /// multiprocessors without a block (a small grid): then as many chunks
+    /// as the blocks the device keeps resident allow, in one wave, each
+    /// block paying the warm-up of its overlapped tile at the same time.
+    fn fused_chunk(&self, w: &mut CWriter, bytes: usize) {
+        let chunk = self.plan.chunk;
+        w.line(&format!(
+            "/* Cells of `{}` a block marches: {chunk}, or fewer where that would leave multiprocessors without a block. */",
+            self.st.axes[0]
+        ));
+        // The instance the shorter chunks run, whose registers may be more.
+        self.residency(w, &self.instances()[1], bytes);
+        let mut across = self.temporal_grid("1");
+        across.pop();
+        let across: Vec<String> = across.iter().map(|g| format!("({g})")).collect();
+        w.line(&format!(
+            "const ptrdiff_t cells = {}, across = {};",
+            self.extent(0),
+            across.join(" * ")
+        ));
+        w.line("/* `across`: the blocks of one chunk; `parts`: the chunks that many resident blocks hold. */");
+        w.line("const ptrdiff_t parts = across > 0 ? (ptrdiff_t)multiprocessors * per_multiprocessor / across : 0;");
+        w.line(&format!(
+            "const int chunk = cells > 0 && parts > (cells + {chunk} - 1) / {chunk} ? (int)((cells + parts - 1) / parts) : {chunk};"
+        ));
     }
 
     /// The blocks of a `temporal` launch along CUDA's `x`, `y` (and `z`):
-    /// one per tile of the region, as C expressions.
-    pub(super) fn temporal_grid(&self) -> Vec<String> {
+    /// one per tile of the region, in chunks of `chunk` (a C expression)
+    /// along the slowest axis, as C expressions.
+    pub(super) fn temporal_grid(&self, chunk: &str) -> Vec<String> {
         if self.dims() == 3 {
-            return self.planes_grid();
+            return self.planes_grid(chunk);
         }
         let width = self.shape().stored();
         let per_block = self.plan.threads() / LANES;
-        let chunk = self.plan.chunk;
         vec![
             format!(
                 "(({} + {width} - 1) / {width} + {per_block} - 1) / {per_block}",
@@ -928,7 +967,7 @@ pub(super) mod tests {
             "v = 2.0f * nb1[k + 1] - (s == 4 - levels ? prev_u[c] : win[s >= 2 ? s - 2 : 0][0][k])",
             "out[q * s0 + i1 + k] = next[k];",
             "out_prev[q * s0 + i1 + k] = win[s - 1][1][k];",
-            "p_cuda__s__update_u_kernel<<<grid, block>>>(n0, n1, out, out_prev, prev_u, cur_u, levels);",
+            "kernel<<<grid, block>>>(n0, n1, out, out_prev, prev_u, cur_u, levels, chunk);",
         ] {
             assert!(code.contains(line), "{line}\n{code}");
         }
@@ -980,8 +1019,16 @@ pub(super) mod tests {
     }
 
     pub(in crate::backend::gpu) fn cuda(st: &Stencil) -> Result<String, String> {
-        let plan = resolve(&st.tiling.cuda, st, &CUDA).and_then(|p| fit(p, false, st, &CUDA))?;
-        Ok(source(st, &crate::analysis::analyse(st), &plan, "p", &CUDA))
+        generate(st, &CUDA)
+    }
+
+    /// `st`'s `d` source with the `[tiling.cuda]` plan, symbols prefixed `p`.
+    pub(in crate::backend::gpu) fn generate(
+        st: &Stencil,
+        d: &super::super::Dialect,
+    ) -> Result<String, String> {
+        let plan = resolve(&st.tiling.cuda, st, d).and_then(|p| fit(p, false, st, d))?;
+        Ok(source(st, &crate::analysis::analyse(st), &plan, "p", d))
     }
 
     #[test]
@@ -1021,7 +1068,7 @@ pub(super) mod tests {
         assert!(
             code.contains(
                 "_kernel(const int n0, const int n1, float *__restrict__ out, const float *__restrict__ cur_u, \
-                 const float *__restrict__ cur_k, int levels)"
+                 const float *__restrict__ cur_k, int levels, int chunk)"
             ),
             "{code}"
         );

@@ -837,20 +837,14 @@ impl Gen<'_> {
 
     /// Launches the 3-D `temporal` kernel over the region for `levels` steps,
     /// with the shared memory its rings take.
-    pub(in crate::backend::gpu) fn planes_launch(&self, w: &mut CWriter) {
-        let bytes = self.allow_shared(w);
-        let arguments = format!("{}, levels", self.arguments());
-        let blocks = self.planes_grid();
-        self.launch_lines(w, &self.temporal_threads(), &blocks, bytes, &arguments);
-    }
-
-    /// One block per tile of the region, along CUDA's `x`, `y` and `z`.
-    pub(in crate::backend::gpu) fn planes_grid(&self) -> Vec<String> {
+    /// One block per tile of the region, along CUDA's `x`, `y` and `z`, in
+    /// chunks of `chunk` (a C expression) planes.
+    pub(in crate::backend::gpu) fn planes_grid(&self, chunk: &str) -> Vec<String> {
         let [stored_y, stored_x] = self.planes_shape().stored();
         vec![
             format!("({} + {stored_x} - 1) / {stored_x}", self.extent(2)),
             format!("({} + {stored_y} - 1) / {stored_y}", self.extent(1)),
-            format!("({} + {c} - 1) / {c}", self.extent(0), c = self.plan.chunk),
+            format!("({} + {chunk} - 1) / {chunk}", self.extent(0)),
         ]
     }
 
@@ -867,10 +861,13 @@ impl Gen<'_> {
             w.line(&format!(
                 "/* {bytes} bytes of shared memory: more than a block gets without asking. */"
             ));
-            w.line(&format!(
-                "const {api}Error_t allowed = {api}FuncSetAttribute((const void *){}, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});",
-                self.kernel_name()
-            ));
+            w.line(&format!("{api}Error_t allowed = {api}Success;"));
+            for instance in self.instances() {
+                w.line(&format!("if (allowed == {api}Success)"));
+                w.line(&format!(
+                    "    allowed = {api}FuncSetAttribute((const void *){instance}, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"
+                ));
+            }
             w.line(&format!("if (allowed != {api}Success)"));
             w.line("    return (int)allowed;");
         }
@@ -903,7 +900,7 @@ fn ring_cell(sh: &Planes, level: &str, slot: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::super::{CUDA, HIP, fit, resolve, source};
-    use super::super::tests::{cuda, stencil};
+    use super::super::tests::{cuda, generate, stencil};
 
     const J3D7PT: &str =
         "u[-1,0,0] + u[0,-1,0] + u[0,0,-1] + u[0,0,0] + u[0,0,1] + u[0,1,0] + u[1,0,0] + k[0,0,0]";
@@ -962,6 +959,40 @@ mod tests {
         assert!(
             !code.contains("FuncSetAttribute"),
             "within the default: {code}"
+        );
+    }
+
+    #[test]
+    fn small_grids_split_the_planes_into_as_many_chunks_as_blocks_stay_resident() {
+        let st = stencil("\"z\", \"y\", \"x\"", J3D7PT, "time_block = 2\n");
+        let code = cuda(&st).unwrap();
+        for line in [
+            // The 32-bit kernel marches a chunk of 128 planes or the chunk its launcher passes.
+            "template <int CHUNK>\nstatic __global__ void __launch_bounds__(256, 3) p_cuda__s__update_u_kernel(",
+            "int levels, int chunk)",
+            "const int span = CHUNK > 0 ? CHUNK : chunk;",
+            "const int z0 = 1 + (int)blockIdx.z * span;",
+            "const int z1 = z0 + span < n0 - 1 ? z0 + span : n0 - 1;",
+            // The launcher asks the runtime how many blocks of the second stay resident...
+            "status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, p_cuda__s__update_u_kernel<0>, 256, 35904);",
+            "const ptrdiff_t cells = (n0 - 1 - 1), across = (((n2 - 1 - 1) + 60 - 1) / 60) * (((n1 - 1 - 1) + 28 - 1) / 28);",
+            "const ptrdiff_t parts = across > 0 ? (ptrdiff_t)multiprocessors * per_multiprocessor / across : 0;",
+            // ...and shortens the chunks only where chunks of 128 leave some without a block.
+            "const int chunk = cells > 0 && parts > (cells + 128 - 1) / 128 ? (int)((cells + parts - 1) / parts) : 128;",
+            "(unsigned)(((n0 - 1 - 1) + chunk - 1) / chunk));",
+            "auto *const kernel = chunk == 128 ? p_cuda__s__update_u_kernel<128> : p_cuda__s__update_u_kernel<0>;",
+            "kernel<<<grid, block, 35904>>>(n0, n1, n2, out, cur_u, cur_k, levels, chunk);",
+            // The 64-bit twin, for grids too large for a small chunk, keeps its constant one.
+            "const ptrdiff_t z0 = 1 + (ptrdiff_t)blockIdx.z * 128;",
+            "p_cuda__s__update_u_i64_kernel<<<grid, block, 35904>>>(n0, n1, n2, out, cur_u, cur_k, levels);",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+        // The same in HIP.
+        let hip = generate(&st, &super::super::super::HIP).unwrap();
+        assert!(
+            hip.contains("hipDeviceGetAttribute(&multiprocessors, hipDeviceAttributeMultiprocessorCount, device);"),
+            "{hip}"
         );
     }
 
@@ -1046,7 +1077,10 @@ mod tests {
             "float (*const ring)[4][34][66] = (float (*)[4][34][66])shared;",
             "const unsigned at_1 = (slot + 11 - 2 * s) % 4; /* plane q - 1 */",
             "const unsigned at1 = (slot + 13 - 2 * s) % 4; /* plane q + 1 */",
-            "cudaFuncSetAttribute((const void *)p_cuda__s__update_u_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 143616);",
+            // Both instances of the 32-bit kernel ask for their rings.
+            "allowed = cudaFuncSetAttribute((const void *)p_cuda__s__update_u_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, 143616);",
+            "allowed = cudaFuncSetAttribute((const void *)p_cuda__s__update_u_kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, 143616);",
+            "allowed = cudaFuncSetAttribute((const void *)p_cuda__s__update_u_i64_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 143616);",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
