@@ -119,27 +119,6 @@ impl Gen<'_> {
         w.line("}");
     }
 
-    /// `multiprocessors` and `per_multiprocessor`, the blocks of `kernel`
-    /// with `bytes` of dynamic shared memory each keeps resident, from the
-    /// runtime of the current device; the launcher returns its error.
-    pub(super) fn residency(&self, w: &mut CWriter, kernel: &str, bytes: usize) {
-        let api = self.d.api;
-        w.line("int device = 0, multiprocessors = 0, per_multiprocessor = 0;");
-        w.line(&format!("{api}Error_t status = {api}GetDevice(&device);"));
-        w.line(&format!("if (status == {api}Success)"));
-        w.line(&format!(
-            "    status = {api}DeviceGetAttribute(&multiprocessors, {}, device);",
-            self.d.multiprocessors
-        ));
-        w.line(&format!("if (status == {api}Success)"));
-        w.line(&format!(
-            "    status = {api}OccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, {kernel}, {}, {bytes});",
-            self.plan.threads()
-        ));
-        w.line(&format!("if (status != {api}Success)"));
-        w.line("    return (int)status;");
-    }
-
     /// Launches the `persistent` kernel cooperatively: as many blocks as the
     /// device keeps resident at once (a grid-wide barrier needs them all
     /// running), or `occupancy` per multiprocessor if fewer, at most one per

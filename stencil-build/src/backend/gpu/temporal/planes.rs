@@ -835,8 +835,6 @@ impl Gen<'_> {
         (sh.unrolled() && sh.bounded()).then(|| RESIDENT_THREADS.div_ceil(self.plan.threads()))
     }
 
-    /// Launches the 3-D `temporal` kernel over the region for `levels` steps,
-    /// with the shared memory its rings take.
     /// One block per tile of the region, along CUDA's `x`, `y` and `z`, in
     /// chunks of `chunk` (a C expression) planes.
     pub(in crate::backend::gpu) fn planes_grid(&self, chunk: &str) -> Vec<String> {
