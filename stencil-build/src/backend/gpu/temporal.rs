@@ -851,8 +851,9 @@ impl Gen<'_> {
             let blocks = self.temporal_grid(&self.plan.chunk.to_string());
             return self.launch_lines(w, &threads, &blocks, bytes, &arguments);
         }
-        self.fused_chunk(w, bytes);
-        let [fixed, given] = [&self.instances()[0], &self.instances()[1]];
+        let instances = self.instances();
+        let [fixed, given] = [&instances[0], &instances[1]];
+        self.fused_chunk(w, given, bytes);
         w.line(&format!(
             "auto *const kernel = chunk == {} ? {fixed} : {given};",
             self.plan.chunk
@@ -867,14 +868,15 @@ impl Gen<'_> {
     /// multiprocessors without a block (a small grid): then as many chunks
     /// as the blocks the device keeps resident allow, in one wave, each
     /// block paying the warm-up of its overlapped tile at the same time.
-    fn fused_chunk(&self, w: &mut CWriter, bytes: usize) {
+    /// Residency is asked of `given`, the instance the shorter chunks run,
+    /// whose registers may be more.
+    fn fused_chunk(&self, w: &mut CWriter, given: &str, bytes: usize) {
         let chunk = self.plan.chunk;
         w.line(&format!(
             "/* Cells of `{}` a block marches: {chunk}, or fewer where that would leave multiprocessors without a block. */",
             self.st.axes[0]
         ));
-        // The instance the shorter chunks run, whose registers may be more.
-        self.residency(w, &self.instances()[1], bytes);
+        self.residency(w, given, bytes);
         let mut across = self.temporal_grid("1");
         across.pop();
         let across: Vec<String> = across.iter().map(|g| format!("({g})")).collect();
