@@ -67,6 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "temporal",
             "temporal_c5",
             "temporal_v3",
+            "temporal_vec",
             "persistent",
             "persistent_c5",
             "auto",
@@ -90,6 +91,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 if (strategy.starts_with("temporal") || strategy.starts_with("persistent"))
                     && !fusable(base, dims, boundary, strategy)
+                    || strategy == "temporal_vec" && dims != 3
                 {
                     continue;
                 }
@@ -98,6 +100,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     s => format!("{name}_{dtype}_{boundary}_{s}"),
                 };
                 let mut table = retyped(base, &variant, dtype, boundary, strategy);
+                if strategy == "temporal_vec" && !fit_vector(&mut table, &variant) {
+                    continue;
+                }
                 fit_hip(&mut table, &variant)?;
                 std::fs::write(
                     variants_dir.join(format!("{variant}.stencil.toml")),
@@ -270,7 +275,8 @@ fn retyped(
     // lane (2-D) or 3 rows per thread of 64 x 6-thread blocks (3-D).
     // `persistent`: the model's tiling, and `temporal_c5`'s with one block
     // per multiprocessor (`occupancy`: many tiles per block, and sweeps that
-    // end with a shorter one).
+    // end with a shorter one). `temporal_vec`: 2 steps of 3-D stars in
+    // threads of 16-byte vectors, or of 2 cells ([`fit_vector`]).
     let vector = if dtype == "f32" { 4 } else { 2 };
     let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
     let odd_steps = if dims == 3 { 2 } else { 3 };
@@ -297,6 +303,7 @@ fn retyped(
             "temporal",
             &[("time_block", 2), ("chunk", 7), ("vector", 3)],
         ),
+        "temporal_vec" => ("temporal", &[("time_block", 2), ("vector", vector)]),
         s => (s, &[]),
     };
     gpu.insert("strategy".into(), name.into());
@@ -310,6 +317,29 @@ fn retyped(
     tiling.insert("cuda".into(), gpu.clone().into());
     tiling.insert("hip".into(), gpu.into());
     t
+}
+
+/// Whether a `temporal_vec` variant builds, with its 16-byte vectors or
+/// else with vectors of 2 cells (a star of radius 2 in f32): stencil-build
+/// refuses vectors to stencils that are not stars reading only the field
+/// they update, and vectors that do not divide the radius.
+fn fit_vector(table: &mut toml::Table, name: &str) -> bool {
+    let builds = |table: &toml::Table| {
+        toml::to_string(table).is_ok_and(|text| stencil_build::generate(name, &text).is_ok())
+    };
+    if builds(table) {
+        return true;
+    }
+    for gpu in ["cuda", "hip"] {
+        if let Some(t) = table
+            .get_mut("tiling")
+            .and_then(|t| t.get_mut(gpu))
+            .and_then(|t| t.as_table_mut())
+        {
+            t.insert("vector".into(), 2.into());
+        }
+    }
+    builds(table)
 }
 
 /// Fits a 3-D fused variant's `[tiling.hip]` to HIP's 64 KiB of shared

@@ -1282,18 +1282,26 @@ mod tests {
 
     #[test]
     fn temporal_keys_that_belong_to_the_other_dimension_are_refused_where_written() {
-        let temporal = |head: &str, expr: &str, key: &str| {
+        let fused = |strategy: &str, head: &str, expr: &str, key: &str| {
             format!(
-                "{head}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n[tiling.cuda]\nstrategy = \"temporal\"\n{key} = 3\n"
+                "{head}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n[tiling.cuda]\nstrategy = \"{strategy}\"\n{key} = 3\n"
             )
         };
+        let temporal = |head: &str, expr: &str, key: &str| fused("temporal", head, expr, key);
         let head3 = HEAD.replace("[\"y\", \"x\"]", "[\"z\", \"y\", \"x\"]");
+        assert_error(
+            &fused("persistent", &head3, "u[0,0,1]", "vector"),
+            "vector",
+            "3",
+            "`vector` of `persistent` sets the cells per lane of a 2-D stencil",
+            Some("set its rows with `coarsen`"),
+        );
         assert_error(
             &temporal(&head3, "u[0,0,1]", "vector"),
             "vector",
             "3",
-            "`vector` of `temporal` sets the cells per lane of a 2-D stencil",
-            Some("set its rows with `coarsen`"),
+            "`vector = 3` cannot work",
+            Some("use 1, 2 or 4 cells"),
         );
         assert_error(
             &temporal(HEAD, "u[0,1]", "coarsen"),

@@ -274,17 +274,18 @@ fn gpu(
     let vector = match &s.vector {
         None => None,
         Some(v) if !marches => return Err(marching_only(v, "vector", src)),
-        Some(v) if strategy.fuses_steps() && dims == 3 => {
+        Some(v) if strategy == Strategy::Persistent && dims == 3 => {
             return Err(src
                 .error(
                     v.span(),
-                    format!("`vector` of `{fused}` sets the cells per lane of a 2-D stencil"),
+                    "`vector` of `persistent` sets the cells per lane of a 2-D stencil".to_string(),
                 )
-                .with_hint(format!(
-                    "remove `vector`: a 3-D `{fused}` thread computes one column of the contiguous axis (set its rows with `coarsen`)"
-                )));
+                .with_hint(
+                    "remove `vector`: a 3-D `persistent` thread computes one column of the contiguous axis (set its rows with `coarsen`), \
+                     or use `strategy = \"temporal\"`, whose threads can compute a vector",
+                ));
         }
-        Some(v) if strategy.fuses_steps() => Some(bounded(v, 1, 8, "vector", src)?),
+        Some(v) if strategy.fuses_steps() && dims != 3 => Some(bounded(v, 1, 8, "vector", src)?),
         Some(v) if ![1, 2, 4].contains(v.get_ref()) => {
             return Err(src
                 .error(v.span(), format!("`vector = {}` cannot work", v.get_ref()))

@@ -208,6 +208,12 @@ pub const AUTO_REGISTER_WORDS: usize = 48;
 /// `auto`, settled for `st` (see [`resolve`]).
 fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
     let naive = GpuTiling::model(Strategy::Naive);
+    if let Some(v) = temporal::auto_vector(st, d) {
+        return GpuTiling {
+            vector: Some(v),
+            ..GpuTiling::model(Strategy::Temporal)
+        };
+    }
     if temporal::auto_fuses(st) {
         return GpuTiling::model(if temporal::auto_persists(st) {
             Strategy::Persistent
@@ -369,6 +375,7 @@ fn default_block(strategy: Strategy, dims: usize, warp: usize) -> Vec<usize> {
 pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Dialect) -> String {
     let mut w = CWriter::default();
     header(&mut w, st, an, plan, d);
+    let scalar = temporal::scalar_twin(plan, st, d);
     for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
         w.blank();
         let g = Gen {
@@ -380,6 +387,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             sym: symbol(prefix, d, st, s),
             vector: plan.vector,
             wide: true,
+            scalar: scalar.as_ref(),
         };
         w.line(&format!(
             "/* Statement {} of {}: {} <- {} */",
@@ -490,6 +498,11 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dia
             plan.vector,
             st.axes[st.dims() - 1]
         )
+    } else if plan.strategy == Strategy::Temporal && st.dims() == 3 && plan.vector > 1 {
+        format!(
+            ", {} cells of `{}` per thread as one vector, {} steps fused",
+            plan.vector, st.axes[2], plan.time_block
+        )
     } else if let Some(k) = plan.occupancy {
         format!(", at most {k} resident per multiprocessor")
     } else {
@@ -552,6 +565,10 @@ struct Gen<'a> {
     /// Whether cell indices are 64-bit (`ptrdiff_t`); 32-bit kernels run on
     /// grids of fewer than 2^31 cells.
     wide: bool,
+    /// The plan of the scalar twins of a 3-D `temporal` kernel of vectors,
+    /// which run the grids whose rows are not whole vectors and the largest
+    /// ones ([`temporal::scalar_twin`]).
+    scalar: Option<&'a Resolved>,
 }
 
 /// CUDA's built-in index of axis `a` of `dims` (the contiguous axis is `x`).
@@ -637,6 +654,19 @@ impl Gen<'_> {
     /// The kernels of this statement, in the launcher's order of preference:
     /// 32-bit before 64-bit indices, vectors before scalars.
     fn twins(&self) -> Vec<Gen<'_>> {
+        if let Some(scalar) = self.scalar {
+            let twin = |wide| Gen {
+                plan: scalar,
+                vector: 1,
+                wide,
+                ..self.clone()
+            };
+            let vectors = Gen {
+                wide: false,
+                ..self.clone()
+            };
+            return vec![vectors, twin(false), twin(true)];
+        }
         let widths: &[bool] = if self.narrow() {
             &[false, true]
         } else {
@@ -663,7 +693,7 @@ impl Gen<'_> {
     /// What a twin kernel is for, for its comment.
     fn twin_purpose(&self) -> String {
         let mut what = Vec::new();
-        if self.vector < self.plan.vector {
+        if self.vector < self.plan.vector || self.scalar.is_some() {
             what.push("without vectors, for grids whose rows are not whole vectors".to_string());
         }
         if self.wide && self.narrow() {
@@ -701,10 +731,14 @@ impl Gen<'_> {
         parameters
     }
 
-    /// The kernel's name: `<symbol>[_scalar][_i64]_kernel` (`_scalar`: the
-    /// fallback of a vector kernel; `_i64`: of a 32-bit one).
+    /// The kernel's name: `<symbol>[_scalar|_vector][_i64]_kernel`
+    /// (`_scalar`: the fallback of a `stream` kernel of vectors; `_vector`:
+    /// a 3-D `temporal` kernel of vectors, whose twins are scalar; `_i64`:
+    /// the fallback of a 32-bit one).
     fn kernel_name(&self) -> String {
-        let scalar = if self.vector < self.plan.vector {
+        let scalar = if self.vector_columns() {
+            "_vector"
+        } else if self.vector < self.plan.vector {
             "_scalar"
         } else {
             ""
@@ -767,6 +801,10 @@ impl Gen<'_> {
         // Before the first twin (the 32-bit one), which both call.
         if self.warp_tiles() && !self.wide {
             self.warp_tile_function(w);
+            w.blank();
+        }
+        if self.vector_columns() {
+            self.vector_functions(w);
             w.blank();
         }
         if self.chunked() {
@@ -1488,7 +1526,7 @@ impl Gen<'_> {
                 self.narrow_cells().0
             ));
         }
-        if self.vector_loads() {
+        if self.vector_loads() || self.vector_columns() {
             let last = self.dims() - 1;
             let v = self.vector;
             let bytes = v * self.st.dtype.size();
@@ -2181,9 +2219,14 @@ mod tests {
         let wide = stencil("\"z\", \"y\", \"x\"", "f32", star);
         assert!(register_words(&wide, 2, 2, 4) > AUTO_REGISTER_WORDS);
         assert_eq!(
-            plan(&wide, &auto, &CUDA),
+            plan(&wide, &auto, &HIP),
             (Strategy::Stream, vec![1, 2, 64], 4, 1, 4),
             "too many registers for single-pass blocks: 16-byte vectors marching chunks of 4 planes"
+        );
+        assert_eq!(
+            plan(&wide, &auto, &CUDA),
+            (Strategy::Temporal, vec![1, 32, 16], 128, 1, 4),
+            "f32 stars of radius 4 fuse in threads of vectors where the rings fit"
         );
         let star2 = stencil(
             "\"z\", \"y\", \"x\"",

@@ -36,6 +36,7 @@
 //! launch's previous level (a fourth buffer on the device).
 
 mod planes;
+mod vectors;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -119,6 +120,34 @@ pub fn auto_fuses(st: &Stencil) -> bool {
             3 => within(1) || within(2) && planes::in_one_plane(st),
             _ => false,
         }
+}
+
+/// The vector `auto` gives the threads of a fused 3-D kernel for `st`
+/// where it fuses steps that [`auto_fuses`] does not: 4 cells for f32 stars
+/// that read only the field they update, whose radius along the contiguous
+/// axis is a multiple of 4, where dialect `d`'s shared memory holds the
+/// rings of a lead of [`vectors::MAX_LEAD`] (star3d25, 2 steps: 1.09x
+/// `stream` on the H100, BENCHMARKS.md, 2026-11-25, session 13). Not f64:
+/// the windows of two steps of radius 4 in 16-byte vectors took more
+/// registers than a thread has (2700 bytes spilled, by hand; session 12).
+pub fn auto_vector(st: &Stencil, d: &super::Dialect) -> Option<usize> {
+    const V: usize = 4;
+    let suited = st.dims() == 3
+        && st.dtype == Dtype::F32
+        && !auto_fuses(st)
+        && crate::ir::unfusable(st, "temporal").is_none()
+        && vectors::unsuited(st).is_none()
+        && radius(st)[2] % V == 0;
+    if !suited {
+        return None;
+    }
+    let t = GpuTiling {
+        vector: Some(V),
+        ..GpuTiling::model(Strategy::Temporal)
+    };
+    let plan = vectors::defaults(&t, st, d);
+    let sh = planes::Planes::new(&plan, st, d.shared_max);
+    (sh.lead == vectors::MAX_LEAD.min(sh.r[0] + 1) && check(&plan, st, d).is_ok()).then_some(V)
 }
 
 /// Whether `auto` fuses the steps of `st` (where [`auto_fuses`]) in one
@@ -207,6 +236,13 @@ pub fn radius(st: &Stencil) -> Vec<usize> {
         }
     });
     r
+}
+
+/// The plan of the scalar twins of `plan`'s kernel where it is a 3-D
+/// `temporal` kernel of vectors ([`vectors::scalar_twin`]).
+pub fn scalar_twin(plan: &Resolved, st: &Stencil, d: &super::Dialect) -> Option<Resolved> {
+    (st.dims() == 3 && plan.strategy == Strategy::Temporal && plan.vector > 1)
+        .then(|| vectors::scalar_twin(plan, st, d))
 }
 
 /// Whether `plan`'s tiles keep cells to store after recomputing their
@@ -415,6 +451,9 @@ impl Gen<'_> {
     /// 2-D, the warp's tile and the block's chunk, handed to the warp tile
     /// function ([`Self::warp_tile_function`]).
     pub(super) fn temporal(&self, w: &mut CWriter) {
+        if self.vector_columns() {
+            return self.vectors(w);
+        }
         if self.dims() == 3 {
             return self.planes(w);
         }
@@ -871,6 +910,9 @@ impl Gen<'_> {
     /// Residency is asked of `given`, the instance the shorter chunks run,
     /// whose registers may be more.
     fn fused_chunk(&self, w: &mut CWriter, given: &str, bytes: usize) {
+        if self.vector_columns() {
+            return self.wave_chunk(w, given, bytes);
+        }
         let chunk = self.plan.chunk;
         w.line(&format!(
             "/* Cells of `{}` a block marches: {chunk}, or fewer where that would leave multiprocessors without a block. */",
@@ -890,6 +932,55 @@ impl Gen<'_> {
         w.line(&format!(
             "const int chunk = cells > 0 && parts > (cells + {chunk} - 1) / {chunk} ? (int)((cells + parts - 1) / parts) : {chunk};"
         ));
+    }
+
+    /// `chunk` for a kernel of vectors: the length whose waves of blocks
+    /// (as many as stay resident at once) end first, each block marching its
+    /// chunk and the planes its levels lag behind and start ahead. On the
+    /// suite's 512^3 grid star3d25 f32 then runs 3 chunks of 168 planes, 8
+    /// full waves of the H100's 132 multiprocessors (266.7 GCells/s, where
+    /// chunks of 128 made 10.67 waves: 254.9; BENCHMARKS.md, 2026-11-25,
+    /// session 13); a small grid gets as many chunks as fill the device.
+    fn wave_chunk(&self, w: &mut CWriter, given: &str, bytes: usize) {
+        let chunk = self.plan.chunk;
+        let sh = self.planes_shape();
+        let extra = sh.t * sh.r[0] + sh.lag() * sh.t;
+        w.line(&format!(
+            "/* Cells of `{}` a block marches: the length whose waves of blocks end first, each block marching its chunk and {extra} planes more. */",
+            self.st.axes[0]
+        ));
+        self.residency(w, given, bytes);
+        let mut across = self.temporal_grid("1");
+        across.pop();
+        let across: Vec<String> = across.iter().map(|g| format!("({g})")).collect();
+        w.line(&format!(
+            "const ptrdiff_t cells = {}, across = {};",
+            self.extent(0),
+            across.join(" * ")
+        ));
+        w.line("const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;");
+        w.line(&format!("int chunk = {chunk};"));
+        w.line("if (cells > 0 && across > 0 && resident > 0) {");
+        w.indent();
+        w.line("/* n chunks along the axis: the candidates up to a quarter of the plan's length, and enough to fill the device. */");
+        w.line(&format!(
+            "const ptrdiff_t most = 4 * ((cells + {chunk} - 1) / {chunk}) + resident / across + 1;"
+        ));
+        w.line("ptrdiff_t best = -1;");
+        w.line("for (ptrdiff_t n = 1; n <= most && n <= cells; ++n) {");
+        w.indent();
+        w.line("const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;");
+        w.line(&format!(
+            "const ptrdiff_t time = waves * (planes + {extra});"
+        ));
+        w.line("if (best < 0 || time < best) {");
+        w.line("    best = time;");
+        w.line("    chunk = (int)planes;");
+        w.line("}");
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}");
     }
 
     /// The blocks of a `temporal` launch along CUDA's `x`, `y` (and `z`):

@@ -82,6 +82,9 @@ pub const MAX_REACH: usize = 4;
 /// `time_block` the spec gives widens the default tiles to store at least
 /// half their cells.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
+    if t.vector.is_some_and(|v| v > 1) {
+        return super::vectors::defaults(t, st, d);
+    }
     let r = radius(st);
     let one_plane = in_one_plane(st);
     // Stars of radius 1, and of radius at most 2.
@@ -117,6 +120,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
                     ..plan.clone()
                 },
                 st,
+                d.shared_max,
             );
             let [y, x] = sh.tile();
             let [sy, sx] = sh.stored();
@@ -144,6 +148,9 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
 /// tiles keep cells to store after recomputing their overlap and its rings
 /// fit the shared memory `d` allows a block.
 pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
+    if plan.vector > 1 {
+        super::vectors::check(plan, st, d)?;
+    }
     if plan.threads() > 1024 {
         return Err(format!(
             "`{}` with `time_block = {}` widens the default tiles of `{}` to blocks of {:?} threads, more than the 1024 a GPU block \
@@ -155,7 +162,7 @@ pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
             d.name
         ));
     }
-    let sh = Planes::new(plan, st);
+    let sh = Planes::new(plan, st, d.shared_max);
     let tile = sh.tile();
     for (axis, (cells, stored), key) in [
         (1, (tile[0], sh.stored()[0]), "coarsen` or `block"),
@@ -185,6 +192,7 @@ pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
 }
 
 /// The shape of a shared-memory `temporal` kernel.
+#[derive(Clone)]
 pub(in crate::backend::gpu) struct Planes {
     /// Fused steps.
     pub t: usize,
@@ -195,6 +203,12 @@ pub(in crate::backend::gpu) struct Planes {
     pub by: usize,
     /// Rows of the middle axis per thread.
     pub c: usize,
+    /// Cells of the contiguous axis per thread, one vector (1: one cell;
+    /// see [`super::vectors`]).
+    pub v: usize,
+    /// Iterations between a ring plane's publication and its read in a
+    /// kernel of vectors: one barrier serves that many planes.
+    pub lead: usize,
     /// Offsets along the slowest axis at which a level reads in-plane
     /// neighbours (from shared memory; its own column comes from registers).
     pub reads: BTreeSet<i64>,
@@ -223,17 +237,32 @@ fn in_plane_reads(st: &Stencil) -> BTreeSet<i64> {
 }
 
 impl Planes {
-    pub fn new(plan: &Resolved, st: &Stencil) -> Planes {
-        Planes {
+    /// The shape of `plan`'s kernel for `st`, whose rings may take
+    /// `shared_max` bytes (which bounds a kernel of vectors' lead).
+    pub fn new(plan: &Resolved, st: &Stencil, shared_max: usize) -> Planes {
+        let mut sh = Planes {
             t: plan.time_block,
             r: radius(st),
             bx: plan.block[2],
             by: plan.block[1],
             c: plan.coarsen,
+            v: plan.vector,
+            lead: 1,
             reads: in_plane_reads(st),
             f64: st.dtype == Dtype::F64,
             persistent: plan.strategy == Strategy::Persistent,
+        };
+        if sh.v > 1 {
+            let size = st.dtype.size();
+            sh.lead = (1..=super::vectors::MAX_LEAD.min(sh.r[0] + 1))
+                .rev()
+                .find(|&lead| {
+                    let bytes = Planes { lead, ..sh.clone() }.shared_bytes(size);
+                    bytes <= shared_max
+                })
+                .unwrap_or(1);
         }
+        sh
     }
 
     /// Planes each level works behind the one below: its reach along the slowest axis, plus one (the skew).
@@ -248,8 +277,13 @@ impl Planes {
     }
 
     /// Planes in each level's ring: those the level above reads in one
-    /// iteration, and the one published for the next.
+    /// iteration, and the one published for the next; in a kernel of
+    /// vectors, twice its lead (a plane is read `lead` iterations after its
+    /// publication and overwritten `lead` iterations after that).
     pub fn slots(&self) -> usize {
+        if self.v > 1 {
+            return 2 * self.lead;
+        }
         let (lo, hi) = self.span();
         (hi - lo + 2) as usize
     }
@@ -273,7 +307,7 @@ impl Planes {
 
     /// The tile's cells along the middle and the contiguous axis.
     pub fn tile(&self) -> [usize; 2] {
-        [self.by * self.c, self.bx]
+        [self.by * self.c, self.bx * self.v]
     }
 
     /// Cells the tile stores along the middle and the contiguous axis (0 where the overlap takes them all).
@@ -353,7 +387,7 @@ impl Planes {
 
 impl Gen<'_> {
     pub(in crate::backend::gpu) fn planes_shape(&self) -> Planes {
-        Planes::new(self.plan, self.st)
+        Planes::new(self.plan, self.st, self.d.shared_max)
     }
 
     /// The body of a 3-D `temporal` kernel (see the module documentation).
@@ -827,7 +861,8 @@ impl Gen<'_> {
             && self.plan.strategy.fuses_steps()
             && self.st.dtype == Dtype::F32
             && self.d.name == "cuda"
-            && !self.wide;
+            && !self.wide
+            && self.vector == 1;
         if !candidate {
             return None;
         }

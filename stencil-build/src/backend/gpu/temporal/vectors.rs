@@ -1,0 +1,706 @@
+//! 3-D `temporal` whose threads own a vector: `vector` consecutive cells of
+//! the contiguous axis in one row, where [`super::planes`] gives a thread one
+//! cell in each of `coarsen` rows.
+//!
+//! The tile, the skewed levels and the rings are those of
+//! [`super::planes`]; what changes is how a level's plane is computed:
+//!
+//! - the in-plane neighbours come from the rings as vectors: one load per
+//!   whole vector of neighbours along the contiguous axis, one per
+//!   neighbouring row;
+//! - the loop over the planes is unrolled by the planes of a window
+//!   (`PHASE`, a template parameter), so the windows move on by renaming;
+//! - every cell is computed and a select keeps the value of those outside
+//!   the region or past the launch's steps (no branch per cell);
+//! - a level is computed only by the warps whose rows hold cells that a
+//!   stored cell depends on (level `s`: rows `radius x s` from the tile's
+//!   edges and further in);
+//! - each ring plane is published `lead` iterations before it is read, in
+//!   `2 x lead` slots, so that one barrier serves `lead` planes.
+//!
+//! It takes axis-aligned stars whose update reads only the field it
+//! updates, with a radius along the contiguous axis that is a multiple of
+//! the vector: a vector is then wholly inside the region or outside it,
+//! wholly stored or not. Grids whose rows are not whole vectors run the
+//! scalar kernel of [`super::planes`] (the vector kernel's twin, which
+//! also runs grids too large for 32-bit indices).
+//!
+//! On the H100 a hand-written kernel of this design ran star3d25 f32 with
+//! 2 fused steps at 1.07x `stream` (2.46x the scalar kernel's; 36
+//! instructions per cell and level against 72.6), where `temporal` was
+//! 0.44x (BENCHMARKS.md, 2026-11-24, session 12).
+
+use std::collections::BTreeSet;
+
+use super::super::{CWriter, Dialect, Gen, Resolved};
+use super::planes::Planes;
+use super::{radius, reads_inputs};
+use crate::codegen::rust::slot_name;
+use crate::ir::{Access, GpuTiling, Stencil, Strategy};
+
+/// Most iterations between a ring plane's publication and its read
+/// (star3d25 f32, 2 steps, GCells/s: 216.6 at 1, 230.0 at 2, 247.8 at 3,
+/// 249.9 at 4; H100, BENCHMARKS.md, 2026-11-24, session 12). A window holds
+/// the plane it publishes up to `radius + 1` iterations ahead.
+pub const MAX_LEAD: usize = 4;
+
+/// Cells of the contiguous axis a default tile spans: 64 (16-byte vectors
+/// of 16 threads in f32).
+pub const TILE_WIDTH: usize = 64;
+
+/// Threads a default block has along the middle axis, one row each.
+pub const ROWS: usize = 32;
+
+/// `[tiling]` of a 3-D `temporal` stencil of vectors with the defaults
+/// filled in: tiles of [`TILE_WIDTH`] x [`ROWS`] cells, a row per thread,
+/// chunks of 128 planes, and the most steps, up to 3, whose tiles store at
+/// least half their cells along each fast axis (star3d25: 2). Where the
+/// rings of such tiles do not fit dialect `d`'s shared memory even with a
+/// lead of 1 (HIP's 64 KiB, in f64), the default tiles narrow until they do.
+pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
+    let v = t.vector.unwrap_or(1);
+    let block = t
+        .block
+        .clone()
+        .unwrap_or_else(|| vec![1, ROWS, (TILE_WIDTH / v).max(1)]);
+    let mut plan = Resolved {
+        strategy: Strategy::Temporal,
+        chunk: t.chunk.unwrap_or(128),
+        coarsen: t.coarsen.unwrap_or(1),
+        vector: v,
+        time_block: 1,
+        occupancy: None,
+        block,
+    };
+    plan.time_block = t.time_block.unwrap_or_else(|| {
+        let r = radius(st);
+        let [y, x] = [plan.block[1] * plan.coarsen, plan.block[2] * v];
+        (1..=3)
+            .rev()
+            .find(|&steps| 4 * r[1] * steps <= y && 4 * r[2] * steps <= x)
+            .unwrap_or(1)
+    });
+    let rings = |plan: &Resolved| {
+        let sh = Planes::new(plan, st, d.shared_max);
+        Planes { lead: 1, ..sh }.shared_bytes(st.dtype.size())
+    };
+    while t.block.is_none() && plan.block[2] > 1 && rings(&plan) > d.shared_max {
+        plan.block[2] /= 2;
+    }
+    plan
+}
+
+/// Why `st` cannot take a kernel of vectors, if it cannot: its update must
+/// read only the field it updates, along one axis at a time.
+pub fn unsuited(st: &Stencil) -> Option<String> {
+    if reads_inputs(st) {
+        return Some(format!(
+            "the update of `{}` reads other grids than the one it updates",
+            st.name
+        ));
+    }
+    let s = &st.statements[0];
+    let mut diagonal = None;
+    s.expr.for_each_read(&mut |a| {
+        if a.offset.iter().filter(|&&o| o != 0).count() > 1 {
+            diagonal.get_or_insert_with(|| a.offset.clone());
+        }
+    });
+    diagonal.map(|o| {
+        format!(
+            "`{}` reads the neighbour at {o:?}, off the axes through the cell (a star reads along one axis at a time)",
+            st.name
+        )
+    })
+}
+
+/// Whether `plan`'s vectors suit `st`: a star that reads only the field it
+/// updates, a row per thread, vectors of at most 16 bytes that divide the
+/// radius along the contiguous axis, and a scalar twin that fits.
+pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
+    let v = plan.vector;
+    let name = &st.name;
+    let fix = format!("remove `vector` from [tiling.{}]", d.name);
+    if let Some(why) = unsuited(st) {
+        return Err(format!(
+            "`vector = {v}` of `temporal` computes a vector of cells per thread for stars that read only the field they update; {why}; {fix}"
+        ));
+    }
+    let bytes = v * st.dtype.size();
+    if bytes > 16 {
+        return Err(format!(
+            "`vector = {v}` makes vectors of {bytes} bytes for `{name}`, more than the 16 a load can move; set `vector = {}` or less in [tiling.{}]",
+            16 / st.dtype.size(),
+            d.name
+        ));
+    }
+    let r = radius(st)[2];
+    if r % v != 0 {
+        return Err(format!(
+            "`vector = {v}` of `temporal` needs vectors that divide the radius of `{name}` along `{}` ({r}), so that a vector is wholly in the region or out of it; \
+             set `vector` to a divisor of {r}, or {fix}",
+            st.axes[2]
+        ));
+    }
+    if plan.coarsen != 1 {
+        return Err(format!(
+            "`vector = {v}` of `temporal` gives each thread one row of `{}`: set `coarsen = 1` or {fix}",
+            st.axes[1]
+        ));
+    }
+    super::planes::check(&scalar_twin(plan, st, d), st, d)
+        .map_err(|e| format!("the scalar kernel for grids whose rows are not whole vectors: {e}"))
+}
+
+/// The plan of the scalar kernel that runs the grids a kernel of vectors
+/// cannot: `plan`'s steps and chunk in [`super::planes`]'s default tiles.
+pub fn scalar_twin(plan: &Resolved, st: &Stencil, d: &Dialect) -> Resolved {
+    let t = GpuTiling {
+        time_block: Some(plan.time_block),
+        chunk: Some(plan.chunk),
+        ..GpuTiling::model(Strategy::Temporal)
+    };
+    super::planes::defaults(&t, st, d)
+}
+
+/// The C name of a vector of neighbours `k` vectors (along the contiguous
+/// axis) or cells (along the others) from the thread's along `axis`.
+fn neighbour(axis: &str, k: i64) -> String {
+    if k < 0 {
+        format!("{axis}_m{}", -k)
+    } else {
+        format!("{axis}_p{k}")
+    }
+}
+
+/// A vector's component `e`.
+fn component(e: i64) -> &'static str {
+    ["x", "y", "z", "w"][e as usize]
+}
+
+impl Gen<'_> {
+    /// Whether this kernel is one of vectors (see the module documentation).
+    pub(in crate::backend::gpu) fn vector_columns(&self) -> bool {
+        self.dims() == 3 && self.plan.strategy == Strategy::Temporal && self.vector > 1
+    }
+
+    /// The vector type of this kernel's cells (`float4`, `double2`).
+    fn vector_type(&self) -> String {
+        format!("{}{}", self.st.dtype.c(), self.vector)
+    }
+
+    /// The statement's run-time parameters, declared (`const float p_a`) or passed (`p_a`).
+    fn vector_params(&self, declared: bool) -> Vec<String> {
+        let t = self.st.dtype.c();
+        crate::codegen::rust::params_used(self.s)
+            .into_iter()
+            .map(|i| {
+                let p = format!("p_{}", self.st.params[i]);
+                if declared {
+                    format!("const {t} {p}")
+                } else {
+                    p
+                }
+            })
+            .collect()
+    }
+
+    /// The functions a kernel of vectors calls: the thread's place
+    /// (`<sym>_thread`), one level's vector at one plane (`<sym>_level`) and
+    /// one iteration of the plane loop (`<sym>_plane`).
+    pub(in crate::backend::gpu) fn vector_functions(&self, w: &mut CWriter) {
+        let sh = self.planes_shape();
+        w.line(&format!(
+            "/* A thread's place in a tile of `{}` and what it computes. */",
+            self.st.name
+        ));
+        w.line(&format!("struct {}_thread {{", self.sym));
+        w.indent();
+        w.line("int n0, s0, s1, levels, z0, z1, p0;");
+        w.line("int i1, i2;   /* its vector's first cell along the fast axes */");
+        w.line("int row, col; /* the same in the rings */");
+        w.line("bool grid, inside, own; /* its vector is on the grid, in the region, the tile's own to store */");
+        w.line("unsigned need; /* bit s: its warp computes level s */");
+        w.dedent();
+        w.line("};");
+        w.blank();
+        self.vector_level(w, &sh);
+        w.blank();
+        self.vector_plane(w, &sh);
+    }
+
+    /// `<sym>_level<PHASE>`: one vector of a level at one plane.
+    fn vector_level(&self, w: &mut CWriter, sh: &Planes) {
+        let (vt, t) = (self.vector_type(), self.st.dtype.c());
+        let [_, px] = sh.padded();
+        let (r0, wn, v) = (sh.r[0], sh.window(), self.vector as i64);
+        let axes = &self.st.axes;
+        let mut reads = [BTreeSet::new(), BTreeSet::new(), BTreeSet::new()];
+        self.s.expr.for_each_read(&mut |a| {
+            let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
+            reads[0].insert(dz);
+            reads[1].insert(dy);
+            for e in 0..v {
+                reads[2].insert((e + dx).div_euclid(v));
+            }
+        });
+        w.line(&format!(
+            "/* One vector of a level at plane q: `win` is the level below's window (its plane q - {r0} + m at"
+        ));
+        w.line(&format!(
+            "   win[(m + PHASE) % {wn}]), `rg` its ring plane q; where `keep`, the cells keep their value. */"
+        ));
+        w.line("template <int PHASE>");
+        let mut params = vec![
+            format!("const {vt} (&win)[{wn}]"),
+            format!("const {t} (*const rg)[{px}]"),
+            "const int row".into(),
+            "const int col".into(),
+            "const bool keep".into(),
+        ];
+        params.extend(self.vector_params(true));
+        w.line(&format!(
+            "static __device__ __forceinline__ {vt} {}_level({})",
+            self.sym,
+            params.join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        w.line(&format!("const {vt} c = win[({r0} + PHASE) % {wn}];"));
+        w.line(&format!(
+            "/* Neighbours in the plane, from the ring: whole vectors along `{}`, rows along `{}`. */",
+            axes[2], axes[1]
+        ));
+        for &k in reads[2].iter().filter(|&&k| k != 0) {
+            w.line(&format!(
+                "const {vt} {} = *(const {vt} *)&rg[row][{}];",
+                neighbour(&axes[2], k),
+                super::super::shifted("col", k * v)
+            ));
+        }
+        for &dy in reads[1].iter().filter(|&&d| d != 0) {
+            w.line(&format!(
+                "const {vt} {} = *(const {vt} *)&rg[{}][col];",
+                neighbour(&axes[1], dy),
+                super::super::shifted("row", dy)
+            ));
+        }
+        w.line(&format!(
+            "/* Neighbours along `{}`, from the window. */",
+            axes[0]
+        ));
+        for &dz in reads[0].iter().filter(|&&d| d != 0) {
+            w.line(&format!(
+                "const {vt} {} = win[({} + PHASE) % {wn}];",
+                neighbour(&axes[0], dz),
+                r0 as i64 + dz
+            ));
+        }
+        let mut out = Vec::new();
+        for e in 0..v {
+            let value = self.value(&|a: &Access| {
+                let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
+                let (name, part) = if dz != 0 {
+                    (neighbour(&axes[0], dz), e)
+                } else if dy != 0 {
+                    (neighbour(&axes[1], dy), e)
+                } else {
+                    let k = (e + dx).div_euclid(v);
+                    let name = if k == 0 {
+                        "c".to_string()
+                    } else {
+                        neighbour(&axes[2], k)
+                    };
+                    (name, (e + dx).rem_euclid(v))
+                };
+                format!("{name}.{}", component(part))
+            });
+            let part = component(e);
+            w.line(&format!("const {t} u{part} = {value};"));
+            out.push(format!("keep ? c.{part} : u{part}"));
+        }
+        w.line(&format!("const {vt} next = {{{}}};", out.join(", ")));
+        w.line("return next;");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// The ring slot of plane `plane` (a C expression, non-negative after
+    /// the offset): `plane` modulo the slots.
+    fn vector_slot(&self, sh: &Planes, plane: &str) -> String {
+        let slots = sh.slots();
+        let reach = sh.t * (2 * sh.r[0] + 2) + sh.window() + sh.lead;
+        let base = slots * reach.div_ceil(slots);
+        format!("(unsigned)({plane} + {base}) % {slots}")
+    }
+
+    /// `<sym>_plane<PHASE>`: iteration `p` of the plane loop (every level's
+    /// plane, the barrier that ends `lead` iterations); whether another follows.
+    fn vector_plane(&self, w: &mut CWriter, sh: &Planes) {
+        let (vt, t) = (self.vector_type(), self.st.dtype.c());
+        let [py, px] = sh.padded();
+        let (r0, wn, slots, lead) = (sh.r[0], sh.window(), sh.slots(), sh.lead);
+        let (steps, lag) = (sh.t, sh.lag());
+        let grid = slot_name(self.st, self.streamed());
+        let (lo0, hi0) = self.bounds(0);
+        let mut params = vec![
+            format!("const {}_thread &k", self.sym),
+            "int &p".into(),
+            "const int end".into(),
+            format!("{vt} &ahead"),
+            format!("{vt} (&win)[{steps}][{wn}]"),
+            format!("{t} (*const ring)[{slots}][{py}][{px}]"),
+            format!("{t} *__restrict__ out"),
+            format!("const {t} *__restrict__ {grid}"),
+        ];
+        params.extend(self.vector_params(true));
+        let passed = self.vector_params(false);
+        let level = |below: usize, plane: &str| {
+            let mut args = vec![
+                format!("win[{below}]"),
+                format!("ring[{below}][{}]", self.vector_slot(sh, plane)),
+                "k.row".into(),
+                "k.col".into(),
+                "keep".into(),
+            ];
+            args.extend(passed.iter().cloned());
+            format!("{}_level<PHASE>({})", self.sym, args.join(", "))
+        };
+        let keep = |s: usize| {
+            format!("const bool keep = !({s} <= k.levels && q >= {lo0} && q < {hi0} && k.inside);")
+        };
+        let publish = |w: &mut CWriter, s: usize, plane: &str| {
+            w.line(&format!(
+                "*({vt} *)&ring[{s}][{}][k.row][k.col] = win[{s}][({} + PHASE) % {wn}];",
+                self.vector_slot(sh, &format!("{plane} - {lag} + {lead}")),
+                r0 + lead
+            ));
+        };
+        w.line(&format!(
+            "/* Iteration p of the plane loop (PHASE: p's place in a window of {wn} planes): level s at plane p - {lag} * s; whether another follows. */"
+        ));
+        w.line("template <int PHASE>");
+        w.line(&format!(
+            "static __device__ __forceinline__ bool {}_plane({})",
+            self.sym,
+            params.join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        w.line("const int n0 = k.n0;");
+        w.line("/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */");
+        w.line(&format!("const {vt} cell = ahead;"));
+        w.line("{");
+        w.indent();
+        w.line("const int z = p + 1;");
+        w.line(&format!(
+            "ahead = z >= 0 && z < n0 && k.grid ? *(const {vt} *)&{grid}[z * k.s0 + k.i1 * k.s1 + k.i2] : {vt}{{}};"
+        ));
+        w.dedent();
+        w.line("}");
+        w.line(&format!(
+            "/* Level {steps}, the last: stored where it is the tile's own. */"
+        ));
+        w.line(&format!("if (k.need >> {steps} & 1u) {{"));
+        w.indent();
+        w.line(&format!("const int q = p - {};", lag * steps));
+        w.line("if (q >= k.z0 && q < k.z1) {");
+        w.indent();
+        w.line(&keep(steps));
+        w.line(&format!("const {vt} v = {};", level(steps - 1, "q")));
+        w.line("if (k.own)");
+        w.line(&format!(
+            "    *({vt} *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;"
+        ));
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}");
+        for s in (1..steps).rev() {
+            w.line(&format!(
+                "/* Level {s}: to its window and, {lead} iterations before the level above reads it, its ring. */"
+            ));
+            w.line(&format!("if (k.need >> {s} & 1u) {{"));
+            w.indent();
+            w.line(&format!("const int q = p - {};", lag * s));
+            w.line(&keep(s));
+            w.line(&format!("win[{s}][PHASE] = {};", level(s - 1, "q")));
+            publish(w, s, "q");
+            w.dedent();
+            w.line("}");
+        }
+        w.line("/* Level 0's window moves on to plane p, and publishes. */");
+        w.line("win[0][PHASE] = cell;");
+        publish(w, 0, "p");
+        let last = if wn % lead == 0 {
+            format!("PHASE % {lead} == {}", lead - 1)
+        } else {
+            format!("(p - k.p0) % {lead} == {}", lead - 1)
+        };
+        w.line(&format!(
+            "/* One barrier every {lead} iterations: between a ring plane's publication and its read, and its read and its next write. */"
+        ));
+        w.line(&format!("if ({last})"));
+        w.line("    __syncthreads();");
+        w.line("return ++p < end;");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// The body of a 3-D `temporal` kernel of vectors (see the module documentation).
+    pub(in crate::backend::gpu) fn vectors(&self, w: &mut CWriter) {
+        let sh = self.planes_shape();
+        let (vt, t, v) = (self.vector_type(), self.st.dtype.c(), self.vector);
+        let [rows, cols] = sh.tile();
+        let [stored_y, stored_x] = sh.stored();
+        let [py, px] = sh.padded();
+        let (m1, m2) = (sh.r[1] * sh.t, sh.r[2] * sh.t);
+        let (slots, steps, wn) = (sh.slots(), sh.t, sh.window());
+        let ((lo1, hi1), (lo2, hi2)) = (self.bounds(1), self.bounds(2));
+        w.line(&format!(
+            "/* This block's tile: {} threads along `{}` of {v} cells each by {} along `{}`: {cols} x {rows} cells, the outer {m2} and {m1} on each side recomputed, not stored. */",
+            sh.bx, self.st.axes[2], sh.by, self.st.axes[1]
+        ));
+        self.chunk_bounds(w);
+        w.line("/* The thread's place in the rings (see `stencil_thread_x`). */");
+        w.line("const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();");
+        w.line(&format!("{}_thread k;", self.sym));
+        w.line("k.n0 = n0;");
+        w.line("k.s0 = s0;");
+        w.line("k.s1 = s1;");
+        w.line("k.levels = levels;");
+        w.line("k.z0 = z0;");
+        w.line("k.z1 = z1;");
+        w.line(&format!(
+            "k.i2 = {lo2} + (int){} * {stored_x} - {m2} + {v} * (int)tx;",
+            self.block_coordinate("x")
+        ));
+        w.line(&format!(
+            "k.i1 = {lo1} + (int){} * {stored_y} - {m1} + (int)ty;",
+            self.block_coordinate("y")
+        ));
+        w.line(&format!("k.row = {} + (int)ty;", sh.r[1]));
+        w.line(&format!("k.col = {} + {v} * (int)tx;", sh.r[2]));
+        w.line("/* Rows are whole vectors (n2 is a multiple of the vector, as is the radius): a vector is wholly on the grid or off it, in the region or out. */");
+        w.line("k.grid = k.i1 >= 0 && k.i1 < n1 && k.i2 >= 0 && k.i2 < n2;");
+        w.line(&format!(
+            "k.inside = k.i1 >= {lo1} && k.i1 < {hi1} && k.i2 >= {lo2} && k.i2 < {hi2};"
+        ));
+        w.line(&format!(
+            "k.own = k.inside && ty >= {m1} && ty < {} && tx >= {} && tx < {};",
+            rows - m1,
+            m2 / v,
+            (cols - m2) / v
+        ));
+        let warp = self.d.warp;
+        w.line(&format!(
+            "/* This warp's rows [first, last); level s is needed in rows [{} s, {rows} - {} s). */",
+            sh.r[1], sh.r[1]
+        ));
+        w.line(&format!(
+            "const unsigned warp = (ty * {} + tx) / {warp};",
+            sh.bx
+        ));
+        w.line(&format!(
+            "const unsigned first = warp * {warp} / {}, last = ((warp + 1) * {warp} - 1) / {} + 1;",
+            sh.bx, sh.bx
+        ));
+        w.line("k.need = 0;");
+        w.pragma("unroll");
+        w.line(&format!("for (unsigned s = 1; s <= {steps}; ++s)"));
+        w.line(&format!(
+            "    k.need |= (unsigned)(last > {r} * s && first < {rows} - {r} * s) << s;",
+            r = sh.r[1]
+        ));
+        w.line(&format!(
+            "/* ring[s][m]: level s at the planes whose index is m modulo {slots}, row and column offset by the pad of {} and {}. */",
+            sh.r[1], sh.r[2]
+        ));
+        w.line("extern __shared__ __align__(16) unsigned char shared[];");
+        w.line(&format!(
+            "{t} (*const ring)[{slots}][{py}][{px}] = ({t} (*)[{slots}][{py}][{px}])shared;"
+        ));
+        w.line(&format!(
+            "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
+            sh.bx,
+            steps * slots * py * px,
+            sh.bx * sh.by
+        ));
+        w.line("    (&ring[0][0][0][0])[e] = 0;");
+        w.line("__syncthreads();");
+        w.line(&format!(
+            "/* win[s][(m + PHASE) % {wn}]: the thread's vector of level s at plane p - {wn} - {} * s + m, in iteration p. */",
+            sh.lag()
+        ));
+        w.line(&format!("{vt} win[{steps}][{wn}] = {{}};"));
+        w.line(&format!("int p = z0 - {};", steps * sh.r[0]));
+        w.line("k.p0 = p;");
+        let grid = slot_name(self.st, self.streamed());
+        w.line(&format!(
+            "{vt} ahead = p >= 0 && k.grid ? *(const {vt} *)&{grid}[p * s0 + k.i1 * s1 + k.i2] : {vt}{{}};"
+        ));
+        w.line(&format!("const int end = z1 + {};", sh.lag() * steps));
+        let mut args = vec![
+            "k".to_string(),
+            "p".into(),
+            "end".into(),
+            "ahead".into(),
+            "win".into(),
+            "ring".into(),
+            "out".into(),
+            grid,
+        ];
+        args.extend(self.vector_params(false));
+        let args = args.join(", ");
+        w.line(&format!(
+            "/* Unrolled by the {wn} planes of a window, whose registers then move on by renaming. */"
+        ));
+        w.line("for (;;) {");
+        w.indent();
+        for phase in 0..wn {
+            w.line(&format!("if (!{}_plane<{phase}>({args}))", self.sym));
+            w.line("    break;");
+        }
+        w.dedent();
+        w.line("}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{CUDA, HIP, resolve};
+    use super::super::tests::{cuda, generate, stencil};
+    use crate::ir::{GpuTiling, Stencil, Strategy};
+
+    const AXES: &str = "\"z\", \"y\", \"x\"";
+
+    /// A star of radius 4 whose update reads only `u`.
+    const STAR4: &str = "0.1*u[0,0,0] + sum(r, 1, 4, 0.01*(u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r]))";
+
+    fn star4(tiling: &str) -> Stencil {
+        stencil(AXES, STAR4, tiling)
+    }
+
+    #[test]
+    fn threads_read_their_neighbours_as_vectors_and_store_whole_ones() {
+        let code = cuda(&star4("vector = 4\n")).unwrap();
+        for line in [
+            "Strategy `temporal`: blocks of 1 x 32 x 16 threads (z, y, x), 4 cells of `x` per thread as one vector, 2 steps fused.",
+            // One level's vector: the in-plane neighbours from the ring as vectors...
+            "const float4 x_m1 = *(const float4 *)&rg[row][col - 4];",
+            "const float4 x_p1 = *(const float4 *)&rg[row][col + 4];",
+            "const float4 y_m4 = *(const float4 *)&rg[row - 4][col];",
+            // ...those along `z` from the window, which the phase renames...
+            "const float4 z_p4 = win[(8 + PHASE) % 9];",
+            // ...each cell computed, and a select where it keeps its value.
+            "const float ux = 0.1f * c.x + (0.01f * (z_m1.x + z_p1.x + y_m1.x + y_p1.x + x_m1.w + c.y)",
+            "const float4 next = {keep ? c.x : ux, keep ? c.y : uy, keep ? c.z : uz, keep ? c.w : uw};",
+            // Levels lag by the radius and one; the last one stores whole vectors.
+            "const int q = p - 10;",
+            "*(float4 *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;",
+            // Each ring plane is published 4 iterations before it is read, in 8 slots: a barrier per 4 planes.
+            "*(float4 *)&ring[1][(unsigned)(q - 5 + 4 + 40) % 8][k.row][k.col] = win[1][(8 + PHASE) % 9];",
+            "if ((p - k.p0) % 4 == 3)\n        __syncthreads();",
+            // A level is computed only by the warps whose rows a stored cell depends on.
+            "k.need |= (unsigned)(last > 4 * s && first < 32 - 4 * s) << s;",
+            "if (k.need >> 1 & 1u) {",
+            // Tiles of 64 x 32 cells store 48 x 16, vectors of whole vectors of the tile's own.
+            "k.i2 = 4 + (int)blockIdx.x * 48 - 8 + 4 * (int)tx;",
+            "k.own = k.inside && ty >= 8 && ty < 24 && tx >= 2 && tx < 14;",
+            // The loop, unrolled by the window's 9 planes.
+            "if (!p_cuda__s__update_u_plane<8>(k, p, end, ahead, win, ring, out, cur_u))",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+    }
+
+    #[test]
+    fn grids_of_whole_vectors_run_the_vectors_and_the_others_their_scalar_twins() {
+        let code = cuda(&star4("vector = 4\n")).unwrap();
+        for line in [
+            "if (n0 * n1 * n2 <= 1073741824 && n2 % 4 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0) {",
+            "auto *const kernel = chunk == 128 ? p_cuda__s__update_u_vector_kernel<128> : p_cuda__s__update_u_vector_kernel<0>;",
+            "/* The same without vectors, for grids whose rows are not whole vectors. */",
+            "p_cuda__s__update_u_kernel<0>, 256, 25600);",
+            "p_cuda__s__update_u_i64_kernel<<<grid, block, 25600>>>(n0, n1, n2, out, cur_u, levels);",
+            // The chunk whose waves of blocks end first, each block marching 18 planes more than its chunk.
+            "const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;",
+            "const ptrdiff_t time = waves * (planes + 18);",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+        // HIP's 64 KiB of shared memory hold rings of a lead of 1: a barrier every plane.
+        let hip = generate(&star4("vector = 4\n"), &HIP).unwrap();
+        assert!(hip.contains("if (PHASE % 1 == 0)"), "{hip}");
+        assert!(hip.contains("float (*const ring)[2][40][72]"), "{hip}");
+    }
+
+    #[test]
+    fn stencils_and_vectors_that_do_not_suit_are_refused() {
+        let refused = |expr: &str, tiling: &str, want: &str| {
+            let err = cuda(&stencil(AXES, expr, tiling)).unwrap_err();
+            assert!(err.contains(want), "{want}: {err}");
+        };
+        let star2 = "u[0,0,0] + u[0,0,-2] + u[0,0,2] + u[0,-1,0] + u[0,1,0] + u[-1,0,0] + u[1,0,0]";
+        refused(
+            "u[0,0,0] + u[0,1,1] + u[0,-1,-1]",
+            "vector = 2\n",
+            "reads the neighbour at [0, 1, 1], off the axes",
+        );
+        refused(
+            "u[0,0,0] + k[0,0,0] + u[0,0,2] + u[0,0,-2]",
+            "vector = 2\n",
+            "reads other grids than the one it updates",
+        );
+        refused(
+            star2,
+            "vector = 4\n",
+            "vectors that divide the radius of `s` along `x` (2)",
+        );
+        refused(star2, "vector = 2\ncoarsen = 2\n", "set `coarsen = 1`");
+        assert!(cuda(&stencil(AXES, star2, "vector = 2\n")).is_ok());
+        let f64 = super::super::super::tests::lowered(
+            STAR_F64
+                .replace("EXPR", STAR4)
+                .replace("TILING", "vector = 4"),
+        );
+        let err = cuda(&f64).unwrap_err();
+        assert!(err.contains("vectors of 32 bytes"), "{err}");
+    }
+
+    const STAR_F64: &str = "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = { role = \"state\" }\n\
+                            [[update]]\ntarget = \"u\"\nexpr = \"EXPR\"\n[tiling.cuda]\nstrategy = \"temporal\"\nTILING\n";
+
+    #[test]
+    fn auto_gives_f32_stars_of_radius_4_vectors_where_the_rings_hold_a_lead_of_4() {
+        let auto = GpuTiling::model(Strategy::Auto);
+        let plan = resolve(&auto, &star4(""), &CUDA).unwrap();
+        assert_eq!(
+            (
+                plan.strategy,
+                plan.vector,
+                plan.time_block,
+                plan.block.clone()
+            ),
+            (Strategy::Temporal, 4, 2, vec![1, 32, 16])
+        );
+        // Not where HIP's shared memory holds a lead of 1 only, nor in f64, nor where steps fuse without vectors.
+        assert_eq!(
+            resolve(&auto, &star4(""), &HIP).unwrap().strategy,
+            Strategy::Stream
+        );
+        let f64 = super::super::super::tests::lowered(
+            STAR_F64.replace("EXPR", STAR4).replace("TILING", ""),
+        );
+        assert_eq!(
+            resolve(&auto, &f64, &CUDA).unwrap().strategy,
+            Strategy::Stream
+        );
+        let star1 = stencil(
+            AXES,
+            "u[0,0,0] + u[0,0,1] + u[0,0,-1] + u[0,1,0] + u[0,-1,0] + u[1,0,0] + u[-1,0,0]",
+            "",
+        );
+        assert_eq!(resolve(&auto, &star1, &CUDA).unwrap().vector, 1);
+    }
+}
