@@ -1313,6 +1313,30 @@ mod tests {
     }
 
     #[test]
+    fn a_3d_temporal_block_of_vectors_counts_the_warp_in_cells() {
+        let head3 = HEAD.replace("[\"y\", \"x\"]", "[\"z\", \"y\", \"x\"]");
+        let spec = |block: &str| {
+            format!(
+                "{head3}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"u[0,0,-2] + u[0,0,2]\"\n\
+                 [tiling.cuda]\nstrategy = \"temporal\"\nvector = 2\nblock = {block}\n"
+            )
+        };
+        // 16 threads of 2 cells: a warp's 32 cells.
+        let src = Source {
+            path: "ok.stencil.toml".into(),
+            text: spec("[1, 8, 16]"),
+        };
+        lower(&parse(&src).unwrap(), &src).expect("16 threads of 2 cells fill a warp");
+        assert_error(
+            &spec("[1, 8, 12]"),
+            "block",
+            "12]",
+            "the contiguous axis gets 12 threads of 2 cells, not a multiple of the cuda warp (32)",
+            Some("try block = [1, 8, 16]"),
+        );
+    }
+
+    #[test]
     fn fused_strategies_refuse_what_they_cannot_fuse_at_the_strategy_that_asks() {
         for name in ["temporal", "persistent"] {
             refuses_what_it_cannot_fuse(name);

@@ -200,7 +200,21 @@ fn gpu(
     };
     let block = match &s.block {
         None => None,
-        Some(list) => Some(gpu_block(list, dims, warp, strategy, backend, src)?),
+        Some(list) => {
+            // A 3-D `temporal` thread of a vector covers that many cells of a row.
+            let cells = match s.vector.as_ref().map(|v| *v.get_ref()) {
+                Some(v @ (2 | 4)) if strategy == Strategy::Temporal && dims == 3 => v as usize,
+                _ => 1,
+            };
+            Some(gpu_block(
+                list,
+                dims,
+                (warp, cells),
+                strategy,
+                backend,
+                src,
+            )?)
+        }
     };
     let time_block = match &s.time_block {
         None => None,
@@ -341,10 +355,13 @@ fn strategy(name: &Spanned<String>, src: &Source) -> Result<Strategy, Diagnostic
     })
 }
 
+/// A `block` checked: at most 1024 threads, and (but for `naive`) rows of
+/// whole warps along the contiguous axis, counted in cells where each
+/// thread there covers `cells` of them (`warp` is the pair).
 fn gpu_block(
     list: &Spanned<Vec<Spanned<i64>>>,
     dims: usize,
-    warp: usize,
+    (warp, cells): (usize, usize),
     strategy: Strategy,
     backend: &str,
     src: &Source,
@@ -360,12 +377,24 @@ fn gpu_block(
             .with_hint("shrink the block so the product of its extents is at most 1024"));
     }
     let fast = block[dims - 1];
-    if strategy != Strategy::Naive && fast % warp != 0 {
+    if strategy != Strategy::Naive && fast * cells % warp != 0 {
         let mut fixed = block.clone();
-        fixed[dims - 1] = fast.div_ceil(warp) * warp;
+        fixed[dims - 1] = (fast * cells).div_ceil(warp) * warp / cells;
+        let what = if cells > 1 {
+            format!("{fast} threads of {cells} cells")
+        } else {
+            format!("{fast} threads")
+        };
         return Err(src
-            .error(list.get_ref()[dims - 1].span(), format!("the contiguous axis gets {fast} threads, not a multiple of the {backend} warp ({warp})"))
-            .with_hint(format!("blocks are in axis order, contiguous axis last: try block = {fixed:?}")));
+            .error(
+                list.get_ref()[dims - 1].span(),
+                format!(
+                    "the contiguous axis gets {what}, not a multiple of the {backend} warp ({warp})"
+                ),
+            )
+            .with_hint(format!(
+                "blocks are in axis order, contiguous axis last: try block = {fixed:?}"
+            )));
     }
     Ok(block)
 }
