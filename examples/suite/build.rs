@@ -25,6 +25,8 @@ struct Variant {
     occupancy: Option<i64>,
     /// The number of axes it is for (`None`: any).
     dims: Option<usize>,
+    /// The dtype it is for (`None`: both).
+    dtype: Option<&'static str>,
     /// Whether every stencil (of `dims` axes) gets it, not only [`TUNED`].
     every: bool,
 }
@@ -41,6 +43,7 @@ const fn v(suffix: &'static str, strategy: &'static str) -> Variant {
         time_block: None,
         occupancy: None,
         dims: None,
+        dtype: None,
         every: false,
     }
 }
@@ -198,6 +201,28 @@ const VARIANTS: &[Variant] = &[
     planes("temporal_t2_w", [1, 8, 64], 4, 2, true),
     planes("temporal_t2_c8_w", [1, 4, 64], 8, 2, true),
     planes("temporal_t2_ww", [1, 8, 64], 8, 2, true),
+    // 3-D stars whose threads own a vector of one row (`gpu/temporal/vectors.rs`),
+    // 2 steps: 16-byte vectors, and in f32 vectors of 2 cells (radius 2).
+    Variant {
+        vector: Some((4, 2)),
+        every: true,
+        ..temporal("temporal_vec", 3, 2)
+    },
+    Variant {
+        vector: Some((2, 2)),
+        dtype: Some("f32"),
+        every: true,
+        ..temporal("temporal_vec2", 3, 2)
+    },
+    // In f64, 24 rows of 32 threads (the j3d13pt prototype's tile, 1.24x
+    // `auto`; BENCHMARKS.md, 2026-11-24, session 12): 768 threads.
+    Variant {
+        vector: Some((2, 2)),
+        block3: Some([1, 24, 32]),
+        dtype: Some("f64"),
+        every: true,
+        ..temporal("temporal_vec_24", 3, 2)
+    },
     v("auto", "auto"),
 ];
 
@@ -236,6 +261,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let wanted = |v: &&Variant| {
                     (TUNED.contains(&name) || CORE.contains(&v.suffix) || v.every)
                         && v.dims.is_none_or(|d| d == dims)
+                        && v.dtype.is_none_or(|d| d == dtype)
                 };
                 for var in VARIANTS.iter().filter(wanted) {
                     let variant = format!("{name}_{dtype}_{}", var.suffix);

@@ -2235,8 +2235,13 @@ mod tests {
         );
         assert_eq!(
             plan(&star2, &auto, &CUDA),
-            (Strategy::Temporal, vec![1, 8, 64], 128, 4, 1),
-            "f32 stars of radius 2 fuse in 64 x 32 tiles (j3d13pt)"
+            (Strategy::Temporal, vec![1, 32, 32], 128, 1, 2),
+            "f32 stars of radius 2 fuse in 64 x 32 tiles of 2-cell vectors (j3d13pt)"
+        );
+        assert_eq!(
+            plan(&star2, &auto, &HIP),
+            (Strategy::Temporal, vec![1, 8, 32], 128, 4, 1),
+            "on HIP, whose rings hold a lead of 1 only, in columns of 4 rows"
         );
         assert_eq!(register_words(&wide, 4, 1, 4), WIDE_REGISTER_WORDS);
         let wide_f64 = stencil("\"z\", \"y\", \"x\"", "f64", star);

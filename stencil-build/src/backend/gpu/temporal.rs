@@ -122,32 +122,42 @@ pub fn auto_fuses(st: &Stencil) -> bool {
         }
 }
 
-/// The vector `auto` gives the threads of a fused 3-D kernel for `st`
-/// where it fuses steps that [`auto_fuses`] does not: 4 cells for f32 stars
-/// that read only the field they update, whose radius along the contiguous
-/// axis is a multiple of 4, where dialect `d`'s shared memory holds the
-/// rings of a lead of [`vectors::MAX_LEAD`] (star3d25, 2 steps: 1.09x
-/// `stream` on the H100, BENCHMARKS.md, 2026-11-25, session 13). Not f64:
-/// the windows of two steps of radius 4 in 16-byte vectors took more
-/// registers than a thread has (2700 bytes spilled, by hand; session 12).
+/// The vector `auto` gives the threads of a fused 3-D kernel for `st`: 4
+/// cells in f32 where the radius along the contiguous axis is a multiple of
+/// 4, else 2 cells where it is even, for stars that read only the field
+/// they update, where the default tiles fuse at least 2 steps and dialect
+/// `d`'s shared memory holds the rings of a lead of [`vectors::MAX_LEAD`].
+/// On the H100 (BENCHMARKS.md, 2026-11-25, session 13), against the best
+/// kernel without vectors: star3d25 f32 254.9 GCells/s against `stream`'s
+/// 236.0 (1.08x; `temporal` without vectors was 0.73x), j3d13pt f32 392.7
+/// against `temporal`'s 351.5 (1.12x), j3d13pt f64 232.1 against 175.8
+/// (1.32x). Not star3d25 f64, whose windows leave room for one step only
+/// (2 steps in 32 rows spilled: 20.6 GCells/s), nor stars of odd radius
+/// along the contiguous axis (j3d7pt: the scalar kernel's columns reuse
+/// their rows from registers, and vectors measured 0.77x-0.88x by hand;
+/// session 12).
 pub fn auto_vector(st: &Stencil, d: &super::Dialect) -> Option<usize> {
-    const V: usize = 4;
+    let r = radius(st);
+    let v = match (st.dtype, r.get(2).copied().unwrap_or(0)) {
+        (_, 0) => return None,
+        (Dtype::F32, r) if r % 4 == 0 => 4,
+        (_, r) if r % 2 == 0 => 2,
+        _ => return None,
+    };
     let suited = st.dims() == 3
-        && st.dtype == Dtype::F32
-        && !auto_fuses(st)
         && crate::ir::unfusable(st, "temporal").is_none()
-        && vectors::unsuited(st).is_none()
-        && radius(st)[2] % V == 0;
+        && vectors::unsuited(st).is_none();
     if !suited {
         return None;
     }
     let t = GpuTiling {
-        vector: Some(V),
+        vector: Some(v),
         ..GpuTiling::model(Strategy::Temporal)
     };
     let plan = vectors::defaults(&t, st, d);
     let sh = planes::Planes::new(&plan, st, d.shared_max);
-    (sh.lead == vectors::MAX_LEAD.min(sh.r[0] + 1) && check(&plan, st, d).is_ok()).then_some(V)
+    let fits = plan.time_block >= 2 && sh.lead == vectors::MAX_LEAD.min(sh.r[0] + 1);
+    (fits && check(&plan, st, d).is_ok()).then_some(v)
 }
 
 /// Whether `auto` fuses the steps of `st` (where [`auto_fuses`]) in one

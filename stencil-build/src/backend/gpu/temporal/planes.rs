@@ -164,8 +164,14 @@ pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
     }
     let sh = Planes::new(plan, st, d.shared_max);
     let tile = sh.tile();
+    // A thread of vectors owns one row: only `block` adds rows.
+    let rows = if plan.vector > 1 {
+        "block"
+    } else {
+        "coarsen` or `block"
+    };
     for (axis, (cells, stored), key) in [
-        (1, (tile[0], sh.stored()[0]), "coarsen` or `block"),
+        (1, (tile[0], sh.stored()[0]), rows),
         (2, (tile[1], sh.stored()[1]), "block"),
     ] {
         if stored == 0 {

@@ -48,38 +48,71 @@ pub const MAX_LEAD: usize = 4;
 /// of 16 threads in f32).
 pub const TILE_WIDTH: usize = 64;
 
-/// Threads a default block has along the middle axis, one row each.
+/// Threads a default block has along the middle axis, one row each, at most.
 pub const ROWS: usize = 32;
 
+/// 32-bit registers of a multiprocessor, which a block's threads share.
+const REGISTER_FILE: usize = 65536;
+
+/// Registers a thread takes besides its windows and its in-plane
+/// neighbours: indices, masks, the plane ahead (fitted to ptxas 13.0 on
+/// sm_90: j3d13pt f64, 2 steps, spilled at 64 registers and took 78 at 85;
+/// star3d25 f32, 2 steps, took 126 of 128).
+const OVERHEAD: usize = 16;
+
+/// The registers a thread of `v`-cell vectors takes for `st` with `steps`
+/// fused: a window of `2 r + 1` planes per level below the last, the
+/// in-plane neighbours of one level (whole vectors along the contiguous
+/// axis, rows along the middle one) and [`OVERHEAD`].
+fn registers(st: &Stencil, v: usize, steps: usize) -> usize {
+    let r = radius(st);
+    let vectors = steps * (2 * r[0] + 1) + 2 * (r[2] / v) + 2 * r[1];
+    vectors * v * st.dtype.size() / 4 + OVERHEAD
+}
+
+/// The rows of `bx` threads whose registers for `steps` fused steps fit
+/// the register file, in eights (the tilings measured: 24 and 32), at most
+/// [`ROWS`].
+fn rows(st: &Stencil, v: usize, steps: usize, bx: usize) -> usize {
+    let fit = REGISTER_FILE / (registers(st, v, steps) * bx);
+    (fit / 8 * 8).min(ROWS)
+}
+
 /// `[tiling]` of a 3-D `temporal` stencil of vectors with the defaults
-/// filled in: tiles of [`TILE_WIDTH`] x [`ROWS`] cells, a row per thread,
-/// chunks of 128 planes, and the most steps, up to 3, whose tiles store at
-/// least half their cells along each fast axis (star3d25: 2). Where the
-/// rings of such tiles do not fit dialect `d`'s shared memory even with a
-/// lead of 1 (HIP's 64 KiB, in f64), the default tiles narrow until they do.
+/// filled in: tiles [`TILE_WIDTH`] cells wide and as many rows as the
+/// threads' registers allow ([`rows`], at most [`ROWS`]), a row per
+/// thread, chunks of 128 planes, and the most steps, up to 3, whose tiles
+/// store at least half their cells along each fast axis (H100,
+/// BENCHMARKS.md, 2026-11-25, session 13: star3d25 f32 2 steps in 32
+/// rows; j3d13pt f64 2 steps in 24 rows, 232.1 GCells/s against 221.1 in
+/// 32, which spilled). Where the rings of such tiles do not fit dialect
+/// `d`'s shared memory even with a lead of 1 (HIP's 64 KiB, in f64), the
+/// default tiles narrow until they do.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
     let v = t.vector.unwrap_or(1);
-    let block = t
-        .block
-        .clone()
-        .unwrap_or_else(|| vec![1, ROWS, (TILE_WIDTH / v).max(1)]);
+    let r = radius(st);
+    let bx = (TILE_WIDTH / v).max(1);
+    let block = |steps: usize| {
+        t.block
+            .clone()
+            .unwrap_or_else(|| vec![1, rows(st, v, steps, bx).max(8), bx])
+    };
+    let stores_half = |steps: usize| {
+        let b = block(steps);
+        4 * r[1] * steps <= b[1] * t.coarsen.unwrap_or(1) && 4 * r[2] * steps <= b[2] * v
+    };
+    let time_block = t
+        .time_block
+        .unwrap_or_else(|| (1..=3).rev().find(|&s| stores_half(s)).unwrap_or(1));
     let mut plan = Resolved {
         strategy: Strategy::Temporal,
         chunk: t.chunk.unwrap_or(128),
         coarsen: t.coarsen.unwrap_or(1),
         vector: v,
-        time_block: 1,
+        time_block,
         occupancy: None,
-        block,
+        block: block(time_block),
     };
-    plan.time_block = t.time_block.unwrap_or_else(|| {
-        let r = radius(st);
-        let [y, x] = [plan.block[1] * plan.coarsen, plan.block[2] * v];
-        (1..=3)
-            .rev()
-            .find(|&steps| 4 * r[1] * steps <= y && 4 * r[2] * steps <= x)
-            .unwrap_or(1)
-    });
     let rings = |plan: &Resolved| {
         let sh = Planes::new(plan, st, d.shared_max);
         Planes { lead: 1, ..sh }.shared_bytes(st.dtype.size())
@@ -702,5 +735,51 @@ mod tests {
             "",
         );
         assert_eq!(resolve(&auto, &star1, &CUDA).unwrap().vector, 1);
+    }
+
+    #[test]
+    fn default_rows_are_those_whose_registers_fit_and_steps_those_that_store_half() {
+        let auto = GpuTiling::model(Strategy::Auto);
+        let star2_f64 = super::super::super::tests::lowered(
+            STAR_F64
+                .replace("EXPR", "sum(r, 1, 2, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])")
+                .replace("TILING", ""),
+        );
+        // 2 steps of double2: windows of 2 x 5 vectors, 6 neighbours, 80
+        // registers: 24 rows of 32 threads (85 each), not 32 (64 each).
+        assert_eq!(super::registers(&star2_f64, 2, 2), 80);
+        let plan = resolve(&auto, &star2_f64, &CUDA).unwrap();
+        assert_eq!(
+            (plan.strategy, plan.vector, plan.time_block, plan.block),
+            (Strategy::Temporal, 2, 2, vec![1, 24, 32])
+        );
+        // star3d25 in f64: 2 steps leave room for 8 rows, which store none.
+        let f64 = super::super::super::tests::lowered(
+            STAR_F64
+                .replace("EXPR", STAR4)
+                .replace("TILING", "vector = 2\ntime_block = 2"),
+        );
+        let err = cuda(&f64).unwrap_err();
+        assert!(
+            err.contains("`time_block = 2` recomputes 16 cells along `y`")
+                && err.contains("raise `block`"),
+            "{err}"
+        );
+        // Without `time_block`, one step in 16 rows.
+        let f64 = super::super::super::tests::lowered(
+            STAR_F64
+                .replace("EXPR", STAR4)
+                .replace("TILING", "vector = 2"),
+        );
+        let plan = resolve(
+            &GpuTiling {
+                vector: Some(2),
+                ..GpuTiling::model(Strategy::Temporal)
+            },
+            &f64,
+            &CUDA,
+        )
+        .unwrap();
+        assert_eq!((plan.time_block, plan.block), (1, vec![1, 16, 32]));
     }
 }
