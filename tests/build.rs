@@ -18,6 +18,10 @@ const RANDOM_STENCILS: usize = 8;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     let variants_dir = out.join("variants");
+    // Start empty: a variant this build no longer writes must not linger.
+    if variants_dir.exists() {
+        std::fs::remove_dir_all(&variants_dir)?;
+    }
     std::fs::create_dir_all(&variants_dir)?;
     let mut specs: Vec<PathBuf> = Vec::new();
     for dir in ["../examples", "stencils"] {
