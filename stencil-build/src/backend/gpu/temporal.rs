@@ -105,8 +105,10 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
 /// 2026-11-24, session 11, s11b): 2-D stencils whose steps fuse (f32
 /// 1.30x-4.52x, f64 1.13x-3.32x); 3-D stencils of radius 1 (f32 j3d7pt
 /// 1.81x, j3d17pt 1.17x, j3d27pt 1.11x, poisson 1.18x; f64 2.13x, 1.33x,
-/// 1.36x, 1.37x) and 3-D stars of radius 2 (j3d13pt 1.06x and 1.08x), not
-/// star3d25, radius 4 (`temporal`, one step: 0.73x in f32, 0.87x in f64).
+/// 1.36x, 1.37x) and 3-D stars of radius 2 (j3d13pt 1.06x and 1.08x;
+/// where [`auto_vector`] gives them vectors, 1.42x and 1.43x), not
+/// star3d25, radius 4 (`temporal`, one step: 0.73x in f32, 0.87x in f64;
+/// in f32 it fuses in threads of vectors, [`auto_vector`]).
 /// Leapfrogs in 2-D (wave2d: f32 3.80x, f64 2.84x) and 3-D leapfrogs of
 /// radius 1 (wave3d: f32 1.37x, in one `persistent` launch, f64 1.49x), not
 /// wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32; session 10).
@@ -127,10 +129,11 @@ pub fn auto_fuses(st: &Stencil) -> bool {
 /// 4, else 2 cells where it is even, for stars that read only the field
 /// they update, where the default tiles fuse at least 2 steps and dialect
 /// `d`'s shared memory holds the rings of a lead of [`vectors::MAX_LEAD`].
-/// On the H100 (BENCHMARKS.md, 2026-11-25, session 13), against the best
-/// kernel without vectors: star3d25 f32 254.9 GCells/s against `stream`'s
-/// 236.0 (1.08x; `temporal` without vectors was 0.73x), j3d13pt f32 392.7
-/// against `temporal`'s 351.5 (1.12x), j3d13pt f64 232.1 against 175.8
+/// On the H100 (BENCHMARKS.md, 2026-11-25, session 13, s13c), against the
+/// best kernel without vectors: star3d25 f32 (2 steps) 255.4 GCells/s
+/// against `stream`'s 236.0 (1.08x; `temporal` without vectors was 0.74x),
+/// j3d13pt f32 (3 steps) 469.5 against `temporal`'s 351.5 (1.34x; 2 steps
+/// of vectors: 392.8), j3d13pt f64 (2 steps, 24 rows) 232.0 against 175.8
 /// (1.32x). Not star3d25 f64, whose windows leave room for one step only
 /// (2 steps in 32 rows spilled: 20.6 GCells/s), nor stars of odd radius
 /// along the contiguous axis (j3d7pt: the scalar kernel's columns reuse
