@@ -931,6 +931,18 @@ impl Gen<'_> {
             "/* Cells of `{}` a block marches: {chunk}, or fewer where that would leave multiprocessors without a block. */",
             self.st.axes[0]
         ));
+        self.chunk_inputs(w, given, bytes);
+        w.line("/* `across`: the blocks of one chunk; `parts`: the chunks that many resident blocks hold. */");
+        w.line("const ptrdiff_t parts = across > 0 ? (ptrdiff_t)multiprocessors * per_multiprocessor / across : 0;");
+        w.line(&format!(
+            "const int chunk = cells > 0 && parts > (cells + {chunk} - 1) / {chunk} ? (int)((cells + parts - 1) / parts) : {chunk};"
+        ));
+    }
+
+    /// What both chunk rules start from: the resident blocks of instance
+    /// `given` (`multiprocessors`, `per_multiprocessor`), the cells of the
+    /// slowest axis (`cells`) and the blocks of one chunk (`across`).
+    fn chunk_inputs(&self, w: &mut CWriter, given: &str, bytes: usize) {
         self.residency(w, given, bytes);
         let mut across = self.temporal_grid("1");
         across.pop();
@@ -940,20 +952,17 @@ impl Gen<'_> {
             self.extent(0),
             across.join(" * ")
         ));
-        w.line("/* `across`: the blocks of one chunk; `parts`: the chunks that many resident blocks hold. */");
-        w.line("const ptrdiff_t parts = across > 0 ? (ptrdiff_t)multiprocessors * per_multiprocessor / across : 0;");
-        w.line(&format!(
-            "const int chunk = cells > 0 && parts > (cells + {chunk} - 1) / {chunk} ? (int)((cells + parts - 1) / parts) : {chunk};"
-        ));
     }
 
     /// `chunk` for a kernel of vectors: the length whose waves of blocks
     /// (as many as stay resident at once) end first, each block marching its
     /// chunk and the planes its levels lag behind and start ahead. On the
     /// suite's 512^3 grid star3d25 f32 then runs 3 chunks of 168 planes, 8
-    /// full waves of the H100's 132 multiprocessors (266.7 GCells/s, where
-    /// chunks of 128 made 10.67 waves: 254.9; BENCHMARKS.md, 2026-11-25,
-    /// session 13); a small grid gets as many chunks as fill the device.
+    /// full waves of the H100's 132 multiprocessors, where chunks of 128 make
+    /// 10.67: session 12's hand-written kernel ran at 261.7 GCells/s with
+    /// the former and 249.9 with the latter (BENCHMARKS.md, 2026-11-24);
+    /// the generated one, with this rule, at 255.4 in the suite (2026-11-25,
+    /// session 13). A small grid gets as many chunks as fill the device.
     fn wave_chunk(&self, w: &mut CWriter, given: &str, bytes: usize) {
         let chunk = self.plan.chunk;
         let sh = self.planes_shape();
@@ -962,15 +971,7 @@ impl Gen<'_> {
             "/* Cells of `{}` a block marches: the length whose waves of blocks end first, each block marching its chunk and {extra} planes more. */",
             self.st.axes[0]
         ));
-        self.residency(w, given, bytes);
-        let mut across = self.temporal_grid("1");
-        across.pop();
-        let across: Vec<String> = across.iter().map(|g| format!("({g})")).collect();
-        w.line(&format!(
-            "const ptrdiff_t cells = {}, across = {};",
-            self.extent(0),
-            across.join(" * ")
-        ));
+        self.chunk_inputs(w, given, bytes);
         w.line("const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;");
         w.line(&format!("int chunk = {chunk};"));
         w.line("if (cells > 0 && across > 0 && resident > 0) {");
