@@ -396,14 +396,13 @@ impl Gen<'_> {
         Planes::new(self.plan, self.st, self.d.shared_max)
     }
 
-    /// The body of a 3-D `temporal` kernel (see the module documentation).
-    pub(in crate::backend::gpu) fn planes(&self, w: &mut CWriter) {
-        let sh = self.planes_shape();
+    /// `ring`, the block's rings of planes in its dynamic shared memory:
+    /// `ring[s][m]`, level `s` at the planes whose index is `m` modulo the
+    /// slots, padded by the radius on each side.
+    pub(in crate::backend::gpu) fn planes_rings(&self, w: &mut CWriter, sh: &Planes) {
         let ty = self.st.dtype.c();
-        self.planes_tile(w, &sh);
-        self.planes_masks(w, &sh);
         let [py, px] = sh.padded();
-        let (slots, rings) = (sh.slots(), sh.t);
+        let slots = sh.slots();
         w.line(&format!(
             "/* ring[s][m]: level s at the planes whose index is m modulo {slots}, row and column offset by the pad of {} and {}. */",
             sh.r[1], sh.r[2]
@@ -412,6 +411,17 @@ impl Gen<'_> {
         w.line(&format!(
             "{ty} (*const ring)[{slots}][{py}][{px}] = ({ty} (*)[{slots}][{py}][{px}])shared;"
         ));
+    }
+
+    /// The body of a 3-D `temporal` kernel (see the module documentation).
+    pub(in crate::backend::gpu) fn planes(&self, w: &mut CWriter) {
+        let sh = self.planes_shape();
+        let ty = self.st.dtype.c();
+        self.planes_tile(w, &sh);
+        self.planes_masks(w, &sh);
+        let [py, px] = sh.padded();
+        let (slots, rings) = (sh.slots(), sh.t);
+        self.planes_rings(w, &sh);
         w.line("/* The thread's place in the rings (see `stencil_thread_x`). */");
         w.line("const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();");
         w.line(&format!(

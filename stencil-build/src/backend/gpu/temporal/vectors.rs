@@ -483,7 +483,7 @@ impl Gen<'_> {
     /// The body of a 3-D `temporal` kernel of vectors (see the module documentation).
     pub(in crate::backend::gpu) fn vectors(&self, w: &mut CWriter) {
         let sh = self.planes_shape();
-        let (vt, t, v) = (self.vector_type(), self.st.dtype.c(), self.vector);
+        let (vt, v) = (self.vector_type(), self.vector);
         let [rows, cols] = sh.tile();
         let [stored_y, stored_x] = sh.stored();
         let [py, px] = sh.padded();
@@ -545,14 +545,7 @@ impl Gen<'_> {
             "    k.need |= (unsigned)(last > {r} * s && first < {rows} - {r} * s) << s;",
             r = sh.r[1]
         ));
-        w.line(&format!(
-            "/* ring[s][m]: level s at the planes whose index is m modulo {slots}, row and column offset by the pad of {} and {}. */",
-            sh.r[1], sh.r[2]
-        ));
-        w.line("extern __shared__ __align__(16) unsigned char shared[];");
-        w.line(&format!(
-            "{t} (*const ring)[{slots}][{py}][{px}] = ({t} (*)[{slots}][{py}][{px}])shared;"
-        ));
+        self.planes_rings(w, &sh);
         w.line(&format!(
             "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
             sh.bx,
