@@ -396,9 +396,9 @@ impl Gen<'_> {
         Planes::new(self.plan, self.st, self.d.shared_max)
     }
 
-    /// `ring`, the block's rings of planes in its dynamic shared memory:
-    /// `ring[s][m]`, level `s` at the planes whose index is `m` modulo the
-    /// slots, padded by the radius on each side.
+    /// `ring`, the block's rings of planes in its dynamic shared memory
+    /// (`ring[s][m]`: level `s` at the planes whose index is `m` modulo the
+    /// slots, padded by the radius on each side), zeroed before the loop.
     pub(in crate::backend::gpu) fn planes_rings(&self, w: &mut CWriter, sh: &Planes) {
         let ty = self.st.dtype.c();
         let [py, px] = sh.padded();
@@ -411,6 +411,14 @@ impl Gen<'_> {
         w.line(&format!(
             "{ty} (*const ring)[{slots}][{py}][{px}] = ({ty} (*)[{slots}][{py}][{px}])shared;"
         ));
+        w.line(&format!(
+            "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
+            sh.bx,
+            sh.t * slots * py * px,
+            sh.bx * sh.by
+        ));
+        w.line("    (&ring[0][0][0][0])[e] = 0;");
+        w.line("__syncthreads();");
     }
 
     /// The body of a 3-D `temporal` kernel (see the module documentation).
@@ -419,19 +427,10 @@ impl Gen<'_> {
         let ty = self.st.dtype.c();
         self.planes_tile(w, &sh);
         self.planes_masks(w, &sh);
-        let [py, px] = sh.padded();
-        let (slots, rings) = (sh.slots(), sh.t);
-        self.planes_rings(w, &sh);
+        let slots = sh.slots();
         w.line("/* The thread's place in the rings (see `stencil_thread_x`). */");
         w.line("const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();");
-        w.line(&format!(
-            "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
-            sh.bx,
-            rings * slots * py * px,
-            sh.bx * sh.by
-        ));
-        w.line("    (&ring[0][0][0][0])[e] = 0;");
-        w.line("__syncthreads();");
+        self.planes_rings(w, &sh);
         let (r0, lag) = (sh.r[0], sh.lag());
         w.line(&format!(
             "/* win[s][m][j]: the thread's row j of level s at plane p - 1 - {lag} * s - {} + m, at the start of iteration p. */",

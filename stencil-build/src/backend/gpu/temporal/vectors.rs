@@ -486,9 +486,8 @@ impl Gen<'_> {
         let (vt, v) = (self.vector_type(), self.vector);
         let [rows, cols] = sh.tile();
         let [stored_y, stored_x] = sh.stored();
-        let [py, px] = sh.padded();
         let (m1, m2) = (sh.r[1] * sh.t, sh.r[2] * sh.t);
-        let (slots, steps, wn) = (sh.slots(), sh.t, sh.window());
+        let (steps, wn) = (sh.t, sh.window());
         let ((lo1, hi1), (lo2, hi2)) = (self.bounds(1), self.bounds(2));
         w.line(&format!(
             "/* This block's tile: {} threads along `{}` of {v} cells each by {} along `{}`: {cols} x {rows} cells, the outer {m2} and {m1} on each side recomputed, not stored. */",
@@ -546,14 +545,6 @@ impl Gen<'_> {
             r = sh.r[1]
         ));
         self.planes_rings(w, &sh);
-        w.line(&format!(
-            "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
-            sh.bx,
-            steps * slots * py * px,
-            sh.bx * sh.by
-        ));
-        w.line("    (&ring[0][0][0][0])[e] = 0;");
-        w.line("__syncthreads();");
         w.line(&format!(
             "/* win[s][(m + PHASE) % {wn}]: the thread's vector of level s at plane p - {wn} - {} * s + m, in iteration p. */",
             sh.lag()
