@@ -959,10 +959,11 @@ impl Gen<'_> {
     /// chunk and the planes its levels lag behind and start ahead. On the
     /// suite's 512^3 grid star3d25 f32 then runs 3 chunks of 168 planes, 8
     /// full waves of the H100's 132 multiprocessors, where chunks of 128 make
-    /// 10.67: session 12's hand-written kernel ran at 261.7 GCells/s with
-    /// the former and 249.9 with the latter (BENCHMARKS.md, 2026-11-24);
-    /// the generated one, with this rule, at 255.4 in the suite (2026-11-25,
-    /// session 13). A small grid gets as many chunks as fill the device.
+    /// 10.67. Against chunks of 128 (the generated kernels in the A/B
+    /// harness, BENCHMARKS.md, 2026-11-25, session 13): at 512^3 star3d25
+    /// f32 1.04x, j3d13pt 1.06x and 1.02x; at 256^3 1.14x, 1.01x and 1.38x;
+    /// at 100^3, where a small grid gets as many chunks as fill the device,
+    /// 3.8x-5.2x.
     fn wave_chunk(&self, w: &mut CWriter, given: &str, bytes: usize) {
         let chunk = self.plan.chunk;
         let sh = self.planes_shape();
