@@ -14,5 +14,9 @@ for r in rows:
         continue
     k = (r['stencil'], r['dtype'])
     b = best[k]
-    bound = r['bound_gb_per_s'] / (2 * (4 if r['dtype'] == 'f32' else 8))
+    # Bytes one step moves per cell; rows written before the runner recorded
+    # `bytes_per_cell` get it from the grids each stencil reads and writes.
+    grids = {'acoustic25': 4, 'wave3d': 4, 'wave2d': 3}.get(r['stencil'], 2)
+    bytes_per_cell = r.get('bytes_per_cell', grids * (4 if r['dtype'] == 'f32' else 8))
+    bound = r['bound_gb_per_s'] / bytes_per_cell
     print(f"{k[0]:11} {k[1]} single {b[0]:7.1f} ({b[1]:11}) auto {r['gcells_per_s']:7.1f} {r['strategy'].split()[0]:10} {r['gcells_per_s']/b[0]:5.2f}x  bound x{r['gcells_per_s']/bound:4.2f}")

@@ -99,7 +99,7 @@ pub fn load(
                         shape: m.shape.clone(),
                         steps: m.steps,
                         seconds: m.median_s,
-                        size,
+                        bytes: s::BYTES_PER_CELL,
                         radius: s::RADIUS.to_vec(),
                     });
                 }

@@ -1,5 +1,6 @@
 //! The chart (`--chart`): GCells/s per stencil and strategy, one panel per
-//! dtype, the bound of the run drawn across each panel, as SVG (plotters).
+//! dtype, each stencil's bound (the run's bandwidth over the bytes one step
+//! of it moves per cell) dashed across its bars, as SVG (plotters).
 
 use std::path::{Path, PathBuf};
 
@@ -73,9 +74,16 @@ fn draw(
     let root = SVGBackend::new(file, (1400, 900)).into_drawing_area();
     root.fill(&WHITE)?;
     let panels = root.split_evenly((2, 1));
-    for (panel, (dtype, size)) in panels.iter().zip([("f32", 4.0), ("f64", 8.0)]) {
-        // The bound in cells per second: one read and one write per cell.
-        let bound = bound_gbs / (2.0 * size);
+    for (panel, dtype) in panels.iter().zip(["f32", "f64"]) {
+        // Each stencil's bound in cells per second: every grid read and written once.
+        let bounds: Vec<f64> = stencils
+            .iter()
+            .map(|s| {
+                rows.iter()
+                    .find(|r| r.stencil == *s && r.dtype == dtype)
+                    .map_or(f64::NAN, |r| bound_gbs / r.bytes as f64)
+            })
+            .collect();
         let values: Vec<Vec<Option<f64>>> = stencils
             .iter()
             .map(|s| BARS.iter().map(|b| bar(rows, s, dtype, b)).collect())
@@ -85,13 +93,14 @@ fn draw(
             .flatten()
             .flatten()
             .copied()
-            .fold(bound, f64::max)
+            .chain(bounds.iter().copied())
+            .fold(0.0, f64::max)
             * 1.1;
         let mut chart = ChartBuilder::on(panel)
             .caption(
                 format!(
-                    "{backend} on {device}, {dtype}: GCells/s (dashed: the bound, {})",
-                    three_digits(bound)
+                    "{backend} on {device}, {dtype}: GCells/s (dashed: the bound of each stencil, {} GB/s)",
+                    three_digits(bound_gbs)
                 ),
                 ("sans-serif", 18),
             )
@@ -123,10 +132,12 @@ fn draw(
                 Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled())
             });
         }
-        let dashes = (0..stencils.len() * 8).map(|k| {
-            let x = k as f64 / 8.0;
-            PathElement::new(vec![(x, bound), (x + 0.08, bound)], RED.stroke_width(2))
-        });
+        let dashes = (0..stencils.len() * 8)
+            .map(|k| (k as f64 / 8.0, bounds[k / 8]))
+            .filter(|(_, bound)| bound.is_finite())
+            .map(|(x, bound)| {
+                PathElement::new(vec![(x, bound), (x + 0.08, bound)], RED.stroke_width(2))
+            });
         chart.draw_series(dashes)?;
         chart
             .configure_series_labels()

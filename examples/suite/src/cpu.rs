@@ -99,7 +99,7 @@ pub fn run(
                     shape,
                     steps,
                     seconds,
-                    size: std::mem::size_of::<s::Real>(),
+                    bytes: s::BYTES_PER_CELL,
                     radius: s::RADIUS.to_vec(),
                 });
             }

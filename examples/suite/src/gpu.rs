@@ -154,7 +154,7 @@ pub fn run(
                     shape: shape.to_vec(),
                     steps,
                     seconds,
-                    size: std::mem::size_of::<s::Real>(),
+                    bytes: s::BYTES_PER_CELL,
                     radius: s::RADIUS.to_vec(),
                 });
             }

@@ -58,6 +58,27 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
     ] {
         assert!(json.contains(key), "{key} missing from {json}");
     }
+    // GB/s counts every grid a step reads and writes: acoustic25 reads u,
+    // u.prev and the velocity and writes u; j2d9pt-gol reads one grid, writes one.
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    // (Both figures are rounded: GB/s to 0.1, GCells/s to 0.001.)
+    for row in &rows {
+        let bytes = match (row["stencil"].as_str(), row["dtype"].as_str()) {
+            (Some("acoustic25"), Some("f32")) => 16.0,
+            (Some("acoustic25"), _) => 32.0,
+            (_, Some("f32")) => 8.0,
+            _ => 16.0,
+        };
+        assert_eq!(row["bytes_per_cell"].as_f64(), Some(bytes), "{row}");
+        let (gcells, gbs) = (
+            row["gcells_per_s"].as_f64().unwrap(),
+            row["gb_per_s"].as_f64().unwrap(),
+        );
+        assert!(
+            (gbs - bytes * gcells).abs() <= 0.051 + 0.0005 * bytes,
+            "{row}"
+        );
+    }
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(md.starts_with("Bound (openmp): STREAM-like copy"), "{md}");
     assert_eq!(
@@ -72,7 +93,7 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
         "best",
         "f32: GCells/s",
         "f64: GCells/s",
-        "the bound",
+        "the bound of each stencil",
     ] {
         assert!(svg.contains(text), "{text} missing from the chart");
     }
