@@ -33,10 +33,4 @@ generate F star3d25 f64 'strategy = "stream"\nblock = [1, 8, 32]\nchunk = 128'
 generate G star3d25 f64 'strategy = "stream"\nblock = [1, 8, 32]\ncoarsen = 2'
 generate H star3d25 f64 'strategy = "stream"\nblock = [1, 16, 32]\ncoarsen = 2\nchunk = 128'
 generate Q star3d25 f64 'strategy = "stream"\nblock = [1, 2, 64]\nchunk = 4\nvector = 2'
-python3 ../../fused3d-ab/harness.py
-cd build
-for f in [A-Z]_*.cu; do nvcc -arch=sm_90 -O3 -c "$f" -o "$f.o" -Xptxas -warn-spills 2>&1 | sed "s|^|$f: |"; done
-cuda_lib=$(dirname "$(dirname "$(command -v nvcc)")")/lib
-mkdir -p ../../build
-nvcc -arch=sm_90 -O3 main.cu ./*.o -L"$cuda_lib" -L"$cuda_lib"64 -o ../../build/ab
-echo "built build/ab"
+../../fused3d-ab/compile.sh ../build/ab

@@ -25,10 +25,5 @@ variant W "LAG 3" "PREFETCH 1"
 variant X "LAG 1"
 variant Y "LAG 4" "ZCN 146"
 variant Z "LAG 3" "ZCN 146"
-python3 ../../fused3d-ab/harness.py
-cd build
-for f in [A-Z]_*.cu; do nvcc -arch=sm_90 -O3 -c "$f" -o "$f.o" -Xptxas -warn-spills 2>&1 | sed "s|^|$f: |"; done
-cuda_lib=$(dirname "$(dirname "$(command -v nvcc)")")/lib
-mkdir -p ../../build
-nvcc -arch=sm_90 -O3 main.cu ./*.o -L"$cuda_lib" -L"$cuda_lib"64 -o ../../build/acoustic
-echo "built build/acoustic; run it as: build/acoustic acoustic25 300 994 750"
+../../fused3d-ab/compile.sh ../build/acoustic
+echo "run it as: build/acoustic acoustic25 300 994 750"

@@ -49,10 +49,5 @@ variant X j3d7pt f64 2 "LAG 2" "TYN 32"
 variant V j3d13pt f64 2 "LAG 3" "TYN 24"
 variant W j3d13pt f64 2 "LAG 2" "TYN 24"
 variant X j3d13pt f64 2 "LAG 1" "TYN 24"
-python3 ../../fused3d-ab/harness.py
-cd build
-for f in [A-Z]_*.cu; do nvcc -arch=sm_90 -O3 -c "$f" -o "$f.o" -Xptxas -warn-spills 2>&1 | sed "s|^|$f: |"; done
-cuda_lib=$(dirname "$(dirname "$(command -v nvcc)")")/lib
-mkdir -p ../../build
-nvcc -arch=sm_90 -O3 main.cu ./*.o -L"$cuda_lib" -L"$cuda_lib"64 -o ../../build/stars
-echo "built build/stars; run it as: build/stars [STENCIL [N]]"
+../../fused3d-ab/compile.sh ../build/stars
+echo "run it as: build/stars [STENCIL [N]]"
