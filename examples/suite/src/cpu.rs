@@ -88,14 +88,16 @@ pub fn run(
                 let mut data: Vec<Vec<s::Real>> = (0..grids).map(|k| pattern(cells, k)).collect();
                 let mut refs: Vec<&mut [s::Real]> = data.iter_mut().map(Vec::as_mut_slice).collect();
                 let steps = o.steps(false);
-                let seconds = timed(o, steps, |k| s::openmp::run_grids(&mut refs, &shape, &[], k))?;
+                let seconds = timed(o, steps, |n| {
+                    o.in_calls(n, |k| s::openmp::run_grids(&mut refs, &shape, &[], k))
+                })?;
                 rows.push(Row {
                     backend: "openmp",
                     device: device.clone(),
                     stencil: $stencil,
                     dtype: $dtype,
                     variant: $variant,
-                    strategy: format!("cache blocks {:?}", s::openmp::TILING.block),
+                    strategy: o.per_call(format!("cache blocks {:?}", s::openmp::TILING.block)),
                     shape,
                     steps,
                     seconds,

@@ -124,7 +124,7 @@ pub fn run(
                 session.upload($(&data[$g]),*)?;
                 let steps = o.steps(true);
                 let seconds = timed(o, steps, |n| {
-                    session.step(s::Params {}, n)?;
+                    o.in_calls(n, |k| session.step(s::Params {}, k))?;
                     session.synchronize()
                 })?;
                 let t = s::cuda::TILING;
@@ -150,7 +150,7 @@ pub fn run(
                     stencil: $stencil,
                     dtype: $dtype,
                     variant: $variant,
-                    strategy,
+                    strategy: o.per_call(strategy),
                     shape: shape.to_vec(),
                     steps,
                     seconds,

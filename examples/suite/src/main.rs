@@ -59,6 +59,11 @@ pub struct Options {
     /// Time steps per timed run [default: 100 on the GPU, 10 on the CPU].
     #[arg(long)]
     pub steps: Option<u64>,
+    /// Steps per call of a stencil (`Session::step` on the GPU, `run` on the
+    /// CPU), as a program that steps a few at a time calls it; the fused
+    /// strategies fuse at most these [default: every step of a run in one call].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub steps_per_call: Option<u64>,
     /// Timed runs per configuration; the median is reported.
     #[arg(long, default_value_t = 5)]
     pub reps: usize,
@@ -106,6 +111,31 @@ impl Options {
             (3, _, None) if gpu && stencil == "acoustic25" => vec![300, 994, 750],
             (2, None, _) => vec![if gpu { 16384 } else { 4096 }; 2],
             _ => vec![if gpu { 512 } else { 256 }; dims],
+        }
+    }
+
+    /// Runs `steps` steps through `call` in calls of `--steps-per-call` steps.
+    pub fn in_calls<E>(
+        &self,
+        steps: u64,
+        mut call: impl FnMut(u64) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let per_call = self.steps_per_call.unwrap_or(steps.max(1));
+        let mut done = 0;
+        while done < steps {
+            let n = per_call.min(steps - done);
+            call(n)?;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// `strategy` as a row reports it: with the steps a call where they are limited.
+    pub fn per_call(&self, strategy: String) -> String {
+        match self.steps_per_call {
+            Some(1) => format!("{strategy}; 1 step a call"),
+            Some(k) => format!("{strategy}; {k} steps a call"),
+            None => strategy,
         }
     }
 
@@ -232,7 +262,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 #[cfg(test)]
 mod tests {
-    use super::difference;
+    use super::{Options, difference};
+    use clap::Parser;
+
+    #[test]
+    fn steps_go_in_calls_of_steps_per_call_the_last_one_shorter() {
+        let calls = |args: &[&str], steps| {
+            let o = Options::parse_from([&["suite"], args].concat());
+            let mut calls = Vec::new();
+            o.in_calls(steps, |n| -> Result<(), ()> {
+                calls.push(n);
+                Ok(())
+            })
+            .unwrap();
+            calls
+        };
+        assert_eq!(calls(&[], 7), [7]);
+        assert_eq!(calls(&["--steps-per-call", "3"], 7), [3, 3, 1]);
+        assert_eq!(calls(&["--steps-per-call", "1"], 3), [1, 1, 1]);
+        assert_eq!(calls(&["--steps-per-call", "9"], 7), [7]);
+        assert!(calls(&["--steps-per-call", "2"], 0).is_empty());
+        assert!(Options::try_parse_from(["suite", "--steps-per-call", "0"]).is_err());
+    }
 
     #[test]
     fn a_nan_is_the_worst_difference_there_is() {

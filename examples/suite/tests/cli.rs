@@ -104,6 +104,34 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
 }
 
 #[test]
+fn rows_timed_a_few_steps_a_call_say_so() {
+    let out = succeeded(Command::new(env!("CARGO_BIN_EXE_suite")).args([
+        "--backend",
+        "openmp",
+        "--stencil",
+        "j2d5pt",
+        "--dtype",
+        "f32",
+        "--size2",
+        "64",
+        "--steps",
+        "3",
+        "--reps",
+        "1",
+        "--warmup",
+        "1",
+        "--steps-per-call",
+        "1",
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.matches("; 1 step a call |").count(),
+        2,
+        "naive and auto: {stdout}"
+    );
+}
+
+#[test]
 fn options_that_select_nothing_are_an_error() {
     let out = Command::new(env!("CARGO_BIN_EXE_suite"))
         .args(["--backend", "openmp", "--stencil", "no_such_stencil"])
