@@ -207,7 +207,6 @@ pub const AUTO_REGISTER_WORDS: usize = 48;
 
 /// `auto`, settled for `st` (see [`resolve`]).
 fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
-    let naive = GpuTiling::model(Strategy::Naive);
     if let Some(v) = temporal::auto_vector(st, d) {
         return GpuTiling {
             vector: Some(v),
@@ -221,6 +220,14 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
             Strategy::Temporal
         });
     }
+    single_step(st, d)
+}
+
+/// `auto`'s single-step kernel for `st` (see [`resolve`]): what it picks
+/// where steps do not fuse, and what the fused strategies launch for one
+/// step ([`step_plan`]).
+fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
+    let naive = GpuTiling::model(Strategy::Naive);
     let (block, c, v) = match (st.dims(), st.dtype) {
         (2, Dtype::F32) => (vec![1, 64.max(d.warp)], 4, 4),
         (2, Dtype::F64) => (vec![1, 256], 4, 1),
@@ -247,6 +254,24 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
         vector: Some(v),
         ..naive
     }
+}
+
+/// The plan of the kernel a fused strategy launches for one step
+/// ([`single_step`], resolved): a fused launch of one level recomputes its
+/// tiles' overlap for nothing, and measured 0.24x-0.77x the single step on
+/// the suite (H100, BENCHMARKS.md, 2026-11-25, session 14). `None` for the
+/// single-step strategies and for `temporal` of one step a launch, whose
+/// launches are all of one step.
+pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved> {
+    let fused = match plan.strategy {
+        Strategy::Temporal => plan.time_block > 1,
+        Strategy::Persistent => true,
+        _ => false,
+    };
+    if !fused {
+        return None;
+    }
+    resolve(&single_step(st, d), st, d).ok()
 }
 
 /// The most values a `stream` thread of [`wide_stream`]'s 16-byte vectors
@@ -376,6 +401,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
     let mut w = CWriter::default();
     header(&mut w, st, an, plan, d);
     let scalar = temporal::scalar_twin(plan, st, d);
+    let step = step_plan(plan, st, d);
     for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
         w.blank();
         let g = Gen {
@@ -388,6 +414,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             vector: plan.vector,
             wide: true,
             scalar: scalar.as_ref(),
+            step: step.as_ref(),
         };
         w.line(&format!(
             "/* Statement {} of {}: {} <- {} */",
@@ -402,6 +429,18 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
                 w.line(&format!("/* The same {}. */", twin.twin_purpose()));
             }
             twin.kernel(&mut w);
+        }
+        if let Some(single) = g.single_step() {
+            w.blank();
+            w.line(&format!(
+                "/* The kernel of launches of one step: `{}`, blocks of {} threads{}. */",
+                single.plan.strategy.name(),
+                join_x(&single.plan.block),
+                detail(st, single.plan)
+            ));
+            for twin in single.twins() {
+                twin.kernel(&mut w);
+            }
         }
         w.blank();
         g.launcher(&mut w);
@@ -486,10 +525,10 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
     w.finish()
 }
 
-fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dialect) {
-    // What the strategy adds to the blocks: a `stream` block's march, a
-    // `persistent` launch's cap on resident blocks.
-    let detail = if plan.strategy == Strategy::Stream {
+/// What the strategy adds to the blocks in the file's header: a `stream`
+/// block's march, a `persistent` launch's cap on resident blocks.
+fn detail(st: &Stencil, plan: &Resolved) -> String {
+    if plan.strategy == Strategy::Stream {
         format!(
             ", marching {} cells along `{}` per block, {} per iteration, {} along `{}` per thread",
             plan.chunk,
@@ -507,7 +546,11 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dia
         format!(", at most {k} resident per multiprocessor")
     } else {
         String::new()
-    };
+    }
+}
+
+fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dialect) {
+    let detail = detail(st, plan);
     let strategy = format!(
         "Strategy `{}`: blocks of {} threads ({}){detail}.",
         plan.strategy.name(),
@@ -569,6 +612,9 @@ struct Gen<'a> {
     /// which run the grids whose rows are not whole vectors and the largest
     /// ones ([`temporal::scalar_twin`]).
     scalar: Option<&'a Resolved>,
+    /// The plan of the single-step kernel a fused launch of one step runs
+    /// instead ([`step_plan`]).
+    step: Option<&'a Resolved>,
 }
 
 /// CUDA's built-in index of axis `a` of `dims` (the contiguous axis is `x`).
@@ -691,6 +737,21 @@ impl Gen<'_> {
     }
 
     /// What a twin kernel is for, for its comment.
+    /// The generator of the single-step kernel that launches of one step
+    /// run where this kernel fuses steps ([`step_plan`]); its kernels are
+    /// named after `<sym>_step`.
+    fn single_step(&self) -> Option<Self> {
+        self.step.map(|plan| Gen {
+            plan,
+            sym: format!("{}_step", self.sym),
+            vector: plan.vector,
+            wide: true,
+            scalar: None,
+            step: None,
+            ..self.clone()
+        })
+    }
+
     fn twin_purpose(&self) -> String {
         let mut what = Vec::new();
         if self.vector < self.plan.vector || self.scalar.is_some() {
@@ -1497,6 +1558,47 @@ impl Gen<'_> {
         w.line("/* A failed runtime call (an allocation, say) leaves its error as the last one;");
         w.line("   it was reported by that call, so it must not be taken for this launch's. */");
         w.line(&format!("(void){}GetLastError();", self.d.api));
+        if let Some(single) = self.single_step() {
+            self.launch_one_step(w, &single);
+        }
+        self.launch_twins(w);
+        w.dedent();
+        w.line("}");
+    }
+
+    /// A launch of one step runs `single`'s kernel; a fused leapfrog's
+    /// launch also writes the level before the last, which is the current one.
+    fn launch_one_step(&self, w: &mut CWriter, single: &Self) {
+        let one = if self.plan.strategy == Strategy::Persistent {
+            "steps == 1"
+        } else {
+            "levels == 1"
+        };
+        w.line(&format!(
+            "/* One step: the single-step kernel (`{}`), not a fused launch of one level, which recomputes its tiles' overlap for nothing. */",
+            single.plan.strategy.name()
+        ));
+        w.line(&format!("if ({one}) {{"));
+        w.indent();
+        if self.leapfrog() {
+            let api = self.d.api;
+            let cells: Vec<String> = (0..self.dims()).map(|a| format!("(size_t)n{a}")).collect();
+            w.line(&format!(
+                "const int copied = (int){api}Memcpy(out_prev, {}, {} * sizeof({}), {api}MemcpyDeviceToDevice);",
+                slot_name(self.st, self.streamed()),
+                cells.join(" * "),
+                self.st.dtype.c()
+            ));
+            w.line("if (copied != 0)");
+            w.line("    return copied;");
+        }
+        single.launch_twins(w);
+        w.dedent();
+        w.line("}");
+    }
+
+    /// Launches the first of the twins whose condition the grid meets.
+    fn launch_twins(&self, w: &mut CWriter) {
         let twins = self.twins();
         for (k, twin) in twins.iter().enumerate() {
             let when = twin.launch_condition();
@@ -1510,8 +1612,6 @@ impl Gen<'_> {
             w.dedent();
             w.line("}");
         }
-        w.dedent();
-        w.line("}");
     }
 
     /// What the grid must satisfy for this kernel to run: rows of whole,

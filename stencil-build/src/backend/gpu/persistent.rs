@@ -208,8 +208,9 @@ mod tests {
         ] {
             assert!(code.contains(line), "`{line}` missing from:\n{code}");
         }
+        let persistent = &code[..code.find("/* The kernel of launches of one step").unwrap()];
         assert!(
-            !code.contains("blockIdx.y") && !code.contains("return;"),
+            !persistent.contains("blockIdx.y") && !persistent.contains("return;"),
             "{code}"
         );
         assert!(!code.contains("if (per_multiprocessor >"), "{code}");
@@ -246,6 +247,8 @@ mod tests {
             "const double *const prev_u = odd ? b_prev : a_prev;",
             "out_prev[q * s0 + (i1 + j) * s1 + i2] = win[s - 1][1][j];",
             "(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *out, double *out_prev, double *prev_u, double *cur_u, unsigned long long steps)",
+            // One step runs the single-step kernel; the level before the last is then the current one.
+            "if (steps == 1) {\n        const int copied = (int)cudaMemcpy(out_prev, cur_u, (size_t)n0 * (size_t)n1 * (size_t)n2 * sizeof(double), cudaMemcpyDeviceToDevice);",
             "void *arguments[] = {(void *)&n0_32, (void *)&n1_32, (void *)&n2_32, (void *)&out, (void *)&out_prev, (void *)&prev_u, (void *)&cur_u, (void *)&steps};",
         ] {
             assert!(code.contains(line), "`{line}` missing from:\n{code}");

@@ -1140,6 +1140,34 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn launches_of_one_step_run_the_single_step_kernel() {
+        let mut st = stencil(
+            "\"z\", \"y\", \"x\"",
+            "u[-1,0,0] + u[0,-1,0] + u[0,0,1] + u[1,0,0] + k[0,0,0]",
+            "time_block = 3\n",
+        );
+        let code = cuda(&st).unwrap();
+        let (fused, single) = code
+            .split_once("/* The kernel of launches of one step: `stream`, blocks of 1 x 2 x 64 threads, marching 2 cells")
+            .unwrap_or_else(|| panic!("a single-step kernel after the fused ones:\n{code}"));
+        assert!(fused.contains("int levels"), "{fused}");
+        // The single step's own kernels, named after the launcher, without `levels`.
+        assert!(single.contains("__update_u_step_kernel("), "{single}");
+        let launcher = &single[single.find("extern \"C\"").unwrap()..];
+        let one = launcher.find("if (levels == 1) {").expect(launcher);
+        let step = launcher.find("__update_u_step_kernel<<<").expect(launcher);
+        let fused_launch = launcher.find("__update_u_kernel<").expect(launcher);
+        assert!(one < step && step < fused_launch, "{launcher}");
+        // A fused kernel of one step a launch has no other kernel to leave them to.
+        st.tiling.cuda.time_block = Some(1);
+        let code = cuda(&st).unwrap();
+        assert!(
+            !code.contains("_step_kernel") && !code.contains("levels == 1"),
+            "{code}"
+        );
+    }
+
+    #[test]
     fn lanes_trade_neighbours_by_shuffles_and_store_only_their_own_cells() {
         let st = stencil(
             "\"y\", \"x\"",
@@ -1182,10 +1210,11 @@ pub(super) mod tests {
         );
         // The input comes from global memory at the cell the step computes.
         assert!(code.contains("+ cur_k[c];"), "{code}");
+        let fused = &code[..code.find("/* The kernel of launches of one step").unwrap()];
         assert_eq!(
-            code.matches("__global__").count(),
+            fused.matches("__global__").count(),
             2,
-            "one kernel for every step count, with 32- and with 64-bit indices"
+            "one fused kernel for every step count, with 32- and with 64-bit indices"
         );
         // Tiles inside the region (rows z0 - 6 to z1 + 2 computed, to z1 + 3
         // loaded; 61 cells on from the tile) run without checks.
