@@ -736,7 +736,6 @@ impl Gen<'_> {
         out
     }
 
-    /// What a twin kernel is for, for its comment.
     /// The generator of the single-step kernel that launches of one step
     /// run where this kernel fuses steps ([`step_plan`]); its kernels are
     /// named after `<sym>_step`.
@@ -752,6 +751,7 @@ impl Gen<'_> {
         })
     }
 
+    /// What a twin kernel is for, for its comment.
     fn twin_purpose(&self) -> String {
         let mut what = Vec::new();
         if self.vector < self.plan.vector || self.scalar.is_some() {
