@@ -89,8 +89,11 @@ fn cuda_temporal_grids_of_2_31_cells_or_more() {
 /// Leapfrog `$module` run on `$backend` in one session over several `step`
 /// calls (`persistent`'s first sweep after an upload runs alone; the caller's
 /// previous level, whose frame differs, is then written; later launches run
-/// several sweeps, the last one short): after each call both levels match
-/// the reference's after as many steps, and not after one step fewer.
+/// several sweeps, the last one short; launches of one step run the
+/// single-step kernel into the buffer of the level before the last, first
+/// in a session, twice in a row and after fused launches): after each call
+/// both levels match the reference's after as many steps, and not after one
+/// step fewer.
 #[cfg(any(feature = "cuda", feature = "hip"))]
 macro_rules! leapfrog_over_calls {
     ($backend:ident, $module:ident, $shape:expr, $params:expr $(, $input:ident)*) => {{
@@ -110,7 +113,7 @@ macro_rules! leapfrog_over_calls {
         let mut s = m::$backend::Session::new(shape).unwrap();
         s.upload(&start[0], &start[1] $(, &$input)*).unwrap();
         let mut total = 0;
-        for steps in [7, 0, 1, 13] {
+        for steps in [1, 1, 7, 0, 1, 13] {
             s.step($params, steps).unwrap();
             total += steps;
             let [mut u, mut u_prev] = start.clone();

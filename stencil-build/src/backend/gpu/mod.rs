@@ -144,7 +144,7 @@ impl Resolved {
 ///   blocks `[1, 2, 64]`, 32-bit indices. Its values sit in registers, so a
 ///   stencil whose footprint needs more than [`AUTO_REGISTER_WORDS`] of them
 ///   per thread (wide or multi-grid stencils) gets [`wide_stream`] instead
-///   in 3-D (one update), `naive` otherwise, as do 1-D stencils;
+///   (one update), `naive` otherwise, as do 1-D stencils;
 /// - otherwise blocks hold 256 threads, the contiguous axis a multiple of the
 ///   warp (32 lanes for CUDA, 64 for HIP): `[256]`, `[8, 32]`, `[2, 4, 32]`;
 ///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64
@@ -235,13 +235,14 @@ fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
         _ => return naive,
     };
     if register_words(st, c, c, v) > AUTO_REGISTER_WORDS {
-        // 3-D: a window moved through chunks of planes beat `naive` on every
-        // such suite stencil in f32 (1.02x to 1.67x) and in f64 on the
-        // geometric mean (1.11x: 1.20x to 1.43x on poisson, star3d25 and
-        // acoustic25, 0.93x to 0.99x on j3d13pt, j3d17pt and j3d27pt; H100,
-        // BENCHMARKS.md, 2026-11-23). Multi-update stencils (unmeasured) stay
-        // `naive`.
-        if st.dims() == 3 && st.statements.len() == 1 {
+        // A window moved through chunks of planes (3-D) or rows (2-D) beat
+        // `naive` on every such suite stencil: 3-D in f32 (1.02x to 1.67x)
+        // and in f64 on the geometric mean (1.11x: 1.20x to 1.43x on poisson,
+        // star3d25 and acoustic25, 0.93x to 0.99x on j3d13pt, j3d17pt and
+        // j3d27pt; H100, BENCHMARKS.md, 2026-11-23); 2-D j2d9pt and j2d25pt
+        // 1.12x to 2.10x (2026-11-25, session 15). Multi-update stencils
+        // (unmeasured) stay `naive`.
+        if st.dims() > 1 && st.statements.len() == 1 {
             return wide_stream(st, d);
         }
         return naive;
@@ -280,23 +281,29 @@ pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved>
 /// vectors measured 0.98x-0.99x the defaults.
 pub const WIDE_REGISTER_WORDS: usize = 184;
 
-/// `auto`'s `stream` for a 3-D stencil of one update too wide for the compact
-/// single-pass blocks. If it reads only the field it updates and its window
-/// fits [`WIDE_REGISTER_WORDS`]: blocks of `[1, 2, 64]` threads, each with
-/// 16 bytes of the contiguous axis (4 cells in f32, 2 in f64), marching
-/// chunks of 4 planes one at a time, which beat `stream`'s defaults on the
-/// H100 on every such suite stencil in f32 (1.30x star3d25 to 1.63x
-/// j3d13pt) and in f64 (1.13x to 1.29x) but star3d25 (over the budget;
-/// BENCHMARKS.md, 2026-11-24, session 9). Otherwise `stream`'s defaults,
-/// chunks of 64 planes, one cell per thread: a stencil that reads other
-/// grids as well measured slower with the vectors (acoustic25, three grids:
-/// 0.79x in f32, 0.81x in f64).
+/// `auto`'s `stream` for a 2-D or 3-D stencil of one update too wide for the
+/// compact single-pass blocks. If it reads only the field it updates and its
+/// window fits [`WIDE_REGISTER_WORDS`]: blocks of `[1, 64]` (2-D) or
+/// `[1, 2, 64]` (3-D) threads, each with 16 bytes of the contiguous axis
+/// (4 cells in f32, 2 in f64), marching chunks of 4 rows or planes one at a
+/// time. On the H100 they beat `stream`'s defaults on every such suite
+/// stencil: 3-D in f32 (1.30x star3d25 to 1.63x j3d13pt) and in f64 (1.13x
+/// to 1.29x) but star3d25 (over the budget; BENCHMARKS.md, 2026-11-24,
+/// session 9); 2-D j2d9pt and j2d25pt 1.11x to 1.36x (and `naive` 1.12x to
+/// 2.10x; 2026-11-25, sessions 14 and 15). Otherwise `stream`'s defaults,
+/// chunks of 64 planes or rows, one cell per thread: a stencil that reads
+/// other grids as well measured slower with the vectors (acoustic25, three
+/// grids: 0.79x in f32, 0.81x in f64).
 fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     let defaults = GpuTiling::model(Strategy::Stream);
     let vector = 16 / st.dtype.size();
     if !temporal::reads_inputs(st) && register_words(st, 4, 1, vector) <= WIDE_REGISTER_WORDS {
+        let mut block = vec![1, 64.max(d.warp)];
+        if st.dims() == 3 {
+            block.insert(1, 2);
+        }
         return GpuTiling {
-            block: Some(vec![1, 2, 64.max(d.warp)]),
+            block: Some(block),
             chunk: Some(4),
             coarsen: Some(1),
             vector: Some(vector),
@@ -415,6 +422,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             wide: true,
             scalar: scalar.as_ref(),
             step: step.as_ref(),
+            output: "out",
         };
         w.line(&format!(
             "/* Statement {} of {}: {} <- {} */",
@@ -615,6 +623,9 @@ struct Gen<'a> {
     /// The plan of the single-step kernel a fused launch of one step runs
     /// instead ([`step_plan`]).
     step: Option<&'a Resolved>,
+    /// The launcher's parameter the kernel writes: `out`, or `out_prev` for
+    /// the single-step kernel of a fused leapfrog ([`Self::single_step`]).
+    output: &'static str,
 }
 
 /// CUDA's built-in index of axis `a` of `dims` (the contiguous axis is `x`).
@@ -662,7 +673,7 @@ impl Gen<'_> {
 
     fn arguments(&self) -> String {
         let mut a: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
-        a.push("out".into());
+        a.push(self.output.into());
         if self.leapfrog() {
             a.push("out_prev".into());
         }
@@ -738,7 +749,10 @@ impl Gen<'_> {
 
     /// The generator of the single-step kernel that launches of one step
     /// run where this kernel fuses steps ([`step_plan`]); its kernels are
-    /// named after `<sym>_step`.
+    /// named after `<sym>_step`. A fused leapfrog's one step writes the
+    /// buffer of `out_prev`, which the session then reads as the current
+    /// level (its levels turn by one after such a launch, by two after a
+    /// fused one: `Levels::advance_one` in the generated Rust).
     fn single_step(&self) -> Option<Self> {
         self.step.map(|plan| Gen {
             plan,
@@ -747,6 +761,7 @@ impl Gen<'_> {
             wide: true,
             scalar: None,
             step: None,
+            output: if self.leapfrog() { "out_prev" } else { "out" },
             ..self.clone()
         })
     }
@@ -1566,8 +1581,7 @@ impl Gen<'_> {
         w.line("}");
     }
 
-    /// A launch of one step runs `single`'s kernel; a fused leapfrog's
-    /// launch also writes the level before the last, which is the current one.
+    /// A launch of one step runs `single`'s kernel.
     fn launch_one_step(&self, w: &mut CWriter, single: &Self) {
         let one = if self.plan.strategy == Strategy::Persistent {
             "steps == 1"
@@ -1578,20 +1592,11 @@ impl Gen<'_> {
             "/* One step: the single-step kernel (`{}`), not a fused launch of one level, which recomputes its tiles' overlap for nothing. */",
             single.plan.strategy.name()
         ));
+        if self.leapfrog() {
+            w.line("/* It writes the new level to `out_prev`'s buffer, which the caller reads as the current level next (its levels turn by one). */");
+        }
         w.line(&format!("if ({one}) {{"));
         w.indent();
-        if self.leapfrog() {
-            let api = self.d.api;
-            let cells: Vec<String> = (0..self.dims()).map(|a| format!("(size_t)n{a}")).collect();
-            w.line(&format!(
-                "const int copied = (int){api}Memcpy(out_prev, {}, {} * sizeof({}), {api}MemcpyDeviceToDevice);",
-                slot_name(self.st, self.streamed()),
-                cells.join(" * "),
-                self.st.dtype.c()
-            ));
-            w.line("if (copied != 0)");
-            w.line("    return copied;");
-        }
         single.launch_twins(w);
         w.dedent();
         w.line("}");
@@ -2382,14 +2387,45 @@ mod tests {
             "sum(r, 1, 8, u[r,0] + u[0,r] + u[-r,0] + u[0,-r])",
         );
         assert!(register_words(&wide_2d, 4, 4, 1) > AUTO_REGISTER_WORDS);
+        assert!(register_words(&wide_2d, 4, 1, 2) > WIDE_REGISTER_WORDS);
         let periodic_2d = Stencil {
             boundary: crate::ir::Boundary::Periodic,
             ..wide_2d
         };
         assert_eq!(
-            plan(&periodic_2d, &auto, &CUDA).0,
-            Strategy::Naive,
-            "2-D stencils that neither fuse nor fit single-pass blocks"
+            plan(&periodic_2d, &auto, &CUDA),
+            (Strategy::Stream, vec![1, 256], 64, 1, 1),
+            "2-D stencils that neither fuse nor fit the vectors' window: one cell per thread through chunks of 64 rows"
+        );
+        let j2d9pt = stencil(
+            "\"y\", \"x\"",
+            "f32",
+            "u[-2,0] + u[-1,0] + u[0,-2] + u[0,-1] + u[0,0] + u[0,1] + u[0,2] + u[1,0] + u[2,0]",
+        );
+        assert!(register_words(&j2d9pt, 4, 4, 4) > AUTO_REGISTER_WORDS);
+        let fused = resolve(&auto, &j2d9pt, &HIP).unwrap();
+        let one = step_plan(&fused, &j2d9pt, &HIP).unwrap();
+        assert_eq!(
+            (
+                fused.strategy,
+                one.strategy,
+                one.block,
+                one.chunk,
+                one.coarsen,
+                one.vector
+            ),
+            (Strategy::Temporal, Strategy::Stream, vec![1, 64], 4, 1, 4),
+            "one step of a 2-D stencil of radius 2: 16-byte vectors marching chunks of 4 rows"
+        );
+        let periodic_9pt = Stencil {
+            boundary: crate::ir::Boundary::Periodic,
+            dtype: crate::ir::Dtype::F64,
+            ..j2d9pt
+        };
+        assert_eq!(
+            plan(&periodic_9pt, &auto, &CUDA),
+            (Strategy::Stream, vec![1, 64], 4, 1, 2),
+            "and where it does not fuse"
         );
         let stream = GpuTiling {
             strategy: Strategy::Stream,

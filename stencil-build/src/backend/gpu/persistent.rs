@@ -247,8 +247,9 @@ mod tests {
             "const double *const prev_u = odd ? b_prev : a_prev;",
             "out_prev[q * s0 + (i1 + j) * s1 + i2] = win[s - 1][1][j];",
             "(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *out, double *out_prev, double *prev_u, double *cur_u, unsigned long long steps)",
-            // One step runs the single-step kernel; the level before the last is then the current one.
-            "if (steps == 1) {\n        const int copied = (int)cudaMemcpy(out_prev, cur_u, (size_t)n0 * (size_t)n1 * (size_t)n2 * sizeof(double), cudaMemcpyDeviceToDevice);",
+            // One step runs the single-step kernel, into the buffer of the level before the last.
+            "if (steps == 1) {\n        if (n0 * n1 * n2 <= 2147483647) {",
+            "p_cuda__s__update_u_step_kernel<<<grid, block>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
             "void *arguments[] = {(void *)&n0_32, (void *)&n1_32, (void *)&n2_32, (void *)&out, (void *)&out_prev, (void *)&prev_u, (void *)&cur_u, (void *)&steps};",
         ] {
             assert!(code.contains(line), "`{line}` missing from:\n{code}");

@@ -216,6 +216,13 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
                 pub fn advance(&mut self) {
                     self.turn += self.bufs.len() - self.levels;
                 }
+
+                /// After a launch of one step of fused leapfrog steps, which wrote only
+                /// `next_prev`'s buffer: `cur` becomes `prev` and that buffer `cur`.
+                #[allow(dead_code)] // only fused leapfrog steps use it
+                pub fn advance_one(&mut self) {
+                    self.turn += 1;
+                }
             }
         }
     }
@@ -377,11 +384,12 @@ fn kernels(
             let id = ident(&target.name);
             let fresh = format_ident!("{}__fresh", target.name);
             quote! {
-                // The caller's previous level may have another frame: before it is
-                // first written, give it the current level's (which is kept from then on).
+                // The caller's previous level (the first buffer) may have another frame:
+                // before it is first written, give it the current level's (which is kept
+                // from then on). After the first launch, no launch reads it.
                 if self.#fresh && self.steps > 0 {
                     let cur = self.#id.cur();
-                    self.#id.level_mut(2).copy_from(NAME, cur)?;
+                    self.#id.bufs[0].copy_from(NAME, cur)?;
                     self.#fresh = false;
                 }
             }
@@ -454,6 +462,11 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
     let mut download_params = Vec::new();
     let mut download = Vec::new();
     let mut advance = Vec::new();
+    // After a launch of one step, where that runs the single-step kernel: a fused
+    // leapfrog's levels turn by one (it wrote `next_prev`'s buffer), the others as always.
+    let mut advance_one = Vec::new();
+    let one_step_kernel = super::step_plan(plan, st, d).is_some();
+    let mut turns_by_one = false;
     let mut fresh_init = Vec::new();
     let mut fused_fresh = None;
     for (i, f) in st.fields.iter().enumerate() {
@@ -474,6 +487,12 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
                 members.push(quote!(#id: dev::Levels<#real>));
                 alloc.push(quote!(#id: dev::Levels::new(NAME, #levels, #fused, cells)?));
                 advance.push(quote!(self.#id.advance();));
+                if fused && one_step_kernel {
+                    turns_by_one = true;
+                    advance_one.push(quote!(self.#id.advance_one();));
+                } else {
+                    advance_one.push(quote!(self.#id.advance();));
+                }
                 upload_params.push(quote!(#id: &[#real]));
                 download_params.push(quote!(#id: &mut [#real]));
                 // Every buffer but `prev` starts as the grid: the frame a launch does not write.
@@ -508,6 +527,22 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
     }
     let step_loop = if plan.strategy == Strategy::Persistent {
         let time_block = plan.time_block as u64;
+        let odd = quote! {
+            // The result is in the buffer the last sweep wrote: the next level after an odd number of sweeps.
+            if fused.div_ceil(#time_block) % 2 == 1 {
+                #(#advance)*
+            }
+        };
+        let turn = if turns_by_one {
+            quote! {
+                // One step runs the single-step kernel, into `next_prev`'s buffer.
+                if fused == 1 {
+                    #(#advance_one)*
+                } else #odd
+            }
+        } else {
+            odd
+        };
         // A leapfrog's second sweep writes the buffer of the caller's previous level, whose
         // frame is replaced between launches (`frame` in `kernels`): the first sweep after
         // an upload runs alone.
@@ -522,22 +557,31 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
             while left > 0 {
                 let fused = #fused;
                 #(#launches)*
-                // The result is in the buffer the last sweep wrote: the next level after an odd number of sweeps.
-                if fused.div_ceil(#time_block) % 2 == 1 {
-                    #(#advance)*
-                }
+                #turn
                 self.steps += fused;
                 left -= fused;
             }
         }
     } else if plan.strategy == Strategy::Temporal {
         let time_block = plan.time_block as u64;
+        let turn = if turns_by_one {
+            quote! {
+                // One step runs the single-step kernel, into `next_prev`'s buffer.
+                if fused == 1 {
+                    #(#advance_one)*
+                } else {
+                    #(#advance)*
+                }
+            }
+        } else {
+            quote!(#(#advance)*)
+        };
         quote! {
             let mut left = steps;
             while left > 0 {
                 let fused = left.min(#time_block);
                 #(#launches)*
-                #(#advance)*
+                #turn
                 self.steps += fused;
                 left -= fused;
             }
