@@ -282,22 +282,22 @@ pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved>
 pub const WIDE_REGISTER_WORDS: usize = 184;
 
 /// `auto`'s `stream` for a 2-D or 3-D stencil of one update too wide for the
-/// compact single-pass blocks. If it reads only the field it updates and its
-/// window fits [`WIDE_REGISTER_WORDS`]: blocks of `[1, 64]` (2-D) or
-/// `[1, 2, 64]` (3-D) threads, each with 16 bytes of the contiguous axis
-/// (4 cells in f32, 2 in f64), marching chunks of 4 rows or planes one at a
-/// time. On the H100 they beat `stream`'s defaults on every such suite
-/// stencil: 3-D in f32 (1.30x star3d25 to 1.63x j3d13pt) and in f64 (1.13x
-/// to 1.29x) but star3d25 (over the budget; BENCHMARKS.md, 2026-11-24,
-/// session 9); 2-D j2d9pt and j2d25pt 1.11x to 1.36x (and `naive` 1.12x to
-/// 2.10x; 2026-11-25, sessions 14 and 15). Otherwise `stream`'s defaults,
-/// chunks of 64 planes or rows, one cell per thread: a stencil that reads
-/// other grids as well measured slower with the vectors (acoustic25, three
-/// grids: 0.79x in f32, 0.81x in f64).
+/// compact single-pass blocks. If its window fits [`WIDE_REGISTER_WORDS`]:
+/// blocks of `[1, 64]` (2-D) or `[1, 2, 64]` (3-D) threads, each with 16
+/// bytes of the contiguous axis (4 cells in f32, 2 in f64), marching chunks
+/// of 4 rows or planes one at a time. On the H100 they beat `stream`'s
+/// defaults on every such suite stencil: 3-D in f32 (1.30x star3d25 to 1.63x
+/// j3d13pt) and in f64 (1.13x to 1.29x; BENCHMARKS.md, 2026-11-24, session
+/// 9), wave3d, which reads two more grids, 1.11x and 1.04x; 2-D j2d9pt and
+/// j2d25pt 1.11x to 1.36x (and `naive` 1.12x to 2.10x; 2026-11-25, session
+/// 15). Otherwise `stream`'s defaults, chunks of 64 planes or rows, one cell
+/// per thread: the windows over the budget measured slower with the vectors
+/// (star3d25 f64, 264 words: 0.98x-0.99x; acoustic25, 200 and 280 words:
+/// 0.79x in f32, 0.81x in f64).
 fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     let defaults = GpuTiling::model(Strategy::Stream);
     let vector = 16 / st.dtype.size();
-    if !temporal::reads_inputs(st) && register_words(st, 4, 1, vector) <= WIDE_REGISTER_WORDS {
+    if register_words(st, 4, 1, vector) <= WIDE_REGISTER_WORDS {
         let mut block = vec![1, 64.max(d.warp)];
         if st.dims() == 3 {
             block.insert(1, 2);
@@ -1637,7 +1637,7 @@ impl Gen<'_> {
             let bytes = v * self.st.dtype.size();
             when.push(format!("n{last} % {v} == 0"));
             when.extend(
-                std::iter::once("out".to_string())
+                std::iter::once(self.output.to_string())
                     .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
                     .map(|p| format!("(size_t){p} % {bytes} == 0")),
             );
@@ -2293,6 +2293,27 @@ mod tests {
         let wave3d64 =
             temporal::tests::leapfrog("\"z\", \"y\", \"x\"", "f64", "u[-1,0,0] + u[0,0,1]", "");
         assert_eq!(plan(&wave3d64, &auto, &CUDA).0, Strategy::Temporal);
+        let wave3d_vel = lowered(
+            "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+             [fields]\nu = { role = \"state\", levels = 2 }\nvel = { role = \"input\" }\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*(u[-1,0,0] + u[1,0,0] + \
+             u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1] - 6*u[0,0,0])\"\n"
+                .to_string(),
+        );
+        assert!(register_words(&wave3d_vel, 2, 2, 4) > AUTO_REGISTER_WORDS);
+        let fused = resolve(&auto, &wave3d_vel, &CUDA).unwrap();
+        let one = step_plan(&fused, &wave3d_vel, &CUDA).unwrap();
+        assert_eq!(
+            (
+                fused.strategy,
+                one.strategy,
+                one.block,
+                one.chunk,
+                one.vector
+            ),
+            (Strategy::Persistent, Strategy::Stream, vec![1, 2, 64], 4, 4),
+            "one step of wave3d: 16-byte vectors, though it reads two more grids"
+        );
         let wide3d = leapfrog("\"z\", \"y\", \"x\"", "u[-2,0,0] + u[0,0,1]");
         assert_eq!(
             plan(&wide3d, &auto, &CUDA).0,
@@ -2365,10 +2386,11 @@ mod tests {
              [fields]\nu = {{ role = \"state\" }}\nk = {{ role = \"input\" }}\n\
              [[update]]\ntarget = \"u\"\nexpr = \"k[0,0,0] * ({star})\"\n"
         ));
+        assert!(register_words(&wide_inputs, 4, 1, 4) > WIDE_REGISTER_WORDS);
         assert_eq!(
             plan(&wide_inputs, &auto, &CUDA),
             (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
-            "reading another grid too: one cell per thread through chunks of 64 planes"
+            "reading another grid too, over the budget: one cell per thread through chunks of 64 planes"
         );
         let wider = stencil(
             "\"z\", \"y\", \"x\"",
