@@ -288,9 +288,9 @@ pub const WIDE_REGISTER_WORDS: usize = 184;
 /// of 4 rows or planes one at a time. On the H100 they beat `stream`'s
 /// defaults on every such suite stencil: 3-D in f32 (1.30x star3d25 to 1.63x
 /// j3d13pt) and in f64 (1.13x to 1.29x; BENCHMARKS.md, 2026-11-24, session
-/// 9), wave3d, which reads two more grids, 1.11x and 1.04x; 2-D j2d9pt and
-/// j2d25pt 1.11x to 1.36x (and `naive` 1.12x to 2.10x; 2026-11-25, session
-/// 15). Otherwise `stream`'s defaults, chunks of 64 planes or rows, one cell
+/// 9); 2-D j2d9pt and j2d25pt 1.11x to 1.36x (and `naive` 1.12x to 2.10x);
+/// the leapfrogs, which read two more grids, wave3d 1.11x (f32) and 1.04x
+/// (f64), wave2d f32 1.04x (2026-11-25, session 15). Otherwise `stream`'s defaults, chunks of 64 planes or rows, one cell
 /// per thread: the windows over the budget measured slower with the vectors
 /// (star3d25 f64, 264 words: 0.98x-0.99x; acoustic25, 200 and 280 words:
 /// 0.79x in f32, 0.81x in f64).
