@@ -2210,6 +2210,15 @@ mod tests {
             let r = resolve(t, st, d).unwrap();
             (r.strategy, r.block, r.chunk, r.coarsen, r.vector)
         };
+        // `auto`'s strategy, and the plan of its launches of one step.
+        let one_step = |st: &Stencil, d: &Dialect| {
+            let fused = resolve(&auto, st, d).unwrap();
+            let r = step_plan(&fused, st, d).unwrap();
+            (
+                fused.strategy,
+                (r.strategy, r.block, r.chunk, r.coarsen, r.vector),
+            )
+        };
         let line = stencil("\"x\"", "f32", "u[-1] + u[1]");
         assert_eq!(
             plan(&line, &auto, &CUDA),
@@ -2301,17 +2310,12 @@ mod tests {
                 .to_string(),
         );
         assert!(register_words(&wave3d_vel, 2, 2, 4) > AUTO_REGISTER_WORDS);
-        let fused = resolve(&auto, &wave3d_vel, &CUDA).unwrap();
-        let one = step_plan(&fused, &wave3d_vel, &CUDA).unwrap();
         assert_eq!(
+            one_step(&wave3d_vel, &CUDA),
             (
-                fused.strategy,
-                one.strategy,
-                one.block,
-                one.chunk,
-                one.vector
+                Strategy::Persistent,
+                (Strategy::Stream, vec![1, 2, 64], 4, 1, 4)
             ),
-            (Strategy::Persistent, Strategy::Stream, vec![1, 2, 64], 4, 4),
             "one step of wave3d: 16-byte vectors, though it reads two more grids"
         );
         let wide3d = leapfrog("\"z\", \"y\", \"x\"", "u[-2,0,0] + u[0,0,1]");
@@ -2425,18 +2429,9 @@ mod tests {
             "u[-2,0] + u[-1,0] + u[0,-2] + u[0,-1] + u[0,0] + u[0,1] + u[0,2] + u[1,0] + u[2,0]",
         );
         assert!(register_words(&j2d9pt, 4, 4, 4) > AUTO_REGISTER_WORDS);
-        let fused = resolve(&auto, &j2d9pt, &HIP).unwrap();
-        let one = step_plan(&fused, &j2d9pt, &HIP).unwrap();
         assert_eq!(
-            (
-                fused.strategy,
-                one.strategy,
-                one.block,
-                one.chunk,
-                one.coarsen,
-                one.vector
-            ),
-            (Strategy::Temporal, Strategy::Stream, vec![1, 64], 4, 1, 4),
+            one_step(&j2d9pt, &HIP),
+            (Strategy::Temporal, (Strategy::Stream, vec![1, 64], 4, 1, 4)),
             "one step of a 2-D stencil of radius 2: 16-byte vectors marching chunks of 4 rows"
         );
         let periodic_9pt = Stencil {
