@@ -24,7 +24,8 @@
 //!
 //! One kernel serves every number of steps up to `time_block`: levels past
 //! the launch's `levels` keep their value, so the steps left over after the
-//! last whole time block run as one launch of the same kernel.
+//! last whole time block run as one launch of the same kernel (but one step,
+//! which runs the single-step kernel beside it: [`super::step_plan`]).
 //!
 //! A leapfrog (a field of two time levels, read at its previous level only
 //! at the cell itself) fuses the same way: level `s` reads level `s - 2` at
@@ -33,7 +34,8 @@
 //! level that steps reads the launch's previous level from global memory.
 //! The levels that keep their value are then the first ones, and the
 //! launch writes its last two levels: `out`, and `out_prev`, the next
-//! launch's previous level (a fourth buffer on the device).
+//! launch's previous level (a fourth buffer on the device). A launch of one
+//! step writes only `out_prev`'s buffer, the next launch's current level.
 
 mod planes;
 mod vectors;
