@@ -290,18 +290,20 @@ pub const WIDE_REGISTER_WORDS: usize = 184;
 /// j3d13pt) and in f64 (1.13x to 1.29x; BENCHMARKS.md, 2026-11-24, session
 /// 9); 2-D j2d9pt and j2d25pt 1.11x to 1.36x (and `naive` 1.12x to 2.10x);
 /// the leapfrogs, which read two more grids, wave3d 1.11x (f32) and 1.04x
-/// (f64), wave2d f32 1.04x (2026-11-25, session 15). Otherwise `stream`'s defaults, chunks of 64 planes or rows, one cell
-/// per thread: the windows over the budget measured slower with the vectors
-/// (star3d25 f64, 264 words: 0.98x-0.99x; acoustic25, 200 and 280 words:
-/// 0.79x in f32, 0.81x in f64).
+/// (f64), wave2d f32 1.04x (2026-11-25, session 15). Otherwise `stream`'s
+/// defaults, chunks of 64 planes or rows, one cell per thread: the windows
+/// over the budget measured slower with the vectors (star3d25 f64, 264
+/// words: 0.98x-0.99x; acoustic25, 200 and 280 words: 0.79x in f32, 0.81x
+/// in f64).
 fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     let defaults = GpuTiling::model(Strategy::Stream);
     let vector = 16 / st.dtype.size();
     if register_words(st, 4, 1, vector) <= WIDE_REGISTER_WORDS {
-        let mut block = vec![1, 64.max(d.warp)];
-        if st.dims() == 3 {
-            block.insert(1, 2);
-        }
+        let block = if st.dims() == 2 {
+            vec![1, 64.max(d.warp)]
+        } else {
+            vec![1, 2, 64.max(d.warp)]
+        };
         return GpuTiling {
             block: Some(block),
             chunk: Some(4),
