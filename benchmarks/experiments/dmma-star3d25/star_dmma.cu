@@ -1,0 +1,316 @@
+/*
+ * Prototype (hand-written, not generated; README.md beside it): star3d25 f64
+ * (SUITE.md: the radius-4 star, 8th-order Laplacian) with the in-plane part
+ * of each update on the FP64 tensor cores (mma.m8n8k4.f64).
+ *
+ * Each warp owns an 8 x 8 block of one plane. The in-plane sum of the star is
+ * two products with banded 16 x 8 coefficient matrices:
+ *   X[y][i] = sum_k u[y][x0 - 4 + k] * C[k][i]      (4 mma, k in chunks of 4)
+ *   Y[i][x] = sum_k C[k][i] * u[y0 - 4 + k][x]      (4 mma)
+ * with C[k][i] = c[|k - 4 - i|] for 1 <= |k - 4 - i| <= 4, so a lane's
+ * coefficient fragment is the same register for both. The operands come from
+ * a plane of the tile in shared memory (row pitch = 12 mod 16 doubles: both
+ * fragment patterns are free of bank conflicts); the `z` part and the centre
+ * come from the lane's own window of its two cells (the accumulator's layout:
+ * row lane / 4, columns 2 (lane % 4) + 0, 1).
+ *
+ * LEVELS 1: a single step, 32 x 32 cells a block (16 warps).
+ * LEVELS 2: two fused steps. 16 warps compute level 1 on a 32 x 32 tile and
+ * publish it to a ring of planes; 9 more warps compute level 2 on its inner
+ * 24 x 24 cells, 5 planes behind, and store them. One barrier per plane.
+ * Grids need n2 % 2 == 0 (16-byte loads); fixed boundary (frame cells keep
+ * their value at every level).
+ *
+ * Macros: LEVELS (1 or 2), ZCN (planes a block marches), BLOCKS (resident
+ * blocks per multiprocessor for __launch_bounds__).
+ */
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <cuda_pipeline_primitives.h>
+#include <cstdio>
+
+#ifndef LEVELS
+#define LEVELS 2
+#endif
+#ifndef ZCN
+#define ZCN 128
+#endif
+#ifndef AHEAD
+#define AHEAD 3
+#endif
+#ifndef CHAIN1
+#define CHAIN1 0
+#endif
+#ifndef BLOCKS
+#define BLOCKS 1
+#endif
+
+namespace {
+constexpr int R = 4, WN = 2 * R + 1;
+constexpr int T1 = 32;                 /* level 1's tile (cells per side) */
+constexpr int T0 = T1 + 2 * R;         /* level 0's tile in shared memory */
+constexpr int T2 = T1 - 2 * R;         /* level 2's tile */
+constexpr int P0 = 44, P1 = 44;        /* row pitches, 12 mod 16 doubles */
+constexpr int D = AHEAD;               /* planes of level 0 in flight */
+constexpr int S0 = D + 6, S1 = 6;      /* ring slots */
+constexpr int W1 = (T1 / 8) * (T1 / 8); /* level-1 warps */
+constexpr int W2 = LEVELS == 2 ? (T2 / 8) * (T2 / 8) : 0;
+constexpr int NT = 32 * (W1 + W2);
+constexpr int TOUT = LEVELS == 2 ? T2 : T1;
+constexpr int LOADS = (T0 * T0 / 2 + NT - 1) / NT; /* double2 loads a thread makes per plane */
+
+/* Ring slot of plane p (p >= -60). */
+__device__ __forceinline__ int slot(int p, int s) { return (p + 60) % s; }
+
+__constant__ double coef[5] = {-2.847222222, 1.6, -0.2, 0.025396825, -0.001785714};
+
+__device__ __forceinline__ void dmma(double &d0, double &d1, double a, double b)
+{
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                 : "+d"(d0), "+d"(d1)
+                 : "d"(a), "d"(b));
+}
+
+/* The in-plane sum (without the centre) of the 8 x 8 block whose top-left cell
+   is at (ry, rx) of `src` (pitch P), in the accumulator's layout. */
+template <int P>
+__device__ __forceinline__ double2 inplane(const double *src, int ry, int rx, int lane, const double (&cf)[4])
+{
+    double d0 = 0, d1 = 0, e0 = 0, e1 = 0;
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+        const double ax = src[(ry + g) * P + rx - 4 + 4 * m + t];
+        const double by = src[(ry - 4 + 4 * m + t) * P + rx + g];
+        dmma(d0, d1, ax, cf[m]);
+#if CHAIN1
+        dmma(d0, d1, cf[m], by);
+#else
+        dmma(e0, e1, cf[m], by);
+#endif
+    }
+    return make_double2(d0 + e0, d1 + e1);
+}
+
+/* u + 0.05 (3 c0 u + in-plane + z part), the z part from window w (w[phase + R] the centre). */
+template <int PH>
+__device__ __forceinline__ double update(const double (&w)[WN], double ip)
+{
+    const double c = w[(PH + R) % WN];
+    double z = 0;
+#pragma unroll
+    for (int r = 1; r <= R; ++r)
+        z += coef[r] * (w[(PH + R - r) % WN] + w[(PH + R + r) % WN]);
+    return c + 0.05 * (3.0 * coef[0] * c + (ip + z));
+}
+
+struct Ctx {
+    int n0, n1, n2, s0;
+    int y0, x0;       /* grid coordinates of level 0's tile origin */
+    int warp, lane;
+    int by, bx;       /* this warp's block, in level-1 or level-2 tile coordinates (cells) */
+    int gy, gx;       /* grid coordinates of the lane's first cell */
+    bool inside_yx;   /* the lane's cells lie inside the grid's interior in y and x */
+    bool mine;        /* (level 2) the lane's cells are stored */
+};
+
+/* Starts copying level 0's tile at plane p into its ring slot (zeros off the grid) and commits the copies. */
+__device__ __forceinline__ void copy_plane(const Ctx &k, int p, int zhi, double *ring0, const double *__restrict__ in)
+{
+    double *dst = ring0 + slot(p, S0) * T0 * P0;
+    const int tid = k.warp * 32 + k.lane;
+#pragma unroll
+    for (int i = 0; i < LOADS; ++i) {
+        const int e = tid + i * NT;
+        if (e < T0 * T0 / 2) {
+            const int y = k.y0 + e / (T0 / 2), x = k.x0 + 2 * (e % (T0 / 2));
+            const bool on = p < zhi && p >= 0 && p < k.n0 && y >= 0 && y < k.n1 && x >= 0 && x < k.n2;
+            const double *src = on ? &in[(size_t)p * k.s0 + (size_t)y * k.n2 + x] : in;
+            __pipeline_memcpy_async(&dst[(e / (T0 / 2)) * P0 + 2 * (e % (T0 / 2))], src, 16, on ? 0 : 16);
+        }
+    }
+    __pipeline_commit();
+}
+
+__device__ __forceinline__ void barrier() { asm volatile("bar.sync 1, %0;" ::"r"(NT) : "memory"); }
+
+/* One plane of a warp of level ROLE: w0, w1 its window of its two cells' columns (level ROLE - 1). */
+template <int ROLE, int PH>
+__device__ __forceinline__ void iteration(const Ctx &k, int p, int zlo, int zhi, double (&w0)[WN], double (&w1)[WN],
+                                          double *ring0, double *ring1, const double (&cf)[4], double *__restrict__ out,
+                                          const double *__restrict__ in)
+{
+    /* Level 0 at plane p + D on its way to the ring; plane p has arrived. */
+    copy_plane(k, p + D, zhi, ring0, in);
+    __pipeline_wait_prior(D);
+    double *dst0 = ring0 + slot(p, S0) * T0 * P0;
+    barrier();
+    const int g = k.lane >> 2, t = k.lane & 3;
+    if (ROLE == 1) {
+        /* Level 0's centre at plane p joins the window; level 1 at plane q1 = p - R. */
+        const double2 c = *(const double2 *)&dst0[(R + k.by + g) * P0 + R + k.bx + 2 * t];
+        w0[(PH + 2 * R) % WN] = c.x;
+        w1[(PH + 2 * R) % WN] = c.y;
+        const int q1 = p - R;
+        if (q1 >= zlo) {
+            const double *src = ring0 + slot(q1, S0) * T0 * P0;
+            const double2 ip = inplane<P0>(src, R + k.by, R + k.bx, k.lane, cf);
+            const bool step = k.inside_yx && q1 >= R && q1 < k.n0 - R;
+            double2 r;
+            r.x = step ? update<PH>(w0, ip.x) : w0[(PH + R) % WN];
+            r.y = step ? update<PH>(w1, ip.y) : w1[(PH + R) % WN];
+#if LEVELS == 1
+            if (k.mine && q1 >= zlo + R && q1 < zhi - R)
+                *(double2 *)&out[(size_t)q1 * k.s0 + (size_t)k.gy * k.n2 + k.gx] = r;
+#else
+            *(double2 *)&ring1[slot(q1, S1) * T1 * P1 + (k.by + g) * P1 + k.bx + 2 * t] = r;
+#endif
+        }
+    }
+#if LEVELS == 2
+    if (ROLE == 2) {
+        /* Level 1's centre at plane p - R - 1 joins the window; level 2 at plane q2 = p - 2 R - 1. */
+        const int qc = p - R - 1;
+        if (qc >= zlo) {
+            const double2 c = *(const double2 *)&ring1[slot(qc, S1) * T1 * P1 + (k.by + g) * P1 + k.bx + 2 * t];
+            w0[(PH + 2 * R) % WN] = c.x;
+            w1[(PH + 2 * R) % WN] = c.y;
+        }
+        const int q2 = qc - R;
+        if (q2 >= zlo + 2 * R && q2 < zhi - 2 * R) {
+            const double *src = ring1 + slot(q2, S1) * T1 * P1;
+            const double2 ip = inplane<P1>(src, k.by, k.bx, k.lane, cf);
+            const bool step = k.inside_yx && q2 >= R && q2 < k.n0 - R;
+            double2 r;
+            r.x = step ? update<PH>(w0, ip.x) : w0[(PH + R) % WN];
+            r.y = step ? update<PH>(w1, ip.y) : w1[(PH + R) % WN];
+            if (k.mine)
+                *(double2 *)&out[(size_t)q2 * k.s0 + (size_t)k.gy * k.n2 + k.gx] = r;
+        }
+    }
+#endif
+}
+
+/* Every plane from zlo to last, for a warp of level ROLE. */
+template <int ROLE>
+__device__ __forceinline__ void march(const Ctx &k, int zlo, int zhi, int last, double *ring0, double *ring1,
+                                      const double (&cf)[4], double *__restrict__ out, const double *__restrict__ in)
+{
+    double w0[WN], w1[WN];
+#pragma unroll
+    for (int m = 0; m < WN; ++m)
+        w0[m] = w1[m] = 0;
+    int p = zlo;
+    for (; p + WN <= last; p += WN) {
+        iteration<ROLE, 0>(k, p, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        iteration<ROLE, 1>(k, p + 1, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        iteration<ROLE, 2>(k, p + 2, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        iteration<ROLE, 3>(k, p + 3, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        iteration<ROLE, 4>(k, p + 4, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        iteration<ROLE, 5>(k, p + 5, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        iteration<ROLE, 6>(k, p + 6, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        iteration<ROLE, 7>(k, p + 7, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        iteration<ROLE, 8>(k, p + 8, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    }
+    const int n = last - p;
+    if (n > 0)
+        iteration<ROLE, 0>(k, p + 0, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 1)
+        iteration<ROLE, 1>(k, p + 1, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 2)
+        iteration<ROLE, 2>(k, p + 2, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 3)
+        iteration<ROLE, 3>(k, p + 3, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 4)
+        iteration<ROLE, 4>(k, p + 4, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 5)
+        iteration<ROLE, 5>(k, p + 5, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 6)
+        iteration<ROLE, 6>(k, p + 6, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 7)
+        iteration<ROLE, 7>(k, p + 7, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+}
+
+__global__ void __launch_bounds__(NT, BLOCKS) kernel(int n0, int n1, int n2, double *__restrict__ out, const double *__restrict__ in)
+{
+    extern __shared__ __align__(16) double shared[];
+    double *ring0 = shared, *ring1 = shared + S0 * T0 * P0;
+    Ctx k;
+    k.n0 = n0; k.n1 = n1; k.n2 = n2; k.s0 = n1 * n2;
+    k.warp = threadIdx.x >> 5;
+    k.lane = threadIdx.x & 31;
+    /* Output tile origin (grid coordinates) and level-0 tile origin. */
+    const int oy = R + (int)blockIdx.y * TOUT, ox = R + (int)blockIdx.x * TOUT;
+    const int lead = LEVELS == 2 ? 2 * R : R;
+    k.y0 = oy - lead;
+    k.x0 = ox - lead;
+    const int g = k.lane >> 2, t = k.lane & 3;
+    if (k.warp < W1) {
+        k.by = (k.warp / (T1 / 8)) * 8;
+        k.bx = (k.warp % (T1 / 8)) * 8;
+    } else {
+        const int w = k.warp - W1;
+        k.by = R + (w / (T2 / 8)) * 8;
+        k.bx = R + (w % (T2 / 8)) * 8;
+    }
+    /* The lane's cells: tile row R + by + g of level 0's tile. */
+    k.gy = k.y0 + R + k.by + g;
+    k.gx = k.x0 + R + k.bx + 2 * t;
+    k.inside_yx = k.gy >= R && k.gy < n1 - R && k.gx >= R && k.gx < n2 - R;
+    k.mine = k.inside_yx && (LEVELS == 1 || k.warp >= W1);
+    /* Planes: level 1 is needed on [zo - R, zo + ZCN + R) for LEVELS 2. */
+    const int zo = R + (int)blockIdx.z * ZCN;
+    const int zend = min(zo + ZCN, n0 - R);
+    const int zlo = zo - (LEVELS == 2 ? 2 * R : R);  /* first level-0 plane */
+    const int zhi = zend + (LEVELS == 2 ? 2 * R : R); /* one past the last level-0 plane */
+    double cf[4];
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+        const int d = 4 * m + t - 4 - g;
+        const int a = d < 0 ? -d : d;
+        cf[m] = a >= 1 && a <= R ? coef[a] : 0.0;
+    }
+#pragma unroll
+    for (int i = 0; i < D; ++i)
+        copy_plane(k, zlo + i, zhi, ring0, in);
+    /* Iterations p = zlo .. last: level 1 lags R planes, level 2 lags 2 R + 1. */
+    const int last = zhi + (LEVELS == 2 ? R + 1 : 0);
+    if (k.warp < W1)
+        march<1>(k, zlo, zhi, last, ring0, ring1, cf, out, in);
+    else
+        march<2>(k, zlo, zhi, last, ring0, ring1, cf, out, in);
+}
+} // namespace
+
+constexpr size_t SHARED = sizeof(double) * (S0 * T0 * P0 + (LEVELS == 2 ? S1 * T1 * P1 : 0));
+
+#if LEVELS == 2
+/* marker for the harness: for (int s = 2; s >= 1 */
+#define MARK
+extern "C" int stencils_cuda__star3d25__update_u(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *out, const double *cur_u, int levels)
+#else
+extern "C" int stencils_cuda__star3d25__update_u(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *out, const double *cur_u)
+#endif
+{
+    (void)cudaGetLastError();
+#if LEVELS == 2
+    if (levels != 2)
+        return 1;
+#endif
+    if (n2 % 2)
+        return 1;
+    static bool attr = false;
+    if (!attr) {
+        const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SHARED);
+        if (e != cudaSuccess)
+            printf("cudaFuncSetAttribute(%zu bytes): %s\n", SHARED, cudaGetErrorString(e));
+        attr = true;
+    }
+    const dim3 grid((unsigned)((n2 - 2 * R + TOUT - 1) / TOUT), (unsigned)((n1 - 2 * R + TOUT - 1) / TOUT),
+                    (unsigned)((n0 - 2 * R + ZCN - 1) / ZCN));
+    kernel<<<grid, NT, SHARED>>>((int)n0, (int)n1, (int)n2, out, cur_u);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        printf("launch (%zu bytes, %d threads): %s\n", SHARED, NT, cudaGetErrorString(e));
+    return (int)e;
+}
