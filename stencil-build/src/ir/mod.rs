@@ -2,11 +2,13 @@
 //! at constant offsets. Every backend generates code from this, never from the
 //! spec.
 
+mod linear;
 mod lower;
 mod tiling;
 
 use std::path::PathBuf;
 
+pub use linear::{MAX_DEPTH_REACH, MAX_PLANE_REACH, PLANE_SUM, PlaneSum, plane_sum};
 pub use lower::lower;
 pub use tiling::{GpuTiling, STREAM_CHUNK, Strategy, Tiling, unfusable};
 
