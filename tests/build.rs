@@ -43,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=src/random_spec.rs");
     let random = random_stencils(RANDOM_STENCILS)?;
     let random_1d = random.iter().filter(|s| s.axes.len() == 1).count();
-    let (mut random_fusable, mut random_leapfrog) = (0, 0);
+    let (mut random_fusable, mut random_leapfrog, mut random_tensor) = (0, 0, 0);
     for (n, stencil) in random.into_iter().enumerate() {
         let base: toml::Table = toml::from_str(&stencil.to_toml(&format!("random_{n}")))?;
         let dims = stencil.axes.len();
@@ -52,6 +52,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             fusable(&base, dims, stencil.boundary, "temporal")
                 && !fusable(&base, dims, stencil.boundary, "persistent"),
         );
+        if dims == 3 && stencil.dtype == "f64" && stencil.boundary == "fixed" {
+            let mut table = retyped(&base, "random_tensor", stencil.dtype, "fixed", "tensor");
+            table["stencil"]["name"] = base["stencil"]["name"].clone();
+            random_tensor += usize::from(tensor_builds(&table, "random_tensor")?);
+        }
         bases.push((base, vec![(stencil.dtype, stencil.boundary)]));
     }
     let openmp = std::env::var_os("CARGO_FEATURE_OPENMP").is_some();
@@ -74,6 +79,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "temporal_vec",
             "persistent",
             "persistent_c5",
+            "tensor",
+            "tensor_c5",
             "auto",
         ]
     } else {
@@ -96,6 +103,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if (strategy.starts_with("temporal") || strategy.starts_with("persistent"))
                     && !fusable(base, dims, boundary, strategy)
                     || strategy == "temporal_vec" && dims != 3
+                    || strategy.starts_with("tensor")
+                        && (dims != 3 || dtype != "f64" || boundary != "fixed")
                 {
                     continue;
                 }
@@ -104,7 +113,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     s => format!("{name}_{dtype}_{boundary}_{s}"),
                 };
                 let mut table = retyped(base, &variant, dtype, boundary, strategy);
-                if strategy == "temporal_vec" && !fit_vector(&mut table, &variant) {
+                if strategy == "temporal_vec" && !fit_vector(&mut table, &variant)
+                    || strategy.starts_with("tensor") && !tensor_builds(&table, &variant)?
+                {
                     continue;
                 }
                 fit_hip(&mut table, &variant)?;
@@ -170,7 +181,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          /// How many of the random stencils `temporal` and `persistent` can fuse the steps of.\n\
          pub const RANDOM_FUSABLE: usize = {random_fusable};\n\
          /// How many of the random stencils are leapfrogs whose steps only `temporal` fuses (they never read their previous level).\n\
-         pub const RANDOM_LEAPFROG_FUSABLE: usize = {random_leapfrog};\n/// Every f32 variant.\npub static F32: &[Entry<f32>] = &[\n    {}\n];\n/// Every f64 variant.\npub static F64: &[Entry<f64>] = &[\n    {}\n];\n",
+         pub const RANDOM_LEAPFROG_FUSABLE: usize = {random_leapfrog};\n\
+         /// How many of the random stencils `tensor` builds (3-D, f64, fixed, an in-plane sum of products).\n\
+         pub const RANDOM_TENSOR: usize = {random_tensor};\n/// Every f32 variant.\npub static F32: &[Entry<f32>] = &[\n    {}\n];\n/// Every f64 variant.\npub static F64: &[Entry<f64>] = &[\n    {}\n];\n",
         f32s.join(",\n    "),
         f64s.join(",\n    ")
     );
@@ -308,6 +321,7 @@ fn retyped(
             &[("time_block", 2), ("chunk", 7), ("vector", 3)],
         ),
         "temporal_vec" => ("temporal", &[("time_block", 2), ("vector", vector)]),
+        "tensor_c5" => ("tensor", &[("chunk", 5)]),
         s => (s, &[]),
     };
     gpu.insert("strategy".into(), name.into());
@@ -319,8 +333,27 @@ fn retyped(
         gpu.insert("block".into(), block);
     }
     tiling.insert("cuda".into(), gpu.clone().into());
-    tiling.insert("hip".into(), gpu.into());
+    if name == "tensor" {
+        // HIP has no `tensor` kernel: its variant streams.
+        let mut stream = toml::Table::new();
+        stream.insert("strategy".into(), "stream".into());
+        tiling.insert("hip".into(), stream.into());
+    } else {
+        tiling.insert("hip".into(), gpu.into());
+    }
     t
+}
+
+/// Whether a `tensor` variant builds: stencil-build refuses `tensor` where a
+/// statement's in-plane reads are not a sum that matrix products can take
+/// (`ir::plane_sum`). Any other refusal is the build's error.
+fn tensor_builds(table: &toml::Table, name: &str) -> Result<bool, String> {
+    let text = toml::to_string(table).map_err(|e| e.to_string())?;
+    match stencil_build::generate(name, &text) {
+        Ok(_) => Ok(true),
+        Err(e) if e.to_string().contains("`tensor` cannot compute") => Ok(false),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Whether a `temporal_vec` variant builds, with its 16-byte vectors or

@@ -223,6 +223,14 @@ const VARIANTS: &[Variant] = &[
         every: true,
         ..temporal("temporal_vec_24", 3, 2)
     },
+    // f64 3-D stencils whose in-plane sum is a sum of products: one step a
+    // plane with that sum on the tensor cores (`gpu/tensor.rs`).
+    Variant {
+        dims: Some(3),
+        dtype: Some("f64"),
+        every: true,
+        ..v("tensor", "tensor")
+    },
     v("auto", "auto"),
 ];
 

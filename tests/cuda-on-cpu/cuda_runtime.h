@@ -71,6 +71,7 @@ CUDA_ON_CPU_VECTOR(float, 2, x, y)
 CUDA_ON_CPU_VECTOR(float, 4, x, y, z, w)
 CUDA_ON_CPU_VECTOR(double, 2, x, y)
 CUDA_ON_CPU_VECTOR(double, 4, x, y, z, w)
+inline double2 make_double2(double x, double y) { return double2{x, y}; }
 struct float3 {
     float x, y, z;
 };
@@ -348,6 +349,13 @@ inline int group_start(int width) { return (int)world().current->lane / width * 
 #define gridDim (::cuda_on_cpu::grid_dim())
 
 inline void __syncthreads() { cuda_on_cpu::wait(cuda_on_cpu::State::AtBlockBarrier); }
+
+template <typename T>
+T __shfl_sync(unsigned mask, T value, int source, int width = 32) {
+    if (mask != 0xffffffffu) cuda_on_cpu::fail("shuffles with a partial mask are not emulated");
+    const int start = cuda_on_cpu::group_start(width);
+    return cuda_on_cpu::shuffle(value, start + ((source % width) + width) % width, true);
+}
 
 template <typename T>
 T __shfl_up_sync(unsigned mask, T value, unsigned delta, int width = 32) {

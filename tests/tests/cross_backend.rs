@@ -14,13 +14,17 @@ fn every_variant_is_registered() {
     // three `temporal` ones of the random leapfrogs that never read their
     // previous level, and `temporal_vec` (2 steps in threads of vectors) of
     // the stars it suits: star3d25 in f32 (in f64 its registers leave room
-    // for one step only) and j3d13pt in f32 and f64.
+    // for one step only) and j3d13pt in f32 and f64; and two `tensor`
+    // variants of the fixed f64 3-D stencils whose in-plane reads are a sum
+    // of products (heat3d, star3d25, j3d7pt, j3d13pt, leapfrog3d and the
+    // random ones that are).
     let (random, random_1d) = stencil_tests::RANDOM_STENCILS;
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
         let fused = 5 * (9 * 2 + stencil_tests::RANDOM_FUSABLE)
             + 3 * stencil_tests::RANDOM_LEAPFROG_FUSABLE
             + 3;
-        13 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + fused
+        let tensor = 2 * (5 + stencil_tests::RANDOM_TENSOR);
+        13 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + fused + tensor
     } else {
         13 * 4 + random
     };

@@ -1518,4 +1518,97 @@ mod tests {
             assert_error(&text, key, needle, message, hint);
         }
     }
+
+    #[test]
+    fn tensor_keys_and_the_stencils_it_cannot_run() {
+        let star = |dtype: &str, expr: &str| {
+            format!(
+                "[stencil]\ndtype = \"{dtype}\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+                 [[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n"
+            )
+        };
+        let ok = star("f64", "u[0,0,0] + u[0,0,1] + u[0,-1,0] + u[1,0,0]");
+        let tensor = "[tiling.cuda]\nstrategy = \"tensor\"\n";
+        assert!(crate::generate("ok", &format!("{ok}{tensor}chunk = 7\n")).is_ok());
+        let keys = [
+            (
+                "block = [1, 16, 32]\n",
+                "[1, 16, 32]",
+                "`tensor` blocks are 16 warps",
+                "remove `block`",
+            ),
+            (
+                "coarsen = 2\n",
+                "2",
+                "`coarsen` does not apply to `tensor`",
+                "remove `coarsen`",
+            ),
+            (
+                "vector = 2\n",
+                "2",
+                "`vector` does not apply to `tensor`",
+                "`chunk`",
+            ),
+        ];
+        for (line, needle, message, hint) in keys {
+            let (got, got_hint) = error(&format!("{ok}{tensor}{line}"));
+            let key = line.split(' ').next().unwrap_or_default();
+            assert!(
+                got.starts_with(&at(&format!("{ok}{tensor}{line}"), key, needle)),
+                "{got}"
+            );
+            assert!(got.contains(message), "{got}");
+            assert!(got_hint.unwrap_or_default().contains(hint));
+        }
+        let (got, _) = error(&format!(
+            "{ok}[tiling.cuda]\nstrategy = \"naive\"\nchunk = 4\n"
+        ));
+        assert!(
+            got.contains("`chunk` only applies to `strategy = \"stream\"`, `\"tensor\"`"),
+            "{got}"
+        );
+        // What `tensor` cannot run is refused at `strategy`, saying why and what to write.
+        let refused = [
+            (
+                ok.clone(),
+                "[tiling.hip]\nstrategy = \"tensor\"\n",
+                "the HIP backend has no such kernel",
+            ),
+            (
+                star("f32", "u[0,0,1]"),
+                tensor,
+                "an f32 stencil there would round",
+            ),
+            (
+                update("u[0,1] + u[1,0]"),
+                tensor,
+                "streams a 3-D stencil plane by plane; this one has 2 axes",
+            ),
+            (
+                format!("{ok}[boundary]\nkind = \"periodic\"\n"),
+                tensor,
+                "a periodic grid's reads would wrap",
+            ),
+            (
+                star("f64", "u[0,1,1] + u[0,0,0]"),
+                tensor,
+                "it reads `u[0,1,1]` off the axes",
+            ),
+            (
+                star("f64", "u[0,0,1]*u[0,1,0]"),
+                tensor,
+                "not a sum of reads times constants",
+            ),
+        ];
+        for (spec, section, message) in refused {
+            let text = format!("{spec}{section}");
+            let (got, hint) = error(&text);
+            assert!(
+                got.starts_with(&at(&text, "strategy", "\"tensor\"")),
+                "{got}"
+            );
+            assert!(got.contains(message), "{got}");
+            assert!(hint.unwrap_or_default().contains("`strategy = \"stream\"`"));
+        }
+    }
 }

@@ -8,9 +8,11 @@ mod tiling;
 
 use std::path::PathBuf;
 
-pub use linear::{MAX_DEPTH_REACH, MAX_PLANE_REACH, PLANE_SUM, PlaneSum, plane_sum};
+pub use linear::{MAX_PLANE_REACH, PLANE_SUM, PlaneSum, plane_sum};
 pub use lower::lower;
-pub use tiling::{GpuTiling, STREAM_CHUNK, Strategy, Tiling, unfusable};
+pub use tiling::{
+    GpuTiling, STREAM_CHUNK, Strategy, TENSOR_CHUNK, Tiling, unfusable, untensorable,
+};
 
 /// Element type of every grid and parameter of a stencil.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -52,16 +52,19 @@ pub enum Strategy {
     Temporal,
     /// Persistent kernel, grid-wide sync, deep temporal blocking.
     Persistent,
+    /// 2.5-D streaming with the in-plane sum on the FP64 tensor cores (CUDA).
+    Tensor,
 }
 
 impl Strategy {
-    const NAMES: [(&'static str, Strategy); 6] = [
+    const NAMES: [(&'static str, Strategy); 7] = [
         ("auto", Strategy::Auto),
         ("naive", Strategy::Naive),
         ("tiled", Strategy::Tiled),
         ("stream", Strategy::Stream),
         ("temporal", Strategy::Temporal),
         ("persistent", Strategy::Persistent),
+        ("tensor", Strategy::Tensor),
     ];
 
     /// Its name in specs.
@@ -80,6 +83,12 @@ impl Strategy {
 
 /// Cells of the slowest axis a `stream` block marches through when `chunk` is not given.
 pub const STREAM_CHUNK: usize = 64;
+
+/// Cells of the slowest axis a `tensor` block marches through when `chunk`
+/// is not given: on the H100, star3d25 f64 ran at 1.21x `stream` with 64,
+/// 1.30x with 128 and 1.33x with 256 (its warm-up of 2 r planes a block
+/// paid less often; `benchmarks/experiments/dmma-star3d25`).
+pub const TENSOR_CHUNK: usize = 256;
 
 /// Tiling of a GPU backend.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,6 +209,14 @@ fn gpu(
     };
     let block = match &s.block {
         None => None,
+        Some(list) if strategy == Strategy::Tensor => {
+            return Err(src
+                .error(
+                    list.span(),
+                    "`tensor` blocks are 16 warps, each computing 8 x 8 cells of a plane (a tile of 32 x 32)",
+                )
+                .with_hint("remove `block`; set the planes a block marches with `chunk`"));
+        }
         Some(list) => {
             // A 3-D `temporal` thread of a vector covers that many cells of a row.
             let cells = match s.vector.as_ref().map(|v| *v.get_ref()) {
@@ -230,11 +247,13 @@ fn gpu(
         }
         Some(t) => Some(bounded(t, 1, 64, "time_block", src)?),
     };
-    let marches = strategy == Strategy::Stream || strategy.fuses_steps();
+    let marches =
+        strategy == Strategy::Stream || strategy == Strategy::Tensor || strategy.fuses_steps();
     let fused = strategy.name();
     let coarsen = match &s.coarsen {
         None => None,
         Some(c) if !marches => return Err(marching_only(c, "coarsen", src)),
+        Some(c) if strategy == Strategy::Tensor => return Err(tensor_fixed(c, "coarsen", src)),
         Some(c) if strategy.fuses_steps() && dims != 3 => {
             return Err(src
                 .error(
@@ -288,6 +307,7 @@ fn gpu(
     let vector = match &s.vector {
         None => None,
         Some(v) if !marches => return Err(marching_only(v, "vector", src)),
+        Some(v) if strategy == Strategy::Tensor => return Err(tensor_fixed(v, "vector", src)),
         Some(v) if strategy == Strategy::Persistent && dims == 3 => {
             return Err(src
                 .error(
@@ -330,12 +350,23 @@ fn gpu(
     })
 }
 
+/// The error for `key` set with `tensor`, whose lanes each compute two cells
+/// of a row, one plane at a time.
+fn tensor_fixed(v: &Spanned<i64>, key: &str, src: &Source) -> Diagnostic {
+    src.error(
+        v.span(),
+        format!("`{key}` does not apply to `tensor`: each lane of its warps computes two cells of a row, one plane at a time"),
+    )
+    .with_hint(format!("remove `{key}`; set the planes a block marches with `chunk`"))
+}
+
 /// The error for `key`, a key of the marching strategies alone, set with another.
 fn marching_only(v: &Spanned<i64>, key: &str, src: &Source) -> Diagnostic {
+    let tensor = if key == "chunk" { ", `\"tensor\"`" } else { "" };
     src.error(
         v.span(),
         format!(
-            "`{key}` only applies to `strategy = \"stream\"`, `\"temporal\"` or `\"persistent\"`"
+            "`{key}` only applies to `strategy = \"stream\"`{tensor}, `\"temporal\"` or `\"persistent\"`"
         ),
     )
     .with_hint(format!("set `strategy = \"stream\"` or remove `{key}`"))
@@ -414,8 +445,9 @@ fn bounded(
     }
 }
 
-/// Checks that the step-fusing strategy `[tiling.cuda]` or `[tiling.hip]`
-/// asks of `st` can be generated for it, pointing at the `strategy` that asks.
+/// Checks that the step-fusing strategy or `tensor` `[tiling.cuda]` or
+/// `[tiling.hip]` asks of `st` can be generated for it, pointing at the
+/// `strategy` that asks.
 pub fn check_fusion(
     section: &TilingSection,
     st: &crate::ir::Stencil,
@@ -425,15 +457,62 @@ pub fn check_fusion(
         (&section.cuda, &st.tiling.cuda),
         (&section.hip, &st.tiling.hip),
     ];
-    for (gpu, tiling) in asked {
+    for ((gpu, tiling), backend) in asked.into_iter().zip(["cuda", "hip"]) {
         let strategy = gpu.as_ref().and_then(|g| g.get_ref().strategy.as_ref());
-        if let (true, Some(name)) = (tiling.strategy.fuses_steps(), strategy)
-            && let Some((why, hint)) = unfusable(st, tiling.strategy.name())
-        {
+        let Some(name) = strategy else { continue };
+        let refused = match tiling.strategy {
+            s if s.fuses_steps() => unfusable(st, s.name()),
+            Strategy::Tensor => untensorable(st, backend),
+            _ => None,
+        };
+        if let Some((why, hint)) = refused {
             return Err(src.error(name.span(), why).with_hint(hint));
         }
     }
     Ok(())
+}
+
+/// Why `tensor` cannot run `st` on `backend`, and what to write instead;
+/// `None` when it can: a 3-D f64 stencil with a fixed boundary, each of
+/// whose statements has an in-plane sum ([`crate::ir::plane_sum`]), on CUDA.
+pub fn untensorable(st: &crate::ir::Stencil, backend: &str) -> Option<(String, String)> {
+    use crate::ir::{Boundary, Dtype, Version};
+    let stream = format!(
+        "use `strategy = \"stream\"` in [tiling.{backend}], which streams any stencil plane by plane"
+    );
+    let why = if backend != "cuda" {
+        "`tensor` computes the in-plane sum with `mma.sync` on NVIDIA's FP64 tensor cores; the HIP backend has no such kernel".to_string()
+    } else if st.dims() != 3 {
+        format!(
+            "`tensor` streams a 3-D stencil plane by plane; this one has {} axes",
+            st.dims()
+        )
+    } else if st.dtype != Dtype::F64 {
+        "`tensor` computes on the FP64 tensor cores; an f32 stencil there would round its values to TF32 (10 bits of mantissa)".to_string()
+    } else if st.boundary == Boundary::Periodic {
+        "`tensor` loads its tiles of a grid with a fixed boundary (zeros past the edge); a periodic grid's reads would wrap".to_string()
+    } else {
+        let name = |a: &crate::ir::Access| {
+            let f = &st.fields[a.slot.field].name;
+            let prev = if a.slot.version == Version::Prev {
+                ".prev"
+            } else {
+                ""
+            };
+            let at: Vec<String> = a.offset.iter().map(i64::to_string).collect();
+            format!("{f}{prev}[{}]", at.join(","))
+        };
+        let refused = st.statements.iter().find_map(|s| {
+            crate::ir::plane_sum(s, &name).err().map(|why| {
+                format!(
+                    "`tensor` cannot compute `{}` with matrix products: {why}",
+                    s.text
+                )
+            })
+        });
+        return refused.map(|why| (why, stream));
+    };
+    Some((why, stream))
 }
 
 /// Why strategy `name` (`temporal`, `persistent`) cannot fuse the steps of `st`, and what to write instead;

@@ -26,6 +26,7 @@
 mod persistent;
 pub mod rust;
 mod temporal;
+mod tensor;
 
 use std::collections::BTreeSet;
 
@@ -149,6 +150,9 @@ impl Resolved {
 ///   warp (32 lanes for CUDA, 64 for HIP): `[256]`, `[8, 32]`, `[2, 4, 32]`;
 ///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64
 ///   cells, one per iteration, one per thread along the contiguous axis;
+/// - on CUDA, `auto`'s single step is `tensor` for f64 3-D stencils whose
+///   in-plane sum matrix products can take, reaching 3 cells or more
+///   ([`tensor::auto_tensor`]);
 /// - `auto` is `temporal` (with [`temporal::defaults`]) where
 ///   [`temporal::auto_fuses`] says the steps fuse and it measured faster,
 ///   and `persistent` where [`temporal::auto_persists`] says that one launch
@@ -167,6 +171,17 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
     };
     let strategy = match t.strategy {
         Strategy::Temporal => return Ok(temporal::defaults(t, st, d)),
+        Strategy::Tensor => {
+            return Ok(Resolved {
+                strategy: Strategy::Tensor,
+                block: vec![1, tensor::THREADS / d.warp, d.warp],
+                chunk: t.chunk.unwrap_or(crate::ir::TENSOR_CHUNK),
+                coarsen: 1,
+                vector: 1,
+                time_block: 1,
+                occupancy: None,
+            });
+        }
         Strategy::Persistent => {
             return Ok(Resolved {
                 strategy: Strategy::Persistent,
@@ -227,6 +242,9 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// where steps do not fuse, and what the fused strategies launch for one
 /// step ([`step_plan`]).
 fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
+    if *d == CUDA && tensor::auto_tensor(st) {
+        return GpuTiling::model(Strategy::Tensor);
+    }
     let naive = GpuTiling::model(Strategy::Naive);
     let (block, c, v) = match (st.dims(), st.dtype) {
         (2, Dtype::F32) => (vec![1, 64.max(d.warp)], 4, 4),
@@ -552,6 +570,11 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
             ", {} cells of `{}` per thread as one vector, {} steps fused",
             plan.vector, st.axes[2], plan.time_block
         )
+    } else if plan.strategy == Strategy::Tensor {
+        format!(
+            ", each warp 8 x 8 cells of a plane with the in-plane sum on the FP64 tensor cores, marching {} cells along `{}` per block",
+            plan.chunk, st.axes[0]
+        )
     } else if let Some(k) = plan.occupancy {
         format!(", at most {k} resident per multiprocessor")
     } else {
@@ -594,6 +617,9 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dia
     }
     if st.dims() == 3 && plan.strategy.fuses_steps() {
         temporal::opaque_thread_helpers(w);
+    }
+    if plan.strategy == Strategy::Tensor {
+        tensor::helpers(w);
     }
 }
 
@@ -864,6 +890,9 @@ impl Gen<'_> {
     }
 
     fn kernel(&self, w: &mut CWriter) {
+        if self.plan.strategy == Strategy::Tensor {
+            return self.tensor(w);
+        }
         let parameters = match self.plan.strategy {
             Strategy::Persistent => self.persistent_parameters(true),
             _ => self.parameters("__restrict__", true),
@@ -1652,6 +1681,7 @@ impl Gen<'_> {
         match self.plan.strategy {
             Strategy::Temporal => return self.temporal_launch(w),
             Strategy::Persistent => return self.persistent_launch(w),
+            Strategy::Tensor => return self.tensor_launch(w),
             _ => {}
         }
         let dims = self.dims();
@@ -2378,9 +2408,14 @@ mod tests {
         assert_eq!(register_words(&wide, 4, 1, 4), WIDE_REGISTER_WORDS);
         let wide_f64 = stencil("\"z\", \"y\", \"x\"", "f64", star);
         assert_eq!(
-            plan(&wide_f64, &auto, &CUDA),
-            (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
+            plan(&wide_f64, &auto, &HIP),
+            (Strategy::Stream, vec![1, 4, 64], 64, 1, 1),
             "its f64 window is over the budget: one cell per thread through chunks of 64 planes"
+        );
+        assert_eq!(
+            plan(&wide_f64, &auto, &CUDA),
+            (Strategy::Tensor, vec![1, 16, 32], 256, 1, 1),
+            "on CUDA its in-plane sum goes to the FP64 tensor cores, a plane at a time"
         );
         let star2_f64 = Stencil {
             dtype: crate::ir::Dtype::F64,

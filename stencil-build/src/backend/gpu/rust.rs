@@ -272,6 +272,11 @@ pub fn stencil_module(
                 ", {} cells per block along the slowest axis, {} per iteration",
                 plan.chunk, plan.coarsen
             )
+        } else if plan.strategy == crate::ir::Strategy::Tensor {
+            format!(
+                ", {} cells per block along the slowest axis, the in-plane sum on the FP64 tensor cores",
+                plan.chunk
+            )
         } else {
             String::new()
         }

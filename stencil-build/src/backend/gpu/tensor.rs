@@ -1,0 +1,669 @@
+//! `tensor` (CUDA, f64, 3-D): 2.5-D streaming with the in-plane sum on the
+//! FP64 tensor cores.
+//!
+//! A block owns 32 x 32 cells of a plane and marches `chunk` planes of the
+//! slowest axis. Each of its 16 warps computes 8 x 8 of those cells. The
+//! statement's in-plane sum ([`crate::ir::plane_sum`]) is two products with
+//! banded matrices:
+//!
+//! ```text
+//! X[y][i] = sum_k u[y][x0 - rx + k] Cx[k][i]     Cx[k][i] = cx(k - rx - i)
+//! Y[i][x] = sum_k Cy[k][i] u[y0 - ry + k][x]     Cy[k][i] = cy(k - ry - i)
+//! ```
+//!
+//! computed 4 columns of `k` at a time by `mma.m8n8k4.f64` (`ceil((8 + 2 r) /
+//! 4)` products an axis; the last starts `8 + 2 r - 4` cells in and its lanes
+//! that overlap the one before have a zero coefficient, so no product reads
+//! past the band). A lane holds one element of each operand and two cells of
+//! the result: row `lane / 4`, columns `2 (lane % 4)` and `+ 1`. Its element
+//! of `Cx` (column `lane / 4`, row `lane % 4`) and of `Cy` (row `lane / 4`,
+//! column `lane % 4`) are fixed for the kernel, computed once.
+//!
+//! The plane's tile with its in-plane reach around it arrives in a ring of
+//! shared memory by asynchronous copies (`cp.async`), [`AHEAD`] planes ahead
+//! of the one computed; the rows' pitch is 4 or 12 modulo 16 doubles, so
+//! neither operand's pattern has bank conflicts. The reads along the slowest
+//! axis of the grid read in-plane come from each lane's window of its two
+//! cells (registers, the loop unrolled by the window so that it moves by
+//! renaming); other grids are read at the lane's two cells. One barrier a
+//! plane.
+//!
+//! On the H100 a hand-written instance ran star3d25 f64 at 1.33x `stream`,
+//! 86% of the bandwidth bound (`benchmarks/experiments/dmma-star3d25`).
+
+use super::{CWriter, Gen};
+use crate::backend::CExpr;
+use crate::codegen::expr;
+use crate::codegen::rust::slot_name;
+use crate::ir::{
+    Access, Expr, MAX_PLANE_REACH, PLANE_SUM, PlaneSum, Slot, Stencil, plane_sum, untensorable,
+};
+
+/// Threads of a `tensor` block: 16 warps of 8 x 8 cells.
+pub const THREADS: usize = 512;
+
+/// Cells of a block's tile along `y` and `x`.
+const TILE: usize = 32;
+
+/// Planes of a tile in flight to shared memory while one is computed: on the
+/// H100, 4 ran 1.07x 3 and as fast as 6 (star3d25 f64, chunks of 128).
+pub const AHEAD: usize = 4;
+
+/// The least in-plane reach for which `auto` computes a single step on the
+/// tensor cores: star3d25 f64 (reach 4) ran at 1.33x `stream` there; the
+/// stars of reach 1 and 2 fuse their steps (`temporal`) instead.
+pub const AUTO_MIN_REACH: usize = 3;
+
+/// Whether `auto`'s single step for `st` on CUDA is `tensor`: one statement
+/// that `tensor` can compute, reaching [`AUTO_MIN_REACH`] cells in-plane.
+pub fn auto_tensor(st: &Stencil) -> bool {
+    if st.statements.len() != 1 || untensorable(st, "cuda").is_some() {
+        return false;
+    }
+    let name = |a: &Access| slot_name(st, a.slot);
+    plane_sum(&st.statements[0], &name)
+        .is_ok_and(|sum| sum.reach().into_iter().max().unwrap_or(0) >= AUTO_MIN_REACH)
+}
+
+/// The band of one axis: the products' starting columns of `k`, and the
+/// lanes (`lane % 4`) of the last one that repeat the one before.
+fn band(reach: usize) -> (Vec<usize>, usize) {
+    let span = 8 + 2 * reach;
+    let n = span.div_ceil(4);
+    let mut starts: Vec<usize> = (0..n - 1).map(|m| 4 * m).collect();
+    starts.push(span - 4);
+    (starts, 4 * (n - 1) - (span - 4))
+}
+
+/// The first row pitch (in doubles) of at least `cells` that is 4 or 12 modulo 16.
+fn pitch(cells: usize) -> usize {
+    (cells..)
+        .find(|p| p % 16 == 4 || p % 16 == 12)
+        .unwrap_or(cells)
+}
+
+/// The shape of a `tensor` kernel of one statement.
+struct Shape {
+    sum: PlaneSum,
+    /// In-plane reach along `y` and `x`.
+    reach: [usize; 2],
+    /// Planes the window holds on either side of the computed one.
+    depth: usize,
+    /// Rows and columns of the ring's tiles, and its row pitch.
+    rows: usize,
+    cols: usize,
+    pitch: usize,
+    /// Ring slots: the planes in flight, the window's and one a slower warp may still read.
+    slots: usize,
+}
+
+impl Shape {
+    fn window(&self) -> usize {
+        2 * self.depth + 1
+    }
+
+    fn bytes(&self) -> usize {
+        self.slots * self.rows * self.pitch * 8
+    }
+}
+
+impl Gen<'_> {
+    fn tensor_shape(&self) -> Shape {
+        let st = self.st;
+        let name = |a: &Access| slot_name(st, a.slot);
+        let sum = plane_sum(self.s, &name).expect("checked when the spec was lowered");
+        let reach = sum.reach();
+        let mut depth = 0;
+        sum.expr.for_each_read(&mut |a| {
+            if a.slot == sum.slot {
+                depth = depth.max(a.offset[0].unsigned_abs() as usize);
+            }
+        });
+        let (rows, cols) = (TILE + 2 * reach[0], TILE + 2 * reach[1]);
+        Shape {
+            sum,
+            reach,
+            depth,
+            rows,
+            cols,
+            pitch: pitch(cols),
+            slots: AHEAD + depth + 2,
+        }
+    }
+
+    /// Whether the kernel can move cell pairs as 16-byte vectors on grids
+    /// whose rows hold whole pairs: the tile's and the lanes' first
+    /// columns are even.
+    fn tensor_pairs(&self, shape: &Shape) -> bool {
+        self.info.halo[2] % 2 == 0 && shape.reach[1] % 2 == 0
+    }
+
+    /// The coefficient functions, the kernel template (`V` cells a copy and
+    /// a store: 2 on grids of whole, aligned pairs, else 1).
+    pub(super) fn tensor(&self, w: &mut CWriter) {
+        let shape = self.tensor_shape();
+        let params = self.parameters("__restrict__", true);
+        let scalars: Vec<&String> = params.iter().filter(|p| !p.contains('*')).skip(3).collect();
+        for (axis, coefficients) in [("y", &shape.sum.y), ("x", &shape.sum.x)] {
+            if coefficients.iter().all(Option::is_none) {
+                continue;
+            }
+            w.line(&format!(
+                "/* The coefficient of the in-plane read `d` cells along `{}` (0 off the band and at the centre). */",
+                self.st.axes[if axis == "y" { 1 } else { 2 }]
+            ));
+            let args: Vec<String> = std::iter::once("const int d".to_string())
+                .chain(scalars.iter().map(|s| s.to_string()))
+                .collect();
+            w.line(&format!(
+                "static __device__ __forceinline__ double {}_c{axis}({})",
+                self.sym,
+                args.join(", ")
+            ));
+            w.line("{");
+            w.indent();
+            w.line("switch (d) {");
+            for (i, c) in coefficients.iter().enumerate() {
+                if let Some(c) = c {
+                    let d = i as i64 - MAX_PLANE_REACH as i64;
+                    w.line(&format!("case {d}:"));
+                    // Coefficients read no grid: the read closure is never called.
+                    w.line(&format!(
+                        "    return {};",
+                        self.print(c, &|_| String::new())
+                    ));
+                }
+            }
+            w.line("default:");
+            w.line("    return 0.0;");
+            w.line("}");
+            w.dedent();
+            w.line("}");
+            w.blank();
+        }
+        self.tensor_copy_function(w, &shape);
+        w.blank();
+        w.line(
+            "/* V: cells a copy and a store move (2 on grids of whole, aligned pairs; else 1). */",
+        );
+        w.line("template <int V>");
+        w.line(&format!(
+            "static __global__ void __launch_bounds__({THREADS}) {}({})",
+            self.kernel_name(),
+            self.typed_extents(params, "ptrdiff_t").join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        self.tensor_body(w, &shape);
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `expr` in C, reads spelled by `read`.
+    fn print(&self, e: &Expr, read: &dyn Fn(&Access) -> String) -> String {
+        expr::print(e, &CExpr { st: self.st, read })
+    }
+
+    /// `<sym>_plane<V>`: the block's copies of one plane's tile into a ring slot.
+    fn tensor_copy_function(&self, w: &mut CWriter, shape: &Shape) {
+        let (rows, cols, pitch) = (shape.rows, shape.cols, shape.pitch);
+        w.line(&format!(
+            "/* Starts the copy of the {rows} x {cols} tile at (y0, x0) of `plane` (a plane of the grid, or null: zeros) into `slot`, V cells a copy, zeros off the grid. */"
+        ));
+        w.line("template <int V>");
+        w.line(&format!(
+            "static __device__ __forceinline__ void {}_plane(double *slot, const double *plane, const double *any, const ptrdiff_t n1, const ptrdiff_t n2, const ptrdiff_t y0, const ptrdiff_t x0)",
+            self.sym
+        ));
+        w.line("{");
+        w.indent();
+        w.line(&format!(
+            "for (int e = threadIdx.x; e < {rows} * ({cols} / V); e += {THREADS}) {{"
+        ));
+        w.indent();
+        w.line(&format!(
+            "const int r = e / ({cols} / V), c = e % ({cols} / V) * V;"
+        ));
+        w.line("const ptrdiff_t y = y0 + r, x = x0 + c;");
+        w.line("const bool on = plane != NULL && y >= 0 && y < n1 && x >= 0 && x < n2;");
+        w.line(&format!(
+            "stencil_copy_async<V>(&slot[r * {pitch} + c], on ? &plane[y * n2 + x] : any, on);"
+        ));
+        w.dedent();
+        w.line("}");
+        w.line("stencil_copies_commit();");
+        w.dedent();
+        w.line("}");
+    }
+
+    fn tensor_body(&self, w: &mut CWriter, shape: &Shape) {
+        let [hz, hy, hx] = [self.info.halo[0], self.info.halo[1], self.info.halo[2]];
+        let [ry, rx] = shape.reach;
+        let (depth, window, slots, pitch) = (shape.depth, shape.window(), shape.slots, shape.pitch);
+        let plane_slot = slot_name(self.st, shape.sum.slot);
+        let tile = shape.rows * pitch;
+        let s0 = "n1 * n2";
+        w.line(&format!(
+            "/* {slots} planes of the {}-by-{} tile of `{plane_slot}` (rows {pitch} doubles apart). */",
+            shape.rows, shape.cols
+        ));
+        w.line("double *const ring = stencil_ring();");
+        w.line("const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;");
+        w.line(&format!(
+            "/* The block's {TILE} x {TILE} cells start at (oy, ox); its tile {ry} and {rx} cells before. */"
+        ));
+        w.line(&format!(
+            "const ptrdiff_t oy = {hy} + (ptrdiff_t)blockIdx.y * {TILE}, ox = {hx} + (ptrdiff_t)blockIdx.x * {TILE};"
+        ));
+        w.line(&format!("const ptrdiff_t y0 = oy - {ry}, x0 = ox - {rx};"));
+        w.line("/* This warp's 8 x 8 cells start at (by, bx) of the block's; this lane's two at row g, columns 2 t and 2 t + 1. */");
+        w.line("const int by = warp / 4 * 8, bx = warp % 4 * 8;");
+        w.line("const ptrdiff_t iy = oy + by + g, ix = ox + bx + 2 * t;");
+        let (_, hi_y) = self.bounds(1);
+        let (_, hi_x) = self.bounds(2);
+        w.line(&format!(
+            "const bool mine0 = iy < {hi_y} && ix < {hi_x}, mine1 = iy < {hi_y} && ix + 1 < {hi_x};"
+        ));
+        w.line(&format!(
+            "const ptrdiff_t zo = {hz} + (ptrdiff_t)blockIdx.z * {chunk}, zend = zo + {chunk} < {hi_z} ? zo + {chunk} : {hi_z};",
+            chunk = self.plan.chunk,
+            hi_z = self.bounds(0).1
+        ));
+        w.line(&format!(
+            "/* Planes of `{plane_slot}` read: zo - {depth} to zend + {depth}. */"
+        ));
+        w.line(&format!(
+            "const ptrdiff_t zlo = zo - {depth}, zhi = zend + {depth}, s0 = {s0};"
+        ));
+        self.tensor_coefficients(w, shape);
+        w.line(&format!(
+            "/* This lane's two cells of `{plane_slot}` at planes q - {depth} .. q + {depth} (q: the plane computed), by phase. */"
+        ));
+        w.line(&format!("double w0[{window}], w1[{window}];"));
+        w.pragma("unroll");
+        w.line(&format!("for (int m = 0; m < {window}; ++m)"));
+        w.line("    w0[m] = w1[m] = 0.0;");
+        w.line("/* Ring slots of plane p (just arrived), of q = p - depth, and of p + AHEAD (on its way). */");
+        w.line(&format!(
+            "int at_p = 0, at_q = {}, at_ahead = {AHEAD};",
+            (slots - depth) % slots
+        ));
+        let plane = |p: &str| {
+            format!(
+                "{}_plane<V>(ring + {{}} * {tile}, {p} < zhi ? {plane_slot} + {p} * s0 : NULL, {plane_slot}, n1, n2, y0, x0);",
+                self.sym
+            )
+        };
+        w.pragma("unroll");
+        w.line(&format!("for (int i = 0; i < {AHEAD}; ++i)"));
+        w.line(&format!("    {}", plane("(zlo + i)").replace("{}", "i")));
+        w.line(&format!(
+            "for (ptrdiff_t p0 = zlo; p0 < zhi; p0 += {window}) {{"
+        ));
+        w.indent();
+        w.pragma("unroll");
+        w.line(&format!("for (int ph = 0; ph < {window}; ++ph) {{"));
+        w.indent();
+        w.line("const ptrdiff_t p = p0 + ph;");
+        w.line("if (p >= zhi)");
+        w.line("    break;");
+        w.line(&plane(&format!("(p + {AHEAD})")).replace("{}", "at_ahead"));
+        w.line(&format!(
+            "stencil_copies_wait<{AHEAD}>(); /* plane p has arrived */"
+        ));
+        w.line("__syncthreads();");
+        w.line("/* Plane p joins the window. */");
+        w.line(&format!(
+            "const double *const now = ring + at_p * {tile} + ({ry} + by + g) * {pitch} + {rx} + bx + 2 * t;"
+        ));
+        w.line("const double2 fresh = stencil_load_pair<V>(now, true, true);");
+        w.line(&format!("w0[(ph + {}) % {window}] = fresh.x;", 2 * depth));
+        w.line(&format!("w1[(ph + {}) % {window}] = fresh.y;", 2 * depth));
+        w.line(&format!("const ptrdiff_t q = p - {depth};"));
+        w.line("if (q >= zo) {");
+        w.indent();
+        self.tensor_update(w, shape);
+        w.dedent();
+        w.line("}");
+        for s in ["at_p", "at_q", "at_ahead"] {
+            w.line(&format!("{s} = {s} + 1 == {slots} ? 0 : {s} + 1;"));
+        }
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `cx[m]`, `cy[m]`: this lane's element of each product's band.
+    fn tensor_coefficients(&self, w: &mut CWriter, shape: &Shape) {
+        let params = self.parameters("", false);
+        let scalars: Vec<String> = params
+            .iter()
+            .filter(|p| !p.contains('*'))
+            .skip(3)
+            .map(|p| p.rsplit(' ').next().unwrap_or(p).to_string())
+            .collect();
+        let extra: String = scalars.iter().map(|s| format!(", {s}")).collect();
+        for (axis, k, reach, coefficients) in [
+            ("y", "g", shape.reach[0], &shape.sum.y),
+            ("x", "g", shape.reach[1], &shape.sum.x),
+        ] {
+            if coefficients.iter().all(Option::is_none) {
+                continue;
+            }
+            let (starts, overlap) = band(reach);
+            let n = starts.len();
+            w.line(&format!(
+                "/* This lane's element of the {n} bands along `{}`: the coefficient of the read `k - {reach} - {k}` cells away, k = start + t. */",
+                self.st.axes[if axis == "y" { 1 } else { 2 }]
+            ));
+            w.line(&format!("double c{axis}[{n}];"));
+            for (m, s) in starts.iter().enumerate() {
+                let value = format!("{}_c{axis}({s} + t - {reach} - {k}{extra})", self.sym);
+                if m + 1 == n && overlap > 0 {
+                    w.line(&format!(
+                        "c{axis}[{m}] = t < {overlap} ? 0.0 : {value}; /* columns the product before took */"
+                    ));
+                } else {
+                    w.line(&format!("c{axis}[{m}] = {value};"));
+                }
+            }
+        }
+    }
+
+    /// The products, the update of both cells and their stores, at plane `q`.
+    fn tensor_update(&self, w: &mut CWriter, shape: &Shape) {
+        let [ry, rx] = shape.reach;
+        let (depth, window, tile, pitch) = (
+            shape.depth,
+            shape.window(),
+            shape.rows * shape.pitch,
+            shape.pitch,
+        );
+        w.line(&format!("const double *const at = ring + at_q * {tile};"));
+        w.line("/* The in-plane sum of plane q on the tensor cores. */");
+        w.line("double sx0 = 0.0, sx1 = 0.0, sy0 = 0.0, sy1 = 0.0;");
+        if shape.sum.x.iter().any(Option::is_some) {
+            for (m, s) in band(rx).0.iter().enumerate() {
+                w.line(&format!(
+                    "stencil_dmma(sx0, sx1, at[({ry} + by + g) * {pitch} + bx + {s} + t], cx[{m}]);"
+                ));
+            }
+        }
+        if shape.sum.y.iter().any(Option::is_some) {
+            for (m, s) in band(ry).0.iter().enumerate() {
+                w.line(&format!(
+                    "stencil_dmma(sy0, sy1, cy[{m}], at[(by + {s} + t) * {pitch} + {rx} + bx + g]);"
+                ));
+            }
+        }
+        w.line("const double in0 = sx0 + sy0, in1 = sx1 + sy1;");
+        let mut others: Vec<(Slot, i64)> = Vec::new();
+        shape.sum.expr.for_each_read(&mut |a| {
+            if a.slot != shape.sum.slot
+                && a.slot != PLANE_SUM
+                && !others.contains(&(a.slot, a.offset[0]))
+            {
+                others.push((a.slot, a.offset[0]));
+            }
+        });
+        let var = |slot: Slot, dz: i64| {
+            format!(
+                "cells_{}{}",
+                slot_name(self.st, slot),
+                match dz {
+                    0 => String::new(),
+                    d if d < 0 => format!("_{}", -d),
+                    d => format!("{d}"),
+                }
+            )
+        };
+        if !others.is_empty() {
+            w.line("/* The other grids at this lane's cells. */");
+        }
+        w.line("const ptrdiff_t c = q * s0 + iy * n2 + ix;");
+        for &(slot, dz) in &others {
+            let at = if dz == 0 {
+                "c".to_string()
+            } else {
+                format!("c + {dz} * s0").replace("+ -", "- ")
+            };
+            w.line(&format!(
+                "const double2 {} = stencil_load_pair<V>({} + {at}, mine0, mine1);",
+                var(slot, dz),
+                slot_name(self.st, slot)
+            ));
+        }
+        for j in 0..2 {
+            let read = |a: &Access| {
+                if a.slot == PLANE_SUM {
+                    format!("in{j}")
+                } else if a.slot == shape.sum.slot {
+                    format!("w{j}[(ph + {}) % {window}]", depth as i64 + a.offset[0])
+                } else {
+                    format!("{}.{}", var(a.slot, a.offset[0]), ["x", "y"][j])
+                }
+            };
+            w.line(&format!(
+                "const double r{j} = {};",
+                self.print(&shape.sum.expr, &read)
+            ));
+        }
+        w.line("if (V == 2 && mine0)");
+        w.line(&format!(
+            "    *(double2 *)&{}[c] = make_double2(r0, r1);",
+            self.output
+        ));
+        w.line("if (V == 1 && mine0)");
+        w.line(&format!("    {}[c] = r0;", self.output));
+        w.line("if (V == 1 && mine1)");
+        w.line(&format!("    {}[c + 1] = r1;", self.output));
+    }
+
+    /// Launches the instance of pairs where the grid allows, else the one of single cells.
+    pub(super) fn tensor_launch(&self, w: &mut CWriter) {
+        let shape = self.tensor_shape();
+        let bytes = shape.bytes();
+        let api = self.d.api;
+        let name = self.kernel_name();
+        if self.tensor_pairs(&shape) {
+            let aligned: Vec<String> = std::iter::once(self.output.to_string())
+                .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
+                .map(|p| format!("(size_t){p} % 16 == 0"))
+                .collect();
+            w.line("/* Pairs of cells as 16-byte vectors where rows hold whole pairs and every grid is aligned. */");
+            w.line(&format!(
+                "auto *const kernel = n2 % 2 == 0 && {} ? {name}<2> : {name}<1>;",
+                aligned.join(" && ")
+            ));
+        } else {
+            w.line(&format!("auto *const kernel = {name}<1>;"));
+        }
+        w.line(&format!(
+            "/* {bytes} bytes of shared memory: more than a block gets without asking. */"
+        ));
+        w.line(&format!(
+            "const {api}Error_t allowed = {api}FuncSetAttribute((const void *)kernel, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"
+        ));
+        w.line(&format!("if (allowed != {api}Success)"));
+        w.line("    return (int)allowed;");
+        let blocks = vec![
+            format!("({} + {TILE} - 1) / {TILE}", self.extent(2)),
+            format!("({} + {TILE} - 1) / {TILE}", self.extent(1)),
+            format!("({} + {c} - 1) / {c}", self.extent(0), c = self.plan.chunk),
+        ];
+        self.launch_named(
+            w,
+            "kernel",
+            &THREADS.to_string(),
+            &blocks,
+            bytes,
+            &self.arguments(),
+        );
+    }
+}
+
+/// The device helpers every `tensor` kernel calls: the product on the
+/// tensor cores, the asynchronous copies and the loads of cell pairs. On a
+/// host compilation (the CPU's emulated device of the tests) the product
+/// gathers its operands by shuffles and the copies are plain ones.
+pub fn helpers(w: &mut CWriter) {
+    for line in HELPERS.lines() {
+        w.line(line);
+    }
+}
+
+const HELPERS: &str = r#"
+/* D += A B for 8 x 8 x 4 f64 matrices on the tensor cores: lane l holds A[l / 4][l % 4], B[l % 4][l / 4]
+   and D[l / 4][2 (l % 4)], D[l / 4][2 (l % 4) + 1]. */
+static __device__ __forceinline__ void stencil_dmma(double &d0, double &d1, const double a, const double b)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                 : "+d"(d0), "+d"(d1)
+                 : "d"(a), "d"(b));
+#else
+    const int l = threadIdx.x & 31, g = l >> 2, t = l & 3;
+    for (int k = 0; k < 4; ++k) {
+        const double ak = __shfl_sync(0xffffffffu, a, g * 4 + k);
+        const double b0 = __shfl_sync(0xffffffffu, b, 8 * t + k);
+        const double b1 = __shfl_sync(0xffffffffu, b, 8 * t + 4 + k);
+        d0 = fma(ak, b0, d0);
+        d1 = fma(ak, b1, d1);
+    }
+#endif
+}
+
+/* The block's dynamic shared memory, as doubles (outside the kernel templates, for their host compilation). */
+static __device__ __forceinline__ double *stencil_ring()
+{
+    extern __shared__ __align__(16) unsigned char shared[];
+    return (double *)shared;
+}
+
+/* Starts copying V doubles from global `src` to shared `dst`, or zeros where `on` is false. */
+template <int V>
+static __device__ __forceinline__ void stencil_copy_async(double *dst, const double *src, const bool on)
+{
+#if defined(__CUDA_ARCH__)
+    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
+    if (V == 2)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(to), "l"(src), "r"(on ? 16 : 0) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(to), "l"(src), "r"(on ? 8 : 0) : "memory");
+#else
+    for (int k = 0; k < V; ++k)
+        dst[k] = on ? src[k] : 0.0;
+#endif
+}
+
+/* Closes the group of copies this thread started. */
+static __device__ __forceinline__ void stencil_copies_commit()
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+/* Waits until at most N of this thread's groups of copies are in flight. */
+template <int N>
+static __device__ __forceinline__ void stencil_copies_wait()
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+/* The cells at `p` and `p + 1` where each is `on` (else 0): one 16-byte load when V is 2. */
+template <int V>
+static __device__ __forceinline__ double2 stencil_load_pair(const double *p, const bool on0, const bool on1)
+{
+    if (V == 2)
+        return on0 ? *(const double2 *)p : make_double2(0.0, 0.0);
+    return make_double2(on0 ? p[0] : 0.0, on1 ? p[1] : 0.0);
+}"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::gpu::{CUDA, resolve, source, tests::lowered};
+    use crate::ir::{GpuTiling, Strategy};
+
+    /// A 3-D stencil of `dtype` updating `u` by `expr`, with a velocity grid and a leapfrog's two levels where `leapfrog`.
+    fn stencil(dtype: &str, expr: &str, leapfrog: bool) -> crate::ir::Stencil {
+        let levels = if leapfrog { ", levels = 2" } else { "" };
+        lowered(format!(
+            "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\n\
+             u = {{ role = \"state\"{levels} }}\nvel = {{ role = \"input\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n"
+        ))
+    }
+
+    const STAR4: &str = "u[0,0,0] + 0.1*sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])";
+
+    fn cuda(st: &crate::ir::Stencil) -> String {
+        let plan = resolve(&GpuTiling::model(Strategy::Tensor), st, &CUDA).unwrap();
+        source(st, &crate::analysis::analyse(st), &plan, "p", &CUDA)
+    }
+
+    #[test]
+    fn bands_start_every_4_columns_and_the_last_overlaps_the_one_before() {
+        assert_eq!(band(4), (vec![0, 4, 8, 12], 0));
+        assert_eq!(band(2), (vec![0, 4, 8], 0));
+        assert_eq!(band(3), (vec![0, 4, 8, 10], 2));
+        assert_eq!(band(1), (vec![0, 4, 6], 2));
+        assert_eq!((pitch(40), pitch(34), pitch(32)), (44, 36, 36));
+    }
+
+    #[test]
+    fn a_star_of_radius_4_runs_8_products_a_warp_and_plane_in_pairs_of_cells() {
+        let code = cuda(&stencil("f64", STAR4, false));
+        assert_eq!(code.matches("stencil_dmma(sx0, sx1,").count(), 4, "{code}");
+        assert_eq!(code.matches("stencil_dmma(sy0, sy1,").count(), 4);
+        // 4 planes in flight, the window's 9 and one more: 10 slots of 40 rows of 44 doubles.
+        assert!(
+            code.contains(
+                "/* 10 planes of the 40-by-40 tile of `cur_u` (rows 44 doubles apart). */"
+            )
+        );
+        assert!(code.contains("FuncAttributeMaxDynamicSharedMemorySize, 140800);"));
+        assert!(code.contains("? p_cuda__s__update_u_kernel<2> : p_cuda__s__update_u_kernel<1>;"));
+        assert!(code.contains("stencil_copies_wait<4>();"));
+        assert!(code.contains("w0[(ph + 8) % 9] = fresh.x;"));
+        // The update reads the window along `z`: `u[-4,0,0]` is the oldest plane.
+        assert!(code.contains("w0[(ph + 0) % 9]"));
+        assert!(!code.contains("cells_"), "it reads no other grid");
+    }
+
+    #[test]
+    fn other_grids_are_read_at_the_lanes_cells_and_odd_reaches_copy_single_cells() {
+        let leapfrog = "2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*(u[0,0,-1] + u[0,0,1] + u[0,-1,0] + u[0,1,0] - 4*u[0,0,0])";
+        let code = cuda(&stencil("f64", leapfrog, true));
+        assert!(
+            code.contains(
+                "const double2 cells_prev_u = stencil_load_pair<V>(prev_u + c, mine0, mine1);"
+            ),
+            "{code}"
+        );
+        assert!(code.contains(
+            "const double2 cells_cur_vel = stencil_load_pair<V>(cur_vel + c, mine0, mine1);"
+        ));
+        assert!(code.contains("2.0 * w0[(ph + 0) % 1] - cells_prev_u.x + cells_cur_vel.x * (in0 - 4.0 * w0[(ph + 0) % 1])"));
+        // Reach 1: the third product of each axis starts at column 6; its lanes 0 and 1 repeat the second's.
+        assert!(code.contains("cx[2] = t < 2 ? 0.0 : p_cuda__s__update_u_cx(6 + t - 1 - g);"));
+        // Odd reach and frame: no aligned pairs, so one instance of single cells.
+        assert!(code.contains("auto *const kernel = p_cuda__s__update_u_kernel<1>;"));
+        assert!(!code.contains("update_u_kernel<2>"));
+    }
+
+    #[test]
+    fn auto_takes_tensor_for_f64_stars_reaching_3_cells_in_plane_on_cuda() {
+        assert!(auto_tensor(&stencil("f64", STAR4, false)));
+        let acoustic = format!("2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*vel[0,0,0]*({STAR4})");
+        assert!(auto_tensor(&stencil("f64", &acoustic, true)));
+        assert!(!auto_tensor(&stencil("f32", STAR4, false)), "f32");
+        let star1 = "u[0,0,0] + u[0,0,1] + u[0,0,-1] + u[0,1,0] + u[0,-1,0] + u[1,0,0] + u[-1,0,0]";
+        assert!(!auto_tensor(&stencil("f64", star1, false)), "reach 1");
+        let box1 = "u[0,0,0] + u[0,1,1] + u[0,0,3] + u[0,0,-3]";
+        assert!(!auto_tensor(&stencil("f64", box1, false)), "off the axes");
+    }
+}
