@@ -618,7 +618,8 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dia
     if st.dims() == 3 && plan.strategy.fuses_steps() {
         temporal::opaque_thread_helpers(w);
     }
-    if plan.strategy == Strategy::Tensor {
+    let step = step_plan(plan, st, d);
+    if plan.strategy == Strategy::Tensor || step.is_some_and(|p| p.strategy == Strategy::Tensor) {
         tensor::helpers(w);
     }
 }

@@ -217,10 +217,14 @@ impl Gen<'_> {
         ));
         w.line("{");
         w.indent();
+        w.pragma("unroll");
         w.line(&format!(
-            "for (int e = threadIdx.x; e < {rows} * ({cols} / V); e += {THREADS}) {{"
+            "for (int k = 0; k < ({rows} * ({cols} / V) + {THREADS} - 1) / {THREADS}; ++k) {{"
         ));
         w.indent();
+        w.line(&format!("const int e = threadIdx.x + k * {THREADS};"));
+        w.line(&format!("if (e >= {rows} * ({cols} / V))"));
+        w.line("    break;");
         w.line(&format!(
             "const int r = e / ({cols} / V), c = e % ({cols} / V) * V;"
         ));
@@ -283,6 +287,7 @@ impl Gen<'_> {
         w.pragma("unroll");
         w.line(&format!("for (int m = 0; m < {window}; ++m)"));
         w.line("    w0[m] = w1[m] = 0.0;");
+        self.tensor_prefetch_registers(w, shape);
         w.line("/* Ring slots of plane p (just arrived), of q = p - depth, and of p + AHEAD (on its way). */");
         w.line(&format!(
             "int at_p = 0, at_q = {}, at_ahead = {AHEAD};",
@@ -309,6 +314,10 @@ impl Gen<'_> {
         w.line("    break;");
         w.line(&plane(&format!("(p + {AHEAD})")).replace("{}", "at_ahead"));
         w.line(&format!(
+            "const ptrdiff_t q = p - {depth}, c = q * s0 + iy * n2 + ix;"
+        ));
+        self.tensor_inputs(w, shape);
+        w.line(&format!(
             "stencil_copies_wait<{AHEAD}>(); /* plane p has arrived */"
         ));
         w.line("__syncthreads();");
@@ -319,7 +328,6 @@ impl Gen<'_> {
         w.line("const double2 fresh = stencil_load_pair<V>(now, true, true);");
         w.line(&format!("w0[(ph + {}) % {window}] = fresh.x;", 2 * depth));
         w.line(&format!("w1[(ph + {}) % {window}] = fresh.y;", 2 * depth));
-        w.line(&format!("const ptrdiff_t q = p - {depth};"));
         w.line("if (q >= zo) {");
         w.indent();
         self.tensor_update(w, shape);
@@ -398,6 +406,36 @@ impl Gen<'_> {
             }
         }
         w.line("const double in0 = sx0 + sy0, in1 = sx1 + sy1;");
+        for j in 0..2 {
+            let read = |a: &Access| {
+                if a.slot == PLANE_SUM {
+                    format!("in{j}")
+                } else if a.slot == shape.sum.slot {
+                    format!("w{j}[(ph + {}) % {window}]", depth as i64 + a.offset[0])
+                } else {
+                    format!(
+                        "{}.{}",
+                        input_name(self.st, a.slot, a.offset[0]),
+                        ["x", "y"][j]
+                    )
+                }
+            };
+            w.line(&format!(
+                "const double r{j} = {};",
+                self.print(&shape.sum.expr, &read)
+            ));
+        }
+        w.line("if (V == 2 && mine0)");
+        w.line("    *(double2 *)&out[c] = make_double2(r0, r1);");
+        w.line("if (V == 1 && mine0)");
+        w.line("    out[c] = r0;");
+        w.line("if (V == 1 && mine1)");
+        w.line("    out[c + 1] = r1;");
+    }
+
+    /// The other grids' reads at this lane's two cells of plane `q`, and at
+    /// the lanes' first plane-to-be (`Self::tensor_prefetch`).
+    fn tensor_others(&self, shape: &Shape) -> Vec<(Slot, i64)> {
         let mut others: Vec<(Slot, i64)> = Vec::new();
         shape.sum.expr.for_each_read(&mut |a| {
             if a.slot != shape.sum.slot
@@ -407,57 +445,51 @@ impl Gen<'_> {
                 others.push((a.slot, a.offset[0]));
             }
         });
-        let var = |slot: Slot, dz: i64| {
-            format!(
-                "cells_{}{}",
-                slot_name(self.st, slot),
-                match dz {
-                    0 => String::new(),
-                    d if d < 0 => format!("_{}", -d),
-                    d => format!("{d}"),
-                }
-            )
-        };
-        if !others.is_empty() {
-            w.line("/* The other grids at this lane's cells. */");
+        others
+    }
+
+    /// Declares the registers that carry the other grids' reads a plane ahead (zeros before the first).
+    fn tensor_prefetch_registers(&self, w: &mut CWriter, shape: &Shape) {
+        let others = self.tensor_others(shape);
+        if others.is_empty() {
+            return;
         }
-        w.line("const ptrdiff_t c = q * s0 + iy * n2 + ix;");
+        w.line("/* The other grids at this lane's cells, loaded a plane ahead (their latency passes with an iteration). */");
+        let names: Vec<String> = others
+            .iter()
+            .map(|&(slot, dz)| format!("next_{}", input_name(self.st, slot, dz)))
+            .collect();
+        w.line(&format!(
+            "double2 {};",
+            names
+                .iter()
+                .map(|n| format!("{n} = make_double2(0.0, 0.0)"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+
+    /// This plane's reads of the other grids (loaded the iteration before), and the next plane's loads.
+    fn tensor_inputs(&self, w: &mut CWriter, shape: &Shape) {
+        let others = self.tensor_others(shape);
+        if others.is_empty() {
+            return;
+        }
+        w.line("const bool on0 = q + 1 >= zo && q + 1 < zend && mine0, on1 = q + 1 >= zo && q + 1 < zend && mine1;");
         for &(slot, dz) in &others {
-            let at = if dz == 0 {
-                "c".to_string()
-            } else {
-                format!("c + {dz} * s0").replace("+ -", "- ")
+            let name = input_name(self.st, slot, dz);
+            let at = match dz + 1 {
+                0 => "c".to_string(),
+                d if d < 0 => format!("c - {} * s0", -d),
+                1 => "c + s0".to_string(),
+                d => format!("c + {d} * s0"),
             };
+            w.line(&format!("const double2 {name} = next_{name};"));
             w.line(&format!(
-                "const double2 {} = stencil_load_pair<V>({} + {at}, mine0, mine1);",
-                var(slot, dz),
+                "next_{name} = stencil_load_pair<V>({} + {at}, on0, on1);",
                 slot_name(self.st, slot)
             ));
         }
-        for j in 0..2 {
-            let read = |a: &Access| {
-                if a.slot == PLANE_SUM {
-                    format!("in{j}")
-                } else if a.slot == shape.sum.slot {
-                    format!("w{j}[(ph + {}) % {window}]", depth as i64 + a.offset[0])
-                } else {
-                    format!("{}.{}", var(a.slot, a.offset[0]), ["x", "y"][j])
-                }
-            };
-            w.line(&format!(
-                "const double r{j} = {};",
-                self.print(&shape.sum.expr, &read)
-            ));
-        }
-        w.line("if (V == 2 && mine0)");
-        w.line(&format!(
-            "    *(double2 *)&{}[c] = make_double2(r0, r1);",
-            self.output
-        ));
-        w.line("if (V == 1 && mine0)");
-        w.line(&format!("    {}[c] = r0;", self.output));
-        w.line("if (V == 1 && mine1)");
-        w.line(&format!("    {}[c + 1] = r1;", self.output));
     }
 
     /// Launches the instance of pairs where the grid allows, else the one of single cells.
@@ -501,6 +533,16 @@ impl Gen<'_> {
             &self.arguments(),
         );
     }
+}
+
+/// The name of the registers holding grid `slot` at plane `q + dz` at a lane's two cells.
+fn input_name(st: &Stencil, slot: Slot, dz: i64) -> String {
+    let plane = match dz {
+        0 => String::new(),
+        d if d < 0 => format!("_{}", -d),
+        d => d.to_string(),
+    };
+    format!("cells_{}{plane}", slot_name(st, slot))
 }
 
 /// The device helpers every `tensor` kernel calls: the product on the
@@ -638,15 +680,15 @@ mod tests {
     fn other_grids_are_read_at_the_lanes_cells_and_odd_reaches_copy_single_cells() {
         let leapfrog = "2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*(u[0,0,-1] + u[0,0,1] + u[0,-1,0] + u[0,1,0] - 4*u[0,0,0])";
         let code = cuda(&stencil("f64", leapfrog, true));
+        // Loaded a plane ahead, for the next iteration.
         assert!(
-            code.contains(
-                "const double2 cells_prev_u = stencil_load_pair<V>(prev_u + c, mine0, mine1);"
-            ),
+            code.contains("next_cells_prev_u = stencil_load_pair<V>(prev_u + c + s0, on0, on1);"),
             "{code}"
         );
-        assert!(code.contains(
-            "const double2 cells_cur_vel = stencil_load_pair<V>(cur_vel + c, mine0, mine1);"
-        ));
+        assert!(
+            code.contains("next_cells_cur_vel = stencil_load_pair<V>(cur_vel + c + s0, on0, on1);")
+        );
+        assert!(code.contains("const double2 cells_cur_vel = next_cells_cur_vel;"));
         assert!(code.contains("2.0 * w0[(ph + 0) % 1] - cells_prev_u.x + cells_cur_vel.x * (in0 - 4.0 * w0[(ph + 0) % 1])"));
         // Reach 1: the third product of each axis starts at column 6; its lanes 0 and 1 repeat the second's.
         assert!(code.contains("cx[2] = t < 2 ? 0.0 : p_cuda__s__update_u_cx(6 + t - 1 - g);"));
