@@ -38,8 +38,17 @@
 #ifndef AHEAD
 #define AHEAD 3
 #endif
+#ifndef TILEY
+#define TILEY 32 /* level 1's tile: rows (multiple of 8) */
+#endif
+#ifndef TILEX
+#define TILEX 32 /* and columns */
+#endif
 #ifndef CHAIN1
 #define CHAIN1 0
+#endif
+#ifndef LEAP
+#define LEAP 0 /* 1: acoustic25 (the leapfrog with its velocity grid; LEVELS 2 only) */
 #endif
 #ifndef BLOCKS
 #define BLOCKS 1
@@ -47,17 +56,17 @@
 
 namespace {
 constexpr int R = 4, WN = 2 * R + 1;
-constexpr int T1 = 32;                 /* level 1's tile (cells per side) */
-constexpr int T0 = T1 + 2 * R;         /* level 0's tile in shared memory */
-constexpr int T2 = T1 - 2 * R;         /* level 2's tile */
+constexpr int T1Y = TILEY, T1X = TILEX; /* level 1's tile */
+constexpr int T0Y = T1Y + 2 * R, T0X = T1X + 2 * R; /* level 0's tile in shared memory */
+constexpr int T2Y = T1Y - 2 * R, T2X = T1X - 2 * R; /* level 2's tile */
 constexpr int P0 = 44, P1 = 44;        /* row pitches, 12 mod 16 doubles */
 constexpr int D = AHEAD;               /* planes of level 0 in flight */
 constexpr int S0 = D + 6, S1 = 6;      /* ring slots */
-constexpr int W1 = (T1 / 8) * (T1 / 8); /* level-1 warps */
-constexpr int W2 = LEVELS == 2 ? (T2 / 8) * (T2 / 8) : 0;
+constexpr int W1 = (T1Y / 8) * (T1X / 8); /* level-1 warps */
+constexpr int W2 = LEVELS == 2 ? (T2Y / 8) * (T2X / 8) : 0;
 constexpr int NT = 32 * (W1 + W2);
-constexpr int TOUT = LEVELS == 2 ? T2 : T1;
-constexpr int LOADS = (T0 * T0 / 2 + NT - 1) / NT; /* double2 loads a thread makes per plane */
+constexpr int TOUTY = LEVELS == 2 ? T2Y : T1Y, TOUTX = LEVELS == 2 ? T2X : T1X;
+constexpr int LOADS = (T0Y * T0X / 2 + NT - 1) / NT; /* double2 loads a thread makes per plane */
 
 /* Ring slot of plane p (p >= -60). */
 __device__ __forceinline__ int slot(int p, int s) { return (p + 60) % s; }
@@ -104,6 +113,18 @@ __device__ __forceinline__ double update(const double (&w)[WN], double ip)
     return c + 0.05 * (3.0 * coef[0] * c + (ip + z));
 }
 
+/* The leapfrog: 2 u - u.prev + 0.01 vel^2 (3 c0 u + in-plane + z part). */
+template <int PH>
+__device__ __forceinline__ double leap(const double (&w)[WN], double ip, double prev, double vel)
+{
+    const double c = w[(PH + R) % WN];
+    double z = 0;
+#pragma unroll
+    for (int r = 1; r <= R; ++r)
+        z += coef[r] * (w[(PH + R - r) % WN] + w[(PH + R + r) % WN]);
+    return 2.0 * c - prev + 0.01 * vel * vel * (3.0 * coef[0] * c + (ip + z));
+}
+
 struct Ctx {
     int n0, n1, n2, s0;
     int y0, x0;       /* grid coordinates of level 0's tile origin */
@@ -112,21 +133,29 @@ struct Ctx {
     int gy, gx;       /* grid coordinates of the lane's first cell */
     bool inside_yx;   /* the lane's cells lie inside the grid's interior in y and x */
     bool mine;        /* (level 2) the lane's cells are stored */
+    double *out_prev; /* LEAP: level 1 at the stored cells */
+    const double *prev, *vel; /* LEAP: u.prev and the velocity grid */
 };
+
+/* The lane's two cells of `g` at plane q (zeros where `on` is false). */
+__device__ __forceinline__ double2 cells(const Ctx &k, const double *g, int q, bool on)
+{
+    return on ? __ldg((const double2 *)&g[(size_t)q * k.s0 + (size_t)k.gy * k.n2 + k.gx]) : make_double2(0, 0);
+}
 
 /* Starts copying level 0's tile at plane p into its ring slot (zeros off the grid) and commits the copies. */
 __device__ __forceinline__ void copy_plane(const Ctx &k, int p, int zhi, double *ring0, const double *__restrict__ in)
 {
-    double *dst = ring0 + slot(p, S0) * T0 * P0;
+    double *dst = ring0 + slot(p, S0) * T0Y * P0;
     const int tid = k.warp * 32 + k.lane;
 #pragma unroll
     for (int i = 0; i < LOADS; ++i) {
         const int e = tid + i * NT;
-        if (e < T0 * T0 / 2) {
-            const int y = k.y0 + e / (T0 / 2), x = k.x0 + 2 * (e % (T0 / 2));
+        if (e < T0Y * T0X / 2) {
+            const int y = k.y0 + e / (T0X / 2), x = k.x0 + 2 * (e % (T0X / 2));
             const bool on = p < zhi && p >= 0 && p < k.n0 && y >= 0 && y < k.n1 && x >= 0 && x < k.n2;
             const double *src = on ? &in[(size_t)p * k.s0 + (size_t)y * k.n2 + x] : in;
-            __pipeline_memcpy_async(&dst[(e / (T0 / 2)) * P0 + 2 * (e % (T0 / 2))], src, 16, on ? 0 : 16);
+            __pipeline_memcpy_async(&dst[(e / (T0X / 2)) * P0 + 2 * (e % (T0X / 2))], src, 16, on ? 0 : 16);
         }
     }
     __pipeline_commit();
@@ -143,7 +172,14 @@ __device__ __forceinline__ void iteration(const Ctx &k, int p, int zlo, int zhi,
     /* Level 0 at plane p + D on its way to the ring; plane p has arrived. */
     copy_plane(k, p + D, zhi, ring0, in);
     __pipeline_wait_prior(D);
-    double *dst0 = ring0 + slot(p, S0) * T0 * P0;
+    double *dst0 = ring0 + slot(p, S0) * T0Y * P0;
+#if LEAP
+    /* ROLE 1: u.prev and vel at q1; ROLE 2: level 0 (u) and vel at q2 (before the barrier: their latency passes with it). */
+    const int qin = ROLE == 1 ? p - R : p - 2 * R - 1;
+    const bool on = k.inside_yx && qin >= R && qin < k.n0 - R && (ROLE == 1 || k.mine);
+    const double2 in1 = cells(k, ROLE == 1 ? k.prev : in, qin, on);
+    const double2 in2 = cells(k, k.vel, qin, on);
+#endif
     barrier();
     const int g = k.lane >> 2, t = k.lane & 3;
     if (ROLE == 1) {
@@ -153,17 +189,22 @@ __device__ __forceinline__ void iteration(const Ctx &k, int p, int zlo, int zhi,
         w1[(PH + 2 * R) % WN] = c.y;
         const int q1 = p - R;
         if (q1 >= zlo) {
-            const double *src = ring0 + slot(q1, S0) * T0 * P0;
+            const double *src = ring0 + slot(q1, S0) * T0Y * P0;
             const double2 ip = inplane<P0>(src, R + k.by, R + k.bx, k.lane, cf);
             const bool step = k.inside_yx && q1 >= R && q1 < k.n0 - R;
             double2 r;
+#if LEAP
+            r.x = step ? leap<PH>(w0, ip.x, in1.x, in2.x) : w0[(PH + R) % WN];
+            r.y = step ? leap<PH>(w1, ip.y, in1.y, in2.y) : w1[(PH + R) % WN];
+#else
             r.x = step ? update<PH>(w0, ip.x) : w0[(PH + R) % WN];
             r.y = step ? update<PH>(w1, ip.y) : w1[(PH + R) % WN];
+#endif
 #if LEVELS == 1
             if (k.mine && q1 >= zlo + R && q1 < zhi - R)
                 *(double2 *)&out[(size_t)q1 * k.s0 + (size_t)k.gy * k.n2 + k.gx] = r;
 #else
-            *(double2 *)&ring1[slot(q1, S1) * T1 * P1 + (k.by + g) * P1 + k.bx + 2 * t] = r;
+            *(double2 *)&ring1[slot(q1, S1) * T1Y * P1 + (k.by + g) * P1 + k.bx + 2 * t] = r;
 #endif
         }
     }
@@ -172,18 +213,25 @@ __device__ __forceinline__ void iteration(const Ctx &k, int p, int zlo, int zhi,
         /* Level 1's centre at plane p - R - 1 joins the window; level 2 at plane q2 = p - 2 R - 1. */
         const int qc = p - R - 1;
         if (qc >= zlo) {
-            const double2 c = *(const double2 *)&ring1[slot(qc, S1) * T1 * P1 + (k.by + g) * P1 + k.bx + 2 * t];
+            const double2 c = *(const double2 *)&ring1[slot(qc, S1) * T1Y * P1 + (k.by + g) * P1 + k.bx + 2 * t];
             w0[(PH + 2 * R) % WN] = c.x;
             w1[(PH + 2 * R) % WN] = c.y;
         }
         const int q2 = qc - R;
         if (q2 >= zlo + 2 * R && q2 < zhi - 2 * R) {
-            const double *src = ring1 + slot(q2, S1) * T1 * P1;
+            const double *src = ring1 + slot(q2, S1) * T1Y * P1;
             const double2 ip = inplane<P1>(src, k.by, k.bx, k.lane, cf);
             const bool step = k.inside_yx && q2 >= R && q2 < k.n0 - R;
             double2 r;
+#if LEAP
+            r.x = step ? leap<PH>(w0, ip.x, in1.x, in2.x) : w0[(PH + R) % WN];
+            r.y = step ? leap<PH>(w1, ip.y, in1.y, in2.y) : w1[(PH + R) % WN];
+            if (k.mine)
+                *(double2 *)&k.out_prev[(size_t)q2 * k.s0 + (size_t)k.gy * k.n2 + k.gx] = make_double2(w0[(PH + R) % WN], w1[(PH + R) % WN]);
+#else
             r.x = step ? update<PH>(w0, ip.x) : w0[(PH + R) % WN];
             r.y = step ? update<PH>(w1, ip.y) : w1[(PH + R) % WN];
+#endif
             if (k.mine)
                 *(double2 *)&out[(size_t)q2 * k.s0 + (size_t)k.gy * k.n2 + k.gx] = r;
         }
@@ -231,27 +279,30 @@ __device__ __forceinline__ void march(const Ctx &k, int zlo, int zhi, int last, 
         iteration<ROLE, 7>(k, p + 7, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
 }
 
-__global__ void __launch_bounds__(NT, BLOCKS) kernel(int n0, int n1, int n2, double *__restrict__ out, const double *__restrict__ in)
+__global__ void __launch_bounds__(NT, BLOCKS) kernel(int n0, int n1, int n2, double *__restrict__ out, double *__restrict__ out_prev,
+                                                     const double *__restrict__ prev, const double *__restrict__ in,
+                                                     const double *__restrict__ vel)
 {
     extern __shared__ __align__(16) double shared[];
-    double *ring0 = shared, *ring1 = shared + S0 * T0 * P0;
+    double *ring0 = shared, *ring1 = shared + S0 * T0Y * P0;
     Ctx k;
     k.n0 = n0; k.n1 = n1; k.n2 = n2; k.s0 = n1 * n2;
+    k.out_prev = out_prev; k.prev = prev; k.vel = vel;
     k.warp = threadIdx.x >> 5;
     k.lane = threadIdx.x & 31;
     /* Output tile origin (grid coordinates) and level-0 tile origin. */
-    const int oy = R + (int)blockIdx.y * TOUT, ox = R + (int)blockIdx.x * TOUT;
+    const int oy = R + (int)blockIdx.y * TOUTY, ox = R + (int)blockIdx.x * TOUTX;
     const int lead = LEVELS == 2 ? 2 * R : R;
     k.y0 = oy - lead;
     k.x0 = ox - lead;
     const int g = k.lane >> 2, t = k.lane & 3;
     if (k.warp < W1) {
-        k.by = (k.warp / (T1 / 8)) * 8;
-        k.bx = (k.warp % (T1 / 8)) * 8;
+        k.by = (k.warp / (T1X / 8)) * 8;
+        k.bx = (k.warp % (T1X / 8)) * 8;
     } else {
         const int w = k.warp - W1;
-        k.by = R + (w / (T2 / 8)) * 8;
-        k.bx = R + (w % (T2 / 8)) * 8;
+        k.by = R + (w / (T2X / 8)) * 8;
+        k.bx = R + (w % (T2X / 8)) * 8;
     }
     /* The lane's cells: tile row R + by + g of level 0's tile. */
     k.gy = k.y0 + R + k.by + g;
@@ -282,9 +333,12 @@ __global__ void __launch_bounds__(NT, BLOCKS) kernel(int n0, int n1, int n2, dou
 }
 } // namespace
 
-constexpr size_t SHARED = sizeof(double) * (S0 * T0 * P0 + (LEVELS == 2 ? S1 * T1 * P1 : 0));
+constexpr size_t SHARED = sizeof(double) * (S0 * T0Y * P0 + (LEVELS == 2 ? S1 * T1Y * P1 : 0));
 
-#if LEVELS == 2
+#if LEAP
+/* marker for the harness: for (int s = 2; s >= 1 */
+extern "C" int stencils_cuda__acoustic25__update_u(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *out, double *out_prev, const double *prev_u, const double *cur_u, const double *vel, int levels)
+#elif LEVELS == 2
 /* marker for the harness: for (int s = 2; s >= 1 */
 #define MARK
 extern "C" int stencils_cuda__star3d25__update_u(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *out, const double *cur_u, int levels)
@@ -292,6 +346,10 @@ extern "C" int stencils_cuda__star3d25__update_u(ptrdiff_t n0, ptrdiff_t n1, ptr
 extern "C" int stencils_cuda__star3d25__update_u(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *out, const double *cur_u)
 #endif
 {
+#if !LEAP
+    double *out_prev = NULL;
+    const double *prev_u = NULL, *vel = NULL;
+#endif
     (void)cudaGetLastError();
 #if LEVELS == 2
     if (levels != 2)
@@ -306,9 +364,9 @@ extern "C" int stencils_cuda__star3d25__update_u(ptrdiff_t n0, ptrdiff_t n1, ptr
             printf("cudaFuncSetAttribute(%zu bytes): %s\n", SHARED, cudaGetErrorString(e));
         attr = true;
     }
-    const dim3 grid((unsigned)((n2 - 2 * R + TOUT - 1) / TOUT), (unsigned)((n1 - 2 * R + TOUT - 1) / TOUT),
+    const dim3 grid((unsigned)((n2 - 2 * R + TOUTX - 1) / TOUTX), (unsigned)((n1 - 2 * R + TOUTY - 1) / TOUTY),
                     (unsigned)((n0 - 2 * R + ZCN - 1) / ZCN));
-    kernel<<<grid, NT, SHARED>>>((int)n0, (int)n1, (int)n2, out, cur_u);
+    kernel<<<grid, NT, SHARED>>>((int)n0, (int)n1, (int)n2, out, out_prev, prev_u, cur_u, vel);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         printf("launch (%zu bytes, %d threads): %s\n", SHARED, NT, cudaGetErrorString(e));
