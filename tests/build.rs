@@ -294,6 +294,10 @@ fn retyped(
     // per multiprocessor (`occupancy`: many tiles per block, and sweeps that
     // end with a shorter one). `temporal_vec`: 2 steps of 3-D stars in
     // threads of 16-byte vectors, or of 2 cells ([`fit_vector`]).
+    // `tensor` and `tensor_c5`: the in-plane sums of fixed f64 3-D stencils
+    // on CUDA's tensor cores ([`tensor_builds`]), marching chunks of 256
+    // planes and of 5 (several chunks a column); HIP, which has no such
+    // kernel, streams.
     let vector = if dtype == "f32" { 4 } else { 2 };
     let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
     let odd_steps = if dims == 3 { 2 } else { 3 };
