@@ -288,7 +288,9 @@ impl Gen<'_> {
         w.line(&format!("for (int m = 0; m < {window}; ++m)"));
         w.line("    w0[m] = w1[m] = 0.0;");
         self.tensor_prefetch_registers(w, shape);
-        w.line("/* Ring slots of plane p (just arrived), of q = p - depth, and of p + AHEAD (on its way). */");
+        w.line(&format!(
+            "/* Ring slots of plane p (just arrived), of q = p - {depth} (computed) and of p + {AHEAD} (on its way). */"
+        ));
         w.line(&format!(
             "int at_p = 0, at_q = {}, at_ahead = {AHEAD};",
             (slots - depth) % slots
