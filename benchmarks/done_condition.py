@@ -1,12 +1,12 @@
 """Issue 6's done condition from suite JSON files: auto against the best
-non-temporal variant (naive, tiled, stream*), per stencil and dtype."""
+non-temporal variant (naive, tiled, stream*, tensor), per stencil and dtype."""
 import json, sys
 rows = [r for f in sys.argv[1:] for r in json.load(open(f))]
 best = {}
 for r in rows:
     k = (r['stencil'], r['dtype'])
     s = r['strategy'].split()[0]
-    if s in ('naive', 'tiled', 'stream'):
+    if s in ('naive', 'tiled', 'stream', 'tensor'):
         if r['gcells_per_s'] > best.get(k, (0,))[0]:
             best[k] = (r['gcells_per_s'], r['variant'])
 for r in rows:
