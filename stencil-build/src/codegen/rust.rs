@@ -119,11 +119,11 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
             /// Tiling compiled into a stencil's GPU kernels.
             #[derive(Clone, Copy, Debug, PartialEq, Eq)]
             pub struct GpuTiling {
-                /// `naive`, `tiled`, `stream`, `temporal` or `persistent`.
+                /// `naive`, `tiled`, `stream`, `tensor`, `temporal` or `persistent`.
                 pub strategy: &'static str,
                 /// Threads per block per axis, in axis order.
                 pub block: &'static [usize],
-                /// Cells of the slowest axis each block marches through (`stream`, `temporal`; 1 otherwise).
+                /// Cells of the slowest axis each block marches through (`stream`, `tensor`, `temporal`; 1 otherwise).
                 pub chunk: usize,
                 /// Cells of the slowest axis a `stream` thread computes per iteration, or of the
                 /// middle axis a 3-D `temporal` thread computes (1 otherwise).

@@ -109,7 +109,7 @@ pub struct OpenmpTilingSection {
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GpuTilingSection {
-    /// `auto`, `naive`, `tiled`, `stream`, `temporal` or `persistent`.
+    /// `auto`, `naive`, `tiled`, `stream`, `tensor`, `temporal` or `persistent`.
     pub strategy: Option<Spanned<String>>,
     /// Threads per block along each axis, in axis order.
     pub block: Option<Spanned<Vec<Spanned<i64>>>>,
