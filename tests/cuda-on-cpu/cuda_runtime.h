@@ -350,11 +350,10 @@ inline int group_start(int width) { return (int)world().current->lane / width * 
 
 inline void __syncthreads() { cuda_on_cpu::wait(cuda_on_cpu::State::AtBlockBarrier); }
 
-template <typename T>
-T __shfl_sync(unsigned mask, T value, int source, int width = 32) {
-    if (mask != 0xffffffffu) cuda_on_cpu::fail("shuffles with a partial mask are not emulated");
-    const int start = cuda_on_cpu::group_start(width);
-    return cuda_on_cpu::shuffle(value, start + ((source % width) + width) % width, true);
+/* Waits until every lane of the warp (but those that exited) gets here. */
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+    if (mask != 0xffffffffu) cuda_on_cpu::fail("warp barriers with a partial mask are not emulated");
+    cuda_on_cpu::wait(cuda_on_cpu::State::AtWarpBarrier);
 }
 
 template <typename T>

@@ -550,7 +550,8 @@ fn input_name(st: &Stencil, slot: Slot, dz: i64) -> String {
 /// The device helpers every `tensor` kernel calls: the product on the
 /// tensor cores, the asynchronous copies and the loads of cell pairs. On a
 /// host compilation (the CPU's emulated device of the tests) the product
-/// gathers its operands by shuffles and the copies are plain ones.
+/// reads its operands from the other lanes through shared memory and the
+/// copies are plain ones.
 pub fn helpers(w: &mut CWriter) {
     for line in HELPERS.lines() {
         w.line(line);
@@ -567,14 +568,18 @@ static __device__ __forceinline__ void stencil_dmma(double &d0, double &d1, cons
                  : "+d"(d0), "+d"(d1)
                  : "d"(a), "d"(b));
 #else
-    const int l = threadIdx.x & 31, g = l >> 2, t = l & 3;
+    /* Each lane posts its operands for its warp to read (blocks of 16 warps). */
+    __shared__ double posted[16][32][2];
+    const int warp = threadIdx.x >> 5, l = threadIdx.x & 31, g = l >> 2, t = l & 3;
+    posted[warp][l][0] = a;
+    posted[warp][l][1] = b;
+    __syncwarp();
     for (int k = 0; k < 4; ++k) {
-        const double ak = __shfl_sync(0xffffffffu, a, g * 4 + k);
-        const double b0 = __shfl_sync(0xffffffffu, b, 8 * t + k);
-        const double b1 = __shfl_sync(0xffffffffu, b, 8 * t + 4 + k);
-        d0 = fma(ak, b0, d0);
-        d1 = fma(ak, b1, d1);
+        const double ak = posted[warp][g * 4 + k][0];
+        d0 = fma(ak, posted[warp][8 * t + k][1], d0);
+        d1 = fma(ak, posted[warp][8 * t + 4 + k][1], d1);
     }
+    __syncwarp();
 #endif
 }
 
