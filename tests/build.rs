@@ -348,14 +348,21 @@ fn retyped(
     t
 }
 
-/// Whether a `tensor` variant builds: stencil-build refuses `tensor` where a
-/// statement's in-plane reads are not a sum that matrix products can take
-/// (`ir::plane_sum`). Any other refusal is the build's error.
+/// Whether a `tensor` variant builds: stencil-build refuses `tensor` for
+/// stencils of several updates and where the update's in-plane reads are not
+/// a sum that matrix products can take (`ir::plane_sum`). Any other refusal
+/// is the build's error.
 fn tensor_builds(table: &toml::Table, name: &str) -> Result<bool, String> {
     let text = toml::to_string(table).map_err(|e| e.to_string())?;
     match stencil_build::generate(name, &text) {
         Ok(_) => Ok(true),
-        Err(e) if e.to_string().contains("`tensor` cannot compute") => Ok(false),
+        Err(e)
+            if ["`tensor` cannot compute", "`tensor` runs stencils of one"]
+                .iter()
+                .any(|why| e.to_string().contains(why)) =>
+        {
+            Ok(false)
+        }
         Err(e) => Err(e.to_string()),
     }
 }

@@ -1599,6 +1599,14 @@ mod tests {
                 tensor,
                 "not a sum of reads times constants",
             ),
+            (
+                "[stencil]\ndtype = \"f64\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = { role = \"state\" }\n\
+                 t = { role = \"temp\" }\n[[update]]\ntarget = \"t\"\nexpr = \"u[0,0,1] + u[0,0,-1]\"\n\
+                 [[update]]\ntarget = \"u\"\nexpr = \"t[0,1,0] + t[0,-1,0]\"\n"
+                    .to_string(),
+                tensor,
+                "`tensor` runs stencils of one [[update]]; this one has 2",
+            ),
         ];
         for (spec, section, message) in refused {
             let text = format!("{spec}{section}");

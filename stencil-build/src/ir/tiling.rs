@@ -473,8 +473,8 @@ pub fn check_fusion(
 }
 
 /// Why `tensor` cannot run `st` on `backend`, and what to write instead;
-/// `None` when it can: a 3-D f64 stencil with a fixed boundary, each of
-/// whose statements has an in-plane sum ([`crate::ir::plane_sum`]), on CUDA.
+/// `None` when it can: a 3-D f64 stencil with a fixed boundary and one
+/// statement that has an in-plane sum ([`crate::ir::plane_sum`]), on CUDA.
 pub fn untensorable(st: &crate::ir::Stencil, backend: &str) -> Option<(String, String)> {
     use crate::ir::{Boundary, Dtype, Version};
     let stream = format!(
@@ -491,6 +491,11 @@ pub fn untensorable(st: &crate::ir::Stencil, backend: &str) -> Option<(String, S
         "`tensor` computes on the FP64 tensor cores; an f32 stencil there would round its values to TF32 (10 bits of mantissa)".to_string()
     } else if st.boundary == Boundary::Periodic {
         "`tensor` loads its tiles of a grid with a fixed boundary (zeros past the edge); a periodic grid's reads would wrap".to_string()
+    } else if st.statements.len() != 1 {
+        format!(
+            "`tensor` runs stencils of one [[update]]; this one has {}",
+            st.statements.len()
+        )
     } else {
         let name = |a: &crate::ir::Access| {
             let f = &st.fields[a.slot.field].name;

@@ -57,7 +57,7 @@ pub const AUTO_MIN_REACH: usize = 3;
 /// Whether `auto`'s single step for `st` on CUDA is `tensor`: one statement
 /// that `tensor` can compute, reaching [`AUTO_MIN_REACH`] cells in-plane.
 pub fn auto_tensor(st: &Stencil) -> bool {
-    if st.statements.len() != 1 || untensorable(st, "cuda").is_some() {
+    if untensorable(st, "cuda").is_some() {
         return false;
     }
     let name = |a: &Access| slot_name(st, a.slot);
