@@ -328,8 +328,9 @@ impl Gen<'_> {
             "const double *const now = ring + at_p * {tile} + ({ry} + by + g) * {pitch} + {rx} + bx + 2 * t;"
         ));
         w.line("const double2 fresh = stencil_load_pair<V>(now, true, true);");
-        w.line(&format!("w0[(ph + {}) % {window}] = fresh.x;", 2 * depth));
-        w.line(&format!("w1[(ph + {}) % {window}] = fresh.y;", 2 * depth));
+        let newest = window_at(window, 2 * depth);
+        w.line(&format!("w0[{newest}] = fresh.x;"));
+        w.line(&format!("w1[{newest}] = fresh.y;"));
         w.line("if (q >= zo) {");
         w.indent();
         self.tensor_update(w, shape);
@@ -413,7 +414,8 @@ impl Gen<'_> {
                 if a.slot == PLANE_SUM {
                     format!("in{j}")
                 } else if a.slot == shape.sum.slot {
-                    format!("w{j}[(ph + {}) % {window}]", depth as i64 + a.offset[0])
+                    let at = (depth as i64 + a.offset[0]) as usize;
+                    format!("w{j}[{}]", window_at(window, at))
                 } else {
                     format!(
                         "{}.{}",
@@ -534,6 +536,16 @@ impl Gen<'_> {
             bytes,
             &self.arguments(),
         );
+    }
+}
+
+/// The index into a window of `window` planes of the plane `k` after the
+/// oldest, at phase `ph` of the unrolled loop (`0` for a window of one).
+fn window_at(window: usize, k: usize) -> String {
+    if window == 1 {
+        "0".into()
+    } else {
+        format!("(ph + {k}) % {window}")
     }
 }
 
@@ -696,7 +708,9 @@ mod tests {
             code.contains("next_cells_cur_vel = stencil_load_pair<V>(cur_vel + c + s0, on0, on1);")
         );
         assert!(code.contains("const double2 cells_cur_vel = next_cells_cur_vel;"));
-        assert!(code.contains("2.0 * w0[(ph + 0) % 1] - cells_prev_u.x + cells_cur_vel.x * (in0 - 4.0 * w0[(ph + 0) % 1])"));
+        assert!(
+            code.contains("2.0 * w0[0] - cells_prev_u.x + cells_cur_vel.x * (in0 - 4.0 * w0[0])")
+        );
         // Reach 1: the third product of each axis starts at column 6; its lanes 0 and 1 repeat the second's.
         assert!(code.contains("cx[2] = t < 2 ? 0.0 : p_cuda__s__update_u_cx(6 + t - 1 - g);"));
         // Odd reach and frame: no aligned pairs, so one instance of single cells.
