@@ -25,11 +25,13 @@
 //! neither operand's pattern has bank conflicts. The reads along the slowest
 //! axis of the grid read in-plane come from each lane's window of its two
 //! cells (registers, the loop unrolled by the window so that it moves by
-//! renaming); other grids are read at the lane's two cells. One barrier a
-//! plane.
+//! renaming); other grids are read at the lane's two cells, a plane ahead.
+//! One barrier a plane.
 //!
-//! On the H100 a hand-written instance ran star3d25 f64 at 1.33x `stream`,
-//! 86% of the bandwidth bound (`benchmarks/experiments/dmma-star3d25`).
+//! On the H100 star3d25 f64 steps at 157.1 GCells/s, 1.34x `stream` and 83%
+//! of the bandwidth bound; acoustic25 f64, which reads two more grids, at
+//! 1.03x (BENCHMARKS.md, session 16; the prototype and the A/B runs behind
+//! it: `benchmarks/experiments/dmma-star3d25`).
 
 use super::{CWriter, Gen};
 use crate::backend::CExpr;
