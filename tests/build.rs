@@ -53,9 +53,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 && !fusable(&base, dims, stencil.boundary, "persistent"),
         );
         if dims == 3 && stencil.dtype == "f64" && stencil.boundary == "fixed" {
-            let mut table = retyped(&base, "random_tensor", stencil.dtype, "fixed", "tensor");
-            table["stencil"]["name"] = base["stencil"]["name"].clone();
-            random_tensor += usize::from(tensor_builds(&table, "random_tensor")?);
+            let name = format!("random_{n}_tensor");
+            let table = retyped(&base, &name, stencil.dtype, "fixed", "tensor");
+            random_tensor += usize::from(tensor_builds(&table, &name)?);
         }
         bases.push((base, vec![(stencil.dtype, stencil.boundary)]));
     }

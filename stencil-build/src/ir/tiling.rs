@@ -476,7 +476,7 @@ pub fn check_fusion(
 /// `None` when it can: a 3-D f64 stencil with a fixed boundary and one
 /// statement that has an in-plane sum ([`crate::ir::plane_sum`]), on CUDA.
 pub fn untensorable(st: &crate::ir::Stencil, backend: &str) -> Option<(String, String)> {
-    use crate::ir::{Boundary, Dtype, Version};
+    use crate::ir::{Boundary, Dtype};
     let stream = format!(
         "use `strategy = \"stream\"` in [tiling.{backend}], which streams any stencil plane by plane"
     );
@@ -497,25 +497,12 @@ pub fn untensorable(st: &crate::ir::Stencil, backend: &str) -> Option<(String, S
             st.statements.len()
         )
     } else {
-        let name = |a: &crate::ir::Access| {
-            let f = &st.fields[a.slot.field].name;
-            let prev = if a.slot.version == Version::Prev {
-                ".prev"
-            } else {
-                ""
-            };
-            let at: Vec<String> = a.offset.iter().map(i64::to_string).collect();
-            format!("{f}{prev}[{}]", at.join(","))
-        };
-        let refused = st.statements.iter().find_map(|s| {
-            crate::ir::plane_sum(s, &name).err().map(|why| {
-                format!(
-                    "`tensor` cannot compute `{}` with matrix products: {why}",
-                    s.text
-                )
-            })
-        });
-        return refused.map(|why| (why, stream));
+        let s = &st.statements[0];
+        let why = crate::ir::plane_sum(s, &|a| spelled(st, a)).err()?;
+        format!(
+            "`tensor` cannot compute `{}` with matrix products: {why}",
+            s.text
+        )
     };
     Some((why, stream))
 }
@@ -552,7 +539,7 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
         if a.slot.field == s.target && a.slot.version == crate::ir::Version::Prev {
             reads_prev = true;
             if a.offset.iter().any(|&o| o != 0) {
-                off_cell.get_or_insert_with(|| a.offset.clone());
+                off_cell.get_or_insert_with(|| a.clone());
             }
         }
     });
@@ -568,16 +555,26 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
             ),
         ));
     }
-    if let Some(offset) = off_cell {
-        let at: Vec<String> = offset.iter().map(i64::to_string).collect();
+    if let Some(read) = off_cell {
         return Some((
             format!(
-                "`{name}` fuses leapfrog steps that read the previous level at the cell itself; this update reads `{}.prev[{}]`",
-                target.name,
-                at.join(",")
+                "`{name}` fuses leapfrog steps that read the previous level at the cell itself; this update reads `{}`",
+                spelled(st, &read)
             ),
             stream.into(),
         ));
     }
     None
+}
+
+/// `a` as a spec spells it: `u[0,1]`, `u.prev[0,-1]`.
+fn spelled(st: &crate::ir::Stencil, a: &crate::ir::Access) -> String {
+    let field = &st.fields[a.slot.field].name;
+    let prev = if a.slot.version == crate::ir::Version::Prev {
+        ".prev"
+    } else {
+        ""
+    };
+    let at: Vec<String> = a.offset.iter().map(i64::to_string).collect();
+    format!("{field}{prev}[{}]", at.join(","))
 }

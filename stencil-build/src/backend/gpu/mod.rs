@@ -426,9 +426,9 @@ fn default_block(strategy: Strategy, dims: usize, warp: usize) -> Vec<usize> {
 /// The kernel source of one stencil for dialect `d`.
 pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Dialect) -> String {
     let mut w = CWriter::default();
-    header(&mut w, st, an, plan, d);
-    let scalar = temporal::scalar_twin(plan, st, d);
     let step = step_plan(plan, st, d);
+    header(&mut w, st, an, plan, step.as_ref(), d);
+    let scalar = temporal::scalar_twin(plan, st, d);
     for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
         w.blank();
         let g = Gen {
@@ -582,7 +582,16 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
     }
 }
 
-fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dialect) {
+/// The file's opening comment, includes and the helpers its kernels and
+/// `step`'s (the plan of launches of one step) call.
+fn header(
+    w: &mut CWriter,
+    st: &Stencil,
+    an: &Analysis,
+    plan: &Resolved,
+    step: Option<&Resolved>,
+    d: &Dialect,
+) {
     let detail = detail(st, plan);
     let strategy = format!(
         "Strategy `{}`: blocks of {} threads ({}){detail}.",
@@ -618,7 +627,6 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis, plan: &Resolved, d: &Dia
     if st.dims() == 3 && plan.strategy.fuses_steps() {
         temporal::opaque_thread_helpers(w);
     }
-    let step = step_plan(plan, st, d);
     if plan.strategy == Strategy::Tensor || step.is_some_and(|p| p.strategy == Strategy::Tensor) {
         tensor::helpers(w);
     }

@@ -36,7 +36,7 @@
 use super::{CWriter, Gen};
 use crate::backend::CExpr;
 use crate::codegen::expr;
-use crate::codegen::rust::slot_name;
+use crate::codegen::rust::{params_used, slot_name};
 use crate::ir::{
     Access, Expr, MAX_PLANE_REACH, PLANE_SUM, PlaneSum, Slot, Stencil, plane_sum, untensorable,
 };
@@ -97,6 +97,8 @@ struct Shape {
     pitch: usize,
     /// Ring slots: the planes in flight, the window's and one a slower warp may still read.
     slots: usize,
+    /// The other grids the update reads, each with its plane offset, at the lanes' cells.
+    others: Vec<(Slot, i64)>,
 }
 
 impl Shape {
@@ -122,8 +124,16 @@ impl Gen<'_> {
             }
         });
         let (rows, cols) = (TILE + 2 * reach[0], TILE + 2 * reach[1]);
+        let mut others: Vec<(Slot, i64)> = Vec::new();
+        sum.expr.for_each_read(&mut |a| {
+            if a.slot != sum.slot && a.slot != PLANE_SUM && !others.contains(&(a.slot, a.offset[0]))
+            {
+                others.push((a.slot, a.offset[0]));
+            }
+        });
         Shape {
             sum,
+            others,
             reach,
             depth,
             rows,
@@ -144,18 +154,17 @@ impl Gen<'_> {
     /// a store: 2 on grids of whole, aligned pairs, else 1).
     pub(super) fn tensor(&self, w: &mut CWriter) {
         let shape = self.tensor_shape();
-        let params = self.parameters("__restrict__", true);
-        let scalars: Vec<&String> = params.iter().filter(|p| !p.contains('*')).skip(3).collect();
-        for (axis, coefficients) in [("y", &shape.sum.y), ("x", &shape.sum.x)] {
+        let t = self.st.dtype.c();
+        for (axis, a, coefficients) in [("y", 1, &shape.sum.y), ("x", 2, &shape.sum.x)] {
             if coefficients.iter().all(Option::is_none) {
                 continue;
             }
             w.line(&format!(
                 "/* The coefficient of the in-plane read `d` cells along `{}` (0 off the band and at the centre). */",
-                self.st.axes[if axis == "y" { 1 } else { 2 }]
+                self.st.axes[a]
             ));
             let args: Vec<String> = std::iter::once("const int d".to_string())
-                .chain(scalars.iter().map(|s| s.to_string()))
+                .chain(self.param_names().iter().map(|p| format!("const {t} {p}")))
                 .collect();
             w.line(&format!(
                 "static __device__ __forceinline__ double {}_c{axis}({})",
@@ -192,13 +201,22 @@ impl Gen<'_> {
         w.line(&format!(
             "static __global__ void __launch_bounds__({THREADS}) {}({})",
             self.kernel_name(),
-            self.typed_extents(params, "ptrdiff_t").join(", ")
+            self.typed_extents(self.parameters("__restrict__", true), "ptrdiff_t")
+                .join(", ")
         ));
         w.line("{");
         w.indent();
         self.tensor_body(w, &shape);
         w.dedent();
         w.line("}");
+    }
+
+    /// `p_<name>` of each runtime parameter the statement reads.
+    fn param_names(&self) -> Vec<String> {
+        params_used(self.s)
+            .into_iter()
+            .map(|i| format!("p_{}", self.st.params[i]))
+            .collect()
     }
 
     /// `expr` in C, reads spelled by `read`.
@@ -349,17 +367,14 @@ impl Gen<'_> {
 
     /// `cx[m]`, `cy[m]`: this lane's element of each product's band.
     fn tensor_coefficients(&self, w: &mut CWriter, shape: &Shape) {
-        let params = self.parameters("", false);
-        let scalars: Vec<String> = params
+        let extra: String = self
+            .param_names()
             .iter()
-            .filter(|p| !p.contains('*'))
-            .skip(3)
-            .map(|p| p.rsplit(' ').next().unwrap_or(p).to_string())
+            .map(|p| format!(", {p}"))
             .collect();
-        let extra: String = scalars.iter().map(|s| format!(", {s}")).collect();
-        for (axis, k, reach, coefficients) in [
-            ("y", "g", shape.reach[0], &shape.sum.y),
-            ("x", "g", shape.reach[1], &shape.sum.x),
+        for (axis, a, reach, coefficients) in [
+            ("y", 1, shape.reach[0], &shape.sum.y),
+            ("x", 2, shape.reach[1], &shape.sum.x),
         ] {
             if coefficients.iter().all(Option::is_none) {
                 continue;
@@ -367,12 +382,12 @@ impl Gen<'_> {
             let (starts, overlap) = band(reach);
             let n = starts.len();
             w.line(&format!(
-                "/* This lane's element of the {n} bands along `{}`: the coefficient of the read `k - {reach} - {k}` cells away, k = start + t. */",
-                self.st.axes[if axis == "y" { 1 } else { 2 }]
+                "/* This lane's element of the {n} bands along `{}`: the coefficient of the read `k - {reach} - g` cells away, k = start + t. */",
+                self.st.axes[a]
             ));
             w.line(&format!("double c{axis}[{n}];"));
             for (m, s) in starts.iter().enumerate() {
-                let value = format!("{}_c{axis}({s} + t - {reach} - {k}{extra})", self.sym);
+                let value = format!("{}_c{axis}({s} + t - {reach} - g{extra})", self.sym);
                 if m + 1 == n && overlap > 0 {
                     w.line(&format!(
                         "c{axis}[{m}] = t < {overlap} ? 0.0 : {value}; /* columns the product before took */"
@@ -439,29 +454,14 @@ impl Gen<'_> {
         w.line("    out[c + 1] = r1;");
     }
 
-    /// The other grids' reads at this lane's two cells of plane `q`, and at
-    /// the lanes' first plane-to-be (`Self::tensor_prefetch`).
-    fn tensor_others(&self, shape: &Shape) -> Vec<(Slot, i64)> {
-        let mut others: Vec<(Slot, i64)> = Vec::new();
-        shape.sum.expr.for_each_read(&mut |a| {
-            if a.slot != shape.sum.slot
-                && a.slot != PLANE_SUM
-                && !others.contains(&(a.slot, a.offset[0]))
-            {
-                others.push((a.slot, a.offset[0]));
-            }
-        });
-        others
-    }
-
     /// Declares the registers that carry the other grids' reads a plane ahead (zeros before the first).
     fn tensor_prefetch_registers(&self, w: &mut CWriter, shape: &Shape) {
-        let others = self.tensor_others(shape);
-        if others.is_empty() {
+        if shape.others.is_empty() {
             return;
         }
         w.line("/* The other grids at this lane's cells, loaded a plane ahead (their latency passes with an iteration). */");
-        let names: Vec<String> = others
+        let names: Vec<String> = shape
+            .others
             .iter()
             .map(|&(slot, dz)| format!("next_{}", input_name(self.st, slot, dz)))
             .collect();
@@ -477,12 +477,11 @@ impl Gen<'_> {
 
     /// This plane's reads of the other grids (loaded the iteration before), and the next plane's loads.
     fn tensor_inputs(&self, w: &mut CWriter, shape: &Shape) {
-        let others = self.tensor_others(shape);
-        if others.is_empty() {
+        if shape.others.is_empty() {
             return;
         }
         w.line("const bool on0 = q + 1 >= zo && q + 1 < zend && mine0, on1 = q + 1 >= zo && q + 1 < zend && mine1;");
-        for &(slot, dz) in &others {
+        for &(slot, dz) in &shape.others {
             let name = input_name(self.st, slot, dz);
             let at = match dz + 1 {
                 0 => "c".to_string(),
