@@ -48,12 +48,15 @@ pub const THREADS: usize = 512;
 const TILE: usize = 32;
 
 /// Planes of a tile in flight to shared memory while one is computed: on the
-/// H100, 4 ran 1.07x 3 and as fast as 6 (star3d25 f64, chunks of 128).
+/// H100, 4 ran as fast as 6 (star3d25 f64, chunks of 128: 158.4 against
+/// 158.1 GCells/s in the A/B harness; 3 was measured only with chunks of 64).
 pub const AHEAD: usize = 4;
 
 /// The least in-plane reach for which `auto` computes a single step on the
-/// tensor cores: star3d25 f64 (reach 4) ran at 1.33x `stream` there; the
-/// stars of reach 1 and 2 fuse their steps (`temporal`) instead.
+/// tensor cores: star3d25 f64 (reach 4) ran at 1.34x the best other single
+/// step and acoustic25 f64 at 1.03x; the stars of reach 1 and 2 at
+/// 0.43x-0.81x, and they fuse their steps (`temporal`) instead (H100,
+/// BENCHMARKS.md, session 16).
 pub const AUTO_MIN_REACH: usize = 3;
 
 /// Whether `auto`'s single step for `st` on CUDA is `tensor`: one statement
