@@ -22,7 +22,9 @@
  * their value at every level).
  *
  * Macros: LEVELS (1 or 2), ZCN (planes a block marches), BLOCKS (resident
- * blocks per multiprocessor for __launch_bounds__).
+ * blocks per multiprocessor for __launch_bounds__), STACK (1: the in-plane
+ * sum as 4 products of mma.m16n8k4, the rows of u along x stacked on those of
+ * u^T along y; ../dmma-shapes/README.md).
  */
 #include <cuda_runtime.h>
 #include <stddef.h>
@@ -53,6 +55,9 @@
 #ifndef BLOCKS
 #define BLOCKS 1
 #endif
+#ifndef STACK
+#define STACK 0 /* 1: the in-plane sum as 4 m16n8k4 products of stacked rows (H100: twice m8n8k4's rate) */
+#endif
 
 namespace {
 constexpr int R = 4, WN = 2 * R + 1;
@@ -80,13 +85,34 @@ __device__ __forceinline__ void dmma(double &d0, double &d1, double a, double b)
                  : "d"(a), "d"(b));
 }
 
+/* D += A B for 16 x 8 x 4 f64 matrices (sm_90): lane l holds A[l / 4][l % 4], A[l / 4 + 8][l % 4], B[l % 4][l / 4],
+   D[l / 4][2 (l % 4) + 0, 1] and D[l / 4 + 8][2 (l % 4) + 0, 1]. */
+__device__ __forceinline__ void dmma16(double (&d)[4], double a0, double a1, double b)
+{
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a0), "d"(a1), "d"(b));
+}
+
 /* The in-plane sum (without the centre) of the 8 x 8 block whose top-left cell
    is at (ry, rx) of `src` (pitch P), in the accumulator's layout. */
 template <int P>
 __device__ __forceinline__ double2 inplane(const double *src, int ry, int rx, int lane, const double (&cf)[4])
 {
-    double d0 = 0, d1 = 0, e0 = 0, e1 = 0;
     const int g = lane >> 2, t = lane & 3;
+#if STACK
+    /* One m16n8k4 product of the stacked rows [u along x; u^T along y] with the band: rows 0-7 the sum
+       along x of this lane's cells, rows 8-15 the sum along y of the transposed block (dmma-shapes). */
+    double d[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+        dmma16(d, src[(ry + g) * P + rx - 4 + 4 * m + t], src[(ry - 4 + 4 * m + t) * P + rx + g], cf[m]);
+    const int l0 = 8 * t + (g >> 1), l1 = l0 + 4;
+    const double e0 = __shfl_sync(0xffffffffu, d[2], l0), e1 = __shfl_sync(0xffffffffu, d[2], l1);
+    const double o0 = __shfl_sync(0xffffffffu, d[3], l0), o1 = __shfl_sync(0xffffffffu, d[3], l1);
+    return make_double2(d[0] + (g & 1 ? o0 : e0), d[1] + (g & 1 ? o1 : e1));
+#else
+    double d0 = 0, d1 = 0, e0 = 0, e1 = 0;
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
         const double ax = src[(ry + g) * P + rx - 4 + 4 * m + t];
@@ -99,6 +125,7 @@ __device__ __forceinline__ double2 inplane(const double *src, int ry, int rx, in
 #endif
     }
     return make_double2(d0 + e0, d1 + e1);
+#endif
 }
 
 /* u + 0.05 (3 c0 u + in-plane + z part), the z part from window w (w[phase + R] the centre). */

@@ -1,0 +1,33 @@
+#!/bin/bash
+# Builds build/m16: star_m16.cu's variants (U-Y) and the generated `tensor`
+# kernels with stacked m16n8k4 products (Z, stack.py) against the generated
+# `stream` (A) and `tensor` (T) of star3d25 and acoustic25 f64, timed by ../fused3d-ab/harness.py; and
+# build/shapes (shapes.cu). Run from this directory with nvcc 13.0 on PATH; on
+# the GPU: build/shapes; build/m16 star3d25 512; build/m16 acoustic25 300 994 750.
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$(git rev-parse --show-toplevel)
+mkdir -p build
+cuda_lib=$(dirname "$(dirname "$(command -v nvcc)")")/lib
+nvcc -arch=sm_90 -O3 shapes.cu -o build/shapes -L"$cuda_lib"
+rm -rf work && mkdir -p work && cd work
+generate() { # letter stencil tiling-keys
+    sed 's/dtype *= *"f32"/dtype = "f64"/' "$root/examples/suite/stencils/$2.stencil.toml" > "$1_$2.toml"
+    printf '\n[tiling.cuda]\n%b\n' "$3" >> "$1_$2.toml"
+    (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/$1_$2.toml" cuda) > "$1_$2_f64.cu"
+}
+variant() { # letter macros...
+    local v=$1; shift
+    { for m in "$@"; do echo "#define $m"; done; cat ../star_m16.cu; } > "${v}_star3d25_f64.cu"
+}
+for s in star3d25 acoustic25; do
+    generate A $s 'strategy = "stream"'
+    generate T $s 'strategy = "tensor"'
+    python3 ../stack.py T_${s}_f64.cu Z_${s}_f64.cu
+done
+variant U "WY 2" "WX 4" "AH 4"
+variant V "WY 2" "WX 8" "AH 3"
+variant W "WY 4" "WX 4" "AH 3"
+variant X "WY 2" "WX 4" "AH 2" "MINB 2"
+variant Y "WY 2" "WX 4" "AH 4" "ZC 128"
+../../fused3d-ab/compile.sh ../build/m16
