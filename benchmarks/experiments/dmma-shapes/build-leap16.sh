@@ -1,6 +1,7 @@
 #!/bin/bash
 # Builds build/leap16: ../dmma-star3d25/star_dmma.cu's two fused steps with the
-# in-plane sums as stacked m16n8k4 products (STACK 1) and without, against the
+# in-plane sums as stacked m16n8k4 products (STACK 1) and without, and with one
+# barrier for two planes (PAIR 1), against the
 # generated `stream` (A), `tensor` (T) and `tensor` with stacked products (Z,
 # stack.py), timed by ../fused3d-ab/harness.py. Run from this directory with
 # nvcc 13.0 on PATH; on the GPU: build/leap16 acoustic25 300 994 750 and
@@ -33,4 +34,8 @@ variant Q acoustic25 "LEVELS 2" "LEAP 1" "ZCN 146" "STACK 1"
 variant R star3d25 "LEVELS 2" "ZCN 252"
 variant S star3d25 "LEVELS 2" "ZCN 252" "STACK 1"
 variant U star3d25 "LEVELS 2" "TILEY 24" "ZCN 252" "STACK 1"
+variant V acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292" "PAIR 1"
+variant W acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292" "PAIR 1" "STACK 1"
+variant X star3d25 "LEVELS 2" "TILEY 24" "ZCN 252" "PAIR 1" "STACK 1"
+variant Y acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292" "PAIR 1" "STACK 1" "AHEAD 2"
 ../../fused3d-ab/compile.sh ../build/leap16

@@ -24,7 +24,8 @@
  * Macros: LEVELS (1 or 2), ZCN (planes a block marches), BLOCKS (resident
  * blocks per multiprocessor for __launch_bounds__), STACK (1: the in-plane
  * sum as 4 products of mma.m16n8k4, the rows of u along x stacked on those of
- * u^T along y; ../dmma-shapes/README.md).
+ * u^T along y; ../dmma-shapes/README.md), PAIR (1: one barrier for two
+ * planes, level 2 one plane further behind level 1).
  */
 #include <cuda_runtime.h>
 #include <stddef.h>
@@ -55,6 +56,9 @@
 #ifndef BLOCKS
 #define BLOCKS 1
 #endif
+#ifndef PAIR
+#define PAIR 0 /* 1: one barrier for two planes (level 2 one plane further behind) */
+#endif
 #ifndef STACK
 #define STACK 0 /* 1: the in-plane sum as 4 m16n8k4 products of stacked rows (H100: twice m8n8k4's rate) */
 #endif
@@ -66,7 +70,8 @@ constexpr int T0Y = T1Y + 2 * R, T0X = T1X + 2 * R; /* level 0's tile in shared 
 constexpr int T2Y = T1Y - 2 * R, T2X = T1X - 2 * R; /* level 2's tile */
 constexpr int P0 = 44, P1 = 44;        /* row pitches, 12 mod 16 doubles */
 constexpr int D = AHEAD;               /* planes of level 0 in flight */
-constexpr int S0 = D + 6, S1 = 6;      /* ring slots */
+constexpr int S0 = PAIR ? D + R + 4 : D + 6, S1 = PAIR ? R + 4 : 6; /* ring slots */
+constexpr int LAG2 = PAIR ? 2 : 1;     /* level 1's centre plane a level-2 warp takes is p - R - LAG2 */
 constexpr int W1 = (T1Y / 8) * (T1X / 8); /* level-1 warps */
 constexpr int W2 = LEVELS == 2 ? (T2Y / 8) * (T2X / 8) : 0;
 constexpr int NT = 32 * (W1 + W2);
@@ -190,24 +195,26 @@ __device__ __forceinline__ void copy_plane(const Ctx &k, int p, int zhi, double 
 
 __device__ __forceinline__ void barrier() { asm volatile("bar.sync 1, %0;" ::"r"(NT) : "memory"); }
 
-/* One plane of a warp of level ROLE: w0, w1 its window of its two cells' columns (level ROLE - 1). */
-template <int ROLE, int PH>
-__device__ __forceinline__ void iteration(const Ctx &k, int p, int zlo, int zhi, double (&w0)[WN], double (&w1)[WN],
-                                          double *ring0, double *ring1, const double (&cf)[4], double *__restrict__ out,
-                                          const double *__restrict__ in)
+/* LEAP: ROLE 1's u.prev and vel at q1, ROLE 2's level 0 (u) and vel at q2, for plane p (loaded before the
+   barrier: their latency passes with it). */
+template <int ROLE>
+__device__ __forceinline__ void leap_inputs(const Ctx &k, int p, const double *__restrict__ in, double2 &in1, double2 &in2)
 {
-    /* Level 0 at plane p + D on its way to the ring; plane p has arrived. */
-    copy_plane(k, p + D, zhi, ring0, in);
-    __pipeline_wait_prior(D);
-    double *dst0 = ring0 + slot(p, S0) * T0Y * P0;
 #if LEAP
-    /* ROLE 1: u.prev and vel at q1; ROLE 2: level 0 (u) and vel at q2 (before the barrier: their latency passes with it). */
-    const int qin = ROLE == 1 ? p - R : p - 2 * R - 1;
+    const int qin = ROLE == 1 ? p - R : p - 2 * R - LAG2;
     const bool on = k.inside_yx && qin >= R && qin < k.n0 - R && (ROLE == 1 || k.mine);
-    const double2 in1 = cells(k, ROLE == 1 ? k.prev : in, qin, on);
-    const double2 in2 = cells(k, k.vel, qin, on);
+    in1 = cells(k, ROLE == 1 ? k.prev : in, qin, on);
+    in2 = cells(k, k.vel, qin, on);
 #endif
-    barrier();
+}
+
+/* A warp of level ROLE's work for plane p, after the barrier: w0, w1 its window of its two cells' columns (level ROLE - 1). */
+template <int ROLE, int PH>
+__device__ __forceinline__ void work(const Ctx &k, int p, int zlo, int zhi, double (&w0)[WN], double (&w1)[WN],
+                                     double *ring0, double *ring1, const double (&cf)[4], double *__restrict__ out,
+                                     const double2 in1, const double2 in2)
+{
+    const double *dst0 = ring0 + slot(p, S0) * T0Y * P0;
     const int g = k.lane >> 2, t = k.lane & 3;
     if (ROLE == 1) {
         /* Level 0's centre at plane p joins the window; level 1 at plane q1 = p - R. */
@@ -237,8 +244,8 @@ __device__ __forceinline__ void iteration(const Ctx &k, int p, int zlo, int zhi,
     }
 #if LEVELS == 2
     if (ROLE == 2) {
-        /* Level 1's centre at plane p - R - 1 joins the window; level 2 at plane q2 = p - 2 R - 1. */
-        const int qc = p - R - 1;
+        /* Level 1's centre at plane p - R - LAG2 joins the window; level 2 at plane q2 = p - 2 R - LAG2. */
+        const int qc = p - R - LAG2;
         if (qc >= zlo) {
             const double2 c = *(const double2 *)&ring1[slot(qc, S1) * T1Y * P1 + (k.by + g) * P1 + k.bx + 2 * t];
             w0[(PH + 2 * R) % WN] = c.x;
@@ -266,6 +273,38 @@ __device__ __forceinline__ void iteration(const Ctx &k, int p, int zlo, int zhi,
 #endif
 }
 
+/* One plane, one barrier. */
+template <int ROLE, int PH>
+__device__ __forceinline__ void iteration(const Ctx &k, int p, int zlo, int zhi, double (&w0)[WN], double (&w1)[WN],
+                                          double *ring0, double *ring1, const double (&cf)[4], double *__restrict__ out,
+                                          const double *__restrict__ in)
+{
+    /* Level 0 at plane p + D on its way to the ring; plane p has arrived. */
+    copy_plane(k, p + D, zhi, ring0, in);
+    __pipeline_wait_prior(D);
+    double2 in1 = make_double2(0, 0), in2 = make_double2(0, 0);
+    leap_inputs<ROLE>(k, p, in, in1, in2);
+    barrier();
+    work<ROLE, PH>(k, p, zlo, zhi, w0, w1, ring0, ring1, cf, out, in1, in2);
+}
+
+/* Planes p and p + 1, one barrier (PAIR): level 1's planes of this pair reach level 2 after the next one. */
+template <int ROLE, int PH>
+__device__ __forceinline__ void pair(const Ctx &k, int p, int zlo, int zhi, double (&w0)[WN], double (&w1)[WN],
+                                     double *ring0, double *ring1, const double (&cf)[4], double *__restrict__ out,
+                                     const double *__restrict__ in)
+{
+    copy_plane(k, p + D, zhi, ring0, in);
+    copy_plane(k, p + D + 1, zhi, ring0, in);
+    __pipeline_wait_prior(D);
+    double2 a1 = make_double2(0, 0), a2 = make_double2(0, 0), b1 = make_double2(0, 0), b2 = make_double2(0, 0);
+    leap_inputs<ROLE>(k, p, in, a1, a2);
+    leap_inputs<ROLE>(k, p + 1, in, b1, b2);
+    barrier();
+    work<ROLE, PH>(k, p, zlo, zhi, w0, w1, ring0, ring1, cf, out, a1, a2);
+    work<ROLE, (PH + 1) % WN>(k, p + 1, zlo, zhi, w0, w1, ring0, ring1, cf, out, b1, b2);
+}
+
 /* Every plane from zlo to last, for a warp of level ROLE. */
 template <int ROLE>
 __device__ __forceinline__ void march(const Ctx &k, int zlo, int zhi, int last, double *ring0, double *ring1,
@@ -276,6 +315,39 @@ __device__ __forceinline__ void march(const Ctx &k, int zlo, int zhi, int last, 
     for (int m = 0; m < WN; ++m)
         w0[m] = w1[m] = 0;
     int p = zlo;
+#if PAIR
+    for (; p + 2 * WN <= last; p += 2 * WN) {
+        pair<ROLE, 0>(k, p, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        pair<ROLE, 2>(k, p + 2, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        pair<ROLE, 4>(k, p + 4, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        pair<ROLE, 6>(k, p + 6, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        pair<ROLE, 8>(k, p + 8, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        pair<ROLE, 1>(k, p + 10, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        pair<ROLE, 3>(k, p + 12, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        pair<ROLE, 5>(k, p + 14, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+        pair<ROLE, 7>(k, p + 16, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    }
+    /* The rest in pairs (a last pair past `last` computes nothing that is stored). */
+    const int n = last - p;
+    if (n > 0)
+        pair<ROLE, 0>(k, p, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 2)
+        pair<ROLE, 2>(k, p + 2, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 4)
+        pair<ROLE, 4>(k, p + 4, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 6)
+        pair<ROLE, 6>(k, p + 6, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 8)
+        pair<ROLE, 8>(k, p + 8, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 10)
+        pair<ROLE, 1>(k, p + 10, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 12)
+        pair<ROLE, 3>(k, p + 12, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 14)
+        pair<ROLE, 5>(k, p + 14, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+    if (n > 16)
+        pair<ROLE, 7>(k, p + 16, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+#else
     for (; p + WN <= last; p += WN) {
         iteration<ROLE, 0>(k, p, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
         iteration<ROLE, 1>(k, p + 1, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
@@ -304,6 +376,7 @@ __device__ __forceinline__ void march(const Ctx &k, int zlo, int zhi, int last, 
         iteration<ROLE, 6>(k, p + 6, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
     if (n > 7)
         iteration<ROLE, 7>(k, p + 7, zlo, zhi, w0, w1, ring0, ring1, cf, out, in);
+#endif
 }
 
 __global__ void __launch_bounds__(NT, BLOCKS) kernel(int n0, int n1, int n2, double *__restrict__ out, double *__restrict__ out_prev,
@@ -351,8 +424,8 @@ __global__ void __launch_bounds__(NT, BLOCKS) kernel(int n0, int n1, int n2, dou
 #pragma unroll
     for (int i = 0; i < D; ++i)
         copy_plane(k, zlo + i, zhi, ring0, in);
-    /* Iterations p = zlo .. last: level 1 lags R planes, level 2 lags 2 R + 1. */
-    const int last = zhi + (LEVELS == 2 ? R + 1 : 0);
+    /* Iterations p = zlo .. last: level 1 lags R planes, level 2 lags 2 R + LAG2. */
+    const int last = zhi + (LEVELS == 2 ? R + LAG2 : 0);
     if (k.warp < W1)
         march<1>(k, zlo, zhi, last, ring0, ring1, cf, out, in);
     else
