@@ -572,7 +572,7 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
         )
     } else if plan.strategy == Strategy::Tensor {
         format!(
-            ": 4 x 4 warps of 8 x 8 cells (a tile of 32 x 32 cells of a plane), the in-plane sum on the FP64 tensor cores, marching {} cells along `{}` per block",
+            ", the in-plane sum on the FP64 tensor cores, marching {} cells along `{}` per block",
             plan.chunk, st.axes[0]
         )
     } else if let Some(k) = plan.occupancy {
@@ -594,8 +594,7 @@ fn header(
 ) {
     let detail = detail(st, plan);
     let threads = if plan.strategy == Strategy::Tensor {
-        // One dimension of threads, which the kernel maps to warps of cells.
-        format!("{} threads", plan.block.iter().product::<usize>())
+        tensor::block_layout()
     } else {
         format!("{} threads ({})", join_x(&plan.block), st.axes.join(", "))
     };

@@ -47,6 +47,18 @@ pub const THREADS: usize = 512;
 /// Cells of a block's tile along `y` and `x`.
 const TILE: usize = 32;
 
+// One warp for each 8 x 8 cells of the tile.
+const _: () = assert!(THREADS == (TILE / 8) * (TILE / 8) * 32);
+
+/// A block's threads as the file header describes them: one dimension of
+/// threads, which the kernel maps to warps of 8 x 8 cells.
+pub fn block_layout() -> String {
+    let warps = TILE / 8;
+    format!(
+        "{THREADS} threads: {warps} x {warps} warps of 8 x 8 cells (a tile of {TILE} x {TILE} cells of a plane)"
+    )
+}
+
 /// Planes of a tile in flight to shared memory while one is computed: on the
 /// H100, 4 ran as fast as 6 (star3d25 f64, chunks of 128: 158.4 against
 /// 158.1 GCells/s in the A/B harness; 3 was measured only with chunks of 64).
