@@ -11,11 +11,7 @@ mkdir -p build
 cuda_lib=$(dirname "$(dirname "$(command -v nvcc)")")/lib
 nvcc -arch=sm_90 -O3 shapes.cu -o build/shapes -L"$cuda_lib"
 rm -rf work && mkdir -p work && cd work
-generate() { # letter stencil tiling-keys
-    sed 's/dtype *= *"f32"/dtype = "f64"/' "$root/examples/suite/stencils/$2.stencil.toml" > "$1_$2.toml"
-    printf '\n[tiling.cuda]\n%b\n' "$3" >> "$1_$2.toml"
-    (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/$1_$2.toml" cuda) > "$1_$2_f64.cu"
-}
+source "$root/benchmarks/experiments/dmma-star3d25/kernels.sh"
 variant() { # letter macros...
     local v=$1; shift
     { for m in "$@"; do echo "#define $m"; done; cat ../star_m16.cu; } > "${v}_star3d25_f64.cu"

@@ -9,11 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
 rm -rf work-gen && mkdir -p work-gen && cd work-gen
-generate() { # letter stencil tiling-keys
-    sed 's/dtype *= *"f32"/dtype = "f64"/' "$root/examples/suite/stencils/$2.stencil.toml" > "$1_$2.toml"
-    printf '\n[tiling.cuda]\n%b\n' "$3" >> "$1_$2.toml"
-    (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/$1_$2.toml" cuda) > "$1_$2_f64.cu"
-}
+source "$root/benchmarks/experiments/dmma-star3d25/kernels.sh"
 for s in star3d25 acoustic25; do
     generate A $s 'strategy = "stream"'
     generate T $s 'strategy = "tensor"'

@@ -8,26 +8,15 @@ set -euo pipefail
 cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
 rm -rf work-leap && mkdir -p work-leap && cd work-leap
-generate() { # letter stencil tiling-keys
-    sed 's/dtype *= *"f32"/dtype = "f64"/' "$root/examples/suite/stencils/$2.stencil.toml" > "$1_$2.toml"
-    printf '\n[tiling.cuda]\n%b\n' "$3" >> "$1_$2.toml"
-    (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/$1_$2.toml" cuda) > "$1_$2_f64.cu"
-}
-variant() { # letter stencil macros...
-    local v=$1 s=$2; shift 2
-    { for m in "$@"; do echo "#define $m"; done; cat ../star_dmma.cu; } > "${v}_${s}_f64.cu"
-    # the harness takes the first launcher it finds: keep only this stencil's
-    local other=acoustic25; [ "$s" = acoustic25 ] && other=star3d25
-    sed -i "/stencils_cuda__${other}__update_u/d" "${v}_${s}_f64.cu"
-}
+source "$root/benchmarks/experiments/dmma-star3d25/kernels.sh"
 for s in star3d25 acoustic25; do
     generate A $s 'strategy = "stream"'
     generate T $s 'strategy = "tensor"'
 done
-variant K acoustic25 "LEVELS 2" "LEAP 1" "ZCN 146"
-variant L acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 146"
-variant M acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 98"
-variant N acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292"
-variant O star3d25 "LEVELS 2" "TILEY 24" "ZCN 252"
-variant P star3d25 "LEVELS 2" "ZCN 252"
+dmma_variant K acoustic25 "LEVELS 2" "LEAP 1" "ZCN 146"
+dmma_variant L acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 146"
+dmma_variant M acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 98"
+dmma_variant N acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292"
+dmma_variant O star3d25 "LEVELS 2" "TILEY 24" "ZCN 252"
+dmma_variant P star3d25 "LEVELS 2" "ZCN 252"
 ../../fused3d-ab/compile.sh ../build/leap
