@@ -25,7 +25,8 @@
  * blocks per multiprocessor for __launch_bounds__), STACK (1: the in-plane
  * sum as 4 products of mma.m16n8k4, the rows of u along x stacked on those of
  * u^T along y; ../dmma-shapes/README.md), PAIR (1: one barrier for two
- * planes, level 2 one plane further behind level 1).
+ * planes, level 2 one plane further behind level 1), SPLIT (1: 4 accumulator
+ * chains of 2 products for the in-plane sum, not 2 of 4).
  */
 #include <cuda_runtime.h>
 #include <stddef.h>
@@ -59,6 +60,12 @@
 #ifndef PAIR
 #define PAIR 0 /* 1: one barrier for two planes (level 2 one plane further behind) */
 #endif
+#ifndef BPW
+#define BPW 1 /* 8 x 8 blocks a warp computes per plane and level (their products interleave) */
+#endif
+#ifndef SPLIT
+#define SPLIT 0 /* 1: the in-plane sum in 4 accumulator chains of 2 products (not 2 of 4) */
+#endif
 #ifndef STACK
 #define STACK 0 /* 1: the in-plane sum as 4 m16n8k4 products of stacked rows (H100: twice m8n8k4's rate) */
 #endif
@@ -72,9 +79,11 @@ constexpr int P0 = 44, P1 = 44;        /* row pitches, 12 mod 16 doubles */
 constexpr int D = AHEAD;               /* planes of level 0 in flight */
 constexpr int S0 = PAIR ? D + R + 4 : D + 6, S1 = PAIR ? R + 4 : 6; /* ring slots */
 constexpr int LAG2 = PAIR ? 2 : 1;     /* level 1's centre plane a level-2 warp takes is p - R - LAG2 */
-constexpr int W1 = (T1Y / 8) * (T1X / 8); /* level-1 warps */
+constexpr int W1 = (T1Y / 8) * (T1X / 8); /* level-1 blocks */
 constexpr int W2 = LEVELS == 2 ? (T2Y / 8) * (T2X / 8) : 0;
-constexpr int NT = 32 * (W1 + W2);
+constexpr int NW1 = (W1 + BPW - 1) / BPW, NW2 = (W2 + BPW - 1) / BPW; /* warps: BPW blocks each */
+constexpr int NT = 32 * (NW1 + NW2);
+static_assert(BPW == 1 || !PAIR, "PAIR takes one block a warp");
 constexpr int TOUTY = LEVELS == 2 ? T2Y : T1Y, TOUTX = LEVELS == 2 ? T2X : T1X;
 constexpr int LOADS = (T0Y * T0X / 2 + NT - 1) / NT; /* double2 loads a thread makes per plane */
 
@@ -116,6 +125,22 @@ __device__ __forceinline__ double2 inplane(const double *src, int ry, int rx, in
     const double e0 = __shfl_sync(0xffffffffu, d[2], l0), e1 = __shfl_sync(0xffffffffu, d[2], l1);
     const double o0 = __shfl_sync(0xffffffffu, d[3], l0), o1 = __shfl_sync(0xffffffffu, d[3], l1);
     return make_double2(d[0] + (g & 1 ? o0 : e0), d[1] + (g & 1 ? o1 : e1));
+#elif SPLIT
+    /* Products m = 0, 2 and m = 1, 3 in separate chains: twice the independent products a warp has in flight. */
+    double d0 = 0, d1 = 0, e0 = 0, e1 = 0, f0 = 0, f1 = 0, h0 = 0, h1 = 0;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+        const double ax = src[(ry + g) * P + rx - 4 + 4 * m + t];
+        const double by = src[(ry - 4 + 4 * m + t) * P + rx + g];
+        if (m % 2 == 0) {
+            dmma(d0, d1, ax, cf[m]);
+            dmma(e0, e1, cf[m], by);
+        } else {
+            dmma(f0, f1, ax, cf[m]);
+            dmma(h0, h1, cf[m], by);
+        }
+    }
+    return make_double2((d0 + f0) + (e0 + h0), (d1 + f1) + (e1 + h1));
 #else
     double d0 = 0, d1 = 0, e0 = 0, e1 = 0;
 #pragma unroll
@@ -165,6 +190,7 @@ struct Ctx {
     int gy, gx;       /* grid coordinates of the lane's first cell */
     bool inside_yx;   /* the lane's cells lie inside the grid's interior in y and x */
     bool mine;        /* (level 2) the lane's cells are stored */
+    bool valid;       /* the warp has this block (BPW > 1: the last warp of a level may have fewer) */
     double *out_prev; /* LEAP: level 1 at the stored cells */
     const double *prev, *vel; /* LEAP: u.prev and the velocity grid */
 };
@@ -273,27 +299,37 @@ __device__ __forceinline__ void work(const Ctx &k, int p, int zlo, int zhi, doub
 #endif
 }
 
-/* One plane, one barrier. */
+/* One plane, one barrier; the warp's BPW blocks. */
 template <int ROLE, int PH>
-__device__ __forceinline__ void iteration(const Ctx &k, int p, int zlo, int zhi, double (&w0)[WN], double (&w1)[WN],
+__device__ __forceinline__ void iteration(const Ctx (&k)[BPW], int p, int zlo, int zhi, double (&w0)[BPW][WN], double (&w1)[BPW][WN],
                                           double *ring0, double *ring1, const double (&cf)[4], double *__restrict__ out,
                                           const double *__restrict__ in)
 {
     /* Level 0 at plane p + D on its way to the ring; plane p has arrived. */
-    copy_plane(k, p + D, zhi, ring0, in);
+    copy_plane(k[0], p + D, zhi, ring0, in);
     __pipeline_wait_prior(D);
-    double2 in1 = make_double2(0, 0), in2 = make_double2(0, 0);
-    leap_inputs<ROLE>(k, p, in, in1, in2);
+    double2 in1[BPW], in2[BPW];
+#pragma unroll
+    for (int b = 0; b < BPW; ++b) {
+        in1[b] = in2[b] = make_double2(0, 0);
+        leap_inputs<ROLE>(k[b], p, in, in1[b], in2[b]);
+    }
     barrier();
-    work<ROLE, PH>(k, p, zlo, zhi, w0, w1, ring0, ring1, cf, out, in1, in2);
+#pragma unroll
+    for (int b = 0; b < BPW; ++b)
+        if (BPW == 1 || k[b].valid)
+            work<ROLE, PH>(k[b], p, zlo, zhi, w0[b], w1[b], ring0, ring1, cf, out, in1[b], in2[b]);
 }
 
 /* Planes p and p + 1, one barrier (PAIR): level 1's planes of this pair reach level 2 after the next one. */
 template <int ROLE, int PH>
-__device__ __forceinline__ void pair(const Ctx &k, int p, int zlo, int zhi, double (&w0)[WN], double (&w1)[WN],
+__device__ __forceinline__ void pair(const Ctx (&kb)[BPW], int p, int zlo, int zhi, double (&w0b)[BPW][WN], double (&w1b)[BPW][WN],
                                      double *ring0, double *ring1, const double (&cf)[4], double *__restrict__ out,
                                      const double *__restrict__ in)
 {
+    const Ctx &k = kb[0];
+    double(&w0)[WN] = w0b[0];
+    double(&w1)[WN] = w1b[0];
     copy_plane(k, p + D, zhi, ring0, in);
     copy_plane(k, p + D + 1, zhi, ring0, in);
     __pipeline_wait_prior(D);
@@ -307,13 +343,15 @@ __device__ __forceinline__ void pair(const Ctx &k, int p, int zlo, int zhi, doub
 
 /* Every plane from zlo to last, for a warp of level ROLE. */
 template <int ROLE>
-__device__ __forceinline__ void march(const Ctx &k, int zlo, int zhi, int last, double *ring0, double *ring1,
+__device__ __forceinline__ void march(const Ctx (&k)[BPW], int zlo, int zhi, int last, double *ring0, double *ring1,
                                       const double (&cf)[4], double *__restrict__ out, const double *__restrict__ in)
 {
-    double w0[WN], w1[WN];
+    double w0[BPW][WN], w1[BPW][WN];
 #pragma unroll
-    for (int m = 0; m < WN; ++m)
-        w0[m] = w1[m] = 0;
+    for (int b = 0; b < BPW; ++b)
+#pragma unroll
+        for (int m = 0; m < WN; ++m)
+            w0[b][m] = w1[b][m] = 0;
     int p = zlo;
 #if PAIR
     for (; p + 2 * WN <= last; p += 2 * WN) {
@@ -379,36 +417,50 @@ __device__ __forceinline__ void march(const Ctx &k, int zlo, int zhi, int last, 
 #endif
 }
 
-__global__ void __launch_bounds__(NT, BLOCKS) kernel(int n0, int n1, int n2, double *__restrict__ out, double *__restrict__ out_prev,
+#ifdef MAXREG /* registers a thread, where the launch bound's rounding would cap them lower */
+__global__ void __maxnreg__(MAXREG) kernel(
+#else
+__global__ void __launch_bounds__(NT, BLOCKS) kernel(
+#endif
+                                                     int n0, int n1, int n2, double *__restrict__ out, double *__restrict__ out_prev,
                                                      const double *__restrict__ prev, const double *__restrict__ in,
                                                      const double *__restrict__ vel)
 {
     extern __shared__ __align__(16) double shared[];
     double *ring0 = shared, *ring1 = shared + S0 * T0Y * P0;
-    Ctx k;
-    k.n0 = n0; k.n1 = n1; k.n2 = n2; k.s0 = n1 * n2;
-    k.out_prev = out_prev; k.prev = prev; k.vel = vel;
-    k.warp = threadIdx.x >> 5;
-    k.lane = threadIdx.x & 31;
+    Ctx kb[BPW];
     /* Output tile origin (grid coordinates) and level-0 tile origin. */
     const int oy = R + (int)blockIdx.y * TOUTY, ox = R + (int)blockIdx.x * TOUTX;
     const int lead = LEVELS == 2 ? 2 * R : R;
-    k.y0 = oy - lead;
-    k.x0 = ox - lead;
-    const int g = k.lane >> 2, t = k.lane & 3;
-    if (k.warp < W1) {
-        k.by = (k.warp / (T1X / 8)) * 8;
-        k.bx = (k.warp % (T1X / 8)) * 8;
-    } else {
-        const int w = k.warp - W1;
-        k.by = R + (w / (T2X / 8)) * 8;
-        k.bx = R + (w % (T2X / 8)) * 8;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int b = 0; b < BPW; ++b) {
+        Ctx &k = kb[b];
+        k.n0 = n0; k.n1 = n1; k.n2 = n2; k.s0 = n1 * n2;
+        k.out_prev = out_prev; k.prev = prev; k.vel = vel;
+        k.warp = warp;
+        k.lane = lane;
+        k.y0 = oy - lead;
+        k.x0 = ox - lead;
+        /* Block b of the warp: its level's warp index + b x its level's warps. */
+        if (warp < NW1) {
+            const int i = warp + b * NW1;
+            k.valid = i < W1;
+            k.by = (i / (T1X / 8)) * 8;
+            k.bx = (i % (T1X / 8)) * 8;
+        } else {
+            const int i = warp - NW1 + b * NW2;
+            k.valid = i < W2;
+            k.by = R + (i / (T2X / 8)) * 8;
+            k.bx = R + (i % (T2X / 8)) * 8;
+        }
+        /* The lane's cells: tile row R + by + g of level 0's tile. */
+        k.gy = k.y0 + R + k.by + g;
+        k.gx = k.x0 + R + k.bx + 2 * t;
+        k.inside_yx = k.valid && k.gy >= R && k.gy < n1 - R && k.gx >= R && k.gx < n2 - R;
+        k.mine = k.inside_yx && (LEVELS == 1 || warp >= NW1);
     }
-    /* The lane's cells: tile row R + by + g of level 0's tile. */
-    k.gy = k.y0 + R + k.by + g;
-    k.gx = k.x0 + R + k.bx + 2 * t;
-    k.inside_yx = k.gy >= R && k.gy < n1 - R && k.gx >= R && k.gx < n2 - R;
-    k.mine = k.inside_yx && (LEVELS == 1 || k.warp >= W1);
+    const Ctx &k = kb[0];
     /* Planes: level 1 is needed on [zo - R, zo + ZCN + R) for LEVELS 2. */
     const int zo = R + (int)blockIdx.z * ZCN;
     const int zend = min(zo + ZCN, n0 - R);
@@ -426,10 +478,10 @@ __global__ void __launch_bounds__(NT, BLOCKS) kernel(int n0, int n1, int n2, dou
         copy_plane(k, zlo + i, zhi, ring0, in);
     /* Iterations p = zlo .. last: level 1 lags R planes, level 2 lags 2 R + LAG2. */
     const int last = zhi + (LEVELS == 2 ? R + LAG2 : 0);
-    if (k.warp < W1)
-        march<1>(k, zlo, zhi, last, ring0, ring1, cf, out, in);
+    if (warp < NW1)
+        march<1>(kb, zlo, zhi, last, ring0, ring1, cf, out, in);
     else
-        march<2>(k, zlo, zhi, last, ring0, ring1, cf, out, in);
+        march<2>(kb, zlo, zhi, last, ring0, ring1, cf, out, in);
 }
 } // namespace
 
