@@ -7,6 +7,7 @@
 #   D, E: BPW 2 (two 8 x 8 blocks a warp), AHEAD 2 / 3, at the 168 registers
 #         9 warps can have (registers go to warps in fours; 32 x 32 tiles
 #         would have 128 and spill more);
+#   F, G: V in tiles of 24 x 40 and 40 x 24 (level 1's; 23 warps);
 #   U: the generated `tensor` T rewritten by split.py (4 chains);
 # against the generated `stream` (A) and `tensor` (T), timed by
 # ../fused3d-ab/harness.py. Run from this directory with nvcc 13.0 on PATH; on
@@ -30,6 +31,8 @@ dmma_variant Y acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292" "AHEAD 1"
 dmma_variant Z acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 146" "AHEAD 2"
 dmma_variant D acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292" "AHEAD 2" "BPW 2" "MAXREG 168"
 dmma_variant E acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292" "AHEAD 3" "BPW 2" "MAXREG 168"
+dmma_variant F acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "TILEX 40" "ZCN 292" "AHEAD 2"
+dmma_variant G acoustic25 "LEVELS 2" "LEAP 1" "TILEY 40" "TILEX 24" "ZCN 292" "AHEAD 2"
 dmma_variant O star3d25 "LEVELS 2" "TILEY 24" "ZCN 252"
 dmma_variant R star3d25 "LEVELS 2" "TILEY 24" "ZCN 252" "SPLIT 1"
 ../../fused3d-ab/compile.sh ../build/knobs

@@ -75,7 +75,8 @@ constexpr int R = 4, WN = 2 * R + 1;
 constexpr int T1Y = TILEY, T1X = TILEX; /* level 1's tile */
 constexpr int T0Y = T1Y + 2 * R, T0X = T1X + 2 * R; /* level 0's tile in shared memory */
 constexpr int T2Y = T1Y - 2 * R, T2X = T1X - 2 * R; /* level 2's tile */
-constexpr int P0 = 44, P1 = 44;        /* row pitches, 12 mod 16 doubles */
+/* Row pitches, 12 mod 16 doubles (44 up to 44 columns). */
+constexpr int P0 = (T0X + 3) / 16 * 16 + 12, P1 = (T1X + 3) / 16 * 16 + 12;
 constexpr int D = AHEAD;               /* planes of level 0 in flight */
 constexpr int S0 = PAIR ? D + R + 4 : D + 6, S1 = PAIR ? R + 4 : 6; /* ring slots */
 constexpr int LAG2 = PAIR ? 2 : 1;     /* level 1's centre plane a level-2 warp takes is p - R - LAG2 */
