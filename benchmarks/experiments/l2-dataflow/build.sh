@@ -26,6 +26,15 @@ build p16 -DPUB=16
 build p8b11 -DPUB=8 -DBAND=11
 build p4b11l12 -DPUB=4 -DBAND=11 -DLAG=12
 build nosync-b11 -DNOSYNC -DBAND=11
+# f32 options (h100-2026-11-26-options.txt): ROWS, MINB, NOFENCE, CG
+build p8b10 -DPUB=8 -DBAND=10
+build p8b10rows -DPUB=8 -DBAND=10 -DROWS
+build p8b14m5 -DPUB=8 -DBAND=14 -DMINB=5
+build p8b16m6 -DPUB=8 -DBAND=16 -DMINB=6
+build p8b11nf -DPUB=8 -DBAND=11 -DNOFENCE
+build p8b11cg -DPUB=8 -DBAND=11 -DNOFENCE -DCG
+build p4b11l12nf -DPUB=4 -DBAND=11 -DLAG=12 -DNOFENCE
+build p4b11l12cg -DPUB=4 -DBAND=11 -DLAG=12 -DNOFENCE -DCG
 # f64 (acoustic_tdf.cu): defaults PUB 4, BAND 5, LAG 16
 build f64 -DF64
 build f64l0 -DF64 -DLAG=0
