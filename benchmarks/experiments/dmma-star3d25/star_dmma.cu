@@ -418,10 +418,11 @@ __device__ __forceinline__ void march(const Ctx (&k)[BPW], int zlo, int zhi, int
 #endif
 }
 
+/* Named stencils_cuda__...: the harness prefixes it with the variant, so ncu's -k regex:<V>_f64 selects it. */
 #ifdef MAXREG /* registers a thread, where the launch bound's rounding would cap them lower */
-__global__ void __maxnreg__(MAXREG) kernel(
+__global__ void __maxnreg__(MAXREG) stencils_cuda__dmma_kernel(
 #else
-__global__ void __launch_bounds__(NT, BLOCKS) kernel(
+__global__ void __launch_bounds__(NT, BLOCKS) stencils_cuda__dmma_kernel(
 #endif
                                                      int n0, int n1, int n2, double *__restrict__ out, double *__restrict__ out_prev,
                                                      const double *__restrict__ prev, const double *__restrict__ in,
@@ -512,14 +513,14 @@ extern "C" int stencils_cuda__star3d25__update_u(ptrdiff_t n0, ptrdiff_t n1, ptr
         return 1;
     static bool attr = false;
     if (!attr) {
-        const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SHARED);
+        const cudaError_t e = cudaFuncSetAttribute(stencils_cuda__dmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SHARED);
         if (e != cudaSuccess)
             printf("cudaFuncSetAttribute(%zu bytes): %s\n", SHARED, cudaGetErrorString(e));
         attr = true;
     }
     const dim3 grid((unsigned)((n2 - 2 * R + TOUTX - 1) / TOUTX), (unsigned)((n1 - 2 * R + TOUTY - 1) / TOUTY),
                     (unsigned)((n0 - 2 * R + ZCN - 1) / ZCN));
-    kernel<<<grid, NT, SHARED>>>((int)n0, (int)n1, (int)n2, out, out_prev, prev_u, cur_u, vel);
+    stencils_cuda__dmma_kernel<<<grid, NT, SHARED>>>((int)n0, (int)n1, (int)n2, out, out_prev, prev_u, cur_u, vel);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         printf("launch (%zu bytes, %d threads): %s\n", SHARED, NT, cudaGetErrorString(e));
