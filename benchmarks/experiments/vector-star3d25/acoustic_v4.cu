@@ -185,7 +185,7 @@ __device__ __forceinline__ void iteration(const Ctx &k, int p, float4 (&ahead)[R
         __syncthreads();
 }
 
-__global__ void __launch_bounds__(TX * TY, MINB) kernel(int n0, int n1, int n2, float *__restrict__ out, float *__restrict__ out_prev,
+__global__ void __launch_bounds__(TX * TY, MINB) stencils_cuda__proto_kernel(int n0, int n1, int n2, float *__restrict__ out, float *__restrict__ out_prev,
                                                   const float *__restrict__ prev_u, const float *__restrict__ cur_u,
                                                   const float *__restrict__ vel)
 {
@@ -257,7 +257,7 @@ extern "C" int stencils_cuda__acoustic25__update_u(ptrdiff_t n0, ptrdiff_t n1, p
     const dim3 grid((unsigned)((n2 - 2 * R + OX - 1) / OX), (unsigned)((n1 - 2 * R + OY - 1) / OY), (unsigned)((n0 - 2 * R + ZC - 1) / ZC));
     const size_t bytes = 2 * S * PH * PW * sizeof(float);
     if (bytes > 48 * 1024)
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-    kernel<<<grid, block, bytes>>>((int)n0, (int)n1, (int)n2, out, out_prev, prev_u, cur_u, cur_vel);
+        cudaFuncSetAttribute(stencils_cuda__proto_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    stencils_cuda__proto_kernel<<<grid, block, bytes>>>((int)n0, (int)n1, (int)n2, out, out_prev, prev_u, cur_u, cur_vel);
     return (int)cudaGetLastError();
 }

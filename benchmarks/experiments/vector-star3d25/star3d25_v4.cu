@@ -152,7 +152,7 @@ __device__ __forceinline__ void iteration(const Ctx &k, int p, float4 (&ahead)[R
         __syncthreads();
 }
 
-__global__ void __launch_bounds__(TX * TY) kernel(int n0, int n1, int n2, float *__restrict__ out, const float *__restrict__ in, int levels)
+__global__ void __launch_bounds__(TX * TY) stencils_cuda__proto_kernel(int n0, int n1, int n2, float *__restrict__ out, const float *__restrict__ in, int levels)
 {
     Ctx k;
     const int tx = threadIdx.x, ty = threadIdx.y, warp = (ty * TX + tx) >> 5;
@@ -211,7 +211,7 @@ extern "C" int stencils_cuda__star3d25__update_u(ptrdiff_t n0, ptrdiff_t n1, ptr
     const dim3 grid((unsigned)((n2 - 2 * R + OX - 1) / OX), (unsigned)((n1 - 2 * R + OY - 1) / OY), (unsigned)((n0 - 2 * R + ZC - 1) / ZC));
     const size_t bytes = 2 * S * PH * PW * sizeof(float);
     if (bytes > 48 * 1024)
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-    kernel<<<grid, block, bytes>>>((int)n0, (int)n1, (int)n2, out, cur_u, levels);
+        cudaFuncSetAttribute(stencils_cuda__proto_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    stencils_cuda__proto_kernel<<<grid, block, bytes>>>((int)n0, (int)n1, (int)n2, out, cur_u, levels);
     return (int)cudaGetLastError();
 }

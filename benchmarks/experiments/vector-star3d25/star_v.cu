@@ -219,7 +219,7 @@ struct Seq<0, P...> {
     typedef Phases<P...> type;
 };
 
-__global__ void __launch_bounds__(TX * TY) kernel(int n0, int n1, int n2, real *__restrict__ out, const real *__restrict__ in, int levels)
+__global__ void __launch_bounds__(TX * TY) stencils_cuda__proto_kernel(int n0, int n1, int n2, real *__restrict__ out, const real *__restrict__ in, int levels)
 {
     Ctx k;
     const int tx = threadIdx.x, ty = threadIdx.y, warp = (ty * TX + tx) >> 5;
@@ -277,7 +277,7 @@ extern "C" int stencils_cuda__NAME__update_u(ptrdiff_t n0, ptrdiff_t n1, ptrdiff
     const dim3 grid((unsigned)((n2 - 2 * R + OX - 1) / OX), (unsigned)((n1 - 2 * R + OY - 1) / OY), (unsigned)((n0 - 2 * R + ZC - 1) / ZC));
     const size_t bytes = (size_t)T * S * PH * PW * sizeof(real);
     if (bytes > 48 * 1024)
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-    kernel<<<grid, block, bytes>>>((int)n0, (int)n1, (int)n2, out, cur_u, levels);
+        cudaFuncSetAttribute(stencils_cuda__proto_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    stencils_cuda__proto_kernel<<<grid, block, bytes>>>((int)n0, (int)n1, (int)n2, out, cur_u, levels);
     return (int)cudaGetLastError();
 }
