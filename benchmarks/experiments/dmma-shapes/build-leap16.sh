@@ -11,11 +11,7 @@ cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
 rm -rf work-leap16 && mkdir -p work-leap16 && cd work-leap16
 source "$root/benchmarks/experiments/dmma-star3d25/kernels.sh"
-for s in star3d25 acoustic25; do
-    generate A $s 'strategy = "stream"'
-    generate T $s 'strategy = "tensor"'
-    python3 ../stack.py T_${s}_f64.cu Z_${s}_f64.cu
-done
+baselines ../stack.py Z
 dmma_variant N acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292"
 dmma_variant O acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292" "STACK 1"
 dmma_variant P acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 146" "STACK 1"

@@ -10,10 +10,7 @@ cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
 rm -rf work-gen && mkdir -p work-gen && cd work-gen
 source "$root/benchmarks/experiments/dmma-star3d25/kernels.sh"
-for s in star3d25 acoustic25; do
-    generate A $s 'strategy = "stream"'
-    generate T $s 'strategy = "tensor"'
-done
+baselines
 { echo "#define LEVELS 1"; echo "#define AHEAD 4"; echo "#define ZCN 256"; cat ../star_dmma.cu; } | sed '/marker for the harness/d; /stencils_cuda__acoustic25__update_u/d' > J_star3d25_f64.cu
 [ -n "${OLD_STAR:-}" ] && cp "$OLD_STAR" S_star3d25_f64.cu
 [ -n "${OLD_ACOUSTIC:-}" ] && cp "$OLD_ACOUSTIC" S_acoustic25_f64.cu

@@ -17,11 +17,7 @@ cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
 rm -rf work-knobs && mkdir -p work-knobs && cd work-knobs
 source "$root/benchmarks/experiments/dmma-star3d25/kernels.sh"
-for s in star3d25 acoustic25; do
-    generate A $s 'strategy = "stream"'
-    generate T $s 'strategy = "tensor"'
-    python3 ../split.py T_${s}_f64.cu U_${s}_f64.cu
-done
+baselines ../split.py U
 dmma_variant N acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292"
 dmma_variant Q acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292" "SPLIT 1"
 dmma_variant V acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 292" "AHEAD 2"

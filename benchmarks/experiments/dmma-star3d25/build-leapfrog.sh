@@ -9,10 +9,7 @@ cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
 rm -rf work-leap && mkdir -p work-leap && cd work-leap
 source "$root/benchmarks/experiments/dmma-star3d25/kernels.sh"
-for s in star3d25 acoustic25; do
-    generate A $s 'strategy = "stream"'
-    generate T $s 'strategy = "tensor"'
-done
+baselines
 dmma_variant K acoustic25 "LEVELS 2" "LEAP 1" "ZCN 146"
 dmma_variant L acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 146"
 dmma_variant M acoustic25 "LEVELS 2" "LEAP 1" "TILEY 24" "ZCN 98"

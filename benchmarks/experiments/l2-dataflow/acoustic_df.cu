@@ -9,7 +9,7 @@
 // it loads next. Step 2 reads step 1's output while it is still in L2.
 //
 // Included by main.cu after the generated `stream` kernel (the reference).
-#include <cuda_runtime.h>
+#include "counters.cuh"
 
 #ifndef PUB
 #define PUB 4 // planes between two releases of a step-1 item's counter
@@ -37,18 +37,9 @@ __device__ bool trace_on;
 #endif
 
 constexpr int R = 4;
-
-__device__ __forceinline__ int ld_relaxed(const int *p)
-{
-    int v;
-    asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void st_release(int *p, int v)
-{
-    asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
+using counters::ld_relaxed;
+using counters::st_release;
+using counters::Tiles; // 32 columns and TYR rows
 
 // Loads of the grid a step reads as `cur`: through the read-only path in step 1
 // (the grid is not written in this launch), through L1 in step 2 (written in
@@ -62,10 +53,6 @@ __device__ __forceinline__ float ld_cur(const float *p)
     return STEP == 1 ? __ldg(p) : __ldca(p);
 #endif
 }
-
-struct Tiles {
-    int tx, ty; // tiles along x (32 columns) and y (TYR rows)
-};
 
 // Waits (the whole block) until the step-1 tiles that step 2's tile (tx, ty)
 // reads, or shares a cache line of L1 with, have written every plane below
@@ -248,34 +235,35 @@ __global__ void __launch_bounds__(32 * TYR, MINB) fused2(int n0, int n1, int n2,
 #endif
 }
 
+inline Tiles tiles(int n1, int n2)
+{
+    return Tiles{(n2 + 31) / 32, (n1 - 2 * R + TYR - 1) / TYR};
+}
+
+inline size_t counters_needed(int n1, int n2)
+{
+    return counters::counters_needed(tiles(n1, n2));
+}
+
 // Two steps: c = step(a, b), then a = step(b, c), in launches of BAND tile rows
 // (every launch's items fit the GPU at once, so they march along z together).
 inline cudaError_t launch2(int n0, int n1, int n2, float *a, const float *b, float *c, const float *vel, int *counters, cudaStream_t s = 0)
 {
-    const Tiles t{(n2 + 31) / 32, (n1 - 2 * R + TYR - 1) / TYR};
-    cudaMemsetAsync(counters, 0, sizeof(int) * (1 + 2 * t.tx * t.ty), s);
-    int base = 0;
-    for (int row0 = 0; row0 <= t.ty; row0 += BAND) {
-        const int pairs = row0 + BAND > t.ty ? t.ty + 1 - row0 : BAND;
-        const int items = 2 * t.tx * pairs;
+    const Tiles t = tiles(n1, n2);
+    cudaMemsetAsync(counters, 0, sizeof(int) * counters_needed(n1, n2), s);
+    counters::in_bands(t, BAND, [&](int items, int base, int row0) {
         fused2<<<items, dim3(32, TYR), 0, s>>>(n0, n1, n2, a, b, c, vel, counters, counters + 1, t, base, row0, false);
-        base += items;
-    }
+    });
     return cudaGetLastError();
 }
 
 // One step through the same march: c = step(a, b).
 inline cudaError_t launch1(int n0, int n1, int n2, const float *a, const float *b, float *c, const float *vel, int *counters, cudaStream_t s = 0)
 {
-    const Tiles t{(n2 + 31) / 32, (n1 - 2 * R + TYR - 1) / TYR};
-    cudaMemsetAsync(counters, 0, sizeof(int) * (1 + 2 * t.tx * t.ty), s);
+    const Tiles t = tiles(n1, n2);
+    cudaMemsetAsync(counters, 0, sizeof(int) * counters_needed(n1, n2), s);
     fused2<<<t.tx * t.ty, dim3(32, TYR), 0, s>>>(n0, n1, n2, (float *)a, b, c, vel, counters, counters + 1, t, 0, 0, true);
     return cudaGetLastError();
-}
-
-inline size_t counters_needed(int n1, int n2)
-{
-    return 1 + 2 * (size_t)((n2 + 31) / 32) * ((n1 - 2 * R + TYR - 1) / TYR);
 }
 
 } // namespace df

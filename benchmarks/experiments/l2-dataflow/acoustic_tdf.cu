@@ -24,26 +24,16 @@
 #define SLEEP 32
 #endif
 
+#include "counters.cuh"
+
 namespace tdf {
 
 constexpr int TY = 16, TX = 32, RY = TY + 8, RX = TX + 8, LD = 44, SLOT = RY * LD, THREADS = TY / 8 * (TX / 8) * 32;
 constexpr int SHARED = 10 * SLOT * 8;
 
-struct Tiles {
-    int tx, ty;
-};
-
-__device__ __forceinline__ int ld_relaxed(const int *p)
-{
-    int v;
-    asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void st_release(int *p, int v)
-{
-    asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
+using counters::ld_relaxed;
+using counters::st_release;
+using counters::Tiles; // TX columns and TY rows
 
 // Starts the copy of the RY x RX tile at (y0, x0) of `plane` (or zeros) into `slot`.
 template <int V>
@@ -216,40 +206,45 @@ inline Tiles tiles(ptrdiff_t n1, ptrdiff_t n2)
 
 inline size_t counters_needed(ptrdiff_t n1, ptrdiff_t n2)
 {
-    const Tiles t = tiles(n1, n2);
-    return 1 + 2 * (size_t)t.tx * t.ty;
+    return counters::counters_needed(tiles(n1, n2));
+}
+
+typedef void (*Kernel)(ptrdiff_t, ptrdiff_t, ptrdiff_t, double *, const double *, double *, const double *, int *, int *, Tiles, int, int, bool);
+
+// The kernel for these grids (pairs of cells where rows hold whole pairs and every grid is aligned),
+// allowed its shared memory, and the counters zeroed.
+inline cudaError_t prepare(ptrdiff_t n1, ptrdiff_t n2, const double *a, const double *b, const double *c, const double *vel, int *counters, Kernel &kernel)
+{
+    const bool pairs = n2 % 2 == 0 && (size_t)a % 16 == 0 && (size_t)b % 16 == 0 && (size_t)c % 16 == 0 && (size_t)vel % 16 == 0;
+    kernel = pairs ? fused2<2> : fused2<1>;
+    const cudaError_t e = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED);
+    if (e == cudaSuccess)
+        cudaMemsetAsync(counters, 0, sizeof(int) * counters_needed(n1, n2));
+    return e;
 }
 
 // Two steps: c = step(a, b), then a = step(b, c).
 inline cudaError_t launch2(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *a, const double *b, double *c, const double *vel, int *counters)
 {
-    const Tiles t = tiles(n1, n2);
-    const bool pairs = n2 % 2 == 0 && (size_t)a % 16 == 0 && (size_t)b % 16 == 0 && (size_t)c % 16 == 0 && (size_t)vel % 16 == 0;
-    auto *const kernel = pairs ? fused2<2> : fused2<1>;
-    cudaError_t e = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED);
+    Kernel kernel;
+    const cudaError_t e = prepare(n1, n2, a, b, c, vel, counters, kernel);
     if (e != cudaSuccess)
         return e;
-    cudaMemsetAsync(counters, 0, sizeof(int) * counters_needed(n1, n2));
-    int base = 0;
-    for (int row0 = 0; row0 <= t.ty; row0 += BAND) {
-        const int band = row0 + BAND > t.ty ? t.ty + 1 - row0 : BAND;
-        const int items = 2 * t.tx * band;
+    const Tiles t = tiles(n1, n2);
+    counters::in_bands(t, BAND, [&](int items, int base, int row0) {
         kernel<<<items, THREADS, SHARED>>>(n0, n1, n2, a, b, c, vel, counters, counters + 1, t, base, row0, false);
-        base += items;
-    }
+    });
     return cudaGetLastError();
 }
 
 // One step through the same body: c = step(a, b).
 inline cudaError_t launch1(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, const double *a, const double *b, double *c, const double *vel, int *counters)
 {
-    const Tiles t = tiles(n1, n2);
-    const bool pairs = n2 % 2 == 0 && (size_t)a % 16 == 0 && (size_t)b % 16 == 0 && (size_t)c % 16 == 0 && (size_t)vel % 16 == 0;
-    auto *const kernel = pairs ? fused2<2> : fused2<1>;
-    cudaError_t e = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED);
+    Kernel kernel;
+    const cudaError_t e = prepare(n1, n2, a, b, c, vel, counters, kernel);
     if (e != cudaSuccess)
         return e;
-    cudaMemsetAsync(counters, 0, sizeof(int) * counters_needed(n1, n2));
+    const Tiles t = tiles(n1, n2);
     kernel<<<t.tx * t.ty, THREADS, SHARED>>>(n0, n1, n2, (double *)a, b, c, vel, counters, counters + 1, t, 0, 0, true);
     return cudaGetLastError();
 }
