@@ -1,0 +1,22 @@
+#!/bin/bash
+# Builds build/fused: fused.cu's variants (README.md) against the generated
+# `auto` for acoustic25 f32 (A: `stream`) and ../ring-f32's best single step
+# (B), timed by ../fused3d-ab/harness.py. Run from this directory with nvcc
+# 13.0 on PATH; on the GPU: build/fused acoustic25 300 994 750 (the suite's grid).
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$(git rev-parse --show-toplevel)
+rm -rf work && mkdir -p work && cd work
+cp "$root/examples/suite/stencils/acoustic25.stencil.toml" A.toml
+(cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/A.toml" cuda) > A_acoustic25_f32.cu
+variant() { # letter source macros...
+    local v=$1 src=$2; shift 2
+    { for m in "$@"; do echo "#define $m"; done; cat "$src"; } > "${v}_acoustic25_f32.cu"
+}
+variant B ../../ring-f32/ring.cu "TY 16" "MINB 4" "AHEAD 2"   # ring-f32's best single step
+variant F ../fused.cu                  # 4 planes in flight, chunks of 146 planes
+variant G ../fused.cu "AHEAD 2"
+variant H ../fused.cu "AHEAD 6"
+variant I ../fused.cu "ZCN 292"        # one chunk along z on the suite's grid
+variant J ../fused.cu "ZCN 74"
+../../fused3d-ab/compile.sh ../build/fused
