@@ -19,4 +19,10 @@ variant G ../fused.cu "AHEAD 2"
 variant H ../fused.cu "AHEAD 6"
 variant I ../fused.cu "ZCN 292"        # one chunk along z on the suite's grid
 variant J ../fused.cu "ZCN 74"
+variant K ../fused9.cu                 # unrolled by 9, 3 planes in flight
+variant L ../fused9.cu "AHEAD 2"
+variant M ../fused9.cu "ZCN 74"
+variant N ../fused9.cu "STAGE 1"       # outputs staged, stored a plane later in rows
+variant O ../fused9.cu "STAGE 1" "AHEAD 2"
+variant P ../fused9.cu "STAGE 1" "ZCN 74"
 ../../fused3d-ab/compile.sh ../build/fused
