@@ -22,7 +22,12 @@ variant J ../fused.cu "ZCN 74"
 variant K ../fused9.cu                 # unrolled by 9, 3 planes in flight
 variant L ../fused9.cu "AHEAD 2"
 variant M ../fused9.cu "ZCN 74"
-variant N ../fused9.cu "STAGE 1"       # outputs staged, stored a plane later in rows
+variant N ../fused9.cu "STAGE 1" "FLUSHPLAN 0"  # outputs staged, stored a plane later in rows
 variant O ../fused9.cu "STAGE 1" "AHEAD 2"
 variant P ../fused9.cu "STAGE 1" "ZCN 74"
+variant Q ../fused9.cu "STAGE 1" "ZCN 98"
+variant S ../fused9.cu "STAGE 1" "ZCN 292"
+variant T ../fused9.cu "STAGE 1" "ZCN 292" "FLUSHPLAN 0"
+variant U ../fused9.cu "STAGE 1" "ZCN 292" "FLUSHPLAN 0" "AHEAD 2"
+variant V ../fused9.cu "STAGE 1" "FLUSHPLAN 0" "AHEAD 2"
 ../../fused3d-ab/compile.sh ../build/fused

@@ -43,6 +43,9 @@
 #ifndef STAGE
 #define STAGE 0 /* 1: stage both levels' outputs in shared memory and store them a plane later in rows of 8-byte pairs */
 #endif
+#ifndef FLUSHPLAN
+#define FLUSHPLAN 1 /* 1: each thread's staged pairs found once (registers); 0: at every plane (instructions) */
+#endif
 #ifndef PITCH
 #define PITCH 52 /* row pitch of both rings, in floats: 20 mod 32, so 8 rows of 16-byte loads hit distinct banks */
 #endif
@@ -160,8 +163,53 @@ __device__ __forceinline__ void store4(float *o, const float (&v)[CW], const boo
     }
 }
 
+#if FLUSHPLAN
+/* A thread's share of a staged plane pair: up to 2 of its 8-byte pairs, where they lie in the stage and in a plane. */
+struct Flushes {
+    int src[2], dst[2];
+    bool on[2], second[2]; /* on the grid's inside; level 2's (else level 1's) */
+};
+
+__device__ __forceinline__ Flushes plan_flushes(int n1, int n2, int oy, int ox)
+{
+    constexpr int PAIRS = TY * TX / 2;
+    Flushes f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int k = threadIdx.x + h * NT;
+        const int level = k / PAIRS, e = k % PAIRS;
+        const int row = e / (TX / 2), c = 2 * (e % (TX / 2));
+        const int y = oy + row, x = ox + c;
+        f.second[h] = level == 1;
+        f.on[h] = k < 2 * PAIRS && y < n1 - R && x < n2 - R;
+        f.src[h] = level * STAGED + row * SP + c;
+        f.dst[h] = f.on[h] ? y * n2 + x : 0;
+    }
+    return f;
+}
+
 /* Stores the planes staged at plane p of the march (level 1 at p - 4 to out_prev, level 2 at p - 9 to out), rows of 8-byte pairs. */
-__device__ __forceinline__ void flush(const float *stage, int p, int zo, int zend, int n1, int n2, size_t s0, int oy, int ox, float *__restrict__ out,
+__device__ __forceinline__ void flush(const float *stage, const Flushes &f, int p, int zo, int zend, size_t s0, float *__restrict__ out,
+                                      float *__restrict__ out_prev)
+{
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int q = p - (f.second[h] ? 2 * R + 1 : R);
+        if (f.on[h] && q >= zo && q < zend)
+            *(float2 *)&(f.second[h] ? out : out_prev)[q * s0 + f.dst[h]] = *(const float2 *)&stage[f.src[h]];
+    }
+}
+
+#else
+/* Stores the planes staged at plane p of the march (level 1 at p - 4 to out_prev, level 2 at p - 9 to out), rows of 8-byte pairs;
+ * each thread's pairs found anew at each plane. */
+struct Flushes {
+    int n1, n2, oy, ox;
+};
+
+__device__ __forceinline__ Flushes plan_flushes(int n1, int n2, int oy, int ox) { return {n1, n2, oy, ox}; }
+
+__device__ __forceinline__ void flush(const float *stage, const Flushes &f, int p, int zo, int zend, size_t s0, float *__restrict__ out,
                                       float *__restrict__ out_prev)
 {
     constexpr int PAIRS = TY * TX / 2;
@@ -170,11 +218,13 @@ __device__ __forceinline__ void flush(const float *stage, int p, int zo, int zen
         const int level = k / PAIRS, e = k % PAIRS;
         const int row = e / (TX / 2), c = 2 * (e % (TX / 2));
         const int q = p - (level ? 2 * R + 1 : R);
-        const int y = oy + row, x = ox + c;
-        if (q >= zo && q < zend && y < n1 - R && x < n2 - R)
-            *(float2 *)&(level ? out : out_prev)[q * s0 + (size_t)y * n2 + x] = *(const float2 *)&stage[level * STAGED + row * SP + c];
+        const int y = f.oy + row, x = f.ox + c;
+        if (q >= zo && q < zend && y < f.n1 - R && x < f.n2 - R)
+            *(float2 *)&(level ? out : out_prev)[q * s0 + (size_t)y * f.n2 + x] = *(const float2 *)&stage[level * STAGED + row * SP + c];
     }
 }
+
+#endif
 
 /* A block's unit: 4 cells of a row, of level 1 (warps 0-9) or level 2 (warps 10-15), and what it keeps. */
 struct Unit {
@@ -183,14 +233,14 @@ struct Unit {
     bool own;                   /* a cell of the block's output tile */
     bool grid[CW], in[CW], mine[CW];
     bool pair[2];               /* the 8-byte pairs on the grid */
-    size_t cell;                /* the first cell's offset in a plane */
+    int cell;                   /* the first cell's offset in a plane */
     float w[WN][CW];            /* the window along z: plane k of p - 8 .. p (level 1: u) or p - 13 .. p - 5 (level 2: level 1) in w[(p + k) % 9] */
     float np[CW], nv[CW];       /* u.prev (level 1) or u (level 2), and the velocity, at the next plane computed */
 };
 
 /* Plane p of the march, p - pbase = 9 i + M: every ring slot and window index is known at compile time. */
 template <int M>
-__device__ __forceinline__ void plane(Unit &t, const Copies &cp, float *uring, float *sring, float *stage, int oy, int ox, int n1, int n2, int p, int zo, int zend, int n0, size_t s0, float *__restrict__ out,
+__device__ __forceinline__ void plane(Unit &t, const Copies &cp, float *uring, float *sring, float *stage, const Flushes &fl, int p, int zo, int zend, int n0, size_t s0, float *__restrict__ out,
                                       float *__restrict__ out_prev, const float *__restrict__ prev, const float *__restrict__ cur, const float *__restrict__ vel)
 {
     constexpr int MA = (M + AHEAD) % WN, MS = (M + WN - 5) % WN; /* slots of p + AHEAD, and of p - 5 (and p - 4 - 9) */
@@ -211,7 +261,7 @@ __device__ __forceinline__ void plane(Unit &t, const Copies &cp, float *uring, f
     __syncthreads();
     float *const staged = stage + (p & 1) * 2 * STAGED; /* this plane's outputs, stored at the next one */
     if (STAGE)
-        flush(stage + ((p - 1) & 1) * 2 * STAGED, p - 1, zo, zend, n1, n2, s0, oy, ox, out, out_prev);
+        flush(stage + ((p - 1) & 1) * 2 * STAGED, fl, p - 1, zo, zend, s0, out, out_prev);
     /* The newest plane's centres join the window: u at p, or level 1 at p - 5. */
     const float4 c = t.first ? *(const float4 *)&uring[M * USLOT + (t.rs + R) * PITCH + t.cs + R] : *(const float4 *)&sring[MS * SSLOT + t.rs * PITCH + t.cs];
     t.w[(M + 8) % WN][0] = c.x;
@@ -246,15 +296,15 @@ __device__ __forceinline__ void plane(Unit &t, const Copies &cp, float *uring, f
 }
 
 template <int M>
-__device__ __forceinline__ void planes(Unit &t, const Copies &cp, float *uring, float *sring, float *stage, int oy, int ox, int n1, int n2, int p0, int pend, int zo, int zend, int n0, size_t s0,
+__device__ __forceinline__ void planes(Unit &t, const Copies &cp, float *uring, float *sring, float *stage, const Flushes &fl, int p0, int pend, int zo, int zend, int n0, size_t s0,
                                        float *__restrict__ out, float *__restrict__ out_prev, const float *__restrict__ prev, const float *__restrict__ cur,
                                        const float *__restrict__ vel)
 {
     if constexpr (M < WN) {
         if (p0 + M > pend)
             return;
-        plane<M>(t, cp, uring, sring, stage, oy, ox, n1, n2, p0 + M, zo, zend, n0, s0, out, out_prev, prev, cur, vel);
-        planes<M + 1>(t, cp, uring, sring, stage, oy, ox, n1, n2, p0, pend, zo, zend, n0, s0, out, out_prev, prev, cur, vel);
+        plane<M>(t, cp, uring, sring, stage, fl, p0 + M, zo, zend, n0, s0, out, out_prev, prev, cur, vel);
+        planes<M + 1>(t, cp, uring, sring, stage, fl, p0, pend, zo, zend, n0, s0, out, out_prev, prev, cur, vel);
     }
 }
 
@@ -293,17 +343,18 @@ __global__ void __launch_bounds__(NT, 1) stencils_cuda__fused_kernel(int n0, int
     t.pair[1] = t.grid[2];
     const int zo = R + blockIdx.z * ZCN, zend = min(zo + ZCN, n0 - R);
     const size_t s0 = (size_t)n1 * n2;
-    t.cell = (size_t)gy * n2 + gx;
+    t.cell = gy * n2 + gx;
     const Copies cp = plan_copies(n1, n2, oy - 2 * R, ox - 2 * R);
+    const Flushes fl = plan_flushes(n1, n2, oy, ox);
     const int pbase = zo - 2 * R, pend = zend + 2 * R;
 #pragma unroll
     for (int i = 0; i < AHEAD; ++i)
         copy_plane(uring + i * USLOT, cur, cp, pbase + i, n0, s0);
     for (int p0 = pbase; p0 <= pend; p0 += WN)
-        planes<0>(t, cp, uring, sring, stage, oy, ox, n1, n2, p0, pend, zo, zend, n0, s0, out, out_prev, prev, cur, vel);
+        planes<0>(t, cp, uring, sring, stage, fl, p0, pend, zo, zend, n0, s0, out, out_prev, prev, cur, vel);
     if (STAGE) {
         __syncthreads();
-        flush(stage + (pend & 1) * 2 * STAGED, pend, zo, zend, n1, n2, s0, oy, ox, out, out_prev);
+        flush(stage + (pend & 1) * 2 * STAGED, fl, pend, zo, zend, s0, out, out_prev);
     }
 }
 } // namespace
