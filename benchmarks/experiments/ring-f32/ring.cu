@@ -15,6 +15,8 @@
 #include <cuda_runtime.h>
 #include <stddef.h>
 
+#include "../ring-f32/ring.cuh" /* copy8, step, update4, store4 */
+
 #ifndef TY
 #define TY 32 /* rows of a tile */
 #endif
@@ -29,17 +31,10 @@
 #endif
 
 namespace {
-constexpr int R = 4, TX = 32, CW = 4, RY = TY + 2 * R, RX = TX + 2 * R, P = 44;
+constexpr int TX = 32, RY = TY + 2 * R, RX = TX + 2 * R, P = 44;
 constexpr int NT = (TX / CW) * TY;
 constexpr int SLOTS = AHEAD + R + 2; /* planes q .. p + AHEAD, and the slot a slow warp may still read */
 constexpr int SLOT = RY * P;
-constexpr int WN = 2 * R + 1;
-
-__device__ __forceinline__ void copy8(float *dst, const float *src, bool on)
-{
-    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(to), "l"(src), "r"(on ? 8 : 0) : "memory");
-}
 
 /* Starts the copy of the RY x RX tile at (y0, x0) of plane p (zeros off the grid) into `slot`. */
 __device__ __forceinline__ void copy_plane(float *slot, const float *cur, int p, int n0, int n1, int n2, int y0, int x0)
@@ -56,13 +51,6 @@ __device__ __forceinline__ void copy_plane(float *slot, const float *cur, int p,
         }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-__device__ __forceinline__ float step(float u, float zm1, float zp1, float zm2, float zp2, float zm3, float zp3, float zm4, float zp4,
-                                      const float (&xs)[12], const float (&ym)[4], const float (&yp)[4], int j, float prev, float vel)
-{
-    /* The generated `stream` kernel's expression, term for term. */
-    return 2.0f * u - prev + 0.01f * vel * vel * (3.0f * -2.8472223f * u + (1.6f * (zm1 + zp1 + ym[0] + yp[0] + xs[3 + j] + xs[5 + j]) + -0.2f * (zm2 + zp2 + ym[1] + yp[1] + xs[2 + j] + xs[6 + j]) + 0.025396826f * (zm3 + zp3 + ym[2] + yp[2] + xs[1 + j] + xs[7 + j]) + -0.001785714f * (zm4 + zp4 + ym[3] + yp[3] + xs[0 + j] + xs[8 + j])));
 }
 
 __global__ void __launch_bounds__(NT, MINB) stencils_cuda__ring_kernel(int n0, int n1, int n2, float *__restrict__ out, const float *__restrict__ prev,
@@ -119,39 +107,10 @@ __global__ void __launch_bounds__(NT, MINB) stencils_cuda__ring_kernel(int n0, i
         w[WN - 1][2] = c.z;
         w[WN - 1][3] = c.w;
         if (q >= zo) {
-            const float *at = ring + (q % SLOTS) * SLOT;
-            float xs[12];
-#pragma unroll
-            for (int k = 0; k < 3; ++k) {
-                const float4 v = *(const float4 *)&at[(R + ty) * P + CW * tx + 4 * k];
-                xs[4 * k] = v.x;
-                xs[4 * k + 1] = v.y;
-                xs[4 * k + 2] = v.z;
-                xs[4 * k + 3] = v.w;
-            }
-            float4 ym4[R], yp4[R];
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                ym4[r] = *(const float4 *)&at[(R + ty - 1 - r) * P + R + CW * tx];
-                yp4[r] = *(const float4 *)&at[(R + ty + 1 + r) * P + R + CW * tx];
-            }
             const float pv[4] = {cp[0].x, cp[0].y, cp[1].x, cp[1].y}, vv[4] = {cv[0].x, cv[0].y, cv[1].x, cv[1].y};
             float res[CW];
-#pragma unroll
-            for (int j = 0; j < CW; ++j) {
-                const float ym[4] = {(&ym4[0].x)[j], (&ym4[1].x)[j], (&ym4[2].x)[j], (&ym4[3].x)[j]};
-                const float yp[4] = {(&yp4[0].x)[j], (&yp4[1].x)[j], (&yp4[2].x)[j], (&yp4[3].x)[j]};
-                res[j] = step(w[4][j], w[3][j], w[5][j], w[2][j], w[6][j], w[1][j], w[7][j], w[0][j], w[8][j], xs, ym, yp, j, pv[j], vv[j]);
-            }
-            float *o = &out[q * s0 + cell];
-            if (mine[0] && mine[1])
-                *(float2 *)o = make_float2(res[0], res[1]);
-            else if (mine[0])
-                o[0] = res[0];
-            if (mine[2] && mine[3])
-                *(float2 *)(o + 2) = make_float2(res[2], res[3]);
-            else if (mine[2])
-                o[2] = res[2];
+            update4<P>(ring + (q % SLOTS) * SLOT, R + ty, CW * tx, w, pv, vv, res);
+            store4(&out[q * s0 + cell], res, mine);
         }
     }
 }

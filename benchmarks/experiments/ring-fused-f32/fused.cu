@@ -24,6 +24,8 @@
 #include <cuda_runtime.h>
 #include <stddef.h>
 
+#include "../ring-f32/ring.cuh" /* copy8, step, update4, load4, store4 */
+
 #ifndef AHEAD
 #define AHEAD 4 /* planes of u in flight */
 #endif
@@ -35,7 +37,7 @@
 #endif
 
 namespace {
-constexpr int R = 4, CW = 4, TX = 32, TY = 24;
+constexpr int TX = 32, TY = 24;
 constexpr int UY = TY + 4 * R, UX = TX + 4 * R; /* the u tile: 40 x 48 */
 constexpr int SY = TY + 2 * R, SX = TX + 2 * R; /* the level-1 tile: 32 x 40 */
 constexpr int W1 = SX / CW;                     /* level-1 warps: 10, a lane a row */
@@ -43,17 +45,10 @@ constexpr int W2 = TX / CW * TY / 32;           /* level-2 warps: 6 */
 constexpr int NT = 32 * (W1 + W2);
 constexpr int USLOTS = AHEAD + 6, SSLOTS = 6;
 constexpr int USLOT = UY * PITCH, SSLOT = SY * PITCH;
-constexpr int WN = 2 * R + 1;
 static_assert(SY == 32, "a level-1 warp's lanes are the level-1 tile's rows");
 
 __device__ __forceinline__ unsigned uslot(int p) { return (unsigned)(p + 2 * R) % USLOTS; }
 __device__ __forceinline__ unsigned sslot(int p) { return (unsigned)(p + 4 * R) % SSLOTS; }
-
-__device__ __forceinline__ void copy8(float *dst, const float *src, bool on)
-{
-    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(to), "l"(src), "r"(on ? 8 : 0) : "memory");
-}
 
 /* Starts the copy of the UY x UX tile at (y0, x0) of plane p (zeros off the grid) into `slot`. */
 __device__ __forceinline__ void copy_plane(float *slot, const float *cur, int p, int n0, int n1, int n2, int y0, int x0)
@@ -70,62 +65,6 @@ __device__ __forceinline__ void copy_plane(float *slot, const float *cur, int p,
         }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-__device__ __forceinline__ float step(float u, float zm1, float zp1, float zm2, float zp2, float zm3, float zp3, float zm4, float zp4,
-                                      const float (&xs)[12], const float (&ym)[4], const float (&yp)[4], int j, float prev, float vel)
-{
-    /* The generated `stream` kernel's expression, term for term. */
-    return 2.0f * u - prev + 0.01f * vel * vel * (3.0f * -2.8472223f * u + (1.6f * (zm1 + zp1 + ym[0] + yp[0] + xs[3 + j] + xs[5 + j]) + -0.2f * (zm2 + zp2 + ym[1] + yp[1] + xs[2 + j] + xs[6 + j]) + 0.025396826f * (zm3 + zp3 + ym[2] + yp[2] + xs[1 + j] + xs[7 + j]) + -0.001785714f * (zm4 + zp4 + ym[3] + yp[3] + xs[0 + j] + xs[8 + j])));
-}
-
-/* The 4 cells whose centres are row rc, columns cb + 4 .. cb + 7 of the plane at `at`. */
-__device__ __forceinline__ void update4(const float *at, int rc, int cb, const float (&w)[WN][CW], const float (&pv)[CW], const float (&vv)[CW], float (&res)[CW])
-{
-    float xs[12];
-#pragma unroll
-    for (int k = 0; k < 3; ++k) {
-        const float4 v = *(const float4 *)&at[rc * PITCH + cb + 4 * k];
-        xs[4 * k] = v.x;
-        xs[4 * k + 1] = v.y;
-        xs[4 * k + 2] = v.z;
-        xs[4 * k + 3] = v.w;
-    }
-    float4 ym4[R], yp4[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-        ym4[r] = *(const float4 *)&at[(rc - 1 - r) * PITCH + cb + R];
-        yp4[r] = *(const float4 *)&at[(rc + 1 + r) * PITCH + cb + R];
-    }
-#pragma unroll
-    for (int j = 0; j < CW; ++j) {
-        const float ym[4] = {(&ym4[0].x)[j], (&ym4[1].x)[j], (&ym4[2].x)[j], (&ym4[3].x)[j]};
-        const float yp[4] = {(&yp4[0].x)[j], (&yp4[1].x)[j], (&yp4[2].x)[j], (&yp4[3].x)[j]};
-        res[j] = step(w[4][j], w[3][j], w[5][j], w[2][j], w[6][j], w[1][j], w[7][j], w[0][j], w[8][j], xs, ym, yp, j, pv[j], vv[j]);
-    }
-}
-
-/* Loads the 4 cells at `o` (two 8-byte pairs) where they lie on the grid. */
-__device__ __forceinline__ void load4(float (&v)[CW], const float *o, const bool (&pair)[2])
-{
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-        if (pair[h]) {
-            const float2 a = *(const float2 *)(o + 2 * h);
-            v[2 * h] = a.x;
-            v[2 * h + 1] = a.y;
-        }
-}
-
-__device__ __forceinline__ void store4(float *o, const float (&v)[CW], const bool (&mine)[CW])
-{
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        if (mine[2 * h] && mine[2 * h + 1])
-            *(float2 *)(o + 2 * h) = make_float2(v[2 * h], v[2 * h + 1]);
-        else if (mine[2 * h])
-            o[2 * h] = v[2 * h];
-    }
 }
 
 __global__ void __launch_bounds__(NT, 1) stencils_cuda__fused_kernel(int n0, int n1, int n2, float *__restrict__ out, float *__restrict__ out_prev,
@@ -206,7 +145,7 @@ __global__ void __launch_bounds__(NT, 1) stencils_cuda__fused_kernel(int n0, int
                 continue;
             const bool zin = q >= R && q < n0 - R;
             float res[CW];
-            update4(uring + uslot(q) * USLOT, rs + R, cs, w, pv, vv, res);
+            update4<PITCH>(uring + uslot(q) * USLOT, rs + R, cs, w, pv, vv, res);
 #pragma unroll
             for (int j = 0; j < CW; ++j)
                 res[j] = zin && in[j] ? res[j] : grid[j] ? w[4][j] : 0.f;
@@ -217,7 +156,7 @@ __global__ void __launch_bounds__(NT, 1) stencils_cuda__fused_kernel(int n0, int
             if (q < zo || q >= zend)
                 continue;
             float res[CW];
-            update4(sring + sslot(q) * SSLOT, rs, cs - R, w, pv, vv, res);
+            update4<PITCH>(sring + sslot(q) * SSLOT, rs, cs - R, w, pv, vv, res);
             store4(out + q * s0 + cell, res, mine);
         }
     }
