@@ -30,4 +30,8 @@ variant S ../fused9.cu "STAGE 1" "ZCN 292"
 variant T ../fused9.cu "STAGE 1" "ZCN 292" "FLUSHPLAN 0"
 variant U ../fused9.cu "STAGE 1" "ZCN 292" "FLUSHPLAN 0" "AHEAD 2"
 variant V ../fused9.cu "STAGE 1" "FLUSHPLAN 0" "AHEAD 2"
+variant W ../lean.cu                   # U with copies and stores planned once: 2 planes in flight, one chunk
+variant X ../lean.cu "AHEAD 3"
+variant Y ../lean.cu "ZCN 146"
+variant Z ../lean.cu "AHEAD 1"
 ../../fused3d-ab/compile.sh ../build/fused
