@@ -94,7 +94,7 @@ __device__ __forceinline__ void plan(Unit &t, int n1, int n2, int oy, int ox)
 __device__ __forceinline__ void copy_plane(float *slot, const float *cur, const Unit &t, int p, int n0, size_t s0)
 {
     const bool plane = p >= 0 && p < n0;
-    const float *at = cur + (plane ? (size_t)p * s0 : 0);
+    const float *const at = cur + (plane ? p : 0) * s0; /* block-uniform */
     if (t.cdst >= 0) {
         copy8(&slot[t.cdst], at + t.csrc[0], plane && t.con[0]);
         copy8(&slot[t.cdst + CROWS * PITCH], at + t.csrc[1], plane && t.con[1]);
@@ -109,9 +109,9 @@ __device__ __forceinline__ void flush(const float *stage, const Unit &t, int p, 
         return;
     const int q1 = p - R, q2 = p - 2 * R - 1;
     if (q1 >= zo && q1 < zend)
-        *(float2 *)&out_prev[q1 * s0 + t.fdst] = *(const float2 *)&stage[t.fsrc];
+        *(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[t.fsrc];
     if (q2 >= zo && q2 < zend)
-        *(float2 *)&out[q2 * s0 + t.fdst] = *(const float2 *)&stage[STAGED + t.fsrc];
+        *(float2 *)&(out + q2 * s0)[t.fdst] = *(const float2 *)&stage[STAGED + t.fsrc];
 }
 
 /* Plane p of the march, p - pbase = 9 i + M: every ring slot and window index is known at compile time. */
@@ -130,9 +130,9 @@ __device__ __forceinline__ void plane(Unit &t, float *uring, float *sring, float
         vv[j] = t.nv[j];
     }
     if (q + 1 >= R && q + 1 < n0 - R) {
-        const size_t at = (q + 1) * s0 + t.cell;
-        load4(t.np, (t.first ? prev : cur) + at, t.pair);
-        load4(t.nv, vel + at, t.pair);
+        const size_t at = (q + 1) * s0;
+        load4(t.np, (t.first ? prev : cur) + at + t.cell, t.pair);
+        load4(t.nv, vel + at + t.cell, t.pair);
     }
     asm volatile("cp.async.wait_group %0;" ::"n"(AHEAD) : "memory");
     __syncthreads();
