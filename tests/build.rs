@@ -369,14 +369,33 @@ fn tensor_builds(table: &toml::Table, name: &str) -> Result<bool, String> {
 
 /// Whether a `temporal_vec` variant builds, with its 16-byte vectors or
 /// else with vectors of 2 cells (a star of radius 2 in f32): stencil-build
-/// refuses vectors to stencils that are not stars reading only the field
-/// they update, and vectors that do not divide the radius.
+/// refuses vectors to stencils that are not stars, that divide the radius
+/// along the contiguous axis, and that read only the field they update or,
+/// in CUDA's ring kernel, other grids at the cell (f32, 2 steps; HIP's
+/// variant then fuses without vectors).
 fn fit_vector(table: &mut toml::Table, name: &str) -> bool {
     let builds = |table: &toml::Table| {
         toml::to_string(table).is_ok_and(|text| stencil_build::generate(name, &text).is_ok())
     };
     if builds(table) {
         return true;
+    }
+    // HIP has no ring kernel (stencils that read other grids): its variant fuses without vectors.
+    let rings_refused = toml::to_string(table).is_ok_and(|text| {
+        stencil_build::generate(name, &text)
+            .is_err_and(|e| e.to_string().contains("CUDA's `cp.async`"))
+    });
+    if rings_refused {
+        if let Some(hip) = table
+            .get_mut("tiling")
+            .and_then(|t| t.get_mut("hip"))
+            .and_then(|t| t.as_table_mut())
+        {
+            hip.remove("vector");
+        }
+        if builds(table) {
+            return true;
+        }
     }
     for gpu in ["cuda", "hip"] {
         if let Some(t) = table

@@ -7,12 +7,17 @@ set -euo pipefail
 cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
 rm -rf work && mkdir -p work && cd work
-cp "$root/examples/suite/stencils/acoustic25.stencil.toml" A.toml
+cp "$root/examples/suite/stencils/acoustic25.stencil.toml" spec.toml
+# A: `stream` (what `auto` took before the ring kernel: the bar it must pass).
+{ cat spec.toml; printf '\n[tiling.cuda]\nstrategy = "stream"\n'; } > A.toml
 (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/A.toml" cuda) > A_acoustic25_f32.cu
 variant() { # letter source macros...
     local v=$1 src=$2; shift 2
     { for m in "$@"; do echo "#define $m"; done; cat "$src"; } > "${v}_acoustic25_f32.cu"
 }
+# R: the generated ring kernel (`temporal`, `vector = 4`: stencil-build's backend/gpu/temporal/rings.rs).
+{ cat spec.toml; printf '\n[tiling.cuda]\nstrategy = "temporal"\ntime_block = 2\nvector = 4\n'; } > R.toml
+(cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/R.toml" cuda) > R_acoustic25_f32.cu
 variant B ../../ring-f32/ring.cu "TY 16" "MINB 4" "AHEAD 2"   # ring-f32's best single step
 variant F ../fused.cu                  # 4 planes in flight, chunks of 146 planes
 variant G ../fused.cu "AHEAD 2"

@@ -222,6 +222,12 @@ pub const AUTO_REGISTER_WORDS: usize = 48;
 
 /// `auto`, settled for `st` (see [`resolve`]).
 fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
+    if *d == CUDA && temporal::auto_rings(st, d) {
+        return GpuTiling {
+            vector: Some(4),
+            ..GpuTiling::model(Strategy::Temporal)
+        };
+    }
     if let Some(v) = temporal::auto_vector(st, d) {
         return GpuTiling {
             vector: Some(v),
@@ -565,6 +571,15 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
             plan.vector,
             st.axes[st.dims() - 1]
         )
+    } else if plan.strategy == Strategy::Temporal
+        && st.dims() == 3
+        && plan.vector > 1
+        && temporal::rings_suit(st)
+    {
+        format!(
+            ", {} cells of `{}` per lane, {} steps fused in shared rings (level 1 and level 2 in their own warps)",
+            plan.vector, st.axes[2], plan.time_block
+        )
     } else if plan.strategy == Strategy::Temporal && st.dims() == 3 && plan.vector > 1 {
         format!(
             ", {} cells of `{}` per thread as one vector, {} steps fused",
@@ -852,7 +867,9 @@ impl Gen<'_> {
     /// a 3-D `temporal` kernel of vectors, whose twins are scalar; `_i64`:
     /// the fallback of a 32-bit one).
     fn kernel_name(&self) -> String {
-        let scalar = if self.vector_columns() {
+        let scalar = if self.rings() {
+            "_rings"
+        } else if self.vector_columns() {
             "_vector"
         } else if self.vector < self.plan.vector {
             "_scalar"
@@ -904,6 +921,9 @@ impl Gen<'_> {
     fn kernel(&self, w: &mut CWriter) {
         if self.plan.strategy == Strategy::Tensor {
             return self.tensor(w);
+        }
+        if self.rings() {
+            return self.rings_kernel(w);
         }
         let parameters = match self.plan.strategy {
             Strategy::Persistent => self.persistent_parameters(true),
@@ -1674,7 +1694,16 @@ impl Gen<'_> {
                 self.narrow_cells().0
             ));
         }
-        if self.vector_loads() || self.vector_columns() {
+        if self.rings() {
+            let last = self.dims() - 1;
+            when.push(format!("n{last} % 2 == 0"));
+            when.extend(
+                std::iter::once(self.output.to_string())
+                    .chain(self.leapfrog().then(|| "out_prev".to_string()))
+                    .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
+                    .map(|p| format!("(size_t){p} % 8 == 0")),
+            );
+        } else if self.vector_loads() || self.vector_columns() {
             let last = self.dims() - 1;
             let v = self.vector;
             let bytes = v * self.st.dtype.size();

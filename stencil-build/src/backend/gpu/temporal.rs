@@ -38,6 +38,7 @@
 //! step writes only `out_prev`'s buffer, the next launch's current level.
 
 mod planes;
+mod rings;
 mod vectors;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -163,6 +164,18 @@ pub fn auto_vector(st: &Stencil, d: &super::Dialect) -> Option<usize> {
     let sh = planes::Planes::new(&plan, st, d.shared_max);
     let fits = plan.time_block >= 2 && sh.lead == vectors::MAX_LEAD.min(sh.r[0] + 1);
     (fits && check(&plan, st, d).is_ok()).then_some(v)
+}
+
+/// Whether a 3-D `temporal` kernel of vectors for `st` fuses its steps in
+/// shared rings ([`rings`]: stencils that read other grids at the cell).
+pub fn rings_suit(st: &Stencil) -> bool {
+    rings::suits(st)
+}
+
+/// Whether `auto` fuses two steps of `st` in a ring kernel on dialect `d`
+/// ([`rings::auto_rings`]).
+pub fn auto_rings(st: &Stencil, d: &super::Dialect) -> bool {
+    rings::auto_rings(st, d)
 }
 
 /// Whether `auto` fuses the steps of `st` (where [`auto_fuses`]) in one
@@ -897,6 +910,9 @@ impl Gen<'_> {
 
     /// Launches the `temporal` kernel over the region for `levels` steps.
     pub(super) fn temporal_launch(&self, w: &mut CWriter) {
+        if self.rings() {
+            return self.rings_launch(w);
+        }
         let bytes = self.allow_shared(w);
         let threads = self.temporal_threads();
         if !self.chunked() {
@@ -926,7 +942,8 @@ impl Gen<'_> {
     /// whose registers may be more.
     fn fused_chunk(&self, w: &mut CWriter, given: &str, bytes: usize) {
         if self.vector_columns() {
-            return self.wave_chunk(w, given, bytes);
+            let sh = self.planes_shape();
+            return self.wave_chunk(w, given, bytes, sh.t * sh.r[0] + sh.lag() * sh.t);
         }
         let chunk = self.plan.chunk;
         w.line(&format!(
@@ -966,10 +983,8 @@ impl Gen<'_> {
     /// f32 1.04x, j3d13pt 1.06x and 1.02x; at 256^3 1.14x, 1.01x and 1.38x;
     /// at 100^3, where a small grid gets as many chunks as fill the device,
     /// 3.8x-5.2x.
-    fn wave_chunk(&self, w: &mut CWriter, given: &str, bytes: usize) {
+    fn wave_chunk(&self, w: &mut CWriter, given: &str, bytes: usize, extra: usize) {
         let chunk = self.plan.chunk;
-        let sh = self.planes_shape();
-        let extra = sh.t * sh.r[0] + sh.lag() * sh.t;
         w.line(&format!(
             "/* Cells of `{}` a block marches: the length whose waves of blocks end first, each block marching its chunk and {extra} planes more. */",
             self.st.axes[0]
@@ -1004,6 +1019,9 @@ impl Gen<'_> {
     /// one per tile of the region, in chunks of `chunk` (a C expression)
     /// along the slowest axis, as C expressions.
     pub(super) fn temporal_grid(&self, chunk: &str) -> Vec<String> {
+        if self.rings() {
+            return self.rings_grid(chunk);
+        }
         if self.dims() == 3 {
             return self.planes_grid(chunk);
         }

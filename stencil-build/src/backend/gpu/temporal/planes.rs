@@ -148,6 +148,9 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
 /// tiles keep cells to store after recomputing their overlap and its rings
 /// fit the shared memory `d` allows a block.
 pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
+    if plan.vector > 1 && super::rings::suits(st) {
+        return super::rings::check(plan, st, d);
+    }
     if plan.vector > 1 {
         super::vectors::check(plan, st, d)?;
     }

@@ -89,6 +89,9 @@ fn rows(st: &Stencil, v: usize, steps: usize, bx: usize) -> usize {
 /// `d`'s shared memory even with a lead of 1 (HIP's 64 KiB, in f64), the
 /// default tiles narrow until they do.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
+    if super::rings::suits(st) {
+        return super::rings::defaults(t, st, d);
+    }
     let v = t.vector.unwrap_or(1);
     let r = radius(st);
     let bx = (TILE_WIDTH / v).max(1);
@@ -132,6 +135,11 @@ pub fn unsuited(st: &Stencil) -> Option<String> {
             st.name
         ));
     }
+    diagonal(st)
+}
+
+/// Why `st` is not a star, if it is not: a read off the axes through the cell.
+pub fn diagonal(st: &Stencil) -> Option<String> {
     let s = &st.statements[0];
     let mut diagonal = None;
     s.expr.for_each_read(&mut |a| {
@@ -223,7 +231,7 @@ impl Gen<'_> {
     }
 
     /// The statement's run-time parameters, declared (`const float p_a`) or passed (`p_a`).
-    fn vector_params(&self, declared: bool) -> Vec<String> {
+    pub(in crate::backend::gpu) fn vector_params(&self, declared: bool) -> Vec<String> {
         let t = self.st.dtype.c();
         crate::codegen::rust::params_used(self.s)
             .into_iter()
@@ -667,7 +675,7 @@ mod tests {
         refused(
             "u[0,0,0] + k[0,0,0] + u[0,0,2] + u[0,0,-2]",
             "vector = 2\n",
-            "reads other grids than the one it updates",
+            "a stencil that reads other grids than the one it steps, computes two steps in shared rings: it takes f32 cells, 4 a thread",
         );
         refused(
             star2,

@@ -1,0 +1,1080 @@
+//! 3-D `temporal` of vectors for stars that also read other grids at the
+//! cell (input grids, a leapfrog's previous level): two fused steps whose
+//! planes all live in shared rings, each level computed by its own warps.
+//!
+//! A block of `32 x (W1 + W2)` threads owns a tile of `32 x (32 - 2 r_y)`
+//! cells of the two fast axes and marches a chunk of the slowest one:
+//!
+//! - plane `p` of the grid the update steps (the tile grown by `2 r` on
+//!   each side) is copied into the first ring by 8-byte `cp.async` copies,
+//!   [`AHEAD`] planes ahead; each thread's share of a plane is planned once;
+//! - `W1` warps compute level 1 at plane `p - r_z` on the tile grown by
+//!   `r`, a lane a row (32 rows), 4 cells of it per lane, into the second
+//!   ring; `W2` warps compute level 2 at plane `p - 2 r_z - 1` from that
+//!   ring, the tile's own cells. One barrier a plane.
+//! - a lane keeps the 4 cells' columns along the slowest axis in registers
+//!   (its window) and reads its in-plane neighbours from the ring as
+//!   16-byte vectors; the grids it reads at the cell come from global
+//!   memory a plane ahead;
+//! - both levels' outputs are staged in shared memory and stored a plane
+//!   later, each row in 8-byte pairs: a lane's own row would fill part of a
+//!   sector with every store.
+//!
+//! The march is unrolled by the `2 r_z + 1` planes of a window, so that
+//! ring slots and window registers are indexed at compile time. Rows must
+//! be whole 8-byte pairs (an even contiguous extent, 8-byte aligned
+//! buffers); the launcher runs the others, and grids too large for 32-bit
+//! in-plane offsets, on the scalar twin ([`super::vectors::scalar_twin`]).
+//! `cp.async` is CUDA's (sm_80 and later): HIP is refused.
+//!
+//! On the H100, a hand-written kernel of this design ran acoustic25 f32 at
+//! 141.1 GCells/s against `stream`'s 136.5 (1.03x; `temporal` without it
+//! was at best 0.88x), bit-identical (BENCHMARKS.md, 2026-11-26, session 20;
+//! `benchmarks/experiments/ring-fused-f32/lean.cu`).
+
+use super::super::{CWriter, Dialect, Gen, Resolved};
+use super::radius;
+use crate::codegen::rust::slot_name;
+use crate::ir::{Access, Boundary, Dtype, GpuTiling, Slot, Stencil, Strategy, Version};
+
+/// Planes of the stepped grid in flight (copies started ahead of the plane
+/// computed; at most `r_z - 1`: a copy must not land in a slot a slower
+/// warp still reads).
+pub const AHEAD: usize = 2;
+
+/// Lanes of a warp: the rows of the level-1 tile.
+const LANES: usize = 32;
+
+/// Cells of the contiguous axis a lane computes: one 16-byte vector of f32.
+const CELLS: usize = 4;
+
+/// Cells of the contiguous axis a tile stores.
+const TILE_X: usize = 32;
+
+/// Whether a 3-D `temporal` kernel of vectors for `st` is this module's: a
+/// star whose update also reads grids other than the one it steps.
+pub fn suits(st: &Stencil) -> bool {
+    st.dims() == 3 && super::reads_inputs(st)
+}
+
+/// The shape of a block, from the radius of one step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::backend::gpu) struct Rings {
+    /// Radius along each axis.
+    pub r: [usize; 3],
+    /// Rows of the stored tile (`32 - 2 r_y`).
+    pub ty: usize,
+    /// Level-1 and level-2 warps.
+    pub w1: usize,
+    pub w2: usize,
+    /// Floats between rows of a ring plane: at least the copied tile's
+    /// width, 4 modulo 8, so that 8 rows of 16-byte loads hit distinct banks.
+    pub pitch: usize,
+    /// Rows a copying pass of the block covers, and the passes.
+    pub pass_rows: usize,
+    pub passes: usize,
+    /// Whether level 1 is stored too (a leapfrog's `out_prev`).
+    pub both: bool,
+}
+
+impl Rings {
+    pub fn new(st: &Stencil, both: bool) -> Rings {
+        let rr = radius(st);
+        let r = [rr[0], rr[1], rr[2]];
+        let ty = LANES.saturating_sub(2 * r[1]);
+        let w1 = (TILE_X + 2 * r[2]) / CELLS;
+        let w2 = TILE_X / CELLS * ty / LANES;
+        let ux = TILE_X + 4 * r[2];
+        let pitch = ux + (12 - ux % 8) % 8;
+        let threads = LANES * (w1 + w2);
+        let pairs = ux / 2;
+        let uy = ty + 4 * r[1];
+        let passes = uy.div_ceil((threads / pairs).max(1));
+        Rings {
+            r,
+            ty,
+            w1,
+            w2,
+            pitch,
+            pass_rows: uy.div_ceil(passes),
+            passes,
+            both,
+        }
+    }
+
+    /// Planes of a window, and slots of each ring.
+    pub fn window(&self) -> usize {
+        2 * self.r[0] + 1
+    }
+
+    pub fn threads(&self) -> usize {
+        LANES * (self.w1 + self.w2)
+    }
+
+    /// Rows and columns of the copied tile (grown by `2 r`).
+    fn copied(&self) -> [usize; 2] {
+        [self.ty + 4 * self.r[1], TILE_X + 4 * self.r[2]]
+    }
+
+    /// Floats of a staged plane: `ty` rows of `TILE_X + 4`.
+    fn staged(&self) -> usize {
+        self.ty * (TILE_X + 4)
+    }
+
+    /// Levels staged (2 for a leapfrog, whose level 1 is stored too).
+    fn stored_levels(&self) -> usize {
+        1 + usize::from(self.both)
+    }
+
+    /// Dynamic shared memory of a block, in bytes: both rings and the
+    /// double-buffered staging planes.
+    pub fn shared_bytes(&self) -> usize {
+        let slot = |rows: usize| rows * self.pitch;
+        let rings = self.window() * (slot(self.copied()[0]) + slot(LANES));
+        4 * (rings + 2 * self.stored_levels() * self.staged())
+    }
+}
+
+/// `[tiling]` of a ring kernel: 2 steps, blocks of the shape's threads.
+pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
+    let sh = Rings::new(st, true);
+    let _ = d;
+    Resolved {
+        strategy: Strategy::Temporal,
+        block: vec![1, sh.w1 + sh.w2, LANES],
+        chunk: t.chunk.unwrap_or(128),
+        coarsen: 1,
+        vector: t.vector.unwrap_or(CELLS),
+        time_block: t.time_block.unwrap_or(2),
+        occupancy: None,
+    }
+}
+
+/// Whether `plan` suits `st`; the error says what to change.
+pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
+    let name = &st.name;
+    let fix = format!(
+        "remove `vector` from [tiling.{}] (the kernel without vectors fuses any steps)",
+        d.name
+    );
+    let refuse = |why: String| {
+        Err(format!(
+            "`vector` of `temporal` for `{name}`, a stencil that reads other grids than the one it steps, computes two steps in shared rings: {why}; {fix}"
+        ))
+    };
+    if d.name != "cuda" {
+        return refuse(format!(
+            "its copies are CUDA's `cp.async`, which {} has no counterpart for",
+            d.title
+        ));
+    }
+    if st.dtype != Dtype::F32 || plan.vector != CELLS {
+        return refuse(format!(
+            "it takes f32 cells, {CELLS} a thread (`vector = {CELLS}`)"
+        ));
+    }
+    if plan.time_block != 2 {
+        return refuse(format!(
+            "it fuses 2 steps, not {} (`time_block = 2`)",
+            plan.time_block
+        ));
+    }
+    if st.boundary != Boundary::Fixed || st.statements.len() != 1 {
+        return refuse("it takes one update with a fixed boundary".into());
+    }
+    if let Some(why) = super::vectors::diagonal(st) {
+        return refuse(why);
+    }
+    if let Some(a) = off_cell_read(st) {
+        return refuse(format!(
+            "it reads the other grids at the cell only, and `{}` is read at {:?}",
+            slot_name(st, a.slot),
+            a.offset
+        ));
+    }
+    let r = radius(st);
+    if !(r[0] > AHEAD
+        && [r[1], r[2]]
+            .iter()
+            .all(|&r| r % 4 == 0 && (4..=8).contains(&r)))
+    {
+        return refuse(format!(
+            "it needs a radius of at least {} along `{}` and of 4 or 8 along `{}` and `{}`, not {r:?}",
+            AHEAD + 1,
+            st.axes[0],
+            st.axes[1],
+            st.axes[2]
+        ));
+    }
+    let sh = Rings::new(st, true);
+    if sh.shared_bytes() > d.shared_max {
+        return refuse(format!(
+            "its rings take {} KiB of shared memory, more than the {} KiB {} allows",
+            sh.shared_bytes().div_ceil(1024),
+            d.shared_max / 1024,
+            d.title
+        ));
+    }
+    let twin = super::vectors::scalar_twin(plan, st, d);
+    super::planes::check(&twin, st, d)
+        .map_err(|e| format!("the scalar kernel for grids whose rows are not 8-byte pairs: {e}"))
+}
+
+/// A read of another grid than the stepped one away from the cell, if any.
+fn off_cell_read(st: &Stencil) -> Option<Access> {
+    let s = &st.statements[0];
+    let mut found = None;
+    s.expr.for_each_read(&mut |a| {
+        let stepped = a.slot.field == s.target && a.slot.version == Version::Start;
+        if !stepped && a.offset.iter().any(|&d| d != 0) {
+            found.get_or_insert_with(|| a.clone());
+        }
+    });
+    found
+}
+
+/// Whether `auto` takes this kernel for `st` on dialect `d`: CUDA, f32
+/// leapfrogs whose star has a radius of 4 or 8 along the fast axes and
+/// reads other grids at the cell (acoustic25 f32: 144.1 GCells/s against
+/// `stream`'s 136.6, 1.05x; H100, BENCHMARKS.md, 2026-11-26, session 20).
+/// Not the stencils that read input grids only, unmeasured.
+pub fn auto_rings(st: &Stencil, d: &Dialect) -> bool {
+    let t = GpuTiling {
+        vector: Some(CELLS),
+        ..GpuTiling::model(Strategy::Temporal)
+    };
+    suits(st)
+        && st.fields[st.statements[0].target].has_prev()
+        && crate::ir::unfusable(st, "temporal").is_none()
+        && check(&defaults(&t, st, d), st, d).is_ok()
+}
+
+/// A grid the update reads at the cell, as the kernel names it: `now<k>`
+/// (this plane's 4 cells) and `t.next<k>` (the next plane's).
+struct CellGrid {
+    /// The grid level 1 reads, and level 2 (a leapfrog's previous level
+    /// is, for level 2, the stepped grid at the launch's start).
+    first: String,
+    second: String,
+    slot: Slot,
+}
+
+impl Gen<'_> {
+    /// Whether this kernel is a ring kernel (see the module documentation).
+    pub(in crate::backend::gpu) fn rings(&self) -> bool {
+        self.vector_columns() && suits(self.st)
+    }
+
+    fn rings_shape(&self) -> Rings {
+        Rings::new(self.st, self.leapfrog())
+    }
+
+    /// The grids read at the cell, besides the stepped one.
+    fn cell_grids(&self) -> Vec<CellGrid> {
+        let streamed = self.streamed();
+        let own_prev = self.own_prev();
+        self.s
+            .slots()
+            .into_iter()
+            .filter(|&slot| slot != streamed)
+            .map(|slot| {
+                let first = slot_name(self.st, slot);
+                let second = if slot == own_prev {
+                    slot_name(self.st, streamed)
+                } else {
+                    first.clone()
+                };
+                CellGrid {
+                    first,
+                    second,
+                    slot,
+                }
+            })
+            .collect()
+    }
+
+    /// The functions a ring kernel calls and the kernel itself.
+    pub(in crate::backend::gpu) fn rings_kernel(&self, w: &mut CWriter) {
+        let sh = self.rings_shape();
+        self.rings_copies(w);
+        w.blank();
+        self.rings_unit(w, &sh);
+        w.blank();
+        self.rings_plan(w, &sh);
+        w.blank();
+        self.rings_copy_plane(w, &sh);
+        w.blank();
+        self.rings_flush(w, &sh);
+        w.blank();
+        self.rings_level(w, &sh);
+        w.blank();
+        self.rings_plane(w, &sh);
+        w.blank();
+        self.rings_main(w, &sh);
+    }
+
+    /// The 8-byte asynchronous copy and its groups (synchronous copies
+    /// where the source is compiled for the host: the tests' emulated device).
+    fn rings_copies(&self, w: &mut CWriter) {
+        let s = &self.sym;
+        w.line(
+            "/* Starts an 8-byte copy from global to shared memory (zeros where `on` is false). */",
+        );
+        w.line(&format!(
+            "static __device__ __forceinline__ void {s}_copy(float *dst, const float *src, bool on)"
+        ));
+        w.line("{");
+        w.line("#if defined(__CUDA_ARCH__)");
+        w.line("    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);");
+        w.line("    asm volatile(\"cp.async.ca.shared.global [%0], [%1], 8, %2;\" ::\"r\"(to), \"l\"(src), \"r\"(on ? 8 : 0) : \"memory\");");
+        w.line("#else");
+        w.line("    dst[0] = on ? src[0] : 0.0f;");
+        w.line("    dst[1] = on ? src[1] : 0.0f;");
+        w.line("#endif");
+        w.line("}");
+        w.blank();
+        w.line("/* Closes the group of copies started since the last one. */");
+        w.line(&format!(
+            "static __device__ __forceinline__ void {s}_commit()"
+        ));
+        w.line("{");
+        w.line("#if defined(__CUDA_ARCH__)");
+        w.line("    asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
+        w.line("#endif");
+        w.line("}");
+        w.blank();
+        w.line("/* Waits until at most N groups of copies are in flight. */");
+        w.line("template <int N>");
+        w.line(&format!(
+            "static __device__ __forceinline__ void {s}_wait()"
+        ));
+        w.line("{");
+        w.line("#if defined(__CUDA_ARCH__)");
+        w.line("    asm volatile(\"cp.async.wait_group %0;\" ::\"n\"(N) : \"memory\");");
+        w.line("#endif");
+        w.line("}");
+    }
+
+    /// `<sym>_unit`: what a thread keeps across the march.
+    fn rings_unit(&self, w: &mut CWriter, sh: &Rings) {
+        let s = &self.sym;
+        let wn = sh.window();
+        w.line(&format!(
+            "/* What a thread of a `{}` block keeps across the march. */",
+            self.st.name
+        ));
+        w.line(&format!("struct {s}_unit {{"));
+        w.indent();
+        w.line(&format!(
+            "bool first;        /* level 1 (warps 0-{}), else level 2 */",
+            sh.w1 - 1
+        ));
+        w.line("int rs, cs;        /* its row and first column in the level-1 tile */");
+        w.line("bool own;          /* its cells are the stored tile's */");
+        w.line("bool grid[4], in[4]; /* each cell on the grid, in the region */");
+        w.line("bool pair[2];      /* each 8-byte pair of its cells on the grid */");
+        w.line("int cell;          /* its first cell's offset in a plane */");
+        w.line(&format!(
+            "float w[{wn}][4];   /* its cells' window along `{}` */",
+            self.st.axes[0]
+        ));
+        for (k, g) in self.cell_grids().iter().enumerate() {
+            w.line(&format!(
+                "float next{k}[4];   /* `{}` at its cells, at the next plane it computes */",
+                g.first
+            ));
+        }
+        w.line(&format!(
+            "int csrc[{}], cdst; /* its 8-byte pairs of a copied plane: offsets in a plane (0 off the grid), in a slot (-1: none) */",
+            sh.passes
+        ));
+        w.line(&format!(
+            "bool con[{}], clast; /* each pair on the grid; the last pass's row in the tile */",
+            sh.passes
+        ));
+        w.line("int fsrc, fdst;    /* its staged pair: offset in a staged plane (-1: none), in a plane */");
+        w.dedent();
+        w.line("};");
+    }
+
+    /// `<sym>_plan`: a thread's share of each plane's copy and store.
+    fn rings_plan(&self, w: &mut CWriter, sh: &Rings) {
+        let s = &self.sym;
+        let [uy, ux] = sh.copied();
+        let (pairs, rows) = (ux / 2, sh.pass_rows);
+        let (_, hi1) = self.bounds(1);
+        let (_, hi2) = self.bounds(2);
+        w.line("/* A thread's share of each plane's copy (pair k % P of rows k / P + passes) and of each staged store (pair k of both levels). */");
+        w.line(&format!(
+            "static __device__ __forceinline__ void {s}_plan({s}_unit &t, const int n1, const int n2, const int oy, const int ox)"
+        ));
+        w.line("{");
+        w.indent();
+        w.line("const int k = (int)stencil_thread_x();");
+        w.line("t.cdst = -1;");
+        w.line(&format!("if (k < {}) {{", rows * pairs));
+        w.indent();
+        w.line(&format!(
+            "const int r = k / {pairs}, c = 2 * (k % {pairs});"
+        ));
+        w.line(&format!("const int x = ox - {} + c;", 2 * sh.r[2]));
+        for h in 0..sh.passes {
+            w.line(&format!(
+                "t.con[{h}] = oy - {} + r + {} >= 0 && oy - {} + r + {} < n1 && x >= 0 && x < n2;",
+                2 * sh.r[1],
+                h * rows,
+                2 * sh.r[1],
+                h * rows
+            ));
+            w.line(&format!(
+                "t.csrc[{h}] = t.con[{h}] ? (oy - {} + r + {}) * n2 + x : 0;",
+                2 * sh.r[1],
+                h * rows
+            ));
+        }
+        w.line(&format!("t.clast = r + {} < {uy};", (sh.passes - 1) * rows));
+        w.line(&format!("t.cdst = r * {} + c;", sh.pitch));
+        w.dedent();
+        w.line("}");
+        let fp = TILE_X / 2;
+        w.line("t.fsrc = -1;");
+        w.line(&format!("if (k < {}) {{", fp * sh.ty));
+        w.indent();
+        w.line(&format!("const int row = k / {fp}, c = 2 * (k % {fp});"));
+        w.line("const int y = oy + row, x = ox + c;");
+        w.line(&format!("if (y < {hi1} && x < {hi2}) {{"));
+        w.line(&format!("    t.fsrc = row * {} + c;", TILE_X + 4));
+        w.line("    t.fdst = y * n2 + x;");
+        w.line("}");
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `<sym>_copy_plane`: starts the copy of a plane of the stepped grid.
+    fn rings_copy_plane(&self, w: &mut CWriter, sh: &Rings) {
+        let s = &self.sym;
+        let grid = slot_name(self.st, self.streamed());
+        w.line("/* Starts the copy of plane p of the tile grown by twice the radius into `slot` (zeros off the grid; nothing but the group for p < 0). */");
+        w.line(&format!(
+            "static __device__ __forceinline__ void {s}_copy_plane(float *slot, const float *__restrict__ {grid}, const {s}_unit &t, const int p, const int n0, const size_t s0)"
+        ));
+        w.line("{");
+        w.indent();
+        w.line("const bool plane = p >= 0 && p < n0;");
+        w.line(&format!(
+            "const float *const at = {grid} + (plane ? p : 0) * s0;"
+        ));
+        w.line("if (t.cdst >= 0) {");
+        w.indent();
+        for h in 0..sh.passes {
+            let copy = format!(
+                "{s}_copy(&slot[t.cdst + {}], at + t.csrc[{h}], plane && t.con[{h}]);",
+                h * sh.pass_rows * sh.pitch
+            );
+            if h + 1 == sh.passes && sh.passes * sh.pass_rows > sh.copied()[0] {
+                w.line("if (t.clast)");
+                w.line(&format!("    {copy}"));
+            } else {
+                w.line(&copy);
+            }
+        }
+        w.dedent();
+        w.line("}");
+        w.line(&format!("{s}_commit();"));
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `<sym>_flush`: stores the staged planes, rows of 8-byte pairs.
+    fn rings_flush(&self, w: &mut CWriter, sh: &Rings) {
+        let s = &self.sym;
+        let rz = sh.r[0];
+        let mut params = vec![
+            "const float *stage".to_string(),
+            format!("const {s}_unit &t"),
+            "const int p".into(),
+            "const int z0".into(),
+            "const int z1".into(),
+            "const size_t s0".into(),
+            "float *__restrict__ out".into(),
+        ];
+        if sh.both {
+            params.push("float *__restrict__ out_prev".into());
+        }
+        w.line(&format!(
+            "/* Stores the planes staged at plane p of the march: level 2 at p - {} to `out`{}. */",
+            2 * rz + 1,
+            if sh.both {
+                format!(", level 1 at p - {rz} to `out_prev`")
+            } else {
+                String::new()
+            }
+        ));
+        w.line(&format!(
+            "static __device__ __forceinline__ void {s}_flush({})",
+            params.join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        w.line("if (t.fsrc < 0)");
+        w.line("    return;");
+        w.line(&format!("const int q2 = p - {};", 2 * rz + 1));
+        w.line("if (q2 >= z0 && q2 < z1)");
+        w.line("    *(float2 *)&(out + q2 * s0)[t.fdst] = *(const float2 *)&stage[t.fsrc];");
+        if sh.both {
+            w.line(&format!("const int q1 = p - {rz};"));
+            w.line("if (q1 >= z0 && q1 < z1)");
+            w.line(&format!(
+                "    *(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[{} + t.fsrc];",
+                sh.staged()
+            ));
+        }
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `<sym>_level<M>`: 4 cells of a level at one plane.
+    fn rings_level(&self, w: &mut CWriter, sh: &Rings) {
+        let s = &self.sym;
+        let [rz, _, rx] = sh.r;
+        let (wn, pitch) = (sh.window(), sh.pitch);
+        let grids = self.cell_grids();
+        let (mut ys, mut xs) = (
+            std::collections::BTreeSet::new(),
+            std::collections::BTreeSet::new(),
+        );
+        let streamed = self.streamed();
+        self.s.expr.for_each_read(&mut |a| {
+            if a.slot == streamed {
+                if a.offset[1] != 0 {
+                    ys.insert(a.offset[1]);
+                }
+                for j in 0..CELLS as i64 {
+                    xs.insert((rx as i64 + j + a.offset[2]) / 4);
+                }
+            }
+        });
+        w.line(&format!(
+            "/* 4 cells of a level at plane q, row rc of the ring plane `at`, its columns cb + {rx} ..: w[(M + k) % {wn}] holds the level below at plane q - {rz} + k. */"
+        ));
+        w.line("template <int M>");
+        let mut params = vec![
+            "const float *at".to_string(),
+            "const int rc".into(),
+            "const int cb".into(),
+            format!("const float (&w)[{wn}][4]"),
+        ];
+        params.extend((0..grids.len()).map(|k| format!("const float (&now{k})[4]")));
+        params.extend(self.vector_params(true));
+        params.push("float (&res)[4]".into());
+        w.line(&format!(
+            "static __device__ __forceinline__ void {s}_level({})",
+            params.join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        w.line(&format!(
+            "/* Neighbours along `{}` (xs[i]: column cb + i) and along `{}`, from the ring. */",
+            self.st.axes[2], self.st.axes[1]
+        ));
+        w.line(&format!("float xs[{}];", 2 * rx + CELLS));
+        for &k in &xs {
+            w.line("{");
+            w.line(&format!(
+                "    const float4 v = *(const float4 *)&at[rc * {pitch} + cb + {}];",
+                4 * k
+            ));
+            for (e, c) in ["x", "y", "z", "w"].iter().enumerate() {
+                w.line(&format!("    xs[{}] = v.{c};", 4 * k + e as i64));
+            }
+            w.line("}");
+        }
+        for &dy in &ys {
+            w.line(&format!(
+                "const float4 {} = *(const float4 *)&at[({}) * {pitch} + cb + {rx}];",
+                row_name(dy),
+                super::super::shifted("rc", dy)
+            ));
+        }
+        for j in 0..CELLS {
+            let value = self.value(&|a: &Access| {
+                let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
+                if a.slot != streamed {
+                    let k = grids.iter().position(|g| g.slot == a.slot).unwrap_or(0);
+                    return format!("now{k}[{j}]");
+                }
+                if dy != 0 {
+                    format!("{}.{}", row_name(dy), ["x", "y", "z", "w"][j])
+                } else if dx != 0 || dz == 0 {
+                    if dz == 0 && dx == 0 {
+                        format!("w[(M + {rz}) % {wn}][{j}]")
+                    } else {
+                        format!("xs[{}]", rx as i64 + j as i64 + dx)
+                    }
+                } else {
+                    format!("w[(M + {}) % {wn}][{j}]", rz as i64 + dz)
+                }
+            });
+            w.line(&format!("res[{j}] = {value};"));
+        }
+        w.dedent();
+        w.line("}");
+    }
+
+    /// The kernel's grid pointers and run-time parameters, declared or passed.
+    fn rings_pointers(&self, declared: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut push = |ty: &str, name: String| {
+            out.push(if declared {
+                format!("{ty}__restrict__ {name}")
+            } else {
+                name
+            })
+        };
+        push("float *", "out".into());
+        if self.leapfrog() {
+            push("float *", "out_prev".into());
+        }
+        for slot in self.s.slots() {
+            push("const float *", slot_name(self.st, slot));
+        }
+        out.extend(self.vector_params(declared));
+        out
+    }
+
+    /// `<sym>_plane<M>`: plane p of the march, p - (the march's first) = M modulo the window.
+    fn rings_plane(&self, w: &mut CWriter, sh: &Rings) {
+        let s = &self.sym;
+        let [rz, ry, rx] = sh.r;
+        let wn = sh.window();
+        let (lo0, hi0) = self.bounds(0);
+        let grid = slot_name(self.st, self.streamed());
+        let grids = self.cell_grids();
+        let [uy, _] = sh.copied();
+        let (uslot, sslot) = (uy * sh.pitch, LANES * sh.pitch);
+        let staged = sh.staged();
+        let levels = sh.stored_levels();
+        let mut params = vec![
+            format!("{s}_unit &t"),
+            "float *uring".to_string(),
+            "float *sring".into(),
+            "float *stage".into(),
+            "const int p".into(),
+            "const int z0".into(),
+            "const int z1".into(),
+            "const int n0".into(),
+            "const size_t s0".into(),
+        ];
+        params.extend(self.rings_pointers(true));
+        let flush_args = if sh.both { "out, out_prev" } else { "out" };
+        w.line(&format!(
+            "/* Plane p of the march (p = M modulo {wn} from its start): level 1 at p - {rz}, level 2 at p - {}; ring slots and windows known at compile time. */",
+            2 * rz + 1
+        ));
+        w.line("template <int M>");
+        w.line(&format!(
+            "static __device__ __forceinline__ void {s}_plane({})",
+            params.join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        w.line(&format!("/* The copy of plane p + {AHEAD} starts; the grids read at the cell load for the next plane. */"));
+        w.line(&format!("const int ahead = p + {AHEAD};"));
+        w.line(&format!(
+            "{s}_copy_plane(uring + (M + {AHEAD}) % {wn} * {uslot}, {grid}, t, ahead < z1 + {} ? ahead : -1, n0, s0);",
+            2 * rz
+        ));
+        w.line(&format!(
+            "const int q = p - (t.first ? {rz} : {});",
+            2 * rz + 1
+        ));
+        for (k, _) in grids.iter().enumerate() {
+            w.line(&format!("float now{k}[4];"));
+            w.pragma("unroll");
+            w.line("for (int j = 0; j < 4; ++j)");
+            w.line(&format!("    now{k}[j] = t.next{k}[j];"));
+        }
+        if !grids.is_empty() {
+            w.line(&format!("if (q + 1 >= {lo0} && q + 1 < {hi0}) {{"));
+            w.indent();
+            w.line("const size_t at = (q + 1) * s0;");
+            for (k, g) in grids.iter().enumerate() {
+                let from = if g.first == g.second {
+                    g.first.clone()
+                } else {
+                    format!("(t.first ? {} : {})", g.first, g.second)
+                };
+                w.line(&format!("const float *const g{k} = {from} + at + t.cell;"));
+                w.pragma("unroll");
+                w.line("for (int h = 0; h < 2; ++h)");
+                w.line("    if (t.pair[h]) {");
+                w.line(&format!(
+                    "        const float2 v = *(const float2 *)(g{k} + 2 * h);"
+                ));
+                w.line(&format!("        t.next{k}[2 * h] = v.x;"));
+                w.line(&format!("        t.next{k}[2 * h + 1] = v.y;"));
+                w.line("    }");
+            }
+            w.dedent();
+            w.line("}");
+        }
+        w.line(&format!("{s}_wait<{AHEAD}>();"));
+        w.line("__syncthreads();");
+        w.line("/* What the previous plane staged is stored; this plane stages into the other half. */");
+        w.line(&format!(
+            "{s}_flush(stage + ((p - 1) & 1) * {}, t, p - 1, z0, z1, s0, {flush_args});",
+            levels * staged
+        ));
+        w.line(&format!(
+            "float *const staged = stage + (p & 1) * {};",
+            levels * staged
+        ));
+        w.line(&format!(
+            "/* The newest plane's cells join the window: the grid at p, or level 1 at p - {}. */",
+            rz + 1
+        ));
+        w.line(&format!(
+            "const float4 c = t.first ? *(const float4 *)&uring[M * {uslot} + (t.rs + {ry}) * {p} + t.cs + {rx}] : *(const float4 *)&sring[(M + {rz}) % {wn} * {sslot} + t.rs * {p} + t.cs];",
+            p = sh.pitch
+        ));
+        for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
+            w.line(&format!("t.w[(M + {}) % {wn}][{j}] = c.{c};", 2 * rz));
+        }
+        w.line("float res[4];");
+        let args = |at: &str, rc: &str, cb: &str| {
+            let mut a = vec![at.to_string(), rc.to_string(), cb.to_string(), "t.w".into()];
+            a.extend((0..grids.len()).map(|k| format!("now{k}")));
+            a.extend(self.vector_params(false));
+            a.push("res".into());
+            a.join(", ")
+        };
+        let first = args(
+            &format!("uring + (M + {}) % {wn} * {uslot}", rz + 1),
+            &format!("t.rs + {ry}"),
+            "t.cs",
+        );
+        let second = args(
+            &format!("sring + M * {sslot}"),
+            "t.rs",
+            &format!("t.cs - {rx}"),
+        );
+        let tile_cell = format!("(t.rs - {ry}) * {} + t.cs - {rx}", TILE_X + 4);
+        w.line("if (t.first) {");
+        w.indent();
+        w.line("/* Level 1 at q, from the grid's ring; cells off the region keep their value. */");
+        w.line(&format!("if (q < z0 - {rz} || q >= z1 + {rz})"));
+        w.line("    return;");
+        w.line(&format!("const bool zin = q >= {lo0} && q < {hi0};"));
+        w.line(&format!("{s}_level<M>({first});"));
+        w.pragma("unroll");
+        w.line("for (int j = 0; j < 4; ++j)");
+        w.line(&format!(
+            "    res[j] = zin && t.in[j] ? res[j] : t.grid[j] ? t.w[(M + {rz}) % {wn}][j] : 0.0f;"
+        ));
+        w.line(&format!(
+            "*(float4 *)&sring[(M + {}) % {wn} * {sslot} + t.rs * {} + t.cs] = float4{{res[0], res[1], res[2], res[3]}};",
+            rz + 1,
+            sh.pitch
+        ));
+        if sh.both {
+            w.line("if (t.own)");
+            w.line(&format!(
+                "    *(float4 *)&staged[{staged} + {tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
+            ));
+        }
+        w.dedent();
+        w.line("} else {");
+        w.indent();
+        w.line("/* Level 2 at q, from level 1's ring: the tile's own cells. */");
+        w.line("if (q < z0 || q >= z1)");
+        w.line("    return;");
+        w.line(&format!("{s}_level<M>({second});"));
+        w.line(&format!(
+            "*(float4 *)&staged[{tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
+        ));
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// The ring kernel: each thread's place, its plan, the march.
+    fn rings_main(&self, w: &mut CWriter, sh: &Rings) {
+        let s = &self.sym;
+        let [rz, ry, rx] = sh.r;
+        let wn = sh.window();
+        let [uy, _] = sh.copied();
+        let (uslot, sslot) = (uy * sh.pitch, LANES * sh.pitch);
+        let ((lo0, hi0), (lo1, hi1), (lo2, hi2)) = (self.bounds(0), self.bounds(1), self.bounds(2));
+        let grid = slot_name(self.st, self.streamed());
+        let mut params = vec![
+            "const int n0".to_string(),
+            "const int n1".into(),
+            "const int n2".into(),
+        ];
+        params.extend(self.rings_pointers(true));
+        params.push("const int chunk".into());
+        w.line(&format!(
+            "static __global__ void __launch_bounds__({}, 1) {}({})",
+            sh.threads(),
+            self.kernel_name(),
+            params.join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        w.line(&format!(
+            "/* Shared memory: the grid's ring ({wn} planes of {uy} rows), level 1's ({wn} of {LANES}), rows of {} floats; the staged planes. */",
+            sh.pitch
+        ));
+        w.line("extern __shared__ __align__(16) unsigned char shared[];");
+        w.line("float *const uring = (float *)shared;");
+        w.line(&format!("float *const sring = uring + {};", wn * uslot));
+        w.line(&format!("float *const stage = sring + {};", wn * sslot));
+        w.line(
+            "const int warp = (int)stencil_thread_x() / 32, lane = (int)stencil_thread_x() % 32;",
+        );
+        w.line(&format!(
+            "/* This block's tile: {TILE_X} x {} cells of (`{}`, `{}`) from (oy, ox). */",
+            sh.ty, self.st.axes[2], self.st.axes[1]
+        ));
+        w.line(&format!(
+            "const int oy = {lo1} + (int)blockIdx.y * {}, ox = {lo2} + (int)blockIdx.x * {TILE_X};",
+            sh.ty
+        ));
+        w.line(&format!("{s}_unit t;"));
+        w.line(&format!("t.first = warp < {}; /* warp-uniform */", sh.w1));
+        w.line("if (t.first) {");
+        w.line("    t.rs = lane;");
+        w.line("    t.cs = 4 * warp;");
+        w.line("} else {");
+        w.line(&format!(
+            "    const int u = (warp - {}) * 32 + lane;",
+            sh.w1
+        ));
+        w.line(&format!("    t.rs = {ry} + u % {};", sh.ty));
+        w.line(&format!("    t.cs = {rx} + 4 * (u / {});", sh.ty));
+        w.line("}");
+        w.line(&format!(
+            "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;"
+        ));
+        w.line(&format!(
+            "t.own = t.rs >= {ry} && t.rs < {} && t.cs >= {rx} && t.cs < {};",
+            ry + sh.ty,
+            rx + TILE_X
+        ));
+        w.pragma("unroll");
+        w.line("for (int j = 0; j < 4; ++j) {");
+        w.indent();
+        w.line("t.grid[j] = gy >= 0 && gy < n1 && gx + j >= 0 && gx + j < n2;");
+        w.line(&format!(
+            "t.in[j] = gy >= {lo1} && gy < {hi1} && gx + j >= {lo2} && gx + j < {hi2};"
+        ));
+        for k in 0..self.cell_grids().len() {
+            w.line(&format!("t.next{k}[j] = 0.0f;"));
+        }
+        w.pragma("unroll");
+        w.line(&format!("for (int m = 0; m < {wn}; ++m)"));
+        w.line("    t.w[m][j] = 0.0f;");
+        w.dedent();
+        w.line("}");
+        w.line("t.pair[0] = t.grid[0];");
+        w.line("t.pair[1] = t.grid[2];");
+        w.line("t.cell = gy * n2 + gx;");
+        w.line(&format!("{s}_plan(t, n1, n2, oy, ox);"));
+        w.line(&format!("const int z0 = {lo0} + (int)blockIdx.z * chunk;"));
+        w.line(&format!(
+            "const int z1 = z0 + chunk < {hi0} ? z0 + chunk : {hi0};"
+        ));
+        w.line("const size_t s0 = (size_t)n1 * n2;");
+        w.line(&format!(
+            "/* The march: plane p of the grid is copied {AHEAD} planes ahead; level 2 finishes plane z1 - 1 at p = z1 + {}. */",
+            2 * rz
+        ));
+        w.line(&format!(
+            "const int first = z0 - {}, last = z1 + {};",
+            2 * rz,
+            2 * rz
+        ));
+        w.pragma("unroll");
+        w.line(&format!("for (int i = 0; i < {AHEAD}; ++i)"));
+        w.line(&format!(
+            "    {s}_copy_plane(uring + i * {uslot}, {grid}, t, first + i, n0, s0);"
+        ));
+        let mut args = vec![
+            "t".to_string(),
+            "uring".into(),
+            "sring".into(),
+            "stage".into(),
+            "p0 + PHASE".into(),
+            "z0".into(),
+            "z1".into(),
+            "n0".into(),
+            "s0".into(),
+        ];
+        args.extend(self.rings_pointers(false));
+        let args = args.join(", ");
+        w.line(&format!("/* Unrolled by the {wn} planes of a window. */"));
+        w.line(&format!("for (int p0 = first; p0 <= last; p0 += {wn}) {{"));
+        w.indent();
+        for m in 0..wn {
+            w.line(&format!("if (p0 + {m} > last)"));
+            w.line("    break;");
+            w.line(&format!(
+                "{s}_plane<{m}>({});",
+                args.replace("PHASE", &m.to_string())
+            ));
+        }
+        w.dedent();
+        w.line("}");
+        w.line("__syncthreads();");
+        let flush_args = if sh.both { "out, out_prev" } else { "out" };
+        w.line(&format!(
+            "{s}_flush(stage + (last & 1) * {}, t, last, z0, z1, s0, {flush_args});",
+            sh.stored_levels() * sh.staged()
+        ));
+        w.dedent();
+        w.line("}");
+    }
+
+    /// The blocks of a launch along CUDA's `x`, `y` and `z`: one per tile
+    /// of the region, in chunks of `chunk` (a C expression).
+    pub(in crate::backend::gpu) fn rings_grid(&self, chunk: &str) -> Vec<String> {
+        let ty = self.rings_shape().ty;
+        vec![
+            format!("({} + {TILE_X} - 1) / {TILE_X}", self.extent(2)),
+            format!("({} + {ty} - 1) / {ty}", self.extent(1)),
+            format!("({} + {chunk} - 1) / {chunk}", self.extent(0)),
+        ]
+    }
+
+    /// Launches the ring kernel over the region for 2 steps: the chunk whose
+    /// waves of blocks end first, the shared memory asked for.
+    pub(in crate::backend::gpu) fn rings_launch(&self, w: &mut CWriter) {
+        let sh = self.rings_shape();
+        let bytes = sh.shared_bytes();
+        let api = self.d.api;
+        let name = self.kernel_name();
+        w.line(&format!(
+            "/* {bytes} bytes of shared memory: more than a block gets without asking. */"
+        ));
+        w.line(&format!(
+            "const {api}Error_t allowed = {api}FuncSetAttribute((const void *){name}, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"
+        ));
+        w.line(&format!("if (allowed != {api}Success)"));
+        w.line("    return (int)allowed;");
+        let extra = 4 * sh.r[0] + 1;
+        self.wave_chunk(w, &name, bytes, extra);
+        let blocks = self.rings_grid("chunk");
+        let mut arguments: Vec<String> = (0..3).map(|a| format!("(int)n{a}")).collect();
+        arguments.extend(self.rings_pointers(false));
+        arguments.push("chunk".into());
+        self.launch_named(
+            w,
+            &name,
+            &sh.threads().to_string(),
+            &blocks,
+            bytes,
+            &arguments.join(", "),
+        );
+    }
+}
+
+/// The name of the 16-byte vector of the row `dy` from a lane's own.
+fn row_name(dy: i64) -> String {
+    if dy < 0 {
+        format!("y_m{}", -dy)
+    } else {
+        format!("y_p{dy}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{CUDA, HIP, resolve};
+    use super::super::tests::{cuda, generate, leapfrog, stencil};
+    use crate::ir::{GpuTiling, Stencil, Strategy};
+
+    const AXES: &str = "\"z\", \"y\", \"x\"";
+
+    /// A star of radius 4 (acoustic25's reads), added to a leapfrog's `2 u - u.prev`.
+    const STAR4: &str = "0.01*(sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r]) - 24*u[0,0,0])";
+
+    fn wave(dtype: &str, tiling: &str) -> Stencil {
+        leapfrog(AXES, dtype, STAR4, tiling)
+    }
+
+    #[test]
+    fn levels_copy_stage_and_store_rows_from_shared_rings() {
+        let code = cuda(&wave("f32", "vector = 4\ntime_block = 2\n")).unwrap();
+        for line in [
+            "cp.async.ca.shared.global [%0], [%1], 8, %2;",
+            "static __global__ void __launch_bounds__(512, 1) p_cuda__s__update_u_rings_kernel(",
+            // Level 1 reads the previous level, level 2 the launch's current one, at the cell.
+            "const float *const g0 = (t.first ? prev_u : cur_u) + at + t.cell;",
+            "*(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[864 + t.fsrc];",
+            "const float4 y_p4 = *(const float4 *)&at[(rc + 4) * 52 + cb + 4];",
+            "p_cuda__s__update_u_plane<8>(t, uring, sring, stage, p0 + 8,",
+            // Rows of 8-byte pairs run the ring kernel, the others its scalar twin.
+            "n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0",
+            "p_cuda__s__update_u_kernel<128>",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+    }
+
+    #[test]
+    fn stencils_dialects_and_tilings_that_do_not_suit_are_refused() {
+        let refused = |st: &Stencil, d, want: &str| {
+            let err = generate(st, d).unwrap_err();
+            assert!(err.contains(want), "{want}: {err}");
+        };
+        let tiling = "vector = 4\ntime_block = 2\n";
+        refused(&wave("f32", tiling), &HIP, "CUDA's `cp.async`");
+        refused(
+            &wave("f64", "vector = 2\ntime_block = 2\n"),
+            &CUDA,
+            "it takes f32 cells",
+        );
+        refused(
+            &wave("f32", "vector = 4\ntime_block = 3\n"),
+            &CUDA,
+            "it fuses 2 steps, not 3",
+        );
+        let star2 = "u[0,0,0] + k[0,0,0] * (u[0,0,-2] + u[0,0,2] + u[0,-2,0] + u[0,2,0] + u[-2,0,0] + u[2,0,0])";
+        refused(
+            &stencil(AXES, star2, tiling),
+            &CUDA,
+            "of 4 or 8 along `y` and `x`, not [2, 2, 2]",
+        );
+        let off_cell = "u[0,0,0] + k[0,0,1] * (u[0,0,-4] + u[0,0,4] + u[0,-4,0] + u[0,4,0] + u[-4,0,0] + u[4,0,0])";
+        refused(
+            &stencil(AXES, off_cell, tiling),
+            &CUDA,
+            "`cur_k` is read at [0, 0, 1]",
+        );
+        let star4 = "u[0,0,0] + k[0,0,0] * (u[0,0,-4] + u[0,0,4] + u[0,-4,0] + u[0,4,0] + u[-4,0,0] + u[4,0,0])";
+        assert!(cuda(&stencil(AXES, star4, tiling)).is_ok());
+    }
+
+    #[test]
+    fn auto_takes_the_rings_for_f32_leapfrogs_of_radius_4_on_cuda() {
+        let auto = GpuTiling::model(Strategy::Auto);
+        let plan = |st: &Stencil, d| {
+            let p = resolve(&auto, st, d).unwrap();
+            (p.strategy, p.vector, p.time_block, p.block)
+        };
+        let f32 = wave("f32", "");
+        assert_eq!(
+            plan(&f32, &CUDA),
+            (Strategy::Temporal, 4, 2, vec![1, 16, 32])
+        );
+        assert_ne!(
+            plan(&f32, &HIP).0,
+            Strategy::Temporal,
+            "HIP has no `cp.async`"
+        );
+        assert_ne!(plan(&wave("f64", ""), &CUDA).0, Strategy::Temporal);
+    }
+}
