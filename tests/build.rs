@@ -239,10 +239,11 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 /// Whether `spec` is one of the benchmark suite's that only its runner checks
 /// (against the reference, with every compiled strategy, before timing it):
 /// the suite's j2d5pt and j3d7pt, whose tuned kernels `auto` picks, are
-/// tested here too, and j3d13pt and j3d27pt, whose fused kernels `auto`
-/// picks and no other spec here builds (a star of radius 2 in 64 x 32
+/// tested here too, and j3d13pt, j3d27pt and acoustic25, whose fused kernels
+/// `auto` picks and no other spec here builds (a star of radius 2 in 64 x 32
 /// tiles; a box, whose rings hold every plane it reads and whose loads
-/// clamp to the grid); the others would double the GPU variants (and one
+/// clamp to the grid; CUDA's ring kernel of a leapfrog of radius 4 that
+/// reads a velocity grid); the others would double the GPU variants (and one
 /// shares its name with an example).
 fn benchmark_only(spec: &Path) -> bool {
     let in_suite = spec.components().any(|c| c.as_os_str() == "suite");
@@ -251,6 +252,7 @@ fn benchmark_only(spec: &Path) -> bool {
         "j3d7pt.stencil.toml",
         "j3d13pt.stencil.toml",
         "j3d27pt.stencil.toml",
+        "acoustic25.stencil.toml",
     ]
     .iter()
     .any(|t| spec.ends_with(t));

@@ -1025,6 +1025,21 @@ mod tests {
     }
 
     #[test]
+    fn the_window_along_the_slowest_axis_follows_its_own_radius() {
+        let expr = "0.01*(sum(r, 1, 3, u[-r,0,0] + u[r,0,0]) + sum(r, 1, 4, u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r]))";
+        let code = cuda(&leapfrog(AXES, "f32", expr, "vector = 4\ntime_block = 2\n")).unwrap();
+        for line in [
+            // 7 planes a window and ring: level 1 at p - 3, level 2 at p - 7.
+            "t.w[(M + 6) % 7][0] = c.x;",
+            "const int q = p - (t.first ? 3 : 7);",
+            "p_cuda__s__update_u_plane<6>(t, uring, sring, stage, p0 + 6,",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+        assert!(!code.contains("_plane<7>"), "{code}");
+    }
+
+    #[test]
     fn stencils_dialects_and_tilings_that_do_not_suit_are_refused() {
         let refused = |st: &Stencil, d, want: &str| {
             let err = generate(st, d).unwrap_err();
