@@ -571,11 +571,7 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
             plan.vector,
             st.axes[st.dims() - 1]
         )
-    } else if plan.strategy == Strategy::Temporal
-        && st.dims() == 3
-        && plan.vector > 1
-        && temporal::rings_suit(st)
-    {
+    } else if temporal::rings_plan(plan, st) {
         format!(
             ", {} cells of `{}` per lane, {} steps fused in shared rings (level 1 and level 2 in their own warps)",
             plan.vector, st.axes[2], plan.time_block
@@ -610,6 +606,8 @@ fn header(
     let detail = detail(st, plan);
     let threads = if plan.strategy == Strategy::Tensor {
         tensor::block_layout()
+    } else if temporal::rings_plan(plan, st) {
+        temporal::rings_layout(st)
     } else {
         format!("{} threads ({})", join_x(&plan.block), st.axes.join(", "))
     };

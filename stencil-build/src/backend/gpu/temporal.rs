@@ -166,10 +166,16 @@ pub fn auto_vector(st: &Stencil, d: &super::Dialect) -> Option<usize> {
     (fits && check(&plan, st, d).is_ok()).then_some(v)
 }
 
-/// Whether a 3-D `temporal` kernel of vectors for `st` fuses its steps in
-/// shared rings ([`rings`]: stencils that read other grids at the cell).
-pub fn rings_suit(st: &Stencil) -> bool {
-    rings::suits(st)
+/// Whether `plan`'s kernel for `st` fuses its steps in shared rings
+/// ([`rings`]: 3-D `temporal` of vectors for stencils that read other grids
+/// at the cell).
+pub fn rings_plan(plan: &Resolved, st: &Stencil) -> bool {
+    st.dims() == 3 && plan.strategy == Strategy::Temporal && plan.vector > 1 && rings::suits(st)
+}
+
+/// A ring kernel's block, in words, for the file's header.
+pub fn rings_layout(st: &Stencil) -> String {
+    rings::layout(st)
 }
 
 /// Whether `auto` fuses two steps of `st` in a ring kernel on dialect `d`

@@ -135,6 +135,18 @@ impl Rings {
     }
 }
 
+/// A block, in words, for the file's header.
+pub fn layout(st: &Stencil) -> String {
+    let sh = Rings::new(st, true);
+    format!(
+        "{} threads ({} warps for level 1, a lane a row, {} for level 2) over tiles of {TILE_X} x {} cells",
+        sh.threads(),
+        sh.w1,
+        sh.w2,
+        sh.ty
+    )
+}
+
 /// `[tiling]` of a ring kernel: 2 steps, blocks of the shape's threads.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
     let sh = Rings::new(st, true);
