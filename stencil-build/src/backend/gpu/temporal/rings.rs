@@ -148,9 +148,8 @@ pub fn layout(st: &Stencil) -> String {
 }
 
 /// `[tiling]` of a ring kernel: 2 steps, blocks of the shape's threads.
-pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
+pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
     let sh = Rings::new(st, true);
-    let _ = d;
     Resolved {
         strategy: Strategy::Temporal,
         block: vec![1, sh.w1 + sh.w2, LANES],
@@ -258,7 +257,7 @@ pub fn auto_rings(st: &Stencil, d: &Dialect) -> bool {
     suits(st)
         && st.fields[st.statements[0].target].has_prev()
         && crate::ir::unfusable(st, "temporal").is_none()
-        && check(&defaults(&t, st, d), st, d).is_ok()
+        && check(&defaults(&t, st), st, d).is_ok()
 }
 
 /// A grid the update reads at the cell, as the kernel names it: `now<k>`
@@ -431,18 +430,11 @@ impl Gen<'_> {
         ));
         w.line(&format!("const int x = ox - {} + c;", 2 * sh.r[2]));
         for h in 0..sh.passes {
+            let y = super::super::shifted(&format!("oy - {} + r", 2 * sh.r[1]), (h * rows) as i64);
             w.line(&format!(
-                "t.con[{h}] = oy - {} + r + {} >= 0 && oy - {} + r + {} < n1 && x >= 0 && x < n2;",
-                2 * sh.r[1],
-                h * rows,
-                2 * sh.r[1],
-                h * rows
+                "t.con[{h}] = {y} >= 0 && {y} < n1 && x >= 0 && x < n2;"
             ));
-            w.line(&format!(
-                "t.csrc[{h}] = t.con[{h}] ? (oy - {} + r + {}) * n2 + x : 0;",
-                2 * sh.r[1],
-                h * rows
-            ));
+            w.line(&format!("t.csrc[{h}] = t.con[{h}] ? ({y}) * n2 + x : 0;"));
         }
         w.line(&format!("t.clast = r + {} < {uy};", (sh.passes - 1) * rows));
         w.line(&format!("t.cdst = r * {} + c;", sh.pitch));
@@ -482,8 +474,8 @@ impl Gen<'_> {
         w.indent();
         for h in 0..sh.passes {
             let copy = format!(
-                "{s}_copy(&slot[t.cdst + {}], at + t.csrc[{h}], plane && t.con[{h}]);",
-                h * sh.pass_rows * sh.pitch
+                "{s}_copy(&slot[{}], at + t.csrc[{h}], plane && t.con[{h}]);",
+                super::super::shifted("t.cdst", (h * sh.pass_rows * sh.pitch) as i64)
             );
             if h + 1 == sh.passes && sh.passes * sh.pass_rows > sh.copied()[0] {
                 w.line("if (t.clast)");

@@ -90,7 +90,7 @@ fn rows(st: &Stencil, v: usize, steps: usize, bx: usize) -> usize {
 /// default tiles narrow until they do.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
     if super::rings::suits(st) {
-        return super::rings::defaults(t, st, d);
+        return super::rings::defaults(t, st);
     }
     let v = t.vector.unwrap_or(1);
     let r = radius(st);
