@@ -64,20 +64,23 @@ pub(in crate::backend::gpu) struct Rings {
     pub r: [usize; 3],
     /// Rows of the stored tile (`32 - 2 r_y`).
     pub ty: usize,
-    /// Level-1 and level-2 warps.
+    /// Level-1 warps (a lane a row of the tile grown by the radius).
     pub w1: usize,
+    /// Level-2 warps (the stored tile).
     pub w2: usize,
     /// Floats between rows of a ring plane: at least the copied tile's
     /// width, 4 modulo 8, so that 8 rows of 16-byte loads hit distinct banks.
     pub pitch: usize,
-    /// Rows a copying pass of the block covers, and the passes.
+    /// Rows a copying pass of the block covers.
     pub pass_rows: usize,
+    /// Passes of the block over a copied plane.
     pub passes: usize,
     /// Whether level 1 is stored too (a leapfrog's `out_prev`).
     pub both: bool,
 }
 
 impl Rings {
+    /// The shape for `st`'s radius; `both`: level 1 is stored too.
     pub fn new(st: &Stencil, both: bool) -> Rings {
         let rr = radius(st);
         let r = [rr[0], rr[1], rr[2]];
@@ -107,6 +110,7 @@ impl Rings {
         2 * self.r[0] + 1
     }
 
+    /// Threads of a block.
     pub fn threads(&self) -> usize {
         LANES * (self.w1 + self.w2)
     }
