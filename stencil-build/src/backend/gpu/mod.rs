@@ -725,6 +725,12 @@ impl Gen<'_> {
     }
 
     fn arguments(&self) -> String {
+        self.argument_list().join(", ")
+    }
+
+    /// The launcher's arguments to the kernel: extents, outputs, grids and
+    /// run-time parameters.
+    fn argument_list(&self) -> Vec<String> {
         let mut a: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
         a.push(self.output.into());
         if self.leapfrog() {
@@ -741,7 +747,7 @@ impl Gen<'_> {
                 .into_iter()
                 .map(|i| format!("p_{}", self.st.params[i])),
         );
-        a.join(", ")
+        a
     }
 
     /// Whether this kernel indexes with 32 bits where the grid allows. On
@@ -1233,9 +1239,10 @@ impl Gen<'_> {
     /// fill the device. A constant chunk keeps the kernels of larger grids
     /// as they were: with the length an argument, ptxas gave the suite's
     /// poisson f64 150 registers instead of 126, 0.73x as fast (H100,
-    /// BENCHMARKS.md, 2026-11-24, session 12).
+    /// BENCHMARKS.md, 2026-11-24, session 12). Not a ring kernel, which
+    /// takes its chunk as an argument.
     fn chunked(&self) -> bool {
-        self.plan.strategy == Strategy::Temporal && !self.wide
+        self.plan.strategy == Strategy::Temporal && !self.wide && !self.rings()
     }
 
     /// The kernel's instances the launcher may run: the template's with the
@@ -1681,7 +1688,8 @@ impl Gen<'_> {
     }
 
     /// What the grid must satisfy for this kernel to run: rows of whole,
-    /// aligned vectors; for 32-bit indices, at most [`Self::narrow_cells`].
+    /// aligned vectors (a ring kernel's: 8-byte pairs, `out_prev` too); for
+    /// 32-bit indices, at most [`Self::narrow_cells`].
     fn launch_condition(&self) -> Vec<String> {
         let mut when = Vec::new();
         if !self.wide {
@@ -1692,22 +1700,15 @@ impl Gen<'_> {
                 self.narrow_cells().0
             ));
         }
-        if self.rings() {
-            let last = self.dims() - 1;
-            when.push(format!("n{last} % 2 == 0"));
-            when.extend(
-                std::iter::once(self.output.to_string())
-                    .chain(self.leapfrog().then(|| "out_prev".to_string()))
-                    .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
-                    .map(|p| format!("(size_t){p} % 8 == 0")),
-            );
-        } else if self.vector_loads() || self.vector_columns() {
-            let last = self.dims() - 1;
-            let v = self.vector;
+        if self.vector_loads() || self.vector_columns() {
+            // A ring kernel moves rows as 8-byte pairs of f32 cells.
+            let v = if self.rings() { 2 } else { self.vector };
             let bytes = v * self.st.dtype.size();
+            let last = self.dims() - 1;
             when.push(format!("n{last} % {v} == 0"));
             when.extend(
                 std::iter::once(self.output.to_string())
+                    .chain((self.rings() && self.leapfrog()).then(|| "out_prev".to_string()))
                     .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
                     .map(|p| format!("(size_t){p} % {bytes} == 0")),
             );

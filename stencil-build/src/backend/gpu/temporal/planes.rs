@@ -906,7 +906,11 @@ impl Gen<'_> {
         if self.dims() != 3 {
             return 0;
         }
-        let bytes = self.planes_shape().shared_bytes(self.st.dtype.size());
+        let bytes = if self.rings() {
+            self.rings_shape().shared_bytes()
+        } else {
+            self.planes_shape().shared_bytes(self.st.dtype.size())
+        };
         let api = self.d.api;
         if bytes > super::super::SHARED_BUDGET {
             w.line(&format!(

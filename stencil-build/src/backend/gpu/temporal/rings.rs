@@ -277,10 +277,10 @@ struct CellGrid {
 impl Gen<'_> {
     /// Whether this kernel is a ring kernel (see the module documentation).
     pub(in crate::backend::gpu) fn rings(&self) -> bool {
-        self.vector_columns() && suits(self.st)
+        super::rings_plan(self.plan, self.st)
     }
 
-    fn rings_shape(&self) -> Rings {
+    pub(in crate::backend::gpu) fn rings_shape(&self) -> Rings {
         Rings::new(self.st, self.leapfrog())
     }
 
@@ -631,25 +631,15 @@ impl Gen<'_> {
         w.line("}");
     }
 
-    /// The kernel's grid pointers and run-time parameters, declared or passed.
+    /// The kernel's grid pointers and run-time parameters, declared or
+    /// passed: the statement's, past the extents.
     fn rings_pointers(&self, declared: bool) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut push = |ty: &str, name: String| {
-            out.push(if declared {
-                format!("{ty}__restrict__ {name}")
-            } else {
-                name
-            })
+        let mut all = if declared {
+            self.parameters("__restrict__", true)
+        } else {
+            self.argument_list()
         };
-        push("float *", "out".into());
-        if self.leapfrog() {
-            push("float *", "out_prev".into());
-        }
-        for slot in self.s.slots() {
-            push("const float *", slot_name(self.st, slot));
-        }
-        out.extend(self.vector_params(declared));
-        out
+        all.split_off(self.dims())
     }
 
     /// `<sym>_plane<M>`: plane p of the march, p - (the march's first) = M modulo the window.
@@ -961,17 +951,8 @@ impl Gen<'_> {
     /// waves of blocks end first, the shared memory asked for.
     pub(in crate::backend::gpu) fn rings_launch(&self, w: &mut CWriter) {
         let sh = self.rings_shape();
-        let bytes = sh.shared_bytes();
-        let api = self.d.api;
+        let bytes = self.allow_shared(w);
         let name = self.kernel_name();
-        w.line(&format!(
-            "/* {bytes} bytes of shared memory: more than a block gets without asking. */"
-        ));
-        w.line(&format!(
-            "const {api}Error_t allowed = {api}FuncSetAttribute((const void *){name}, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"
-        ));
-        w.line(&format!("if (allowed != {api}Success)"));
-        w.line("    return (int)allowed;");
         let extra = 4 * sh.r[0] + 1;
         self.wave_chunk(w, &name, bytes, extra);
         let blocks = self.rings_grid("chunk");
