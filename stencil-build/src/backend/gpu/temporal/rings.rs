@@ -28,8 +28,9 @@
 //! `cp.async` is CUDA's (sm_80 and later): HIP is refused.
 //!
 //! On the H100, a hand-written kernel of this design ran acoustic25 f32 at
-//! 141.1 GCells/s against `stream`'s 136.5 (1.03x; `temporal` without it
-//! was at best 0.88x), bit-identical (BENCHMARKS.md, 2026-11-26, session 20;
+//! 141.1 GCells/s against `stream`'s 136.5 (1.03x; the fused prototypes
+//! before it reached at best 0.94x, the generated scalar `temporal` 0.57x),
+//! bit-identical (BENCHMARKS.md, 2026-11-26, sessions 19 and 20;
 //! `benchmarks/experiments/ring-fused-f32/lean.cu`).
 
 use super::super::{CWriter, Dialect, Gen, Resolved};
