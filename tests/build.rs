@@ -376,39 +376,39 @@ fn tensor_builds(table: &toml::Table, name: &str) -> Result<bool, String> {
 /// in CUDA's ring kernel, other grids at the cell (f32, 2 steps; HIP's
 /// variant then fuses without vectors).
 fn fit_vector(table: &mut toml::Table, name: &str) -> bool {
-    let builds = |table: &toml::Table| {
-        toml::to_string(table).is_ok_and(|text| stencil_build::generate(name, &text).is_ok())
-    };
-    if builds(table) {
-        return true;
-    }
-    // HIP has no ring kernel (stencils that read other grids): its variant fuses without vectors.
-    let rings_refused = toml::to_string(table).is_ok_and(|text| {
+    let attempt = |table: &toml::Table| {
+        let text = toml::to_string(table).map_err(|e| e.to_string())?;
         stencil_build::generate(name, &text)
-            .is_err_and(|e| e.to_string().contains("CUDA's `cp.async`"))
-    });
-    if rings_refused {
-        if let Some(hip) = table
-            .get_mut("tiling")
-            .and_then(|t| t.get_mut("hip"))
-            .and_then(|t| t.as_table_mut())
-        {
-            hip.remove("vector");
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    match attempt(table) {
+        Ok(()) => return true,
+        // HIP has no ring kernel (stencils that read other grids): its variant fuses without vectors.
+        Err(e) if e.contains("CUDA's `cp.async`") => {
+            if let Some(hip) = gpu_table(table, "hip") {
+                hip.remove("vector");
+            }
+            if attempt(table).is_ok() {
+                return true;
+            }
         }
-        if builds(table) {
-            return true;
-        }
+        Err(_) => {}
     }
     for gpu in ["cuda", "hip"] {
-        if let Some(t) = table
-            .get_mut("tiling")
-            .and_then(|t| t.get_mut(gpu))
-            .and_then(|t| t.as_table_mut())
-        {
+        if let Some(t) = gpu_table(table, gpu) {
             t.insert("vector".into(), 2.into());
         }
     }
-    builds(table)
+    attempt(table).is_ok()
+}
+
+/// The spec's `[tiling.<gpu>]`, if it has one.
+fn gpu_table<'a>(table: &'a mut toml::Table, gpu: &str) -> Option<&'a mut toml::Table> {
+    table
+        .get_mut("tiling")
+        .and_then(|t| t.get_mut(gpu))
+        .and_then(|t| t.as_table_mut())
 }
 
 /// Fits a 3-D fused variant's `[tiling.hip]` to HIP's 64 KiB of shared
@@ -422,11 +422,7 @@ fn fit_hip(table: &mut toml::Table, name: &str) -> Result<(), String> {
             return Ok(());
         };
         let e = e.to_string();
-        let hip = table
-            .get_mut("tiling")
-            .and_then(|t| t.get_mut("hip"))
-            .and_then(|h| h.as_table_mut())
-            .ok_or_else(|| e.clone())?;
+        let hip = gpu_table(table, "hip").ok_or_else(|| e.clone())?;
         let coarsen = hip.get("coarsen").and_then(|c| c.as_integer()).unwrap_or(4);
         if !e.contains("HIP allows") || coarsen <= 1 {
             return Err(e);
