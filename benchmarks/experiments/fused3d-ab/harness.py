@@ -13,21 +13,27 @@ for f in sorted(glob.glob('[A-Z]_*.cu')):
     v,name,d=re.match(r'([A-Z])_(\w+?)_(f32|f64)\.cu',f).groups()
     s=open(f).read()
     s=s.replace('stencils_cuda__',f'{v}_{d}_stencils_cuda__')
-    m=re.search(r'for \(int s = (\d+); s >= 1',s)
+    m=re.search(r'for \(int s = (\d+); s >= 1',s) or re.search(r'(\d+) steps fused',s)
     t=int(m.group(1)) if m else 0  # 0: a single-step kernel, no `levels` argument
     open(f'{out}/{f}','w').write(s)
     fn=re.search(r'extern "C" int (\w+)\(',s).group(1)
-    entries.append((v,name,d,t,fn,'wave' in name or 'acoustic' in name))  # leapfrogs: u, u.prev and an input grid
+    wave='wave' in name or 'acoustic' in name  # leapfrogs: u, u.prev and an input grid
+    sig=re.search(r'extern "C" int \w+\(([^)]*)\)',s).group(1)
+    inputs=0 if wave else sig.count('const ')-1  # other stencils: the stepped grid and 0 to 2 input grids at b[4], b[5]
+    assert inputs<=2, f
+    entries.append((v,name,d,t,fn,wave,inputs))
 decl=[];tab=[]
-for v,name,d,t,fn,wave in entries:
+for v,name,d,t,fn,wave,inputs in entries:
     T='float' if d=='f32' else 'double'
-    if wave and t:
+    if inputs:
+        decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,const {T}*{f",const {T}*"*inputs}{",int" if t else ""});')
+    elif wave and t:
         decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,{T}*,const {T}*,const {T}*,const {T}*,int);')
     elif wave:
         decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,const {T}*,const {T}*,const {T}*);')
     else:
         decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,const {T}*{",int" if t else ""});')
-    tab.append(f'  {{"{v}","{name}","{d}",{t},{int(wave)},(void*){fn}}},')
+    tab.append(f'  {{"{v}","{name}","{d}",{t},{int(wave)},{inputs},(void*){fn}}},')
 main=r'''
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -38,23 +44,27 @@ main=r'''
 #include <cstdlib>
 #include <cmath>
 DECL
-struct E{const char*v;const char*n;const char*d;int t;int wave;void*f;};
+struct E{const char*v;const char*n;const char*d;int t;int wave;int inputs;void*f;};
 static E tab[]={
 TAB
 };
 template<class T> __global__ void fill(T*a,size_t n,unsigned seed,T scale){size_t i=blockIdx.x*(size_t)blockDim.x+threadIdx.x; if(i<n){unsigned h=(unsigned)i*2654435761u^seed; h^=h>>13; h*=0x5bd1e995u; h^=h>>15; a[i]=scale*(T)(h&0xffffff)/(T)0x1000000;}}
 #define CK(x) do{cudaError_t e=(x); if(e!=cudaSuccess){printf("CUDA %s at %d\n",cudaGetErrorString(e),__LINE__); exit(1);}}while(0)
 template<class T> double run(E&e,int N0,int N1,int N2,int calls,std::vector<unsigned char>*result){
-  size_t n=(size_t)N0*N1*N2; T* b[5]; for(int i=0;i<5;i++){CK(cudaMalloc(&b[i],n*sizeof(T)));}
+  size_t n=(size_t)N0*N1*N2; T* b[6]; for(int i=0;i<6;i++){CK(cudaMalloc(&b[i],n*sizeof(T)));}
   fill<T><<<(n+255)/256,256>>>(b[0],n,1,(T)1); fill<T><<<(n+255)/256,256>>>(b[1],n,1,(T)1);
   // u.prev starts equal to u (seed 1 in every u buffer), so that every buffer has the same fixed halo
   // and single-step and fused leapfrogs, which rotate their buffers differently, compare
   fill<T><<<(n+255)/256,256>>>(b[2],n,1,(T)1); fill<T><<<(n+255)/256,256>>>(b[3],n,1,(T)1);
-  fill<T><<<(n+255)/256,256>>>(b[4],n,9,(T)0.1); CK(cudaDeviceSynchronize());
+  fill<T><<<(n+255)/256,256>>>(b[4],n,9,(T)0.1); fill<T><<<(n+255)/256,256>>>(b[5],n,5,(T)1); CK(cudaDeviceSynchronize());
   // plain: cur=b[0], out=b[1]. wave: prev=b[2] cur=b[0] -> out=b[1], out_prev=b[3]
   int cur=0,out=1,prev=2,outp=3; cudaEvent_t s,f; cudaEventCreate(&s); cudaEventCreate(&f);
   // a single-step leapfrog writes u(t+1) to out from prev = u(t-1) and cur = u(t); then prev <- cur <- out <- prev
-  auto step=[&](){ int rc; if(e.wave&&e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,T*,const T*,const T*,const T*,int))e.f)(N0,N1,N2,b[out],b[outp],b[prev],b[cur],b[4],e.t);
+  auto step=[&](){ int rc; if(e.inputs==1&&e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,int))e.f)(N0,N1,N2,b[out],b[cur],b[4],e.t);
+     else if(e.inputs==1) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*))e.f)(N0,N1,N2,b[out],b[cur],b[4]);
+     else if(e.inputs==2&&e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,const T*,int))e.f)(N0,N1,N2,b[out],b[cur],b[4],b[5],e.t);
+     else if(e.inputs==2) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,const T*))e.f)(N0,N1,N2,b[out],b[cur],b[4],b[5]);
+     else if(e.wave&&e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,T*,const T*,const T*,const T*,int))e.f)(N0,N1,N2,b[out],b[outp],b[prev],b[cur],b[4],e.t);
      else if(e.wave) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,const T*))e.f)(N0,N1,N2,b[out],b[prev],b[cur],b[4]);
      else if(e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,int))e.f)(N0,N1,N2,b[out],b[cur],e.t);
      else rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*))e.f)(N0,N1,N2,b[out],b[cur]);
@@ -63,7 +73,7 @@ template<class T> double run(E&e,int N0,int N1,int N2,int calls,std::vector<unsi
   if(result){ for(int i=0;i<12/std::max(e.t,1);i++) step(); CK(cudaDeviceSynchronize()); result->resize(n*sizeof(T)); CK(cudaMemcpy(result->data(),b[cur],n*sizeof(T),cudaMemcpyDeviceToHost)); }
   for(int i=0;i<3;i++) step();
   std::vector<float> ts; for(int r=0;r<5;r++){ cudaEventRecord(s); for(int i=0;i<calls;i++) step(); cudaEventRecord(f); CK(cudaEventSynchronize(f)); float ms; cudaEventElapsedTime(&ms,s,f); ts.push_back(ms);} 
-  std::sort(ts.begin(),ts.end()); for(int i=0;i<5;i++) cudaFree(b[i]);
+  std::sort(ts.begin(),ts.end()); for(int i=0;i<6;i++) cudaFree(b[i]);
   double cells=(double)(N0-2)*(N1-2)*(N2-2)*std::max(e.t,1)*calls; return cells/(ts[2]*1e-3)/1e9;
 }
 int main(int argc,char**argv){ // ab [STENCIL [N | N0 N1 N2]]: an empty STENCIL runs every one

@@ -573,8 +573,15 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
         )
     } else if temporal::rings_plan(plan, st) {
         format!(
-            ", {} cells of `{}` per lane, {} steps fused in shared rings (level 1 and level 2 in their own warps)",
-            plan.vector, st.axes[2], plan.time_block
+            ", {} cells of `{}` per lane, {} steps fused in shared rings (level 1 and level 2 in their own warps){}",
+            plan.vector,
+            st.axes[2],
+            plan.time_block,
+            if temporal::rings_split(plan, st) {
+                "; grids whose rows are whole 64-byte lines, or not whole 8-byte pairs, run single steps"
+            } else {
+                ""
+            }
         )
     } else if plan.strategy == Strategy::Temporal && st.dims() == 3 && plan.vector > 1 {
         format!(
@@ -641,7 +648,14 @@ fn header(
         super::powi_helper(w, st.dtype, "static __device__ __forceinline__");
     }
     if st.dims() == 3 && plan.strategy.fuses_steps() {
-        temporal::opaque_thread_helpers(w);
+        // A leapfrog's ring kernel, the only kernel of its file that fuses
+        // steps, has blocks of one axis.
+        let axes: &[&str] = if temporal::rings_split(plan, st) {
+            &["x"]
+        } else {
+            &["x", "y"]
+        };
+        temporal::opaque_thread_helpers(w, axes);
     }
     if plan.strategy == Strategy::Tensor || step.is_some_and(|p| p.strategy == Strategy::Tensor) {
         tensor::helpers(w);
@@ -770,6 +784,13 @@ impl Gen<'_> {
     /// The kernels of this statement, in the launcher's order of preference:
     /// 32-bit before 64-bit indices, vectors before scalars.
     fn twins(&self) -> Vec<Gen<'_>> {
+        if self.splits_rows() {
+            // The grids the ring kernel does not suit run single steps.
+            return vec![Gen {
+                wide: false,
+                ..self.clone()
+            }];
+        }
         if let Some(scalar) = self.scalar {
             let twin = |wide| Gen {
                 plan: scalar,
@@ -1607,6 +1628,10 @@ impl Gen<'_> {
     }
 
     fn launcher(&self, w: &mut CWriter) {
+        if let Some(single) = self.single_step().filter(|_| self.splits_rows()) {
+            self.one_step_function(w, &single);
+            w.blank();
+        }
         let mut params = self.parameters("", false);
         if self.plan.strategy == Strategy::Temporal {
             params.push("int levels".into());
@@ -1641,12 +1666,91 @@ impl Gen<'_> {
         w.line("/* A failed runtime call (an allocation, say) leaves its error as the last one;");
         w.line("   it was reported by that call, so it must not be taken for this launch's. */");
         w.line(&format!("(void){}GetLastError();", self.d.api));
-        if let Some(single) = self.single_step() {
-            self.launch_one_step(w, &single);
+        if self.splits_rows() {
+            self.launch_split_steps(w);
+        } else {
+            if let Some(single) = self.single_step() {
+                self.launch_one_step(w, &single);
+            }
+            self.launch_twins(w);
         }
-        self.launch_twins(w);
         w.dedent();
         w.line("}");
+    }
+
+    /// Whether this kernel's launches of two steps run two single steps on
+    /// the grids it does not suit: a ring kernel of a leapfrog. Such grids
+    /// are those of rows the kernel cannot take (not whole 8-byte pairs,
+    /// more than 2^30 cells), where the scalar `temporal` twin ran
+    /// 0.57x `stream` (acoustic25 f32, session 20), and rows of whole 64-byte
+    /// lines: there the kernel's warps, a lane a row, load the grids read at
+    /// the cell from few L1 banks, and it ran 0.80x-0.90x `stream` on rows of
+    /// 512, 640, 704, 720, 736 and 768 cells (1.03x-1.10x on 744, 748, 750,
+    /// 760, 1000 and 1016; acoustic25 f32, H100, BENCHMARKS.md, session 21).
+    fn splits_rows(&self) -> bool {
+        temporal::rings_split(self.plan, self.st)
+    }
+
+    /// `<sym>_one_step`: one leapfrog step by `single`'s kernel, the new
+    /// level to `out_prev` (the launcher's parameters but `out`).
+    fn one_step_function(&self, w: &mut CWriter, single: &Self) {
+        let mut params = self.parameters("", false);
+        params.remove(self.dims());
+        w.line(&format!(
+            "/* One step by the single-step kernel (`{}`): the new level to `out_prev`; returns the launch's error code. */",
+            single.plan.strategy.name()
+        ));
+        w.line(&format!(
+            "static int {}_one_step({})",
+            self.sym,
+            params.join(", ")
+        ));
+        w.line("{");
+        w.indent();
+        single.launch_twins(w);
+        w.dedent();
+        w.line("}");
+    }
+
+    /// The launcher's body where [`Self::splits_rows`]: a launch of one step
+    /// runs `<sym>_one_step`, one of two the ring kernel where it suits the
+    /// grid, else `<sym>_one_step` twice.
+    fn launch_split_steps(&self, w: &mut CWriter) {
+        let mut first = self.argument_list();
+        first.remove(self.dims());
+        let (prev, cur) = (
+            slot_name(self.st, self.own_prev()),
+            slot_name(self.st, self.streamed()),
+        );
+        // The second step reads the first's level as the current one.
+        let second: Vec<String> = first
+            .iter()
+            .map(|a| match a.as_str() {
+                "out_prev" => "out".to_string(),
+                a if a == prev => cur.clone(),
+                a if a == cur => "out_prev".to_string(),
+                a => a.to_string(),
+            })
+            .collect();
+        let call = |args: &[String]| format!("{}_one_step({})", self.sym, args.join(", "));
+        w.line("/* One step: the single-step kernel, whose new level goes to `out_prev`'s buffer (the caller's levels turn by one). */");
+        w.line("if (levels == 1)");
+        w.line(&format!("    return {};", call(&first)));
+        let rings = &self.twins()[0];
+        let mut when = rings.launch_condition();
+        when.push(format!(
+            "n{} % {} != 0",
+            self.dims() - 1,
+            64 / self.st.dtype.size()
+        ));
+        w.line(&format!("if ({}) {{", when.join(" && ")));
+        w.indent();
+        rings.launch(w);
+        w.dedent();
+        w.line("}");
+        w.line("/* Other grids (rows of whole 64-byte lines, or that the ring kernel cannot take): two single steps, `out_prev` then `out`. */");
+        w.line(&format!("const int status = {};", call(&first)));
+        w.line(&format!("return status != 0 ? status : {};", call(&second)));
     }
 
     /// A launch of one step runs `single`'s kernel.

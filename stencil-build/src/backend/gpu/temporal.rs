@@ -173,6 +173,13 @@ pub fn rings_plan(plan: &Resolved, st: &Stencil) -> bool {
     st.dims() == 3 && plan.strategy == Strategy::Temporal && plan.vector > 1 && rings::suits(st)
 }
 
+/// Whether `plan`'s kernel for `st` is a leapfrog's ring kernel, whose
+/// launches of two steps run two single steps on the grids it does not suit
+/// (`Gen::splits_rows`), with no scalar twin.
+pub fn rings_split(plan: &Resolved, st: &Stencil) -> bool {
+    rings_plan(plan, st) && st.fields[st.statements[0].target].has_prev()
+}
+
 /// A ring kernel's block, in words, for the file's header.
 pub fn rings_layout(st: &Stencil) -> String {
     rings::layout(st)
@@ -387,9 +394,10 @@ impl Shape {
 /// merged `threadIdx.x` with a grid index it advances by a plane each
 /// iteration and kept using the register for the rings, which wrote past
 /// them (`compute-sanitizer`: invalid shared writes on the H100, with
-/// unrolled loops and with 8 rows a thread over 4 steps).
-pub fn opaque_thread_helpers(w: &mut CWriter) {
-    for axis in ["x", "y"] {
+/// unrolled loops and with 8 rows a thread over 4 steps). `axes`: those of
+/// the block that the file's kernels read.
+pub fn opaque_thread_helpers(w: &mut CWriter, axes: &[&str]) {
+    for axis in axes {
         w.blank();
         w.line(&format!(
             "/* threadIdx.{axis}, which the compiler cannot merge with other indices. */"

@@ -23,8 +23,11 @@
 //! The march is unrolled by the `2 r_z + 1` planes of a window, so that
 //! ring slots and window registers are indexed at compile time. Rows must
 //! be whole 8-byte pairs (an even contiguous extent, 8-byte aligned
-//! buffers); the launcher runs the others, and grids too large for 32-bit
-//! in-plane offsets, on the scalar twin ([`super::vectors::scalar_twin`]).
+//! buffers). The launcher runs the other grids, and those too large for
+//! 32-bit in-plane offsets, on the scalar twin
+//! ([`super::vectors::scalar_twin`]); a leapfrog's launcher runs them, and
+//! grids whose rows are whole 64-byte lines, as two single steps instead
+//! (`Gen::splits_rows`: there the kernel lost to `stream`).
 //! `cp.async` is CUDA's (sm_80 and later): HIP is refused.
 //!
 //! On the H100, a hand-written kernel of this design ran acoustic25 f32 at
@@ -251,9 +254,13 @@ fn off_cell_read(st: &Stencil) -> Option<Access> {
 
 /// Whether `auto` takes this kernel for `st` on dialect `d`: CUDA, f32
 /// leapfrogs whose star has a radius of 4 or 8 along the fast axes and
-/// reads other grids at the cell (acoustic25 f32: 144.1 GCells/s against
-/// `stream`'s 136.6, 1.05x; H100, BENCHMARKS.md, 2026-11-26, session 20).
-/// Not the stencils that read input grids only, unmeasured.
+/// reads other grids at the cell. acoustic25 f32 with the launcher's
+/// single steps on rows of whole 64-byte lines: 1.00x-1.14x `stream` on
+/// the large grids measured (1.05x on the suite's), 1.75x on 61 x 98 x
+/// 130, 0.75x on 19 x 27 x 22 (H100, BENCHMARKS.md, 2026-11-26, session
+/// 21). Not the
+/// stencils that read input grids only: coefstar3d f32 ran 1.13x `stream`
+/// on 300 x 994 x 750 but 0.69x `auto`'s vectors on 512^3.
 pub fn auto_rings(st: &Stencil, d: &Dialect) -> bool {
     let t = GpuTiling {
         vector: Some(CELLS),
@@ -844,16 +851,31 @@ impl Gen<'_> {
         ));
         w.line(&format!("{s}_unit t;"));
         w.line(&format!("t.first = warp < {}; /* warp-uniform */", sh.w1));
+        // Lanes are rows. Where rows are whole 128-byte lines, a warp whose
+        // lanes all took the same columns would load the grids read at the
+        // cell from one L1 bank pair: rotating the columns by quarter warps
+        // ran 1.03x-1.08x on such rows (300 x 994 x 768, 736, 744; H100,
+        // BENCHMARKS.md, session 21). Level 2's rotation is a permutation of
+        // each row's columns because `ty` is a multiple of 8.
+        debug_assert_eq!(sh.ty % 8, 0);
+        w.line("/* A lane's row and first column. The 8 lanes of a quarter warp share columns (their 16-byte shared loads hit distinct banks); the quarters take others (their loads of the grids read at the cell spread over L1's banks). */");
         w.line("if (t.first) {");
         w.line("    t.rs = lane;");
-        w.line("    t.cs = 4 * warp;");
+        w.line(&format!(
+            "    t.cs = 4 * ((warp + 3 * (lane / 8)) % {});",
+            sh.w1
+        ));
         w.line("} else {");
         w.line(&format!(
             "    const int u = (warp - {}) * 32 + lane;",
             sh.w1
         ));
         w.line(&format!("    t.rs = {ry} + u % {};", sh.ty));
-        w.line(&format!("    t.cs = {rx} + 4 * (u / {});", sh.ty));
+        w.line(&format!(
+            "    t.cs = {rx} + 4 * ((u / {ty} + 3 * (u % {ty} / 8)) % {});",
+            TILE_X / CELLS,
+            ty = sh.ty
+        ));
         w.line("}");
         w.line(&format!(
             "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;"
@@ -1006,12 +1028,35 @@ mod tests {
             "*(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[864 + t.fsrc];",
             "const float4 y_p4 = *(const float4 *)&at[(rc + 4) * 52 + cb + 4];",
             "p_cuda__s__update_u_plane<8>(t, uring, sring, stage, p0 + 8,",
+            // Quarter warps rotate their columns.
+            "t.cs = 4 * ((warp + 3 * (lane / 8)) % 10);",
+            "t.cs = 4 + 4 * ((u / 24 + 3 * (u % 24 / 8)) % 8);",
+            // Rows of 8-byte pairs but not of whole 64-byte lines run the ring
+            // kernel; the other grids two single steps, the second from the first's level.
+            "n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0 && (size_t)prev_u % 8 == 0 && (size_t)cur_u % 8 == 0 && n2 % 16 != 0) {",
+            "const int status = p_cuda__s__update_u_one_step(n0, n1, n2, out_prev, prev_u, cur_u);",
+            "return status != 0 ? status : p_cuda__s__update_u_one_step(n0, n1, n2, out, cur_u, out_prev);",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+        // A leapfrog's ring kernel has no scalar twin.
+        assert!(!code.contains("p_cuda__s__update_u_kernel"), "{code}");
+    }
+
+    #[test]
+    fn a_stencil_of_input_grids_keeps_the_scalar_twin() {
+        let expr = format!("u[0,0,0] + k[0,0,0]*{STAR4}");
+        let st = stencil(AXES, &expr, "vector = 4\ntime_block = 2\n");
+        let code = cuda(&st).unwrap();
+        for line in [
+            "p_cuda__s__update_u_rings_kernel<<<",
             // Rows of 8-byte pairs run the ring kernel, the others its scalar twin.
-            "n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0",
+            "if (n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)cur_u % 8 == 0 && (size_t)cur_k % 8 == 0) {",
             "p_cuda__s__update_u_kernel<128>",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
+        assert!(!code.contains("_one_step"), "{code}");
     }
 
     #[test]
