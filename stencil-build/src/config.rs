@@ -352,6 +352,7 @@ fn load_all(files: &[(PathBuf, PathBuf)]) -> Result<Vec<(Stencil, Analysis)>, Er
     for (shown, path) in files {
         let checked = spec::load(path, shown).and_then(|(s, src)| {
             let st = lower(&s, &src)?;
+            check_gpu_plans(&s, &src, &st)?;
             match stencils.iter().find(|(other, _)| other.name == st.name) {
                 Some((other, _)) => Err(duplicate(&s, &src, &st, other)),
                 None => Ok(st),
@@ -370,6 +371,51 @@ fn load_all(files: &[(PathBuf, PathBuf)]) -> Result<Vec<(Stencil, Analysis)>, Er
     } else {
         Err(Error::Spec(errors))
     }
+}
+
+/// The GPU kernels that `[tiling.cuda]` and `[tiling.hip]` ask for, checked
+/// where the spec is at hand, for every spec whatever the backends built: a
+/// plan that no kernel can run (vectors, steps, blocks or shared memory the
+/// strategy cannot take) is an error at the key it names, else at
+/// `strategy`, saying what to write instead. `auto`'s plans are checked when
+/// their backend is built.
+fn check_gpu_plans(s: &spec::Spec, src: &spec::Source, st: &Stencil) -> Result<(), Diagnostic> {
+    let asked = [
+        (&gpu::CUDA, &s.tiling.cuda, &st.tiling.cuda),
+        (&gpu::HIP, &s.tiling.hip, &st.tiling.hip),
+    ];
+    for (d, section, tiling) in asked {
+        let Some(section) = section else { continue };
+        let plan = gpu::resolve(tiling, st, d)
+            .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), st, d));
+        if let Err(message) = plan {
+            return Err(src.error(plan_key(section, &message), message));
+        }
+    }
+    Ok(())
+}
+
+/// Where in `section` the plan error `message` points: the first key it
+/// names, else `strategy`, else the table.
+fn plan_key(
+    section: &toml::Spanned<spec::GpuTilingSection>,
+    message: &str,
+) -> std::ops::Range<usize> {
+    let g = section.get_ref();
+    let keys = [
+        ("vector", g.vector.as_ref().map(|v| v.span())),
+        ("time_block", g.time_block.as_ref().map(|v| v.span())),
+        ("block", g.block.as_ref().map(|v| v.span())),
+        ("chunk", g.chunk.as_ref().map(|v| v.span())),
+        ("coarsen", g.coarsen.as_ref().map(|v| v.span())),
+        ("occupancy", g.occupancy.as_ref().map(|v| v.span())),
+    ];
+    keys.into_iter()
+        .filter_map(|(key, at)| Some((message.find(&format!("`{key}"))?, at?)))
+        .min_by_key(|(found, _)| *found)
+        .map(|(_, at)| at)
+        .or_else(|| g.strategy.as_ref().map(|s| s.span()))
+        .unwrap_or_else(|| section.span())
 }
 
 fn duplicate(s: &spec::Spec, src: &spec::Source, st: &Stencil, other: &Stencil) -> Diagnostic {
@@ -505,7 +551,11 @@ pub fn generate(path: impl AsRef<Path>, text: &str) -> Result<Sources, Error> {
         text: text.to_string(),
     };
     let st = spec::parse(&src)
-        .and_then(|s| lower(&s, &src))
+        .and_then(|s| {
+            let st = lower(&s, &src)?;
+            check_gpu_plans(&s, &src, &st)?;
+            Ok(st)
+        })
         .map_err(|d| Error::Spec(vec![d]))?;
     let an = analyse(&st);
     let prefix = "stencils";

@@ -71,6 +71,37 @@ fn a_broken_spec_fails_with_its_location() {
 }
 
 #[test]
+fn a_tiling_no_kernel_can_run_fails_at_its_key() {
+    // HIP has no counterpart for the ring kernel's `cp.async` copies.
+    let spec = "[stencil]\nname = \"hv\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\n\
+                [fields]\nu = { role = \"state\" }\nk = { role = \"input\" }\n\n\
+                [[update]]\ntarget = \"u\"\n\
+                expr = \"u[0,0,0] + 0.01*k[0,0,0]*(sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r]) - 24*u[0,0,0])\"\n\n\
+                [tiling.hip]\nstrategy = \"temporal\"\ntime_block = 2\nvector = 4\n";
+    let err = stencil_build::generate("specs/hv.stencil.toml", spec)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("specs/hv.stencil.toml:17:10"), "{err}");
+    assert!(err.contains("remove `vector` from [tiling.hip]"), "{err}");
+    // In a build, whatever its backends.
+    let dir = scratch("plan");
+    std::fs::write(dir.join("specs/hv.stencil.toml"), spec).unwrap();
+    let err = stencil_build::Config::new()
+        .search_dir(dir.join("specs"))
+        .out_dir(&dir)
+        .no_backends()
+        .compile()
+        .unwrap_err();
+    assert!(
+        format!("{err:?}").contains("hv.stencil.toml:17:10"),
+        "{err:?}"
+    );
+    // Without `vector` it builds.
+    let fused = spec.replace("vector = 4\n", "");
+    assert!(stencil_build::generate("specs/hv.stencil.toml", &fused).is_ok());
+}
+
+#[test]
 fn two_stencils_with_one_name_are_an_error() {
     let dir = scratch("dup");
     let named = GOOD.replace("[stencil]", "[stencil]\nname = \"same\"");
