@@ -1684,9 +1684,10 @@ impl Gen<'_> {
     /// more than 2^30 cells), where the scalar `temporal` twin ran
     /// 0.57x `stream` (acoustic25 f32, session 20), and rows of whole 64-byte
     /// lines: there the kernel's warps, a lane a row, load the grids read at
-    /// the cell from few L1 banks, and it ran 0.80x-0.90x `stream` on rows of
-    /// 512, 640, 704, 720, 736 and 768 cells (1.03x-1.10x on 744, 748, 750,
-    /// 760, 1000 and 1016; acoustic25 f32, H100, BENCHMARKS.md, session 21).
+    /// the cell from few L1 banks, and it ran 0.80x-0.96x `stream` on rows of
+    /// 512, 640, 704, 720, 736, 752 and 768 cells (1.05x-1.11x on 744, 748,
+    /// 750, 760, 1000 and 1016; acoustic25 f32, H100, BENCHMARKS.md, session
+    /// 21).
     fn splits_rows(&self) -> bool {
         temporal::rings_split(self.plan, self.st)
     }
