@@ -785,7 +785,8 @@ impl Gen<'_> {
     /// 32-bit before 64-bit indices, vectors before scalars.
     fn twins(&self) -> Vec<Gen<'_>> {
         if self.splits_rows() {
-            // The grids the ring kernel does not suit run single steps.
+            // The grids the ring kernel does not suit run single steps: no
+            // scalar twin, and no 64-bit one.
             return vec![Gen {
                 wide: false,
                 ..self.clone()

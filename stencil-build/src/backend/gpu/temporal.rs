@@ -280,10 +280,14 @@ pub fn radius(st: &Stencil) -> Vec<usize> {
 }
 
 /// The plan of the scalar twins of `plan`'s kernel where it is a 3-D
-/// `temporal` kernel of vectors ([`vectors::scalar_twin`]).
+/// `temporal` kernel of vectors ([`vectors::scalar_twin`]), but a
+/// leapfrog's ring kernel ([`rings_split`]).
 pub fn scalar_twin(plan: &Resolved, st: &Stencil, d: &super::Dialect) -> Option<Resolved> {
-    (st.dims() == 3 && plan.strategy == Strategy::Temporal && plan.vector > 1)
-        .then(|| vectors::scalar_twin(plan, st, d))
+    (st.dims() == 3
+        && plan.strategy == Strategy::Temporal
+        && plan.vector > 1
+        && !rings_split(plan, st))
+    .then(|| vectors::scalar_twin(plan, st, d))
 }
 
 /// Whether `plan`'s tiles keep cells to store after recomputing their
