@@ -583,7 +583,7 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
                 ""
             }
         )
-    } else if plan.strategy == Strategy::Temporal && st.dims() == 3 && plan.vector > 1 {
+    } else if temporal::vector_plan(plan, st) {
         format!(
             ", {} cells of `{}` per thread as one vector, {} steps fused",
             plan.vector, st.axes[2], plan.time_block

@@ -166,18 +166,24 @@ pub fn auto_vector(st: &Stencil, d: &super::Dialect) -> Option<usize> {
     (fits && check(&plan, st, d).is_ok()).then_some(v)
 }
 
+/// Whether `plan` is a 3-D `temporal` kernel of vectors for `st` (its
+/// threads hold `vector` cells of a row: [`vectors`], [`rings`]).
+pub fn vector_plan(plan: &Resolved, st: &Stencil) -> bool {
+    st.dims() == 3 && plan.strategy == Strategy::Temporal && plan.vector > 1
+}
+
 /// Whether `plan`'s kernel for `st` fuses its steps in shared rings
 /// ([`rings`]: 3-D `temporal` of vectors for stencils that read other grids
 /// at the cell).
 pub fn rings_plan(plan: &Resolved, st: &Stencil) -> bool {
-    st.dims() == 3 && plan.strategy == Strategy::Temporal && plan.vector > 1 && rings::suits(st)
+    vector_plan(plan, st) && rings::suits(st)
 }
 
 /// Whether `plan`'s kernel for `st` is a leapfrog's ring kernel, whose
 /// launches of two steps run two single steps on the grids it does not suit
 /// (`Gen::splits_rows`), with no scalar twin.
 pub fn rings_split(plan: &Resolved, st: &Stencil) -> bool {
-    rings_plan(plan, st) && st.fields[st.statements[0].target].has_prev()
+    rings_plan(plan, st) && fused_leapfrog(st, plan, st.statements[0].target)
 }
 
 /// A ring kernel's block, in words, for the file's header.
@@ -283,11 +289,7 @@ pub fn radius(st: &Stencil) -> Vec<usize> {
 /// `temporal` kernel of vectors ([`vectors::scalar_twin`]), but a
 /// leapfrog's ring kernel ([`rings_split`]).
 pub fn scalar_twin(plan: &Resolved, st: &Stencil, d: &super::Dialect) -> Option<Resolved> {
-    (st.dims() == 3
-        && plan.strategy == Strategy::Temporal
-        && plan.vector > 1
-        && !rings_split(plan, st))
-    .then(|| vectors::scalar_twin(plan, st, d))
+    (vector_plan(plan, st) && !rings_split(plan, st)).then(|| vectors::scalar_twin(plan, st, d))
 }
 
 /// Whether `plan`'s tiles keep cells to store after recomputing their
