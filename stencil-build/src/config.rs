@@ -351,8 +351,7 @@ fn load_all(files: &[(PathBuf, PathBuf)]) -> Result<Vec<(Stencil, Analysis)>, Er
     let mut errors = Vec::new();
     for (shown, path) in files {
         let checked = spec::load(path, shown).and_then(|(s, src)| {
-            let st = lower(&s, &src)?;
-            check_gpu_plans(&s, &src, &st)?;
+            let st = checked(&s, &src)?;
             match stencils.iter().find(|(other, _)| other.name == st.name) {
                 Some((other, _)) => Err(duplicate(&s, &src, &st, other)),
                 None => Ok(st),
@@ -371,6 +370,13 @@ fn load_all(files: &[(PathBuf, PathBuf)]) -> Result<Vec<(Stencil, Analysis)>, Er
     } else {
         Err(Error::Spec(errors))
     }
+}
+
+/// The stencil of spec `s`, lowered and with its GPU plans checked.
+fn checked(s: &spec::Spec, src: &spec::Source) -> Result<Stencil, Diagnostic> {
+    let st = lower(s, src)?;
+    check_gpu_plans(s, src, &st)?;
+    Ok(st)
 }
 
 /// The GPU kernels that `[tiling.cuda]` and `[tiling.hip]` ask for, checked
@@ -551,11 +557,7 @@ pub fn generate(path: impl AsRef<Path>, text: &str) -> Result<Sources, Error> {
         text: text.to_string(),
     };
     let st = spec::parse(&src)
-        .and_then(|s| {
-            let st = lower(&s, &src)?;
-            check_gpu_plans(&s, &src, &st)?;
-            Ok(st)
-        })
+        .and_then(|s| checked(&s, &src))
         .map_err(|d| Error::Spec(vec![d]))?;
     let an = analyse(&st);
     let prefix = "stencils";
