@@ -66,6 +66,9 @@
 #ifndef SPLIT
 #define SPLIT 0 /* 1: the in-plane sum in 4 accumulator chains of 2 products (not 2 of 4) */
 #endif
+#ifndef ZS2
+#define ZS2 0 /* 1: level 2 reads its z neighbours from level 1's ring in shared memory (9 + 1 slots), not a register window */
+#endif
 #ifndef STACK
 #define STACK 0 /* 1: the in-plane sum as 4 m16n8k4 products of stacked rows (H100: twice m8n8k4's rate) */
 #endif
@@ -78,7 +81,8 @@ constexpr int T2Y = T1Y - 2 * R, T2X = T1X - 2 * R; /* level 2's tile */
 /* Row pitches, 12 mod 16 doubles (44 up to 44 columns). */
 constexpr int P0 = (T0X + 3) / 16 * 16 + 12, P1 = (T1X + 3) / 16 * 16 + 12;
 constexpr int D = AHEAD;               /* planes of level 0 in flight */
-constexpr int S0 = PAIR ? D + R + 4 : D + 6, S1 = PAIR ? R + 4 : 6; /* ring slots */
+constexpr int S0 = PAIR ? D + R + 4 : D + 6, S1 = PAIR ? R + 4 : ZS2 ? 2 * R + 2 : 6; /* ring slots */
+static_assert(!ZS2 || (!PAIR && BPW == 1), "ZS2 takes one plane a barrier and one block a warp");
 constexpr int LAG2 = PAIR ? 2 : 1;     /* level 1's centre plane a level-2 warp takes is p - R - LAG2 */
 constexpr int W1 = (T1Y / 8) * (T1X / 8); /* level-1 blocks */
 constexpr int W2 = LEVELS == 2 ? (T2Y / 8) * (T2X / 8) : 0;
@@ -273,6 +277,36 @@ __device__ __forceinline__ void work(const Ctx &k, int p, int zlo, int zhi, doub
     if (ROLE == 2) {
         /* Level 1's centre at plane p - R - LAG2 joins the window; level 2 at plane q2 = p - 2 R - LAG2. */
         const int qc = p - R - LAG2;
+#if ZS2
+        /* Level 1's planes q2 - R .. q2 + R from its ring: w0, w1 as a window of phase 0 (w[R] the centre). */
+        const int q2 = qc - R;
+        if (q2 >= zlo + 2 * R && q2 < zhi - 2 * R) {
+            double z0[WN], z1[WN];
+#pragma unroll
+            for (int m = 0; m < WN; ++m) {
+                const double2 c = *(const double2 *)&ring1[slot(q2 - R + m, S1) * T1Y * P1 + (k.by + g) * P1 + k.bx + 2 * t];
+                z0[m] = c.x;
+                z1[m] = c.y;
+            }
+            const double *src = ring1 + slot(q2, S1) * T1Y * P1;
+            const double2 ip = inplane<P1>(src, k.by, k.bx, k.lane, cf);
+            const bool step = k.inside_yx && q2 >= R && q2 < k.n0 - R;
+            double2 r;
+#if LEAP
+            r.x = step ? leap<0>(z0, ip.x, in1.x, in2.x) : z0[R];
+            r.y = step ? leap<0>(z1, ip.y, in1.y, in2.y) : z1[R];
+            if (k.mine)
+                *(double2 *)&k.out_prev[(size_t)q2 * k.s0 + (size_t)k.gy * k.n2 + k.gx] = make_double2(z0[R], z1[R]);
+#else
+            r.x = step ? update<0>(z0, ip.x) : z0[R];
+            r.y = step ? update<0>(z1, ip.y) : z1[R];
+#endif
+            if (k.mine)
+                *(double2 *)&out[(size_t)q2 * k.s0 + (size_t)k.gy * k.n2 + k.gx] = r;
+        }
+        (void)w0;
+        (void)w1;
+#else
         if (qc >= zlo) {
             const double2 c = *(const double2 *)&ring1[slot(qc, S1) * T1Y * P1 + (k.by + g) * P1 + k.bx + 2 * t];
             w0[(PH + 2 * R) % WN] = c.x;
@@ -296,6 +330,7 @@ __device__ __forceinline__ void work(const Ctx &k, int p, int zlo, int zhi, doub
             if (k.mine)
                 *(double2 *)&out[(size_t)q2 * k.s0 + (size_t)k.gy * k.n2 + k.gx] = r;
         }
+#endif
     }
 #endif
 }
