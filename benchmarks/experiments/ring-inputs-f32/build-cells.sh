@@ -1,0 +1,29 @@
+#!/bin/bash
+# Builds build/cells for acoustic25 f32, timed by ../fused3d-ab/harness.py:
+# A the generated `stream`; N the ring kernel as generated at 4fb9046
+# (rings-4fb9046.cu: the grids read at the cell loaded from global memory
+# by each lane, a lane a row), O the same without the launcher's single
+# steps on rows of whole 64-byte lines; X the ring kernel with those grids
+# copied into shared memory by rows (rings-cells.cu, as generated with
+# cells-rings.patch applied to 4fb9046), without the single steps. Run
+# from this directory with nvcc 13.0 on PATH; on the GPU: build/cells
+# acoustic25 N0 N1 N2.
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$(git rev-parse --show-toplevel)
+spec="$root/examples/suite/stencils/acoustic25.stencil.toml"
+generate() { # file [tiling.cuda] lines
+    local f=$1; shift
+    { cat "$spec"; if [ $# -gt 0 ]; then printf '\n[tiling.cuda]\n'; printf '%s\n' "$@"; fi; } > spec.toml
+    (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/spec.toml" cuda) > "$f"
+}
+unsplit() { # in out: the launcher without the single steps on rows of whole 64-byte lines
+    grep -q ' && n2 % 16 != 0) {' "$1"
+    sed 's/ && n2 % 16 != 0) {/) {/' "$1" > "$2"
+}
+rm -rf work-cells && mkdir -p work-cells && cd work-cells
+generate A_acoustic25_f32.cu 'strategy = "stream"'
+cp ../rings-4fb9046.cu N_acoustic25_f32.cu
+unsplit N_acoustic25_f32.cu O_acoustic25_f32.cu
+cp ../rings-cells.cu X_acoustic25_f32.cu
+../../fused3d-ab/compile.sh ../build/cells
