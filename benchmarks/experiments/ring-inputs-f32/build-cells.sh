@@ -7,7 +7,7 @@
 # copied into shared memory by rows (rings-cells.cu, as generated with
 # cells-rings.patch applied to 4fb9046), without the single steps. Run
 # from this directory with nvcc 13.0 on PATH; on the GPU: build/cells
-# acoustic25 N0 N1 N2.
+# acoustic25 N0 N1 N2. P, Q, R: wide.py (rows of 16-byte quads only).
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
@@ -26,4 +26,5 @@ generate A_acoustic25_f32.cu 'strategy = "stream"'
 cp ../rings-4fb9046.cu N_acoustic25_f32.cu
 unsplit N_acoustic25_f32.cu O_acoustic25_f32.cu
 cp ../rings-cells.cu X_acoustic25_f32.cu
+python3 ../wide.py
 ../../fused3d-ab/compile.sh ../build/cells

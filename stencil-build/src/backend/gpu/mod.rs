@@ -578,7 +578,7 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
             st.axes[2],
             plan.time_block,
             if temporal::rings_split(plan, st) {
-                "; grids whose rows are whole 64-byte lines, or not whole 8-byte pairs, run single steps"
+                "; grids whose rows are not whole 8-byte pairs run single steps"
             } else {
                 ""
             }
@@ -1681,14 +1681,9 @@ impl Gen<'_> {
 
     /// Whether this kernel's launches of two steps run two single steps on
     /// the grids it does not suit: a ring kernel of a leapfrog. Such grids
-    /// are those of rows the kernel cannot take (not whole 8-byte pairs,
-    /// more than 2^30 cells), where the scalar `temporal` twin ran
-    /// 0.57x `stream` (acoustic25 f32, session 20), and rows of whole 64-byte
-    /// lines: there the kernel's warps, a lane a row, load the grids read at
-    /// the cell from few L1 banks, and it ran 0.80x-0.96x `stream` on rows of
-    /// 512, 640, 704, 720, 736, 752 and 768 cells (1.05x-1.11x on 744, 748,
-    /// 750, 760, 1000 and 1016; acoustic25 f32, H100, BENCHMARKS.md, session
-    /// 21).
+    /// are those the kernel cannot take (rows not of whole 8-byte pairs,
+    /// more than 2^30 cells), where the scalar `temporal` twin ran 0.57x
+    /// `stream` (acoustic25 f32, H100, BENCHMARKS.md, session 20).
     fn splits_rows(&self) -> bool {
         temporal::rings_split(self.plan, self.st)
     }
@@ -1739,18 +1734,15 @@ impl Gen<'_> {
         w.line("if (levels == 1)");
         w.line(&format!("    return {};", call(&first)));
         let rings = &self.twins()[0];
-        let mut when = rings.launch_condition();
-        when.push(format!(
-            "n{} % {} != 0",
-            self.dims() - 1,
-            64 / self.st.dtype.size()
+        w.line(&format!(
+            "if ({}) {{",
+            rings.launch_condition().join(" && ")
         ));
-        w.line(&format!("if ({}) {{", when.join(" && ")));
         w.indent();
         rings.launch(w);
         w.dedent();
         w.line("}");
-        w.line("/* Other grids (rows of whole 64-byte lines, or that the ring kernel cannot take): two single steps, `out_prev` then `out`. */");
+        w.line("/* Grids the ring kernel cannot take: two single steps, `out_prev` then `out`. */");
         w.line(&format!("const int status = {};", call(&first)));
         w.line(&format!("return status != 0 ? status : {};", call(&second)));
     }

@@ -15,7 +15,8 @@
 //! - a lane keeps the 4 cells' columns along the slowest axis in registers
 //!   (its window) and reads its in-plane neighbours from the ring as
 //!   16-byte vectors; the grids it reads at the cell come from global
-//!   memory a plane ahead;
+//!   memory a plane ahead, one 16-byte load a grid where rows are whole
+//!   16-byte quads (else two 8-byte ones);
 //! - both levels' outputs are staged in shared memory and stored a plane
 //!   later, each row in 8-byte pairs: a lane's own row would fill part of a
 //!   sector with every store.
@@ -25,16 +26,17 @@
 //! be whole 8-byte pairs (an even contiguous extent, 8-byte aligned
 //! buffers). The launcher runs the other grids, and those too large for
 //! 32-bit in-plane offsets, on the scalar twin
-//! ([`super::vectors::scalar_twin`]); a leapfrog's launcher runs them, and
-//! grids whose rows are whole 64-byte lines, as two single steps instead
-//! (`Gen::splits_rows`: there the kernel lost to `stream`).
+//! ([`super::vectors::scalar_twin`]); a leapfrog's launcher runs them as two
+//! single steps instead (`Gen::splits_rows`).
 //! `cp.async` is CUDA's (sm_80 and later): HIP is refused.
 //!
-//! On the H100, a hand-written kernel of this design ran acoustic25 f32 at
-//! 141.1 GCells/s against `stream`'s 136.5 (1.03x; the fused prototypes
-//! before it reached at best 0.94x, the generated scalar `temporal` 0.57x),
-//! bit-identical (BENCHMARKS.md, 2026-11-26, sessions 19 and 20;
-//! `benchmarks/experiments/ring-fused-f32/lean.cu`).
+//! On the H100 the generated kernel ran acoustic25 f32 at 1.03x-1.17x
+//! `stream` on the large grids measured, bit-identical (BENCHMARKS.md,
+//! 2026-11-26, session 22). Where rows are whole 64-byte lines, the 16-byte
+//! loads of the grids read at the cell run it 1.11x-1.27x faster than 8-byte
+//! ones, which left it at 0.81x-0.93x `stream`; copying those grids into
+//! shared memory like the stepped grid ran 0.80x-0.86x `stream` on every
+//! large grid (`benchmarks/experiments/ring-inputs-f32`).
 
 use super::super::{CWriter, Dialect, Gen, Resolved};
 use super::radius;
@@ -258,13 +260,12 @@ fn off_cell_read(st: &Stencil) -> Option<Access> {
 
 /// Whether `auto` takes this kernel for `st` on dialect `d`: CUDA, f32
 /// leapfrogs whose star has a radius of 4 or 8 along the fast axes and
-/// reads other grids at the cell. acoustic25 f32 with the launcher's
-/// single steps on rows of whole 64-byte lines: 1.00x-1.14x `stream` on
-/// the large grids measured (1.05x on the suite's), 1.75x on 61 x 98 x
-/// 130, 0.75x on 19 x 27 x 22 (H100, BENCHMARKS.md, 2026-11-26, session
-/// 21). Not the
-/// stencils that read input grids only: coefstar3d f32 ran 1.13x `stream`
-/// on 300 x 994 x 750 but 0.69x `auto`'s vectors on 512^3.
+/// reads other grids at the cell. acoustic25 f32: 1.03x-1.17x `stream` on
+/// the large grids measured (1.04x on the suite's, 1.03x on 512^3), 1.76x
+/// on 61 x 98 x 130, 0.75x on 19 x 27 x 22 (H100, BENCHMARKS.md,
+/// 2026-11-26, session 22). Not the stencils that read input grids only:
+/// coefstar3d f32 ran 1.13x `stream` on 300 x 994 x 750 but 0.69x `auto`'s
+/// vectors on 512^3 (session 21, before the 16-byte loads).
 pub fn auto_rings(st: &Stencil, d: &Dialect) -> bool {
     let t = GpuTiling {
         vector: Some(CELLS),
@@ -676,6 +677,7 @@ impl Gen<'_> {
             "const int z1".into(),
             "const int n0".into(),
             "const size_t s0".into(),
+            "const bool quads".into(),
         ];
         params.extend(self.rings_pointers(true));
         let flush_args = if sh.both { "out, out_prev" } else { "out" };
@@ -717,16 +719,38 @@ impl Gen<'_> {
                     format!("(t.first ? {} : {})", g.first, g.second)
                 };
                 w.line(&format!("const float *const g{k} = {from} + at + t.cell;"));
-                w.pragma("unroll");
-                w.line("for (int h = 0; h < 2; ++h)");
-                w.line("    if (t.pair[h]) {");
-                w.line(&format!(
-                    "        const float2 v = *(const float2 *)(g{k} + 2 * h);"
-                ));
-                w.line(&format!("        t.next{k}[2 * h] = v.x;"));
-                w.line(&format!("        t.next{k}[2 * h + 1] = v.y;"));
-                w.line("    }");
             }
+            w.line("if (quads) {");
+            w.indent();
+            w.line(
+                "/* Rows of whole 16-byte quads: a lane's 4 cells are one load of each grid. */",
+            );
+            w.line("if (t.pair[0]) {");
+            w.indent();
+            for k in 0..grids.len() {
+                w.line(&format!("const float4 v{k} = *(const float4 *)g{k};"));
+                for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
+                    w.line(&format!("t.next{k}[{j}] = v{k}.{c};"));
+                }
+            }
+            w.dedent();
+            w.line("}");
+            w.dedent();
+            w.line("} else {");
+            w.indent();
+            w.pragma("unroll");
+            w.line("for (int h = 0; h < 2; ++h)");
+            w.line("    if (t.pair[h]) {");
+            for k in 0..grids.len() {
+                w.line(&format!(
+                    "        const float2 v{k} = *(const float2 *)(g{k} + 2 * h);"
+                ));
+                w.line(&format!("        t.next{k}[2 * h] = v{k}.x;"));
+                w.line(&format!("        t.next{k}[2 * h + 1] = v{k}.y;"));
+            }
+            w.line("    }");
+            w.dedent();
+            w.line("}");
             w.dedent();
             w.line("}");
         }
@@ -826,6 +850,7 @@ impl Gen<'_> {
         ];
         params.extend(self.rings_pointers(true));
         params.push("const int chunk".into());
+        params.push("const bool quads".into());
         w.line(&format!(
             "static __global__ void __launch_bounds__({}, 1) {}({})",
             sh.threads(),
@@ -859,8 +884,9 @@ impl Gen<'_> {
         // lanes all took the same columns would load the grids read at the
         // cell from one L1 bank pair: rotating the columns by quarter warps
         // ran 1.03x-1.08x on such rows (300 x 994 x 768, 736, 744; H100,
-        // BENCHMARKS.md, session 21). Level 2's rotation is a permutation of
-        // each row's columns because `ty` is a multiple of 8.
+        // BENCHMARKS.md, session 21, with 8-byte loads of those grids). Level
+        // 2's rotation is a permutation of each row's columns because `ty` is
+        // a multiple of 8.
         debug_assert_eq!(sh.ty % 8, 0);
         w.line("/* A lane's row and first column. The 8 lanes of a quarter warp share columns (their 16-byte shared loads hit distinct banks); the quarters take others (their loads of the grids read at the cell spread over L1's banks). */");
         w.line("if (t.first) {");
@@ -937,6 +963,7 @@ impl Gen<'_> {
             "z1".into(),
             "n0".into(),
             "s0".into(),
+            "quads".into(),
         ];
         args.extend(self.rings_pointers(false));
         let args = args.join(", ");
@@ -980,12 +1007,28 @@ impl Gen<'_> {
         let sh = self.rings_shape();
         let bytes = self.allow_shared(w);
         let name = self.kernel_name();
+        // A lane's first cell is 4-aligned along `x` when the region starts there.
+        debug_assert_eq!(self.info.halo[2] % CELLS, 0);
+        let mut quads = vec![format!("n2 % {CELLS} == 0")];
+        for g in self.cell_grids() {
+            for p in [g.first, g.second] {
+                let aligned = format!("(size_t){p} % 16 == 0");
+                if !quads.contains(&aligned) {
+                    quads.push(aligned);
+                }
+            }
+        }
+        w.line(
+            "/* Rows of whole 16-byte quads: the grids read at the cell load 4 cells at a time. */",
+        );
+        w.line(&format!("const bool quads = {};", quads.join(" && ")));
         let extra = 4 * sh.r[0] + 1;
         self.wave_chunk(w, &name, bytes, extra);
         let blocks = self.rings_grid("chunk");
         let mut arguments: Vec<String> = (0..3).map(|a| format!("(int)n{a}")).collect();
         arguments.extend(self.rings_pointers(false));
         arguments.push("chunk".into());
+        arguments.push("quads".into());
         self.launch_named(
             w,
             &name,
@@ -1035,9 +1078,13 @@ mod tests {
             // Quarter warps rotate their columns.
             "t.cs = 4 * ((warp + 3 * (lane / 8)) % 10);",
             "t.cs = 4 + 4 * ((u / 24 + 3 * (u % 24 / 8)) % 8);",
-            // Rows of 8-byte pairs but not of whole 64-byte lines run the ring
-            // kernel; the other grids two single steps, the second from the first's level.
-            "n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0 && (size_t)prev_u % 8 == 0 && (size_t)cur_u % 8 == 0 && n2 % 16 != 0) {",
+            // Rows of 8-byte pairs run the ring kernel, the other grids two
+            // single steps, the second from the first's level.
+            "n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0 && (size_t)prev_u % 8 == 0 && (size_t)cur_u % 8 == 0) {",
+            // Rows of 16-byte quads load a lane's cells of the other grids at once.
+            "const bool quads = n2 % 4 == 0 && (size_t)prev_u % 16 == 0 && (size_t)cur_u % 16 == 0;",
+            "const float4 v0 = *(const float4 *)g0;",
+            "const float2 v0 = *(const float2 *)(g0 + 2 * h);",
             "const int status = p_cuda__s__update_u_one_step(n0, n1, n2, out_prev, prev_u, cur_u);",
             "return status != 0 ? status : p_cuda__s__update_u_one_step(n0, n1, n2, out, cur_u, out_prev);",
         ] {
