@@ -1002,7 +1002,8 @@ impl Gen<'_> {
     }
 
     /// Launches the ring kernel over the region for 2 steps: the chunk whose
-    /// waves of blocks end first, the shared memory asked for.
+    /// waves of blocks end first, the shared memory asked for, and `quads`
+    /// (whether the grids read at the cell load 16 bytes a lane).
     pub(in crate::backend::gpu) fn rings_launch(&self, w: &mut CWriter) {
         let sh = self.rings_shape();
         let bytes = self.allow_shared(w);
