@@ -35,7 +35,7 @@
 //! 2026-11-26, session 22). Where rows are whole 64-byte lines, the 16-byte
 //! loads of the grids read at the cell run it 1.11x-1.27x faster than 8-byte
 //! ones, which left it at 0.81x-0.93x `stream`; copying those grids into
-//! shared memory like the stepped grid ran 0.80x-0.86x `stream` on every
+//! shared memory like the stepped grid ran 0.83x-0.93x `stream` on every
 //! large grid (`benchmarks/experiments/ring-inputs-f32`).
 
 use super::super::{CWriter, Dialect, Gen, Resolved};
