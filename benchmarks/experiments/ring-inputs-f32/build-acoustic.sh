@@ -9,12 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
-spec="$root/examples/suite/stencils/acoustic25.stencil.toml"
-generate() { # file [tiling.cuda] lines
-    local f=$1; shift
-    { cat "$spec"; if [ $# -gt 0 ]; then printf '\n[tiling.cuda]\n'; printf '%s\n' "$@"; fi; } > spec.toml
-    (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/spec.toml" cuda) > "$f"
-}
+source "$root/benchmarks/experiments/ring-inputs-f32/acoustic.sh"
 rm -rf work-acoustic && mkdir -p work-acoustic && cd work-acoustic
 generate A_acoustic25_f32.cu 'strategy = "stream"'
 cp ../rings-04a811e.cu R_acoustic25_f32.cu

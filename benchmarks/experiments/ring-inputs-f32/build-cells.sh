@@ -11,16 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
-spec="$root/examples/suite/stencils/acoustic25.stencil.toml"
-generate() { # file [tiling.cuda] lines
-    local f=$1; shift
-    { cat "$spec"; if [ $# -gt 0 ]; then printf '\n[tiling.cuda]\n'; printf '%s\n' "$@"; fi; } > spec.toml
-    (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/spec.toml" cuda) > "$f"
-}
-unsplit() { # in out: the launcher without the single steps on rows of whole 64-byte lines
-    grep -q ' && n2 % 16 != 0) {' "$1"
-    sed 's/ && n2 % 16 != 0) {/) {/' "$1" > "$2"
-}
+source "$root/benchmarks/experiments/ring-inputs-f32/acoustic.sh"
 rm -rf work-cells && mkdir -p work-cells && cd work-cells
 generate A_acoustic25_f32.cu 'strategy = "stream"'
 cp ../rings-4fb9046.cu N_acoustic25_f32.cu

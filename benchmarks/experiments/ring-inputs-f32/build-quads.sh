@@ -9,15 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
-spec="$root/examples/suite/stencils/acoustic25.stencil.toml"
-generate() { # file [tiling.cuda] lines
-    local f=$1; shift
-    { cat "$spec"; if [ $# -gt 0 ]; then printf '\n[tiling.cuda]\n'; printf '%s\n' "$@"; fi; } > spec.toml
-    (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/spec.toml" cuda) > "$f"
-}
+source "$root/benchmarks/experiments/ring-inputs-f32/acoustic.sh"
 rm -rf work-quads && mkdir -p work-quads && cd work-quads
 generate A_acoustic25_f32.cu 'strategy = "stream"'
 cp ../rings-4fb9046.cu N_acoustic25_f32.cu
-sed 's/ && n2 % 16 != 0) {/) {/' N_acoustic25_f32.cu > O_acoustic25_f32.cu
+unsplit N_acoustic25_f32.cu O_acoustic25_f32.cu
 generate Y_acoustic25_f32.cu
 ../../fused3d-ab/compile.sh ../build/quads
