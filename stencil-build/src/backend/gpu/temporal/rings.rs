@@ -1010,10 +1010,11 @@ impl Gen<'_> {
         let name = self.kernel_name();
         // A lane's first cell is 4-aligned along `x` when the region starts there.
         debug_assert_eq!(self.info.halo[2] % CELLS, 0);
+        let quad = CELLS * self.st.dtype.size();
         let mut quads = vec![format!("n2 % {CELLS} == 0")];
         for g in self.cell_grids() {
             for p in [g.first, g.second] {
-                let aligned = format!("(size_t){p} % 16 == 0");
+                let aligned = format!("(size_t){p} % {quad} == 0");
                 if !quads.contains(&aligned) {
                     quads.push(aligned);
                 }
