@@ -1139,6 +1139,34 @@ mod generation_tests {
     }
 
     #[test]
+    fn sessions_ask_a_kernel_without_a_scalar_twin_before_fusing_steps() {
+        let star = "0.1*u[0,0,0] + 0.01*sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])";
+        let text = format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"{star}\"\n[tiling.cuda]\nstrategy = \"temporal\"\nvector = 4\n"
+        );
+        let st = stencil(&text, false);
+        let dialect = crate::backend::gpu::CUDA;
+        let plan = crate::backend::gpu::resolve(&st.0.tiling.cuda, &st.0, &dialect).unwrap();
+        let linked = Linked {
+            cuda: Some(GpuLink {
+                prefix: "pkg".into(),
+                dialect,
+                plans: vec![plan],
+            }),
+            ..Linked::default()
+        };
+        let code = generate(std::slice::from_ref(&st), &linked).unwrap_or_else(|e| panic!("{e}"));
+        for line in [
+            "fn pkg_cuda__s__update_u_fuses(\n",
+            "let fuses = unsafe {\n",
+            "let fused = if fuses { left.min(2u64) } else { 1 };",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+    }
+
+    #[test]
     fn the_whole_api_parses_and_is_formatted() {
         for periodic in [false, true] {
             let st = stencil(

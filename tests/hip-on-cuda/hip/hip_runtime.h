@@ -39,3 +39,6 @@
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define hipLaunchCooperativeKernel cudaLaunchCooperativeKernel
 #define hipErrorCooperativeLaunchTooLarge cudaErrorCooperativeLaunchTooLarge
+
+/* What a fused launcher returns for grids its kernel cannot take (the session asks `_fuses` first). */
+#define hipErrorInvalidValue cudaErrorInvalidValue

@@ -577,8 +577,8 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
             plan.vector,
             st.axes[2],
             plan.time_block,
-            if temporal::rings_split(plan, st) {
-                "; grids whose rows are not whole 8-byte pairs run single steps"
+            if temporal::splits_steps(plan, st) {
+                "; grids whose rows are not whole 8-byte pairs run one step a launch"
             } else {
                 ""
             }
@@ -648,9 +648,9 @@ fn header(
         super::powi_helper(w, st.dtype, "static __device__ __forceinline__");
     }
     if st.dims() == 3 && plan.strategy.fuses_steps() {
-        // A leapfrog's ring kernel, the only kernel of its file that fuses
-        // steps, has blocks of one axis.
-        let axes: &[&str] = if temporal::rings_split(plan, st) {
+        // A ring kernel, the only kernel of its file that fuses steps, has
+        // blocks of one axis.
+        let axes: &[&str] = if temporal::rings_plan(plan, st) {
             &["x"]
         } else {
             &["x", "y"]
@@ -784,8 +784,8 @@ impl Gen<'_> {
     /// The kernels of this statement, in the launcher's order of preference:
     /// 32-bit before 64-bit indices, vectors before scalars.
     fn twins(&self) -> Vec<Gen<'_>> {
-        if self.splits_rows() {
-            // The grids the ring kernel does not suit run single steps: no
+        if self.splits_steps() {
+            // The grids this kernel does not suit run one step a launch: no
             // scalar twin, and no 64-bit one.
             return vec![Gen {
                 wide: false,
@@ -1629,8 +1629,8 @@ impl Gen<'_> {
     }
 
     fn launcher(&self, w: &mut CWriter) {
-        if let Some(single) = self.single_step().filter(|_| self.splits_rows()) {
-            self.one_step_function(w, &single);
+        if self.splits_steps() {
+            self.fuses_function(w);
             w.blank();
         }
         let mut params = self.parameters("", false);
@@ -1667,84 +1667,67 @@ impl Gen<'_> {
         w.line("/* A failed runtime call (an allocation, say) leaves its error as the last one;");
         w.line("   it was reported by that call, so it must not be taken for this launch's. */");
         w.line(&format!("(void){}GetLastError();", self.d.api));
-        if self.splits_rows() {
-            self.launch_split_steps(w);
+        if let Some(single) = self.single_step() {
+            self.launch_one_step(w, &single);
+        }
+        if self.splits_steps() {
+            self.launch_fused_or_refuse(w);
         } else {
-            if let Some(single) = self.single_step() {
-                self.launch_one_step(w, &single);
-            }
             self.launch_twins(w);
         }
         w.dedent();
         w.line("}");
     }
 
-    /// Whether this kernel's launches of two steps run two single steps on
-    /// the grids it does not suit: a ring kernel of a leapfrog. Such grids
-    /// are those the kernel cannot take (rows not of whole 8-byte pairs,
-    /// more than 2^30 cells), where the scalar `temporal` twin ran 0.57x
-    /// `stream` (acoustic25 f32, H100, BENCHMARKS.md, session 20).
-    fn splits_rows(&self) -> bool {
-        temporal::rings_split(self.plan, self.st)
+    /// Whether this kernel has no scalar twin: its launches of several
+    /// steps run only on the grids it takes, and the session runs one step
+    /// a launch on the others ([`temporal::splits_steps`]).
+    fn splits_steps(&self) -> bool {
+        temporal::splits_steps(self.plan, self.st)
     }
 
-    /// `<sym>_one_step`: one leapfrog step by `single`'s kernel, the new
-    /// level to `out_prev` (the launcher's parameters but `out`).
-    fn one_step_function(&self, w: &mut CWriter, single: &Self) {
-        let mut params = self.parameters("", false);
-        params.remove(self.dims());
+    /// `<sym>_fuses`, which the session asks before a launch of several
+    /// steps where [`Self::splits_steps`]: whether this kernel takes the
+    /// grid (its launch condition), else the session runs one step a launch.
+    fn fuses_function(&self, w: &mut CWriter) {
+        let params: Vec<String> = self
+            .parameters("", false)
+            .into_iter()
+            .filter(|p| !p.contains(" p_"))
+            .collect();
+        w.line("/* Whether a launch of several steps fuses them on these grids (1), or the caller must run");
+        w.line("   one step a launch (0): rows of whole vectors, 32-bit offsets. */");
         w.line(&format!(
-            "/* One step by the single-step kernel (`{}`): the new level to `out_prev`; returns the launch's error code. */",
-            single.plan.strategy.name()
-        ));
-        w.line(&format!(
-            "static int {}_one_step({})",
+            "extern \"C\" int {}_fuses({})",
             self.sym,
             params.join(", ")
         ));
         w.line("{");
         w.indent();
-        single.launch_twins(w);
+        let when = self.twins()[0].launch_condition();
+        w.line(&format!("return {};", when.join(" && ")));
         w.dedent();
         w.line("}");
     }
 
-    /// The launcher's body where [`Self::splits_rows`]: a launch of one step
-    /// runs `<sym>_one_step`, one of two the ring kernel where it suits the
-    /// grid, else `<sym>_one_step` twice.
-    fn launch_split_steps(&self, w: &mut CWriter) {
-        let mut first = self.argument_list();
-        first.remove(self.dims());
-        let (prev, cur) = (
-            slot_name(self.st, self.own_prev()),
-            slot_name(self.st, self.streamed()),
-        );
-        // The second step reads the first's level as the current one.
-        let second: Vec<String> = first
-            .iter()
-            .map(|a| match a.as_str() {
-                "out_prev" => "out".to_string(),
-                a if a == prev => cur.clone(),
-                a if a == cur => "out_prev".to_string(),
-                a => a.to_string(),
-            })
-            .collect();
-        let call = |args: &[String]| format!("{}_one_step({})", self.sym, args.join(", "));
-        w.line("/* One step: the single-step kernel, whose new level goes to `out_prev`'s buffer (the caller's levels turn by one). */");
-        w.line("if (levels == 1)");
-        w.line(&format!("    return {};", call(&first)));
-        let rings = &self.twins()[0];
+    /// The launcher's fused launch where [`Self::splits_steps`]: the
+    /// kernel where it takes the grid; the other grids are an error, as the
+    /// session asks `<sym>_fuses` first.
+    fn launch_fused_or_refuse(&self, w: &mut CWriter) {
+        let fused = &self.twins()[0];
         w.line(&format!(
             "if ({}) {{",
-            rings.launch_condition().join(" && ")
+            fused.launch_condition().join(" && ")
         ));
         w.indent();
-        rings.launch(w);
+        fused.launch(w);
         w.dedent();
         w.line("}");
-        w.line("/* Grids the ring kernel cannot take: two single steps, `out_prev` then `out`. */");
-        w.line(&format!("const int status = {};", call(&first)));
-        w.line(&format!("return status != 0 ? status : {};", call(&second)));
+        w.line(&format!(
+            "/* Grids the kernel cannot take run one step a launch (`{}_fuses`). */",
+            self.sym
+        ));
+        w.line(&format!("return (int){}ErrorInvalidValue;", self.d.api));
     }
 
     /// A launch of one step runs `single`'s kernel.

@@ -251,8 +251,8 @@ pub fn stencil_module(
         }
         None => quote! { None },
     };
-    let (externs, launches) = kernels(st, plan, prefix, d);
-    let session = session(st, plan, d, &launches);
+    let (externs, launches, fuses) = kernels(st, plan, prefix, d);
+    let session = session(st, plan, d, &launches, &fuses);
     let args = &sig.params;
     let upload_args = upload_arguments(st);
     let lengths = crate::codegen::rust::grid_lengths(st);
@@ -314,13 +314,16 @@ pub fn stencil_module(
     }
 }
 
-/// Extern declarations and, per statement, the launch expression's pieces.
+/// Extern declarations, per statement the launch, and the questions asked
+/// before a launch of several steps: whether each kernel without a scalar
+/// twin fuses them on the session's grids (`<symbol>_fuses`,
+/// [`super::temporal::splits_steps`]).
 fn kernels(
     st: &Stencil,
     plan: &Resolved,
     prefix: &str,
     d: &Dialect,
-) -> (Vec<TokenStream>, Vec<TokenStream>) {
+) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
     let real = ident(st.dtype.rust());
     let persistent = plan.strategy == Strategy::Persistent;
     let (levels_param, levels_arg) = match plan.strategy {
@@ -337,6 +340,8 @@ fn kernels(
     let dims = st.dims();
     let mut externs = Vec::new();
     let mut launches = Vec::new();
+    let mut fuses = Vec::new();
+    let splits = super::temporal::splits_steps(plan, st);
     for s in &st.statements {
         let target = &st.fields[s.target];
         let (out_prev_param, out_prev_arg) = if fused_leapfrog(st, plan, s.target) {
@@ -376,15 +381,29 @@ fn kernels(
             fn #sym(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)* #(#c_params: #real,)* #levels_param) -> ::std::os::raw::c_int;
         });
         let out = output(st, s.target);
-        let reads = s.slots().into_iter().map(|slot| {
-            let id = ident(&st.fields[slot.field].name);
-            match (written(slot), slot.version) {
-                (true, Version::Prev) => quote!(self.#id.prev()),
-                (true, _) => quote!(self.#id.cur()),
-                _ => read(st, slot),
-            }
-        });
-        let axis = (0..dims).map(usize_lit);
+        let reads: Vec<TokenStream> = s
+            .slots()
+            .into_iter()
+            .map(|slot| {
+                let id = ident(&st.fields[slot.field].name);
+                match (written(slot), slot.version) {
+                    (true, Version::Prev) => quote!(self.#id.prev()),
+                    (true, _) => quote!(self.#id.cur()),
+                    _ => read(st, slot),
+                }
+            })
+            .collect();
+        let axis: Vec<_> = (0..dims).map(usize_lit).collect();
+        if splits {
+            let ask = format_ident!("{sym}_fuses");
+            externs.push(quote! {
+                fn #ask(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)*) -> ::std::os::raw::c_int;
+            });
+            // SAFETY (of the call): the function only compares the extents and the pointers' alignment.
+            fuses.push(quote! {
+                unsafe { #ask(#(self.shape[#axis] as isize,)* #out, #out_prev_arg #(#reads,)*) } != 0
+            });
+        }
         let frame = (st.boundary == Boundary::Fixed && target.has_prev()).then(|| {
             let id = ident(&target.name);
             let fresh = format_ident!("{}__fresh", target.name);
@@ -407,7 +426,7 @@ fn kernels(
             dev::check(NAME, #name, code)?;
         });
     }
-    (externs, launches)
+    (externs, launches, fuses)
 }
 
 /// The device pointer a statement writes.
@@ -451,7 +470,13 @@ fn download_arguments(st: &Stencil) -> TokenStream {
     quote!(#(#names),*)
 }
 
-fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream]) -> TokenStream {
+fn session(
+    st: &Stencil,
+    plan: &Resolved,
+    d: &Dialect,
+    launches: &[TokenStream],
+    fuses: &[TokenStream],
+) -> TokenStream {
     let uses_params = st.statements.iter().any(|s| !params_used(s).is_empty());
     let params = if uses_params {
         ident("params")
@@ -581,10 +606,20 @@ fn session(st: &Stencil, plan: &Resolved, d: &Dialect, launches: &[TokenStream])
         } else {
             quote!(#(#advance)*)
         };
+        // Where the fused kernel has no scalar twin, grids it cannot take run one step a
+        // launch (the single-step kernel).
+        let fused = if fuses.is_empty() {
+            quote!(let fused = left.min(#time_block);)
+        } else {
+            quote! {
+                let fuses = #(#fuses)&&*;
+                let fused = if fuses { left.min(#time_block) } else { 1 };
+            }
+        };
         quote! {
             let mut left = steps;
             while left > 0 {
-                let fused = left.min(#time_block);
+                #fused
                 #(#launches)*
                 #turn
                 self.steps += fused;

@@ -179,11 +179,17 @@ pub fn rings_plan(plan: &Resolved, st: &Stencil) -> bool {
     vector_plan(plan, st) && rings::suits(st)
 }
 
-/// Whether `plan`'s kernel for `st` is a leapfrog's ring kernel, whose
-/// launches of two steps run two single steps on the grids it does not suit
-/// (`Gen::splits_rows`), with no scalar twin.
-pub fn rings_split(plan: &Resolved, st: &Stencil) -> bool {
-    rings_plan(plan, st) && fused_leapfrog(st, plan, st.statements[0].target)
+/// Whether `plan`'s kernel for `st` is a 3-D `temporal` kernel of vectors
+/// with no scalar twin: on the grids it cannot take, the session runs one
+/// step a launch (the single-step kernel), asking the launcher's
+/// `<symbol>_fuses` first. So are the stencils whose steps `auto` would not
+/// fuse without vectors ([`auto_fuses`]): on 513^3 (rows of no whole
+/// vectors), star3d25 f32's scalar twin ran 76.4 GCells/s against
+/// `stream`'s 180.0 (0.42x; H100, BENCHMARKS.md, 2026-11-26, session 23),
+/// and a leapfrog's ring kernel's 0.57x (acoustic25 f32, session 20). j3d13pt
+/// keeps its twin: 1.04x (f32) and 1.22x (f64) the best single step there.
+pub fn splits_steps(plan: &Resolved, st: &Stencil) -> bool {
+    vector_plan(plan, st) && !auto_fuses(st)
 }
 
 /// A ring kernel's block, in words, for the file's header.
@@ -286,10 +292,10 @@ pub fn radius(st: &Stencil) -> Vec<usize> {
 }
 
 /// The plan of the scalar twins of `plan`'s kernel where it is a 3-D
-/// `temporal` kernel of vectors ([`vectors::scalar_twin`]), but a
-/// leapfrog's ring kernel ([`rings_split`]).
+/// `temporal` kernel of vectors ([`vectors::scalar_twin`]), but one that
+/// runs single steps instead ([`splits_steps`]).
 pub fn scalar_twin(plan: &Resolved, st: &Stencil, d: &super::Dialect) -> Option<Resolved> {
-    (vector_plan(plan, st) && !rings_split(plan, st)).then(|| vectors::scalar_twin(plan, st, d))
+    (vector_plan(plan, st) && !splits_steps(plan, st)).then(|| vectors::scalar_twin(plan, st, d))
 }
 
 /// Whether `plan`'s tiles keep cells to store after recomputing their

@@ -24,10 +24,8 @@
 //! The march is unrolled by the `2 r_z + 1` planes of a window, so that
 //! ring slots and window registers are indexed at compile time. Rows must
 //! be whole 8-byte pairs (an even contiguous extent, 8-byte aligned
-//! buffers). The launcher runs the other grids, and those too large for
-//! 32-bit in-plane offsets, on the scalar twin
-//! ([`super::vectors::scalar_twin`]); a leapfrog's launcher runs them as two
-//! single steps instead (`Gen::splits_rows`).
+//! buffers). On the other grids, and those too large for 32-bit in-plane
+//! offsets, the session runs one step a launch ([`super::splits_steps`]).
 //! `cp.async` is CUDA's (sm_80 and later): HIP is refused.
 //!
 //! On the H100 the generated kernel ran acoustic25 f32 at 1.03x-1.17x
@@ -236,13 +234,7 @@ pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
             d.title
         ));
     }
-    if super::rings_split(plan, st) {
-        // A leapfrog's other grids run single steps.
-        return Ok(());
-    }
-    let twin = super::vectors::scalar_twin(plan, st, d);
-    super::planes::check(&twin, st, d)
-        .map_err(|e| format!("the scalar kernel for grids whose rows are not 8-byte pairs: {e}"))
+    Ok(())
 }
 
 /// A read of another grid than the stepped one away from the cell, if any.
@@ -1080,15 +1072,18 @@ mod tests {
             // Quarter warps rotate their columns.
             "t.cs = 4 * ((warp + 3 * (lane / 8)) % 10);",
             "t.cs = 4 + 4 * ((u / 24 + 3 * (u % 24 / 8)) % 8);",
-            // Rows of 8-byte pairs run the ring kernel, the other grids two
-            // single steps, the second from the first's level.
+            // Rows of 8-byte pairs run the ring kernel; on the other grids
+            // the session runs one step a launch, asking first.
+            "extern \"C\" int p_cuda__s__update_u_fuses(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, float *out, float *out_prev, const float *prev_u, const float *cur_u)",
+            "    return n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0 && (size_t)prev_u % 8 == 0 && (size_t)cur_u % 8 == 0;",
             "n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0 && (size_t)prev_u % 8 == 0 && (size_t)cur_u % 8 == 0) {",
+            "    return (int)cudaErrorInvalidValue;",
             // Rows of 16-byte quads load a lane's cells of the other grids at once.
             "const bool quads = n2 % 4 == 0 && (size_t)prev_u % 16 == 0 && (size_t)cur_u % 16 == 0;",
             "const float4 v0 = *(const float4 *)g0;",
             "const float2 v0 = *(const float2 *)(g0 + 2 * h);",
-            "const int status = p_cuda__s__update_u_one_step(n0, n1, n2, out_prev, prev_u, cur_u);",
-            "return status != 0 ? status : p_cuda__s__update_u_one_step(n0, n1, n2, out, cur_u, out_prev);",
+            // One step: the single-step kernel, into `out_prev`.
+            "p_cuda__s__update_u_step_kernel<<<grid, block>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
@@ -1097,19 +1092,21 @@ mod tests {
     }
 
     #[test]
-    fn a_stencil_of_input_grids_keeps_the_scalar_twin() {
+    fn a_stencil_of_input_grids_runs_one_step_a_launch_off_its_rows() {
         let expr = format!("u[0,0,0] + k[0,0,0]*{STAR4}");
         let st = stencil(AXES, &expr, "vector = 4\ntime_block = 2\n");
         let code = cuda(&st).unwrap();
         for line in [
             "p_cuda__s__update_u_rings_kernel<<<",
-            // Rows of 8-byte pairs run the ring kernel, the others its scalar twin.
+            // Rows of 8-byte pairs run the ring kernel, the others one step a launch.
+            "    return n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)cur_u % 8 == 0 && (size_t)cur_k % 8 == 0;",
             "if (n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)cur_u % 8 == 0 && (size_t)cur_k % 8 == 0) {",
-            "p_cuda__s__update_u_kernel<128>",
+            "p_cuda__s__update_u_step_kernel<<<grid, block>>>(n0, n1, n2, out, cur_u, cur_k);",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
-        assert!(!code.contains("_one_step"), "{code}");
+        // No scalar twin.
+        assert!(!code.contains("p_cuda__s__update_u_kernel"), "{code}");
     }
 
     #[test]

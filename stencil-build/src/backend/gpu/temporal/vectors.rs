@@ -21,9 +21,11 @@
 //! It takes axis-aligned stars whose update reads only the field it
 //! updates, with a radius along the contiguous axis that is a multiple of
 //! the vector: a vector is then wholly inside the region or outside it,
-//! wholly stored or not. Grids whose rows are not whole vectors run the
-//! scalar kernel of [`super::planes`] (the vector kernel's twin, which
-//! also runs grids too large for 32-bit indices).
+//! wholly stored or not. Grids whose rows are not whole vectors, and those
+//! too large for 32-bit indices, run the scalar kernel of
+//! [`super::planes`] (the vector kernel's twin) where `auto` would fuse the
+//! steps without vectors, and one step a launch otherwise
+//! ([`super::splits_steps`]).
 //!
 //! On the H100 a hand-written kernel of this design ran star3d25 f32 with
 //! 2 fused steps at 1.07x `stream` (2.46x the scalar kernel's; 36
@@ -157,7 +159,8 @@ pub fn diagonal(st: &Stencil) -> Option<String> {
 
 /// Whether `plan`'s vectors suit `st`: a star that reads only the field it
 /// updates, a row per thread, vectors of at most 16 bytes that divide the
-/// radius along the contiguous axis, and a scalar twin that fits.
+/// radius along the contiguous axis, and a scalar twin that fits where it
+/// has one.
 pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
     let v = plan.vector;
     let name = &st.name;
@@ -188,6 +191,9 @@ pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
             "`vector = {v}` of `temporal` gives each thread one row of `{}`: set `coarsen = 1` or {fix}",
             st.axes[1]
         ));
+    }
+    if super::splits_steps(plan, st) {
+        return Ok(());
     }
     super::planes::check(&scalar_twin(plan, st, d), st, d)
         .map_err(|e| format!("the scalar kernel for grids whose rows are not whole vectors: {e}"))
@@ -640,24 +646,42 @@ mod tests {
     }
 
     #[test]
-    fn grids_of_whole_vectors_run_the_vectors_and_the_others_their_scalar_twins() {
+    fn grids_of_whole_vectors_run_the_vectors_and_the_others_one_step_a_launch() {
         let code = cuda(&star4("vector = 4\n")).unwrap();
         for line in [
+            "extern \"C\" int p_cuda__s__update_u_fuses(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, float *out, const float *cur_u)",
+            "    return n0 * n1 * n2 <= 1073741824 && n2 % 4 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0;",
             "if (n0 * n1 * n2 <= 1073741824 && n2 % 4 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0) {",
             "auto *const kernel = chunk == 128 ? p_cuda__s__update_u_vector_kernel<128> : p_cuda__s__update_u_vector_kernel<0>;",
-            "/* The same without vectors, for grids whose rows are not whole vectors. */",
-            "p_cuda__s__update_u_kernel<0>, 256, 25600);",
-            "p_cuda__s__update_u_i64_kernel<<<grid, block, 25600>>>(n0, n1, n2, out, cur_u, levels);",
+            "/* Grids the kernel cannot take run one step a launch (`p_cuda__s__update_u_fuses`). */",
+            "return (int)cudaErrorInvalidValue;",
             // The chunk whose waves of blocks end first, each block marching 18 planes more than its chunk.
             "const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;",
             "const ptrdiff_t time = waves * (planes + 18);",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
+        // No scalar twin: its 2 steps ran 0.42x two single steps (star3d25 f32 on 513^3).
+        assert!(!code.contains("p_cuda__s__update_u_kernel"), "{code}");
         // HIP's 64 KiB of shared memory hold rings of a lead of 1: a barrier every plane.
         let hip = generate(&star4("vector = 4\n"), &HIP).unwrap();
         assert!(hip.contains("if (PHASE % 1 == 0)"), "{hip}");
         assert!(hip.contains("float (*const ring)[2][40][72]"), "{hip}");
+        assert!(hip.contains("return (int)hipErrorInvalidValue;"), "{hip}");
+    }
+
+    #[test]
+    fn stars_whose_scalar_steps_fuse_keep_a_scalar_twin() {
+        let star2 = "u[0,0,0] + 0.1*(u[0,0,-2] + u[0,0,-1] + u[0,0,1] + u[0,0,2] + u[0,-2,0] + u[0,-1,0] + u[0,1,0] + u[0,2,0] + u[-2,0,0] + u[-1,0,0] + u[1,0,0] + u[2,0,0])";
+        let code = cuda(&stencil(AXES, star2, "vector = 2\n")).unwrap();
+        for line in [
+            "/* The same without vectors, for grids whose rows are not whole vectors. */",
+            "auto *const kernel = chunk == 128 ? p_cuda__s__update_u_kernel<128> : p_cuda__s__update_u_kernel<0>;",
+            "p_cuda__s__update_u_i64_kernel<<<grid, block, 58752>>>(n0, n1, n2, out, cur_u, levels);",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+        assert!(!code.contains("_fuses"), "{code}");
     }
 
     #[test]
