@@ -138,9 +138,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 } else {
                     "&[]".into()
                 };
+                let cuda_tiling = if cuda {
+                    format!(
+                        "Some(({variant}::cuda::TILING.strategy, {variant}::cuda::TILING.vector))"
+                    )
+                } else {
+                    "None".into()
+                };
                 let entry = format!(
                     "Entry {{ name: \"{variant}\", grids: {variant}::GRIDS, params: {variant}::PARAMS, min_shape: &{variant}::MIN_SHAPE, \
-                         flops: {variant}::FLOPS_PER_CELL, block: {block}, reference: {variant}::reference::run_grids, backends: &[{}] }}",
+                         flops: {variant}::FLOPS_PER_CELL, block: {block}, cuda_tiling: {cuda_tiling}, reference: {variant}::reference::run_grids, backends: &[{}] }}",
                     backends.join(", ")
                 );
                 let (list, table) = if dtype == "f32" {

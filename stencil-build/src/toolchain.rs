@@ -213,11 +213,17 @@ pub fn build_on_cpu(
 
 /// The GPU source `text` as C++ for [`build_on_cpu`]: each launch
 /// `kernel<<<grid, block[, shared]>>>(args)` becomes
-/// `cuda_on_cpu::launch(kernel, grid, block, shared, args)` and each
-/// `extern __shared__` declaration an `extern thread_local` one (each
-/// thread of the host process has its own emulated device).
+/// `cuda_on_cpu::launch(kernel, grid, block, shared, args)` and the
+/// declaration of the dynamic shared memory a `using` of the header's
+/// `thread_local` array (each thread of the host process has its own
+/// emulated device). A block-scope `extern thread_local` redeclaration made
+/// GCC 12 call the array's thread-local initialiser, which is not defined
+/// (a call to address 0, star3d25 f32's vector kernel).
 fn host_launches(text: &str) -> String {
-    let text = text.replace("extern __shared__", "extern thread_local");
+    let text = text.replace(
+        "extern __shared__ __align__(16) unsigned char shared[];",
+        "using ::shared; /* the dynamic shared memory (cuda_runtime.h) */",
+    );
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
     while let Some(open) = rest.find("<<<") {
@@ -375,7 +381,7 @@ mod tests {
                   t_kernel<<<grid, block, 27744>>>(n0, out);\n";
         assert_eq!(
             host_launches(cu),
-            "    extern thread_local __align__(16) unsigned char shared[];\n    \
+            "    using ::shared; /* the dynamic shared memory (cuda_runtime.h) */\n    \
              cuda_on_cpu::launch(k_kernel, grid, block, 0, n0, out, levels);\n    \
              cuda_on_cpu::launch(t_kernel, grid, block, 27744, n0, out);\n"
         );

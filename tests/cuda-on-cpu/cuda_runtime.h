@@ -3,7 +3,7 @@
  * (CI). `Config::cuda_on_cpu` compiles the generated source as C++ with this
  * folder first on the include path, after rewriting each `kernel<<<grid,
  * block, shared>>>(args)` as `cuda_on_cpu::launch(kernel, grid, block,
- * shared, args)` and `extern __shared__` as `extern thread_local`.
+ * shared, args)` and `extern __shared__ ... shared[]` as `using ::shared`.
  *
  * Every GPU thread is a fiber (ucontext), and a block's fibers run in turns on
  * one OS thread: a fiber runs until it reaches a barrier (`__syncthreads`, or
@@ -106,7 +106,7 @@ enum cudaFuncAttribute {
 };
 
 /* The dynamic shared memory of the block that runs: the generated kernels'
- * `extern __shared__ unsigned char shared[]` declares this array. */
+ * `extern __shared__ unsigned char shared[]` becomes a `using` of this array. */
 alignas(16) inline thread_local unsigned char shared[227 * 1024];
 
 namespace cuda_on_cpu {

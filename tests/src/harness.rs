@@ -23,6 +23,8 @@ pub struct Entry<T: 'static> {
     pub flops: usize,
     /// OpenMP cache block (empty without that backend).
     pub block: &'static [usize],
+    /// CUDA's strategy and vector (without that backend, `None`).
+    pub cuda_tiling: Option<(&'static str, usize)>,
     /// The oracle.
     pub reference: RunGrids<T>,
     /// Every enabled backend.
@@ -99,12 +101,17 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 /// The shapes each variant is checked on: the smallest legal one, a small one
 /// of odd extents (in 3-D, rows 9 cells longer than the smallest: for a
 /// radius of 4 or 8 along them, 8-byte pairs of f32 that are not 16-byte
-/// quads, which a ring kernel loads a pair at a time), one whose rows are
+/// quads), one whose rows are
 /// whole vectors of 4 cells (so that vector kernels run, on rows longer than
 /// one GPU block; in 2-D, with 29 rows more than the smallest, so that fused
 /// kernels with chunks of 5 or 7 rows have tiles wholly inside the region,
-/// which run without checks), and (with OpenMP) one that spans more than one
-/// cache block per axis without being a multiple of it.
+/// which run without checks), (with OpenMP) one that spans more than one
+/// cache block per axis without being a multiple of it, and (CUDA's ring
+/// kernels: f32, 3-D `temporal` of 4-cell vectors reading other grids at the
+/// cell) planes large enough for the session to launch them
+/// (`rings_preferred` in stencil-build: more than 32768 cells, rows of 8-byte
+/// pairs that are not quads; on a device, also more than 458752 cells of
+/// whole quads, too slow for the CPU's emulated device).
 pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     let min = e.min_shape;
     let mut rows: Vec<usize> = min.iter().zip([5, 9, 11]).map(|(m, k)| m + k).collect();
@@ -121,6 +128,16 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     ];
     if !e.block.is_empty() {
         shapes.push(min.iter().zip(e.block).map(|(m, b)| m + b + 3).collect());
+    }
+    let rings = e.cuda_tiling == Some(("temporal", 4))
+        && min.len() == 3
+        && e.grids.len() > 1
+        && std::mem::size_of::<T>() == 4;
+    if rings {
+        shapes.push(vec![min[0] + 1, 130, 258]);
+        if !cfg!(feature = "gpu-on-cpu") {
+            shapes.push(vec![min[0] + 1, 680, 680]);
+        }
     }
     shapes
 }

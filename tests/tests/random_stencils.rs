@@ -49,7 +49,7 @@ fn scratch() -> &'static (PathBuf, PathBuf) {
              &[(\"openmp\", wrong)]\n    }} else {{\n        &[(\"openmp\", random::openmp::run_grids)]\n    }};\n    \
              let e = harness::Entry {{\n        name: \"random\",\n        grids: random::GRIDS,\n        \
              params: random::PARAMS,\n        min_shape: &random::MIN_SHAPE,\n        flops: random::FLOPS_PER_CELL,\n        \
-             block: &random::openmp::TILING.block,\n        reference: random::reference::run_grids,\n        \
+             block: &random::openmp::TILING.block,\n        cuda_tiling: None,\n        reference: random::reference::run_grids,\n        \
              backends,\n    }};\n    \
              harness::check_against_reference(&e, \"openmp\");\n}}\n",
             here.join("src/harness.rs").display().to_string()

@@ -296,7 +296,14 @@ pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved>
     if !fused {
         return None;
     }
-    resolve(&single_step(st, d), st, d).ok()
+    let single = single_step(st, d);
+    // A ring kernel's single steps also run the grids of small planes, where
+    // 16-byte vectors ran fastest (`Gen::rings_preferred`).
+    let single = match temporal::rings_plan(plan, st) && single.vector.unwrap_or(1) == 1 {
+        true => vector_stream(st, d),
+        false => single,
+    };
+    resolve(&single, st, d).ok()
 }
 
 /// The most values a `stream` thread of [`wide_stream`]'s 16-byte vectors
@@ -320,23 +327,27 @@ pub const WIDE_REGISTER_WORDS: usize = 184;
 /// words: 0.98x-0.99x; acoustic25, 200 and 280 words: 0.79x in f32, 0.81x
 /// in f64).
 fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
-    let defaults = GpuTiling::model(Strategy::Stream);
-    let vector = 16 / st.dtype.size();
-    if register_words(st, 4, 1, vector) <= WIDE_REGISTER_WORDS {
-        let block = if st.dims() == 2 {
-            vec![1, 64.max(d.warp)]
-        } else {
-            vec![1, 2, 64.max(d.warp)]
-        };
-        return GpuTiling {
-            block: Some(block),
-            chunk: Some(4),
-            coarsen: Some(1),
-            vector: Some(vector),
-            ..defaults
-        };
+    if register_words(st, 4, 1, 16 / st.dtype.size()) <= WIDE_REGISTER_WORDS {
+        return vector_stream(st, d);
     }
-    defaults
+    GpuTiling::model(Strategy::Stream)
+}
+
+/// `stream` in 16-byte vectors ([`wide_stream`]'s): blocks of `[1, 64]`
+/// (2-D) or `[1, 2, 64]` (3-D) threads, chunks of 4 rows or planes.
+fn vector_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
+    let block = if st.dims() == 2 {
+        vec![1, 64.max(d.warp)]
+    } else {
+        vec![1, 2, 64.max(d.warp)]
+    };
+    GpuTiling {
+        block: Some(block),
+        chunk: Some(4),
+        coarsen: Some(1),
+        vector: Some(16 / st.dtype.size()),
+        ..GpuTiling::model(Strategy::Stream)
+    }
 }
 
 /// Static shared memory one block may use: CUDA's limit without opting in to
@@ -1704,7 +1715,10 @@ impl Gen<'_> {
         ));
         w.line("{");
         w.indent();
-        let when = self.twins()[0].launch_condition();
+        let mut when = self.twins()[0].launch_condition();
+        if let Some(single) = self.single_step().filter(|_| self.rings()) {
+            when.push(self.rings_preferred(w, &single));
+        }
         w.line(&format!("return {};", when.join(" && ")));
         w.dedent();
         w.line("}");

@@ -46,6 +46,14 @@ use crate::ir::{Access, Boundary, Dtype, GpuTiling, Slot, Stencil, Strategy, Ver
 /// warp still reads).
 pub const AHEAD: usize = 2;
 
+/// The largest plane (cells of the two fast axes) on which the session runs
+/// two single steps instead of the ring kernel where the single step moves
+/// 16-byte vectors ([`Gen::rings_preferred`]).
+const VECTOR_PLANE: usize = 458752;
+
+/// The same where the single step's rows are not whole vectors.
+const SCALAR_PLANE: usize = 32768;
+
 /// Lanes of a warp: the rows of the level-1 tile.
 const LANES: usize = 32;
 
@@ -993,6 +1001,29 @@ impl Gen<'_> {
         ]
     }
 
+    /// Whether the session prefers the ring kernel on a grid it takes, as a
+    /// C expression after the lines it needs: where planes are large. On smaller ones two single
+    /// steps ran faster: `stream` in 16-byte vectors, whose blocks march 4
+    /// planes and find the planes of their neighbours along the slowest axis
+    /// in L2 while a plane is small. acoustic25 f32 (H100, BENCHMARKS.md,
+    /// 2026-11-26, session 23): where rows are whole vectors, the vectors ran
+    /// 1.12x-1.91x the ring kernel on planes of 16384 to 409600 cells, and
+    /// 0.90x-0.99x on 495616 to 1018000; elsewhere their scalar twin ran
+    /// 2.05x on 12740 cells, 0.91x-1.10x on 66048 to 264196, and
+    /// 0.77x-0.92x on 361200 to 994000.
+    pub(in crate::backend::gpu) fn rings_preferred(
+        &self,
+        w: &mut CWriter,
+        single: &Self,
+    ) -> String {
+        w.line("/* The ring kernel where planes are large; on smaller ones, single steps (in 16-byte vectors where rows are whole vectors). */");
+        w.line(&format!(
+            "const bool vectors = {};",
+            single.twins()[0].launch_condition().join(" && ")
+        ));
+        format!("(ptrdiff_t)n1 * n2 > (vectors ? {VECTOR_PLANE} : {SCALAR_PLANE})")
+    }
+
     /// Launches the ring kernel over the region for 2 steps: the chunk whose
     /// waves of blocks end first, the shared memory asked for, and `quads`
     /// (whether the grids read at the cell load 16 bytes a lane).
@@ -1075,7 +1106,11 @@ mod tests {
             // Rows of 8-byte pairs run the ring kernel; on the other grids
             // the session runs one step a launch, asking first.
             "extern \"C\" int p_cuda__s__update_u_fuses(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, float *out, float *out_prev, const float *prev_u, const float *cur_u)",
-            "    return n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0 && (size_t)prev_u % 8 == 0 && (size_t)cur_u % 8 == 0;",
+            // ... on large planes: single steps ran faster on small ones.
+            "    const bool vectors = n0 * n1 * n2 <= 2147483647 && n2 % 4 == 0 && (size_t)out_prev % 16 == 0 && (size_t)prev_u % 16 == 0 && (size_t)cur_u % 16 == 0;",
+            "    return n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0 && (size_t)prev_u % 8 == 0 && (size_t)cur_u % 8 == 0 && (ptrdiff_t)n1 * n2 > (vectors ? 458752 : 32768);",
+            // Its single steps move 16-byte vectors.
+            "/* The kernel of launches of one step: `stream`, blocks of 1 x 2 x 64 threads, marching 4 cells along `z` per block, 1 per iteration, 4 along `x` per thread. */",
             "n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0 && (size_t)prev_u % 8 == 0 && (size_t)cur_u % 8 == 0) {",
             "    return (int)cudaErrorInvalidValue;",
             // Rows of 16-byte quads load a lane's cells of the other grids at once.
@@ -1099,7 +1134,7 @@ mod tests {
         for line in [
             "p_cuda__s__update_u_rings_kernel<<<",
             // Rows of 8-byte pairs run the ring kernel, the others one step a launch.
-            "    return n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)cur_u % 8 == 0 && (size_t)cur_k % 8 == 0;",
+            "    return n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)cur_u % 8 == 0 && (size_t)cur_k % 8 == 0 && (ptrdiff_t)n1 * n2 > (vectors ? 458752 : 32768);",
             "if (n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)cur_u % 8 == 0 && (size_t)cur_k % 8 == 0) {",
             "p_cuda__s__update_u_step_kernel<<<grid, block>>>(n0, n1, n2, out, cur_u, cur_k);",
         ] {
