@@ -2564,9 +2564,24 @@ mod tests {
         ));
         assert!(register_words(&wide_inputs, 4, 1, 4) > WIDE_REGISTER_WORDS);
         assert_eq!(
-            plan(&wide_inputs, &auto, &CUDA),
-            (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
+            plan(&wide_inputs, &auto, &HIP),
+            (Strategy::Stream, vec![1, 4, 64], 64, 1, 1),
             "reading another grid too, over the budget: one cell per thread through chunks of 64 planes"
+        );
+        assert_eq!(
+            plan(&wide_inputs, &auto, &CUDA),
+            (Strategy::Temporal, vec![1, 16, 32], 128, 1, 4),
+            "on CUDA, the ring kernel (on large planes) and single steps in 16-byte vectors"
+        );
+        let steps = step_plan(
+            &resolve(&auto, &wide_inputs, &CUDA).unwrap(),
+            &wide_inputs,
+            &CUDA,
+        )
+        .unwrap();
+        assert_eq!(
+            (steps.strategy, steps.block, steps.chunk, steps.vector),
+            (Strategy::Stream, vec![1, 2, 64], 4, 4)
         );
         let wider = stencil(
             "\"z\", \"y\", \"x\"",

@@ -259,20 +259,21 @@ fn off_cell_read(st: &Stencil) -> Option<Access> {
 }
 
 /// Whether `auto` takes this kernel for `st` on dialect `d`: CUDA, f32
-/// leapfrogs whose star has a radius of 4 or 8 along the fast axes and
-/// reads other grids at the cell. acoustic25 f32: 1.03x-1.17x `stream` on
-/// the large grids measured (1.04x on the suite's, 1.03x on 512^3), 1.76x
-/// on 61 x 98 x 130, 0.75x on 19 x 27 x 22 (H100, BENCHMARKS.md,
-/// 2026-11-26, session 22). Not the stencils that read input grids only:
-/// coefstar3d f32 ran 1.13x `stream` on 300 x 994 x 750 but 0.69x `auto`'s
-/// vectors on 512^3 (session 21, before the 16-byte loads).
+/// stars of radius 4 or 8 along the fast axes that read other grids at the
+/// cell, whose sessions launch it on large planes only
+/// ([`Gen::rings_preferred`]). On the H100 (BENCHMARKS.md, 2026-11-26,
+/// session 23), where the session launches it, against the single steps
+/// it would run otherwise: acoustic25 f32 (a leapfrog) 0.91x-1.37x on 16
+/// grids (0.91x on 300 x 400 x 402 alone; 1.32x on the suite's), and
+/// coefstar3d f32 (two input grids) 1.07x-1.28x on 5; the 13 grids of
+/// smaller planes measured keep the faster single steps (coefstar3d on
+/// 512^3: 171.7 against the ring kernel's 155.1).
 pub fn auto_rings(st: &Stencil, d: &Dialect) -> bool {
     let t = GpuTiling {
         vector: Some(CELLS),
         ..GpuTiling::model(Strategy::Temporal)
     };
     suits(st)
-        && st.fields[st.statements[0].target].has_prev()
         && crate::ir::unfusable(st, "temporal").is_none()
         && check(&defaults(&t, st), st, d).is_ok()
 }
@@ -1007,10 +1008,11 @@ impl Gen<'_> {
     /// planes and find the planes of their neighbours along the slowest axis
     /// in L2 while a plane is small. acoustic25 f32 (H100, BENCHMARKS.md,
     /// 2026-11-26, session 23): where rows are whole vectors, the vectors ran
-    /// 1.12x-1.91x the ring kernel on planes of 16384 to 409600 cells, and
-    /// 0.90x-0.99x on 495616 to 1018000; elsewhere their scalar twin ran
-    /// 2.05x on 12740 cells, 0.91x-1.10x on 66048 to 264196, and
-    /// 0.77x-0.92x on 361200 to 994000.
+    /// 1.12x-1.72x the ring kernel on planes of 16384 to 409600 cells, and
+    /// 0.80x-0.99x on 495616 to 1048576; elsewhere their scalar twin ran
+    /// 2.05x on 12740 cells, 0.92x-1.10x on 66048 to 264196, and
+    /// 0.73x-0.92x on 361200 to 1011892
+    /// (`benchmarks/experiments/ring-inputs-f32`, `build-vstream.sh`).
     pub(in crate::backend::gpu) fn rings_preferred(
         &self,
         w: &mut CWriter,
