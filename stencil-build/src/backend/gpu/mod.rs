@@ -299,9 +299,10 @@ pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved>
     let single = single_step(st, d);
     // A ring kernel's single steps also run the grids of small planes, where
     // 16-byte vectors ran fastest (`Gen::rings_preferred`).
-    let single = match temporal::rings_plan(plan, st) && single.vector.unwrap_or(1) == 1 {
-        true => vector_stream(st, d),
-        false => single,
+    let single = if temporal::rings_plan(plan, st) && single.vector.unwrap_or(1) == 1 {
+        vector_stream(st, d)
+    } else {
+        single
     };
     resolve(&single, st, d).ok()
 }
@@ -325,7 +326,8 @@ pub const WIDE_REGISTER_WORDS: usize = 184;
 /// defaults, chunks of 64 planes or rows, one cell per thread: the windows
 /// over the budget measured slower with the vectors (star3d25 f64, 264
 /// words: 0.98x-0.99x; acoustic25, 200 and 280 words: 0.79x in f32, 0.81x
-/// in f64).
+/// in f64, on 300 x 994 x 750, where the f32 vectors ran their scalar twin;
+/// on 512^3 they ran 1.25x in f32, 0.83x in f64, session 23).
 fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     if register_words(st, 4, 1, 16 / st.dtype.size()) <= WIDE_REGISTER_WORDS {
         return vector_stream(st, d);
@@ -584,20 +586,21 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
         )
     } else if temporal::rings_plan(plan, st) {
         format!(
-            ", {} cells of `{}` per lane, {} steps fused in shared rings (level 1 and level 2 in their own warps){}",
+            ", {} cells of `{}` per lane, {} steps fused in shared rings (level 1 and level 2 in their own warps); \
+             small planes and rows that are not whole 8-byte pairs run one step a launch",
+            plan.vector, st.axes[2], plan.time_block,
+        )
+    } else if temporal::vector_plan(plan, st) {
+        format!(
+            ", {} cells of `{}` per thread as one vector, {} steps fused{}",
             plan.vector,
             st.axes[2],
             plan.time_block,
             if temporal::splits_steps(plan, st) {
-                "; grids whose rows are not whole 8-byte pairs run one step a launch"
+                "; rows that are not whole vectors run one step a launch"
             } else {
                 ""
             }
-        )
-    } else if temporal::vector_plan(plan, st) {
-        format!(
-            ", {} cells of `{}` per thread as one vector, {} steps fused",
-            plan.vector, st.axes[2], plan.time_block
         )
     } else if plan.strategy == Strategy::Tensor {
         format!(
@@ -1707,7 +1710,7 @@ impl Gen<'_> {
             .filter(|p| !p.contains(" p_"))
             .collect();
         w.line("/* Whether a launch of several steps fuses them on these grids (1), or the caller must run");
-        w.line("   one step a launch (0): rows of whole vectors, 32-bit offsets. */");
+        w.line("   one step a launch (0). */");
         w.line(&format!(
             "extern \"C\" int {}_fuses({})",
             self.sym,

@@ -616,7 +616,7 @@ mod tests {
     fn threads_read_their_neighbours_as_vectors_and_store_whole_ones() {
         let code = cuda(&star4("vector = 4\n")).unwrap();
         for line in [
-            "Strategy `temporal`: blocks of 1 x 32 x 16 threads (z, y, x), 4 cells of `x` per thread as one vector, 2 steps fused.",
+            "Strategy `temporal`: blocks of 1 x 32 x 16 threads (z, y, x), 4 cells of `x` per thread as one vector, 2 steps fused; rows that are not whole vectors run one step a launch.",
             // One level's vector: the in-plane neighbours from the ring as vectors...
             "const float4 x_m1 = *(const float4 *)&rg[row][col - 4];",
             "const float4 x_p1 = *(const float4 *)&rg[row][col + 4];",
