@@ -24,15 +24,19 @@
 //! The march is unrolled by the `2 r_z + 1` planes of a window, so that
 //! ring slots and window registers are indexed at compile time. Rows must
 //! be whole 8-byte pairs (an even contiguous extent, 8-byte aligned
-//! buffers). On the other grids, and those too large for 32-bit in-plane
-//! offsets, the session runs one step a launch ([`super::splits_steps`]).
+//! buffers). On the other grids, those too large for 32-bit in-plane
+//! offsets and those of small planes ([`Gen::rings_preferred`]), the
+//! session runs one step a launch ([`super::splits_steps`]).
 //! `cp.async` is CUDA's (sm_80 and later): HIP is refused.
 //!
 //! On the H100 the generated kernel ran acoustic25 f32 at 1.03x-1.17x
-//! `stream` on the large grids measured, bit-identical (BENCHMARKS.md,
-//! 2026-11-26, session 22). Where rows are whole 64-byte lines, the 16-byte
-//! loads of the grids read at the cell run it 1.11x-1.27x faster than 8-byte
-//! ones, which left it at 0.81x-0.93x `stream`; copying those grids into
+//! `stream`'s defaults on the large grids measured, bit-identical
+//! (BENCHMARKS.md, 2026-11-26, session 22), but 0.58x-0.89x `stream` in
+//! 16-byte vectors on planes of up to 409600 cells where rows are whole
+//! quads (session 23), which those grids now run. Where rows are whole
+//! 64-byte lines, the 16-byte loads of the grids read at the cell run it
+//! 1.11x-1.27x faster than 8-byte ones, which left it at 0.81x-0.93x
+//! `stream`'s defaults; copying those grids into
 //! shared memory like the stepped grid ran 0.83x-0.93x `stream` on every
 //! large grid (`benchmarks/experiments/ring-inputs-f32`).
 
