@@ -1702,7 +1702,9 @@ impl Gen<'_> {
 
     /// `<sym>_fuses`, which the session asks before a launch of several
     /// steps where [`Self::splits_steps`]: whether this kernel takes the
-    /// grid (its launch condition), else the session runs one step a launch.
+    /// grid (its launch condition) and, for a ring kernel, whether its planes
+    /// are large enough that it beats single steps
+    /// ([`Self::rings_preferred`]); else the session runs one step a launch.
     fn fuses_function(&self, w: &mut CWriter) {
         let params: Vec<String> = self
             .parameters("", false)

@@ -1007,10 +1007,10 @@ impl Gen<'_> {
     }
 
     /// Whether the session prefers the ring kernel on a grid it takes, as a
-    /// C expression after the lines it needs: where planes are large. On smaller ones two single
-    /// steps ran faster: `stream` in 16-byte vectors, whose blocks march 4
-    /// planes and find the planes of their neighbours along the slowest axis
-    /// in L2 while a plane is small. acoustic25 f32 (H100, BENCHMARKS.md,
+    /// C expression after the lines it needs: where planes are large. On
+    /// smaller ones two single steps ran faster: `stream` in 16-byte vectors,
+    /// whose blocks march 4 planes and find the planes of their neighbours
+    /// along the slowest axis in L2 while a plane is small. acoustic25 f32 (H100, BENCHMARKS.md,
     /// 2026-11-26, session 23): where rows are whole vectors, the vectors ran
     /// 1.12x-1.72x the ring kernel on planes of 16384 to 409600 cells, and
     /// 0.80x-0.99x on 495616 to 1048576; elsewhere their scalar twin ran
