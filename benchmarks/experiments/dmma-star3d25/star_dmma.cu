@@ -26,7 +26,12 @@
  * sum as 4 products of mma.m16n8k4, the rows of u along x stacked on those of
  * u^T along y; ../dmma-shapes/README.md), PAIR (1: one barrier for two
  * planes, level 2 one plane further behind level 1), SPLIT (1: 4 accumulator
- * chains of 2 products for the in-plane sum, not 2 of 4).
+ * chains of 2 products for the in-plane sum, not 2 of 4), DEC (1: level 1 and
+ * level 2 decoupled by named barriers instead of one barrier a plane: level-1
+ * warps alone copy level 0 and meet at their own barrier; each of level 1's
+ * S1 ring slots has a "full" barrier (level 1 arrives, level 2 waits) and an
+ * "empty" one (level 2 arrives once it has read the plane, level 1 waits
+ * before it overwrites it), so level 1 may run S1 - R planes ahead).
  */
 #include <cuda_runtime.h>
 #include <stddef.h>
@@ -69,6 +74,13 @@
 #ifndef ZS2
 #define ZS2 0 /* 1: level 2 reads its z neighbours from level 1's ring in shared memory (9 + 1 slots), not a register window */
 #endif
+#ifndef DEC
+#define DEC 0 /* 1: level 1 and level 2 decoupled by named barriers (see the header); 2: the same with level 1's own
+                 barrier merged into the "empty" one (one barrier a plane for level 1) */
+#endif
+#ifndef SLOTS1
+#define SLOTS1 7 /* DEC: level 1's ring slots (2 + 2 SLOTS1 named barriers <= 16) */
+#endif
 #ifndef STACK
 #define STACK 0 /* 1: the in-plane sum as 4 m16n8k4 products of stacked rows (H100: twice m8n8k4's rate) */
 #endif
@@ -81,7 +93,8 @@ constexpr int T2Y = T1Y - 2 * R, T2X = T1X - 2 * R; /* level 2's tile */
 /* Row pitches, 12 mod 16 doubles (44 up to 44 columns). */
 constexpr int P0 = (T0X + 3) / 16 * 16 + 12, P1 = (T1X + 3) / 16 * 16 + 12;
 constexpr int D = AHEAD;               /* planes of level 0 in flight */
-constexpr int S0 = PAIR ? D + R + 4 : D + 6, S1 = PAIR ? R + 4 : ZS2 ? 2 * R + 2 : 6; /* ring slots */
+constexpr int S0 = PAIR ? D + R + 4 : D + 6, S1 = DEC ? SLOTS1 : PAIR ? R + 4 : ZS2 ? 2 * R + 2 : 6; /* ring slots */
+static_assert(!DEC || (LEVELS == 2 && !PAIR && !ZS2 && BPW == 1 && S1 > R && 2 + 2 * S1 <= 16), "DEC: two levels, one plane a step");
 static_assert(!ZS2 || (!PAIR && BPW == 1), "ZS2 takes one plane a barrier and one block a warp");
 constexpr int LAG2 = PAIR ? 2 : 1;     /* level 1's centre plane a level-2 warp takes is p - R - LAG2 */
 constexpr int W1 = (T1Y / 8) * (T1X / 8); /* level-1 blocks */
@@ -90,7 +103,8 @@ constexpr int NW1 = (W1 + BPW - 1) / BPW, NW2 = (W2 + BPW - 1) / BPW; /* warps: 
 constexpr int NT = 32 * (NW1 + NW2);
 static_assert(BPW == 1 || !PAIR, "PAIR takes one block a warp");
 constexpr int TOUTY = LEVELS == 2 ? T2Y : T1Y, TOUTX = LEVELS == 2 ? T2X : T1X;
-constexpr int LOADS = (T0Y * T0X / 2 + NT - 1) / NT; /* double2 loads a thread makes per plane */
+constexpr int NTC = DEC ? 32 * NW1 : NT; /* threads that copy level 0 (DEC: level 1's) */
+constexpr int LOADS = (T0Y * T0X / 2 + NTC - 1) / NTC; /* double2 loads a thread makes per plane */
 
 /* Ring slot of plane p (p >= -60). */
 __device__ __forceinline__ int slot(int p, int s) { return (p + 60) % s; }
@@ -213,7 +227,7 @@ __device__ __forceinline__ void copy_plane(const Ctx &k, int p, int zhi, double 
     const int tid = k.warp * 32 + k.lane;
 #pragma unroll
     for (int i = 0; i < LOADS; ++i) {
-        const int e = tid + i * NT;
+        const int e = tid + i * NTC;
         if (e < T0Y * T0X / 2) {
             const int y = k.y0 + e / (T0X / 2), x = k.x0 + 2 * (e % (T0X / 2));
             const bool on = p < zhi && p >= 0 && p < k.n0 && y >= 0 && y < k.n1 && x >= 0 && x < k.n2;
@@ -225,6 +239,9 @@ __device__ __forceinline__ void copy_plane(const Ctx &k, int p, int zhi, double 
 }
 
 __device__ __forceinline__ void barrier() { asm volatile("bar.sync 1, %0;" ::"r"(NT) : "memory"); }
+/* DEC: named barrier `id` over `n` threads. */
+__device__ __forceinline__ void bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
 /* LEAP: ROLE 1's u.prev and vel at q1, ROLE 2's level 0 (u) and vel at q2, for plane p (loaded before the
    barrier: their latency passes with it). */
@@ -335,6 +352,48 @@ __device__ __forceinline__ void work(const Ctx &k, int p, int zlo, int zhi, doub
 #endif
 }
 
+#if DEC
+/* One plane (DEC). Level 1: copies, its own barrier (id 1), waits until level 2 has emptied the slot of its plane
+   (id 2 + S1 + slot), computes, marks the slot full (id 2 + slot). Level 2: waits until the slot of its centre plane is
+   full, computes, marks the slot of its in-plane source (read for the last time) empty if level 1 will refill it. */
+template <int ROLE, int PH>
+__device__ __forceinline__ void iteration(const Ctx (&k)[BPW], int p, int zlo, int zhi, double (&w0)[BPW][WN], double (&w1)[BPW][WN],
+                                          double *ring0, double *ring1, const double (&cf)[4], double *__restrict__ out,
+                                          const double *__restrict__ in)
+{
+    double2 in1 = make_double2(0, 0), in2 = make_double2(0, 0);
+    if (ROLE == 1) {
+        copy_plane(k[0], p + D, zhi, ring0, in);
+        __pipeline_wait_prior(D);
+        leap_inputs<1>(k[0], p, in, in1, in2);
+        const int q1 = p - R;
+#if DEC == 2
+        bar_sync(2 + S1 + slot(q1, S1), NT); /* level 0 at p copied, and level 2 done with plane q1 - S1 */
+#else
+        bar_sync(1, NTC);
+        if (q1 >= zlo + S1)
+            bar_sync(2 + S1 + slot(q1, S1), NT);
+#endif
+        work<1, PH>(k[0], p, zlo, zhi, w0[0], w1[0], ring0, ring1, cf, out, in1, in2);
+        if (q1 >= zlo)
+            bar_arrive(2 + slot(q1, S1), NT);
+    } else {
+        leap_inputs<2>(k[0], p, in, in1, in2);
+        const int qc = p - R - LAG2;
+        if (qc >= zlo)
+            bar_sync(2 + slot(qc, S1), NT);
+        work<2, PH>(k[0], p, zlo, zhi, w0[0], w1[0], ring0, ring1, cf, out, in1, in2);
+        const int x = qc - R;
+#if DEC == 2
+        if (x + S1 >= zlo - R && x + S1 <= zhi - 1) /* level 1's step for plane x + S1 may start */
+            bar_arrive(2 + S1 + slot(x, S1), NT);
+#else
+        if (x >= zlo && x + S1 <= zhi - 1)
+            bar_arrive(2 + S1 + slot(x, S1), NT);
+#endif
+    }
+}
+#else
 /* One plane, one barrier; the warp's BPW blocks. */
 template <int ROLE, int PH>
 __device__ __forceinline__ void iteration(const Ctx (&k)[BPW], int p, int zlo, int zhi, double (&w0)[BPW][WN], double (&w1)[BPW][WN],
@@ -356,6 +415,8 @@ __device__ __forceinline__ void iteration(const Ctx (&k)[BPW], int p, int zlo, i
         if (BPW == 1 || k[b].valid)
             work<ROLE, PH>(k[b], p, zlo, zhi, w0[b], w1[b], ring0, ring1, cf, out, in1[b], in2[b]);
 }
+
+#endif
 
 /* Planes p and p + 1, one barrier (PAIR): level 1's planes of this pair reach level 2 after the next one. */
 template <int ROLE, int PH>
@@ -510,13 +571,22 @@ __global__ void __launch_bounds__(NT, BLOCKS) stencils_cuda__dmma_kernel(
         const int a = d < 0 ? -d : d;
         cf[m] = a >= 1 && a <= R ? coef[a] : 0.0;
     }
+    if (!DEC || warp < NW1) {
 #pragma unroll
-    for (int i = 0; i < D; ++i)
-        copy_plane(k, zlo + i, zhi, ring0, in);
-    /* Iterations p = zlo .. last: level 1 lags R planes, level 2 lags 2 R + LAG2. */
+        for (int i = 0; i < D; ++i)
+            copy_plane(k, zlo + i, zhi, ring0, in);
+    }
+#if DEC == 2
+    /* Level 1's steps for planes zlo - R .. zlo + S1 - 2 R - 2 wait on no plane of level 2: arrive for them now. */
+    if (warp >= NW1)
+        for (int t = zlo - R; t <= zlo + S1 - 2 * R - 2; ++t)
+            bar_arrive(2 + S1 + slot(t, S1), NT);
+#endif
+    /* Iterations p = zlo .. last: level 1 lags R planes, level 2 lags 2 R + LAG2 (DEC: level 1 stops at the last
+       plane level 2 reads). */
     const int last = zhi + (LEVELS == 2 ? R + LAG2 : 0);
     if (warp < NW1)
-        march<1>(kb, zlo, zhi, last, ring0, ring1, cf, out, in);
+        march<1>(kb, zlo, zhi, DEC ? zhi + R : last, ring0, ring1, cf, out, in);
     else
         march<2>(kb, zlo, zhi, last, ring0, ring1, cf, out, in);
 }
