@@ -111,7 +111,9 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 /// cell) planes large enough for the session to launch them
 /// (`rings_preferred` in stencil-build: more than 32768 cells, rows of 8-byte
 /// pairs that are not quads; on a device, also more than 458752 cells of
-/// whole quads, too slow for the CPU's emulated device).
+/// whole quads, too slow for the CPU's emulated device), and (CUDA's
+/// `tensor` kernels) rows of an odd number of cells over several blocks
+/// along both fast axes, which start at even and odd cells in turn.
 pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     let min = e.min_shape;
     let mut rows: Vec<usize> = min.iter().zip([5, 9, 11]).map(|(m, k)| m + k).collect();
@@ -138,6 +140,11 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
         if !cfg!(feature = "gpu-on-cpu") {
             shapes.push(vec![min[0] + 1, 680, 680]);
         }
+    }
+    if e.cuda_tiling
+        .is_some_and(|(strategy, _)| strategy == "tensor")
+    {
+        shapes.push(vec![min[0] + 2, 41, 75]);
     }
     shapes
 }

@@ -158,15 +158,17 @@ impl Gen<'_> {
         }
     }
 
-    /// Whether the kernel can move cell pairs as 16-byte vectors on grids
-    /// whose rows hold whole pairs: the tile's and the lanes' first
-    /// columns are even.
+    /// Whether the kernel can move cell pairs as 16-byte vectors on aligned
+    /// grids: the tile's and the lanes' first columns are even. On grids of
+    /// odd rows, whose rows start at even and odd cells in turn, it moves
+    /// the pairs of rows that start even.
     fn tensor_pairs(&self, shape: &Shape) -> bool {
         self.info.halo[2] % 2 == 0 && shape.reach[1] % 2 == 0
     }
 
     /// The coefficient functions, the kernel template (`V` cells a copy and
-    /// a store: 2 on grids of whole, aligned pairs, else 1).
+    /// a store: 2 on aligned grids, else 1; `ODD`: rows of an odd number of
+    /// cells, which move pairs where the pair's first cell is even).
     pub(super) fn tensor(&self, w: &mut CWriter) {
         let shape = self.tensor_shape();
         let t = self.st.dtype.c();
@@ -209,10 +211,9 @@ impl Gen<'_> {
         }
         self.tensor_copy_function(w, &shape);
         w.blank();
-        w.line(
-            "/* V: cells a copy and a store move (2 on grids of whole, aligned pairs; else 1). */",
-        );
-        w.line("template <int V>");
+        w.line("/* V: cells a copy and a store move (2 on aligned grids, else 1). ODD: rows of an odd number of cells, which");
+        w.line("   start at even and odd cells in turn: a pair whose first cell is odd moves as two single cells. */");
+        w.line("template <int V, bool ODD>");
         w.line(&format!(
             "static __global__ void __launch_bounds__({THREADS}) {}({})",
             self.kernel_name(),
@@ -239,35 +240,43 @@ impl Gen<'_> {
         expr::print(e, &CExpr { st: self.st, read })
     }
 
-    /// `<sym>_plane<V>`: the block's copies of one plane's tile into a ring slot.
+    /// `<sym>_plane<V, ODD>`: the block's copies of one plane's tile into a ring slot.
     fn tensor_copy_function(&self, w: &mut CWriter, shape: &Shape) {
         let (rows, cols, pitch) = (shape.rows, shape.cols, shape.pitch);
         w.line(&format!(
-            "/* Starts the copy of the {rows} x {cols} tile at (y0, x0) of `plane` (a plane of the grid, or null: zeros) into `slot`, V cells a copy, zeros off the grid. */"
+            "/* Starts the copy of the {rows} x {cols} tile at (y0, x0) of `plane` (a plane of the grid, or null: zeros) into `slot`, V cells a copy, zeros off the grid."
         ));
-        w.line("template <int V>");
+        w.line("   ODD: row r starts at an odd cell where (odd + r) is odd, and its pairs then move as single cells. */");
+        w.line("template <int V, bool ODD>");
         w.line(&format!(
-            "static __device__ __forceinline__ void {}_plane(double *slot, const double *plane, const double *any, const ptrdiff_t n1, const ptrdiff_t n2, const ptrdiff_t y0, const ptrdiff_t x0)",
+            "static __device__ __forceinline__ void {}_plane(double *slot, const double *plane, const double *any, const ptrdiff_t n1, const ptrdiff_t n2, const ptrdiff_t y0, const ptrdiff_t x0, const int odd)",
             self.sym
         ));
         w.line("{");
         w.indent();
+        w.line(&format!("constexpr int copies = {cols} / V; /* a row's */"));
         w.pragma("unroll");
         w.line(&format!(
-            "for (int k = 0; k < ({rows} * ({cols} / V) + {THREADS} - 1) / {THREADS}; ++k) {{"
+            "for (int k = 0; k < ({rows} * copies + {THREADS} - 1) / {THREADS}; ++k) {{"
         ));
         w.indent();
         w.line(&format!("const int e = threadIdx.x + k * {THREADS};"));
-        w.line(&format!("if (e >= {rows} * ({cols} / V))"));
+        w.line(&format!("if (e >= {rows} * copies)"));
         w.line("    break;");
-        w.line(&format!(
-            "const int r = e / ({cols} / V), c = e % ({cols} / V) * V;"
-        ));
+        w.line("const int r = e / copies, c = e % copies * V;");
         w.line("const ptrdiff_t y = y0 + r, x = x0 + c;");
-        w.line("const bool on = plane != NULL && y >= 0 && y < n1 && x >= 0 && x < n2;");
-        w.line(&format!(
-            "stencil_copy_async<V>(&slot[r * {pitch} + c], on ? &plane[y * n2 + x] : any, on);"
-        ));
+        w.line("const bool row = plane != NULL && y >= 0 && y < n1;");
+        w.line("const bool on = row && x >= 0 && x < n2, on1 = row && x + 1 >= 0 && x + 1 < n2;");
+        w.line(&format!("double *const to = &slot[r * {pitch} + c];"));
+        w.line("if (V == 2 && ODD && (((odd + r) & 1) || on != on1)) {");
+        w.line(
+            "    /* A pair that starts odd, or across the grid's edge: its cells one at a time. */",
+        );
+        w.line("    stencil_copy_async<1>(to, on ? &plane[y * n2 + x] : any, on);");
+        w.line("    stencil_copy_async<1>(to + 1, on1 ? &plane[y * n2 + x + 1] : any, on1);");
+        w.line("} else {");
+        w.line("    stencil_copy_async<V>(to, on ? &plane[y * n2 + x] : any, on);");
+        w.line("}");
         w.dedent();
         w.line("}");
         w.line("stencil_copies_commit();");
@@ -314,6 +323,8 @@ impl Gen<'_> {
         w.line(&format!(
             "const ptrdiff_t zlo = zo - {depth}, zhi = zend + {depth}, s0 = {s0};"
         ));
+        w.line("/* ODD: whether the tile's first cell at plane p is odd (rows then start odd in turn). */");
+        w.line("const auto first_odd = [=](const ptrdiff_t p) { return ODD ? (int)((p * s0 + y0 * n2 + x0) & 1) : 0; };");
         self.tensor_coefficients(w, shape);
         w.line(&format!(
             "/* This lane's two cells of `{plane_slot}` at planes q - {depth} .. q + {depth} (q: the plane computed), by phase. */"
@@ -332,7 +343,7 @@ impl Gen<'_> {
         ));
         let plane = |p: &str| {
             format!(
-                "{}_plane<V>(ring + {{}} * {tile}, {p} < zhi ? {plane_slot} + {p} * s0 : NULL, {plane_slot}, n1, n2, y0, x0);",
+                "{}_plane<V, ODD>(ring + {{}} * {tile}, {p} < zhi ? {plane_slot} + {p} * s0 : NULL, {plane_slot}, n1, n2, y0, x0, first_odd({p}));",
                 self.sym
             )
         };
@@ -461,12 +472,15 @@ impl Gen<'_> {
                 self.print(&shape.sum.expr, &read)
             ));
         }
-        w.line("if (V == 2 && mine0)");
+        w.line("/* A 16-byte store where the pair is aligned (ODD: every other row) and both cells are stored. */");
+        w.line("if (V == 2 && (!ODD || c % 2 == 0) && mine1) {");
         w.line("    *(double2 *)&out[c] = make_double2(r0, r1);");
-        w.line("if (V == 1 && mine0)");
-        w.line("    out[c] = r0;");
-        w.line("if (V == 1 && mine1)");
-        w.line("    out[c + 1] = r1;");
+        w.line("} else {");
+        w.line("    if (mine0)");
+        w.line("        out[c] = r0;");
+        w.line("    if (mine1)");
+        w.line("        out[c + 1] = r1;");
+        w.line("}");
     }
 
     /// Declares the registers that carry the other grids' reads a plane ahead (zeros before the first).
@@ -506,7 +520,7 @@ impl Gen<'_> {
             };
             w.line(&format!("const double2 {name} = next_{name};"));
             w.line(&format!(
-                "next_{name} = stencil_load_pair<V>({} + {at}, on0, on1);",
+                "next_{name} = stencil_load_pair<ODD ? 1 : V>({} + {at}, on0, on1);",
                 slot_name(self.st, slot)
             ));
         }
@@ -523,13 +537,13 @@ impl Gen<'_> {
                 .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
                 .map(|p| format!("(size_t){p} % 16 == 0"))
                 .collect();
-            w.line("/* Pairs of cells as 16-byte vectors where rows hold whole pairs and every grid is aligned. */");
+            w.line("/* Pairs of cells as 16-byte vectors where every grid is aligned; rows of odd length start at even and odd cells in turn. */");
+            w.line(&format!("const bool aligned = {};", aligned.join(" && ")));
             w.line(&format!(
-                "auto *const kernel = n2 % 2 == 0 && {} ? {name}<2> : {name}<1>;",
-                aligned.join(" && ")
+                "auto *const kernel = !aligned ? {name}<1, false> : n2 % 2 == 0 ? {name}<2, false> : {name}<2, true>;"
             ));
         } else {
-            w.line(&format!("auto *const kernel = {name}<1>;"));
+            w.line(&format!("auto *const kernel = {name}<1, false>;"));
         }
         w.line(&format!(
             "/* {bytes} bytes of shared memory: more than a block gets without asking. */"
@@ -703,7 +717,12 @@ mod tests {
             )
         );
         assert!(code.contains("FuncAttributeMaxDynamicSharedMemorySize, 140800);"));
-        assert!(code.contains("? p_cuda__s__update_u_kernel<2> : p_cuda__s__update_u_kernel<1>;"));
+        // Pairs on aligned grids; on rows of odd length, those that start at an even cell.
+        assert!(code.contains(
+            "!aligned ? p_cuda__s__update_u_kernel<1, false> : n2 % 2 == 0 ? p_cuda__s__update_u_kernel<2, false> : p_cuda__s__update_u_kernel<2, true>;"
+        ));
+        assert!(code.contains("if (V == 2 && ODD && (((odd + r) & 1) || on != on1)) {"));
+        assert!(code.contains("if (V == 2 && (!ODD || c % 2 == 0) && mine1) {"));
         assert!(code.contains("stencil_copies_wait<4>();"));
         assert!(code.contains("w0[(ph + 8) % 9] = fresh.x;"));
         // The update reads the window along `z`: `u[-4,0,0]` is the oldest plane.
@@ -717,12 +736,14 @@ mod tests {
         let code = cuda(&stencil("f64", leapfrog, true));
         // Loaded a plane ahead, for the next iteration.
         assert!(
-            code.contains("next_cells_prev_u = stencil_load_pair<V>(prev_u + c + s0, on0, on1);"),
+            code.contains(
+                "next_cells_prev_u = stencil_load_pair<ODD ? 1 : V>(prev_u + c + s0, on0, on1);"
+            ),
             "{code}"
         );
-        assert!(
-            code.contains("next_cells_cur_vel = stencil_load_pair<V>(cur_vel + c + s0, on0, on1);")
-        );
+        assert!(code.contains(
+            "next_cells_cur_vel = stencil_load_pair<ODD ? 1 : V>(cur_vel + c + s0, on0, on1);"
+        ));
         assert!(code.contains("const double2 cells_cur_vel = next_cells_cur_vel;"));
         assert!(
             code.contains("2.0 * w0[0] - cells_prev_u.x + cells_cur_vel.x * (in0 - 4.0 * w0[0])")
@@ -730,8 +751,8 @@ mod tests {
         // Reach 1: the third product of each axis starts at column 6; its lanes 0 and 1 repeat the second's.
         assert!(code.contains("cx[2] = t < 2 ? 0.0 : p_cuda__s__update_u_cx(6 + t - 1 - g);"));
         // Odd reach and frame: no aligned pairs, so one instance of single cells.
-        assert!(code.contains("auto *const kernel = p_cuda__s__update_u_kernel<1>;"));
-        assert!(!code.contains("update_u_kernel<2>"));
+        assert!(code.contains("auto *const kernel = p_cuda__s__update_u_kernel<1, false>;"));
+        assert!(!code.contains("update_u_kernel<2"));
     }
 
     #[test]
