@@ -1890,6 +1890,89 @@ impl Gen<'_> {
         w.line("    return (int)status;");
     }
 
+    /// What the chunk rules start from: the resident blocks of instance
+    /// `given` (`multiprocessors`, `per_multiprocessor`), the cells of the
+    /// slowest axis (`cells`) and the blocks of one chunk (`across`, the
+    /// product of the launch's blocks along the other axes).
+    fn chunk_inputs(&self, w: &mut CWriter, given: &str, bytes: usize, across: &[String]) {
+        self.residency(w, given, bytes);
+        let across: Vec<String> = across.iter().map(|g| format!("({g})")).collect();
+        w.line(&format!(
+            "const ptrdiff_t cells = {}, across = {};",
+            self.extent(0),
+            across.join(" * ")
+        ));
+    }
+
+    /// `chunk` for a kernel whose blocks march the slowest axis (`temporal`
+    /// of vectors, `tensor`): the length whose waves of blocks (as many as
+    /// stay resident at once, `across` a chunk) end first, each block
+    /// marching its chunk and `extra` planes more (those its levels lag
+    /// behind and start ahead, or its window's warm-up), no longer than the
+    /// plan's chunk where `capped` (`tensor`, whose `chunk` is the most
+    /// planes a block marches). On the
+    /// suite's 512^3 grid star3d25 f32 then runs 3 chunks of 168 planes, 8
+    /// full waves of the H100's 132 multiprocessors, where chunks of 128 make
+    /// 10.67. Against chunks of 128 (the generated kernels in the A/B
+    /// harness, BENCHMARKS.md, 2026-11-25, session 13): at 512^3 star3d25
+    /// f32 1.04x, j3d13pt 1.06x and 1.02x; at 256^3 1.14x, 1.01x and 1.38x;
+    /// at 100^3, where a small grid gets as many chunks as fill the device,
+    /// 3.8x-5.2x.
+    fn wave_chunk(
+        &self,
+        w: &mut CWriter,
+        given: &str,
+        bytes: usize,
+        extra: usize,
+        across: &[String],
+        capped: bool,
+    ) {
+        let chunk = self.plan.chunk;
+        let cap = if capped {
+            format!(" (at most {chunk})")
+        } else {
+            String::new()
+        };
+        w.line(&format!(
+            "/* Cells of `{}` a block marches{cap}: the length whose waves of blocks end first, each block marching its chunk and {extra} planes more. */",
+            self.st.axes[0]
+        ));
+        self.chunk_inputs(w, given, bytes, across);
+        w.line("const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;");
+        w.line(&format!("int chunk = {chunk};"));
+        w.line("if (cells > 0 && across > 0 && resident > 0) {");
+        w.indent();
+        w.line(&format!(
+            "/* n chunks along the axis: from {} to chunks of a quarter of the plan's length, and enough to fill the device. */",
+            if capped { "chunks of the plan's length" } else { "one chunk" }
+        ));
+        w.line(&format!(
+            "const ptrdiff_t most = 4 * ((cells + {chunk} - 1) / {chunk}) + resident / across + 1;"
+        ));
+        w.line("ptrdiff_t best = -1;");
+        let first = if capped {
+            format!("(cells + {chunk} - 1) / {chunk}")
+        } else {
+            "1".into()
+        };
+        w.line(&format!(
+            "for (ptrdiff_t n = {first}; n <= most && n <= cells; ++n) {{"
+        ));
+        w.indent();
+        w.line("const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;");
+        w.line(&format!(
+            "const ptrdiff_t time = waves * (planes + {extra});"
+        ));
+        w.line("if (best < 0 || time < best) {");
+        w.line("    best = time;");
+        w.line("    chunk = (int)planes;");
+        w.line("}");
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}");
+    }
+
     /// [`Self::launch_lines`] of the kernel `name`.
     fn launch_named(
         &self,

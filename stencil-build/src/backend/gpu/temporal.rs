@@ -969,14 +969,15 @@ impl Gen<'_> {
     fn fused_chunk(&self, w: &mut CWriter, given: &str, bytes: usize) {
         if self.vector_columns() {
             let sh = self.planes_shape();
-            return self.wave_chunk(w, given, bytes, sh.t * sh.r[0] + sh.lag() * sh.t);
+            let extra = sh.t * sh.r[0] + sh.lag() * sh.t;
+            return self.wave_chunk(w, given, bytes, extra, &self.temporal_across(), false);
         }
         let chunk = self.plan.chunk;
         w.line(&format!(
             "/* Cells of `{}` a block marches: {chunk}, or fewer where that would leave multiprocessors without a block. */",
             self.st.axes[0]
         ));
-        self.chunk_inputs(w, given, bytes);
+        self.chunk_inputs(w, given, bytes, &self.temporal_across());
         w.line("/* `across`: the blocks of one chunk; `parts`: the chunks that many resident blocks hold. */");
         w.line("const ptrdiff_t parts = across > 0 ? (ptrdiff_t)multiprocessors * per_multiprocessor / across : 0;");
         w.line(&format!(
@@ -984,61 +985,12 @@ impl Gen<'_> {
         ));
     }
 
-    /// What both chunk rules start from: the resident blocks of instance
-    /// `given` (`multiprocessors`, `per_multiprocessor`), the cells of the
-    /// slowest axis (`cells`) and the blocks of one chunk (`across`).
-    fn chunk_inputs(&self, w: &mut CWriter, given: &str, bytes: usize) {
-        self.residency(w, given, bytes);
+    /// The blocks of one chunk of a `temporal` launch: its grid without
+    /// the slowest axis.
+    fn temporal_across(&self) -> Vec<String> {
         let mut across = self.temporal_grid("1");
         across.pop();
-        let across: Vec<String> = across.iter().map(|g| format!("({g})")).collect();
-        w.line(&format!(
-            "const ptrdiff_t cells = {}, across = {};",
-            self.extent(0),
-            across.join(" * ")
-        ));
-    }
-
-    /// `chunk` for a kernel of vectors: the length whose waves of blocks
-    /// (as many as stay resident at once) end first, each block marching its
-    /// chunk and the planes its levels lag behind and start ahead. On the
-    /// suite's 512^3 grid star3d25 f32 then runs 3 chunks of 168 planes, 8
-    /// full waves of the H100's 132 multiprocessors, where chunks of 128 make
-    /// 10.67. Against chunks of 128 (the generated kernels in the A/B
-    /// harness, BENCHMARKS.md, 2026-11-25, session 13): at 512^3 star3d25
-    /// f32 1.04x, j3d13pt 1.06x and 1.02x; at 256^3 1.14x, 1.01x and 1.38x;
-    /// at 100^3, where a small grid gets as many chunks as fill the device,
-    /// 3.8x-5.2x.
-    fn wave_chunk(&self, w: &mut CWriter, given: &str, bytes: usize, extra: usize) {
-        let chunk = self.plan.chunk;
-        w.line(&format!(
-            "/* Cells of `{}` a block marches: the length whose waves of blocks end first, each block marching its chunk and {extra} planes more. */",
-            self.st.axes[0]
-        ));
-        self.chunk_inputs(w, given, bytes);
-        w.line("const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;");
-        w.line(&format!("int chunk = {chunk};"));
-        w.line("if (cells > 0 && across > 0 && resident > 0) {");
-        w.indent();
-        w.line("/* n chunks along the axis: the candidates up to a quarter of the plan's length, and enough to fill the device. */");
-        w.line(&format!(
-            "const ptrdiff_t most = 4 * ((cells + {chunk} - 1) / {chunk}) + resident / across + 1;"
-        ));
-        w.line("ptrdiff_t best = -1;");
-        w.line("for (ptrdiff_t n = 1; n <= most && n <= cells; ++n) {");
-        w.indent();
-        w.line("const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;");
-        w.line(&format!(
-            "const ptrdiff_t time = waves * (planes + {extra});"
-        ));
-        w.line("if (best < 0 || time < best) {");
-        w.line("    best = time;");
-        w.line("    chunk = (int)planes;");
-        w.line("}");
-        w.dedent();
-        w.line("}");
-        w.dedent();
-        w.line("}");
+        across
     }
 
     /// The blocks of a `temporal` launch along CUDA's `x`, `y` (and `z`):

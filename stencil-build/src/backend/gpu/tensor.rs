@@ -214,11 +214,12 @@ impl Gen<'_> {
         w.line("/* V: cells a copy and a store move (2 on aligned grids, else 1). ODD: rows of an odd number of cells, which");
         w.line("   start at even and odd cells in turn: a pair whose first cell is odd moves as two single cells. */");
         w.line("template <int V, bool ODD>");
+        let mut parameters = self.typed_extents(self.parameters("__restrict__", true), "ptrdiff_t");
+        parameters.push("const int chunk".into());
         w.line(&format!(
             "static __global__ void __launch_bounds__({THREADS}) {}({})",
             self.kernel_name(),
-            self.typed_extents(self.parameters("__restrict__", true), "ptrdiff_t")
-                .join(", ")
+            parameters.join(", ")
         ));
         w.line("{");
         w.indent();
@@ -313,8 +314,11 @@ impl Gen<'_> {
             "const bool mine0 = iy < {hi_y} && ix < {hi_x}, mine1 = iy < {hi_y} && ix + 1 < {hi_x};"
         ));
         w.line(&format!(
-            "const ptrdiff_t zo = {hz} + (ptrdiff_t)blockIdx.z * {chunk}, zend = zo + {chunk} < {hi_z} ? zo + {chunk} : {hi_z};",
-            chunk = self.plan.chunk,
+            "/* The block's chunk of `{}`: `chunk` planes from zo. */",
+            self.st.axes[0]
+        ));
+        w.line(&format!(
+            "const ptrdiff_t zo = {hz} + (ptrdiff_t)blockIdx.z * chunk, zend = zo + chunk < {hi_z} ? zo + chunk : {hi_z};",
             hi_z = self.bounds(0).1
         ));
         w.line(&format!(
@@ -553,18 +557,21 @@ impl Gen<'_> {
         ));
         w.line(&format!("if (allowed != {api}Success)"));
         w.line("    return (int)allowed;");
-        let blocks = vec![
+        let mut blocks = vec![
             format!("({} + {TILE} - 1) / {TILE}", self.extent(2)),
             format!("({} + {TILE} - 1) / {TILE}", self.extent(1)),
-            format!("({} + {c} - 1) / {c}", self.extent(0), c = self.plan.chunk),
         ];
+        // A block reads its window's planes before and after its chunk.
+        self.wave_chunk(w, "kernel", bytes, 2 * shape.depth, &blocks, true);
+        blocks.push(format!("({} + chunk - 1) / chunk", self.extent(0)));
+        let arguments = format!("{}, chunk", self.arguments());
         self.launch_named(
             w,
             "kernel",
             &THREADS.to_string(),
             &blocks,
             bytes,
-            &self.arguments(),
+            &arguments,
         );
     }
 }
@@ -724,6 +731,15 @@ mod tests {
         assert!(code.contains("if (V == 2 && ODD && (((odd + r) & 1) || on != on1)) {"));
         assert!(code.contains("if (V == 2 && (!ODD || c % 2 == 0) && mine1) {"));
         assert!(code.contains("stencil_copies_wait<4>();"));
+        // Chunks of at most 256 planes, shortened where waves of blocks end sooner.
+        assert!(code.contains(
+            "for (ptrdiff_t n = (cells + 256 - 1) / 256; n <= most && n <= cells; ++n) {"
+        ));
+        assert!(
+            code.contains("const ptrdiff_t time = waves * (planes + 8);"),
+            "the window's 8 planes"
+        );
+        assert!(code.contains("kernel<<<grid, block, 140800>>>(n0, n1, n2, out, cur_u, chunk);"));
         assert!(code.contains("w0[(ph + 8) % 9] = fresh.x;"));
         // The update reads the window along `z`: `u[-4,0,0]` is the oldest plane.
         assert!(code.contains("w0[(ph + 0) % 9]"));

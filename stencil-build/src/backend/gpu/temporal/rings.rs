@@ -1054,7 +1054,7 @@ impl Gen<'_> {
         );
         w.line(&format!("const bool quads = {};", quads.join(" && ")));
         let extra = 4 * sh.r[0] + 1;
-        self.wave_chunk(w, &name, bytes, extra);
+        self.wave_chunk(w, &name, bytes, extra, &self.temporal_across(), false);
         let blocks = self.rings_grid("chunk");
         let mut arguments: Vec<String> = (0..3).map(|a| format!("(int)n{a}")).collect();
         arguments.extend(self.rings_pointers(false));
