@@ -28,6 +28,12 @@
 //! renaming); other grids are read at the lane's two cells, a plane ahead.
 //! One barrier a plane.
 //!
+//! On aligned grids copies and stores move pairs of cells (16 bytes); rows of
+//! an odd number of cells start at even and odd cells in turn, and their
+//! pairs that start odd move one cell at a time. The launcher picks the
+//! chunk, at most the plan's, whose waves of resident blocks end first
+//! (`Gen::wave_chunk`): small grids get as many blocks as the device holds.
+//!
 //! On the H100 star3d25 f64 steps at 157.1 GCells/s, 1.34x `stream` and 83%
 //! of the bandwidth bound; acoustic25 f64, which reads two more grids, at
 //! 1.03x (BENCHMARKS.md, session 16; the prototype and the A/B runs behind
