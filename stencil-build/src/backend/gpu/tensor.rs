@@ -166,8 +166,8 @@ impl Gen<'_> {
 
     /// Whether the kernel can move cell pairs as 16-byte vectors on aligned
     /// grids: the tile's and the lanes' first columns are even. On grids of
-    /// odd rows, whose rows start at even and odd cells in turn, it moves
-    /// the pairs of rows that start even.
+    /// odd rows, which start at even and odd cells in turn, it moves the
+    /// pairs that start at an even cell (every other row's).
     fn tensor_pairs(&self, shape: &Shape) -> bool {
         self.info.halo[2] % 2 == 0 && shape.reach[1] % 2 == 0
     }
