@@ -141,6 +141,11 @@ pub fn run(
                         "{} {:?}, time_block {}, chunk {}, coarsen {}, vector {}{occupancy}",
                         t.strategy, t.block, t.time_block, t.chunk, t.coarsen, t.vector
                     )
+                } else if t.small_grids {
+                    format!(
+                        "{} {:?}, small grids: stream [1, 2, 64], chunk 4, vector 2",
+                        t.strategy, t.block
+                    )
                 } else {
                     format!("{} {:?}", t.strategy, t.block)
                 };

@@ -56,6 +56,10 @@ pub struct Options {
     /// 300 x 994 x 750), 256 on the CPU].
     #[arg(long)]
     pub size3: Option<usize>,
+    /// Extents of the 3-D grids, slowest axis first, as `Z,Y,X` (in place of
+    /// `--size3`'s cube).
+    #[arg(long, value_name = "Z,Y,X", value_parser = parse_shape3)]
+    pub shape3: Option<[usize; 3]>,
     /// Time steps per timed run [default: 100 on the GPU, 10 on the CPU].
     #[arg(long)]
     pub steps: Option<u64>,
@@ -87,6 +91,18 @@ pub struct Options {
     pub baseline: Option<PathBuf>,
 }
 
+/// `--shape3`'s value: three positive extents separated by commas.
+fn parse_shape3(s: &str) -> Result<[usize; 3], String> {
+    let extents: Vec<usize> = s
+        .split(',')
+        .map(|e| e.trim().parse().ok().filter(|&n| n > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("`{s}`: write three positive extents, e.g. 300,994,750"))?;
+    extents
+        .try_into()
+        .map_err(|_| format!("`{s}`: write three extents (Z,Y,X), e.g. 300,994,750"))
+}
+
 impl Options {
     /// Whether the configuration is selected; `naive` always is, as every
     /// row's speed-up is measured against it.
@@ -106,6 +122,9 @@ impl Options {
 
     /// The grid of `stencil` with `dims` axes on the GPU (`gpu`) or the CPU.
     pub fn shape(&self, stencil: &str, dims: usize, gpu: bool) -> Vec<usize> {
+        if let (3, Some(shape)) = (dims, self.shape3) {
+            return shape.to_vec();
+        }
         match (dims, self.size2, self.size3) {
             (2, Some(n), _) | (3, _, Some(n)) => vec![n; dims],
             (3, _, None) if gpu && stencil == "acoustic25" => vec![300, 994, 750],
@@ -283,6 +302,19 @@ mod tests {
         assert_eq!(calls(&["--steps-per-call", "9"], 7), [7]);
         assert!(calls(&["--steps-per-call", "2"], 0).is_empty());
         assert!(Options::try_parse_from(["suite", "--steps-per-call", "0"]).is_err());
+    }
+
+    #[test]
+    fn shape3_takes_three_positive_extents_slowest_first() {
+        let o = Options::parse_from(["suite", "--size3", "64", "--shape3", "40,512,513"]);
+        assert_eq!(o.shape("star3d25", 3, true), [40, 512, 513]);
+        assert_eq!(o.shape("j2d5pt", 2, true), [16384, 16384]);
+        for bad in ["40,512", "40,512,513,2", "40,0,513", "40,x,513"] {
+            assert!(
+                Options::try_parse_from(["suite", "--shape3", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

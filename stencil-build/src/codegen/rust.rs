@@ -136,6 +136,10 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 /// The most blocks per multiprocessor a `persistent` launch keeps resident
                 /// (`None`: as many as fit, and for the other strategies).
                 pub occupancy: Option<usize>,
+                /// `tensor` as `auto`'s choice: small grids, where `tensor`'s blocks would
+                /// compute too little, run `stream` in 16-byte vectors (false for the other
+                /// strategies).
+                pub small_grids: bool,
             }
 
             #(#runtimes)*

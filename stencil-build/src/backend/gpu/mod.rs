@@ -126,6 +126,12 @@ pub struct Resolved {
     /// The most blocks per multiprocessor a `persistent` launch keeps
     /// resident (`None`: as many as fit, and for the other strategies).
     pub occupancy: Option<usize>,
+    /// `tensor` as `auto`'s choice: its launcher runs `stream` in 16-byte
+    /// vectors ([`small_plan`]) on the grids where `tensor`'s blocks would
+    /// compute too little ([`tensor::SMALL_GRID_EFFICIENCY`],
+    /// [`tensor::small_planes`]). False for the other strategies and for
+    /// `tensor` asked for by name.
+    pub small_grids: bool,
 }
 
 impl Resolved {
@@ -162,8 +168,9 @@ impl Resolved {
 /// spec leaves out).
 pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, String> {
     let dims = st.dims();
+    let chosen = t.strategy == Strategy::Auto;
     let model;
-    let t = if t.strategy == Strategy::Auto {
+    let t = if chosen {
         model = auto(st, d);
         &model
     } else {
@@ -180,6 +187,7 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
                 vector: 1,
                 time_block: 1,
                 occupancy: None,
+                small_grids: chosen,
             });
         }
         Strategy::Persistent => {
@@ -212,6 +220,7 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
         vector,
         time_block: 1,
         occupancy: None,
+        small_grids: false,
     })
 }
 
@@ -305,6 +314,16 @@ pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved>
         single
     };
     resolve(&single, st, d).ok()
+}
+
+/// The plan of the kernel that `auto`'s `tensor` runs on small grids
+/// ([`Resolved::small_grids`]): [`vector_stream`]. `None` for the other
+/// plans.
+pub fn small_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved> {
+    if !plan.small_grids {
+        return None;
+    }
+    resolve(&vector_stream(st, d), st, d).ok()
 }
 
 /// The most values a `stream` thread of [`wide_stream`]'s 16-byte vectors
@@ -445,7 +464,7 @@ fn default_block(strategy: Strategy, dims: usize, warp: usize) -> Vec<usize> {
 /// The kernel source of one stencil for dialect `d`.
 pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Dialect) -> String {
     let mut w = CWriter::default();
-    let step = step_plan(plan, st, d);
+    let step = step_plan(plan, st, d).or_else(|| small_plan(plan, st, d));
     header(&mut w, st, an, plan, step.as_ref(), d);
     let scalar = temporal::scalar_twin(plan, st, d);
     for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
@@ -479,8 +498,13 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
         }
         if let Some(single) = g.single_step() {
             w.blank();
+            let purpose = if plan.small_grids {
+                "small grids"
+            } else {
+                "launches of one step"
+            };
             w.line(&format!(
-                "/* The kernel of launches of one step: `{}`, blocks of {} threads{}. */",
+                "/* The kernel of {purpose}: `{}`, blocks of {} threads{}. */",
                 single.plan.strategy.name(),
                 join_x(&single.plan.block),
                 detail(st, single.plan)
@@ -603,8 +627,13 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
             }
         )
     } else if plan.strategy == Strategy::Tensor {
+        let small = if plan.small_grids {
+            "; small grids run `stream` in 16-byte vectors"
+        } else {
+            ""
+        };
         format!(
-            ", the in-plane sum on the FP64 tensor cores, marching {} cells along `{}` per block",
+            ", the in-plane sum on the FP64 tensor cores, marching {} cells along `{}` per block{small}",
             plan.chunk, st.axes[0]
         )
     } else if let Some(k) = plan.occupancy {
@@ -701,8 +730,9 @@ struct Gen<'a> {
     /// which run the grids whose rows are not whole vectors and the largest
     /// ones ([`temporal::scalar_twin`]).
     scalar: Option<&'a Resolved>,
-    /// The plan of the single-step kernel a fused launch of one step runs
-    /// instead ([`step_plan`]).
+    /// The plan of the other single-step kernel of the file: the one a fused
+    /// launch of one step runs instead ([`step_plan`]), or the one `auto`'s
+    /// `tensor` runs on small planes ([`small_plan`]).
     step: Option<&'a Resolved>,
     /// The launcher's parameter the kernel writes: `out`, or `out_prev` for
     /// the single-step kernel of a fused leapfrog ([`Self::single_step`]).
@@ -842,16 +872,23 @@ impl Gen<'_> {
         out
     }
 
-    /// The generator of the single-step kernel that launches of one step
-    /// run where this kernel fuses steps ([`step_plan`]); its kernels are
-    /// named after `<sym>_step`. A fused leapfrog's one step writes the
+    /// The generator of the file's other single-step kernel: the one that
+    /// launches of one step run where this kernel fuses steps
+    /// ([`step_plan`]), its kernels named after `<sym>_step`, or the one
+    /// `auto`'s `tensor` runs on small planes ([`small_plan`]), named after
+    /// `<sym>_small`. A fused leapfrog's one step writes the
     /// buffer of `out_prev`, which the session then reads as the current
     /// level (its levels turn by one after such a launch, by two after a
     /// fused one: `Levels::advance_one` in the generated Rust).
     fn single_step(&self) -> Option<Self> {
+        let suffix = if self.plan.small_grids {
+            "small"
+        } else {
+            "step"
+        };
         self.step.map(|plan| Gen {
             plan,
-            sym: format!("{}_step", self.sym),
+            sym: format!("{}_{suffix}", self.sym),
             vector: plan.vector,
             wide: true,
             scalar: None,
@@ -1681,7 +1718,8 @@ impl Gen<'_> {
         w.line("/* A failed runtime call (an allocation, say) leaves its error as the last one;");
         w.line("   it was reported by that call, so it must not be taken for this launch's. */");
         w.line(&format!("(void){}GetLastError();", self.d.api));
-        if let Some(single) = self.single_step() {
+        // `tensor`'s launch decides itself where its small grids go.
+        if let Some(single) = self.single_step().filter(|_| !self.plan.small_grids) {
             self.launch_one_step(w, &single);
         }
         if self.splits_steps() {
@@ -2163,6 +2201,7 @@ mod tests {
             vector: 1,
             time_block: 1,
             occupancy: None,
+            small_grids: false,
         };
         let code = source(&st, &an, &plan, "p", &CUDA);
         // Planes z - 1 ..= z + 2 for this iteration, z + 3 and z + 4 loaded ahead.
@@ -2254,6 +2293,7 @@ mod tests {
             vector: 1,
             time_block: 1,
             occupancy: None,
+            small_grids: false,
         };
         assert_eq!(
             shared_bytes(&st, &tiled),
@@ -2282,6 +2322,7 @@ mod tests {
             vector: 1,
             time_block: 1,
             occupancy: None,
+            small_grids: false,
         };
         assert_eq!(shared_bytes(&st, &stream), 0, "registers and caches only");
     }
@@ -2355,6 +2396,7 @@ mod tests {
                 vector: 2,
                 time_block: 1,
                 occupancy: None,
+                small_grids: false,
             };
             let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
             assert!(code.contains("const double2 q"), "{code}");
@@ -2373,6 +2415,7 @@ mod tests {
             vector: 4,
             time_block: 1,
             occupancy: None,
+            small_grids: false,
         };
         let err = fit(plan.clone(), true, &st, &CUDA).unwrap_err();
         assert!(
@@ -2409,6 +2452,7 @@ mod tests {
             vector: 4,
             time_block: 1,
             occupancy: None,
+            small_grids: false,
         };
         let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
         let kernels: Vec<&str> = code

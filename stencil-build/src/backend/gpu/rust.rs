@@ -251,6 +251,7 @@ pub fn stencil_module(
         }
         None => quote! { None },
     };
+    let small_grids = plan.small_grids;
     let (externs, launches, fuses) = kernels(st, plan, prefix, d);
     let session = session(st, plan, d, &launches, &fuses);
     let args = &sig.params;
@@ -274,8 +275,13 @@ pub fn stencil_module(
             )
         } else if plan.strategy == crate::ir::Strategy::Tensor {
             format!(
-                ", {} cells per block along the slowest axis, the in-plane sum on the FP64 tensor cores",
-                plan.chunk
+                ", {} cells per block along the slowest axis, the in-plane sum on the FP64 tensor cores{}",
+                plan.chunk,
+                if plan.small_grids {
+                    "; small grids run `stream` in 16-byte vectors"
+                } else {
+                    ""
+                }
             )
         } else {
             String::new()
@@ -288,7 +294,7 @@ pub fn stencil_module(
             use super::super::#dev as dev;
 
             /// The tiling compiled into these kernels.
-            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy };
+            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy, small_grids: #small_grids };
 
             #[allow(non_snake_case)]
             unsafe extern "C" {

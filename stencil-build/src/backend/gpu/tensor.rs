@@ -33,6 +33,9 @@
 //! pairs that start odd move one cell at a time. The launcher picks the
 //! chunk, at most the plan's, whose waves of resident blocks end first
 //! (`Gen::wave_chunk`): small grids get as many blocks as the device holds.
+//! Where `auto` picked `tensor`, the launcher then runs `stream` in 16-byte
+//! vectors on the grids where its blocks would compute too little
+//! ([`SMALL_GRID_EFFICIENCY`], [`small_planes`]).
 //!
 //! On the H100 star3d25 f64 steps at 157.1 GCells/s, 1.34x `stream` and 83%
 //! of the bandwidth bound; acoustic25 f64, which reads two more grids, at
@@ -86,6 +89,56 @@ pub fn auto_tensor(st: &Stencil) -> bool {
     let name = |a: &Access| slot_name(st, a.slot);
     plane_sum(&st.statements[0], &name)
         .is_ok_and(|sum| sum.reach().into_iter().max().unwrap_or(0) >= AUTO_MIN_REACH)
+}
+
+/// The reads of grids other than the in-plane one in `sum`'s update: each
+/// grid with its plane offset, read at the lanes' cells.
+fn other_reads(sum: &PlaneSum) -> Vec<(Slot, i64)> {
+    let mut others: Vec<(Slot, i64)> = Vec::new();
+    sum.expr.for_each_read(&mut |a| {
+        if a.slot != sum.slot && a.slot != PLANE_SUM && !others.contains(&(a.slot, a.offset[0])) {
+            others.push((a.slot, a.offset[0]));
+        }
+    });
+    others
+}
+
+/// The least share, in percent, of its resident blocks' time that
+/// `auto`'s `tensor` must spend on cells of the region, where its launcher
+/// runs `stream` in 16-byte vectors instead (blocks of `[1, 2, 64]` threads
+/// marching 4 planes, which read their neighbours' planes through L2). A
+/// `tensor` block computes whole 32 x 32 tiles, some past the region's
+/// edge, and reads its window's `2 x depth` planes more than its chunk; on
+/// grids of few tiles the chunks that fill the device are short. The share
+/// is the region's cells over `1024 x resident blocks x waves x (chunk + 2
+/// depth)`. On the H100 (BENCHMARKS.md, session 25) star3d25 f64 ran
+/// `stream` 1.07x-2.35x faster than `tensor` where the share was 0.13-0.56
+/// (64^3 to 176^3 and 128^3 to 144^3), as fast at 0.59 (256 x 144 x 144) and
+/// at 0.66 (192^3: 1.04x; 160^3: 0.93x), and 0.74x-0.91x as fast from 0.72
+/// on (224^3 to 514^3, 1024 x 128 x 128, 48 x 512 x 512).
+pub const SMALL_GRID_EFFICIENCY: usize = 62;
+
+/// Cells of a plane under which `auto`'s `tensor` runs `stream` in 16-byte
+/// vectors where the update reads other grids at the cell than the one it
+/// sums in-plane ([`small_planes`]): acoustic25 f64 (the previous level and
+/// the velocity), on the H100 (session 25), ran `stream` 1.03x-1.16x faster
+/// on every grid of planes up to 384 x 384 cells (64^3 to 384^3, 1024 x 384
+/// x 384), and 0.76x-0.96x as fast from 416 x 416 on (416^3 to 514^3, 128 x
+/// 512 x 512, 300 x 448 x 448, the suite's 300 x 994 x 750), where `stream`
+/// fell from 83 to 62-77 GCells/s and `tensor` held 74-82.
+pub const SMALL_PLANES_MORE_GRIDS: usize = 400 * 400;
+
+/// Cells of a plane under which `auto`'s `tensor` for `st` runs `stream` in
+/// 16-byte vectors whatever its efficiency ([`SMALL_GRID_EFFICIENCY`]):
+/// [`SMALL_PLANES_MORE_GRIDS`] where the update reads other grids than the
+/// one it sums in-plane, else 0 (star3d25 f64 ran `tensor` 1.10x `stream`
+/// on 128 x 128 planes 1024 deep, where the efficiency is 0.80).
+pub fn small_planes(st: &Stencil) -> usize {
+    let name = |a: &Access| slot_name(st, a.slot);
+    match plane_sum(&st.statements[0], &name) {
+        Ok(sum) if other_reads(&sum).is_empty() => 0,
+        _ => SMALL_PLANES_MORE_GRIDS,
+    }
 }
 
 /// The band of one axis: the products' starting columns of `k`, and the
@@ -145,13 +198,7 @@ impl Gen<'_> {
             }
         });
         let (rows, cols) = (TILE + 2 * reach[0], TILE + 2 * reach[1]);
-        let mut others: Vec<(Slot, i64)> = Vec::new();
-        sum.expr.for_each_read(&mut |a| {
-            if a.slot != sum.slot && a.slot != PLANE_SUM && !others.contains(&(a.slot, a.offset[0]))
-            {
-                others.push((a.slot, a.offset[0]));
-            }
-        });
+        let others = other_reads(&sum);
         Shape {
             sum,
             others,
@@ -569,6 +616,9 @@ impl Gen<'_> {
         ];
         // A block reads its window's planes before and after its chunk.
         self.wave_chunk(w, "kernel", bytes, 2 * shape.depth, &blocks, true);
+        if let Some(small) = self.single_step().filter(|_| self.plan.small_grids) {
+            self.launch_small_grids(w, &small, 2 * shape.depth);
+        }
         blocks.push(format!("({} + chunk - 1) / chunk", self.extent(0)));
         let arguments = format!("{}, chunk", self.arguments());
         self.launch_named(
@@ -579,6 +629,42 @@ impl Gen<'_> {
             bytes,
             &arguments,
         );
+    }
+}
+
+impl Gen<'_> {
+    /// `auto`'s `tensor` launches `small` (`stream` in 16-byte vectors) on
+    /// the grids where its blocks, each marching its chunk and `extra`
+    /// planes more, would spend less than [`SMALL_GRID_EFFICIENCY`] percent
+    /// of their time on cells of the region, and on planes under
+    /// [`small_planes`] cells.
+    fn launch_small_grids(&self, w: &mut CWriter, small: &Self, extra: usize) {
+        let planes = small_planes(self.st);
+        let mut when = vec![format!(
+            "100 * cells * {} * {} < {SMALL_GRID_EFFICIENCY} * {} * resident * waves * (chunk + {extra})",
+            self.extent(1),
+            self.extent(2),
+            TILE * TILE
+        )];
+        let mut why = format!(
+            "where `tensor`'s blocks would spend less than {SMALL_GRID_EFFICIENCY}% of their time on cells of the region (tiles past its edge, the window's {extra} planes a chunk, idle multiprocessors)"
+        );
+        if planes > 0 {
+            when.insert(0, format!("(ptrdiff_t)n1 * n2 < {planes}"));
+            why = format!("on planes of fewer than {planes} cells, and {why}");
+        }
+        w.line(&format!(
+            "/* `{}` in {}-cell vectors, whose blocks march {} planes, {why}. */",
+            small.plan.strategy.name(),
+            small.plan.vector,
+            small.plan.chunk
+        ));
+        w.line("const ptrdiff_t waves = resident > 0 ? (across * ((cells + chunk - 1) / chunk) + resident - 1) / resident : 0;");
+        w.line(&format!("if ({}) {{", when.join(" || ")));
+        w.indent();
+        small.launch_twins(w);
+        w.dedent();
+        w.line("}");
     }
 }
 
@@ -787,5 +873,59 @@ mod tests {
         assert!(!auto_tensor(&stencil("f64", star1, false)), "reach 1");
         let box1 = "u[0,0,0] + u[0,1,1] + u[0,0,3] + u[0,0,-3]";
         assert!(!auto_tensor(&stencil("f64", box1, false)), "off the axes");
+    }
+
+    #[test]
+    fn auto_runs_stream_in_vectors_on_small_grids_and_tensor_by_name_does_not() {
+        let star = stencil("f64", STAR4, false);
+        let acoustic = format!("2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*vel[0,0,0]*({STAR4})");
+        let acoustic = stencil("f64", &acoustic, true);
+        assert_eq!(small_planes(&star), 0);
+        assert_eq!(small_planes(&acoustic), SMALL_PLANES_MORE_GRIDS);
+        let auto = |st| {
+            let plan = resolve(&GpuTiling::model(Strategy::Auto), st, &CUDA).unwrap();
+            assert_eq!(plan.strategy, Strategy::Tensor);
+            assert!(plan.small_grids);
+            source(st, &crate::analysis::analyse(st), &plan, "p", &CUDA)
+        };
+        let code = auto(&star);
+        // After the chunk rule, on the share of the resident blocks' time spent on the region's cells.
+        let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
+        let rule = launcher.find("chunk = (int)planes;").unwrap();
+        let when = "if (100 * cells * (n1 - 4 - 4) * (n2 - 4 - 4) < 62 * 1024 * resident * waves * (chunk + 8)) {";
+        let small = launcher.find(when).expect(launcher);
+        assert!(rule < small);
+        assert!(launcher.contains("const ptrdiff_t waves = resident > 0 ? (across * ((cells + chunk - 1) / chunk) + resident - 1) / resident : 0;"));
+        // Then 16-byte vectors where rows allow and 32-bit indices where the grid does.
+        let vectors = launcher
+            .find("p_cuda__s__update_u_small_kernel<<<")
+            .unwrap();
+        assert!(small < vectors);
+        assert!(
+            vectors
+                < launcher
+                    .find("p_cuda__s__update_u_small_scalar_kernel<<<")
+                    .unwrap()
+        );
+        assert!(
+            vectors
+                < launcher
+                    .find("p_cuda__s__update_u_small_i64_kernel<<<")
+                    .unwrap()
+        );
+        assert!(vectors < launcher.find("kernel<<<grid, block, 140800>>>").unwrap());
+        assert!(
+            code.contains("/* The kernel of small grids: `stream`, blocks of 1 x 2 x 64 threads")
+        );
+        assert!(code.contains("; small grids run `stream` in 16-byte vectors."));
+        // Other grids read at the cell: small planes too.
+        let code = auto(&acoustic);
+        assert!(
+            code.contains("if ((ptrdiff_t)n1 * n2 < 160000 || 100 * cells * "),
+            "{code}"
+        );
+        let by_name = cuda(&star);
+        assert!(!by_name.contains("_small"), "{by_name}");
+        assert!(!by_name.contains("small grids"));
     }
 }
