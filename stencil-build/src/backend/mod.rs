@@ -190,6 +190,11 @@ impl CWriter {
         self.level = self.level.saturating_sub(n);
     }
 
+    /// Writes `text`, lines another writer finished, as it is.
+    pub fn append(&mut self, text: &str) {
+        self.out.push_str(text);
+    }
+
     /// The text written.
     pub fn finish(self) -> String {
         self.out

@@ -465,7 +465,6 @@ fn default_block(strategy: Strategy, dims: usize, warp: usize) -> Vec<usize> {
 pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Dialect) -> String {
     let mut w = CWriter::default();
     let step = step_plan(plan, st, d).or_else(|| small_plan(plan, st, d));
-    header(&mut w, st, an, plan, step.as_ref(), d);
     let scalar = temporal::scalar_twin(plan, st, d);
     for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
         w.blank();
@@ -516,7 +515,78 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
         w.blank();
         g.launcher(&mut w);
     }
+    let body = w.finish();
+    let mut w = CWriter::default();
+    let residency = body.contains(RESIDENCY);
+    header(&mut w, st, an, plan, step.as_ref(), residency, d);
+    w.append(&body);
     w.finish()
+}
+
+/// The helper the launchers that size their grids by the device ask for
+/// residency ([`Gen::residency`]).
+const RESIDENCY: &str = "stencil_residency";
+
+/// [`RESIDENCY`]: the device's multiprocessors and a kernel's resident
+/// blocks, asked of the runtime once per device, kernel and launch shape
+/// and kept in a table for the launches after (on the H100 the queries of
+/// every launch held star3d25 f64 on 64^3, 5 us a step, to 0.71x the same
+/// kernel launched without them; BENCHMARKS.md, session 25).
+fn residency_helper(w: &mut CWriter, d: &Dialect) {
+    let api = d.api;
+    w.blank();
+    for line in [
+        "/* The current device's multiprocessors and the blocks of `kernel` (`threads` threads, `bytes` of dynamic",
+        "   shared memory) each keeps resident: asked of the runtime once per device, kernel and shape, then",
+        "   read from a table (a lock keeps it safe for launches from several host threads). */",
+    ] {
+        w.line(line);
+    }
+    w.line(&format!(
+        "static {api}Error_t {RESIDENCY}(const void *kernel, const int threads, const size_t bytes, int *multiprocessors, int *per_multiprocessor)"
+    ));
+    w.line("{");
+    w.indent();
+    w.line("struct Entry {");
+    w.line("    const void *kernel;");
+    w.line("    int device, threads;");
+    w.line("    size_t bytes;");
+    w.line("    int multiprocessors, per_multiprocessor;");
+    w.line("};");
+    w.line("static Entry table[64];");
+    w.line("static int used = 0;");
+    w.line("static std::mutex lock;");
+    w.line("int device = 0;");
+    w.line(&format!("{api}Error_t status = {api}GetDevice(&device);"));
+    w.line(&format!("if (status != {api}Success)"));
+    w.line("    return status;");
+    w.line("{");
+    w.line("    const std::lock_guard<std::mutex> guard(lock);");
+    w.line("    for (int k = 0; k < used; ++k) {");
+    w.line("        const Entry &e = table[k];");
+    w.line("        if (e.kernel == kernel && e.device == device && e.threads == threads && e.bytes == bytes) {");
+    w.line("            *multiprocessors = e.multiprocessors;");
+    w.line("            *per_multiprocessor = e.per_multiprocessor;");
+    w.line(&format!("            return {api}Success;"));
+    w.line("        }");
+    w.line("    }");
+    w.line("}");
+    w.line(&format!(
+        "status = {api}DeviceGetAttribute(multiprocessors, {}, device);",
+        d.multiprocessors
+    ));
+    w.line(&format!("if (status == {api}Success)"));
+    w.line(&format!(
+        "    status = {api}OccupancyMaxActiveBlocksPerMultiprocessor(per_multiprocessor, kernel, threads, bytes);"
+    ));
+    w.line(&format!("if (status != {api}Success)"));
+    w.line("    return status;");
+    w.line("const std::lock_guard<std::mutex> guard(lock);");
+    w.line("if (used < 64)");
+    w.line("    table[used++] = Entry{kernel, device, threads, bytes, *multiprocessors, *per_multiprocessor};");
+    w.line(&format!("return {api}Success;"));
+    w.dedent();
+    w.line("}");
 }
 
 /// The exported launcher of a statement's kernel.
@@ -651,6 +721,7 @@ fn header(
     an: &Analysis,
     plan: &Resolved,
     step: Option<&Resolved>,
+    residency: bool,
     d: &Dialect,
 ) {
     let detail = detail(st, plan);
@@ -671,6 +742,10 @@ fn header(
         w.line(&format!("#include <{}>", d.cooperative_header));
     }
     w.line("#include <stddef.h>");
+    if residency {
+        w.line("#include <mutex>");
+        residency_helper(w, d);
+    }
     let offsets = st.statements.iter().any(|s| {
         let mut any = false;
         s.expr
@@ -1912,16 +1987,9 @@ impl Gen<'_> {
     /// runtime of the current device; the launcher returns its error.
     fn residency(&self, w: &mut CWriter, kernel: &str, bytes: usize) {
         let api = self.d.api;
-        w.line("int device = 0, multiprocessors = 0, per_multiprocessor = 0;");
-        w.line(&format!("{api}Error_t status = {api}GetDevice(&device);"));
-        w.line(&format!("if (status == {api}Success)"));
+        w.line("int multiprocessors = 0, per_multiprocessor = 0;");
         w.line(&format!(
-            "    status = {api}DeviceGetAttribute(&multiprocessors, {}, device);",
-            self.d.multiprocessors
-        ));
-        w.line(&format!("if (status == {api}Success)"));
-        w.line(&format!(
-            "    status = {api}OccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, {kernel}, {}, {bytes});",
+            "const {api}Error_t status = {RESIDENCY}((const void *){kernel}, {}, {bytes}, &multiprocessors, &per_multiprocessor);",
             self.plan.threads()
         ));
         w.line(&format!("if (status != {api}Success)"));

@@ -201,7 +201,9 @@ mod tests {
             "cooperative_groups::this_grid().sync();",
             // The launcher: no more blocks than stay resident, at most one per tile.
             "(ptrdiff_t n0, ptrdiff_t n1, float *out, float *cur_u, const float *cur_k, unsigned long long steps)",
-            "status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, p_cuda__s__update_u_kernel, 128, 0);",
+            "const cudaError_t status = stencil_residency((const void *)p_cuda__s__update_u_kernel, 128, 0, &multiprocessors, &per_multiprocessor);",
+            // Asked of the runtime once per device, kernel and shape.
+            "status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_multiprocessor, kernel, threads, bytes);",
             "const dim3 grid((unsigned)(tiles < resident ? tiles : resident));",
             "void *arguments[] = {(void *)&n0, (void *)&n1, (void *)&out, (void *)&cur_u, (void *)&cur_k, (void *)&steps};",
             "return (int)cudaLaunchCooperativeKernel(p_cuda__s__update_u_kernel, grid, block, arguments, 0, 0);",
@@ -290,7 +292,8 @@ mod tests {
             "const ptrdiff_t i1 = 1 + (ptrdiff_t)tile_y * ",
             "const ptrdiff_t z0 = 1 + (ptrdiff_t)tile_z * 128;",
             "__syncthreads();",
-            "status = hipDeviceGetAttribute(&multiprocessors, hipDeviceAttributeMultiprocessorCount, device);",
+            "status = hipDeviceGetAttribute(multiprocessors, hipDeviceAttributeMultiprocessorCount, device);",
+            "#include <mutex>",
             "return (int)hipLaunchCooperativeKernel(",
         ] {
             assert!(code.contains(line), "`{line}` missing from:\n{code}");

@@ -924,6 +924,20 @@ mod tests {
             code.contains("if ((ptrdiff_t)n1 * n2 < 160000 || 100 * cells * "),
             "{code}"
         );
+        // Residency is asked of the runtime through the file's one cached helper.
+        assert_eq!(
+            code.matches("static cudaError_t stencil_residency(")
+                .count(),
+            1
+        );
+        assert!(code.contains("#include <mutex>"));
+        assert!(code.contains("const cudaError_t status = stencil_residency((const void *)kernel, 512, 140800, &multiprocessors, &per_multiprocessor);"));
+        let naive = resolve(&GpuTiling::model(Strategy::Naive), &star, &CUDA).unwrap();
+        let naive = source(&star, &crate::analysis::analyse(&star), &naive, "p", &CUDA);
+        assert!(
+            !naive.contains("stencil_residency") && !naive.contains("<mutex>"),
+            "{naive}"
+        );
         let by_name = cuda(&star);
         assert!(!by_name.contains("_small"), "{by_name}");
         assert!(!by_name.contains("small grids"));

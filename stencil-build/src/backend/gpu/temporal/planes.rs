@@ -1030,7 +1030,7 @@ mod tests {
             "const int z0 = 1 + (int)blockIdx.z * span;",
             "const int z1 = z0 + span < n0 - 1 ? z0 + span : n0 - 1;",
             // The launcher asks the runtime how many blocks of the second stay resident...
-            "status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, p_cuda__s__update_u_kernel<0>, 256, 35904);",
+            "const cudaError_t status = stencil_residency((const void *)p_cuda__s__update_u_kernel<0>, 256, 35904, &multiprocessors, &per_multiprocessor);",
             "const ptrdiff_t cells = (n0 - 1 - 1), across = (((n2 - 1 - 1) + 60 - 1) / 60) * (((n1 - 1 - 1) + 28 - 1) / 28);",
             "const ptrdiff_t parts = across > 0 ? (ptrdiff_t)multiprocessors * per_multiprocessor / across : 0;",
             // ...and shortens the chunks only where chunks of 128 leave some without a block.
@@ -1047,7 +1047,7 @@ mod tests {
         // The same in HIP.
         let hip = generate(&st, &super::super::super::HIP).unwrap();
         assert!(
-            hip.contains("hipDeviceGetAttribute(&multiprocessors, hipDeviceAttributeMultiprocessorCount, device);"),
+            hip.contains("static hipError_t stencil_residency(const void *kernel, const int threads, const size_t bytes, int *multiprocessors, int *per_multiprocessor)"),
             "{hip}"
         );
     }
