@@ -529,9 +529,10 @@ const RESIDENCY: &str = "stencil_residency";
 
 /// [`RESIDENCY`]: the device's multiprocessors and a kernel's resident
 /// blocks, asked of the runtime once per device, kernel and launch shape
-/// and kept in a table for the launches after (on the H100 the queries of
-/// every launch held star3d25 f64 on 64^3, 5 us a step, to 0.71x the same
-/// kernel launched without them; BENCHMARKS.md, session 25).
+/// and kept in a table for the launches after. On the H100 the queries of
+/// every launch held `auto`'s star3d25 and acoustic25 f64 on 64^3 (5 us a
+/// step, the `stream` kernel of small grids) to 0.71x-0.86x that kernel
+/// launched without them; cached, 1.00x (BENCHMARKS.md, session 25).
 fn residency_helper(w: &mut CWriter, d: &Dialect) {
     let api = d.api;
     w.blank();

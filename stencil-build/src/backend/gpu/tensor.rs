@@ -112,20 +112,22 @@ fn other_reads(sum: &PlaneSum) -> Vec<(Slot, i64)> {
 /// grids of few tiles the chunks that fill the device are short. The share
 /// is the region's cells over `1024 x resident blocks x waves x (chunk + 2
 /// depth)`. On the H100 (BENCHMARKS.md, session 25) star3d25 f64 ran
-/// `stream` 1.07x-2.35x faster than `tensor` where the share was 0.13-0.56
-/// (64^3 to 176^3 and 128^3 to 144^3), as fast at 0.59 (256 x 144 x 144) and
-/// at 0.66 (192^3: 1.04x; 160^3: 0.93x), and 0.74x-0.91x as fast from 0.72
-/// on (224^3 to 514^3, 1024 x 128 x 128, 48 x 512 x 512).
+/// `stream` 1.06x-1.99x faster than `tensor` where the share was 0.13-0.56
+/// (cubes of 64 to 176), about as fast at 0.59-0.67 (256 x 144 x 144: 0.99x;
+/// 192^3: 1.04x; 160^3: 0.93x), and 0.74x-0.98x as fast from 0.72 on
+/// (cubes of 224 to 512, 1024 x 128 x 128, 48 x 512 x 512, 96 x 256 x 256,
+/// 512 x 160 x 160).
 pub const SMALL_GRID_EFFICIENCY: usize = 62;
 
 /// Cells of a plane under which `auto`'s `tensor` runs `stream` in 16-byte
 /// vectors where the update reads other grids at the cell than the one it
 /// sums in-plane ([`small_planes`]): acoustic25 f64 (the previous level and
-/// the velocity), on the H100 (session 25), ran `stream` 1.03x-1.16x faster
-/// on every grid of planes up to 384 x 384 cells (64^3 to 384^3, 1024 x 384
-/// x 384), and 0.76x-0.96x as fast from 416 x 416 on (416^3 to 514^3, 128 x
-/// 512 x 512, 300 x 448 x 448, the suite's 300 x 994 x 750), where `stream`
-/// fell from 83 to 62-77 GCells/s and `tensor` held 74-82.
+/// the velocity), on the H100 (session 25), ran `stream` 1.04x-2.33x faster
+/// on every grid of planes up to 384 x 384 cells (cubes of 64 to 384, 1024 x
+/// 384 x 384), and 0.79x-0.96x as fast from 416 x 416 on (cubes of 416 to
+/// 480, 128 x 512 x 512, 300 x 448 x 448, 64 x 994 x 750, the suite's 300 x
+/// 994 x 750), where `stream` fell from 83-85 to 62-77 GCells/s and
+/// `tensor` held 74-82.
 pub const SMALL_PLANES_MORE_GRIDS: usize = 400 * 400;
 
 /// Cells of a plane under which `auto`'s `tensor` for `st` runs `stream` in
