@@ -531,7 +531,7 @@ const RESIDENCY: &str = "stencil_residency";
 /// blocks, asked of the runtime once per device, kernel and launch shape
 /// and kept in a table for the launches after. On the H100 the queries of
 /// every launch held `auto`'s star3d25 and acoustic25 f64 on 64^3 (5 us a
-/// step, the `stream` kernel of small grids) to 0.71x-0.86x that kernel
+/// step, the `stream` kernel of small grids) to 0.71x-0.94x that kernel
 /// launched without them; cached, 1.00x (BENCHMARKS.md, session 25).
 fn residency_helper(w: &mut CWriter, d: &Dialect) {
     let api = d.api;
