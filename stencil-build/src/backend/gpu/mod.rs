@@ -534,61 +534,57 @@ const RESIDENCY: &str = "stencil_residency";
 /// step, the `stream` kernel of small grids) to 0.71x-0.94x that kernel
 /// launched without them; cached, 1.00x (BENCHMARKS.md, session 25).
 fn residency_helper(w: &mut CWriter, d: &Dialect) {
-    let api = d.api;
     w.blank();
-    for line in [
-        "/* The current device's multiprocessors and the blocks of `kernel` (`threads` threads, `bytes` of dynamic",
-        "   shared memory) each keeps resident: asked of the runtime once per device, kernel and shape, then",
-        "   read from a table (a lock keeps it safe for launches from several host threads). */",
-    ] {
+    let text = RESIDENCY_HELPER
+        .replace("{api}", d.api)
+        .replace("{multiprocessors}", d.multiprocessors)
+        .replace("{name}", RESIDENCY);
+    for line in text.lines() {
         w.line(line);
     }
-    w.line(&format!(
-        "static {api}Error_t {RESIDENCY}(const void *kernel, const int threads, const size_t bytes, int *multiprocessors, int *per_multiprocessor)"
-    ));
-    w.line("{");
-    w.indent();
-    w.line("struct Entry {");
-    w.line("    const void *kernel;");
-    w.line("    int device, threads;");
-    w.line("    size_t bytes;");
-    w.line("    int multiprocessors, per_multiprocessor;");
-    w.line("};");
-    w.line("static Entry table[64];");
-    w.line("static int used = 0;");
-    w.line("static std::mutex lock;");
-    w.line("int device = 0;");
-    w.line(&format!("{api}Error_t status = {api}GetDevice(&device);"));
-    w.line(&format!("if (status != {api}Success)"));
-    w.line("    return status;");
-    w.line("{");
-    w.line("    const std::lock_guard<std::mutex> guard(lock);");
-    w.line("    for (int k = 0; k < used; ++k) {");
-    w.line("        const Entry &e = table[k];");
-    w.line("        if (e.kernel == kernel && e.device == device && e.threads == threads && e.bytes == bytes) {");
-    w.line("            *multiprocessors = e.multiprocessors;");
-    w.line("            *per_multiprocessor = e.per_multiprocessor;");
-    w.line(&format!("            return {api}Success;"));
-    w.line("        }");
-    w.line("    }");
-    w.line("}");
-    w.line(&format!(
-        "status = {api}DeviceGetAttribute(multiprocessors, {}, device);",
-        d.multiprocessors
-    ));
-    w.line(&format!("if (status == {api}Success)"));
-    w.line(&format!(
-        "    status = {api}OccupancyMaxActiveBlocksPerMultiprocessor(per_multiprocessor, kernel, threads, bytes);"
-    ));
-    w.line(&format!("if (status != {api}Success)"));
-    w.line("    return status;");
-    w.line("const std::lock_guard<std::mutex> guard(lock);");
-    w.line("if (used < 64)");
-    w.line("    table[used++] = Entry{kernel, device, threads, bytes, *multiprocessors, *per_multiprocessor};");
-    w.line(&format!("return {api}Success;"));
-    w.dedent();
-    w.line("}");
 }
+
+/// [`residency_helper`]'s C: `{name}` stands for [`RESIDENCY`], `{api}` and
+/// `{multiprocessors}` for the dialect's spellings.
+const RESIDENCY_HELPER: &str = r#"/* The current device's multiprocessors and the blocks of `kernel` (`threads` threads, `bytes` of dynamic
+   shared memory) each keeps resident: asked of the runtime once per device, kernel and shape, then
+   read from a table (a lock keeps it safe for launches from several host threads). */
+static {api}Error_t {name}(const void *kernel, const int threads, const size_t bytes, int *multiprocessors, int *per_multiprocessor)
+{
+    struct Entry {
+        const void *kernel;
+        int device, threads;
+        size_t bytes;
+        int multiprocessors, per_multiprocessor;
+    };
+    static Entry table[64];
+    static int used = 0;
+    static std::mutex lock;
+    int device = 0;
+    {api}Error_t status = {api}GetDevice(&device);
+    if (status != {api}Success)
+        return status;
+    {
+        const std::lock_guard<std::mutex> guard(lock);
+        for (int k = 0; k < used; ++k) {
+            const Entry &e = table[k];
+            if (e.kernel == kernel && e.device == device && e.threads == threads && e.bytes == bytes) {
+                *multiprocessors = e.multiprocessors;
+                *per_multiprocessor = e.per_multiprocessor;
+                return {api}Success;
+            }
+        }
+    }
+    status = {api}DeviceGetAttribute(multiprocessors, {multiprocessors}, device);
+    if (status == {api}Success)
+        status = {api}OccupancyMaxActiveBlocksPerMultiprocessor(per_multiprocessor, kernel, threads, bytes);
+    if (status != {api}Success)
+        return status;
+    const std::lock_guard<std::mutex> guard(lock);
+    if (used < 64)
+        table[used++] = Entry{kernel, device, threads, bytes, *multiprocessors, *per_multiprocessor};
+    return {api}Success;
+}"#;
 
 /// The exported launcher of a statement's kernel.
 pub fn symbol(prefix: &str, d: &Dialect, st: &Stencil, s: &Statement) -> String {
