@@ -143,7 +143,7 @@ pub fn run(
                     )
                 } else if t.small_grids {
                     format!(
-                        "{} {:?}, small grids: stream [1, 2, 64], chunk 4, vector 2",
+                        "{} {:?}, small grids: stream in 16-byte vectors",
                         t.strategy, t.block
                     )
                 } else {
