@@ -137,8 +137,14 @@ pub fn run(
                     let occupancy = t
                         .occupancy
                         .map_or(String::new(), |k| format!(", {k} per multiprocessor"));
+                    // What the session ran launches of several steps as (`auto` measures).
+                    let launches = match session.fusion() {
+                        crate::Fusion::Measure => "launches not yet measured",
+                        crate::Fusion::Fused => "fused launches",
+                        crate::Fusion::Single => "single steps",
+                    };
                     format!(
-                        "{} {:?}, time_block {}, chunk {}, coarsen {}, vector {}{occupancy}",
+                        "{} {:?}, time_block {}, chunk {}, coarsen {}, vector {}{occupancy}, {launches}",
                         t.strategy, t.block, t.time_block, t.chunk, t.coarsen, t.vector
                     )
                 } else if t.small_grids {

@@ -108,7 +108,10 @@ impl Needs {
 }
 
 fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
-    let runtime = runtime(needs);
+    let trial = linked
+        .gpus()
+        .any(|g| g.plans.iter().any(|p| p.fuses_steps()));
+    let runtime = runtime(needs, trial);
     let openmp = linked.openmp.as_ref().map(|prefix| openmp_preamble(prefix));
     let runtimes: Vec<TokenStream> = linked
         .gpus()
@@ -140,6 +143,22 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 /// compute too little, run `stream` in 16-byte vectors (false for the other
                 /// strategies).
                 pub small_grids: bool,
+            }
+
+            /// How a GPU session runs launches of several steps where its plan fuses them
+            /// (`temporal` of several steps a launch, `persistent`): `Session::fusion`,
+            /// `Session::set_fusion`.
+            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+            pub enum Fusion {
+                /// Time a fused launch against as many launches of the single-step kernel on the
+                /// session's grids, once, then keep the faster (the default where `auto` chose
+                /// the fused strategy): on small grids single steps can win.
+                Measure,
+                /// Fused launches (the default where the spec names the strategy).
+                Fused,
+                /// One step a launch, through the single-step kernel (the only way of plans that
+                /// do not fuse).
+                Single,
             }
 
             #(#runtimes)*
@@ -255,8 +274,69 @@ fn openmp_preamble(prefix: &str) -> TokenStream {
     }
 }
 
-fn runtime(needs: &Needs) -> TokenStream {
+/// `Trial`: a GPU session's measurement of its fused launches against single
+/// steps (`Fusion::Measure`).
+fn trial_helper() -> TokenStream {
+    quote! {
+        /// A session's measurement of a fused launch against single steps, in four parts, each
+        /// run within one `step` call that has the steps for it: a fused launch and a single
+        /// step (the first launches of a kernel load it), then `span` fused steps and `span`
+        /// single steps, each timed from an idle device to an idle device.
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct Trial {
+            part: u8,
+            fused: ::std::time::Duration,
+        }
+
+        impl Trial {
+            /// Runs the next part: `launch(n)` launches `n` steps (fused where `n > 1`), `wait`
+            /// waits for the device. Returns the steps run and, after the last part, the faster
+            /// way: single steps where they took less than 95% of the fused launch's time.
+            pub fn next(
+                &mut self,
+                span: u64,
+                launch: &mut dyn FnMut(u64) -> Result<(), StencilError>,
+                wait: &dyn Fn() -> Result<(), StencilError>,
+            ) -> Result<(u64, Option<super::Fusion>), StencilError> {
+                let timed = |launch: &mut dyn FnMut(u64) -> Result<(), StencilError>, steps: u64, each: u64| {
+                    wait()?;
+                    let start = ::std::time::Instant::now();
+                    for _ in 0..steps / each {
+                        launch(each)?;
+                    }
+                    wait()?;
+                    Ok::<_, StencilError>(start.elapsed())
+                };
+                let ran = match self.part {
+                    0 => {
+                        launch(span)?;
+                        span
+                    }
+                    1 => {
+                        launch(1)?;
+                        1
+                    }
+                    2 => {
+                        self.fused = timed(launch, span, span)?;
+                        span
+                    }
+                    _ => {
+                        let single = timed(launch, span, 1)?;
+                        let faster = if single * 20 < self.fused * 19 { super::Fusion::Single } else { super::Fusion::Fused };
+                        *self = Trial::default();
+                        return Ok((span, Some(faster)));
+                    }
+                };
+                self.part += 1;
+                Ok((ran, None))
+            }
+        }
+    }
+}
+
+fn runtime(needs: &Needs, trial: bool) -> TokenStream {
     let levels = levels(needs);
+    let trial = trial.then(trial_helper);
     let wrap = needs.wrap.then(|| {
         quote! {
             /// The coordinate `i + d` wrapped onto `0..n`.
@@ -310,6 +390,8 @@ fn runtime(needs: &Needs) -> TokenStream {
         #[doc(hidden)]
         mod stencil_runtime {
             use super::StencilError;
+
+            #trial
 
             /// Checks `shape` against the stencil's smallest extents and returns its cell count.
             pub fn cells(stencil: &'static str, axes: &[&'static str], shape: &[usize], min: &[usize]) -> Result<usize, StencilError> {
@@ -1164,7 +1246,9 @@ mod generation_tests {
         for line in [
             "fn pkg_cuda__s__update_u_fuses(\n",
             "let fuses = unsafe {\n",
-            "let fused = if fuses { left.min(2u64) } else { 1 };",
+            "let most = if fuses { left.min(2u64) } else { 1 };",
+            // Named in the spec: fused launches, not measured.
+            "fusion: super::super::Fusion::Fused,",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }

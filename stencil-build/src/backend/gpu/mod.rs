@@ -126,15 +126,43 @@ pub struct Resolved {
     /// The most blocks per multiprocessor a `persistent` launch keeps
     /// resident (`None`: as many as fit, and for the other strategies).
     pub occupancy: Option<usize>,
+    /// `auto` chose this plan (the spec did not name the strategy): see
+    /// [`Self::small_grids`] and [`Self::measures`].
+    pub chosen: bool,
+}
+
+impl Resolved {
     /// `tensor` as `auto`'s choice: its launcher runs `stream` in 16-byte
     /// vectors ([`small_plan`]) on the grids where `tensor`'s blocks would
     /// compute too little ([`tensor::SMALL_GRID_EFFICIENCY`],
     /// [`tensor::small_planes`]). False for the other strategies and for
     /// `tensor` asked for by name.
-    pub small_grids: bool,
-}
+    pub fn small_grids(&self) -> bool {
+        self.chosen && self.strategy == Strategy::Tensor
+    }
 
-impl Resolved {
+    /// A fused strategy (`temporal` of several steps a launch, `persistent`)
+    /// as `auto`'s choice: each session times a fused launch against as many
+    /// launches of the single-step kernel on its grids, and keeps the faster
+    /// (`Fusion::Measure`, the generated Rust's `rt::Fusion`). On the H100
+    /// neither won on every grid: fused launches lost up to 9x on small
+    /// grids and won up to 2.7x on large ones, the crossing depending on the
+    /// stencil (BENCHMARKS.md, 2026-11-26, session 26). False for single-step
+    /// plans and for strategies named in the spec.
+    pub fn measures(&self) -> bool {
+        self.chosen && self.fuses_steps()
+    }
+
+    /// Whether a launch runs several steps: `temporal` of more than one step
+    /// a launch, and `persistent`.
+    pub fn fuses_steps(&self) -> bool {
+        match self.strategy {
+            Strategy::Temporal => self.time_block > 1,
+            Strategy::Persistent => true,
+            _ => false,
+        }
+    }
+
     /// Threads per block.
     pub fn threads(&self) -> usize {
         self.block.iter().product()
@@ -177,7 +205,12 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
         t
     };
     let strategy = match t.strategy {
-        Strategy::Temporal => return Ok(temporal::defaults(t, st, d)),
+        Strategy::Temporal => {
+            return Ok(Resolved {
+                chosen,
+                ..temporal::defaults(t, st, d)
+            });
+        }
         Strategy::Tensor => {
             return Ok(Resolved {
                 strategy: Strategy::Tensor,
@@ -187,13 +220,14 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
                 vector: 1,
                 time_block: 1,
                 occupancy: None,
-                small_grids: chosen,
+                chosen,
             });
         }
         Strategy::Persistent => {
             return Ok(Resolved {
                 strategy: Strategy::Persistent,
                 occupancy: t.occupancy,
+                chosen,
                 ..temporal::defaults(t, st, d)
             });
         }
@@ -220,7 +254,7 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
         vector,
         time_block: 1,
         occupancy: None,
-        small_grids: false,
+        chosen: false,
     })
 }
 
@@ -297,12 +331,7 @@ fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// single-step strategies and for `temporal` of one step a launch, whose
 /// launches are all of one step.
 pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved> {
-    let fused = match plan.strategy {
-        Strategy::Temporal => plan.time_block > 1,
-        Strategy::Persistent => true,
-        _ => false,
-    };
-    if !fused {
+    if !plan.fuses_steps() {
         return None;
     }
     let single = single_step(st, d);
@@ -320,7 +349,7 @@ pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved>
 /// ([`Resolved::small_grids`]): [`vector_stream`]. `None` for the other
 /// plans.
 pub fn small_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved> {
-    if !plan.small_grids {
+    if !plan.small_grids() {
         return None;
     }
     resolve(&vector_stream(st, d), st, d).ok()
@@ -497,7 +526,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
         }
         if let Some(single) = g.single_step() {
             w.blank();
-            let purpose = if plan.small_grids {
+            let purpose = if plan.small_grids() {
                 "small grids"
             } else {
                 "launches of one step"
@@ -694,7 +723,7 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
             }
         )
     } else if plan.strategy == Strategy::Tensor {
-        let small = if plan.small_grids {
+        let small = if plan.small_grids() {
             "; small grids run `stream` in 16-byte vectors"
         } else {
             ""
@@ -953,7 +982,7 @@ impl Gen<'_> {
     /// level (its levels turn by one after such a launch, by two after a
     /// fused one: `Levels::advance_one` in the generated Rust).
     fn single_step(&self) -> Option<Self> {
-        let suffix = if self.plan.small_grids {
+        let suffix = if self.plan.small_grids() {
             "small"
         } else {
             "step"
@@ -1791,7 +1820,7 @@ impl Gen<'_> {
         w.line("   it was reported by that call, so it must not be taken for this launch's. */");
         w.line(&format!("(void){}GetLastError();", self.d.api));
         // `tensor`'s launch decides itself where its small grids go.
-        if let Some(single) = self.single_step().filter(|_| !self.plan.small_grids) {
+        if let Some(single) = self.single_step().filter(|_| !self.plan.small_grids()) {
             self.launch_one_step(w, &single);
         }
         if self.splits_steps() {
@@ -2266,7 +2295,7 @@ mod tests {
             vector: 1,
             time_block: 1,
             occupancy: None,
-            small_grids: false,
+            chosen: false,
         };
         let code = source(&st, &an, &plan, "p", &CUDA);
         // Planes z - 1 ..= z + 2 for this iteration, z + 3 and z + 4 loaded ahead.
@@ -2358,7 +2387,7 @@ mod tests {
             vector: 1,
             time_block: 1,
             occupancy: None,
-            small_grids: false,
+            chosen: false,
         };
         assert_eq!(
             shared_bytes(&st, &tiled),
@@ -2387,7 +2416,7 @@ mod tests {
             vector: 1,
             time_block: 1,
             occupancy: None,
-            small_grids: false,
+            chosen: false,
         };
         assert_eq!(shared_bytes(&st, &stream), 0, "registers and caches only");
     }
@@ -2461,7 +2490,7 @@ mod tests {
                 vector: 2,
                 time_block: 1,
                 occupancy: None,
-                small_grids: false,
+                chosen: false,
             };
             let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
             assert!(code.contains("const double2 q"), "{code}");
@@ -2480,7 +2509,7 @@ mod tests {
             vector: 4,
             time_block: 1,
             occupancy: None,
-            small_grids: false,
+            chosen: false,
         };
         let err = fit(plan.clone(), true, &st, &CUDA).unwrap_err();
         assert!(
@@ -2517,7 +2546,7 @@ mod tests {
             vector: 4,
             time_block: 1,
             occupancy: None,
-            small_grids: false,
+            chosen: false,
         };
         let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
         let kernels: Vec<&str> = code

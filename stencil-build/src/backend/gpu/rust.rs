@@ -251,7 +251,7 @@ pub fn stencil_module(
         }
         None => quote! { None },
     };
-    let small_grids = plan.small_grids;
+    let small_grids = plan.small_grids();
     let (externs, launches, fuses) = kernels(st, plan, prefix, d);
     let session = session(st, plan, d, &launches, &fuses);
     let args = &sig.params;
@@ -277,7 +277,7 @@ pub fn stencil_module(
             format!(
                 ", {} cells per block along the slowest axis, the in-plane sum on the FP64 tensor cores{}",
                 plan.chunk,
-                if plan.small_grids {
+                if plan.small_grids() {
                     "; small grids run `stream` in 16-byte vectors"
                 } else {
                     ""
@@ -476,6 +476,70 @@ fn download_arguments(st: &Stencil) -> TokenStream {
     quote!(#(#names),*)
 }
 
+/// The doc comment of `Session::step`.
+fn step_doc() -> TokenStream {
+    docs(
+        "Runs `steps` time steps on the device (kernels are queued; errors of a launch come back \
+         here, errors while running at the next `synchronize` or `download`).",
+    )
+}
+
+/// `Session::step` of a plan that fuses steps, and its `launch`: launches of
+/// up to `most` steps (`most` declares it from `left`, the steps still to run), or
+/// of one as `Session::fusion` says; while it is `Measure`, the parts of the
+/// session's `rt::Trial`, each timing `span` steps (a fused launch's:
+/// `time_block`, two sweeps for `persistent`).
+fn fused_step(
+    plan: &Resolved,
+    params: &Ident,
+    most: &TokenStream,
+    launches: &[TokenStream],
+    turn: &TokenStream,
+) -> TokenStream {
+    let doc = step_doc();
+    let span = if plan.strategy == Strategy::Persistent {
+        2 * plan.time_block as u64
+    } else {
+        plan.time_block as u64
+    };
+    quote! {
+        #doc
+        pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
+            let mut left = steps;
+            while left > 0 {
+                // The most steps the next launch may fuse.
+                #most
+                if self.fusion == super::super::Fusion::Measure && most >= #span {
+                    let mut trial = self.trial;
+                    let (ran, faster) = trial.next(
+                        #span,
+                        &mut |fused| self.launch(#params, fused),
+                        &|| dev::synchronize(NAME),
+                    )?;
+                    self.trial = trial;
+                    if let Some(faster) = faster {
+                        self.fusion = faster;
+                    }
+                    left -= ran;
+                    continue;
+                }
+                let fused = if self.fusion == super::super::Fusion::Single { 1 } else { most };
+                self.launch(#params, fused)?;
+                left -= fused;
+            }
+            Ok(())
+        }
+
+        /// One launch of `fused` steps (the single-step kernel's for one).
+        fn launch(&mut self, #params: Params, fused: u64) -> Result<(), StencilError> {
+            #(#launches)*
+            #turn
+            self.steps += fused;
+            Ok(())
+        }
+    }
+}
+
 fn session(
     st: &Stencil,
     plan: &Resolved,
@@ -561,86 +625,88 @@ fn session(
             }
         }
     }
-    let step_loop = if plan.strategy == Strategy::Persistent {
-        let time_block = plan.time_block as u64;
-        let odd = quote! {
-            // The result is in the buffer the last sweep wrote: the next level after an odd number of sweeps.
-            if fused.div_ceil(#time_block) % 2 == 1 {
+    let turn = if turns_by_one {
+        quote! {
+            // One step runs the single-step kernel, into `next_prev`'s buffer.
+            if fused == 1 {
+                #(#advance_one)*
+            } else {
                 #(#advance)*
             }
-        };
-        let turn = if turns_by_one {
-            quote! {
-                // One step runs the single-step kernel, into `next_prev`'s buffer.
-                if fused == 1 {
-                    #(#advance_one)*
-                } else #odd
-            }
-        } else {
-            odd
-        };
-        // A leapfrog's second sweep writes the buffer of the caller's previous level, whose
-        // frame is replaced between launches (`frame` in `kernels`): the first sweep after
-        // an upload runs alone.
-        let fused = match fused_fresh {
-            None => quote!(left),
-            Some(fresh) => {
-                quote!(if self.steps == 0 && self.#fresh { left.min(#time_block) } else { left })
-            }
-        };
-        quote! {
-            let mut left = steps;
-            while left > 0 {
-                let fused = #fused;
-                #(#launches)*
-                #turn
-                self.steps += fused;
-                left -= fused;
-            }
         }
-    } else if plan.strategy == Strategy::Temporal {
+    } else {
+        quote!(#(#advance)*)
+    };
+    let step = if plan.strategy == Strategy::Persistent {
         let time_block = plan.time_block as u64;
         let turn = if turns_by_one {
             quote! {
                 // One step runs the single-step kernel, into `next_prev`'s buffer.
                 if fused == 1 {
                     #(#advance_one)*
-                } else {
+                } else if fused.div_ceil(#time_block) % 2 == 1 {
                     #(#advance)*
                 }
             }
         } else {
-            quote!(#(#advance)*)
+            quote! {
+                // The result is in the buffer the last sweep wrote: the next level after an odd number of sweeps.
+                if fused.div_ceil(#time_block) % 2 == 1 {
+                    #(#advance)*
+                }
+            }
         };
+        // A leapfrog's second sweep writes the buffer of the caller's previous level, whose
+        // frame is replaced between launches (`frame` in `kernels`): the first sweep after
+        // an upload runs alone.
+        let most = match fused_fresh {
+            None => quote!(let most = left;),
+            Some(fresh) => quote! {
+                let most = if self.steps == 0 && self.#fresh { left.min(#time_block) } else { left };
+            },
+        };
+        fused_step(plan, &params, &most, launches, &turn)
+    } else if plan.fuses_steps() {
+        let time_block = plan.time_block as u64;
         // Where the fused kernel has no scalar twin, grids it cannot take run one step a
         // launch (the single-step kernel).
-        let fused = if fuses.is_empty() {
-            quote!(let fused = left.min(#time_block);)
+        let most = if fuses.is_empty() {
+            quote!(let most = left.min(#time_block);)
         } else {
             quote! {
                 let fuses = #(#fuses)&&*;
-                let fused = if fuses { left.min(#time_block) } else { 1 };
+                let most = if fuses { left.min(#time_block) } else { 1 };
             }
         };
-        quote! {
-            let mut left = steps;
-            while left > 0 {
-                #fused
-                #(#launches)*
-                #turn
-                self.steps += fused;
-                left -= fused;
-            }
-        }
+        fused_step(plan, &params, &most, launches, &turn)
     } else {
+        let doc = step_doc();
         quote! {
-            for _ in 0..steps {
-                #(#launches)*
-                #(#advance)*
-                self.steps += 1;
+            #doc
+            pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
+                for _ in 0..steps {
+                    #(#launches)*
+                    #(#advance)*
+                    self.steps += 1;
+                }
+                Ok(())
             }
         }
     };
+    let fusion = if plan.measures() {
+        quote!(super::super::Fusion::Measure)
+    } else if plan.fuses_steps() {
+        quote!(super::super::Fusion::Fused)
+    } else {
+        quote!(super::super::Fusion::Single)
+    };
+    members.push(quote!(fusion: super::super::Fusion));
+    alloc.push(quote!(fusion: #fusion));
+    let reset_trial = plan.fuses_steps().then(|| {
+        members.push(quote!(trial: rt::Trial));
+        alloc.push(quote!(trial: rt::Trial::default()));
+        quote!(self.trial = rt::Trial::default();)
+    });
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
          Device memory is freed on drop, also when a call fails half-way.",
@@ -678,11 +744,19 @@ fn session(
                 Ok(())
             }
 
-            /// Runs `steps` time steps on the device (kernels are queued; errors of a launch
-            /// come back here, errors while running at the next `synchronize` or `download`).
-            pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
-                #step_loop
-                Ok(())
+            #step
+
+            /// How launches of several steps run: measured on these grids, fused, or one step a
+            /// launch (`Fusion`); after a measurement, the faster of the two.
+            pub fn fusion(&self) -> super::super::Fusion {
+                self.fusion
+            }
+
+            /// Sets how launches of several steps run; `Measure` times them again. Plans of one
+            /// step a launch run one step a launch whatever it says.
+            pub fn set_fusion(&mut self, fusion: super::super::Fusion) {
+                self.fusion = fusion;
+                #reset_trial
             }
 
             /// Waits for every queued step.

@@ -100,7 +100,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
         vector,
         time_block,
         occupancy: None,
-        small_grids: false,
+        chosen: false,
     }
 }
 

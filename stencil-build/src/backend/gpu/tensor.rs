@@ -618,7 +618,7 @@ impl Gen<'_> {
         ];
         // A block reads its window's planes before and after its chunk.
         self.wave_chunk(w, "kernel", bytes, 2 * shape.depth, &blocks, true);
-        if let Some(small) = self.single_step().filter(|_| self.plan.small_grids) {
+        if let Some(small) = self.single_step().filter(|_| self.plan.small_grids()) {
             self.launch_small_grids(w, &small, 2 * shape.depth);
         }
         blocks.push(format!("({} + chunk - 1) / chunk", self.extent(0)));
@@ -887,7 +887,7 @@ mod tests {
         let auto = |st| {
             let plan = resolve(&GpuTiling::model(Strategy::Auto), st, &CUDA).unwrap();
             assert_eq!(plan.strategy, Strategy::Tensor);
-            assert!(plan.small_grids);
+            assert!(plan.small_grids());
             source(st, &crate::analysis::analyse(st), &plan, "p", &CUDA)
         };
         let code = auto(&star);

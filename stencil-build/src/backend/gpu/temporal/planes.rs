@@ -108,7 +108,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
         vector: 1,
         time_block: 1,
         occupancy: None,
-        small_grids: false,
+        chosen: false,
         block,
     };
     let Some(steps) = t.time_block else {

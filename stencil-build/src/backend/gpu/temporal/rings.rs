@@ -178,7 +178,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil) -> Resolved {
         vector: t.vector.unwrap_or(CELLS),
         time_block: t.time_block.unwrap_or(2),
         occupancy: None,
-        small_grids: false,
+        chosen: false,
     }
 }
 

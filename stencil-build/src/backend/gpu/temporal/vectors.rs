@@ -116,7 +116,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
         vector: v,
         time_block,
         occupancy: None,
-        small_grids: false,
+        chosen: false,
         block: block(time_block),
     };
     let rings = |plan: &Resolved| {
