@@ -101,7 +101,10 @@ fn cuda_temporal_grids_of_2_31_cells_or_more() {
 /// step fewer.
 #[cfg(any(feature = "cuda", feature = "hip"))]
 macro_rules! leapfrog_over_calls {
-    ($backend:ident, $module:ident, $shape:expr, $params:expr $(, $input:ident)*) => {{
+    ($backend:ident, $module:ident, $shape:expr, $params:expr $(, $input:ident)*) => {
+        leapfrog_over_calls!($backend, $module, $shape, $params, None, [1, 1, 7, 0, 1, 13] $(, $input)*)
+    };
+    ($backend:ident, $module:ident, $shape:expr, $params:expr, $fusion:expr, $calls:expr $(, $input:ident)*) => {{
         use stencil_tests::$module as m;
         let shape = $shape;
         let cells: usize = shape.iter().product();
@@ -116,9 +119,12 @@ macro_rules! leapfrog_over_calls {
             [u, u_prev]
         };
         let mut s = m::$backend::Session::new(shape).unwrap();
+        if let Some(fusion) = $fusion {
+            s.set_fusion(fusion);
+        }
         s.upload(&start[0], &start[1] $(, &$input)*).unwrap();
         let mut total = 0;
-        for steps in [1, 1, 7, 0, 1, 13] {
+        for steps in $calls {
             s.step($params, steps).unwrap();
             total += steps;
             let [mut u, mut u_prev] = start.clone();
@@ -184,6 +190,74 @@ fn cuda_fused_leapfrogs_over_several_calls() {
         stencil_tests::leapfrog3d_f32_fixed_persistent::Params {},
         vel
     );
+}
+
+/// `auto`'s fused plans measure a fused launch against single steps on the
+/// session's grids (`Fusion::Measure`, over several calls: the parts that fit
+/// run in each) and keep the faster; `Fused` and `Single` force either. Each
+/// way matches the reference after every call, and a measured session has
+/// decided once the calls ran enough steps.
+#[cfg(feature = "cuda")]
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-on-cpu"),
+    ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
+)]
+fn cuda_auto_measures_fused_launches_against_single_steps() {
+    use stencil_tests::Fusion;
+    use stencil_tests::leapfrog3d_f32_fixed_auto as wave3d;
+    use stencil_tests::star3d25_f32_fixed_auto as star;
+    use stencil_tests::wave2d_f32_fixed_auto as wave;
+    // A temporal star whose kernel has no scalar twin, a 2-D leapfrog and a `persistent` leapfrog.
+    assert_eq!(star::cuda::TILING.strategy, "temporal");
+    assert_eq!(wave::cuda::TILING.strategy, "temporal");
+    assert_eq!(wave3d::cuda::TILING.strategy, "persistent");
+    let calls = [1, 2, 7, 13, 40];
+    for fusion in [Fusion::Measure, Fusion::Fused, Fusion::Single] {
+        leapfrog_over_calls!(
+            cuda,
+            wave2d_f32_fixed_auto,
+            [37, 45],
+            wave::Params { c2: 0.1 },
+            Some(fusion),
+            calls
+        );
+        leapfrog_over_calls!(
+            cuda,
+            leapfrog3d_f32_fixed_auto,
+            [13, 17, 23],
+            wave3d::Params {},
+            Some(fusion),
+            calls,
+            vel
+        );
+        let shape = [29, 45, 133];
+        let start: Vec<f32> = stencil_tests::random_grid(29 * 45 * 133, 1);
+        let params = star::Params { nu: 0.01 };
+        let mut s = star::cuda::Session::new(shape).unwrap();
+        s.set_fusion(fusion);
+        s.upload(&start).unwrap();
+        let mut total = 0;
+        for steps in calls {
+            s.step(params, steps).unwrap();
+            total += steps;
+            let mut got = start.clone();
+            s.download(&mut got).unwrap();
+            let mut want = start.clone();
+            star::reference::run(&mut want, shape, params, total).unwrap();
+            let (err, at) = stencil_tests::worst_difference(&got, &want);
+            let tol = stencil_tests::tolerance::<f32>(star::FLOPS_PER_CELL, total);
+            assert!(
+                err <= tol,
+                "{fusion:?}, {total} steps: {err:e} > {tol:e} at {at}"
+            );
+        }
+        // 63 steps hold the measurement's 3 x 2 + 1.
+        assert_ne!(s.fusion(), Fusion::Measure);
+        if fusion != Fusion::Measure {
+            assert_eq!(s.fusion(), fusion);
+        }
+    }
 }
 
 #[cfg(feature = "hip")]

@@ -1255,6 +1255,41 @@ mod generation_tests {
     }
 
     #[test]
+    fn sessions_of_autos_fused_plans_measure_and_the_others_do_not() {
+        let star = "0.1*u[0,0,0] + 0.01*sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])";
+        let code = |strategy: &str| {
+            let text = format!(
+                "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+                 [[update]]\ntarget = \"u\"\nexpr = \"{star}\"\n[tiling.cuda]\nstrategy = \"{strategy}\"\n"
+            );
+            let st = stencil(&text, false);
+            let dialect = crate::backend::gpu::CUDA;
+            let plan = crate::backend::gpu::resolve(&st.0.tiling.cuda, &st.0, &dialect).unwrap();
+            let linked = Linked {
+                cuda: Some(GpuLink {
+                    prefix: "pkg".into(),
+                    dialect,
+                    plans: vec![plan],
+                }),
+                ..Linked::default()
+            };
+            generate(std::slice::from_ref(&st), &linked).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let auto = code("auto");
+        for line in [
+            "fusion: super::super::Fusion::Measure,",
+            "pub struct Trial {",
+            "if self.fusion == super::super::Fusion::Measure && most >= 2u64 {",
+            "/// One launch of `fused` steps (the single-step kernel's for one).",
+        ] {
+            assert!(auto.contains(line), "{line}: {auto}");
+        }
+        let naive = code("naive");
+        assert!(naive.contains("fusion: super::super::Fusion::Single,"));
+        assert!(!naive.contains("Trial"), "{naive}");
+    }
+
+    #[test]
     fn the_whole_api_parses_and_is_formatted() {
         for periodic in [false, true] {
             let st = stencil(
