@@ -681,10 +681,13 @@ fn session(
         fused_step(plan, &params, &most, launches, &turn)
     } else {
         let doc = step_doc();
+        // `temporal` of one step a launch passes its launches' steps.
+        let fused = (plan.strategy == Strategy::Temporal).then(|| quote!(let fused = 1u64;));
         quote! {
             #doc
             pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
                 for _ in 0..steps {
+                    #fused
                     #(#launches)*
                     #(#advance)*
                     self.steps += 1;
