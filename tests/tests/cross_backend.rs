@@ -252,7 +252,7 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
                 "{fusion:?}, {total} steps: {err:e} > {tol:e} at {at}"
             );
         }
-        // 63 steps hold the measurement's 3 x 2 + 1.
+        // 63 steps hold every measurement's parts (wave2d f32's: 5 x 10 + 1).
         assert_ne!(s.fusion(), Fusion::Measure);
         if fusion != Fusion::Measure {
             assert_eq!(s.fusion(), fusion);

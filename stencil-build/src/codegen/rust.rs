@@ -278,30 +278,32 @@ fn openmp_preamble(prefix: &str) -> TokenStream {
 /// steps (`Fusion::Measure`).
 fn trial_helper() -> TokenStream {
     quote! {
-        /// A session's measurement of a fused launch against single steps, in four parts, each
+        /// A session's measurement of fused launches against single steps, in six parts, each
         /// run within one `step` call that has the steps for it: a fused launch and a single
-        /// step (the first launches of a kernel load it), then `span` fused steps and `span`
-        /// single steps, each timed from an idle device to an idle device.
+        /// step (the first launches of a kernel load it), then `span` fused steps, `span` single
+        /// steps, `span` single steps and `span` fused steps, each timed from an idle device to
+        /// an idle device (in that order, so that a clock still rising favours neither).
         #[derive(Clone, Copy, Debug, Default)]
         pub struct Trial {
             part: u8,
             fused: ::std::time::Duration,
+            single: ::std::time::Duration,
         }
 
         impl Trial {
             /// Runs the next part: `launch(n)` launches `n` steps (fused where `n > 1`), `wait`
             /// waits for the device. Returns the steps run and, after the last part, the faster
-            /// way: single steps where they took less than 95% of the fused launch's time.
+            /// way: single steps where they took less than 95% of the fused launches' time.
             pub fn next(
                 &mut self,
                 span: u64,
                 launch: &mut dyn FnMut(u64) -> Result<(), StencilError>,
                 wait: &dyn Fn() -> Result<(), StencilError>,
             ) -> Result<(u64, Option<super::Fusion>), StencilError> {
-                let timed = |launch: &mut dyn FnMut(u64) -> Result<(), StencilError>, steps: u64, each: u64| {
+                let mut timed = |each: u64| {
                     wait()?;
                     let start = ::std::time::Instant::now();
-                    for _ in 0..steps / each {
+                    for _ in 0..span / each {
                         launch(each)?;
                     }
                     wait()?;
@@ -316,19 +318,26 @@ fn trial_helper() -> TokenStream {
                         launch(1)?;
                         1
                     }
-                    2 => {
-                        self.fused = timed(launch, span, span)?;
+                    2 | 5 => {
+                        self.fused += timed(span)?;
                         span
                     }
                     _ => {
-                        let single = timed(launch, span, 1)?;
-                        let faster = if single * 20 < self.fused * 19 { super::Fusion::Single } else { super::Fusion::Fused };
-                        *self = Trial::default();
-                        return Ok((span, Some(faster)));
+                        self.single += timed(1)?;
+                        span
                     }
                 };
-                self.part += 1;
-                Ok((ran, None))
+                if self.part < 5 {
+                    self.part += 1;
+                    return Ok((ran, None));
+                }
+                let faster = if self.single * 20 < self.fused * 19 {
+                    super::Fusion::Single
+                } else {
+                    super::Fusion::Fused
+                };
+                *self = Trial::default();
+                Ok((ran, Some(faster)))
             }
         }
     }
