@@ -139,6 +139,13 @@ macro_rules! leapfrog_over_calls {
                 assert!(err > tol, "{name}, {total} steps, level {level}: within tolerance of one step fewer");
             }
         }
+        // A session told how to fuse keeps it; one told to measure has decided.
+        let fusion: Option<stencil_tests::Fusion> = $fusion;
+        match fusion {
+            Some(stencil_tests::Fusion::Measure) => assert_ne!(s.fusion(), stencil_tests::Fusion::Measure),
+            Some(fusion) => assert_eq!(s.fusion(), fusion),
+            None => {}
+        }
     }};
 }
 
@@ -194,9 +201,11 @@ fn cuda_fused_leapfrogs_over_several_calls() {
 
 /// `auto`'s fused plans measure a fused launch against single steps on the
 /// session's grids (`Fusion::Measure`, over several calls: the parts that fit
-/// run in each) and keep the faster; `Fused` and `Single` force either. Each
-/// way matches the reference after every call, and a measured session has
-/// decided once the calls ran enough steps.
+/// run in each) and keep the faster; `Fused` and `Single` force either, and
+/// `Measure` can be asked of a strategy named in the spec (`persistent` here,
+/// whose measurement times two sweeps). Each way matches the reference after
+/// every call, and a measured session has decided once the calls ran enough
+/// steps.
 #[cfg(feature = "cuda")]
 #[test]
 #[cfg_attr(
@@ -205,13 +214,23 @@ fn cuda_fused_leapfrogs_over_several_calls() {
 )]
 fn cuda_auto_measures_fused_launches_against_single_steps() {
     use stencil_tests::Fusion;
-    use stencil_tests::leapfrog3d_f32_fixed_auto as wave3d;
+    use stencil_tests::leapfrog3d_f32_fixed_persistent as persistent;
     use stencil_tests::star3d25_f32_fixed_auto as star;
     use stencil_tests::wave2d_f32_fixed_auto as wave;
-    // A temporal star whose kernel has no scalar twin, a 2-D leapfrog and a `persistent` leapfrog.
+    // A temporal star whose kernel has no scalar twin and a 2-D leapfrog, both `auto`'s, measure
+    // by default; `persistent` by name runs fused launches.
     assert_eq!(star::cuda::TILING.strategy, "temporal");
     assert_eq!(wave::cuda::TILING.strategy, "temporal");
-    assert_eq!(wave3d::cuda::TILING.strategy, "persistent");
+    assert_eq!(
+        wave::cuda::Session::new([37, 45]).unwrap().fusion(),
+        Fusion::Measure
+    );
+    assert_eq!(
+        persistent::cuda::Session::new([13, 17, 23])
+            .unwrap()
+            .fusion(),
+        Fusion::Fused
+    );
     let calls = [1, 2, 7, 13, 40, 30];
     for fusion in [Fusion::Measure, Fusion::Fused, Fusion::Single] {
         leapfrog_over_calls!(
@@ -224,9 +243,9 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
         );
         leapfrog_over_calls!(
             cuda,
-            leapfrog3d_f32_fixed_auto,
+            leapfrog3d_f32_fixed_persistent,
             [13, 17, 23],
-            wave3d::Params {},
+            persistent::Params {},
             Some(fusion),
             calls,
             vel
