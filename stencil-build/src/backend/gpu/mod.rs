@@ -190,7 +190,9 @@ impl Resolved {
 /// - `auto` is `temporal` (with [`temporal::defaults`]) where
 ///   [`temporal::auto_fuses`] says the steps fuse and it measured faster,
 ///   and `persistent` where [`temporal::auto_persists`] says that one launch
-///   of every step measured faster still.
+///   of every step measured faster still, on the suite's grids; on smaller
+///   ones single steps can win, so each session of such a plan times the
+///   two on its own grids and keeps the faster ([`Resolved::measures`]).
 ///
 /// `persistent` takes `temporal`'s tiling (the same model fills in what the
 /// spec leaves out).
