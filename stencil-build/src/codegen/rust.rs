@@ -1233,12 +1233,13 @@ mod generation_tests {
         (st, an)
     }
 
-    #[test]
-    fn sessions_ask_a_kernel_without_a_scalar_twin_before_fusing_steps() {
+    /// The generated Rust of a radius-4 f32 star whose `[tiling.cuda]` is
+    /// `tiling`, built for CUDA.
+    fn star_on_cuda(tiling: &str) -> String {
         let star = "0.1*u[0,0,0] + 0.01*sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])";
         let text = format!(
             "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
-             [[update]]\ntarget = \"u\"\nexpr = \"{star}\"\n[tiling.cuda]\nstrategy = \"temporal\"\nvector = 4\n"
+             [[update]]\ntarget = \"u\"\nexpr = \"{star}\"\n[tiling.cuda]\n{tiling}"
         );
         let st = stencil(&text, false);
         let dialect = crate::backend::gpu::CUDA;
@@ -1251,7 +1252,12 @@ mod generation_tests {
             }),
             ..Linked::default()
         };
-        let code = generate(std::slice::from_ref(&st), &linked).unwrap_or_else(|e| panic!("{e}"));
+        generate(std::slice::from_ref(&st), &linked).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn sessions_ask_a_kernel_without_a_scalar_twin_before_fusing_steps() {
+        let code = star_on_cuda("strategy = \"temporal\"\nvector = 4\n");
         for line in [
             "fn pkg_cuda__s__update_u_fuses(\n",
             "let fuses = unsafe {\n",
@@ -1265,26 +1271,7 @@ mod generation_tests {
 
     #[test]
     fn sessions_of_autos_fused_plans_measure_and_the_others_do_not() {
-        let star = "0.1*u[0,0,0] + 0.01*sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])";
-        let code = |strategy: &str| {
-            let text = format!(
-                "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
-                 [[update]]\ntarget = \"u\"\nexpr = \"{star}\"\n[tiling.cuda]\nstrategy = \"{strategy}\"\n"
-            );
-            let st = stencil(&text, false);
-            let dialect = crate::backend::gpu::CUDA;
-            let plan = crate::backend::gpu::resolve(&st.0.tiling.cuda, &st.0, &dialect).unwrap();
-            let linked = Linked {
-                cuda: Some(GpuLink {
-                    prefix: "pkg".into(),
-                    dialect,
-                    plans: vec![plan],
-                }),
-                ..Linked::default()
-            };
-            generate(std::slice::from_ref(&st), &linked).unwrap_or_else(|e| panic!("{e}"))
-        };
-        let auto = code("auto");
+        let auto = star_on_cuda("strategy = \"auto\"\n");
         for line in [
             "fusion: super::super::Fusion::Measure,",
             "pub struct Trial {",
@@ -1293,7 +1280,7 @@ mod generation_tests {
         ] {
             assert!(auto.contains(line), "{line}: {auto}");
         }
-        let naive = code("naive");
+        let naive = star_on_cuda("strategy = \"naive\"\n");
         assert!(naive.contains("fusion: super::super::Fusion::Single,"));
         assert!(!naive.contains("Trial"), "{naive}");
     }
