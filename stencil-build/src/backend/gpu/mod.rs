@@ -144,7 +144,7 @@ impl Resolved {
     /// A fused strategy (`temporal` of several steps a launch, `persistent`)
     /// as `auto`'s choice: each session times a fused launch against as many
     /// launches of the single-step kernel on its grids, and keeps the faster
-    /// (`Fusion::Measure`, the generated Rust's `rt::Fusion`). On the H100
+    /// (the generated Rust's `Fusion::Measure`). On the H100
     /// neither won on every grid: fused launches lost up to 9x on small
     /// grids and won up to 2.7x on large ones, the crossing depending on the
     /// stencil (BENCHMARKS.md, 2026-11-26, session 26). False for single-step

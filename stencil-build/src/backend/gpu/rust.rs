@@ -625,18 +625,6 @@ fn session(
             }
         }
     }
-    let turn = if turns_by_one {
-        quote! {
-            // One step runs the single-step kernel, into `next_prev`'s buffer.
-            if fused == 1 {
-                #(#advance_one)*
-            } else {
-                #(#advance)*
-            }
-        }
-    } else {
-        quote!(#(#advance)*)
-    };
     let step = if plan.strategy == Strategy::Persistent {
         let time_block = plan.time_block as u64;
         let turn = if turns_by_one {
@@ -668,6 +656,18 @@ fn session(
         fused_step(plan, &params, &most, launches, &turn)
     } else if plan.fuses_steps() {
         let time_block = plan.time_block as u64;
+        let turn = if turns_by_one {
+            quote! {
+                // One step runs the single-step kernel, into `next_prev`'s buffer.
+                if fused == 1 {
+                    #(#advance_one)*
+                } else {
+                    #(#advance)*
+                }
+            }
+        } else {
+            quote!(#(#advance)*)
+        };
         // Where the fused kernel has no scalar twin, grids it cannot take run one step a
         // launch (the single-step kernel).
         let most = if fuses.is_empty() {
