@@ -59,6 +59,18 @@ pub const THREADS: usize = 128;
 /// (chunks of 256; H100, BENCHMARKS.md, 2026-11-23).
 pub const MAX_TIME_BLOCK: usize = 10;
 
+/// Most cells of the stepped field a 2-D `temporal` stencil reads for its
+/// warp tile function to unroll the loop over the rows by the window's rows
+/// (`Gen::row_unroll`), so that the windows move on without moving
+/// registers (j2d5pt f32: 364 instructions a row, 76 of them moves, against
+/// 288). Against the loop without (H100, BENCHMARKS.md, 2026-11-27, session
+/// 27; 16384^2 to 2048^2, all bit-identical): j2d5pt f32 1.08x on 16384^2
+/// (0.97x-1.03x on smaller grids), f64 1.14x-1.18x; j2d9pt f32
+/// 1.09x-1.15x, f64 1.01x-1.06x; j2d9pt-gol f32 1.04x-1.12x, f64
+/// 1.08x-1.10x; wave2d f32 (the copy without checks only) 1.02x-1.07x. Not
+/// j2d25pt's 25 cells: 0.90x-1.02x in f32, 0.95x-0.98x in f64.
+pub const MAX_UNROLLED_POINTS: usize = 9;
+
 /// Most 32-bit registers the model lets the windows of one thread keep from
 /// one iteration to the next; three quarters of it when steps are skewed,
 /// which leaves the compiler more temporaries live at once (j2d5pt f64 at
@@ -624,6 +636,10 @@ impl Gen<'_> {
             sh.v
         ));
         self.declare_old(w, sh.skew, sh.v);
+        if let Some(count) = self.row_unroll(&sh) {
+            w.line("/* Unrolled by the window's rows, so that the windows move on by renaming registers. */");
+            w.pragma(&format!("unroll {count}"));
+        }
         w.line(&format!(
             "for (I p = z0 - {}; p < z1 + {}; ++p) {{",
             sh.t * r0,
@@ -644,6 +660,25 @@ impl Gen<'_> {
         w.line("}");
         w.dedent();
         w.line("}");
+    }
+
+    /// How a 2-D `temporal` warp tile function unrolls its loop over the
+    /// rows (the argument of `#pragma unroll`; see [`MAX_UNROLLED_POINTS`]):
+    /// by the window's rows where its stencil reads at most that many cells
+    /// of the field it steps; a leapfrog only in the copy without checks
+    /// (`EDGE`, f32), since unrolling both took wave2d f32 from 157 to 201
+    /// registers, 2 blocks a multiprocessor instead of 3 (0.78x-0.91x), and
+    /// f64 leapfrogs (no such copy) measured 0.83x-0.91x. `None`: not
+    /// unrolled (and `persistent`, not measured).
+    fn row_unroll(&self, sh: &Shape) -> Option<String> {
+        let rows = sh.planes();
+        let suited = self.plan.strategy == Strategy::Temporal
+            && self.reads(self.streamed()).len() <= MAX_UNROLLED_POINTS;
+        match (suited, self.leapfrog(), sh.split) {
+            (false, _, _) | (true, true, false) => None,
+            (true, false, _) => Some(rows.to_string()),
+            (true, true, true) => Some(format!("(EDGE ? 1 : {rows})")),
+        }
     }
 
     /// The warp tile function's grids and parameters: the kernel's, with
@@ -1029,7 +1064,7 @@ impl Gen<'_> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::super::{CUDA, HIP, fit, resolve, source};
-    use crate::ir::Stencil;
+    use crate::ir::{Stencil, Strategy};
 
     /// A `temporal` stencil of `axes` updating `u` with `expr`, with `tiling` added to `[tiling.cuda]`.
     pub(in crate::backend::gpu) fn stencil(axes: &str, expr: &str, tiling: &str) -> Stencil {
@@ -1123,6 +1158,50 @@ pub(super) mod tests {
             "{code}"
         );
         assert!(!code.contains("old["), "{code}");
+    }
+
+    #[test]
+    fn two_d_tiles_unroll_their_rows_by_the_window() {
+        let unroll = |st: &Stencil| {
+            let code = cuda(st).unwrap();
+            let lines: Vec<&str> = code.lines().map(str::trim).collect();
+            let at = lines.iter().position(|l| l.starts_with("for (I p = "));
+            let before = lines[at.unwrap_or_else(|| panic!("{code}")) - 1];
+            before.strip_prefix("#pragma unroll ").map(str::to_string)
+        };
+        let star = |r: i64| {
+            let mut terms = vec!["u[0,0]".to_string()];
+            for d in (-r..=r).filter(|&d| d != 0) {
+                terms.extend([format!("u[{d},0]"), format!("u[0,{d}]")]);
+            }
+            terms.join(" + ")
+        };
+        assert_eq!(
+            unroll(&stencil("\"y\", \"x\"", &star(1), "")).as_deref(),
+            Some("3")
+        );
+        assert_eq!(
+            unroll(&stencil("\"y\", \"x\"", &star(2), "")).as_deref(),
+            Some("5")
+        );
+        // A box of radius 2 reads 25 cells: its loop is not unrolled.
+        let cells: Vec<String> = (-2..=2)
+            .flat_map(|a| (-2..=2).map(move |b| format!("u[{a},{b}]")))
+            .collect();
+        assert_eq!(
+            unroll(&stencil("\"y\", \"x\"", &cells.join(" + "), "")),
+            None
+        );
+        // Leapfrogs: only the copy without checks (f32); f64 has none.
+        let expr = "0.1*(u[-1,0] + u[1,0] + u[0,-1] + u[0,1])";
+        for (dtype, expected) in [("f32", Some("(EDGE ? 1 : 3)")), ("f64", None)] {
+            let st = leapfrog("\"y\", \"x\"", dtype, expr, "");
+            assert_eq!(unroll(&st).as_deref(), expected, "{dtype}");
+        }
+        // Not measured in `persistent`.
+        let mut st = stencil("\"y\", \"x\"", &star(1), "");
+        st.tiling.cuda.strategy = Strategy::Persistent;
+        assert_eq!(unroll(&st), None);
     }
 
     pub(in crate::backend::gpu) fn cuda(st: &Stencil) -> Result<String, String> {
