@@ -23,6 +23,7 @@
 //! Each kernel has an `extern "C"` launcher returning the runtime's error
 //! code, and the file has the few runtime calls the Rust side needs.
 
+mod literals;
 mod persistent;
 pub mod rust;
 mod temporal;
@@ -1168,8 +1169,70 @@ impl Gen<'_> {
         }
     }
 
+    /// The update, its reads spelled by `read`; in kernels that
+    /// [`Self::banks_literals`], its literals as entries of `lit`.
     fn value(&self, read: &dyn Fn(&Access) -> String) -> String {
-        expr::print(&self.s.expr, &CExpr { st: self.st, read })
+        let c = CExpr { st: self.st, read };
+        if self.banks_literals() {
+            return expr::print(&self.s.expr, &literals::Banked::new(c));
+        }
+        expr::print(&self.s.expr, &c)
+    }
+
+    /// Whether the update reads its literals from a table in constant memory
+    /// ([`literals`]): 2-D `temporal` f64 kernels on CUDA, where j2d5pt's loop
+    /// fell from 983 to 658 instructions for 3 rows and ran 1.09x-1.15x
+    /// (H100, BENCHMARKS.md, 2026-11-27, session 27; `persistent` was not
+    /// measured).
+    fn banks_literals(&self) -> bool {
+        self.warp_tiles()
+            && self.plan.strategy == Strategy::Temporal
+            && self.st.dtype == Dtype::F64
+            && *self.d == CUDA
+    }
+
+    /// The entries of the update's table of literals, where it
+    /// [`Self::banks_literals`]: each literal as C, and as the spec wrote it.
+    fn banked_literals(&self) -> Option<Vec<(String, String)>> {
+        self.banks_literals().then(|| {
+            let banked = literals::Banked::new(CExpr {
+                st: self.st,
+                read: &|_: &Access| String::new(),
+            });
+            expr::print(&self.s.expr, &banked);
+            banked.entries()
+        })
+    }
+
+    /// The table of the update's literals ([`Self::banks_literals`]), at file
+    /// scope, named after the kernel; `lit` in the functions that read it.
+    fn literal_table(&self, w: &mut CWriter) {
+        let Some(entries) = self.banked_literals() else {
+            return;
+        };
+        let shown: Vec<&str> = entries.iter().map(|(_, s)| s.as_str()).collect();
+        let values: Vec<&str> = entries.iter().map(|(v, _)| v.as_str()).collect();
+        w.line(&format!(
+            "/* The update's literals ({}), in constant memory: operands of the multiply-adds, which take no f64 immediate. */",
+            shown.join(", ")
+        ));
+        w.line(&format!(
+            "static __constant__ double {}_literals[{}] = {{{}}};",
+            self.sym,
+            entries.len(),
+            values.join(", ")
+        ));
+    }
+
+    /// `lit`, the kernel's table of literals ([`Self::literal_table`]), in a function that reads it.
+    fn literal_alias(&self, w: &mut CWriter) {
+        if let Some(entries) = self.banked_literals() {
+            w.line(&format!(
+                "const double (&lit)[{}] = {}_literals;",
+                entries.len(),
+                self.sym
+            ));
+        }
     }
 
     /// A read straight from global memory at `c` (wrapped for periodic grids).

@@ -599,6 +599,7 @@ impl Gen<'_> {
             "const I z0".into(),
             "const I z1".into(),
         ]);
+        self.literal_table(w);
         w.line(&format!(
             "/* One warp tile of {} fused steps over rows z0..z1, `tile` cells along `{}` from the region's start. */",
             sh.t, self.st.axes[1]
@@ -617,6 +618,7 @@ impl Gen<'_> {
         w.line("{");
         w.indent();
         w.line("const I s0 = n1;");
+        self.literal_alias(w);
         w.line(&format!("const int lane = threadIdx.x % {LANES};"));
         w.line(&format!(
             "const I i1 = {} + tile - {} + lane * {};",
@@ -681,6 +683,19 @@ impl Gen<'_> {
             (true, false, _) => Some(rows.to_string()),
             (true, true, true) => Some(format!("(EDGE ? 1 : {rows})")),
         }
+    }
+
+    /// Whether a 2-D `temporal` level computes its update at every cell and
+    /// selects it (no branch): in kernels without a copy without checks
+    /// (f64, [`splits`]) where every read comes from the windows (not a
+    /// leapfrog's previous level or an input grid, read from global
+    /// memory). With the literals in constant memory, j2d5pt f64 ran
+    /// 1.14x-1.33x, j2d9pt-gol f64 1.36x-1.55x, j2d25pt f64 1.25x-1.44x
+    /// (H100, BENCHMARKS.md, 2026-11-27, session 27). The f32 kernels'
+    /// checked copies lost with it (j2d5pt 0.60x-0.86x); `persistent` was
+    /// not measured.
+    fn selects_levels(&self) -> bool {
+        self.plan.strategy == Strategy::Temporal && !splits(self.st) && !self.reads_inputs()
     }
 
     /// The warp tile function's grids and parameters: the kernel's, with
@@ -775,7 +790,7 @@ impl Gen<'_> {
             "step && in_x[k]",
             Some(&index("q")),
             &|a: &Access| self.level_read(a, sh),
-            false,
+            self.selects_levels(),
         );
         w.line("next[k] = v;");
         sh.close_cells(w);
@@ -1207,6 +1222,38 @@ pub(super) mod tests {
         assert!(hip.contains("    for (I p = "), "{hip}");
         st.tiling.cuda.strategy = Strategy::Persistent;
         assert_eq!(unroll(&st), None);
+    }
+
+    #[test]
+    fn f64_tiles_read_literals_from_constant_memory_and_select_their_levels() {
+        let expr = "(5.1*u[-1,0] + 12.1*u[0,-1] + 15.0*u[0,0] + 12.2*u[0,1] + 5.2*u[1,0]) / 118";
+        let mut st = stencil("\"y\", \"x\"", expr, "");
+        st.dtype = crate::ir::Dtype::F64;
+        let code = cuda(&st).unwrap();
+        for line in [
+            "static __constant__ double p_cuda__s__update_u_literals[6] = {0.00847457627118644, 5.1, 12.1, 15.0, 12.2, 5.2};",
+            "const double (&lit)[6] = p_cuda__s__update_u_literals;",
+            "const double u = (lit[1] * nb0[k + 1] + lit[2] * nb1[k] + lit[3] * nb1[k + 1] + lit[4] * nb1[k + 2] + lit[5] * nb2[k + 1]) * lit[0];",
+            "const double v = step && in_x[k] ? u : win[s - 1][1][k];",
+        ] {
+            assert!(code.contains(line), "{line}\n{code}");
+        }
+        // HIP keeps its literals; f32 (immediate operands, a copy without checks) keeps both.
+        let hip = generate(&st, &HIP).unwrap();
+        assert!(!hip.contains("lit["), "{hip}");
+        st.dtype = crate::ir::Dtype::F32;
+        let code = cuda(&st).unwrap();
+        assert!(
+            !code.contains("lit[") && code.contains("if (step && in_x[k]) {"),
+            "{code}"
+        );
+        // A leapfrog reads its previous level from global memory: it branches.
+        let wave = leapfrog("\"y\", \"x\"", "f64", "0.1*(u[-1,0] + u[1,0])", "");
+        let code = cuda(&wave).unwrap();
+        assert!(
+            code.contains("lit[") && code.contains("if (step && in_x[k]) {"),
+            "{code}"
+        );
     }
 
     pub(in crate::backend::gpu) fn cuda(st: &Stencil) -> Result<String, String> {

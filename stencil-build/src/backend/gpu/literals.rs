@@ -1,0 +1,113 @@
+//! Literals read from constant memory: an expression dialect that spells
+//! each floating-point literal of an update (and the reciprocal of each
+//! literal divisor) as an entry of a `__constant__` table, `lit[i]`.
+//!
+//! An f64 multiply-add on NVIDIA GPUs takes no immediate operand, so nvcc
+//! moves each f64 literal into uniform registers before every use: two
+//! `UMOV`s per literal per cell. In the 2-D fused kernels these were a third
+//! of the loop's instructions (j2d5pt f64: 324 `UMOV`s in 983 instructions
+//! for 3 rows). A literal in constant memory is an operand of the
+//! multiply-add itself (`c[0x3][...]`).
+
+use std::cell::RefCell;
+
+use crate::backend::CExpr;
+use crate::codegen::expr::Dialect;
+use crate::ir::{Access, Func};
+
+/// [`CExpr`] with its literals as entries of the table `lit`.
+pub struct Banked<'a> {
+    c: CExpr<'a>,
+    /// The entries in order of first use: the literal as C, and how the
+    /// spec wrote it (a reciprocal as `1 / divisor`).
+    entries: RefCell<Vec<(String, String)>>,
+}
+
+impl<'a> Banked<'a> {
+    /// The dialect `c` with an empty table.
+    pub fn new(c: CExpr<'a>) -> Self {
+        Banked {
+            c,
+            entries: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The table's entries so far: each literal as C, and as the spec wrote it.
+    pub fn entries(&self) -> Vec<(String, String)> {
+        self.entries.borrow().clone()
+    }
+
+    /// `lit[i]`, the entry of the C literal `text`, added if new.
+    fn entry(&self, text: String, shown: String) -> String {
+        let mut entries = self.entries.borrow_mut();
+        let i = match entries.iter().position(|(t, _)| *t == text) {
+            Some(i) => i,
+            None => {
+                entries.push((text, shown));
+                entries.len() - 1
+            }
+        };
+        format!("lit[{i}]")
+    }
+}
+
+impl Dialect for Banked<'_> {
+    fn read(&self, access: &Access) -> String {
+        self.c.read(access)
+    }
+
+    fn param(&self, index: usize) -> String {
+        self.c.param(index)
+    }
+
+    fn call(&self, func: Func, args: &[String]) -> String {
+        self.c.call(func, args)
+    }
+
+    fn powi(&self, base: &str, n: i32) -> String {
+        self.c.powi(base, n)
+    }
+
+    fn literal(&self, value: f64) -> String {
+        let text = self.c.literal(value);
+        self.entry(text.clone(), text)
+    }
+
+    /// The reciprocal [`CExpr`] multiplies by, as an entry.
+    fn reciprocal(&self, divisor: f64) -> Option<String> {
+        let text = self.c.reciprocal(divisor)?;
+        let value = text.split(" /* ").next().unwrap_or(&text).to_string();
+        Some(self.entry(value, format!("1 / {}", self.c.literal(divisor))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Banked;
+    use crate::backend::CExpr;
+    use crate::codegen::expr;
+
+    #[test]
+    fn literals_become_entries_of_the_table_in_the_order_printed() {
+        let mut st = crate::backend::gpu::temporal::tests::stencil(
+            "\"y\", \"x\"",
+            "(5.1*u[-1,0] + 12.1*u[0,1] + 5.1*u[1,0] - 2*u[0,0]) / 118",
+            "",
+        );
+        st.dtype = crate::ir::Dtype::F64;
+        let read = |a: &crate::ir::Access| format!("r{:?}", a.offset);
+        let banked = Banked::new(CExpr {
+            st: &st,
+            read: &read,
+        });
+        let text = expr::print(&st.statements[0].expr, &banked);
+        assert_eq!(
+            text,
+            "(lit[1] * r[-1, 0] + lit[2] * r[0, 1] + lit[1] * r[1, 0] - lit[3] * r[0, 0]) * lit[0]"
+        );
+        let shown: Vec<String> = banked.entries().into_iter().map(|(_, s)| s).collect();
+        // The printer asks for a divisor's reciprocal before it prints the dividend.
+        assert_eq!(shown, ["1 / 118.0", "5.1", "12.1", "2.0"]);
+        assert_eq!(banked.entries()[0].0, "0.00847457627118644");
+    }
+}
