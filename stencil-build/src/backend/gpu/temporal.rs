@@ -692,10 +692,13 @@ impl Gen<'_> {
     /// memory). With the literals in constant memory, j2d5pt f64 ran
     /// 1.14x-1.33x, j2d9pt-gol f64 1.36x-1.55x, j2d25pt f64 1.25x-1.44x
     /// (H100, BENCHMARKS.md, 2026-11-27, session 27). The f32 kernels'
-    /// checked copies lost with it (j2d5pt 0.60x-0.86x); `persistent` was
-    /// not measured.
+    /// checked copies lost with it (j2d5pt 0.60x-0.86x); `persistent` and
+    /// HIP were not measured.
     fn selects_levels(&self) -> bool {
-        self.plan.strategy == Strategy::Temporal && !splits(self.st) && !self.reads_inputs()
+        *self.d == CUDA
+            && self.plan.strategy == Strategy::Temporal
+            && !splits(self.st)
+            && !self.reads_inputs()
     }
 
     /// The warp tile function's grids and parameters: the kernel's, with
@@ -1238,9 +1241,12 @@ pub(super) mod tests {
         ] {
             assert!(code.contains(line), "{line}\n{code}");
         }
-        // HIP keeps its literals; f32 (immediate operands, a copy without checks) keeps both.
+        // HIP keeps its literals and branches; f32 (immediate operands, a copy without checks) too.
         let hip = generate(&st, &HIP).unwrap();
-        assert!(!hip.contains("lit["), "{hip}");
+        assert!(
+            !hip.contains("lit[") && hip.contains("if (step && in_x[k]) {"),
+            "{hip}"
+        );
         st.dtype = crate::ir::Dtype::F32;
         let code = cuda(&st).unwrap();
         assert!(
