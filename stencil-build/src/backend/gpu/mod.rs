@@ -1192,16 +1192,18 @@ impl Gen<'_> {
     }
 
     /// The entries of the update's table of literals, where it
-    /// [`Self::banks_literals`]: each literal as C, and as the spec wrote it.
+    /// [`Self::banks_literals`] and has any: each literal as C, and as the
+    /// spec wrote it.
     fn banked_literals(&self) -> Option<Vec<(String, String)>> {
-        self.banks_literals().then(|| {
-            let banked = literals::Banked::new(CExpr {
-                st: self.st,
-                read: &|_: &Access| String::new(),
-            });
-            expr::print(&self.s.expr, &banked);
-            banked.entries()
-        })
+        if !self.banks_literals() {
+            return None;
+        }
+        let banked = literals::Banked::new(CExpr {
+            st: self.st,
+            read: &|_: &Access| String::new(),
+        });
+        expr::print(&self.s.expr, &banked);
+        Some(banked.entries()).filter(|entries| !entries.is_empty())
     }
 
     /// The table of the update's literals ([`Self::banks_literals`]), at file

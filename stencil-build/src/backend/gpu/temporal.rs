@@ -1253,6 +1253,18 @@ pub(super) mod tests {
             !code.contains("lit[") && code.contains("if (step && in_x[k]) {"),
             "{code}"
         );
+        // An update without literals has no table (a C array has at least one entry).
+        let mut bare = stencil("\"y\", \"x\"", "u[-1,0] + u[0,1] - u[0,0]", "");
+        bare.dtype = crate::ir::Dtype::F64;
+        let code = cuda(&bare).unwrap();
+        assert!(
+            !code.contains("_literals") && !code.contains("lit["),
+            "{code}"
+        );
+        assert!(
+            code.contains("const double v = step && in_x[k] ? u : "),
+            "{code}"
+        );
         // A leapfrog reads its previous level from global memory: it branches.
         let wave = leapfrog("\"y\", \"x\"", "f64", "0.1*(u[-1,0] + u[1,0])", "");
         let code = cuda(&wave).unwrap();
