@@ -52,6 +52,7 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static thread_local
+#define __constant__
 #define __align__(n) __attribute__((aligned(n)))
 
 struct uint3 {
