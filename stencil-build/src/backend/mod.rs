@@ -137,14 +137,28 @@ impl Dialect for CExpr<'_> {
     /// result differs by about an ulp, well within the tolerance the tests
     /// hold every backend to; the reference divides.
     fn reciprocal(&self, divisor: f64) -> Option<String> {
-        let (divisor, r, normal) = match self.st.dtype {
+        let r = self.reciprocal_value(divisor)?;
+        Some(format!(
+            "{} /* 1 / {} */",
+            self.literal(r),
+            self.literal(divisor)
+        ))
+    }
+}
+
+impl CExpr<'_> {
+    /// The reciprocal of the literal `divisor` that kernels multiply by, in
+    /// the stencil's dtype ([`Dialect::reciprocal`]); `None` where it is not
+    /// a normal number (the kernel divides).
+    pub fn reciprocal_value(&self, divisor: f64) -> Option<f64> {
+        let (r, normal) = match self.st.dtype {
             Dtype::F32 => {
-                let (d, r) = (divisor as f32, 1.0 / divisor as f32);
-                (d as f64, r as f64, r.is_normal())
+                let r = 1.0 / divisor as f32;
+                (r as f64, r.is_normal())
             }
-            Dtype::F64 => (divisor, 1.0 / divisor, (1.0 / divisor).is_normal()),
+            Dtype::F64 => (1.0 / divisor, (1.0 / divisor).is_normal()),
         };
-        normal.then(|| format!("{} /* 1 / {} */", self.literal(r), self.literal(divisor)))
+        normal.then_some(r)
     }
 }
 

@@ -75,9 +75,9 @@ impl Dialect for Banked<'_> {
 
     /// The reciprocal [`CExpr`] multiplies by, as an entry.
     fn reciprocal(&self, divisor: f64) -> Option<String> {
-        let text = self.c.reciprocal(divisor)?;
-        let value = text.split(" /* ").next().unwrap_or(&text).to_string();
-        Some(self.entry(value, format!("1 / {}", self.c.literal(divisor))))
+        let r = self.c.reciprocal_value(divisor)?;
+        let shown = format!("1 / {}", self.c.literal(divisor));
+        Some(self.entry(self.c.literal(r), shown))
     }
 }
 
