@@ -241,7 +241,8 @@ impl Config {
     }
 
     /// The spec files to compile, sorted; prints `rerun-if-changed` for them
-    /// and for every folder searched, so a new spec triggers a rebuild.
+    /// and for every folder searched, so a new spec triggers a rebuild (but
+    /// not for those in `OUT_DIR`, which a build script writes: [`rerun_if_changed`]).
     fn spec_files(&self) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
         let mut files: Vec<PathBuf> = self.specs.clone();
         let mut dirs = self.search_dirs.clone();
@@ -259,7 +260,7 @@ impl Config {
         files.sort();
         files.dedup();
         for f in &files {
-            println!("cargo:rerun-if-changed={}", f.display());
+            rerun_if_changed(f);
         }
         let shown = |p: &Path| {
             root.as_ref()
@@ -293,6 +294,25 @@ fn archs(var: &str, configured: &[String], defaults: &[&str]) -> Vec<String> {
     }
 }
 
+/// Tells Cargo to rerun the build script when `path` changes, unless `path`
+/// lies in `OUT_DIR`: specs a build script writes there itself are newer than
+/// the start of its run (the time Cargo compares with), so watching them
+/// would rerun it, and recompile every kernel, on every build.
+fn rerun_if_changed(path: &Path) {
+    if !generated(path) {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+}
+
+/// Whether `path` lies in the build script's `OUT_DIR`.
+fn generated(path: &Path) -> bool {
+    let Some(out) = env::var_os("OUT_DIR").map(PathBuf::from) else {
+        return false;
+    };
+    path.starts_with(&out)
+        || matches!((path.canonicalize(), out.canonicalize()), (Ok(p), Ok(o)) if p.starts_with(&o))
+}
+
 /// Which folders [`discover`] tells Cargo to watch (Cargo scans a watched
 /// folder's whole subtree, so a spec added anywhere in it is seen).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -309,7 +329,7 @@ enum Watch {
 /// `target/` and nested packages; prints `rerun-if-changed` as `watch` says.
 fn discover(dir: &Path, out: &mut Vec<PathBuf>, watch: Watch) -> Result<(), Error> {
     if watch == Watch::Folder {
-        println!("cargo:rerun-if-changed={}", dir.display());
+        rerun_if_changed(dir);
     }
     let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
@@ -335,7 +355,7 @@ fn discover(dir: &Path, out: &mut Vec<PathBuf>, watch: Watch) -> Result<(), Erro
                 let before = out.len();
                 discover(&path, out, Watch::No)?;
                 if watch == Watch::SpecFolders && out.len() > before {
-                    println!("cargo:rerun-if-changed={}", path.display());
+                    rerun_if_changed(&path);
                 }
             }
         } else if name.ends_with(".stencil.toml") {

@@ -1,6 +1,7 @@
 //! A crate that uses stencil-build, built again and again with `cargo build
 //! -v`: editing a spec, adding one and changing `STENCIL_CUDA_ARCH` rerun its
-//! build script; nothing else does. A missing toolchain fails the build with
+//! build script; nothing else does, not even the specs a build script
+//! writes into `OUT_DIR` itself. A missing toolchain fails the build with
 //! a message saying where it looked and what to set.
 
 use std::path::{Path, PathBuf};
@@ -116,6 +117,31 @@ fn specs_and_only_specs_rerun_the_build_script() {
         &SPEC.replace("0.25*(", "2*u[0,0] - 0.25*("),
     );
     assert!(p.rebuilt("openmp", &[]), "a new spec in a sub-folder");
+    assert!(!p.rebuilt("openmp", &[]), "and then nothing again");
+}
+
+#[test]
+fn specs_a_build_script_writes_to_out_dir_do_not_rerun_it() {
+    let p = Probe::new("rebuild-generated");
+    // The build script writes its spec into OUT_DIR (as tests/build.rs and the
+    // suite do) from a template it watches itself.
+    p.write(
+        "build.rs",
+        "fn main() -> Result<(), Box<dyn std::error::Error>> {\n    \
+         println!(\"cargo:rerun-if-changed=stencils\");\n    \
+         let dir = std::path::PathBuf::from(std::env::var(\"OUT_DIR\")?).join(\"generated\");\n    \
+         std::fs::create_dir_all(&dir)?;\n    \
+         std::fs::copy(\"stencils/blur.stencil.toml\", dir.join(\"blur.stencil.toml\"))?;\n    \
+         stencil_build::Config::new().search_dir(&dir).compile()?;\n    \
+         Ok(())\n}\n",
+    );
+    assert!(p.rebuilt("openmp", &[]), "the first build runs it");
+    assert!(
+        !p.rebuilt("openmp", &[]),
+        "the spec it wrote during its run is not a change"
+    );
+    p.write("stencils/blur.stencil.toml", &SPEC.replace("0.25", "0.2"));
+    assert!(p.rebuilt("openmp", &[]), "an edited template");
     assert!(!p.rebuilt("openmp", &[]), "and then nothing again");
 }
 
