@@ -1180,13 +1180,15 @@ impl Gen<'_> {
     }
 
     /// Whether the update reads its literals from a table in constant memory
-    /// ([`literals`]): 2-D `temporal` f64 kernels on CUDA, where j2d5pt's loop
-    /// fell from 983 to 658 instructions for 3 rows and ran 1.09x-1.15x
-    /// (H100, BENCHMARKS.md, 2026-11-27, session 27; `persistent` was not
-    /// measured).
+    /// ([`literals`]): 2-D fused f64 kernels on CUDA. In `temporal`, j2d5pt's
+    /// loop fell from 983 to 658 instructions for 3 rows and ran 1.09x-1.15x
+    /// (H100, BENCHMARKS.md, session 27); with the selection
+    /// ([`Self::selects_levels`]) `persistent` gained too (session 28). The
+    /// 3-D kernels keep their literals inline: there the table ran j3d7pt
+    /// f64 0.87x-0.89x and j3d27pt 0.78x-0.81x, poisson 1.07x (session 28).
     fn banks_literals(&self) -> bool {
         self.warp_tiles()
-            && self.plan.strategy == Strategy::Temporal
+            && self.plan.strategy.fuses_steps()
             && self.st.dtype == Dtype::F64
             && *self.d == CUDA
     }

@@ -671,8 +671,10 @@ impl Gen<'_> {
     /// (`EDGE`, f32), since unrolling both took wave2d f32 from 157 to 201
     /// registers, 2 blocks a multiprocessor instead of 3 (0.78x-0.91x), and
     /// f64 leapfrogs (no such copy) measured 0.83x-0.91x. `None`: not
-    /// unrolled; nor in `persistent` (not measured) or HIP (hipcc, clang,
-    /// leaves a loop of shuffles as it is and warns).
+    /// unrolled; nor in `persistent`, where it ran 0.92x-1.12x in f32 and,
+    /// in f64, lost to the literals and selection without it (j2d9pt
+    /// 0.77x-0.91x with both; BENCHMARKS.md, session 28), or HIP (hipcc,
+    /// clang, leaves a loop of shuffles as it is and warns).
     fn row_unroll(&self, sh: &Shape) -> Option<String> {
         let rows = sh.planes();
         let suited = *self.d == CUDA
@@ -685,18 +687,19 @@ impl Gen<'_> {
         }
     }
 
-    /// Whether a 2-D `temporal` level computes its update at every cell and
+    /// Whether a 2-D fused level computes its update at every cell and
     /// selects it (no branch): in kernels without a copy without checks
     /// (f64, [`splits`]) where every read comes from the windows (not a
     /// leapfrog's previous level or an input grid, read from global
-    /// memory). With the literals in constant memory, j2d5pt f64 ran
-    /// 1.14x-1.33x, j2d9pt-gol f64 1.36x-1.55x, j2d25pt f64 1.25x-1.44x
-    /// (H100, BENCHMARKS.md, 2026-11-27, session 27). The f32 kernels'
-    /// checked copies lost with it (j2d5pt 0.60x-0.86x); `persistent` and
-    /// HIP were not measured.
+    /// memory). With the literals in constant memory, `temporal` ran j2d5pt
+    /// f64 1.14x-1.33x, j2d9pt-gol f64 1.36x-1.55x, j2d25pt f64 1.25x-1.44x
+    /// (H100, BENCHMARKS.md, session 27), `persistent` j2d5pt f64
+    /// 1.39x-1.58x, j2d9pt-gol 1.16x-1.40x, j2d25pt 1.09x-1.30x and j2d9pt
+    /// 0.94x-1.35x (session 28). The f32 kernels' checked copies lost with
+    /// it (j2d5pt 0.60x-0.86x); HIP was not measured.
     fn selects_levels(&self) -> bool {
         *self.d == CUDA
-            && self.plan.strategy == Strategy::Temporal
+            && self.plan.strategy.fuses_steps()
             && !splits(self.st)
             && !self.reads_inputs()
     }
@@ -1241,6 +1244,17 @@ pub(super) mod tests {
         ] {
             assert!(code.contains(line), "{line}\n{code}");
         }
+        assert!(code.contains("#pragma unroll 3"), "{code}");
+        // `persistent` reads the table and selects too, but keeps its loop over the rows.
+        let mut persistent = st.clone();
+        persistent.tiling.cuda.strategy = Strategy::Persistent;
+        let code = cuda(&persistent).unwrap();
+        assert!(
+            code.contains("const double v = step && in_x[k] ? u : win[s - 1][1][k];")
+                && code.contains("const double (&lit)[6] = p_cuda__s__update_u_literals;")
+                && !code.contains("#pragma unroll 3"),
+            "{code}"
+        );
         // HIP keeps its literals and branches; f32 (immediate operands, a copy without checks) too.
         let hip = generate(&st, &HIP).unwrap();
         assert!(
