@@ -7,7 +7,7 @@
 #      selected);
 #   C (f64): with unroll-only.patch (the unroll alone);
 #   D (f64): with literals-only.patch (the literals and the selection alone).
-# Then `python3 harness.py` and nvcc (build.sh) in DIR; README.md.
+# Then `../unroll-2d/build.sh DIR` builds the harness; README.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(git -C "$here" rev-parse --show-toplevel)

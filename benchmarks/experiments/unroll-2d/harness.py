@@ -1,8 +1,9 @@
 # Writes build/: the kernels <V>_<stencil>_<dtype>.cu of this directory (V a variant's letter, the
-# 2-D `temporal` kernels `auto` generates) with their symbols prefixed, and main.cu, which runs each
-# on N x N cells (seeded data): compares its grid after 60 steps with the first variant's of the
-# same stencil and dtype, bit for bit (else the largest difference), then times 20 launches of
-# time_block steps (median of 5, CUDA events) and prints GCells/s over the interior. See README.md.
+# 2-D `temporal` kernels `auto` generates, or `persistent` ones) with their symbols prefixed, and
+# main.cu, which runs each on N x N cells (seeded data): compares its grid after 60 steps with the
+# first variant's of the same stencil and dtype, bit for bit (else the largest difference), then
+# times 20 time blocks (median of 5, CUDA events): 20 launches of time_block steps, or one
+# cooperative launch of 20 sweeps for `persistent`; prints GCells/s over the interior. See README.md.
 import re,glob,os
 os.makedirs('build',exist_ok=True)
 entries=[]
@@ -13,14 +14,18 @@ for f in sorted(glob.glob('[A-Z]_*.cu')):
     r=int(re.search(r'radius \((\d+), (\d+)\)',s).group(1))
     open(f'build/{f}','w').write(s)
     fn=re.search(r'extern "C" int (\w+?)(?<!_fuses)\(',s).group(1)
-    wave='out_prev' in re.search(r'extern "C" int \w+?(?<!_fuses)\(([^)]*)\)',s).group(1)
-    entries.append((v,name,d,t,r,fn,wave))
+    sig=re.search(r'extern "C" int \w+?(?<!_fuses)\(([^)]*)\)',s).group(1)
+    wave='out_prev' in sig
+    pers='unsigned long long steps' in sig  # `persistent`: all the steps in one cooperative launch
+    entries.append((v,name,d,t,r,fn,wave,pers))
 decl=[];tab=[]
-for v,name,d,t,r,fn,wave in entries:
+for v,name,d,t,r,fn,wave,pers in entries:
     T='float' if d=='f32' else 'double'
-    if wave: decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,{T}*,{T}*,const {T}*,const {T}*,int);')
+    if pers and wave: decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,{T}*,{T}*,{T}*,{T}*,unsigned long long);')
+    elif pers: decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,{T}*,{T}*,unsigned long long);')
+    elif wave: decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,{T}*,{T}*,const {T}*,const {T}*,int);')
     else: decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,{T}*,const {T}*,int);')
-    tab.append(f'  {{"{v}","{name}","{d}",{t},{r},{int(wave)},(void*){fn}}},')
+    tab.append(f'  {{"{v}","{name}","{d}",{t},{r},{int(wave)},{int(pers)},(void*){fn}}},')
 main=r'''
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -31,7 +36,7 @@ main=r'''
 #include <string>
 #include <cmath>
 DECL
-struct E{const char*v;const char*n;const char*d;int t;int r;int wave;void*f;};
+struct E{const char*v;const char*n;const char*d;int t;int r;int wave;int pers;void*f;};
 static E tab[]={
 TAB
 };
@@ -40,14 +45,20 @@ template<class T> __global__ void fill(T*a,size_t n,unsigned seed){size_t i=bloc
 template<class T> double run(E&e,long N,int calls,std::vector<T>*result){
   size_t n=(size_t)N*N; T*b[4]; for(int i=0;i<4;i++){CK(cudaMalloc(&b[i],n*sizeof(T))); fill<T><<<(n+255)/256,256>>>(b[i],n,1);} CK(cudaDeviceSynchronize());
   int cur=0,out=1,prev=2,outp=3; cudaEvent_t s,f; cudaEventCreate(&s); cudaEventCreate(&f);
-  auto step=[&](int levels){ int rc;
-    if(e.wave) rc=((int(*)(ptrdiff_t,ptrdiff_t,T*,T*,const T*,const T*,int))e.f)(N,N,b[out],b[outp],b[prev],b[cur],levels);
-    else rc=((int(*)(ptrdiff_t,ptrdiff_t,T*,const T*,int))e.f)(N,N,b[out],b[cur],levels);
+  // One launch of `steps` (at most time_block, but for `persistent`): the result is in `out` (a
+  // leapfrog's level before it in `out_prev`), for `persistent` after an odd number of sweeps only.
+  auto launch=[&](long long steps){ int rc;
+    if(e.pers&&e.wave) rc=((int(*)(ptrdiff_t,ptrdiff_t,T*,T*,T*,T*,unsigned long long))e.f)(N,N,b[out],b[outp],b[prev],b[cur],steps);
+    else if(e.pers) rc=((int(*)(ptrdiff_t,ptrdiff_t,T*,T*,unsigned long long))e.f)(N,N,b[out],b[cur],steps);
+    else if(e.wave) rc=((int(*)(ptrdiff_t,ptrdiff_t,T*,T*,const T*,const T*,int))e.f)(N,N,b[out],b[outp],b[prev],b[cur],(int)steps);
+    else rc=((int(*)(ptrdiff_t,ptrdiff_t,T*,const T*,int))e.f)(N,N,b[out],b[cur],(int)steps);
     if(rc){printf("launch error %d\n",rc);exit(1);}
-    std::swap(cur,out); if(e.wave) std::swap(prev,outp); };
-  if(result){ int left=60; while(left>0){int l=std::min(left,e.t); step(l); left-=l;} CK(cudaDeviceSynchronize()); result->resize(n); CK(cudaMemcpy(result->data(),b[cur],n*sizeof(T),cudaMemcpyDeviceToHost)); }
-  for(int i=0;i<3;i++) step(e.t);
-  std::vector<float> ts; for(int k=0;k<5;k++){ cudaEventRecord(s); for(int i=0;i<calls;i++) step(e.t); cudaEventRecord(f); CK(cudaEventSynchronize(f)); float ms; cudaEventElapsedTime(&ms,s,f); ts.push_back(ms);}
+    if(!e.pers||((steps+e.t-1)/e.t)%2){ std::swap(cur,out); if(e.wave) std::swap(prev,outp); } };
+  // `steps` steps: one cooperative launch, or launches of time_block steps and the rest.
+  auto run_steps=[&](long long steps){ if(e.pers) launch(steps); else for(long long l=steps;l>0;l-=e.t) launch(std::min<long long>(l,e.t)); };
+  if(result){ run_steps(60); CK(cudaDeviceSynchronize()); result->resize(n); CK(cudaMemcpy(result->data(),b[cur],n*sizeof(T),cudaMemcpyDeviceToHost)); }
+  run_steps((e.pers?2:3)*(long long)e.t);
+  std::vector<float> ts; for(int k=0;k<5;k++){ cudaEventRecord(s); run_steps((long long)calls*e.t); cudaEventRecord(f); CK(cudaEventSynchronize(f)); float ms; cudaEventElapsedTime(&ms,s,f); ts.push_back(ms);}
   std::sort(ts.begin(),ts.end()); for(int i=0;i<4;i++) cudaFree(b[i]);
   double cells=(double)(N-2*e.r)*(N-2*e.r)*e.t*calls; return cells/(ts[2]*1e-3)/1e9;
 }
