@@ -1,7 +1,7 @@
 //! Compiling generated kernels with the `cc` crate and linking them into the
 //! crate being built.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::Error;
 
@@ -182,7 +182,11 @@ pub fn build_cuda(
 /// first on the include path (an emulation of the runtime: `cuda_runtime.h`
 /// and, for HIP, a header mapping HIP onto it), into the static library
 /// `lib_name`. Each source is first rewritten by [`host_launches`] into a
-/// `.cpp` file beside it.
+/// `.cpp` file beside it, and compiled after [`PRELUDE`], precompiled once,
+/// at `-O1`: on 2 cores that took the tests' emulated build (the heat3d,
+/// wave2d, star3d25 and leapfrog3d variants, 419 tests) from 410 s to 274 s
+/// against `-O2` without the prelude, and the tests ran as long (169 s
+/// against 177 s).
 pub fn build_on_cpu(
     files: &[PathBuf],
     lib_name: &str,
@@ -190,10 +194,14 @@ pub fn build_on_cpu(
     backend: &'static str,
 ) -> Result<(), Error> {
     let mut build = cc::Build::new();
-    build.cpp(true).std("c++17").opt_level(2).warnings(false);
+    build.cpp(true).std("c++17").opt_level(1).warnings(false);
     for dir in include_dirs {
         println!("cargo:rerun-if-changed={}", dir.display());
         build.include(dir);
+    }
+    if let Some(dir) = files.first().and_then(|f| f.parent()) {
+        let prelude = precompile_prelude(&build, dir, backend)?;
+        build.flag("-include").flag(prelude);
     }
     for file in files {
         let io = |source| Error::Io {
@@ -205,10 +213,99 @@ pub fn build_on_cpu(
         std::fs::write(&cpp, host_launches(&text)).map_err(io)?;
         build.file(cpp);
     }
-    build.try_compile(lib_name).map_err(|e| Error::Toolchain {
+    build
+        .try_compile(lib_name)
+        .map_err(|e| on_cpu_error(backend, e))
+}
+
+/// The headers every GPU source includes ([`build_on_cpu`]), for each backend:
+/// parsing them took a third of the time GCC 12 spent on a small kernel file.
+/// They are guarded by `#pragma once`, so a source's own `#include`s of them
+/// are then no-ops.
+const PRELUDE: [(&str, &[&str]); 2] = [
+    (
+        "cuda",
+        &[
+            "stddef.h",
+            "mutex",
+            "cuda_runtime.h",
+            "cooperative_groups.h",
+        ],
+    ),
+    (
+        "hip",
+        &[
+            "stddef.h",
+            "mutex",
+            "hip/hip_runtime.h",
+            "hip/hip_cooperative_groups.h",
+        ],
+    ),
+];
+
+/// Writes [`PRELUDE`]'s header for `backend` into `dir` and precompiles it
+/// beside it with `build`'s compiler and flags (GCC looks for `<header>.gch`,
+/// Clang for `<header>.pch`, where a source is compiled with `-include
+/// <header>`, and read the header itself if theirs does not match the flags).
+/// Returns the header's path.
+fn precompile_prelude(
+    build: &cc::Build,
+    dir: &Path,
+    backend: &'static str,
+) -> Result<PathBuf, Error> {
+    let header = dir.join(format!("{backend}-on-cpu-prelude.h"));
+    let includes = PRELUDE
+        .iter()
+        .find(|(b, _)| *b == backend)
+        .map_or(&[][..], |(_, headers)| headers);
+    let mut text = format!(
+        "/* The headers of every {backend} source of the test-only build on the CPU, precompiled once. */\n"
+    );
+    for include in includes {
+        text.push_str(&format!("#include <{include}>\n"));
+    }
+    std::fs::write(&header, text).map_err(|source| Error::Io {
+        path: header.clone(),
+        source,
+    })?;
+    let compiler = build
+        .try_get_compiler()
+        .map_err(|e| on_cpu_error(backend, e))?;
+    let precompiled = header.with_extension(if compiler.is_like_clang() {
+        "h.pch"
+    } else {
+        "h.gch"
+    });
+    let output = compiler
+        .to_command()
+        .args(["-x", "c++-header"])
+        .arg(&header)
+        .arg("-o")
+        .arg(&precompiled)
+        .output()
+        .map_err(|source| Error::Io {
+            path: compiler.path().to_path_buf(),
+            source,
+        })?;
+    if !output.status.success() {
+        return Err(Error::Toolchain {
+            backend,
+            message: format!(
+                "{}\n(precompiling {} for the test-only build of the {backend} kernels on the CPU)",
+                String::from_utf8_lossy(&output.stderr),
+                header.display()
+            ),
+        });
+    }
+    Ok(header)
+}
+
+/// An error of `cc` in [`build_on_cpu`].
+fn on_cpu_error(backend: &'static str, e: cc::Error) -> Error {
+    Error::Toolchain {
         backend,
         message: format!("{e}\n(the test-only build of the {backend} kernels on the CPU)"),
-    })
+    }
 }
 
 /// The GPU source `text` as C++ for [`build_on_cpu`]: each launch
