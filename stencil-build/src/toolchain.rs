@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use crate::backend::gpu;
 
 /// Compiles C11 sources with `-O3` and OpenMP into the static library
 /// `lib_name`, and links the OpenMP runtime and libm.
@@ -182,7 +183,7 @@ pub fn build_cuda(
 /// first on the include path (an emulation of the runtime: `cuda_runtime.h`
 /// and, for HIP, a header mapping HIP onto it), into the static library
 /// `lib_name`. Each source is first rewritten by [`host_launches`] into a
-/// `.cpp` file beside it, and compiled after [`PRELUDE`], precompiled once,
+/// `.cpp` file beside it, and compiled after [`prelude`]'s headers, precompiled once,
 /// at `-O1`: on 2 cores that took the tests' emulated build (the heat3d,
 /// wave2d, star3d25 and leapfrog3d variants, 419 tests) from 410 s to 274 s
 /// against `-O2` without the prelude, and the tests ran as long (169 s
@@ -218,32 +219,21 @@ pub fn build_on_cpu(
         .map_err(|e| on_cpu_error(backend, e))
 }
 
-/// The headers every GPU source includes ([`build_on_cpu`]), for each backend:
-/// parsing them took a third of the time GCC 12 spent on a small kernel file.
-/// They are guarded by `#pragma once`, so a source's own `#include`s of them
-/// are then no-ops.
-const PRELUDE: [(&str, &[&str]); 2] = [
-    (
-        "cuda",
-        &[
-            "stddef.h",
-            "mutex",
-            "cuda_runtime.h",
-            "cooperative_groups.h",
-        ],
-    ),
-    (
-        "hip",
-        &[
-            "stddef.h",
-            "mutex",
-            "hip/hip_runtime.h",
-            "hip/hip_cooperative_groups.h",
-        ],
-    ),
-];
+/// The headers a GPU source of `backend` includes ([`gpu::source`]): the
+/// dialect's runtime and cooperative groups, `stddef.h` and `mutex`. Parsing
+/// them took a third of the time GCC 12 spent on a small kernel file for
+/// [`build_on_cpu`]. They are guarded by `#pragma once`, so a source's own
+/// `#include`s of them are then no-ops.
+fn prelude(backend: &str) -> [&'static str; 4] {
+    let d = if backend == "hip" {
+        &gpu::HIP
+    } else {
+        &gpu::CUDA
+    };
+    [d.header, d.cooperative_header, "stddef.h", "mutex"]
+}
 
-/// Writes [`PRELUDE`]'s header for `backend` into `dir` and precompiles it
+/// Writes [`prelude`]'s header for `backend` into `dir` and precompiles it
 /// beside it with `build`'s compiler and flags (GCC looks for `<header>.gch`,
 /// Clang for `<header>.pch`, where a source is compiled with `-include
 /// <header>`, and read the header itself if theirs does not match the flags).
@@ -254,14 +244,10 @@ fn precompile_prelude(
     backend: &'static str,
 ) -> Result<PathBuf, Error> {
     let header = dir.join(format!("{backend}-on-cpu-prelude.h"));
-    let includes = PRELUDE
-        .iter()
-        .find(|(b, _)| *b == backend)
-        .map_or(&[][..], |(_, headers)| headers);
     let mut text = format!(
         "/* The headers of every {backend} source of the test-only build on the CPU, precompiled once. */\n"
     );
-    for include in includes {
+    for include in prelude(backend) {
         text.push_str(&format!("#include <{include}>\n"));
     }
     std::fs::write(&header, text).map_err(|source| Error::Io {
