@@ -183,11 +183,11 @@ pub fn build_cuda(
 /// first on the include path (an emulation of the runtime: `cuda_runtime.h`
 /// and, for HIP, a header mapping HIP onto it), into the static library
 /// `lib_name`. Each source is first rewritten by [`host_launches`] into a
-/// `.cpp` file beside it, and compiled after [`prelude`]'s headers, precompiled once,
-/// at `-O1`: on 2 cores that took the tests' emulated build (the heat3d,
-/// wave2d, star3d25 and leapfrog3d variants, 419 tests) from 410 s to 274 s
-/// against `-O2` without the prelude, and the tests ran as long (169 s
-/// against 177 s).
+/// `.cpp` file beside it, and compiled at `-O1` after [`prelude`]'s headers,
+/// precompiled once: on 2 cores that took the tests' emulated build (the
+/// heat3d, wave2d, star3d25 and leapfrog3d variants, 419 tests) from 410 s
+/// to 274 s against `-O2` without the prelude, and the tests ran as long
+/// (169 s against 177 s; BENCHMARKS.md, 2026-11-27, session 29).
 pub fn build_on_cpu(
     files: &[PathBuf],
     lib_name: &str,
@@ -234,10 +234,10 @@ fn prelude(backend: &str) -> [&'static str; 4] {
 }
 
 /// Writes [`prelude`]'s header for `backend` into `dir` and precompiles it
-/// beside it with `build`'s compiler and flags (GCC looks for `<header>.gch`,
-/// Clang for `<header>.pch`, where a source is compiled with `-include
-/// <header>`, and read the header itself if theirs does not match the flags).
-/// Returns the header's path.
+/// beside it with `build`'s compiler and flags. A source compiled with
+/// `-include <header>` then loads `<header>.gch` (GCC) or `<header>.pch`
+/// (Clang); either compiler reads the header itself where the precompiled
+/// one does not match the flags. Returns the header's path.
 fn precompile_prelude(
     build: &cc::Build,
     dir: &Path,
