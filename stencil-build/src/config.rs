@@ -194,7 +194,7 @@ impl Config {
                     if self.on_cpu.is_empty() {
                         toolchain::build_cuda(files, lib, &self.cuda_archs(), &self.cuda_flags)
                     } else {
-                        toolchain::build_on_cpu(files, lib, &self.on_cpu, "cuda")
+                        toolchain::build_on_cpu(files, lib, &self.on_cpu, &gpu::CUDA)
                     }
                 },
             )?);
@@ -207,7 +207,7 @@ impl Config {
                 &gpu::HIP,
                 |files, lib| match &self.hip_through_nvcc {
                     _ if !self.on_cpu.is_empty() => {
-                        toolchain::build_on_cpu(files, lib, &self.on_cpu, "hip")
+                        toolchain::build_on_cpu(files, lib, &self.on_cpu, &gpu::HIP)
                     }
                     Some(include) => {
                         let mut flags = vec![

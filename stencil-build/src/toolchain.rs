@@ -192,7 +192,7 @@ pub fn build_on_cpu(
     files: &[PathBuf],
     lib_name: &str,
     include_dirs: &[PathBuf],
-    backend: &'static str,
+    d: &gpu::Dialect,
 ) -> Result<(), Error> {
     let mut build = cc::Build::new();
     build.cpp(true).std("c++17").opt_level(1).warnings(false);
@@ -201,7 +201,7 @@ pub fn build_on_cpu(
         build.include(dir);
     }
     if let Some(dir) = files.first().and_then(|f| f.parent()) {
-        let prelude = precompile_prelude(&build, dir, backend)?;
+        let prelude = precompile_prelude(&build, dir, d)?;
         build.flag("-include").flag(prelude);
     }
     for file in files {
@@ -214,49 +214,38 @@ pub fn build_on_cpu(
         std::fs::write(&cpp, host_launches(&text)).map_err(io)?;
         build.file(cpp);
     }
-    build
-        .try_compile(lib_name)
-        .map_err(|e| on_cpu_error(backend, e))
+    build.try_compile(lib_name).map_err(|e| on_cpu_error(d, e))
 }
 
-/// The headers a GPU source of `backend` includes ([`gpu::source`]): the
-/// dialect's runtime and cooperative groups, `stddef.h` and `mutex`. Parsing
-/// them took a third of the time GCC 12 spent on a small kernel file for
+/// The headers a GPU source of dialect `d` includes ([`gpu::source`]): its
+/// runtime and cooperative groups, `stddef.h` and `mutex`. Parsing them took
+/// a third of the time GCC 12 spent on a small kernel file for
 /// [`build_on_cpu`]. They are guarded by `#pragma once`, so a source's own
 /// `#include`s of them are then no-ops.
-fn prelude(backend: &str) -> [&'static str; 4] {
-    let d = if backend == "hip" {
-        &gpu::HIP
-    } else {
-        &gpu::CUDA
-    };
+fn prelude(d: &gpu::Dialect) -> [&'static str; 4] {
     [d.header, d.cooperative_header, "stddef.h", "mutex"]
 }
 
-/// Writes [`prelude`]'s header for `backend` into `dir` and precompiles it
-/// beside it with `build`'s compiler and flags. A source compiled with
-/// `-include <header>` then loads `<header>.gch` (GCC) or `<header>.pch`
-/// (Clang); either compiler reads the header itself where the precompiled
-/// one does not match the flags. Returns the header's path.
-fn precompile_prelude(
-    build: &cc::Build,
-    dir: &Path,
-    backend: &'static str,
-) -> Result<PathBuf, Error> {
+/// Writes [`prelude`]'s header for `d` into `dir` and precompiles it beside
+/// it with `build`'s compiler and flags. A source compiled with `-include
+/// <header>` then loads `<header>.gch` (GCC, which reads the header itself
+/// where the precompiled one does not match the flags) or, by Clang's
+/// manual, `<header>.pch` (not tried: CI builds with GCC). Returns the
+/// header's path.
+fn precompile_prelude(build: &cc::Build, dir: &Path, d: &gpu::Dialect) -> Result<PathBuf, Error> {
+    let backend = d.name;
     let header = dir.join(format!("{backend}-on-cpu-prelude.h"));
     let mut text = format!(
         "/* The headers of every {backend} source of the test-only build on the CPU, precompiled once. */\n"
     );
-    for include in prelude(backend) {
+    for include in prelude(d) {
         text.push_str(&format!("#include <{include}>\n"));
     }
     std::fs::write(&header, text).map_err(|source| Error::Io {
         path: header.clone(),
         source,
     })?;
-    let compiler = build
-        .try_get_compiler()
-        .map_err(|e| on_cpu_error(backend, e))?;
+    let compiler = build.try_get_compiler().map_err(|e| on_cpu_error(d, e))?;
     let precompiled = header.with_extension(if compiler.is_like_clang() {
         "h.pch"
     } else {
@@ -287,10 +276,13 @@ fn precompile_prelude(
 }
 
 /// An error of `cc` in [`build_on_cpu`].
-fn on_cpu_error(backend: &'static str, e: cc::Error) -> Error {
+fn on_cpu_error(d: &gpu::Dialect, e: cc::Error) -> Error {
     Error::Toolchain {
-        backend,
-        message: format!("{e}\n(the test-only build of the {backend} kernels on the CPU)"),
+        backend: d.name,
+        message: format!(
+            "{e}\n(the test-only build of the {} kernels on the CPU)",
+            d.name
+        ),
     }
 }
 
