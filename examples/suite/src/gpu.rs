@@ -123,6 +123,16 @@ pub fn run(
                 let mut session = s::cuda::Session::new(shape)?;
                 session.upload($(&data[$g]),*)?;
                 let steps = o.steps(true);
+                // A session that measures fused launches against single steps (`auto`'s fused
+                // plans) decides before the timed runs, so that none holds its trial's parts: at
+                // most 20 runs of 100 steps (in calls of `--steps-per-call`; the parts run in
+                // calls that have the steps for them).
+                for _ in 0..20 {
+                    if session.fusion() != crate::Fusion::Measure {
+                        break;
+                    }
+                    o.in_calls(100, |k| session.step(s::Params {}, k))?;
+                }
                 let seconds = timed(o, steps, |n| {
                     o.in_calls(n, |k| session.step(s::Params {}, k))?;
                     session.synchronize()

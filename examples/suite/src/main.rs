@@ -71,7 +71,9 @@ pub struct Options {
     /// Timed runs per configuration; the median is reported.
     #[arg(long, default_value_t = 5)]
     pub reps: usize,
-    /// Warm-up steps before the timed runs.
+    /// Warm-up steps before the timed runs (on the GPU, after the steps a
+    /// session takes to decide between fused launches and single steps,
+    /// where `auto` chose a fused plan).
     #[arg(long, default_value_t = 10)]
     pub warmup: u64,
     /// Write the rows as JSON (one object per row) to this file.

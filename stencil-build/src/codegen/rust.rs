@@ -278,22 +278,46 @@ fn openmp_preamble(prefix: &str) -> TokenStream {
 /// steps (`Fusion::Measure`).
 fn trial_helper() -> TokenStream {
     quote! {
-        /// A session's measurement of fused launches against single steps, in six parts, each
-        /// run within one `step` call that has the steps for it: a fused launch and a single
-        /// step (the first launches of a kernel load it), then `span` fused steps, `span` single
-        /// steps, `span` single steps and `span` fused steps, each timed from an idle device to
-        /// an idle device (in that order, so that a clock still rising favours neither).
-        #[derive(Clone, Copy, Debug, Default)]
+        /// A session's measurement of fused launches against single steps, in parts, each run
+        /// within one `step` call that has the steps for it: a fused launch and a single step
+        /// (the first launches of a kernel load it), then cycles of four timed parts, `span`
+        /// fused steps, `span` single steps, `span` single steps and `span` fused steps, each
+        /// timed from an idle device to an idle device (in that order, so that a clock still
+        /// rising favours neither). The cycles go on until there have been
+        /// [`Trial::CYCLES`] of them and the timed parts have taken [`Trial::SPENT`] in
+        /// all, or until [`Trial::MOST_CYCLES`]; each way's time is its fastest part's (a part
+        /// that waited on the host or ran at a lower clock is slower, never faster).
+        #[derive(Clone, Copy, Debug)]
         pub struct Trial {
-            part: u8,
+            part: u32,
             fused: ::std::time::Duration,
             single: ::std::time::Duration,
+            spent: ::std::time::Duration,
+        }
+
+        impl Default for Trial {
+            fn default() -> Self {
+                Trial {
+                    part: 0,
+                    fused: ::std::time::Duration::MAX,
+                    single: ::std::time::Duration::MAX,
+                    spent: ::std::time::Duration::ZERO,
+                }
+            }
         }
 
         impl Trial {
+            /// The fewest cycles of timed parts.
+            pub const CYCLES: u32 = 4;
+            /// The time the timed parts take in all before the trial may end.
+            pub const SPENT: ::std::time::Duration = ::std::time::Duration::from_millis(1);
+            /// The most cycles of timed parts, however long they took.
+            pub const MOST_CYCLES: u32 = 16;
+
             /// Runs the next part: `launch(n)` launches `n` steps (fused where `n > 1`), `wait`
             /// waits for the device. Returns the steps run and, after the last part, the faster
-            /// way: single steps where they took less than 95% of the fused launches' time.
+            /// way: single steps where their fastest part took less than 95% of the fused
+            /// launches' fastest.
             pub fn next(
                 &mut self,
                 span: u64,
@@ -318,20 +342,26 @@ fn trial_helper() -> TokenStream {
                         launch(1)?;
                         1
                     }
-                    2 | 5 => {
-                        self.fused += timed(span)?;
-                        span
-                    }
-                    _ => {
-                        self.single += timed(1)?;
+                    p => {
+                        let fused = matches!((p - 2) % 4, 0 | 3);
+                        let took = timed(if fused { span } else { 1 })?;
+                        let best = if fused { &mut self.fused } else { &mut self.single };
+                        *best = (*best).min(took);
+                        self.spent += took;
                         span
                     }
                 };
-                if self.part < 5 {
-                    self.part += 1;
+                self.part += 1;
+                // Timed parts run, and whole cycles of them.
+                let timed_parts = self.part.saturating_sub(2);
+                let cycles = timed_parts / 4;
+                let done = timed_parts % 4 == 0
+                    && cycles >= Self::CYCLES
+                    && (self.spent >= Self::SPENT || cycles >= Self::MOST_CYCLES);
+                if !done {
                     return Ok((ran, None));
                 }
-                let faster = if self.single * 20 < self.fused * 19 {
+                let faster = if self.single.as_nanos() * 20 < self.fused.as_nanos() * 19 {
                     super::Fusion::Single
                 } else {
                     super::Fusion::Fused
@@ -395,9 +425,10 @@ fn runtime(needs: &Needs, trial: bool) -> TokenStream {
         }
     });
     quote! {
-        /// Helpers shared by the generated stencils.
+        /// Helpers shared by the generated stencils (public for the tests of the generated
+        /// code, not an API).
         #[doc(hidden)]
-        mod stencil_runtime {
+        pub mod stencil_runtime {
             use super::StencilError;
 
             #trial

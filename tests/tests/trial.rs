@@ -1,0 +1,92 @@
+//! `Fusion::Measure`'s trial (the generated runtime's `Trial`), driven with
+//! launches that sleep instead of running kernels: which way it keeps, and
+//! after how many parts. No device is needed; the trial exists where a GPU
+//! backend is built.
+#![cfg(any(feature = "cuda", feature = "hip"))]
+
+use std::time::Duration;
+use stencil_tests::stencil_runtime::Trial;
+use stencil_tests::{Fusion, StencilError};
+
+/// Steps a launch of several steps fuses, as a `temporal` plan's time block.
+const SPAN: u64 = 4;
+
+/// Runs a trial to its decision with launches that sleep `fused` (a fused
+/// launch) or `single` (one step), plus `late` before each of the first
+/// `slow` launches. Returns the decision, the parts and the steps run.
+fn decide(fused: Duration, single: Duration, late: Duration, slow: usize) -> (Fusion, u32, u64) {
+    let mut trial = Trial::default();
+    let mut launches = 0;
+    let mut launch = |n: u64| {
+        if launches < slow {
+            std::thread::sleep(late);
+        }
+        launches += 1;
+        std::thread::sleep(if n > 1 { fused } else { single });
+        Ok::<_, StencilError>(())
+    };
+    let wait = || Ok(());
+    let (mut parts, mut steps) = (0, 0);
+    loop {
+        let (ran, faster) = trial.next(SPAN, &mut launch, &wait).unwrap();
+        parts += 1;
+        steps += ran;
+        if let Some(faster) = faster {
+            return (faster, parts, steps);
+        }
+        assert!(parts < 100, "no decision after {parts} parts");
+    }
+}
+
+/// `n` tenths of a millisecond.
+const fn tenths(n: u64) -> Duration {
+    Duration::from_micros(n * 100)
+}
+
+#[test]
+fn the_trial_keeps_the_faster_way() {
+    // A fused launch of 4 steps in 0.8 ms against 4 single steps in 1.6 ms, and the reverse.
+    assert_eq!(
+        decide(tenths(8), tenths(4), Duration::ZERO, 0).0,
+        Fusion::Fused
+    );
+    assert_eq!(
+        decide(tenths(16), tenths(2), Duration::ZERO, 0).0,
+        Fusion::Single
+    );
+    // Single steps 2% faster: not by the 5% they need.
+    assert_eq!(
+        decide(tenths(20), Duration::from_micros(490), Duration::ZERO, 0).0,
+        Fusion::Fused
+    );
+}
+
+#[test]
+fn a_part_slowed_down_does_not_decide() {
+    // Single steps twice as fast (4 in 0.4 ms against a fused launch in 0.8 ms), but the
+    // first 11 launches wait 0.6 ms more each: the two warm-up launches, the first cycle's
+    // first fused part and its two parts of single steps. Summed over the 4 cycles, fused
+    // launches would have won (7.0 ms against 8.0 ms); the fastest parts say single steps.
+    assert_eq!(
+        decide(tenths(8), tenths(1), tenths(6), 11).0,
+        Fusion::Single
+    );
+}
+
+#[test]
+fn the_trial_runs_its_fewest_cycles_where_they_take_long_enough() {
+    // Every timed part takes at least 0.4 ms: 4 cycles of 4 parts pass `SPENT` (1 ms).
+    let (_, parts, steps) = decide(tenths(4), tenths(1), Duration::ZERO, 0);
+    assert_eq!(Trial::CYCLES, 4);
+    assert_eq!(parts, 2 + 4 * 4);
+    assert_eq!(steps, SPAN + 1 + 4 * 4 * SPAN);
+}
+
+#[test]
+fn the_trial_runs_its_most_cycles_where_parts_are_quick() {
+    // Launches that return at once: the timed parts never add up to `SPENT`.
+    let (_, parts, steps) = decide(Duration::ZERO, Duration::ZERO, Duration::ZERO, 0);
+    assert!(Trial::SPENT >= Duration::from_millis(1));
+    assert_eq!(parts, 2 + 4 * Trial::MOST_CYCLES);
+    assert_eq!(steps, SPAN + 1 + 4 * u64::from(Trial::MOST_CYCLES) * SPAN);
+}
