@@ -2,12 +2,17 @@
 # auto against naive, temporal (its fused launches, forced) and the single-step
 # candidates on small grids, 1000 steps a run, median of 5.
 # Run on the GPU machine from a folder holding the stripped `suite`:
-#   ./run.sh OUT
+#   ./run.sh OUT [VARIANT...]
+# (default: naive, stream_q4_v, stream_s2_v_w, stream_s4_v, tensor, temporal, auto)
 set -uo pipefail
 out=$1
+shift
+variants=("$@")
+[ ${#variants[@]} -gt 0 ] || variants=(naive stream_q4_v stream_s2_v_w stream_s4_v tensor temporal auto)
+V=""
+for v in "${variants[@]}"; do V+=" --variant $v"; done
 S3="j3d7pt j3d13pt j3d17pt j3d27pt poisson star3d25 wave3d acoustic25"
 S2="j2d5pt j2d9pt j2d9pt-gol j2d25pt wave2d"
-V="--variant naive --variant stream_q4_v --variant stream_s2_v_w --variant stream_s4_v --variant tensor --variant temporal --variant auto"
 nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,clocks_throttle_reasons.active --format=csv >> "$out/smi.txt"
 for n in 48 64 80 100 128; do
     for s in $S3; do
