@@ -223,7 +223,7 @@ fn cuda_fused_leapfrogs_over_several_calls() {
 /// `Measure` can be asked of a strategy named in the spec (`persistent` here,
 /// whose measurement times two sweeps). Each way matches the reference after
 /// every call, and a measured session has decided once the calls ran enough
-/// steps.
+/// steps. A session whose fused kernel declines its grids says `Single`.
 #[cfg(feature = "cuda")]
 #[test]
 #[cfg_attr(
@@ -296,6 +296,26 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
             assert_eq!(s.fusion(), fusion);
         }
     }
+    // Rows of 131 cells, not whole vectors: the star's fused kernel declines the grid, so the
+    // session runs single steps and says so from its first step instead of measuring.
+    let shape = [29, 45, 131];
+    let start: Vec<f32> = stencil_tests::random_grid(29 * 45 * 131, 2);
+    let params = star::Params { nu: 0.01 };
+    let mut s = star::cuda::Session::new(shape).unwrap();
+    s.upload(&start).unwrap();
+    assert_eq!(s.fusion(), Fusion::Measure);
+    s.step(params, 3).unwrap();
+    assert_eq!(s.fusion(), Fusion::Single);
+    let mut got = start.clone();
+    s.download(&mut got).unwrap();
+    let mut want = start.clone();
+    star::reference::run(&mut want, shape, params, 3).unwrap();
+    let (err, at) = stencil_tests::worst_difference(&got, &want);
+    let tol = stencil_tests::tolerance::<f32>(star::FLOPS_PER_CELL, 3);
+    assert!(
+        err <= tol,
+        "declined grid, 3 steps: {err:e} > {tol:e} at {at}"
+    );
 }
 
 #[cfg(feature = "hip")]

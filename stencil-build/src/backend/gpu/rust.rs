@@ -669,12 +669,15 @@ fn session(
             quote!(#(#advance)*)
         };
         // Where the fused kernel has no scalar twin, grids it cannot take run one step a
-        // launch (the single-step kernel).
+        // launch (the single-step kernel), and a session that was to measure says so.
         let most = if fuses.is_empty() {
             quote!(let most = left.min(#time_block);)
         } else {
             quote! {
                 let fuses = #(#fuses)&&*;
+                if !fuses && self.fusion == super::super::Fusion::Measure {
+                    self.fusion = super::super::Fusion::Single;
+                }
                 let most = if fuses { left.min(#time_block) } else { 1 };
             }
         };
@@ -750,13 +753,17 @@ fn session(
             #step
 
             /// How launches of several steps run: measured on these grids, fused, or one step a
-            /// launch (`Fusion`); after a measurement, the faster of the two.
+            /// launch (`Fusion`); after a measurement, the faster of the two. A session whose
+            /// fused kernel cannot take its grids (one without a scalar twin, on rows that are
+            /// not whole vectors or on planes too small for it) runs one step a launch and, where
+            /// it was to measure, says `Single` from its first step.
             pub fn fusion(&self) -> super::super::Fusion {
                 self.fusion
             }
 
             /// Sets how launches of several steps run; `Measure` times them again. Plans of one
-            /// step a launch run one step a launch whatever it says.
+            /// step a launch, and fused kernels on grids they cannot take, run one step a launch
+            /// whatever it says.
             pub fn set_fusion(&mut self, fusion: super::super::Fusion) {
                 self.fusion = fusion;
                 #reset_trial
