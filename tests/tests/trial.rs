@@ -12,17 +12,23 @@ use stencil_tests::{Fusion, StencilError};
 const SPAN: u64 = 4;
 
 /// Runs a trial to its decision with launches that sleep `fused` (a fused
-/// launch) or `single` (one step), plus `late` before each of the first
-/// `slow` launches. Returns the decision, the parts and the steps run.
+/// launch) or `single` (one step), the first `slow` single steps `late`
+/// longer. Returns the decision, the parts and the steps run.
 fn decide(fused: Duration, single: Duration, late: Duration, slow: usize) -> (Fusion, u32, u64) {
     let mut trial = Trial::default();
-    let mut launches = 0;
+    let mut singles = 0;
     let mut launch = |n: u64| {
-        if launches < slow {
-            std::thread::sleep(late);
-        }
-        launches += 1;
-        std::thread::sleep(if n > 1 { fused } else { single });
+        let took = if n > 1 {
+            fused
+        } else {
+            singles += 1;
+            if singles <= slow {
+                single + late
+            } else {
+                single
+            }
+        };
+        std::thread::sleep(took);
         Ok::<_, StencilError>(())
     };
     let wait = || Ok(());
@@ -63,23 +69,37 @@ fn the_trial_keeps_the_faster_way() {
 
 #[test]
 fn a_part_slowed_down_does_not_decide() {
-    // Single steps twice as fast (4 in 0.4 ms against a fused launch in 0.8 ms), but the
-    // first 11 launches wait 0.6 ms more each: the two warm-up launches, the first cycle's
-    // first fused part and its two parts of single steps. Summed over the 4 cycles, fused
-    // launches would have won (7.0 ms against 8.0 ms); the fastest parts say single steps.
+    // Single steps twice as fast (4 in 4 ms against a fused launch in 8 ms), but the first 17
+    // (the warm-up step and the first two cycles') take 2.5 ms more each: parts of 14 ms, not
+    // twice the fused launches' 8 ms, so the first cycle does not end the trial. Summed over
+    // the 4 cycles, fused launches would have won (64 ms against 72 ms); the fastest parts
+    // say single steps.
+    let ms = Duration::from_millis;
     assert_eq!(
-        decide(tenths(8), tenths(1), tenths(6), 11).0,
+        decide(ms(8), ms(1), Duration::from_micros(2500), 17).0,
         Fusion::Single
     );
 }
 
 #[test]
 fn the_trial_runs_its_fewest_cycles_where_they_take_long_enough() {
-    // Every timed part takes at least 0.4 ms: 4 cycles of 4 parts pass `SPENT` (1 ms).
+    // Every timed part takes at least 0.4 ms: 4 cycles of 4 parts pass `SPENT` (1 ms), and
+    // neither way is twice as fast.
     let (_, parts, steps) = decide(tenths(4), tenths(1), Duration::ZERO, 0);
     assert_eq!(Trial::CYCLES, 4);
     assert_eq!(parts, 2 + 4 * 4);
     assert_eq!(steps, SPAN + 1 + 4 * 4 * SPAN);
+}
+
+#[test]
+fn the_trial_ends_sooner_where_one_way_is_twice_as_fast() {
+    // A fused launch of 4 steps in 0.2 ms against 4 single steps in 1.2 ms, the first cycle's
+    // parts 2.8 ms in all: one cycle.
+    let (fusion, parts, steps) = decide(tenths(2), tenths(3), Duration::ZERO, 0);
+    assert_eq!(fusion, Fusion::Fused);
+    assert_eq!(Trial::CLEAR_CYCLES, 1);
+    assert_eq!(parts, 2 + 4);
+    assert_eq!(steps, SPAN + 1 + 4 * SPAN);
 }
 
 #[test]

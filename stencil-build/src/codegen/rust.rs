@@ -283,10 +283,13 @@ fn trial_helper() -> TokenStream {
         /// (the first launches of a kernel load it), then cycles of four timed parts, `span`
         /// fused steps, `span` single steps, `span` single steps and `span` fused steps, each
         /// timed from an idle device to an idle device (in that order, so that a clock still
-        /// rising favours neither). The cycles go on until there have been
-        /// [`Trial::CYCLES`] of them and the timed parts have taken [`Trial::SPENT`] in
-        /// all, or until [`Trial::MOST_CYCLES`]; each way's time is its fastest part's (a part
-        /// that waited on the host or ran at a lower clock is slower, never faster).
+        /// rising favours neither). Each way's time is its fastest part's (a part that waited
+        /// on the host or ran at a lower clock is slower, never faster). Once the timed parts
+        /// have taken [`Trial::SPENT`] in all, the trial ends after [`Trial::CYCLES`] cycles,
+        /// or after [`Trial::CLEAR_CYCLES`] where one way took under half the other's time
+        /// (where parts take that long, each part of the slower way costs much, and the
+        /// device's clock has risen during the two untimed parts); parts that never add up to
+        /// it end after [`Trial::MOST_CYCLES`].
         #[derive(Clone, Copy, Debug)]
         pub struct Trial {
             part: u32,
@@ -309,6 +312,8 @@ fn trial_helper() -> TokenStream {
         impl Trial {
             /// The fewest cycles of timed parts.
             pub const CYCLES: u32 = 4;
+            /// The fewest cycles where one way takes under half the other's time.
+            pub const CLEAR_CYCLES: u32 = 1;
             /// The time the timed parts take in all before the trial may end.
             pub const SPENT: ::std::time::Duration = ::std::time::Duration::from_millis(1);
             /// The most cycles of timed parts, however long they took.
@@ -355,9 +360,13 @@ fn trial_helper() -> TokenStream {
                 // Timed parts run, and whole cycles of them.
                 let timed_parts = self.part.saturating_sub(2);
                 let cycles = timed_parts / 4;
-                let done = timed_parts % 4 == 0
-                    && cycles >= Self::CYCLES
-                    && (self.spent >= Self::SPENT || cycles >= Self::MOST_CYCLES);
+                let clear = self.fused.min(self.single).saturating_mul(2) < self.fused.max(self.single);
+                let enough = if self.spent >= Self::SPENT {
+                    cycles >= Self::CYCLES || clear && cycles >= Self::CLEAR_CYCLES
+                } else {
+                    cycles >= Self::MOST_CYCLES
+                };
+                let done = timed_parts % 4 == 0 && enough;
                 if !done {
                     return Ok((ran, None));
                 }
