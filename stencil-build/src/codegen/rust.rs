@@ -287,9 +287,8 @@ fn trial_helper() -> TokenStream {
         /// on the host or ran at a lower clock is slower, never faster). Once the timed parts
         /// have taken [`Trial::SPENT`] in all, the trial ends after [`Trial::CYCLES`] cycles,
         /// or after [`Trial::CLEAR_CYCLES`] where one way took under half the other's time
-        /// (where parts take that long, each part of the slower way costs much, and the
-        /// device's clock has risen during the two untimed parts); parts that never add up to
-        /// it end after [`Trial::MOST_CYCLES`].
+        /// (where parts take that long, each part of the slower way costs much); parts that
+        /// never add up to it end after [`Trial::MOST_CYCLES`].
         #[derive(Clone, Copy, Debug)]
         pub struct Trial {
             part: u32,
