@@ -287,8 +287,8 @@ fn on_cpu_error(d: &gpu::Dialect, e: cc::Error) -> Error {
 }
 
 /// The GPU source `text` as C++ for [`build_on_cpu`]: each launch
-/// `kernel<<<grid, block[, shared]>>>(args)` becomes
-/// `cuda_on_cpu::launch(kernel, grid, block, shared, args)` and the
+/// `kernel<<<grid, block[, shared[, stream]]>>>(args)` becomes
+/// `cuda_on_cpu::launch(kernel, grid, block, shared, stream, args)` and the
 /// declaration of the dynamic shared memory a `using` of the header's
 /// `thread_local` array (each thread of the host process has its own
 /// emulated device). A block-scope `extern thread_local` redeclaration made
@@ -310,10 +310,11 @@ fn host_launches(text: &str) -> String {
             .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
             .map_or(0, |i| i + 1);
         let config = &rest[open + 3..close];
-        let shared = if config.split(',').count() < 3 {
-            ", 0"
-        } else {
-            ""
+        // Shared memory and stream where the launch leaves them out.
+        let shared = match config.split(',').count() {
+            2 => ", 0, nullptr",
+            3 => ", nullptr",
+            _ => "",
         };
         out.push_str(&before[..name_at]);
         out.push_str(&format!(
@@ -453,12 +454,14 @@ mod tests {
     fn launches_become_calls_for_the_cpu_build() {
         let cu = "    extern __shared__ __align__(16) unsigned char shared[];\n    \
                   k_kernel<<<grid, block>>>(n0, out, levels);\n    \
-                  t_kernel<<<grid, block, 27744>>>(n0, out);\n";
+                  t_kernel<<<grid, block, 27744>>>(n0, out);\n    \
+                  s_kernel<<<grid, block, 0, stream>>>(n0, out);\n";
         assert_eq!(
             host_launches(cu),
             "    using ::shared; /* the dynamic shared memory (cuda_runtime.h) */\n    \
-             cuda_on_cpu::launch(k_kernel, grid, block, 0, n0, out, levels);\n    \
-             cuda_on_cpu::launch(t_kernel, grid, block, 27744, n0, out);\n"
+             cuda_on_cpu::launch(k_kernel, grid, block, 0, nullptr, n0, out, levels);\n    \
+             cuda_on_cpu::launch(t_kernel, grid, block, 27744, nullptr, n0, out);\n    \
+             cuda_on_cpu::launch(s_kernel, grid, block, 0, stream, n0, out);\n"
         );
     }
 

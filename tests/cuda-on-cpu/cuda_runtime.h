@@ -89,7 +89,22 @@ typedef enum cudaError {
     cudaErrorCooperativeLaunchTooLarge = 720,
 } cudaError_t;
 
+/* Streams and graphs: a stream runs its launches at once, unless it is
+ * capturing, when it records them; a graph replays what was recorded. */
+struct CUstream_st {
+    int unused;
+};
 typedef struct CUstream_st *cudaStream_t;
+struct CUgraph_st;
+typedef struct CUgraph_st *cudaGraph_t;
+struct CUgraphExec_st;
+typedef struct CUgraphExec_st *cudaGraphExec_t;
+enum { cudaStreamDefault = 0, cudaStreamNonBlocking = 1 };
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2,
+};
 
 enum cudaDeviceAttr {
     cudaDevAttrMultiProcessorCount = 16,
@@ -151,6 +166,9 @@ struct World {
      * another's is in `::shared`, and which one is there. */
     std::vector<std::vector<unsigned char>> block_shared;
     size_t shared_bytes = 0, loaded = 0;
+    /* The stream capturing launches, and what it recorded. */
+    cudaStream_t capturing = nullptr;
+    std::vector<std::function<cudaError_t()>> recorded;
 };
 
 inline World &world() {
@@ -315,9 +333,15 @@ inline cudaError_t run(const void *kernel, dim3 grid, dim3 block, size_t shared,
     return cudaSuccess;
 }
 
+/* A launch on `stream`: run now, or recorded where the stream is capturing. */
 template <typename Kernel, typename... Args>
-void launch(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
-    const cudaError_t e = run((const void *)kernel, grid, block, shared, false, [&] { kernel(args...); });
+void launch(Kernel kernel, dim3 grid, dim3 block, size_t shared, cudaStream_t stream, Args... args) {
+    auto now = [=] { return run((const void *)kernel, grid, block, shared, false, [&] { kernel(args...); }); };
+    if (stream != nullptr && stream == world().capturing) {
+        world().recorded.push_back(now);
+        return;
+    }
+    const cudaError_t e = now();
     if (e != cudaSuccess) world().last_error = e;
 }
 
@@ -450,6 +474,56 @@ inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute, 
 template <typename Kernel>
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, Kernel kernel, int threads, size_t shared) {
     *blocks = cuda_on_cpu::fits((const void *)kernel, threads < 0 ? 0 : (size_t)threads, shared) ? 1 : 0;
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned) {
+    *stream = new CUstream_st{0};
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+    if (stream == nullptr || stream == cuda_on_cpu::world().capturing) return cudaErrorInvalidValue;
+    delete stream;
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
+    cuda_on_cpu::World &w = cuda_on_cpu::world();
+    if (stream == nullptr || w.capturing != nullptr) return cudaErrorInvalidValue;
+    w.capturing = stream;
+    w.recorded.clear();
+    return cudaSuccess;
+}
+struct CUgraph_st {
+    std::vector<std::function<cudaError_t()>> launches;
+};
+struct CUgraphExec_st {
+    std::vector<std::function<cudaError_t()>> launches;
+};
+inline cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
+    cuda_on_cpu::World &w = cuda_on_cpu::world();
+    if (stream == nullptr || w.capturing != stream) return cudaErrorInvalidValue;
+    *graph = new CUgraph_st{std::move(w.recorded)};
+    w.capturing = nullptr;
+    w.recorded.clear();
+    return cudaSuccess;
+}
+inline cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long) {
+    *exec = new CUgraphExec_st{graph->launches};
+    return cudaSuccess;
+}
+inline cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+    delete graph;
+    return cudaSuccess;
+}
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+    delete exec;
+    return cudaSuccess;
+}
+/* The recorded launches in order; the first that fails stops the replay. */
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t) {
+    for (const auto &launch : exec->launches) {
+        const cudaError_t e = launch();
+        if (e != cudaSuccess) return e;
+    }
     return cudaSuccess;
 }
 /* Every block at once, so that the grid's sync (cooperative_groups.h) can wait for all. */

@@ -164,6 +164,7 @@ macro_rules! leapfrog_over_calls {
             Some(fusion) => assert_eq!(s.fusion(), fusion),
             None => {}
         }
+        s
     }};
 }
 
@@ -316,6 +317,129 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
         err <= tol,
         "declined grid, 3 steps: {err:e} > {tol:e} at {at}"
     );
+}
+
+/// heat3d `$module` (f64: one state field, an input grid, a parameter) on
+/// `$backend` over calls of many steps, the parameter changed between them:
+/// after each call `u` matches the reference's after the same calls, and not
+/// after one step fewer; each call of 60 steps replays one graph (48
+/// launches), a new one where the parameter changed; with graphs off, none.
+#[cfg(any(feature = "cuda", feature = "hip"))]
+macro_rules! heat_graphs_over_calls {
+    ($backend:ident, $module:ident) => {{
+        use stencil_tests::$module as m;
+        let shape = [13, 17, 23];
+        let cells: usize = shape.iter().product();
+        let start: Vec<m::Real> = stencil_tests::random_grid(cells, 1);
+        let kappa: Vec<m::Real> = stencil_tests::random_grid::<m::Real>(cells, 2)
+            .into_iter()
+            .map(|k: m::Real| k.abs())
+            .collect();
+        let mut s = m::$backend::Session::new(shape).unwrap();
+        assert!(s.graphs());
+        s.upload(&start, &kappa).unwrap();
+        let mut want = start.clone();
+        let mut total = 0;
+        for (call, alpha) in [0.1, 0.12, 0.1, 0.1].into_iter().enumerate() {
+            if call == 3 {
+                s.set_graphs(false);
+                assert!(!s.graphs());
+            }
+            let params = m::Params { alpha };
+            s.step(params, 60).unwrap();
+            total += 60;
+            let fewer = {
+                let mut fewer = want.clone();
+                m::reference::run(&mut fewer, &kappa, shape, params, 59).unwrap();
+                fewer
+            };
+            m::reference::run(&mut want, &kappa, shape, params, 60).unwrap();
+            let mut got = start.clone();
+            s.download(&mut got).unwrap();
+            let tol = stencil_tests::tolerance::<m::Real>(m::FLOPS_PER_CELL, total);
+            let (err, at) = stencil_tests::worst_difference(&got, &want);
+            assert!(
+                err <= tol,
+                "call {call}, {total} steps: {err:e} > {tol:e} at {at}"
+            );
+            let (err, _) = stencil_tests::worst_difference(&got, &fewer);
+            assert!(
+                err > tol,
+                "call {call}, {total} steps: within tolerance of one step fewer"
+            );
+            assert_eq!(s.replays(), (call as u64 + 1).min(3), "call {call}");
+        }
+    }};
+}
+
+/// Sessions replay runs of many launches as graphs (`Session::graphs`), each
+/// captured once per steps a launch, parameters and order of the buffers:
+/// leapfrogs whose levels turn through 3 buffers (`naive`) and 4 (`auto`'s
+/// fused kernel, one step a launch and fused launches of `time_block`), after
+/// the first launches copy the previous level's frame; heat3d with its
+/// parameter changed between calls and with graphs turned off. Each matches
+/// the reference after every call, and graphs ran.
+#[cfg(feature = "cuda")]
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-on-cpu"),
+    ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
+)]
+fn cuda_sessions_replay_graphs_of_launches() {
+    use stencil_tests::Fusion;
+    use stencil_tests::wave2d_f32_fixed_auto as wave;
+    let params = wave::Params { c2: 0.1 };
+    let s = leapfrog_over_calls!(
+        cuda,
+        wave2d_f32_fixed,
+        [37, 45],
+        stencil_tests::wave2d_f32_fixed::Params { c2: 0.1 },
+        None,
+        [1, 1, 100, 7, 49]
+    );
+    assert_eq!(s.replays(), 3);
+    let s = leapfrog_over_calls!(
+        cuda,
+        wave2d_f32_fixed_auto,
+        [37, 45],
+        params,
+        Some(Fusion::Single),
+        [1, 1, 100, 7, 49]
+    );
+    assert_eq!(s.replays(), 3);
+    let t = wave::cuda::TILING.time_block as u64;
+    assert!(t > 1);
+    let s = leapfrog_over_calls!(
+        cuda,
+        wave2d_f32_fixed_auto,
+        [37, 45],
+        params,
+        Some(Fusion::Fused),
+        [1, 1, 48 * t + 5, 48 * t]
+    );
+    assert_eq!(s.replays(), 2);
+    heat_graphs_over_calls!(cuda, heat3d_f64_fixed);
+    heat_graphs_over_calls!(cuda, heat3d_f64_fixed_stream);
+    heat_graphs_over_calls!(cuda, heat3d_f64_fixed_tensor);
+}
+
+#[cfg(feature = "hip")]
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-on-cpu"),
+    ignore = "needs a HIP device: run with --include-ignored on a machine with one"
+)]
+fn hip_sessions_replay_graphs_of_launches() {
+    let s = leapfrog_over_calls!(
+        hip,
+        wave2d_f32_fixed,
+        [37, 45],
+        stencil_tests::wave2d_f32_fixed::Params { c2: 0.1 },
+        None,
+        [1, 1, 100, 7, 49]
+    );
+    assert_eq!(s.replays(), 3);
+    heat_graphs_over_calls!(hip, heat3d_f64_fixed);
 }
 
 #[cfg(feature = "hip")]

@@ -121,6 +121,7 @@ pub fn run(
                 let cells: usize = shape.iter().product();
                 let data: Vec<Vec<s::Real>> = (0..grids).map(|k| pattern(cells, k)).collect();
                 let mut session = s::cuda::Session::new(shape)?;
+                session.set_graphs(!o.no_graphs);
                 session.upload($(&data[$g]),*)?;
                 let steps = o.steps(true);
                 // A session that measures fused launches against single steps (`auto`'s fused
@@ -171,7 +172,7 @@ pub fn run(
                     stencil: $stencil,
                     dtype: $dtype,
                     variant: $variant,
-                    strategy: o.per_call(strategy),
+                    strategy: o.per_call(if o.no_graphs { format!("{strategy}; no graphs") } else { strategy }),
                     shape: shape.to_vec(),
                     steps,
                     seconds,

@@ -68,6 +68,10 @@ pub struct Options {
     /// strategies fuse at most these [default: every step of a run in one call].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub steps_per_call: Option<u64>,
+    /// GPU sessions launch every step themselves, never replaying graphs of
+    /// launches (`Session::set_graphs(false)`), to measure what graphs gain.
+    #[arg(long)]
+    pub no_graphs: bool,
     /// Timed runs per configuration; the median is reported.
     #[arg(long, default_value_t = 5)]
     pub reps: usize,

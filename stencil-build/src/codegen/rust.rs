@@ -1315,7 +1315,7 @@ mod generation_tests {
             "fusion: super::super::Fusion::Measure,",
             "pub struct Trial {",
             "if self.fusion == super::super::Fusion::Measure && most >= 2u64 {",
-            "/// One launch of `fused` steps (the single-step kernel's for one).",
+            "/// One launch of `fused` steps (the single-step kernel's for one), on `stream` (null:",
         ] {
             assert!(auto.contains(line), "{line}: {auto}");
         }

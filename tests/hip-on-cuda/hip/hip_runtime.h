@@ -42,3 +42,18 @@
 
 /* What a fused launcher returns for grids its kernel cannot take (the session asks `_fuses` first). */
 #define hipErrorInvalidValue cudaErrorInvalidValue
+
+/* A session's graphs: its launches captured on a stream of its own, replayed. */
+#define hipStream_t cudaStream_t
+#define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamNonBlocking cudaStreamNonBlocking
+#define hipStreamDestroy cudaStreamDestroy
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipGraph_t cudaGraph_t
+#define hipGraphExec_t cudaGraphExec_t
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphDestroy cudaGraphDestroy
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphExecDestroy cudaGraphExecDestroy

@@ -639,7 +639,7 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
     w.line(&format!("#include <{}>", d.header));
     w.line("#include <stddef.h>");
     w.blank();
-    let functions: [(&str, &str, String); 8] = [
+    let functions: [(&str, &str, String); 16] = [
         (
             "malloc",
             "void **ptr, size_t bytes",
@@ -671,6 +671,52 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
             "device_count",
             "int *count",
             format!("{api}GetDeviceCount(count)"),
+        ),
+        // A session's graphs: its launches captured on a stream of its own, replayed on
+        // the legacy stream.
+        (
+            "stream_create",
+            "void **stream",
+            format!("{api}StreamCreateWithFlags(({api}Stream_t *)stream, {api}StreamNonBlocking)"),
+        ),
+        (
+            "stream_destroy",
+            "void *stream",
+            format!("{api}StreamDestroy(({api}Stream_t)stream)"),
+        ),
+        (
+            "begin_capture",
+            "void *stream",
+            format!(
+                "{api}StreamBeginCapture(({api}Stream_t)stream, {api}StreamCaptureModeThreadLocal)"
+            ),
+        ),
+        (
+            "end_capture",
+            "void *stream, void **graph",
+            format!("{api}StreamEndCapture(({api}Stream_t)stream, ({api}Graph_t *)graph)"),
+        ),
+        (
+            "instantiate",
+            "void **exec, void *graph",
+            format!(
+                "{api}GraphInstantiateWithFlags(({api}GraphExec_t *)exec, ({api}Graph_t)graph, 0)"
+            ),
+        ),
+        (
+            "graph_destroy",
+            "void *graph",
+            format!("{api}GraphDestroy(({api}Graph_t)graph)"),
+        ),
+        (
+            "replay",
+            "void *exec",
+            format!("{api}GraphLaunch(({api}GraphExec_t)exec, 0)"),
+        ),
+        (
+            "exec_destroy",
+            "void *exec",
+            format!("{api}GraphExecDestroy(({api}GraphExec_t)exec)"),
         ),
     ];
     for (name, args, call) in functions {
@@ -1878,6 +1924,8 @@ impl Gen<'_> {
         } else {
             w.line("/* Launches the kernel over the statement's region; returns the launch's error code. */");
         }
+        // The stream: 0 (the legacy stream), or the session's while it captures a graph.
+        params.push(format!("{}Stream_t stream", self.d.api));
         w.line(&format!(
             "extern \"C\" int {}({})",
             self.sym,
@@ -2193,12 +2241,9 @@ impl Gen<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-        let shared = if shared > 0 {
-            format!(", {shared}")
-        } else {
-            String::new()
-        };
-        w.line(&format!("{name}<<<grid, block{shared}>>>({arguments});"));
+        w.line(&format!(
+            "{name}<<<grid, block, {shared}, stream>>>({arguments});"
+        ));
         w.line(&format!("return (int){}GetLastError();", self.d.api));
     }
 }
@@ -2591,7 +2636,7 @@ mod tests {
         let code = source(&st, &crate::analysis::analyse(&st), &ok, "p", &CUDA);
         assert!(
             code.contains("if (n1 % 2 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0) {")
-                && code.contains("p_cuda__s__update_u_scalar_kernel<<<grid, block>>>"),
+                && code.contains("p_cuda__s__update_u_scalar_kernel<<<grid, block, 0, stream>>>"),
             "the launcher falls back to the scalar twin: {code}"
         );
         assert!(

@@ -167,7 +167,7 @@ impl Gen<'_> {
             arguments.join(", ")
         ));
         w.line(&format!(
-            "return (int){api}LaunchCooperativeKernel({kernel}, grid, block, arguments, {bytes}, 0);"
+            "return (int){api}LaunchCooperativeKernel({kernel}, grid, block, arguments, {bytes}, stream);"
         ));
     }
 }
@@ -200,13 +200,13 @@ mod tests {
             "const ptrdiff_t z0 = 1 + (ptrdiff_t)tile_y * 256;",
             "cooperative_groups::this_grid().sync();",
             // The launcher: no more blocks than stay resident, at most one per tile.
-            "(ptrdiff_t n0, ptrdiff_t n1, float *out, float *cur_u, const float *cur_k, unsigned long long steps)",
+            "(ptrdiff_t n0, ptrdiff_t n1, float *out, float *cur_u, const float *cur_k, unsigned long long steps, cudaStream_t stream)",
             "const cudaError_t status = stencil_residency((const void *)p_cuda__s__update_u_kernel, 128, 0, &multiprocessors, &per_multiprocessor);",
             // Asked of the runtime once per device, kernel and shape.
             "status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_multiprocessor, kernel, threads, bytes);",
             "const dim3 grid((unsigned)(tiles < resident ? tiles : resident));",
             "void *arguments[] = {(void *)&n0, (void *)&n1, (void *)&out, (void *)&cur_u, (void *)&cur_k, (void *)&steps};",
-            "return (int)cudaLaunchCooperativeKernel(p_cuda__s__update_u_kernel, grid, block, arguments, 0, 0);",
+            "return (int)cudaLaunchCooperativeKernel(p_cuda__s__update_u_kernel, grid, block, arguments, 0, stream);",
         ] {
             assert!(code.contains(line), "`{line}` missing from:\n{code}");
         }
@@ -248,11 +248,11 @@ mod tests {
             "double *const out_prev = odd ? a_prev : b_prev;",
             "const double *const prev_u = odd ? b_prev : a_prev;",
             "out_prev[q * s0 + (i1 + j) * s1 + i2] = win[s - 1][1][j];",
-            "(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *out, double *out_prev, double *prev_u, double *cur_u, unsigned long long steps)",
+            "(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, double *out, double *out_prev, double *prev_u, double *cur_u, unsigned long long steps, cudaStream_t stream)",
             // One step runs the single-step kernel, into the buffer of the level before the last.
             "if (steps == 1) {\n        if (n0 * n1 * n2 <= 2147483647 && n2 % 2 == 0 && (size_t)out_prev % 16 == 0 && (size_t)prev_u % 16 == 0 && (size_t)cur_u % 16 == 0) {",
-            "p_cuda__s__update_u_step_kernel<<<grid, block>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
-            "p_cuda__s__update_u_step_scalar_kernel<<<grid, block>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
+            "p_cuda__s__update_u_step_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
+            "p_cuda__s__update_u_step_scalar_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
             "void *arguments[] = {(void *)&n0_32, (void *)&n1_32, (void *)&n2_32, (void *)&out, (void *)&out_prev, (void *)&prev_u, (void *)&cur_u, (void *)&steps};",
         ] {
             assert!(code.contains(line), "`{line}` missing from:\n{code}");

@@ -31,6 +31,7 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
         f("device_count"),
         f("error_string"),
     );
+    let graphs = graphs_module(&f, &sync);
     let backend = d.name;
     let (copy_extern, copy_impl) = if frame_copies {
         (
@@ -145,6 +146,8 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
 
             #copy_impl
 
+            #graphs
+
             impl<T> Drop for Buffer<T> {
                 fn drop(&mut self) {
                     // SAFETY: `ptr` came from the runtime's malloc and is freed once. A failure
@@ -207,6 +210,16 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
                     self.level(0).ptr()
                 }
 
+                /// Which buffer holds each level: the turn, modulo the buffers.
+                pub fn turn(&self) -> usize {
+                    self.turn % self.bufs.len()
+                }
+
+                /// Puts the buffers in the order of `turn` (a value of [`Levels::turn`]).
+                pub fn set_turn(&mut self, turn: usize) {
+                    self.turn = turn;
+                }
+
                 /// Back to turn 0, where the buffers are in order `[prev,] cur, next`.
                 pub fn reset(&mut self) {
                     self.turn = 0;
@@ -222,6 +235,112 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
                 #[allow(dead_code)] // only fused leapfrog steps use it
                 pub fn advance_one(&mut self) {
                     self.turn += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The dev module's streams and graphs: a session captures its launches on a
+/// stream of its own and replays them as one graph on the legacy stream
+/// (`f` names a runtime call of `runtime_source`).
+fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
+    let (stream_create, stream_destroy, begin, end) = (
+        f("stream_create"),
+        f("stream_destroy"),
+        f("begin_capture"),
+        f("end_capture"),
+    );
+    let (instantiate, graph_destroy, replay, exec_destroy) = (
+        f("instantiate"),
+        f("graph_destroy"),
+        f("replay"),
+        f("exec_destroy"),
+    );
+    quote! {
+        unsafe extern "C" {
+            fn #stream_create(stream: *mut *mut c_void) -> c_int;
+            fn #stream_destroy(stream: *mut c_void) -> c_int;
+            fn #begin(stream: *mut c_void) -> c_int;
+            fn #end(stream: *mut c_void, graph: *mut *mut c_void) -> c_int;
+            fn #instantiate(exec: *mut *mut c_void, graph: *mut c_void) -> c_int;
+            fn #graph_destroy(graph: *mut c_void) -> c_int;
+            fn #replay(exec: *mut c_void) -> c_int;
+            fn #exec_destroy(exec: *mut c_void) -> c_int;
+        }
+
+        /// A stream of a session's own, on which its launches are captured, never run.
+        pub struct Stream {
+            ptr: *mut c_void,
+        }
+
+        impl Stream {
+            pub fn new(stencil: &'static str) -> Result<Self, StencilError> {
+                let mut ptr: *mut c_void = ::std::ptr::null_mut();
+                // SAFETY: writes one handle; nothing is destroyed unless it was created.
+                check(stencil, "stream_create", unsafe { #stream_create(&mut ptr) })?;
+                Ok(Stream { ptr })
+            }
+
+            pub fn ptr(&self) -> *mut c_void {
+                self.ptr
+            }
+        }
+
+        impl Drop for Stream {
+            fn drop(&mut self) {
+                // SAFETY: created by the runtime, destroyed once; no capture is left open on it.
+                unsafe { #stream_destroy(self.ptr) };
+            }
+        }
+
+        /// Launches captured on a [`Stream`], instantiated, replayed on the legacy stream.
+        pub struct Graph {
+            exec: *mut c_void,
+        }
+
+        impl Graph {
+            /// Captures what `record` launches on `stream` (it must launch there and nowhere
+            /// else). `None` where the runtime refused the capture or `record` failed: then
+            /// nothing ran, and the caller launches the steps itself.
+            pub fn capture(stream: &Stream, record: &mut dyn FnMut() -> Result<(), StencilError>) -> Option<Graph> {
+                // SAFETY: the stream is alive and captures nothing yet.
+                if unsafe { #begin(stream.ptr) } != 0 {
+                    return None;
+                }
+                let recorded = record();
+                let mut graph: *mut c_void = ::std::ptr::null_mut();
+                // SAFETY: ends the capture begun above (also after a failed launch), writes one handle.
+                let ended = unsafe { #end(stream.ptr, &mut graph) };
+                if ended != 0 || graph.is_null() {
+                    return None;
+                }
+                let mut exec: *mut c_void = ::std::ptr::null_mut();
+                // SAFETY: `graph` is the one just captured; it is destroyed once, after instantiation.
+                let made = unsafe { #instantiate(&mut exec, graph) };
+                // SAFETY: as above.
+                unsafe { #graph_destroy(graph) };
+                if made != 0 || exec.is_null() {
+                    return None;
+                }
+                let graph = Graph { exec };
+                recorded.is_ok().then_some(graph)
+            }
+
+            /// Queues the captured launches on the legacy stream, after what is queued there.
+            pub fn replay(&self, stencil: &'static str) -> Result<(), StencilError> {
+                // SAFETY: an instantiated graph of this session's launches, whose buffers it owns.
+                check(stencil, "graph launch", unsafe { #replay(self.exec) })
+            }
+        }
+
+        impl Drop for Graph {
+            fn drop(&mut self) {
+                // SAFETY: instantiated by the runtime, destroyed once, after its replays ran. A
+                // failure here (a device already in error) cannot be reported from `drop`.
+                unsafe {
+                    #sync();
+                    #exec_destroy(self.exec);
                 }
             }
         }
@@ -334,12 +453,12 @@ fn kernels(
     let persistent = plan.strategy == Strategy::Persistent;
     let (levels_param, levels_arg) = match plan.strategy {
         Strategy::Temporal => (
-            quote!(levels: ::std::os::raw::c_int),
-            quote!(fused as ::std::os::raw::c_int),
+            quote!(levels: ::std::os::raw::c_int,),
+            quote!(fused as ::std::os::raw::c_int,),
         ),
         Strategy::Persistent => (
-            quote!(steps: ::std::os::raw::c_ulonglong),
-            quote!(fused as ::std::os::raw::c_ulonglong),
+            quote!(steps: ::std::os::raw::c_ulonglong,),
+            quote!(fused as ::std::os::raw::c_ulonglong,),
         ),
         _ => (quote!(), quote!()),
     };
@@ -384,7 +503,7 @@ fn kernels(
         let fields: Vec<Ident> = used.iter().map(|&i| ident(&st.params[i])).collect();
         let n: Vec<Ident> = (0..dims).map(|a| format_ident!("n{a}")).collect();
         externs.push(quote! {
-            fn #sym(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)* #(#c_params: #real,)* #levels_param) -> ::std::os::raw::c_int;
+            fn #sym(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)* #(#c_params: #real,)* #levels_param stream: *mut ::std::os::raw::c_void) -> ::std::os::raw::c_int;
         });
         let out = output(st, s.target);
         let reads: Vec<TokenStream> = s
@@ -428,7 +547,7 @@ fn kernels(
             #frame
             // SAFETY: every pointer is a device buffer of this session, all of `shape`'s cell
             // count; the kernel touches only those cells and `out` is none of its inputs.
-            let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #out, #out_prev_arg #(#reads,)* #(params.#fields,)* #levels_arg) };
+            let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #out, #out_prev_arg #(#reads,)* #(params.#fields,)* #levels_arg stream) };
             dev::check(NAME, #name, code)?;
         });
     }
@@ -488,13 +607,15 @@ fn step_doc() -> TokenStream {
 /// up to `most` steps (`most` declares it from `left`, the steps still to run), or
 /// of one as `Session::fusion` says; while it is `Measure`, the parts of the
 /// session's `rt::Trial`, each timing `span` steps (a fused launch's:
-/// `time_block`, two sweeps for `persistent`).
+/// `time_block`, two sweeps for `persistent`). `graph` runs whole graphs of
+/// launches where it can ([`Graphs::branch`]).
 fn fused_step(
     plan: &Resolved,
     params: &Ident,
     most: &TokenStream,
     launches: &[TokenStream],
     turn: &TokenStream,
+    graph: &TokenStream,
 ) -> TokenStream {
     let doc = step_doc();
     let span = if plan.strategy == Strategy::Persistent {
@@ -513,7 +634,7 @@ fn fused_step(
                     let mut trial = self.trial;
                     let (ran, faster) = trial.next(
                         #span,
-                        &mut |fused| self.launch(#params, fused),
+                        &mut |fused| self.launch(#params, fused, ::std::ptr::null_mut()),
                         &|| dev::synchronize(NAME),
                     )?;
                     self.trial = trial;
@@ -524,18 +645,189 @@ fn fused_step(
                     continue;
                 }
                 let fused = if self.fusion == super::super::Fusion::Single { 1 } else { most };
-                self.launch(#params, fused)?;
+                #graph
+                self.launch(#params, fused, ::std::ptr::null_mut())?;
                 left -= fused;
             }
             Ok(())
         }
 
-        /// One launch of `fused` steps (the single-step kernel's for one).
-        fn launch(&mut self, #params: Params, fused: u64) -> Result<(), StencilError> {
+        /// One launch of `fused` steps (the single-step kernel's for one), on `stream` (null:
+        /// the legacy stream).
+        fn launch(&mut self, #params: Params, fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
             #(#launches)*
             #turn
             self.steps += fused;
             Ok(())
+        }
+    }
+}
+
+/// `Session::step` of a plan of one step a launch, and its `launch`.
+fn single_step(
+    plan: &Resolved,
+    params: &Ident,
+    launches: &[TokenStream],
+    advance: &[TokenStream],
+    graph: &TokenStream,
+) -> TokenStream {
+    let doc = step_doc();
+    // `temporal` of one step a launch passes its launches' steps.
+    let fused = if plan.strategy == Strategy::Temporal {
+        ident("fused")
+    } else {
+        ident("_fused")
+    };
+    quote! {
+        #doc
+        pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
+            let mut left = steps;
+            while left > 0 {
+                let fused = 1;
+                #graph
+                self.launch(#params, fused, ::std::ptr::null_mut())?;
+                left -= fused;
+            }
+            Ok(())
+        }
+
+        /// One launch of one step, on `stream` (null: the legacy stream).
+        fn launch(&mut self, #params: Params, #fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
+            #(#launches)*
+            #(#advance)*
+            self.steps += 1;
+            Ok(())
+        }
+    }
+}
+
+/// A session's graphs: what a session of a plan other than `persistent` adds
+/// to run [`GRAPH_LAUNCHES`] launches at a time as one graph. On the H100 a
+/// launch took 3.3-4.1 us from the host, so that a 7-point stencil took about
+/// 4 us a step up to 80^3; replayed from a graph, 1.5-3.2 us, and 1.1x-1.2x
+/// less on 100^3-128^3 (`benchmarks/experiments/launch-floor`).
+struct Graphs {
+    /// The session's members, and their values in `Session::new`.
+    members: Vec<TokenStream>,
+    alloc: Vec<TokenStream>,
+    /// `Session::replay`, `set_graphs`, `graphs` and `replays`.
+    methods: TokenStream,
+}
+
+/// Launches a session captures as one graph: a multiple of every count of
+/// buffers a field turns through (2, 3 or 4), so that a graph leaves the
+/// buffers in the order it found them and replays again.
+const GRAPH_LAUNCHES: u64 = 48;
+
+impl Graphs {
+    /// `levels`: the state fields; `fresh`: the flags of frames still to copy
+    /// (no graph runs before they are, the copy is not a launch); `params`:
+    /// the stencil's parameters, in `Params`.
+    fn new(levels: &[Ident], fresh: &[Ident], params: &[Ident], params_ident: &Ident) -> Graphs {
+        let key_len = usize_lit(1 + levels.len() + params.len());
+        let turns_len = usize_lit(levels.len());
+        let index: Vec<_> = (0..levels.len()).map(usize_lit).collect();
+        let replay_doc = docs(&format!(
+            "Runs {GRAPH_LAUNCHES} launches of `fused` steps as one graph: the one captured for the \
+             same steps a launch, parameters and order of the buffers, captured first where there \
+             is none. `false` (nothing ran) before the frames are copied, and where the runtime \
+             refused the capture: then graphs are off from then on."
+        ));
+        let set_doc = docs(&format!(
+            "Turns graphs on or off: on, each run of {GRAPH_LAUNCHES} launches in a `step` call is \
+             captured once as a graph (per steps a launch, parameters and order of the buffers) \
+             and replayed, which saves most of each launch's cost on small grids."
+        ));
+        let graph_launches = GRAPH_LAUNCHES;
+        let members = vec![
+            quote!(stream: Option<dev::Stream>),
+            quote!(graph: Option<([u64; #key_len], [usize; #turns_len], dev::Graph)>),
+            quote!(graphs: bool),
+            quote!(replays: u64),
+        ];
+        let alloc = vec![
+            quote!(stream: None),
+            quote!(graph: None),
+            quote!(graphs: true),
+            quote!(replays: 0),
+        ];
+        let methods = quote! {
+            #replay_doc
+            fn replay(&mut self, #params_ident: Params, fused: u64) -> Result<bool, StencilError> {
+                if #(self.#fresh ||)* !self.graphs {
+                    return Ok(false);
+                }
+                let key = [fused, #(self.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
+                if !matches!(&self.graph, Some((k, ..)) if *k == key) {
+                    // The old graph goes first (after its replays ran).
+                    self.graph = None;
+                    let stream = match self.stream.take() {
+                        Some(stream) => stream,
+                        None => dev::Stream::new(NAME)?,
+                    };
+                    let (steps, turns) = (self.steps, [#(self.#levels.turn()),*]);
+                    let graph = dev::Graph::capture(&stream, &mut || {
+                        for _ in 0..#graph_launches {
+                            self.launch(#params_ident, fused, stream.ptr())?;
+                        }
+                        Ok(())
+                    });
+                    // What the captured launches leave, then the session as before them.
+                    let after = [#(self.#levels.turn()),*];
+                    self.steps = steps;
+                    #(self.#levels.set_turn(turns[#index]);)*
+                    self.stream = Some(stream);
+                    let Some(graph) = graph else {
+                        self.graphs = false;
+                        return Ok(false);
+                    };
+                    self.graph = Some((key, after, graph));
+                }
+                let Some((_, after, graph)) = &self.graph else {
+                    return Ok(false);
+                };
+                graph.replay(NAME)?;
+                let after = *after;
+                #(self.#levels.set_turn(after[#index]);)*
+                self.steps += #graph_launches * fused;
+                self.replays += 1;
+                Ok(true)
+            }
+
+            /// Whether runs of many launches are replayed as graphs (on by default; off
+            /// after the runtime refused a capture).
+            pub fn graphs(&self) -> bool {
+                self.graphs
+            }
+
+            #set_doc
+            pub fn set_graphs(&mut self, on: bool) {
+                self.graphs = on;
+                self.graph = None;
+            }
+
+            /// Graphs replayed since the session was made.
+            #[doc(hidden)]
+            pub fn replays(&self) -> u64 {
+                self.replays
+            }
+        };
+        Graphs {
+            members,
+            alloc,
+            methods,
+        }
+    }
+
+    /// The `step` loop's branch: where `left` holds a whole graph of
+    /// launches of `fused` steps, replay it.
+    fn branch(params: &Ident) -> TokenStream {
+        let graph_launches = GRAPH_LAUNCHES;
+        quote! {
+            if left >= #graph_launches * fused && self.replay(#params, fused)? {
+                left -= #graph_launches * fused;
+                continue;
+            }
         }
     }
 }
@@ -569,6 +861,8 @@ fn session(
     let mut turns_by_one = false;
     let mut fresh_init = Vec::new();
     let mut fused_fresh = None;
+    let mut state_fields = Vec::new();
+    let mut fresh_flags = Vec::new();
     for (i, f) in st.fields.iter().enumerate() {
         let id = ident(&f.name);
         let name = &f.name;
@@ -582,6 +876,7 @@ fn session(
                 }
             }
             Role::State { levels } => {
+                state_fields.push(id.clone());
                 let levels = usize_lit(levels as usize);
                 let fused = fused_leapfrog(st, plan, i);
                 members.push(quote!(#id: dev::Levels<#real>));
@@ -614,6 +909,7 @@ fn session(
                     download.push(quote!(self.#id.level(0).download(NAME, #pname, #prev)?;));
                     if st.boundary == Boundary::Fixed {
                         let fresh = format_ident!("{}__fresh", f.name);
+                        fresh_flags.push(fresh.clone());
                         members.push(quote!(#fresh: bool));
                         alloc.push(quote!(#fresh: false));
                         fresh_init.push(quote!(self.#fresh = true;));
@@ -625,6 +921,15 @@ fn session(
             }
         }
     }
+    // `persistent` launches are few and long: no graphs.
+    let graphs = (plan.strategy != Strategy::Persistent).then(|| {
+        let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
+        Graphs::new(&state_fields, &fresh_flags, &names, &params)
+    });
+    let graph = match &graphs {
+        Some(_) => Graphs::branch(&params),
+        None => quote!(),
+    };
     let step = if plan.strategy == Strategy::Persistent {
         let time_block = plan.time_block as u64;
         let turn = if turns_by_one {
@@ -653,7 +958,7 @@ fn session(
                 let most = if self.steps == 0 && self.#fresh { left.min(#time_block) } else { left };
             },
         };
-        fused_step(plan, &params, &most, launches, &turn)
+        fused_step(plan, &params, &most, launches, &turn, &graph)
     } else if plan.fuses_steps() {
         let time_block = plan.time_block as u64;
         let turn = if turns_by_one {
@@ -681,23 +986,9 @@ fn session(
                 let most = if fuses { left.min(#time_block) } else { 1 };
             }
         };
-        fused_step(plan, &params, &most, launches, &turn)
+        fused_step(plan, &params, &most, launches, &turn, &graph)
     } else {
-        let doc = step_doc();
-        // `temporal` of one step a launch passes its launches' steps.
-        let fused = (plan.strategy == Strategy::Temporal).then(|| quote!(let fused = 1u64;));
-        quote! {
-            #doc
-            pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
-                for _ in 0..steps {
-                    #fused
-                    #(#launches)*
-                    #(#advance)*
-                    self.steps += 1;
-                }
-                Ok(())
-            }
-        }
+        single_step(plan, &params, launches, &advance, &graph)
     };
     let fusion = if plan.measures() {
         quote!(super::super::Fusion::Measure)
@@ -713,6 +1004,29 @@ fn session(
         alloc.push(quote!(trial: rt::Trial::default()));
         quote!(self.trial = rt::Trial::default();)
     });
+    let graph_methods = match graphs {
+        Some(g) => {
+            members.extend(g.members);
+            alloc.extend(g.alloc);
+            g.methods
+        }
+        None => quote! {
+            /// Whether runs of many launches are replayed as graphs: never for `persistent`,
+            /// whose launches are few.
+            pub fn graphs(&self) -> bool {
+                false
+            }
+
+            /// Graphs are not used by `persistent` sessions: nothing to turn on or off.
+            pub fn set_graphs(&mut self, _on: bool) {}
+
+            /// Graphs replayed since the session was made: none for `persistent`.
+            #[doc(hidden)]
+            pub fn replays(&self) -> u64 {
+                0
+            }
+        },
+    };
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
          Device memory is freed on drop, also when a call fails half-way.",
@@ -768,6 +1082,8 @@ fn session(
                 self.fusion = fusion;
                 #reset_trial
             }
+
+            #graph_methods
 
             /// Waits for every queued step.
             pub fn synchronize(&self) -> Result<(), StencilError> {

@@ -1132,7 +1132,7 @@ pub(super) mod tests {
             "v = 2.0f * nb1[k + 1] - (s == 4 - levels ? prev_u[c] : win[s >= 2 ? s - 2 : 0][0][k])",
             "out[q * s0 + i1 + k] = next[k];",
             "out_prev[q * s0 + i1 + k] = win[s - 1][1][k];",
-            "kernel<<<grid, block>>>(n0, n1, out, out_prev, prev_u, cur_u, levels, chunk);",
+            "kernel<<<grid, block, 0, stream>>>(n0, n1, out, out_prev, prev_u, cur_u, levels, chunk);",
         ] {
             assert!(code.contains(line), "{line}\n{code}");
         }

@@ -833,7 +833,11 @@ mod tests {
             code.contains("const ptrdiff_t time = waves * (planes + 8);"),
             "the window's 8 planes"
         );
-        assert!(code.contains("kernel<<<grid, block, 140800>>>(n0, n1, n2, out, cur_u, chunk);"));
+        assert!(
+            code.contains(
+                "kernel<<<grid, block, 140800, stream>>>(n0, n1, n2, out, cur_u, chunk);"
+            )
+        );
         assert!(code.contains("w0[(ph + 8) % 9] = fresh.x;"));
         // The update reads the window along `z`: `u[-4,0,0]` is the oldest plane.
         assert!(code.contains("w0[(ph + 0) % 9]"));
@@ -915,7 +919,12 @@ mod tests {
                     .find("p_cuda__s__update_u_small_i64_kernel<<<")
                     .unwrap()
         );
-        assert!(vectors < launcher.find("kernel<<<grid, block, 140800>>>").unwrap());
+        assert!(
+            vectors
+                < launcher
+                    .find("kernel<<<grid, block, 140800, stream>>>")
+                    .unwrap()
+        );
         assert!(
             code.contains("/* The kernel of small grids: `stream`, blocks of 1 x 2 x 64 threads")
         );

@@ -1003,7 +1003,7 @@ mod tests {
             "static __global__ void __launch_bounds__(128, 6) p_cuda__s__update_u_kernel(",
             "static __global__ void __launch_bounds__(128) p_cuda__s__update_u_i64_kernel(",
             "const dim3 block(32, 4);",
-            "<<<grid, block, 8160>>>",
+            "<<<grid, block, 8160, stream>>>",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
@@ -1037,10 +1037,10 @@ mod tests {
             "const int chunk = cells > 0 && parts > (cells + 128 - 1) / 128 ? (int)((cells + parts - 1) / parts) : 128;",
             "(unsigned)(((n0 - 1 - 1) + chunk - 1) / chunk));",
             "auto *const kernel = chunk == 128 ? p_cuda__s__update_u_kernel<128> : p_cuda__s__update_u_kernel<0>;",
-            "kernel<<<grid, block, 35904>>>(n0, n1, n2, out, cur_u, cur_k, levels, chunk);",
+            "kernel<<<grid, block, 35904, stream>>>(n0, n1, n2, out, cur_u, cur_k, levels, chunk);",
             // The 64-bit twin, for grids too large for a small chunk, keeps its constant one.
             "const ptrdiff_t z0 = 1 + (ptrdiff_t)blockIdx.z * 128;",
-            "p_cuda__s__update_u_i64_kernel<<<grid, block, 35904>>>(n0, n1, n2, out, cur_u, cur_k, levels);",
+            "p_cuda__s__update_u_i64_kernel<<<grid, block, 35904, stream>>>(n0, n1, n2, out, cur_u, cur_k, levels);",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }

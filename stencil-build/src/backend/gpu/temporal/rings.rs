@@ -1125,7 +1125,7 @@ mod tests {
             "const float4 v0 = *(const float4 *)g0;",
             "const float2 v0 = *(const float2 *)(g0 + 2 * h);",
             // One step: the single-step kernel, into `out_prev`.
-            "p_cuda__s__update_u_step_kernel<<<grid, block>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
+            "p_cuda__s__update_u_step_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
@@ -1143,7 +1143,7 @@ mod tests {
             // Rows of 8-byte pairs run the ring kernel, the others one step a launch.
             "    return n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)cur_u % 8 == 0 && (size_t)cur_k % 8 == 0 && (ptrdiff_t)n1 * n2 > (vectors ? 458752 : 32768);",
             "if (n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)cur_u % 8 == 0 && (size_t)cur_k % 8 == 0) {",
-            "p_cuda__s__update_u_step_kernel<<<grid, block>>>(n0, n1, n2, out, cur_u, cur_k);",
+            "p_cuda__s__update_u_step_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out, cur_u, cur_k);",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }

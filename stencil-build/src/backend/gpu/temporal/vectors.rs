@@ -678,7 +678,7 @@ mod tests {
         for line in [
             "/* The same without vectors, for grids whose rows are not whole vectors. */",
             "auto *const kernel = chunk == 128 ? p_cuda__s__update_u_kernel<128> : p_cuda__s__update_u_kernel<0>;",
-            "p_cuda__s__update_u_i64_kernel<<<grid, block, 58752>>>(n0, n1, n2, out, cur_u, levels);",
+            "p_cuda__s__update_u_i64_kernel<<<grid, block, 58752, stream>>>(n0, n1, n2, out, cur_u, levels);",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
