@@ -15,26 +15,43 @@ const SPAN: u64 = 4;
 /// launch) or `single` (one step), the first `slow` single steps `late`
 /// longer. Returns the decision, the parts and the steps run.
 fn decide(fused: Duration, single: Duration, late: Duration, slow: usize) -> (Fusion, u32, u64) {
+    decide_in_graphs(fused, single, late, slow, 1)
+}
+
+/// [`decide`] for a session that replays runs of `graph` launches as graphs
+/// (as the launches do not: each sleeps as long).
+fn decide_in_graphs(
+    fused: Duration,
+    single: Duration,
+    late: Duration,
+    slow: usize,
+    graph: u64,
+) -> (Fusion, u32, u64) {
     let mut trial = Trial::default();
     let mut singles = 0;
-    let mut launch = |n: u64| {
-        let took = if n > 1 {
-            fused
-        } else {
-            singles += 1;
-            if singles <= slow {
-                single + late
+    let mut run = |steps: u64, each: u64| {
+        assert_eq!(steps % each, 0, "{steps} steps in launches of {each}");
+        for _ in 0..steps / each {
+            let took = if each > 1 {
+                fused
             } else {
-                single
-            }
-        };
-        std::thread::sleep(took);
+                singles += 1;
+                if singles <= slow {
+                    single + late
+                } else {
+                    single
+                }
+            };
+            std::thread::sleep(took);
+        }
         Ok::<_, StencilError>(())
     };
     let wait = || Ok(());
     let (mut parts, mut steps) = (0, 0);
     loop {
-        let (ran, faster) = trial.next(SPAN, &mut launch, &wait).unwrap();
+        let next = trial.steps(SPAN);
+        let (ran, faster) = trial.next(SPAN, graph, &mut run, &wait).unwrap();
+        assert_eq!(ran, next);
         parts += 1;
         steps += ran;
         if let Some(faster) = faster {
@@ -109,4 +126,21 @@ fn the_trial_runs_its_most_cycles_where_parts_are_quick() {
     assert!(Trial::SPENT >= Duration::from_millis(1));
     assert_eq!(parts, 2 + 4 * Trial::MOST_CYCLES);
     assert_eq!(steps, SPAN + 1 + 4 * u64::from(Trial::MOST_CYCLES) * SPAN);
+}
+
+#[test]
+fn quick_single_steps_are_timed_again_in_whole_graphs() {
+    // Launches that return at once, in a session that replays graphs of 48: after the first
+    // cycle of `SPAN`-step parts, the cycles start again with parts of 48 launches each way.
+    let (_, parts, steps) = decide_in_graphs(Duration::ZERO, Duration::ZERO, Duration::ZERO, 0, 48);
+    assert!(Trial::QUICK >= Duration::from_micros(20));
+    assert_eq!(parts, 2 + 4 + 4 * Trial::MOST_CYCLES);
+    assert_eq!(
+        steps,
+        SPAN + 1 + 4 * SPAN + 4 * u64::from(Trial::MOST_CYCLES) * SPAN * 48
+    );
+    // Single steps of 0.1 ms, over `QUICK`: the parts stay `SPAN` steps.
+    let (_, parts, steps) = decide_in_graphs(tenths(4), tenths(1), Duration::ZERO, 0, 48);
+    assert_eq!(parts, 2 + 4 * 4);
+    assert_eq!(steps, SPAN + 1 + 4 * 4 * SPAN);
 }

@@ -126,13 +126,16 @@ pub fn run(
                 let steps = o.steps(true);
                 // A session that measures fused launches against single steps (`auto`'s fused
                 // plans) decides before the timed runs, so that none holds its trial's parts: at
-                // most 20 runs of 100 steps (in calls of `--steps-per-call`; the parts run in
+                // most 20 runs of 100 steps, then, where the trial times quick steps in parts of
+                // whole graphs, 70 of 2000 (in calls of `--steps-per-call`; the parts run in
                 // calls that have the steps for them).
-                for _ in 0..20 {
-                    if session.fusion() != crate::Fusion::Measure {
-                        break;
+                for (runs, run) in [(20, 100), (70, 2000)] {
+                    for _ in 0..runs {
+                        if session.fusion() != crate::Fusion::Measure {
+                            break;
+                        }
+                        o.in_calls(run, |k| session.step(s::Params {}, k))?;
                     }
-                    o.in_calls(100, |k| session.step(s::Params {}, k))?;
                 }
                 let seconds = timed(o, steps, |n| {
                     o.in_calls(n, |k| session.step(s::Params {}, k))?;

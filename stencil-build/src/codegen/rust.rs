@@ -288,10 +288,15 @@ fn trial_helper() -> TokenStream {
         /// have taken [`Trial::SPENT`] in all, the trial ends after [`Trial::CYCLES`] cycles,
         /// or after [`Trial::CLEAR_CYCLES`] where one way took under half the other's time
         /// (where parts take that long, each part of the slower way costs much); parts that
-        /// never add up to it end after [`Trial::MOST_CYCLES`].
+        /// never add up to it end after [`Trial::MOST_CYCLES`]. Where the session replays
+        /// graphs of launches and the first cycle's single steps took under [`Trial::QUICK`]
+        /// each (steps whose launch is much of their time, which graphs save), the cycles
+        /// start again with parts of a whole graph of each way's launches.
         #[derive(Clone, Copy, Debug)]
         pub struct Trial {
             part: u32,
+            /// Parts are `span` steps times this: 1, or the launches of a graph.
+            scale: u64,
             fused: ::std::time::Duration,
             single: ::std::time::Duration,
             spent: ::std::time::Duration,
@@ -301,6 +306,7 @@ fn trial_helper() -> TokenStream {
             fn default() -> Self {
                 Trial {
                     part: 0,
+                    scale: 1,
                     fused: ::std::time::Duration::MAX,
                     single: ::std::time::Duration::MAX,
                     spent: ::std::time::Duration::ZERO,
@@ -317,33 +323,45 @@ fn trial_helper() -> TokenStream {
             pub const SPENT: ::std::time::Duration = ::std::time::Duration::from_millis(1);
             /// The most cycles of timed parts, however long they took.
             pub const MOST_CYCLES: u32 = 16;
+            /// A single step under which parts are timed as whole graphs.
+            pub const QUICK: ::std::time::Duration = ::std::time::Duration::from_micros(20);
 
-            /// Runs the next part: `launch(n)` launches `n` steps (fused where `n > 1`), `wait`
-            /// waits for the device. Returns the steps run and, after the last part, the faster
-            /// way: single steps where their fastest part took less than 95% of the fused
-            /// launches' fastest.
+            /// The steps the next part runs: the caller runs it in a call with that many left.
+            pub fn steps(&self, span: u64) -> u64 {
+                match self.part {
+                    0 => span,
+                    1 => 1,
+                    _ => span * self.scale,
+                }
+            }
+
+            /// Runs the next part: `run(steps, each)` runs `steps` steps in launches of `each`
+            /// (fused where `each > 1`), replaying runs of `graph` launches as graphs where
+            /// `graph > 1`; `wait` waits for the device. Returns the steps run and, after the
+            /// last part, the faster way: single steps where their fastest part took less than
+            /// 95% of the fused launches' fastest.
             pub fn next(
                 &mut self,
                 span: u64,
-                launch: &mut dyn FnMut(u64) -> Result<(), StencilError>,
+                graph: u64,
+                run: &mut dyn FnMut(u64, u64) -> Result<(), StencilError>,
                 wait: &dyn Fn() -> Result<(), StencilError>,
             ) -> Result<(u64, Option<super::Fusion>), StencilError> {
+                let steps = span * self.scale;
                 let mut timed = |each: u64| {
                     wait()?;
                     let start = ::std::time::Instant::now();
-                    for _ in 0..span / each {
-                        launch(each)?;
-                    }
+                    run(steps, each)?;
                     wait()?;
                     Ok::<_, StencilError>(start.elapsed())
                 };
                 let ran = match self.part {
                     0 => {
-                        launch(span)?;
+                        run(span, span)?;
                         span
                     }
                     1 => {
-                        launch(1)?;
+                        run(1, 1)?;
                         1
                     }
                     p => {
@@ -352,12 +370,16 @@ fn trial_helper() -> TokenStream {
                         let best = if fused { &mut self.fused } else { &mut self.single };
                         *best = (*best).min(took);
                         self.spent += took;
-                        span
+                        steps
                     }
                 };
                 self.part += 1;
                 // Timed parts run, and whole cycles of them.
                 let timed_parts = self.part.saturating_sub(2);
+                if timed_parts == 4 && self.scale == 1 && graph > 1 && self.single < Self::QUICK.saturating_mul(span as u32) {
+                    *self = Trial { part: 2, scale: graph, ..Trial::default() };
+                    return Ok((ran, None));
+                }
                 let cycles = timed_parts / 4;
                 let clear = self.fused.min(self.single).saturating_mul(2) < self.fused.max(self.single);
                 let enough = if self.spent >= Self::SPENT {
@@ -1314,7 +1336,8 @@ mod generation_tests {
         for line in [
             "fusion: super::super::Fusion::Measure,",
             "pub struct Trial {",
-            "if self.fusion == super::super::Fusion::Measure && most >= 2u64 {",
+            "if self.fusion == super::super::Fusion::Measure && most >= 2u64",
+            "&& left >= self.trial.steps(2u64)",
             "/// One launch of `fused` steps (the single-step kernel's for one), on `stream` (null:",
         ] {
             assert!(auto.contains(line), "{line}: {auto}");

@@ -623,6 +623,13 @@ fn fused_step(
     } else {
         plan.time_block as u64
     };
+    // The launches the trial's parts replay as one graph: 1 without graphs.
+    let graph_launches = if graph.is_empty() {
+        quote!(1)
+    } else {
+        let n = GRAPH_LAUNCHES;
+        quote!(if self.graphs { #n } else { 1 })
+    };
     quote! {
         #doc
         pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
@@ -630,11 +637,12 @@ fn fused_step(
             while left > 0 {
                 // The most steps the next launch may fuse.
                 #most
-                if self.fusion == super::super::Fusion::Measure && most >= #span {
+                if self.fusion == super::super::Fusion::Measure && most >= #span && left >= self.trial.steps(#span) {
                     let mut trial = self.trial;
                     let (ran, faster) = trial.next(
                         #span,
-                        &mut |fused| self.launch(#params, fused, ::std::ptr::null_mut()),
+                        #graph_launches,
+                        &mut |steps, each| self.launches(#params, steps, each),
                         &|| dev::synchronize(NAME),
                     )?;
                     self.trial = trial;
@@ -645,6 +653,18 @@ fn fused_step(
                     continue;
                 }
                 let fused = if self.fusion == super::super::Fusion::Single { 1 } else { most };
+                #graph
+                self.launch(#params, fused, ::std::ptr::null_mut())?;
+                left -= fused;
+            }
+            Ok(())
+        }
+
+        /// `steps` steps (a multiple of `each`) in launches of `each`, as `step` runs them.
+        fn launches(&mut self, #params: Params, steps: u64, each: u64) -> Result<(), StencilError> {
+            let mut left = steps;
+            while left > 0 {
+                let fused = each;
                 #graph
                 self.launch(#params, fused, ::std::ptr::null_mut())?;
                 left -= fused;
