@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 31: graphs. $1 = tests | small3 | rest
+# Session 31: graphs. $1 = tests | rest
 set -u
 cd "$(dirname "$0")"
 start=$SECONDS
@@ -23,16 +23,7 @@ tests)
     for n in 48 64 100 128; do for s in j3d7pt j3d27pt poisson star3d25 wave3d acoustic25; do
         [ $((SECONDS - start)) -lt 490 ] || break 2
         pair $s --size3 $n; done; done
-    (cd "$OUT" && tar czf small3.tgz small3 && rm -rf small3)
-    ;;
-small3)
-    o="$OUT/small3b"; mkdir -p "$o"
-    for n in 48 64 100 128; do for s in j3d7pt j3d27pt poisson star3d25 wave3d acoustic25; do
-        [ $((SECONDS - start)) -lt 500 ] || break 2
-        pair $s --size3 $n; done; done
-    (cd "$OUT" && tar czf small3b.tgz small3b && rm -rf small3b)
-    ;;
-rest)
+    (cd "$OUT" && tar czf small3.tgz small3 && rm -rf rest)
     o="$OUT/small2"; mkdir -p "$o"
     for n in 512 1024; do for s in j2d5pt j2d9pt wave2d; do pair $s --size2 $n; done; done
     (cd "$OUT" && tar czf small2.tgz small2 && rm -rf small2)

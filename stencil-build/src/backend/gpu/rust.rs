@@ -623,6 +623,7 @@ fn fused_step(
     } else {
         plan.time_block as u64
     };
+    let launches_fn = launches_fn(params, graph);
     // The launches the trial's parts replay as one graph: 1 without graphs.
     let graph_launches = if graph.is_empty() {
         quote!(1)
@@ -660,6 +661,23 @@ fn fused_step(
             Ok(())
         }
 
+        #launches_fn
+
+        /// One launch of `fused` steps (the single-step kernel's for one), on `stream` (null:
+        /// the legacy stream).
+        fn launch(&mut self, #params: Params, fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
+            #(#launches)*
+            #turn
+            self.steps += fused;
+            Ok(())
+        }
+    }
+}
+
+/// A session's `launches`: `steps` steps in launches of `each`, runs of whole
+/// graphs replayed where `graph` ([`Graphs::branch`]) can.
+fn launches_fn(params: &Ident, graph: &TokenStream) -> TokenStream {
+    quote! {
         /// `steps` steps (a multiple of `each`) in launches of `each`, as `step` runs them.
         fn launches(&mut self, #params: Params, steps: u64, each: u64) -> Result<(), StencilError> {
             let mut left = steps;
@@ -669,15 +687,6 @@ fn fused_step(
                 self.launch(#params, fused, ::std::ptr::null_mut())?;
                 left -= fused;
             }
-            Ok(())
-        }
-
-        /// One launch of `fused` steps (the single-step kernel's for one), on `stream` (null:
-        /// the legacy stream).
-        fn launch(&mut self, #params: Params, fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
-            #(#launches)*
-            #turn
-            self.steps += fused;
             Ok(())
         }
     }
@@ -698,18 +707,14 @@ fn single_step(
     } else {
         ident("_fused")
     };
+    let launches_fn = launches_fn(params, graph);
     quote! {
         #doc
         pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
-            let mut left = steps;
-            while left > 0 {
-                let fused = 1;
-                #graph
-                self.launch(#params, fused, ::std::ptr::null_mut())?;
-                left -= fused;
-            }
-            Ok(())
+            self.launches(#params, steps, 1)
         }
+
+        #launches_fn
 
         /// One launch of one step, on `stream` (null: the legacy stream).
         fn launch(&mut self, #params: Params, #fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
@@ -778,34 +783,35 @@ impl Graphs {
                     return Ok(false);
                 }
                 let key = [fused, #(self.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
-                if !matches!(&self.graph, Some((k, ..)) if *k == key) {
-                    // The old graph goes first (after its replays ran).
-                    self.graph = None;
-                    let stream = match self.stream.take() {
-                        Some(stream) => stream,
-                        None => dev::Stream::new(NAME)?,
-                    };
-                    let (steps, turns) = (self.steps, [#(self.#levels.turn()),*]);
-                    let graph = dev::Graph::capture(&stream, &mut || {
-                        for _ in 0..#graph_launches {
-                            self.launch(#params_ident, fused, stream.ptr())?;
-                        }
-                        Ok(())
-                    });
-                    // What the captured launches leave, then the session as before them.
-                    let after = [#(self.#levels.turn()),*];
-                    self.steps = steps;
-                    #(self.#levels.set_turn(turns[#index]);)*
-                    self.stream = Some(stream);
-                    let Some(graph) = graph else {
-                        self.graphs = false;
-                        return Ok(false);
-                    };
-                    self.graph = Some((key, after, graph));
-                }
-                let Some((_, after, graph)) = &self.graph else {
-                    return Ok(false);
+                let entry = match self.graph.take() {
+                    Some(entry) if entry.0 == key => entry,
+                    old => {
+                        // The old graph goes first (after its replays ran).
+                        drop(old);
+                        let stream = match self.stream.take() {
+                            Some(stream) => stream,
+                            None => dev::Stream::new(NAME)?,
+                        };
+                        let (steps, turns) = (self.steps, [#(self.#levels.turn()),*]);
+                        let graph = dev::Graph::capture(&stream, &mut || {
+                            for _ in 0..#graph_launches {
+                                self.launch(#params_ident, fused, stream.ptr())?;
+                            }
+                            Ok(())
+                        });
+                        // What the captured launches leave, then the session as before them.
+                        let after = [#(self.#levels.turn()),*];
+                        self.steps = steps;
+                        #(self.#levels.set_turn(turns[#index]);)*
+                        self.stream = Some(stream);
+                        let Some(graph) = graph else {
+                            self.graphs = false;
+                            return Ok(false);
+                        };
+                        (key, after, graph)
+                    }
                 };
+                let (_, after, graph) = self.graph.insert(entry);
                 graph.replay(NAME)?;
                 let after = *after;
                 #(self.#levels.set_turn(after[#index]);)*
