@@ -87,6 +87,7 @@ typedef enum cudaError {
     cudaErrorInvalidConfiguration = 9,
     cudaErrorNoDevice = 100,
     cudaErrorCooperativeLaunchTooLarge = 720,
+    cudaErrorStreamCaptureInvalidated = 901,
 } cudaError_t;
 
 /* Streams and graphs: a stream runs its launches at once, unless it is
@@ -169,6 +170,8 @@ struct World {
     /* The stream capturing launches, and what it recorded. */
     cudaStream_t capturing = nullptr;
     std::vector<std::function<cudaError_t()>> recorded;
+    /* Captures still to refuse (`cuda_on_cpu_refuse_captures`). */
+    int refusals = 0;
 };
 
 inline World &world() {
@@ -450,6 +453,7 @@ inline const char *cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
     }
     return "unknown error";
 }
@@ -501,6 +505,14 @@ struct CUgraphExec_st {
 inline cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
     cuda_on_cpu::World &w = cuda_on_cpu::world();
     if (stream == nullptr || w.capturing != stream) return cudaErrorInvalidValue;
+    if (w.refusals > 0) {
+        /* As CUDA ends a capture something invalidated: no graph, nothing ran. */
+        --w.refusals;
+        w.capturing = nullptr;
+        w.recorded.clear();
+        *graph = nullptr;
+        return cudaErrorStreamCaptureInvalidated;
+    }
     *graph = new CUgraph_st{std::move(w.recorded)};
     w.capturing = nullptr;
     w.recorded.clear();
@@ -533,4 +545,11 @@ cudaError_t cudaLaunchCooperativeKernel(void (*kernel)(P...), dim3 grid, dim3 bl
     return cuda_on_cpu::run((const void *)kernel, grid, block, shared, true, [&] {
         cuda_on_cpu::call(kernel, args, std::index_sequence_for<P...>{});
     });
+}
+
+/* Test-only fault injection: the calling thread's next `count` captures end
+ * refused, as CUDA ends one that something invalidated. Emitted in every file
+ * that includes this header (`used`), once in the program (`inline`). */
+extern "C" __attribute__((used)) inline void cuda_on_cpu_refuse_captures(int count) {
+    cuda_on_cpu::world().refusals = count;
 }

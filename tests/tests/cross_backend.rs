@@ -381,8 +381,9 @@ macro_rules! heat_graphs_over_calls {
 /// leapfrogs whose levels turn through 3 buffers (`naive`) and 4 (`auto`'s
 /// fused kernel, one step a launch and fused launches of `time_block`), after
 /// the first launches copy the previous level's frame; heat3d with its
-/// parameter changed between calls and with graphs turned off. Each matches
-/// the reference after every call, and graphs ran.
+/// parameter changed between calls and with graphs turned off; `persistent`
+/// one step a launch (graphs) and fused (none). Each matches the reference
+/// after every call, and graphs ran where they should.
 #[cfg(feature = "cuda")]
 #[test]
 #[cfg_attr(
@@ -422,9 +423,75 @@ fn cuda_sessions_replay_graphs_of_launches() {
         [1, 1, 48 * t + 5, 48 * t]
     );
     assert_eq!(s.replays(), 2);
+    // `persistent` replays its launches of one step (the single-step kernel's); a fused
+    // launch is cooperative and runs all of a call's steps.
+    let persistent = stencil_tests::wave2d_f32_fixed_persistent::Params { c2: 0.1 };
+    let s = leapfrog_over_calls!(
+        cuda,
+        wave2d_f32_fixed_persistent,
+        [37, 45],
+        persistent,
+        Some(Fusion::Single),
+        [1, 1, 100, 7, 49]
+    );
+    assert_eq!(s.replays(), 3);
+    let s = leapfrog_over_calls!(
+        cuda,
+        wave2d_f32_fixed_persistent,
+        [37, 45],
+        persistent,
+        Some(Fusion::Fused),
+        [1, 1, 100, 7, 49]
+    );
+    assert_eq!(s.replays(), 0);
     heat_graphs_over_calls!(cuda, heat3d_f64_fixed);
     heat_graphs_over_calls!(cuda, heat3d_f64_fixed_stream);
     heat_graphs_over_calls!(cuda, heat3d_f64_fixed_tensor);
+}
+
+/// A capture the runtime refuses turns graphs off for the session, which
+/// then launches every step itself: after each call heat3d matches the
+/// reference, and not after one step fewer; turned on again, graphs replay.
+/// The emulated device refuses on request (`cuda_on_cpu_refuse_captures`), as
+/// CUDA ends a capture that something invalidated.
+#[cfg(all(feature = "cuda", feature = "gpu-on-cpu"))]
+#[test]
+fn cuda_a_refused_capture_turns_graphs_off() {
+    use stencil_tests::heat3d_f64_fixed as m;
+    unsafe extern "C" {
+        fn cuda_on_cpu_refuse_captures(count: std::os::raw::c_int);
+    }
+    let shape = [13, 17, 23];
+    let cells: usize = shape.iter().product();
+    let start: Vec<f64> = stencil_tests::random_grid(cells, 1);
+    let kappa: Vec<f64> = stencil_tests::random_grid::<f64>(cells, 2)
+        .into_iter()
+        .map(f64::abs)
+        .collect();
+    let params = m::Params { alpha: 0.1 };
+    let mut s = m::cuda::Session::new(shape).unwrap();
+    s.upload(&start, &kappa).unwrap();
+    // SAFETY: sets a count in this thread's emulated device.
+    unsafe { cuda_on_cpu_refuse_captures(1) };
+    for (call, graphs) in [false, false, true].into_iter().enumerate() {
+        if call == 2 {
+            s.set_graphs(true);
+        }
+        s.step(params, 60).unwrap();
+        let total = 60 * (call + 1) as u64;
+        assert_eq!(s.graphs(), graphs, "call {call}");
+        assert_eq!(s.replays(), u64::from(graphs), "call {call}");
+        let mut got = start.clone();
+        s.download(&mut got).unwrap();
+        let mut want = start.clone();
+        m::reference::run(&mut want, &kappa, shape, params, total - 1).unwrap();
+        let tol = stencil_tests::tolerance::<f64>(m::FLOPS_PER_CELL, total);
+        let (err, _) = stencil_tests::worst_difference(&got, &want);
+        assert!(err > tol, "call {call}: within tolerance of one step fewer");
+        m::reference::run(&mut want, &kappa, shape, params, 1).unwrap();
+        let (err, at) = stencil_tests::worst_difference(&got, &want);
+        assert!(err <= tol, "call {call}, {total} steps: {err:e} > {tol:e} at {at}");
+    }
 }
 
 #[cfg(feature = "hip")]

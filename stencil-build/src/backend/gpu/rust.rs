@@ -623,14 +623,9 @@ fn fused_step(
     } else {
         plan.time_block as u64
     };
-    let launches_fn = launches_fn(params, graph);
+    let launches_fn = launches_fn(params, graph, plan.strategy == Strategy::Persistent);
     // The launches the trial's parts replay as one graph: 1 without graphs.
-    let graph_launches = if graph.is_empty() {
-        quote!(1)
-    } else {
-        let n = GRAPH_LAUNCHES;
-        quote!(if self.graphs { #n } else { 1 })
-    };
+    let graph_launches = GRAPH_LAUNCHES;
     quote! {
         #doc
         pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
@@ -642,7 +637,7 @@ fn fused_step(
                     let mut trial = self.trial;
                     let (ran, faster) = trial.next(
                         #span,
-                        #graph_launches,
+                        if self.graphs { #graph_launches } else { 1 },
                         &mut |steps, each| self.launches(#params, steps, each),
                         &|| dev::synchronize(NAME),
                     )?;
@@ -675,14 +670,27 @@ fn fused_step(
 }
 
 /// A session's `launches`: `steps` steps in launches of `each`, runs of whole
-/// graphs replayed where `graph` ([`Graphs::branch`]) can.
-fn launches_fn(params: &Ident, graph: &TokenStream) -> TokenStream {
+/// graphs replayed where `graph` ([`Graphs::branch`]) can. `persistent`
+/// (`whole`) runs fused steps in one launch of them all, as its `step` does.
+fn launches_fn(params: &Ident, graph: &TokenStream, whole: bool) -> TokenStream {
+    let (doc, fused) = if whole {
+        (
+            "`steps` steps in launches of one (`each == 1`), or else in one launch, as `step` runs them.",
+            quote!(let fused = if each == 1 { 1 } else { left };),
+        )
+    } else {
+        (
+            "`steps` steps (a multiple of `each`) in launches of `each`, as `step` runs them.",
+            quote!(let fused = each;),
+        )
+    };
+    let doc = docs(doc);
     quote! {
-        /// `steps` steps (a multiple of `each`) in launches of `each`, as `step` runs them.
+        #doc
         fn launches(&mut self, #params: Params, steps: u64, each: u64) -> Result<(), StencilError> {
             let mut left = steps;
             while left > 0 {
-                let fused = each;
+                #fused
                 #graph
                 self.launch(#params, fused, ::std::ptr::null_mut())?;
                 left -= fused;
@@ -707,7 +715,7 @@ fn single_step(
     } else {
         ident("_fused")
     };
-    let launches_fn = launches_fn(params, graph);
+    let launches_fn = launches_fn(params, graph, false);
     quote! {
         #doc
         pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
@@ -726,8 +734,9 @@ fn single_step(
     }
 }
 
-/// A session's graphs: what a session of a plan other than `persistent` adds
-/// to run [`GRAPH_LAUNCHES`] launches at a time as one graph. On the H100 a
+/// A session's graphs: what a session adds to run [`GRAPH_LAUNCHES`]
+/// launches at a time as one graph (`persistent`: of one step each, see
+/// [`Graphs::branch`]). On the H100 a
 /// launch took 3.3-4.1 us from the host, so that a 7-point stencil took about
 /// 4 us a step up to 80^3; replayed from a graph, 1.5-3.2 us, and 1.1x-1.2x
 /// less on 100^3-128^3 (`benchmarks/experiments/launch-floor`).
@@ -846,11 +855,14 @@ impl Graphs {
     }
 
     /// The `step` loop's branch: where `left` holds a whole graph of
-    /// launches of `fused` steps, replay it.
-    fn branch(params: &Ident) -> TokenStream {
+    /// launches of `fused` steps, replay it. `persistent` replays only its
+    /// launches of one step (ordinary launches of the single-step kernel):
+    /// its fused launches are cooperative, and one runs all of a call's steps.
+    fn branch(params: &Ident, persistent: bool) -> TokenStream {
         let graph_launches = GRAPH_LAUNCHES;
+        let one = persistent.then(|| quote!(fused == 1 &&));
         quote! {
-            if left >= #graph_launches * fused && self.replay(#params, fused)? {
+            if #one left >= #graph_launches * fused && self.replay(#params, fused)? {
                 left -= #graph_launches * fused;
                 continue;
             }
@@ -947,16 +959,11 @@ fn session(
             }
         }
     }
-    // `persistent` launches are few and long: no graphs.
-    let graphs = (plan.strategy != Strategy::Persistent).then(|| {
-        let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
-        Graphs::new(&state_fields, &fresh_flags, &names, &params)
-    });
-    let graph = match &graphs {
-        Some(_) => Graphs::branch(&params),
-        None => quote!(),
-    };
-    let step = if plan.strategy == Strategy::Persistent {
+    let persistent = plan.strategy == Strategy::Persistent;
+    let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
+    let graphs = Graphs::new(&state_fields, &fresh_flags, &names, &params);
+    let graph = Graphs::branch(&params, persistent);
+    let step = if persistent {
         let time_block = plan.time_block as u64;
         let turn = if turns_by_one {
             quote! {
@@ -1030,29 +1037,9 @@ fn session(
         alloc.push(quote!(trial: rt::Trial::default()));
         quote!(self.trial = rt::Trial::default();)
     });
-    let graph_methods = match graphs {
-        Some(g) => {
-            members.extend(g.members);
-            alloc.extend(g.alloc);
-            g.methods
-        }
-        None => quote! {
-            /// Whether runs of many launches are replayed as graphs: never for `persistent`,
-            /// whose launches are few.
-            pub fn graphs(&self) -> bool {
-                false
-            }
-
-            /// Graphs are not used by `persistent` sessions: nothing to turn on or off.
-            pub fn set_graphs(&mut self, _on: bool) {}
-
-            /// Graphs replayed since the session was made: none for `persistent`.
-            #[doc(hidden)]
-            pub fn replays(&self) -> u64 {
-                0
-            }
-        },
-    };
+    members.extend(graphs.members);
+    alloc.extend(graphs.alloc);
+    let graph_methods = graphs.methods;
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
          Device memory is freed on drop, also when a call fails half-way.",
