@@ -244,6 +244,9 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
     // by default; `persistent` by name runs fused launches.
     assert_eq!(star::cuda::TILING.strategy, "temporal");
     assert_eq!(wave::cuda::TILING.strategy, "temporal");
+    // `auto`'s single steps run `naive`'s kernel on small grids; named strategies never do.
+    assert!(star::cuda::TILING.small_steps && wave::cuda::TILING.small_steps);
+    assert!(!persistent::cuda::TILING.small_steps);
     assert_eq!(
         wave::cuda::Session::new([37, 45]).unwrap().fusion(),
         Fusion::Measure

@@ -169,6 +169,11 @@ pub fn run(
                 } else {
                     format!("{} {:?}", t.strategy, t.block)
                 };
+                let strategy = if t.small_steps {
+                    format!("{strategy}; small grids: naive single steps")
+                } else {
+                    strategy
+                };
                 rows.push(Row {
                     backend: "cuda",
                     device: device.clone(),

@@ -118,6 +118,11 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
         .map(|g| crate::backend::gpu::rust::runtime_module(&g.prefix, &g.dialect, needs.frame))
         .collect();
     let gpu = (!runtimes.is_empty()).then(|| {
+        let small_steps_doc = docs(&format!(
+            "`auto`'s choice of another strategy than `naive` and `tensor`: single steps on \
+             small grids (under {} cells per multiprocessor) run `naive`'s kernel.",
+            crate::backend::gpu::SMALL_STEP_CELLS
+        ));
         quote! {
             /// Tiling compiled into a stencil's GPU kernels.
             #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,6 +148,8 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 /// compute too little, run `stream` in 16-byte vectors (false for the other
                 /// strategies).
                 pub small_grids: bool,
+                #small_steps_doc
+                pub small_steps: bool,
             }
 
             /// How a GPU session runs launches of several steps where its plan fuses them

@@ -128,7 +128,7 @@ pub struct Resolved {
     /// resident (`None`: as many as fit, and for the other strategies).
     pub occupancy: Option<usize>,
     /// `auto` chose this plan (the spec did not name the strategy): see
-    /// [`Self::small_grids`] and [`Self::measures`].
+    /// [`Self::small_grids`], [`Self::measures`] and [`naive_plan`].
     pub chosen: bool,
 }
 
@@ -257,7 +257,7 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Resolved, Str
         vector,
         time_block: 1,
         occupancy: None,
-        chosen: false,
+        chosen,
     })
 }
 
@@ -356,6 +356,30 @@ pub fn small_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved
         return None;
     }
     resolve(&vector_stream(st, d), st, d).ok()
+}
+
+/// Cells per multiprocessor under which `auto`'s single steps run `naive`'s
+/// kernel ([`naive_plan`]): 541k cells on the H100's 132.
+pub const SMALL_STEP_CELLS: usize = 4096;
+
+/// The plan of the kernel `auto`'s single steps run on small grids, those of
+/// fewer than [`SMALL_STEP_CELLS`] cells per multiprocessor: `naive`, one
+/// cell a thread. On the H100 with graphs (`naive` and the single-step
+/// kernels timed in one run; BENCHMARKS.md, 2026-11-27, session 32) `naive`
+/// was the fastest single step on 48^3 and 512^2 (110k-262k cells) for 12
+/// of 14 stencil and dtype pairs, where `auto`'s `stream` in 16-byte vectors
+/// ran 0.70x-0.94x it: blocks that march 4 planes or rows, with rows of
+/// vectors mostly idle on narrow grids, leave too few warps to hide the
+/// latency. On 100^3 and 1024^2 (1M cells) `auto`'s kernels beat `naive` on
+/// most stencils (session 31). `None` for strategies named in the spec,
+/// `naive`, `tensor`, whose small grids run `stream` ([`small_plan`]), and
+/// fused plans without a single-step kernel.
+pub fn naive_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved> {
+    let steps_alone = !plan.fuses_steps() || step_plan(plan, st, d).is_some();
+    if !plan.chosen || matches!(plan.strategy, Strategy::Naive | Strategy::Tensor) || !steps_alone {
+        return None;
+    }
+    resolve(&GpuTiling::model(Strategy::Naive), st, d).ok()
 }
 
 /// The most values a `stream` thread of [`wide_stream`]'s 16-byte vectors
@@ -497,6 +521,7 @@ fn default_block(strategy: Strategy, dims: usize, warp: usize) -> Vec<usize> {
 pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Dialect) -> String {
     let mut w = CWriter::default();
     let step = step_plan(plan, st, d).or_else(|| small_plan(plan, st, d));
+    let naive = naive_plan(plan, st, d);
     let scalar = temporal::scalar_twin(plan, st, d);
     for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
         w.blank();
@@ -511,6 +536,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             wide: true,
             scalar: scalar.as_ref(),
             step: step.as_ref(),
+            naive: naive.as_ref(),
             output: "out",
         };
         w.line(&format!(
@@ -541,6 +567,16 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
                 detail(st, single.plan)
             ));
             for twin in single.twins() {
+                twin.kernel(&mut w);
+            }
+        }
+        if let Some(naive) = g.small_naive() {
+            w.blank();
+            w.line(&format!(
+                "/* The kernel of single steps on small grids: `naive`, blocks of {} threads. */",
+                join_x(&naive.plan.block)
+            ));
+            for twin in naive.twins() {
                 twin.kernel(&mut w);
             }
         }
@@ -884,6 +920,8 @@ struct Gen<'a> {
     /// launch of one step runs instead ([`step_plan`]), or the one `auto`'s
     /// `tensor` runs on small planes ([`small_plan`]).
     step: Option<&'a Resolved>,
+    /// The plan of `auto`'s single steps on small grids ([`naive_plan`]).
+    naive: Option<&'a Resolved>,
     /// The launcher's parameter the kernel writes: `out`, or `out_prev` for
     /// the single-step kernel of a fused leapfrog ([`Self::single_step`]).
     output: &'static str,
@@ -1043,6 +1081,24 @@ impl Gen<'_> {
             wide: true,
             scalar: None,
             step: None,
+            naive: None,
+            output: if self.leapfrog() { "out_prev" } else { "out" },
+            ..self.clone()
+        })
+    }
+
+    /// The generator of `auto`'s single steps on small grids
+    /// ([`naive_plan`]), its kernels named after `<sym>_naive`: it writes
+    /// what the launcher's other single steps write ([`Self::single_step`]).
+    fn small_naive(&self) -> Option<Self> {
+        self.naive.map(|plan| Gen {
+            plan,
+            sym: format!("{}_naive", self.sym),
+            vector: plan.vector,
+            wide: true,
+            scalar: None,
+            step: None,
+            naive: None,
             output: if self.leapfrog() { "out_prev" } else { "out" },
             ..self.clone()
         })
@@ -1943,8 +1999,38 @@ impl Gen<'_> {
         if self.splits_steps() {
             self.launch_fused_or_refuse(w);
         } else {
+            if !self.plan.fuses_steps() {
+                self.launch_small_steps(w);
+            }
             self.launch_twins(w);
         }
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `auto`'s single steps on small grids ([`naive_plan`]): `naive`'s
+    /// kernel where the grid has fewer than [`SMALL_STEP_CELLS`] cells per
+    /// multiprocessor (the device's, asked once through [`RESIDENCY`]).
+    fn launch_small_steps(&self, w: &mut CWriter) {
+        let Some(naive) = self.small_naive() else {
+            return;
+        };
+        let cells: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
+        w.line(&format!(
+            "/* Small grids, of fewer than {SMALL_STEP_CELLS} cells per multiprocessor: `naive`'s kernel, one cell a thread (blocks that"
+        ));
+        w.line("   march rows or planes leave too few warps to hide the latency there). */");
+        w.line("{");
+        w.indent();
+        naive.residency(w, &naive.twins()[0].kernel_name(), 0);
+        w.line(&format!(
+            "if ({} < (ptrdiff_t){SMALL_STEP_CELLS} * multiprocessors) {{",
+            cells.join(" * ")
+        ));
+        w.indent();
+        naive.launch_twins(w);
+        w.dedent();
+        w.line("}");
         w.dedent();
         w.line("}");
     }
@@ -2021,6 +2107,7 @@ impl Gen<'_> {
         }
         w.line(&format!("if ({one}) {{"));
         w.indent();
+        self.launch_small_steps(w);
         single.launch_twins(w);
         w.dedent();
         w.line("}");
@@ -2457,6 +2544,40 @@ mod tests {
             ),
             "{code}"
         );
+    }
+
+    #[test]
+    fn autos_single_steps_run_naive_on_small_grids() {
+        for boundary in ["fixed", "periodic"] {
+            let (st, an) = heat2d(boundary);
+            let plan = resolve(&GpuTiling::model(Strategy::Auto), &st, &CUDA).unwrap();
+            assert_ne!(plan.strategy, Strategy::Naive);
+            let code = source(&st, &an, &plan, "p", &CUDA);
+            let launcher = &code[code.find("extern \"C\" int p_cuda__h__update_u(").unwrap()..];
+            let when = launcher
+                .find("if (n0 * n1 < (ptrdiff_t)4096 * multiprocessors) {")
+                .unwrap_or_else(|| panic!("{code}"));
+            let naive = launcher.find("p_cuda__h__update_u_naive_kernel<<<").unwrap();
+            // Asked before any other single step; fused launches (of a fixed boundary) never.
+            let other = if plan.fuses_steps() {
+                assert!(launcher.find("if (levels == 1) {").unwrap() < when);
+                "p_cuda__h__update_u_step"
+            } else {
+                "p_cuda__h__update_u_kernel<<<"
+            };
+            assert!(when < naive && naive < launcher.find(other).unwrap(), "{code}");
+            assert!(launcher.contains(
+                "const cudaError_t status = stencil_residency((const void *)p_cuda__h__update_u_naive_kernel, 256, 0, &multiprocessors, &per_multiprocessor);"
+            ));
+            assert!(code.contains(
+                "/* The kernel of single steps on small grids: `naive`, blocks of 8 x 32 threads. */"
+            ));
+            assert_eq!(plan.fuses_steps(), boundary == "fixed");
+            // Named strategies run what they name.
+            let named = resolve(&GpuTiling::model(plan.strategy), &st, &CUDA).unwrap();
+            assert!(naive_plan(&named, &st, &CUDA).is_none());
+            assert!(!source(&st, &an, &named, "p", &CUDA).contains("_naive"));
+        }
     }
 
     #[test]

@@ -371,6 +371,7 @@ pub fn stencil_module(
         None => quote! { None },
     };
     let small_grids = plan.small_grids();
+    let small_steps = super::naive_plan(plan, st, d).is_some();
     let (externs, launches, fuses) = kernels(st, plan, prefix, d);
     let session = session(st, plan, d, &launches, &fuses);
     let args = &sig.params;
@@ -384,7 +385,7 @@ pub fn stencil_module(
     ));
     let grids = grids_entry(d.name);
     let module_doc = docs(&format!(
-        "{} kernels (strategy `{strategy}`, blocks of {:?} threads{}), with [`Session`] for grids kept on the device.",
+        "{} kernels (strategy `{strategy}`, blocks of {:?} threads{}{}), with [`Session`] for grids kept on the device.",
         d.title,
         plan.block,
         if plan.strategy == crate::ir::Strategy::Stream {
@@ -404,6 +405,11 @@ pub fn stencil_module(
             )
         } else {
             String::new()
+        },
+        if small_steps {
+            "; single steps on small grids run `naive`"
+        } else {
+            ""
         }
     ));
     quote! {
@@ -413,7 +419,7 @@ pub fn stencil_module(
             use super::super::#dev as dev;
 
             /// The tiling compiled into these kernels.
-            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy, small_grids: #small_grids };
+            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy, small_grids: #small_grids, small_steps: #small_steps };
 
             #[allow(non_snake_case)]
             unsafe extern "C" {
