@@ -2557,7 +2557,9 @@ mod tests {
             let when = launcher
                 .find("if (n0 * n1 < (ptrdiff_t)4096 * multiprocessors) {")
                 .unwrap_or_else(|| panic!("{code}"));
-            let naive = launcher.find("p_cuda__h__update_u_naive_kernel<<<").unwrap();
+            let naive = launcher
+                .find("p_cuda__h__update_u_naive_kernel<<<")
+                .unwrap();
             // Asked before any other single step; fused launches (of a fixed boundary) never.
             let other = if plan.fuses_steps() {
                 assert!(launcher.find("if (levels == 1) {").unwrap() < when);
@@ -2565,7 +2567,10 @@ mod tests {
             } else {
                 "p_cuda__h__update_u_kernel<<<"
             };
-            assert!(when < naive && naive < launcher.find(other).unwrap(), "{code}");
+            assert!(
+                when < naive && naive < launcher.find(other).unwrap(),
+                "{code}"
+            );
             assert!(launcher.contains(
                 "const cudaError_t status = stencil_residency((const void *)p_cuda__h__update_u_naive_kernel, 256, 0, &multiprocessors, &per_multiprocessor);"
             ));
