@@ -493,7 +493,10 @@ fn cuda_a_refused_capture_turns_graphs_off() {
         assert!(err > tol, "call {call}: within tolerance of one step fewer");
         m::reference::run(&mut want, &kappa, shape, params, 1).unwrap();
         let (err, at) = stencil_tests::worst_difference(&got, &want);
-        assert!(err <= tol, "call {call}, {total} steps: {err:e} > {tol:e} at {at}");
+        assert!(
+            err <= tol,
+            "call {call}, {total} steps: {err:e} > {tol:e} at {at}"
+        );
     }
 }
 
