@@ -932,6 +932,26 @@ fn builtin(a: usize, dims: usize) -> &'static str {
     ["x", "y", "z"][dims - 1 - a]
 }
 
+impl<'a> Gen<'a> {
+    /// The generator of another single-step kernel of the launcher, of
+    /// `plan`, its kernels named after `<sym>_<suffix>`: 64-bit indices
+    /// allowed, no twins or kernels of its own, and a fused leapfrog's one
+    /// step writes `out_prev` ([`Self::single_step`], [`Self::small_naive`]).
+    fn one_step_kernel(&self, plan: &'a Resolved, suffix: &str) -> Self {
+        Gen {
+            plan,
+            sym: format!("{}_{suffix}", self.sym),
+            vector: plan.vector,
+            wide: true,
+            scalar: None,
+            step: None,
+            naive: None,
+            output: if self.leapfrog() { "out_prev" } else { "out" },
+            ..self.clone()
+        }
+    }
+}
+
 impl Gen<'_> {
     fn dims(&self) -> usize {
         self.st.dims()
@@ -1074,34 +1094,14 @@ impl Gen<'_> {
         } else {
             "step"
         };
-        self.step.map(|plan| Gen {
-            plan,
-            sym: format!("{}_{suffix}", self.sym),
-            vector: plan.vector,
-            wide: true,
-            scalar: None,
-            step: None,
-            naive: None,
-            output: if self.leapfrog() { "out_prev" } else { "out" },
-            ..self.clone()
-        })
+        self.step.map(|plan| self.one_step_kernel(plan, suffix))
     }
 
     /// The generator of `auto`'s single steps on small grids
     /// ([`naive_plan`]), its kernels named after `<sym>_naive`: it writes
     /// what the launcher's other single steps write ([`Self::single_step`]).
     fn small_naive(&self) -> Option<Self> {
-        self.naive.map(|plan| Gen {
-            plan,
-            sym: format!("{}_naive", self.sym),
-            vector: plan.vector,
-            wide: true,
-            scalar: None,
-            step: None,
-            naive: None,
-            output: if self.leapfrog() { "out_prev" } else { "out" },
-            ..self.clone()
-        })
+        self.naive.map(|plan| self.one_step_kernel(plan, "naive"))
     }
 
     /// What a twin kernel is for, for its comment.
@@ -2015,7 +2015,6 @@ impl Gen<'_> {
         let Some(naive) = self.small_naive() else {
             return;
         };
-        let cells: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
         w.line(&format!(
             "/* Small grids, of fewer than {SMALL_STEP_CELLS} cells per multiprocessor: `naive`'s kernel, one cell a thread (blocks that"
         ));
@@ -2025,7 +2024,7 @@ impl Gen<'_> {
         naive.residency(w, &naive.twins()[0].kernel_name(), 0);
         w.line(&format!(
             "if ({} < (ptrdiff_t){SMALL_STEP_CELLS} * multiprocessors) {{",
-            cells.join(" * ")
+            self.cells()
         ));
         w.indent();
         naive.launch_twins(w);
@@ -2130,18 +2129,19 @@ impl Gen<'_> {
         }
     }
 
+    /// The grid's cells, as the launcher computes them: `n0 * n1 * ...`.
+    fn cells(&self) -> String {
+        let extents: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
+        extents.join(" * ")
+    }
+
     /// What the grid must satisfy for this kernel to run: rows of whole,
     /// aligned vectors (a ring kernel's: 8-byte pairs, `out_prev` too); for
     /// 32-bit indices, at most [`Self::narrow_cells`].
     fn launch_condition(&self) -> Vec<String> {
         let mut when = Vec::new();
         if !self.wide {
-            let cells: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
-            when.push(format!(
-                "{} <= {}",
-                cells.join(" * "),
-                self.narrow_cells().0
-            ));
+            when.push(format!("{} <= {}", self.cells(), self.narrow_cells().0));
         }
         if self.vector_loads() || self.vector_columns() {
             // A ring kernel moves rows as 8-byte pairs of f32 cells.

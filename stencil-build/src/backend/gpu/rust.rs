@@ -630,7 +630,7 @@ fn fused_step(
         plan.time_block as u64
     };
     let launches_fn = launches_fn(params, graph, plan.strategy == Strategy::Persistent);
-    // The launches the trial's parts replay as one graph: 1 without graphs.
+    // The launches a trial's part replays as one graph (the session passes 1 with graphs off).
     let graph_launches = GRAPH_LAUNCHES;
     quote! {
         #doc
