@@ -327,13 +327,27 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
 }
 
 /// heat3d `$module` (f64: one state field, an input grid, a parameter) on
-/// `$backend` over calls of many steps, the parameter changed between them:
-/// after each call `u` matches the reference's after the same calls, and not
-/// after one step fewer; each call of 60 steps replays one graph (48
-/// launches), a new one where the parameter changed; with graphs off, none.
+/// `$backend` over calls of 60 steps, each `(alpha, set_graphs, graphs,
+/// replays)`: the call's parameter, graphs turned on or off before it (or
+/// left), and whether graphs are on and how many were replayed after it.
+/// After each call `u` matches the reference's after the same calls, and not
+/// after one step fewer. By default: a graph (48 launches) each call, a new
+/// one where the parameter changed, none with graphs off.
 #[cfg(any(feature = "cuda", feature = "hip"))]
 macro_rules! heat_graphs_over_calls {
-    ($backend:ident, $module:ident) => {{
+    ($backend:ident, $module:ident) => {
+        heat_graphs_over_calls!(
+            $backend,
+            $module,
+            [
+                (0.1, None, true, 1),
+                (0.12, None, true, 2),
+                (0.1, None, true, 3),
+                (0.1, Some(false), false, 3),
+            ]
+        )
+    };
+    ($backend:ident, $module:ident, $calls:expr) => {{
         use stencil_tests::$module as m;
         let shape = [13, 17, 23];
         let cells: usize = shape.iter().product();
@@ -347,10 +361,11 @@ macro_rules! heat_graphs_over_calls {
         s.upload(&start, &kappa).unwrap();
         let mut want = start.clone();
         let mut total = 0;
-        for (call, alpha) in [0.1, 0.12, 0.1, 0.1].into_iter().enumerate() {
-            if call == 3 {
-                s.set_graphs(false);
-                assert!(!s.graphs());
+        let calls: &[(m::Real, Option<bool>, bool, u64)] = &$calls;
+        for (call, &(alpha, set_graphs, graphs, replays)) in calls.iter().enumerate() {
+            if let Some(on) = set_graphs {
+                s.set_graphs(on);
+                assert_eq!(s.graphs(), on);
             }
             let params = m::Params { alpha };
             s.step(params, 60).unwrap();
@@ -374,7 +389,8 @@ macro_rules! heat_graphs_over_calls {
                 err > tol,
                 "call {call}, {total} steps: within tolerance of one step fewer"
             );
-            assert_eq!(s.replays(), (call as u64 + 1).min(3), "call {call}");
+            assert_eq!(s.graphs(), graphs, "call {call}");
+            assert_eq!(s.replays(), replays, "call {call}");
         }
     }};
 }
@@ -460,44 +476,20 @@ fn cuda_sessions_replay_graphs_of_launches() {
 #[cfg(all(feature = "cuda", feature = "gpu-on-cpu"))]
 #[test]
 fn cuda_a_refused_capture_turns_graphs_off() {
-    use stencil_tests::heat3d_f64_fixed as m;
     unsafe extern "C" {
         fn cuda_on_cpu_refuse_captures(count: std::os::raw::c_int);
     }
-    let shape = [13, 17, 23];
-    let cells: usize = shape.iter().product();
-    let start: Vec<f64> = stencil_tests::random_grid(cells, 1);
-    let kappa: Vec<f64> = stencil_tests::random_grid::<f64>(cells, 2)
-        .into_iter()
-        .map(f64::abs)
-        .collect();
-    let params = m::Params { alpha: 0.1 };
-    let mut s = m::cuda::Session::new(shape).unwrap();
-    s.upload(&start, &kappa).unwrap();
     // SAFETY: sets a count in this thread's emulated device.
     unsafe { cuda_on_cpu_refuse_captures(1) };
-    for (call, graphs) in [false, false, true].into_iter().enumerate() {
-        if call == 2 {
-            s.set_graphs(true);
-        }
-        s.step(params, 60).unwrap();
-        let total = 60 * (call + 1) as u64;
-        assert_eq!(s.graphs(), graphs, "call {call}");
-        assert_eq!(s.replays(), u64::from(graphs), "call {call}");
-        let mut got = start.clone();
-        s.download(&mut got).unwrap();
-        let mut want = start.clone();
-        m::reference::run(&mut want, &kappa, shape, params, total - 1).unwrap();
-        let tol = stencil_tests::tolerance::<f64>(m::FLOPS_PER_CELL, total);
-        let (err, _) = stencil_tests::worst_difference(&got, &want);
-        assert!(err > tol, "call {call}: within tolerance of one step fewer");
-        m::reference::run(&mut want, &kappa, shape, params, 1).unwrap();
-        let (err, at) = stencil_tests::worst_difference(&got, &want);
-        assert!(
-            err <= tol,
-            "call {call}, {total} steps: {err:e} > {tol:e} at {at}"
-        );
-    }
+    heat_graphs_over_calls!(
+        cuda,
+        heat3d_f64_fixed,
+        [
+            (0.1, None, false, 0),
+            (0.1, None, false, 0),
+            (0.1, Some(true), true, 1),
+        ]
+    );
 }
 
 #[cfg(feature = "hip")]
