@@ -114,12 +114,15 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 /// whole quads, too slow for the CPU's emulated device), and (CUDA's
 /// `tensor` kernels) rows of an odd number of cells over several blocks
 /// along both fast axes, which start at even and odd cells in turn, and, on a
-/// device, a grid large enough that `auto`'s `tensor` runs `tensor` on the
-/// H100, not the `stream` it runs on small grids (`SMALL_GRID_EFFICIENCY`
-/// and `small_planes` in stencil-build: planes of 160000 cells or more,
-/// 12 x 22 tiles of 32 x 32 cells, two waves of 132 blocks marching 24
-/// planes, 75% of their time on the region; too slow for the emulated
-/// device).
+/// device, two grids too large for `auto`'s `naive` single steps
+/// (`small_step_cells` in stencil-build: at least 1.44M cells, over the rule
+/// of 8192 cells per multiprocessor up to 175 of them): one that `auto`'s
+/// `tensor` sends to `stream` (planes of 45150 cells, under `small_planes`'
+/// 160000, and on the H100 one wave of 10 x 5 tiles marching 15 planes,
+/// under `SMALL_GRID_EFFICIENCY`), and one on which it runs `tensor` on the
+/// H100 (planes of 160000 cells or more, 12 x 22 tiles of 32 x 32 cells,
+/// two waves of 132 blocks marching 24 planes, 75% of their time on the
+/// region); both too slow for the emulated device.
 pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     let min = e.min_shape;
     let mut rows: Vec<usize> = min.iter().zip([5, 9, 11]).map(|(m, k)| m + k).collect();
@@ -152,6 +155,7 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     {
         shapes.push(vec![min[0] + 2, 41, 75]);
         if !cfg!(feature = "gpu-on-cpu") {
+            shapes.push(vec![min[0] + 29, 150, 301]);
             shapes.push(vec![min[0] + 23, 391, 711]);
         }
     }

@@ -119,9 +119,11 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
         .collect();
     let gpu = (!runtimes.is_empty()).then(|| {
         let small_steps_doc = docs(&format!(
-            "`auto`'s choice of another strategy than `naive` and `tensor`: single steps on \
-             small grids (under {} cells per multiprocessor) run `naive`'s kernel.",
-            crate::backend::gpu::SMALL_STEP_CELLS
+            "`auto`'s choice of another strategy than `naive`: single steps on small grids \
+             (under {} cells per multiprocessor; {} for a `tensor` whose update reads more \
+             grids) run `naive`'s kernel.",
+            crate::backend::gpu::SMALL_STEP_CELLS,
+            crate::backend::gpu::SMALL_STEP_CELLS_MORE_GRIDS
         ));
         quote! {
             /// Tiling compiled into a stencil's GPU kernels.

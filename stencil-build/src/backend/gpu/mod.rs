@@ -362,8 +362,16 @@ pub fn small_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved
 /// kernel ([`naive_plan`]): 541k cells on the H100's 132.
 pub const SMALL_STEP_CELLS: usize = 4096;
 
+/// [`SMALL_STEP_CELLS`] for `auto`'s `tensor` where the update reads other
+/// grids than the one it sums in-plane ([`tensor::small_planes`]), whose
+/// small grids otherwise run `stream` in 16-byte vectors: 1.08M cells on the
+/// H100. There acoustic25 f64 ran `naive` 1.07x-1.11x faster than that
+/// `stream` on 100^3 (1M cells) in three sessions (30-32), and 0.98x as fast
+/// on 128^3 (2.1M; BENCHMARKS.md, 2026-11-27, session 30).
+pub const SMALL_STEP_CELLS_MORE_GRIDS: usize = 8192;
+
 /// The plan of the kernel `auto`'s single steps run on small grids, those of
-/// fewer than [`SMALL_STEP_CELLS`] cells per multiprocessor: `naive`, one
+/// fewer than [`small_step_cells`] cells per multiprocessor: `naive`, one
 /// cell a thread. On the H100 with graphs (`naive` and the single-step
 /// kernels timed in one run; BENCHMARKS.md, 2026-11-27, session 32) `naive`
 /// was the fastest single step on 48^3 and 512^2 (110k-262k cells) for 12
@@ -371,15 +379,28 @@ pub const SMALL_STEP_CELLS: usize = 4096;
 /// ran 0.70x-0.94x it: blocks that march 4 planes or rows, with rows of
 /// vectors mostly idle on narrow grids, leave too few warps to hide the
 /// latency. On 100^3 and 1024^2 (1M cells) `auto`'s kernels beat `naive` on
-/// most stencils (session 31). `None` for strategies named in the spec,
-/// `naive`, `tensor`, whose small grids run `stream` ([`small_plan`]), and
-/// fused plans without a single-step kernel.
+/// most stencils (session 31). `tensor`'s own small-grid kernel (`stream`,
+/// [`small_plan`]) then runs on the grids between this rule and its own.
+/// `None` for strategies named in the spec, `naive`, and fused plans without
+/// a single-step kernel.
 pub fn naive_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved> {
     let steps_alone = !plan.fuses_steps() || step_plan(plan, st, d).is_some();
-    if !plan.chosen || matches!(plan.strategy, Strategy::Naive | Strategy::Tensor) || !steps_alone {
+    if !plan.chosen || plan.strategy == Strategy::Naive || !steps_alone {
         return None;
     }
     resolve(&GpuTiling::model(Strategy::Naive), st, d).ok()
+}
+
+/// Cells per multiprocessor under which `plan`'s single steps run `naive`'s
+/// kernel where [`naive_plan`] has one: [`SMALL_STEP_CELLS_MORE_GRIDS`] for
+/// `tensor` plans whose small planes run `stream` ([`tensor::small_planes`]),
+/// else [`SMALL_STEP_CELLS`].
+pub fn small_step_cells(plan: &Resolved, st: &Stencil) -> usize {
+    if plan.strategy == Strategy::Tensor && tensor::small_planes(st) > 0 {
+        SMALL_STEP_CELLS_MORE_GRIDS
+    } else {
+        SMALL_STEP_CELLS
+    }
 }
 
 /// The most values a `stream` thread of [`wide_stream`]'s 16-byte vectors
@@ -2015,15 +2036,16 @@ impl Gen<'_> {
         let Some(naive) = self.small_naive() else {
             return;
         };
+        let cells = small_step_cells(self.plan, self.st);
         w.line(&format!(
-            "/* Small grids, of fewer than {SMALL_STEP_CELLS} cells per multiprocessor: `naive`'s kernel, one cell a thread (blocks that"
+            "/* Small grids, of fewer than {cells} cells per multiprocessor: `naive`'s kernel, one cell a thread (blocks that"
         ));
         w.line("   march rows or planes leave too few warps to hide the latency there). */");
         w.line("{");
         w.indent();
         naive.residency(w, &naive.twins()[0].kernel_name(), 0);
         w.line(&format!(
-            "if ({} < (ptrdiff_t){SMALL_STEP_CELLS} * multiprocessors) {{",
+            "if ({} < (ptrdiff_t){cells} * multiprocessors) {{",
             self.cells()
         ));
         w.indent();

@@ -33,7 +33,8 @@
 //! pairs that start odd move one cell at a time. The launcher picks the
 //! chunk, at most the plan's, whose waves of resident blocks end first
 //! (`Gen::wave_chunk`): small grids get as many blocks as the device holds.
-//! Where `auto` picked `tensor`, the launcher then runs `stream` in 16-byte
+//! Where `auto` picked `tensor`, the launcher runs `naive`'s kernel on the
+//! smallest grids (`super::small_step_cells`), then `stream` in 16-byte
 //! vectors on the grids where its blocks would compute too little
 //! ([`SMALL_GRID_EFFICIENCY`], [`small_planes`]).
 //!
@@ -882,7 +883,7 @@ mod tests {
     }
 
     #[test]
-    fn auto_runs_stream_in_vectors_on_small_grids_and_tensor_by_name_does_not() {
+    fn auto_runs_naive_then_stream_on_small_grids_and_tensor_by_name_does_not() {
         let star = stencil("f64", STAR4, false);
         let acoustic = format!("2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*vel[0,0,0]*({STAR4})");
         let acoustic = stencil("f64", &acoustic, true);
@@ -898,6 +899,17 @@ mod tests {
         // After the chunk rule, on the share of the resident blocks' time spent on the region's cells.
         let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
         let rule = launcher.find("chunk = (int)planes;").unwrap();
+        // `naive`'s kernel first, on grids under 4096 cells per multiprocessor.
+        let naive = |launcher: &str, cells: usize| {
+            let when = format!("if (n0 * n1 * n2 < (ptrdiff_t){cells} * multiprocessors) {{");
+            let when = launcher.find(&when).expect(launcher);
+            let kernel = launcher
+                .find("p_cuda__s__update_u_naive_kernel<<<")
+                .unwrap();
+            assert!(when < kernel);
+            kernel
+        };
+        assert!(naive(launcher, 4096) < rule);
         let when = "if (100 * cells * (n1 - 4 - 4) * (n2 - 4 - 4) < 62 * 1024 * resident * waves * (chunk + 8)) {";
         let small = launcher.find(when).expect(launcher);
         assert!(rule < small);
@@ -935,6 +947,9 @@ mod tests {
             code.contains("if ((ptrdiff_t)n1 * n2 < 160000 || 100 * cells * "),
             "{code}"
         );
+        // Its `naive` rule reaches further.
+        let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
+        assert!(naive(launcher, 8192) < launcher.find("chunk = (int)planes;").unwrap());
         // Residency is asked of the runtime through the file's one cached helper.
         assert_eq!(
             code.matches("static cudaError_t stencil_residency(")
@@ -950,7 +965,10 @@ mod tests {
             "{naive}"
         );
         let by_name = cuda(&star);
-        assert!(!by_name.contains("_small"), "{by_name}");
+        assert!(
+            !by_name.contains("_small") && !by_name.contains("_naive"),
+            "{by_name}"
+        );
         assert!(!by_name.contains("small grids"));
     }
 }
