@@ -101,6 +101,9 @@ fn cuda_temporal_grids_of_2_31_cells_or_more() {
 macro_rules! until_decided {
     ($s:ident, $params:expr) => {{
         assert_eq!(stencil_tests::stencil_runtime::Trial::MOST_CYCLES, 16);
+        if $s.fusion() == stencil_tests::Fusion::Measure {
+            assert_eq!($s.measurement(), None);
+        }
         for steps in [40, 48 * 40] {
             for _ in 0..70 {
                 if $s.fusion() != stencil_tests::Fusion::Measure {
@@ -110,6 +113,12 @@ macro_rules! until_decided {
             }
         }
         assert_ne!($s.fusion(), stencil_tests::Fusion::Measure);
+        // What it timed says what it kept; a session that ran one step a launch
+        // from the start (a kernel that cannot take its grids) timed nothing.
+        if let Some(m) = $s.measurement() {
+            assert_eq!(m.faster(), $s.fusion(), "{m:?}");
+            assert!(m.steps > 1 && m.fused > std::time::Duration::ZERO, "{m:?}");
+        }
     }};
 }
 
@@ -314,6 +323,7 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
     assert_eq!(s.fusion(), Fusion::Measure);
     s.step(params, 3).unwrap();
     assert_eq!(s.fusion(), Fusion::Single);
+    assert_eq!(s.measurement(), None);
     let mut got = start.clone();
     s.download(&mut got).unwrap();
     let mut want = start.clone();

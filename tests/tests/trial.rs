@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 use stencil_tests::stencil_runtime::Trial;
-use stencil_tests::{Fusion, StencilError};
+use stencil_tests::{Fusion, Measurement, StencilError};
 
 /// Steps a launch of several steps fuses, as a `temporal` plan's time block.
 const SPAN: u64 = 4;
@@ -50,12 +50,18 @@ fn decide_in_graphs(
     let (mut parts, mut steps) = (0, 0);
     loop {
         let next = trial.steps(SPAN);
-        let (ran, faster) = trial.next(SPAN, graph, &mut run, &wait).unwrap();
+        let (ran, measured) = trial.next(SPAN, graph, &mut run, &wait).unwrap();
         assert_eq!(ran, next);
         parts += 1;
         steps += ran;
-        if let Some(faster) = faster {
-            return (faster, parts, steps);
+        if let Some(m) = measured {
+            // A timed part ran `m.steps` steps (the last cycle's), and no faster than they sleep.
+            assert_eq!(m.steps, ran);
+            assert!(m.steps == SPAN || m.steps == SPAN * graph, "{m:?}");
+            let launches = u32::try_from(m.steps / SPAN).unwrap();
+            assert!(m.fused >= fused * launches, "{m:?}");
+            assert!(m.single >= single * launches * SPAN as u32, "{m:?}");
+            return (m.faster(), parts, steps);
         }
         assert!(parts < 100, "no decision after {parts} parts");
     }
@@ -143,4 +149,16 @@ fn quick_single_steps_are_timed_again_in_whole_graphs() {
     let (_, parts, steps) = decide_in_graphs(tenths(4), tenths(1), Duration::ZERO, 0, 48);
     assert_eq!(parts, 2 + 4 * 4);
     assert_eq!(steps, SPAN + 1 + 4 * 4 * SPAN);
+}
+
+#[test]
+fn the_measurement_keeps_single_steps_only_where_they_are_5_percent_faster() {
+    let m = |fused, single| Measurement {
+        steps: SPAN,
+        fused: Duration::from_micros(fused),
+        single: Duration::from_micros(single),
+    };
+    assert_eq!(m(1000, 949).faster(), Fusion::Single);
+    assert_eq!(m(1000, 950).faster(), Fusion::Fused);
+    assert_eq!(m(1000, 2000).faster(), Fusion::Fused);
 }

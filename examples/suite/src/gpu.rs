@@ -157,6 +157,16 @@ pub fn run(
                         crate::Fusion::Fused => "fused launches",
                         crate::Fusion::Single => "single steps",
                     };
+                    // What the measurement timed, a step: the evidence for its choice.
+                    let launches = match session.measurement() {
+                        Some(m) => format!(
+                            "{launches} (measured: fused {:.2} us, single {:.2} us a step, parts of {} steps)",
+                            m.fused.as_secs_f64() * 1e6 / m.steps as f64,
+                            m.single.as_secs_f64() * 1e6 / m.steps as f64,
+                            m.steps
+                        ),
+                        None => launches.to_string(),
+                    };
                     format!(
                         "{} {:?}, time_block {}, chunk {}, coarsen {}, vector {}{occupancy}, {launches}",
                         t.strategy, t.block, t.time_block, t.chunk, t.coarsen, t.vector

@@ -170,6 +170,32 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 Single,
             }
 
+            /// What a session's measurement (`Fusion::Measure`) timed, on its grids: the
+            /// fastest part of each way, every part `steps` steps from an idle device to an
+            /// idle device (`Session::measurement`).
+            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+            pub struct Measurement {
+                /// The steps each timed part ran: a fused launch's, or as many as a whole
+                /// graph of such launches runs where the session timed graphs.
+                pub steps: u64,
+                /// The fastest part of fused launches.
+                pub fused: ::std::time::Duration,
+                /// The fastest part of launches of one step.
+                pub single: ::std::time::Duration,
+            }
+
+            impl Measurement {
+                /// The way the session keeps: single steps where their part took less than
+                /// 95% of the fused launches' part, else fused launches.
+                pub fn faster(&self) -> Fusion {
+                    if self.single.as_nanos() * 20 < self.fused.as_nanos() * 19 {
+                        Fusion::Single
+                    } else {
+                        Fusion::Fused
+                    }
+                }
+            }
+
             #(#runtimes)*
         }
     });
@@ -347,15 +373,14 @@ fn trial_helper() -> TokenStream {
             /// Runs the next part: `run(steps, each)` runs `steps` steps in launches of `each`
             /// (fused where `each > 1`), replaying runs of `graph` launches as graphs where
             /// `graph > 1`; `wait` waits for the device. Returns the steps run and, after the
-            /// last part, the faster way: single steps where their fastest part took less than
-            /// 95% of the fused launches' fastest.
+            /// last part, what the trial timed (whose `faster` is the way to keep).
             pub fn next(
                 &mut self,
                 span: u64,
                 graph: u64,
                 run: &mut dyn FnMut(u64, u64) -> Result<(), StencilError>,
                 wait: &dyn Fn() -> Result<(), StencilError>,
-            ) -> Result<(u64, Option<super::Fusion>), StencilError> {
+            ) -> Result<(u64, Option<super::Measurement>), StencilError> {
                 let steps = span * self.scale;
                 let mut timed = |each: u64| {
                     wait()?;
@@ -400,13 +425,9 @@ fn trial_helper() -> TokenStream {
                 if !done {
                     return Ok((ran, None));
                 }
-                let faster = if self.single.as_nanos() * 20 < self.fused.as_nanos() * 19 {
-                    super::Fusion::Single
-                } else {
-                    super::Fusion::Fused
-                };
+                let measured = super::Measurement { steps, fused: self.fused, single: self.single };
                 *self = Trial::default();
-                Ok((ran, Some(faster)))
+                Ok((ran, Some(measured)))
             }
         }
     }

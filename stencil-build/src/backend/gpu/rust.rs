@@ -641,15 +641,16 @@ fn fused_step(
                 #most
                 if self.fusion == super::super::Fusion::Measure && most >= #span && left >= self.trial.steps(#span) {
                     let mut trial = self.trial;
-                    let (ran, faster) = trial.next(
+                    let (ran, measured) = trial.next(
                         #span,
                         if self.graphs { #graph_launches } else { 1 },
                         &mut |steps, each| self.launches(#params, steps, each),
                         &|| dev::synchronize(NAME),
                     )?;
                     self.trial = trial;
-                    if let Some(faster) = faster {
-                        self.fusion = faster;
+                    if let Some(measured) = measured {
+                        self.fusion = measured.faster();
+                        self.measurement = Some(measured);
                     }
                     left -= ran;
                     continue;
@@ -1041,8 +1042,18 @@ fn session(
     let reset_trial = plan.fuses_steps().then(|| {
         members.push(quote!(trial: rt::Trial));
         alloc.push(quote!(trial: rt::Trial::default()));
-        quote!(self.trial = rt::Trial::default();)
+        members.push(quote!(measurement: Option<super::super::Measurement>));
+        alloc.push(quote!(measurement: None));
+        quote! {
+            self.trial = rt::Trial::default();
+            self.measurement = None;
+        }
     });
+    let measurement = if plan.fuses_steps() {
+        quote!(self.measurement)
+    } else {
+        quote!(None)
+    };
     members.extend(graphs.members);
     alloc.extend(graphs.alloc);
     let graph_methods = graphs.methods;
@@ -1100,6 +1111,13 @@ fn session(
             pub fn set_fusion(&mut self, fusion: super::super::Fusion) {
                 self.fusion = fusion;
                 #reset_trial
+            }
+
+            /// What the session's measurement timed, once it decided (`fusion` then says the
+            /// faster way); `None` before, after `set_fusion`, and for sessions that never
+            /// measure.
+            pub fn measurement(&self) -> Option<super::super::Measurement> {
+                #measurement
             }
 
             #graph_methods
