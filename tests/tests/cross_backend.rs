@@ -405,6 +405,60 @@ macro_rules! heat_graphs_over_calls {
     }};
 }
 
+/// heat3d f64 (`naive`, two buffers) in calls of 49 steps: a graph of 48
+/// launches and one launch more, so each call leaves the buffers in the
+/// other order and the next call's graph is the other one. The session keeps
+/// both: two captures for four replays (one kept graph: four). Then a third
+/// parameter, and the first two graphs still replay. `u` matches the
+/// reference after every call.
+#[cfg(feature = "cuda")]
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-on-cpu"),
+    ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
+)]
+fn cuda_sessions_keep_a_graph_for_each_order_of_the_buffers() {
+    use stencil_tests::heat3d_f64_fixed as m;
+    let shape = [13, 17, 23];
+    let cells: usize = shape.iter().product();
+    let start: Vec<f64> = stencil_tests::random_grid(cells, 1);
+    let kappa: Vec<f64> = stencil_tests::random_grid::<f64>(cells, 2)
+        .into_iter()
+        .map(f64::abs)
+        .collect();
+    let mut s = m::cuda::Session::new(shape).unwrap();
+    s.upload(&start, &kappa).unwrap();
+    let mut want = start.clone();
+    let calls = [
+        (0.1, 1),
+        (0.1, 2),
+        (0.1, 2),
+        (0.1, 2),
+        (0.12, 3),
+        (0.1, 3),
+        (0.1, 3),
+    ];
+    for (call, &(alpha, captures)) in calls.iter().enumerate() {
+        let params = m::Params { alpha };
+        s.step(params, 49).unwrap();
+        m::reference::run(&mut want, &kappa, shape, params, 49).unwrap();
+        assert_eq!(
+            (s.replays(), s.captures()),
+            (call as u64 + 1, captures),
+            "call {call}"
+        );
+        let mut got = start.clone();
+        s.download(&mut got).unwrap();
+        let total = 49 * (call as u64 + 1);
+        let tol = stencil_tests::tolerance::<f64>(m::FLOPS_PER_CELL, total);
+        let (err, at) = stencil_tests::worst_difference(&got, &want);
+        assert!(
+            err <= tol,
+            "call {call}, {total} steps: {err:e} > {tol:e} at {at}"
+        );
+    }
+}
+
 /// Sessions replay runs of many launches as graphs (`Session::graphs`), each
 /// captured once per steps a launch, parameters and order of the buffers:
 /// leapfrogs whose levels turn through 3 buffers (`naive`) and 4 (`auto`'s

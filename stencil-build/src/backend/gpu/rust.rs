@@ -760,6 +760,16 @@ struct Graphs {
 /// buffers in the order it found them and replays again.
 const GRAPH_LAUNCHES: u64 = 48;
 
+/// Graphs a session keeps, the least recently replayed dropped first: one
+/// per order of the buffers a field turns through (up to 4). A call whose
+/// launches outside whole graphs turn the buffers by an odd count leaves
+/// them in the other order, so consecutive calls alternate between two
+/// graphs; with one kept, each call captured its graph again (on the H100
+/// `temporal` j2d5pt f64 on 512^2, whose calls of 1000 steps end with 23
+/// launches outside graphs, ran 0.90x-0.95x `naive` in such calls and 1.00x
+/// in calls of 10000; BENCHMARKS.md, session 33).
+const GRAPHS_KEPT: usize = 4;
+
 impl Graphs {
     /// `levels`: the state fields; `fresh`: the flags of frames still to copy
     /// (no graph runs before they are, the copy is not a launch); `params`:
@@ -770,8 +780,8 @@ impl Graphs {
         let index: Vec<_> = (0..levels.len()).map(usize_lit).collect();
         let replay_doc = docs(&format!(
             "Runs {GRAPH_LAUNCHES} launches of `fused` steps as one graph: the one captured for the \
-             same steps a launch, parameters and order of the buffers, captured first where there \
-             is none. `false` (nothing ran) before the frames are copied, and where the runtime \
+             same steps a launch, parameters and order of the buffers, captured first where the \
+             session keeps none (it keeps {GRAPHS_KEPT}). `false` (nothing ran) before the frames are copied, and where the runtime \
              refused the capture: then graphs are off from then on."
         ));
         let set_doc = docs(&format!(
@@ -782,16 +792,19 @@ impl Graphs {
         let graph_launches = GRAPH_LAUNCHES;
         let members = vec![
             quote!(stream: Option<dev::Stream>),
-            quote!(graph: Option<([u64; #key_len], [usize; #turns_len], dev::Graph)>),
+            quote!(kept: Vec<([u64; #key_len], [usize; #turns_len], dev::Graph)>),
             quote!(graphs: bool),
             quote!(replays: u64),
+            quote!(captures: u64),
         ];
         let alloc = vec![
             quote!(stream: None),
-            quote!(graph: None),
+            quote!(kept: Vec::new()),
             quote!(graphs: true),
             quote!(replays: 0),
+            quote!(captures: 0),
         ];
+        let graphs_kept = GRAPHS_KEPT;
         let methods = quote! {
             #replay_doc
             fn replay(&mut self, #params_ident: Params, fused: u64) -> Result<bool, StencilError> {
@@ -799,11 +812,13 @@ impl Graphs {
                     return Ok(false);
                 }
                 let key = [fused, #(self.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
-                let entry = match self.graph.take() {
-                    Some(entry) if entry.0 == key => entry,
-                    old => {
-                        // The old graph goes first (after its replays ran).
-                        drop(old);
+                let (key, after, graph) = match self.kept.iter().position(|entry| entry.0 == key) {
+                    Some(at) => self.kept.remove(at),
+                    None => {
+                        // The least recently replayed graph goes first (after its replays ran).
+                        if self.kept.len() == #graphs_kept {
+                            drop(self.kept.remove(0));
+                        }
                         let stream = match self.stream.take() {
                             Some(stream) => stream,
                             None => dev::Stream::new(NAME)?,
@@ -824,13 +839,13 @@ impl Graphs {
                             self.graphs = false;
                             return Ok(false);
                         };
+                        self.captures += 1;
                         (key, after, graph)
                     }
                 };
-                let (_, after, graph) = self.graph.insert(entry);
                 graph.replay(NAME)?;
-                let after = *after;
                 #(self.#levels.set_turn(after[#index]);)*
+                self.kept.push((key, after, graph));
                 self.steps += #graph_launches * fused;
                 self.replays += 1;
                 Ok(true)
@@ -845,13 +860,19 @@ impl Graphs {
             #set_doc
             pub fn set_graphs(&mut self, on: bool) {
                 self.graphs = on;
-                self.graph = None;
+                self.kept.clear();
             }
 
             /// Graphs replayed since the session was made.
             #[doc(hidden)]
             pub fn replays(&self) -> u64 {
                 self.replays
+            }
+
+            /// Graphs captured since the session was made.
+            #[doc(hidden)]
+            pub fn captures(&self) -> u64 {
+                self.captures
             }
         };
         Graphs {
