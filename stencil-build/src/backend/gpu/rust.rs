@@ -837,6 +837,7 @@ impl Graphs {
                         self.stream = Some(stream);
                         let Some(graph) = graph else {
                             self.graphs = false;
+                            self.kept.clear();
                             return Ok(false);
                         };
                         self.captures += 1;
