@@ -337,12 +337,13 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
 }
 
 /// heat3d `$module` (f64: one state field, an input grid, a parameter) on
-/// `$backend` over calls of 60 steps, each `(alpha, set_graphs, graphs,
-/// replays)`: the call's parameter, graphs turned on or off before it (or
-/// left), and whether graphs are on and how many were replayed after it.
-/// After each call `u` matches the reference's after the same calls, and not
-/// after one step fewer. By default: a graph (48 launches) each call, a new
-/// one where the parameter changed, none with graphs off.
+/// `$backend` over calls, each `(steps, alpha, set_graphs, graphs, replays,
+/// captures)`: the call's steps and parameter, graphs turned on or off
+/// before it (or left), and whether graphs are on and how many were replayed
+/// and captured after it. After each call `u` matches the reference's after
+/// the same calls, and not after one step fewer. By default, calls of 60
+/// steps: a graph (48 launches) each call, a new one where the parameter
+/// changed, the first one again where it changed back, none with graphs off.
 #[cfg(any(feature = "cuda", feature = "hip"))]
 macro_rules! heat_graphs_over_calls {
     ($backend:ident, $module:ident) => {
@@ -350,10 +351,10 @@ macro_rules! heat_graphs_over_calls {
             $backend,
             $module,
             [
-                (0.1, None, true, 1),
-                (0.12, None, true, 2),
-                (0.1, None, true, 3),
-                (0.1, Some(false), false, 3),
+                (60, 0.1, None, true, 1, 1),
+                (60, 0.12, None, true, 2, 2),
+                (60, 0.1, None, true, 3, 2),
+                (60, 0.1, Some(false), false, 3, 2),
             ]
         )
     };
@@ -371,21 +372,23 @@ macro_rules! heat_graphs_over_calls {
         s.upload(&start, &kappa).unwrap();
         let mut want = start.clone();
         let mut total = 0;
-        let calls: &[(m::Real, Option<bool>, bool, u64)] = &$calls;
-        for (call, &(alpha, set_graphs, graphs, replays)) in calls.iter().enumerate() {
+        let calls: &[(u64, m::Real, Option<bool>, bool, u64, u64)] = &$calls;
+        for (call, &(steps, alpha, set_graphs, graphs, replays, captures)) in
+            calls.iter().enumerate()
+        {
             if let Some(on) = set_graphs {
                 s.set_graphs(on);
                 assert_eq!(s.graphs(), on);
             }
             let params = m::Params { alpha };
-            s.step(params, 60).unwrap();
-            total += 60;
+            s.step(params, steps).unwrap();
+            total += steps;
             let fewer = {
                 let mut fewer = want.clone();
-                m::reference::run(&mut fewer, &kappa, shape, params, 59).unwrap();
+                m::reference::run(&mut fewer, &kappa, shape, params, steps - 1).unwrap();
                 fewer
             };
-            m::reference::run(&mut want, &kappa, shape, params, 60).unwrap();
+            m::reference::run(&mut want, &kappa, shape, params, steps).unwrap();
             let mut got = start.clone();
             s.download(&mut got).unwrap();
             let tol = stencil_tests::tolerance::<m::Real>(m::FLOPS_PER_CELL, total);
@@ -401,6 +404,7 @@ macro_rules! heat_graphs_over_calls {
             );
             assert_eq!(s.graphs(), graphs, "call {call}");
             assert_eq!(s.replays(), replays, "call {call}");
+            assert_eq!(s.captures(), captures, "call {call}");
         }
     }};
 }
@@ -410,7 +414,7 @@ macro_rules! heat_graphs_over_calls {
 /// other order and the next call's graph is the other one. The session keeps
 /// both: two captures for four replays (one kept graph: four). Then a third
 /// parameter, and the first two graphs still replay. `u` matches the
-/// reference after every call.
+/// reference after every call (`heat_graphs_over_calls!`).
 #[cfg(feature = "cuda")]
 #[test]
 #[cfg_attr(
@@ -418,45 +422,19 @@ macro_rules! heat_graphs_over_calls {
     ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
 )]
 fn cuda_sessions_keep_a_graph_for_each_order_of_the_buffers() {
-    use stencil_tests::heat3d_f64_fixed as m;
-    let shape = [13, 17, 23];
-    let cells: usize = shape.iter().product();
-    let start: Vec<f64> = stencil_tests::random_grid(cells, 1);
-    let kappa: Vec<f64> = stencil_tests::random_grid::<f64>(cells, 2)
-        .into_iter()
-        .map(f64::abs)
-        .collect();
-    let mut s = m::cuda::Session::new(shape).unwrap();
-    s.upload(&start, &kappa).unwrap();
-    let mut want = start.clone();
-    let calls = [
-        (0.1, 1),
-        (0.1, 2),
-        (0.1, 2),
-        (0.1, 2),
-        (0.12, 3),
-        (0.1, 3),
-        (0.1, 3),
-    ];
-    for (call, &(alpha, captures)) in calls.iter().enumerate() {
-        let params = m::Params { alpha };
-        s.step(params, 49).unwrap();
-        m::reference::run(&mut want, &kappa, shape, params, 49).unwrap();
-        assert_eq!(
-            (s.replays(), s.captures()),
-            (call as u64 + 1, captures),
-            "call {call}"
-        );
-        let mut got = start.clone();
-        s.download(&mut got).unwrap();
-        let total = 49 * (call as u64 + 1);
-        let tol = stencil_tests::tolerance::<f64>(m::FLOPS_PER_CELL, total);
-        let (err, at) = stencil_tests::worst_difference(&got, &want);
-        assert!(
-            err <= tol,
-            "call {call}, {total} steps: {err:e} > {tol:e} at {at}"
-        );
-    }
+    heat_graphs_over_calls!(
+        cuda,
+        heat3d_f64_fixed,
+        [
+            (49, 0.1, None, true, 1, 1),
+            (49, 0.1, None, true, 2, 2),
+            (49, 0.1, None, true, 3, 2),
+            (49, 0.1, None, true, 4, 2),
+            (49, 0.12, None, true, 5, 3),
+            (49, 0.1, None, true, 6, 3),
+            (49, 0.1, None, true, 7, 3),
+        ]
+    );
 }
 
 /// Sessions replay runs of many launches as graphs (`Session::graphs`), each
@@ -549,9 +527,9 @@ fn cuda_a_refused_capture_turns_graphs_off() {
         cuda,
         heat3d_f64_fixed,
         [
-            (0.1, None, false, 0),
-            (0.1, None, false, 0),
-            (0.1, Some(true), true, 1),
+            (60, 0.1, None, false, 0, 0),
+            (60, 0.1, None, false, 0, 0),
+            (60, 0.1, Some(true), true, 1, 1),
         ]
     );
 }
