@@ -1,13 +1,16 @@
-//! Literals read from constant memory: an expression dialect that spells
-//! each floating-point literal of an update (and the reciprocal of each
-//! literal divisor) as an entry of a `__constant__` table, `lit[i]`.
+//! Literals read from a table: an expression dialect that spells each
+//! floating-point literal of an update (and the reciprocal of each literal
+//! divisor) as an entry of a table, `lit[i]`, which the launcher passes to
+//! the kernel by value.
 //!
 //! An f64 multiply-add on NVIDIA GPUs takes no immediate operand, so nvcc
 //! moves each f64 literal into uniform registers before every use: two
 //! `UMOV`s per literal per cell. In the 2-D fused kernels these were a third
 //! of the loop's instructions (j2d5pt f64: 324 `UMOV`s in 983 instructions
-//! for 3 rows). A literal in constant memory is an operand of the
-//! multiply-add itself (`c[0x3][...]`).
+//! for 3 rows). A kernel parameter, like a `__constant__` variable, is an
+//! operand of the multiply-add itself (`c[0x0][...]`); a `__constant__`
+//! variable also costs every launch of its file's kernels (see
+//! `Gen::literal_table`).
 
 use std::cell::RefCell;
 

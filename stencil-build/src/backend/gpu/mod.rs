@@ -1015,8 +1015,9 @@ impl Gen<'_> {
         self.argument_list().join(", ")
     }
 
-    /// The launcher's arguments to the kernel: extents, outputs, grids and
-    /// run-time parameters.
+    /// The launcher's arguments to the kernel: extents, outputs, grids,
+    /// run-time parameters and, where the kernel [`Self::banks_literals`],
+    /// its literals ([`Self::literal_values`]).
     fn argument_list(&self) -> Vec<String> {
         let mut a: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
         a.push(self.output.into());
@@ -1034,6 +1035,9 @@ impl Gen<'_> {
                 .into_iter()
                 .map(|i| format!("p_{}", self.st.params[i])),
         );
+        if self.banked_literals().is_some() {
+            a.push("lits".into());
+        }
         a
     }
 
@@ -1212,12 +1216,16 @@ impl Gen<'_> {
     }
 
     /// The statement's C parameters (see [`super::c_parameters`]), with a
-    /// leapfrog's `out_prev` after `out`.
+    /// leapfrog's `out_prev` after `out` and, in a kernel or function that
+    /// [`Self::banks_literals`], the literals last (`lits`).
     fn parameters(&self, qualifier: &str, kernel: bool) -> Vec<String> {
         let mut p = super::c_parameters(self.st, self.s, qualifier, kernel);
         if self.leapfrog() {
             let at = self.dims() + 1;
             p.insert(at, p[at - 1].replace("out", "out_prev"));
+        }
+        if kernel && self.banked_literals().is_some() {
+            p.push(format!("const {}_literals lits", self.sym));
         }
         p
     }
@@ -1302,7 +1310,7 @@ impl Gen<'_> {
         expr::print(&self.s.expr, &c)
     }
 
-    /// Whether the update reads its literals from a table in constant memory
+    /// Whether the update reads its literals from a table passed by value
     /// ([`literals`]): 2-D fused f64 kernels on CUDA. In `temporal`, j2d5pt's
     /// loop fell from 983 to 658 instructions for 3 rows and ran 1.09x-1.15x
     /// (H100, BENCHMARKS.md, session 27); with the selection
@@ -1331,34 +1339,48 @@ impl Gen<'_> {
         Some(banked.entries()).filter(|entries| !entries.is_empty())
     }
 
-    /// The table of the update's literals ([`Self::banks_literals`]), at file
-    /// scope, named after the kernel; `lit` in the functions that read it.
+    /// The type of the update's table of literals ([`Self::banks_literals`]),
+    /// at file scope, named after the kernel. The launcher passes the table
+    /// by value as the kernel's last argument (`lits`), which puts its
+    /// entries in the kernel's parameter bank: operands of the
+    /// multiply-adds, as a `__constant__` table's would be. A `__constant__`
+    /// variable made every launch of the file's kernels, those that never
+    /// read it too, 0.12 us slower in graphs on the H100 (`naive`'s j2d9pt
+    /// f64 kernel 2.22 against 2.11 us a step on 512^2;
+    /// `benchmarks/experiments/constant-bank`).
     fn literal_table(&self, w: &mut CWriter) {
         let Some(entries) = self.banked_literals() else {
             return;
         };
         let shown: Vec<&str> = entries.iter().map(|(_, s)| s.as_str()).collect();
-        let values: Vec<&str> = entries.iter().map(|(v, _)| v.as_str()).collect();
         w.line(&format!(
-            "/* The update's literals ({}), in constant memory: operands of the multiply-adds, which take no f64 immediate. */",
+            "/* The update's literals ({}), passed by value: operands of the multiply-adds (which take no f64",
             shown.join(", ")
         ));
-        w.line(&format!(
-            "static __constant__ double {}_literals[{}] = {{{}}};",
-            self.sym,
-            entries.len(),
-            values.join(", ")
-        ));
+        w.line("   immediate) from the kernel's parameters, where a `__constant__` table would slow every launch. */");
+        w.line(&format!("struct {}_literals {{", self.sym));
+        w.line(&format!("    double v[{}];", entries.len()));
+        w.line("};");
     }
 
-    /// `lit`, the kernel's table of literals ([`Self::literal_table`]), in a function that reads it.
+    /// `lits`, the value of the table of literals ([`Self::literal_table`]),
+    /// in the launcher before it launches the kernel.
+    fn literal_values(&self, w: &mut CWriter) {
+        if let Some(entries) = self.banked_literals() {
+            let values: Vec<&str> = entries.iter().map(|(v, _)| v.as_str()).collect();
+            w.line(&format!(
+                "const {}_literals lits = {{{{{}}}}};",
+                self.sym,
+                values.join(", ")
+            ));
+        }
+    }
+
+    /// `lit`, the entries of the table of literals ([`Self::literal_table`]),
+    /// in a function that reads them.
     fn literal_alias(&self, w: &mut CWriter) {
         if let Some(entries) = self.banked_literals() {
-            w.line(&format!(
-                "const double (&lit)[{}] = {}_literals;",
-                entries.len(),
-                self.sym
-            ));
+            w.line(&format!("const double (&lit)[{}] = lits.v;", entries.len()));
         }
     }
 

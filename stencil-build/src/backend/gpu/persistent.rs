@@ -148,6 +148,7 @@ impl Gen<'_> {
             "    return (int){api}ErrorCooperativeLaunchTooLarge;"
         ));
         w.line("const dim3 grid((unsigned)(tiles < resident ? tiles : resident));");
+        self.literal_values(w);
         let mut names: Vec<String> = self.arguments().split(", ").map(String::from).collect();
         if !self.wide {
             w.line("/* The extents as the kernel takes them, 32-bit. */");

@@ -1000,6 +1000,7 @@ impl Gen<'_> {
         }
         let bytes = self.allow_shared(w);
         let threads = self.temporal_threads();
+        self.literal_values(w);
         if !self.chunked() {
             // The 64-bit twin: grids of more than 2^30 cells fill any device.
             let arguments = format!("{}, levels", self.arguments());
@@ -1231,14 +1232,22 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn f64_tiles_read_literals_from_constant_memory_and_select_their_levels() {
+    fn f64_tiles_read_literals_passed_by_value_and_select_their_levels() {
         let expr = "(5.1*u[-1,0] + 12.1*u[0,-1] + 15.0*u[0,0] + 12.2*u[0,1] + 5.2*u[1,0]) / 118";
         let mut st = stencil("\"y\", \"x\"", expr, "");
         st.dtype = crate::ir::Dtype::F64;
         let code = cuda(&st).unwrap();
         for line in [
-            "static __constant__ double p_cuda__s__update_u_literals[6] = {0.00847457627118644, 5.1, 12.1, 15.0, 12.2, 5.2};",
-            "const double (&lit)[6] = p_cuda__s__update_u_literals;",
+            "struct p_cuda__s__update_u_literals {\n    double v[6];\n};",
+            "const double (&lit)[6] = lits.v;",
+            // The kernels take the table last but the launch's own arguments,
+            // the tile function after the grids, the launcher makes it.
+            "double *__restrict__ out, const double *__restrict__ cur_u, const p_cuda__s__update_u_literals lits, int levels, int chunk)",
+            "const double *__restrict__ cur_u, const p_cuda__s__update_u_literals lits, int levels)",
+            "p_cuda__s__update_u_tile<int>(n0, n1, out, cur_u, lits, levels, tile, z0, z1);",
+            "const p_cuda__s__update_u_literals lits = {{0.00847457627118644, 5.1, 12.1, 15.0, 12.2, 5.2}};",
+            "kernel<<<grid, block, 0, stream>>>(n0, n1, out, cur_u, lits, levels, chunk);",
+            "p_cuda__s__update_u_i64_kernel<<<grid, block, 0, stream>>>(n0, n1, out, cur_u, lits, levels);",
             "const double u = (lit[1] * nb0[k + 1] + lit[2] * nb1[k] + lit[3] * nb1[k + 1] + lit[4] * nb1[k + 2] + lit[5] * nb2[k + 1]) * lit[0];",
             "const double v = step && in_x[k] ? u : win[s - 1][1][k];",
         ] {
@@ -1251,10 +1260,13 @@ pub(super) mod tests {
         let code = cuda(&persistent).unwrap();
         assert!(
             code.contains("const double v = step && in_x[k] ? u : win[s - 1][1][k];")
-                && code.contains("const double (&lit)[6] = p_cuda__s__update_u_literals;")
+                && code.contains("const double (&lit)[6] = lits.v;")
+                && code.contains("void *arguments[] = {(void *)&n0_32, (void *)&n1_32, (void *)&out, (void *)&cur_u, (void *)&lits, (void *)&steps};")
                 && !code.contains("#pragma unroll 3"),
             "{code}"
         );
+        // No `__constant__` variable: one costs every launch of the file's kernels.
+        assert!(!code.contains("static __constant__"), "{code}");
         // HIP keeps its literals and branches; f32 (immediate operands, a copy without checks) too.
         let hip = generate(&st, &HIP).unwrap();
         assert!(
