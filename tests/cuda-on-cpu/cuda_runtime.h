@@ -88,6 +88,7 @@ typedef enum cudaError {
     cudaErrorNoDevice = 100,
     cudaErrorCooperativeLaunchTooLarge = 720,
     cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorGraphExecUpdateFailure = 910,
 } cudaError_t;
 
 /* Streams and graphs: a stream runs its launches at once, unless it is
@@ -100,6 +101,18 @@ struct CUgraph_st;
 typedef struct CUgraph_st *cudaGraph_t;
 struct CUgraphExec_st;
 typedef struct CUgraphExec_st *cudaGraphExec_t;
+struct CUgraphNode_st;
+typedef struct CUgraphNode_st *cudaGraphNode_t;
+enum cudaGraphExecUpdateResult {
+    cudaGraphExecUpdateSuccess = 0,
+    cudaGraphExecUpdateError = 1,
+    cudaGraphExecUpdateErrorTopologyChanged = 2,
+};
+struct cudaGraphExecUpdateResultInfo {
+    enum cudaGraphExecUpdateResult result;
+    cudaGraphNode_t errorNode;
+    cudaGraphNode_t errorFromNode;
+};
 enum { cudaStreamDefault = 0, cudaStreamNonBlocking = 1 };
 enum cudaStreamCaptureMode {
     cudaStreamCaptureModeGlobal = 0,
@@ -172,6 +185,8 @@ struct World {
     std::vector<std::function<cudaError_t()>> recorded;
     /* Captures still to refuse (`cuda_on_cpu_refuse_captures`). */
     int refusals = 0;
+    /* Graph updates still to refuse (`cuda_on_cpu_refuse_updates`). */
+    int update_refusals = 0;
 };
 
 inline World &world() {
@@ -454,6 +469,7 @@ inline const char *cudaGetErrorString(cudaError_t e) {
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
     case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorGraphExecUpdateFailure: return "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update";
     }
     return "unknown error";
 }
@@ -522,6 +538,19 @@ inline cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGrap
     *exec = new CUgraphExec_st{graph->launches};
     return cudaSuccess;
 }
+/* As CUDA: a graph of as many launches (one kernel node each) takes their
+ * arguments in place; another count is a changed topology, and `exec` stays. */
+inline cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraphExecUpdateResultInfo *info) {
+    cuda_on_cpu::World &w = cuda_on_cpu::world();
+    if (exec->launches.size() != graph->launches.size() || w.update_refusals > 0) {
+        if (w.update_refusals > 0) --w.update_refusals;
+        *info = cudaGraphExecUpdateResultInfo{cudaGraphExecUpdateErrorTopologyChanged, nullptr, nullptr};
+        return cudaErrorGraphExecUpdateFailure;
+    }
+    exec->launches = graph->launches;
+    *info = cudaGraphExecUpdateResultInfo{cudaGraphExecUpdateSuccess, nullptr, nullptr};
+    return cudaSuccess;
+}
 inline cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
     delete graph;
     return cudaSuccess;
@@ -552,4 +581,10 @@ cudaError_t cudaLaunchCooperativeKernel(void (*kernel)(P...), dim3 grid, dim3 bl
  * that includes this header (`used`), once in the program (`inline`). */
 extern "C" __attribute__((used)) inline void cuda_on_cpu_refuse_captures(int count) {
     cuda_on_cpu::world().refusals = count;
+}
+
+/* Test-only fault injection: the calling thread's next `count` graph updates
+ * fail, as CUDA refuses one whose launches differ in kind. */
+extern "C" __attribute__((used)) inline void cuda_on_cpu_refuse_updates(int count) {
+    cuda_on_cpu::world().update_refusals = count;
 }

@@ -406,6 +406,7 @@ macro_rules! heat_graphs_over_calls {
             assert_eq!(s.replays(), replays, "call {call}");
             assert_eq!(s.captures(), captures, "call {call}");
         }
+        s
     }};
 }
 
@@ -435,6 +436,65 @@ fn cuda_sessions_keep_a_graph_for_each_order_of_the_buffers() {
             (49, 0.1, None, true, 7, 3),
         ]
     );
+}
+
+/// heat3d f64 (`naive`) in calls of 48 steps, one graph each, with a
+/// parameter that changes every call: past the 4 graphs a session keeps,
+/// each capture updates the least recently replayed graph in place (no
+/// instantiation), and a graph kept replays again. `u` matches the
+/// reference after every call (`heat_graphs_over_calls!`).
+#[cfg(feature = "cuda")]
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-on-cpu"),
+    ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
+)]
+fn cuda_sessions_update_their_oldest_graph_past_the_ones_they_keep() {
+    let s = heat_graphs_over_calls!(
+        cuda,
+        heat3d_f64_fixed,
+        [
+            (48, 0.1, None, true, 1, 1),
+            (48, 0.11, None, true, 2, 2),
+            (48, 0.12, None, true, 3, 3),
+            (48, 0.13, None, true, 4, 4),
+            (48, 0.14, None, true, 5, 5),
+            (48, 0.1, None, true, 6, 6),
+            (48, 0.11, None, true, 7, 7),
+            (48, 0.14, None, true, 8, 7),
+        ]
+    );
+    // 0.14 took 0.1's graph, 0.1 then 0.11's, 0.11 then 0.12's.
+    assert_eq!(s.updates(), 3);
+}
+
+/// A graph update the runtime refuses (another kind of launches) leaves the
+/// session to instantiate the capture instead: the results stay right and
+/// graphs stay on. The emulated device refuses on request
+/// (`cuda_on_cpu_refuse_updates`).
+#[cfg(all(feature = "cuda", feature = "gpu-on-cpu"))]
+#[test]
+fn cuda_a_refused_graph_update_instantiates_the_capture() {
+    unsafe extern "C" {
+        fn cuda_on_cpu_refuse_updates(count: std::os::raw::c_int);
+    }
+    // SAFETY: sets a count in this thread's emulated device.
+    unsafe { cuda_on_cpu_refuse_updates(1) };
+    let s = heat_graphs_over_calls!(
+        cuda,
+        heat3d_f64_fixed,
+        [
+            (48, 0.1, None, true, 1, 1),
+            (48, 0.11, None, true, 2, 2),
+            (48, 0.12, None, true, 3, 3),
+            (48, 0.13, None, true, 4, 4),
+            (48, 0.14, None, true, 5, 5),
+            (48, 0.15, None, true, 6, 6),
+            (48, 0.15, None, true, 7, 6),
+        ]
+    );
+    // The first update was refused (0.14 instantiated), the second not (0.15).
+    assert_eq!(s.updates(), 1);
 }
 
 /// Sessions replay runs of many launches as graphs (`Session::graphs`), each
@@ -551,6 +611,20 @@ fn hip_sessions_replay_graphs_of_launches() {
     );
     assert_eq!(s.replays(), 3);
     heat_graphs_over_calls!(hip, heat3d_f64_fixed);
+    // Past the 4 graphs kept, a fifth parameter updates the oldest in place.
+    let s = heat_graphs_over_calls!(
+        hip,
+        heat3d_f64_fixed,
+        [
+            (48, 0.1, None, true, 1, 1),
+            (48, 0.11, None, true, 2, 2),
+            (48, 0.12, None, true, 3, 3),
+            (48, 0.13, None, true, 4, 4),
+            (48, 0.14, None, true, 5, 5),
+            (48, 0.13, None, true, 6, 5),
+        ]
+    );
+    assert_eq!(s.updates(), 1);
 }
 
 #[cfg(feature = "hip")]

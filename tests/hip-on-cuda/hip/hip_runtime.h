@@ -57,3 +57,14 @@
 #define hipGraphDestroy cudaGraphDestroy
 #define hipGraphLaunch cudaGraphLaunch
 #define hipGraphExecDestroy cudaGraphExecDestroy
+/* HIP's update (CUDA 11's form) returns the node and the result CUDA's keeps in one record. */
+#define hipGraphNode_t cudaGraphNode_t
+#define hipGraphExecUpdateResult cudaGraphExecUpdateResult
+inline cudaError_t hipGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraphNode_t *node,
+                                      cudaGraphExecUpdateResult *result) {
+    cudaGraphExecUpdateResultInfo info;
+    const cudaError_t e = cudaGraphExecUpdate(exec, graph, &info);
+    *node = info.errorNode;
+    *result = info.result;
+    return e;
+}

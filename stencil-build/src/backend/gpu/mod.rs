@@ -786,6 +786,7 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
         w.line("}");
         w.blank();
     }
+    exec_update(&mut w, prefix, d);
     w.line(&format!(
         "extern \"C\" const char *{prefix}_{}_error_string(int code)",
         d.name
@@ -796,6 +797,34 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
     ));
     w.line("}");
     w.finish()
+}
+
+/// The runtime call that updates an executable graph in place to a new
+/// capture of the same launches with other arguments (a session's graph of
+/// other parameters), instead of instantiating it: CUDA's call returns what
+/// it found in one record, HIP's (CUDA 11's form) in the node and the result.
+fn exec_update(w: &mut CWriter, prefix: &str, d: &Dialect) {
+    let api = d.api;
+    w.line("/* Updates `exec` in place to `graph`, a capture of as many launches with other arguments; fails (and");
+    w.line("   `exec` must not be replayed) where the launches differ in kind. */");
+    w.line(&format!(
+        "extern \"C\" int {prefix}_{}_exec_update(void *exec, void *graph)",
+        d.name
+    ));
+    w.line("{");
+    let found = if *d == CUDA {
+        w.line("    cudaGraphExecUpdateResultInfo info;");
+        "&info"
+    } else {
+        w.line(&format!("    {api}GraphNode_t node;"));
+        w.line(&format!("    {api}GraphExecUpdateResult result;"));
+        "&node, &result"
+    };
+    w.line(&format!(
+        "    return (int){api}GraphExecUpdate(({api}GraphExec_t)exec, ({api}Graph_t)graph, {found});"
+    ));
+    w.line("}");
+    w.blank();
 }
 
 /// What the strategy adds to the blocks in the file's header: a `stream`

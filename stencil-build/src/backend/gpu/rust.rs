@@ -251,11 +251,12 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
         f("begin_capture"),
         f("end_capture"),
     );
-    let (instantiate, graph_destroy, replay, exec_destroy) = (
+    let (instantiate, graph_destroy, replay, exec_destroy, exec_update) = (
         f("instantiate"),
         f("graph_destroy"),
         f("replay"),
         f("exec_destroy"),
+        f("exec_update"),
     );
     quote! {
         unsafe extern "C" {
@@ -267,6 +268,7 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
             fn #graph_destroy(graph: *mut c_void) -> c_int;
             fn #replay(exec: *mut c_void) -> c_int;
             fn #exec_destroy(exec: *mut c_void) -> c_int;
+            fn #exec_update(exec: *mut c_void, graph: *mut c_void) -> c_int;
         }
 
         /// A stream of a session's own, on which its launches are captured, never run.
@@ -294,16 +296,16 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
             }
         }
 
-        /// Launches captured on a [`Stream`], instantiated, replayed on the legacy stream.
-        pub struct Graph {
-            exec: *mut c_void,
+        /// Launches captured on a [`Stream`], not instantiated.
+        pub struct Captured {
+            graph: *mut c_void,
         }
 
-        impl Graph {
+        impl Captured {
             /// Captures what `record` launches on `stream` (it must launch there and nowhere
             /// else). `None` where the runtime refused the capture or `record` failed: then
             /// nothing ran, and the caller launches the steps itself.
-            pub fn capture(stream: &Stream, record: &mut dyn FnMut() -> Result<(), StencilError>) -> Option<Graph> {
+            pub fn record(stream: &Stream, record: &mut dyn FnMut() -> Result<(), StencilError>) -> Option<Captured> {
                 // SAFETY: the stream is alive and captures nothing yet.
                 if unsafe { #begin(stream.ptr) } != 0 {
                     return None;
@@ -315,16 +317,40 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
                 if ended != 0 || graph.is_null() {
                     return None;
                 }
+                let captured = Captured { graph };
+                recorded.is_ok().then_some(captured)
+            }
+        }
+
+        impl Drop for Captured {
+            fn drop(&mut self) {
+                // SAFETY: captured by the runtime, destroyed once; an executable graph made
+                // from it does not need it.
+                unsafe { #graph_destroy(self.graph) };
+            }
+        }
+
+        /// Captured launches, instantiated, replayed on the legacy stream.
+        pub struct Graph {
+            exec: *mut c_void,
+        }
+
+        impl Graph {
+            /// `captured` instantiated; `None` where the runtime refused.
+            pub fn new(captured: &Captured) -> Option<Graph> {
                 let mut exec: *mut c_void = ::std::ptr::null_mut();
-                // SAFETY: `graph` is the one just captured; it is destroyed once, after instantiation.
-                let made = unsafe { #instantiate(&mut exec, graph) };
-                // SAFETY: as above.
-                unsafe { #graph_destroy(graph) };
-                if made != 0 || exec.is_null() {
-                    return None;
-                }
-                let graph = Graph { exec };
-                recorded.is_ok().then_some(graph)
+                // SAFETY: writes one handle from a graph the runtime captured.
+                let made = unsafe { #instantiate(&mut exec, captured.graph) };
+                (made == 0 && !exec.is_null()).then_some(Graph { exec })
+            }
+
+            /// Takes `captured`'s launches in place, where they are this graph's with other
+            /// arguments (no instantiation, and replays already queued run what they had).
+            /// `false` where the runtime refused (other kernels or grids): then the graph must
+            /// not be replayed again.
+            pub fn update(&mut self, captured: &Captured) -> bool {
+                // SAFETY: an instantiated graph and a captured one, both alive.
+                unsafe { #exec_update(self.exec, captured.graph) == 0 }
             }
 
             /// Queues the captured launches on the legacy stream, after what is queued there.
@@ -760,8 +786,13 @@ struct Graphs {
 /// buffers in the order it found them and replays again.
 const GRAPH_LAUNCHES: u64 = 48;
 
-/// Graphs a session keeps, the least recently replayed dropped first: one
-/// per order of the buffers a field turns through (up to 4). A call whose
+/// Graphs a session keeps: one per order of the buffers a field turns
+/// through (up to 4). Past that, a new capture updates the least recently
+/// replayed graph in place where the runtime allows (the same launches with
+/// other arguments: parameters that change every call), which spares the
+/// instantiation (41-45 us against 15 for 48 launches on the H100;
+/// `benchmarks/experiments/graph-update`) and the wait for the old graph's
+/// replays before it is destroyed. A call whose
 /// launches outside whole graphs turn the buffers by an odd count leaves
 /// them in the other order, so consecutive calls alternate between two
 /// graphs; with one kept, each call captured its graph again (on the H100
@@ -781,7 +812,8 @@ impl Graphs {
         let replay_doc = docs(&format!(
             "Runs {GRAPH_LAUNCHES} launches of `fused` steps as one graph: the one captured for the \
              same steps a launch, parameters and order of the buffers, captured first where the \
-             session keeps none (it keeps {GRAPHS_KEPT}). `false` (nothing ran) before the frames are copied, and where the runtime \
+             session keeps none (it keeps {GRAPHS_KEPT}; past that, the least recently replayed \
+             takes the new launches in place). `false` (nothing ran) before the frames are copied, and where the runtime \
              refused the capture: then graphs are off from then on."
         ));
         let set_doc = docs(&format!(
@@ -796,6 +828,7 @@ impl Graphs {
             quote!(graphs: bool),
             quote!(replays: u64),
             quote!(captures: u64),
+            quote!(updates: u64),
         ];
         let alloc = vec![
             quote!(stream: None),
@@ -803,6 +836,7 @@ impl Graphs {
             quote!(graphs: true),
             quote!(replays: 0),
             quote!(captures: 0),
+            quote!(updates: 0),
         ];
         let graphs_kept = GRAPHS_KEPT;
         let methods = quote! {
@@ -815,16 +849,12 @@ impl Graphs {
                 let (key, after, graph) = match self.kept.iter().position(|entry| entry.0 == key) {
                     Some(at) => self.kept.remove(at),
                     None => {
-                        // The least recently replayed graph goes first (after its replays ran).
-                        if self.kept.len() == #graphs_kept {
-                            drop(self.kept.remove(0));
-                        }
                         let stream = match self.stream.take() {
                             Some(stream) => stream,
                             None => dev::Stream::new(NAME)?,
                         };
                         let (steps, turns) = (self.steps, [#(self.#levels.turn()),*]);
-                        let graph = dev::Graph::capture(&stream, &mut || {
+                        let captured = dev::Captured::record(&stream, &mut || {
                             for _ in 0..#graph_launches {
                                 self.launch(#params_ident, fused, stream.ptr())?;
                             }
@@ -835,6 +865,28 @@ impl Graphs {
                         self.steps = steps;
                         #(self.#levels.set_turn(turns[#index]);)*
                         self.stream = Some(stream);
+                        // Where the session keeps as many graphs as it may, the least recently
+                        // replayed takes the new launches in place; else, or where the runtime
+                        // refuses that, they are instantiated (the old graph dropped after its
+                        // replays ran).
+                        let oldest = if self.kept.len() == #graphs_kept {
+                            Some(self.kept.remove(0).2)
+                        } else {
+                            None
+                        };
+                        let graph = match (captured, oldest) {
+                            (Some(captured), Some(mut graph)) => {
+                                if graph.update(&captured) {
+                                    self.updates += 1;
+                                    Some(graph)
+                                } else {
+                                    drop(graph);
+                                    dev::Graph::new(&captured)
+                                }
+                            }
+                            (Some(captured), None) => dev::Graph::new(&captured),
+                            (None, _) => None,
+                        };
                         let Some(graph) = graph else {
                             self.graphs = false;
                             self.kept.clear();
@@ -874,6 +926,12 @@ impl Graphs {
             #[doc(hidden)]
             pub fn captures(&self) -> u64 {
                 self.captures
+            }
+
+            /// Captures that updated a kept graph in place instead of instantiating one.
+            #[doc(hidden)]
+            pub fn updates(&self) -> u64 {
+                self.updates
             }
         };
         Graphs {
