@@ -345,6 +345,19 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
 /// steps: a graph (48 launches) each call, a new one where the parameter
 /// changed, the first one again where it changed back, none with graphs off.
 #[cfg(any(feature = "cuda", feature = "hip"))]
+/// Held by each test that counts its sessions' graphs on a device, so that
+/// they run one at a time: on the H100, with three of them in parallel
+/// threads, a session found its graphs off in 3 of 10 runs (its results
+/// right), and in none of 12 runs of any two of them or of the three one
+/// after another (BENCHMARKS.md, session 34; the cause is not known: a
+/// capture or instantiation the runtime refuses turns graphs off).
+#[cfg(any(feature = "cuda", feature = "hip"))]
+fn graph_tests() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 macro_rules! heat_graphs_over_calls {
     ($backend:ident, $module:ident) => {
         heat_graphs_over_calls!(
@@ -423,6 +436,7 @@ macro_rules! heat_graphs_over_calls {
     ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
 )]
 fn cuda_sessions_keep_a_graph_for_each_order_of_the_buffers() {
+    let _one_at_a_time = graph_tests();
     heat_graphs_over_calls!(
         cuda,
         heat3d_f64_fixed,
@@ -450,6 +464,7 @@ fn cuda_sessions_keep_a_graph_for_each_order_of_the_buffers() {
     ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
 )]
 fn cuda_sessions_update_their_oldest_graph_past_the_ones_they_keep() {
+    let _one_at_a_time = graph_tests();
     let s = heat_graphs_over_calls!(
         cuda,
         heat3d_f64_fixed,
@@ -512,6 +527,7 @@ fn cuda_a_refused_graph_update_instantiates_the_capture() {
     ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
 )]
 fn cuda_sessions_replay_graphs_of_launches() {
+    let _one_at_a_time = graph_tests();
     use stencil_tests::Fusion;
     use stencil_tests::wave2d_f32_fixed_auto as wave;
     let params = wave::Params { c2: 0.1 };
@@ -601,6 +617,7 @@ fn cuda_a_refused_capture_turns_graphs_off() {
     ignore = "needs a HIP device: run with --include-ignored on a machine with one"
 )]
 fn hip_sessions_replay_graphs_of_launches() {
+    let _one_at_a_time = graph_tests();
     let s = leapfrog_over_calls!(
         hip,
         wave2d_f32_fixed,
