@@ -787,18 +787,19 @@ struct Graphs {
 const GRAPH_LAUNCHES: u64 = 48;
 
 /// Graphs a session keeps: one per order of the buffers a field turns
-/// through (up to 4). Past that, a new capture updates the least recently
-/// replayed graph in place where the runtime allows (the same launches with
-/// other arguments: parameters that change every call), which spares the
-/// instantiation (41-45 us against 15 for 48 launches on the H100;
+/// through (up to 4). A call whose launches outside whole graphs turn the
+/// buffers by an odd count leaves them in the other order, so consecutive
+/// calls alternate between two graphs; with one kept, each call captured its
+/// graph again (on the H100 `temporal` j2d5pt f64 on 512^2, whose calls of
+/// 1000 steps end with 23 launches outside graphs, ran 0.90x-0.95x `naive`
+/// in such calls and 1.00x in calls of 10000; BENCHMARKS.md, session 33).
+///
+/// Past 4, a new capture updates the least recently replayed graph in place
+/// where the runtime allows (the same launches with other arguments:
+/// parameters that change every call), which spares the instantiation
+/// (41-45 us against 15 for 48 launches on the H100;
 /// `benchmarks/experiments/graph-update`) and the wait for the old graph's
-/// replays before it is destroyed. A call whose
-/// launches outside whole graphs turn the buffers by an odd count leaves
-/// them in the other order, so consecutive calls alternate between two
-/// graphs; with one kept, each call captured its graph again (on the H100
-/// `temporal` j2d5pt f64 on 512^2, whose calls of 1000 steps end with 23
-/// launches outside graphs, ran 0.90x-0.95x `naive` in such calls and 1.00x
-/// in calls of 10000; BENCHMARKS.md, session 33).
+/// replays before it is destroyed.
 const GRAPHS_KEPT: usize = 4;
 
 impl Graphs {
