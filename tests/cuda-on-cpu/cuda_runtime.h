@@ -11,7 +11,9 @@
  * runs. Blocks run one after another; those of a cooperative launch each as
  * far as it can before the next starts, up to the grid's sync (a missing
  * grid sync shows as stale values). Each OS thread (a test) has its own
- * emulated device. What this checks and what it does not:
+ * emulated device, except for what one thread's device synchronization does
+ * to another's capture, which is CUDA's (see `cudaDeviceSynchronize`). What
+ * this checks and what it does not:
  *
  * - checked: the values a kernel computes (same IEEE arithmetic, up to the
  *   contraction of multiply-adds), shuffles across lanes (with CUDA's rules
@@ -43,6 +45,8 @@
 #include <utility>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <vector>
 
 /* ---- CUDA's spelling ---- */
@@ -87,6 +91,7 @@ typedef enum cudaError {
     cudaErrorInvalidConfiguration = 9,
     cudaErrorNoDevice = 100,
     cudaErrorCooperativeLaunchTooLarge = 720,
+    cudaErrorStreamCaptureUnsupported = 900,
     cudaErrorStreamCaptureInvalidated = 901,
     cudaErrorGraphExecUpdateFailure = 910,
 } cudaError_t;
@@ -183,6 +188,9 @@ struct World {
     /* The stream capturing launches, and what it recorded. */
     cudaStream_t capturing = nullptr;
     std::vector<std::function<cudaError_t()>> recorded;
+    /* Set by another thread's device synchronization during the capture
+     * (under `captures().lock`). */
+    bool invalidated = false;
     /* Captures still to refuse (`cuda_on_cpu_refuse_captures`). */
     int refusals = 0;
     /* Graph updates still to refuse (`cuda_on_cpu_refuse_updates`). */
@@ -192,6 +200,17 @@ struct World {
 inline World &world() {
     static thread_local World w;
     return w;
+}
+
+/* The threads whose devices capture now, process-wide. */
+struct Captures {
+    std::mutex lock;
+    std::set<World *> open;
+};
+
+inline Captures &captures() {
+    static Captures c;
+    return c;
 }
 
 inline const uint3 &thread_index() { return world().current->thread; }
@@ -450,7 +469,23 @@ inline cudaError_t cudaMemset(void *ptr, int value, size_t bytes) {
     memset(ptr, value, bytes);
     return cudaSuccess;
 }
-inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+/* As CUDA's (measured on the H100, benchmarks/experiments/capture-threads):
+ * while another thread captures, whatever its capture mode, a device
+ * synchronization fails and ends that capture invalidated. */
+inline cudaError_t cudaDeviceSynchronize() {
+    cuda_on_cpu::Captures &c = cuda_on_cpu::captures();
+    std::lock_guard<std::mutex> held(c.lock);
+    bool others = false;
+    for (cuda_on_cpu::World *w : c.open) {
+        if (w != &cuda_on_cpu::world()) {
+            w->invalidated = true;
+            others = true;
+        }
+    }
+    return others ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+}
+/* Launches run at once; a stream's, the legacy one's included, are done. */
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaGetDeviceCount(int *count) {
     *count = 1;
     return cudaSuccess;
@@ -468,6 +503,7 @@ inline const char *cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
     case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
     case cudaErrorGraphExecUpdateFailure: return "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update";
     }
@@ -510,6 +546,10 @@ inline cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCapture
     if (stream == nullptr || w.capturing != nullptr) return cudaErrorInvalidValue;
     w.capturing = stream;
     w.recorded.clear();
+    cuda_on_cpu::Captures &c = cuda_on_cpu::captures();
+    std::lock_guard<std::mutex> held(c.lock);
+    w.invalidated = false;
+    c.open.insert(&w);
     return cudaSuccess;
 }
 struct CUgraph_st {
@@ -521,9 +561,16 @@ struct CUgraphExec_st {
 inline cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
     cuda_on_cpu::World &w = cuda_on_cpu::world();
     if (stream == nullptr || w.capturing != stream) return cudaErrorInvalidValue;
-    if (w.refusals > 0) {
+    bool invalidated;
+    {
+        cuda_on_cpu::Captures &c = cuda_on_cpu::captures();
+        std::lock_guard<std::mutex> held(c.lock);
+        c.open.erase(&w);
+        invalidated = w.invalidated;
+    }
+    if (invalidated || w.refusals > 0) {
         /* As CUDA ends a capture something invalidated: no graph, nothing ran. */
-        --w.refusals;
+        if (!invalidated) --w.refusals;
         w.capturing = nullptr;
         w.recorded.clear();
         *graph = nullptr;

@@ -21,7 +21,7 @@
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
-#define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipStreamSynchronize cudaStreamSynchronize
 #define hipGetDeviceCount cudaGetDeviceCount
 
 /* HIP's warp shuffles have no mask: every lane of the group takes part. */

@@ -723,7 +723,11 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
             "void *ptr, size_t bytes",
             format!("{api}Memset(ptr, 0, bytes)"),
         ),
-        ("synchronize", "void", format!("{api}DeviceSynchronize()")),
+        // Every launch, copy and replay of a session is queued on the legacy stream, so
+        // waiting for it waits for them. Not the device: a device synchronization fails
+        // while another thread captures on the same device, whatever its capture mode,
+        // and ends that capture invalidated (benchmarks/experiments/capture-threads).
+        ("synchronize", "void", format!("{api}StreamSynchronize(0)")),
         (
             "device_count",
             "int *count",
@@ -2685,6 +2689,15 @@ mod tests {
             runtime.contains("return (int)hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost);"),
             "{runtime}"
         );
+        // Waits for the legacy stream, never the device (which breaks other threads' captures).
+        for (d, api) in [(&HIP, "hip"), (&CUDA, "cuda")] {
+            let runtime = runtime_source("p", d);
+            assert!(
+                runtime.contains(&format!("return (int){api}StreamSynchronize(0);"))
+                    && !runtime.contains("DeviceSynchronize"),
+                "{runtime}"
+            );
+        }
     }
 
     #[test]

@@ -303,8 +303,9 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
 
         impl Captured {
             /// Captures what `record` launches on `stream` (it must launch there and nowhere
-            /// else). `None` where the runtime refused the capture or `record` failed: then
-            /// nothing ran, and the caller launches the steps itself.
+            /// else). `None` where the runtime refused the capture, something invalidated it
+            /// (another thread's device synchronization) or `record` failed: then nothing
+            /// ran, and the caller launches the steps itself.
             pub fn record(stream: &Stream, record: &mut dyn FnMut() -> Result<(), StencilError>) -> Option<Captured> {
                 // SAFETY: the stream is alive and captures nothing yet.
                 if unsafe { #begin(stream.ptr) } != 0 {
@@ -802,6 +803,14 @@ const GRAPH_LAUNCHES: u64 = 48;
 /// replays before it is destroyed.
 const GRAPHS_KEPT: usize = 4;
 
+/// Captures in a row that may give no graph before a session turns graphs
+/// off. A capture that another thread's device synchronization invalidated
+/// (any thread of the process, on the same device, whatever the capture
+/// mode: `benchmarks/experiments/capture-threads`) gives none once; the next
+/// run of launches captures again. A runtime that refuses every capture costs
+/// this many tries, each of which records its launches without running them.
+const CAPTURE_TRIES: u32 = 3;
+
 impl Graphs {
     /// `levels`: the state fields; `fresh`: the flags of frames still to copy
     /// (no graph runs before they are, the copy is not a launch); `params`:
@@ -814,8 +823,9 @@ impl Graphs {
             "Runs {GRAPH_LAUNCHES} launches of `fused` steps as one graph: the one captured for the \
              same steps a launch, parameters and order of the buffers, captured first where the \
              session keeps none (it keeps {GRAPHS_KEPT}; past that, the least recently replayed \
-             takes the new launches in place). `false` (nothing ran) before the frames are copied, and where the runtime \
-             refused the capture: then graphs are off from then on."
+             takes the new launches in place). `false` (nothing ran) before the frames are copied, \
+             and where the capture gave no graph: after {CAPTURE_TRIES} such captures in a row, \
+             graphs are off from then on."
         ));
         let set_doc = docs(&format!(
             "Turns graphs on or off: on, each run of {GRAPH_LAUNCHES} launches in a `step` call is \
@@ -830,6 +840,7 @@ impl Graphs {
             quote!(replays: u64),
             quote!(captures: u64),
             quote!(updates: u64),
+            quote!(failed: u32),
         ];
         let alloc = vec![
             quote!(stream: None),
@@ -838,8 +849,10 @@ impl Graphs {
             quote!(replays: 0),
             quote!(captures: 0),
             quote!(updates: 0),
+            quote!(failed: 0),
         ];
         let graphs_kept = GRAPHS_KEPT;
+        let capture_tries = CAPTURE_TRIES;
         let methods = quote! {
             #replay_doc
             fn replay(&mut self, #params_ident: Params, fused: u64) -> Result<bool, StencilError> {
@@ -889,10 +902,16 @@ impl Graphs {
                             (None, _) => None,
                         };
                         let Some(graph) = graph else {
-                            self.graphs = false;
-                            self.kept.clear();
+                            // Another thread may have invalidated the capture: the next run
+                            // of launches tries again, up to a limit.
+                            self.failed += 1;
+                            if self.failed == #capture_tries {
+                                self.graphs = false;
+                                self.kept.clear();
+                            }
                             return Ok(false);
                         };
+                        self.failed = 0;
                         self.captures += 1;
                         (key, after, graph)
                     }
@@ -906,7 +925,7 @@ impl Graphs {
             }
 
             /// Whether runs of many launches are replayed as graphs (on by default; off
-            /// after the runtime refused a capture).
+            /// after captures in a row gave no graph).
             pub fn graphs(&self) -> bool {
                 self.graphs
             }
@@ -914,6 +933,7 @@ impl Graphs {
             #set_doc
             pub fn set_graphs(&mut self, on: bool) {
                 self.graphs = on;
+                self.failed = 0;
                 self.kept.clear();
             }
 
