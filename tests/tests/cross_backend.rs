@@ -343,7 +343,8 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
 /// and captured after it. After each call `u` matches the reference's after
 /// the same calls, and not after one step fewer. By default, calls of 60
 /// steps: a graph (48 launches) each call, a new one where the parameter
-/// changed, the first one again where it changed back, none with graphs off.
+/// changed, the first one again where it changed back (and, the second time
+/// they come, the last 12 launches as a short graph), none with graphs off.
 /// `$before`, where given, runs before each call with the call's index.
 macro_rules! heat_graphs_over_calls {
     ($backend:ident, $module:ident) => {
@@ -353,8 +354,8 @@ macro_rules! heat_graphs_over_calls {
             [
                 (60, 0.1, None, true, 1, 1),
                 (60, 0.12, None, true, 2, 2),
-                (60, 0.1, None, true, 3, 2),
-                (60, 0.1, Some(false), false, 3, 2),
+                (60, 0.1, None, true, 4, 3),
+                (60, 0.1, Some(false), false, 4, 3),
             ]
         )
     };
@@ -472,6 +473,36 @@ fn cuda_sessions_update_their_oldest_graph_past_the_ones_they_keep() {
     assert_eq!(s.updates(), 3);
 }
 
+/// heat3d f64 (`naive`, one launch a step) in calls of fewer than 48
+/// launches: a run of 8 to 47 launches is captured the second time it comes
+/// (the same launches, parameter and order of the buffers) and replayed
+/// after; 7 launches never; runs that differ from call to call launch one by
+/// one. `u` matches the reference after every call (`heat_graphs_over_calls!`).
+#[cfg(feature = "cuda")]
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-on-cpu"),
+    ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
+)]
+fn cuda_sessions_replay_short_runs_the_second_time_they_come() {
+    heat_graphs_over_calls!(
+        cuda,
+        heat3d_f64_fixed,
+        [
+            (20, 0.1, None, true, 0, 0),
+            (20, 0.1, None, true, 1, 1),
+            (20, 0.1, None, true, 2, 1),
+            (7, 0.1, None, true, 2, 1),
+            // 7 launches left the buffers in the other order: 21 from there, then 22.
+            (21, 0.1, None, true, 2, 1),
+            (22, 0.1, None, true, 2, 1),
+            (22, 0.1, None, true, 3, 2),
+            (8, 0.1, None, true, 3, 2),
+            (8, 0.1, None, true, 4, 3),
+        ]
+    );
+}
+
 /// A graph update the runtime refuses (another kind of launches) leaves the
 /// session to instantiate the capture instead: the results stay right and
 /// graphs stay on. The emulated device refuses on request
@@ -504,8 +535,9 @@ fn cuda_a_refused_graph_update_instantiates_the_capture() {
 /// Sessions replay runs of many launches as graphs (`Session::graphs`), each
 /// captured once per steps a launch, parameters and order of the buffers:
 /// leapfrogs whose levels turn through 3 buffers (`naive`) and 4 (`auto`'s
-/// fused kernel, one step a launch and fused launches of `time_block`), after
-/// the first launches copy the previous level's frame; heat3d with its
+/// fused kernel, one step a launch and fused launches of `time_block`, whole
+/// graphs and calls of 20 fused launches), after the first launches copy the
+/// previous level's frame; heat3d with its
 /// parameter changed between calls and with graphs turned off; `persistent`
 /// one step a launch (graphs) and fused (none). Each matches the reference
 /// after every call, and graphs ran where they should.
@@ -548,6 +580,16 @@ fn cuda_sessions_replay_graphs_of_launches() {
         [1, 1, 48 * t + 5, 48 * t]
     );
     assert_eq!(s.replays(), 2);
+    // Calls of 20 fused launches: a short run, captured the second time.
+    let s = leapfrog_over_calls!(
+        cuda,
+        wave2d_f32_fixed_auto,
+        [37, 45],
+        params,
+        Some(Fusion::Fused),
+        [1, 1, 20 * t, 20 * t, 20 * t]
+    );
+    assert_eq!((s.replays(), s.captures()), (2, 1));
     // `persistent` replays its launches of one step (the single-step kernel's); a fused
     // launch is cooperative and runs all of a call's steps.
     let persistent = stencil_tests::wave2d_f32_fixed_persistent::Params { c2: 0.1 };

@@ -640,15 +640,16 @@ fn step_doc() -> TokenStream {
 /// up to `most` steps (`most` declares it from `left`, the steps still to run), or
 /// of one as `Session::fusion` says; while it is `Measure`, the parts of the
 /// session's `rt::Trial`, each timing `span` steps (a fused launch's:
-/// `time_block`, two sweeps for `persistent`). `graph` runs whole graphs of
-/// launches where it can ([`Graphs::branch`]).
+/// `time_block`, two sweeps for `persistent`). `graph` replays runs of
+/// launches as graphs where it can, `whole_graphs` (the trial's parts) only
+/// whole graphs ([`Graphs::branch`]).
 fn fused_step(
     plan: &Resolved,
     params: &Ident,
     most: &TokenStream,
     launches: &[TokenStream],
     turn: &TokenStream,
-    graph: &TokenStream,
+    [graph, whole_graphs]: [&TokenStream; 2],
 ) -> TokenStream {
     let doc = step_doc();
     let span = if plan.strategy == Strategy::Persistent {
@@ -656,7 +657,7 @@ fn fused_step(
     } else {
         plan.time_block as u64
     };
-    let launches_fn = launches_fn(params, graph, plan.strategy == Strategy::Persistent);
+    let launches_fn = launches_fn(params, whole_graphs, plan.strategy == Strategy::Persistent);
     // The launches a trial's part replays as one graph (the session passes 1 with graphs off).
     let graph_launches = GRAPH_LAUNCHES;
     quote! {
@@ -811,18 +812,27 @@ const GRAPHS_KEPT: usize = 4;
 /// this many tries, each of which records its launches without running them.
 const CAPTURE_TRIES: u32 = 3;
 
+/// The fewest launches a `step` call replays as a graph where it has fewer
+/// than [`GRAPH_LAUNCHES`] left: a call of 8 to 47 launches, or the rest of a
+/// longer call past its whole graphs. Such a run is captured the second time
+/// it comes (the same launches, steps a launch, parameters and order of the
+/// buffers), so that calls whose steps differ every time never pay a capture
+/// for a graph they would not replay.
+const SHORT_GRAPH_LAUNCHES: u64 = 8;
+
 impl Graphs {
     /// `levels`: the state fields; `fresh`: the flags of frames still to copy
     /// (no graph runs before they are, the copy is not a launch); `params`:
     /// the stencil's parameters, in `Params`.
     fn new(levels: &[Ident], fresh: &[Ident], params: &[Ident], params_ident: &Ident) -> Graphs {
-        let key_len = usize_lit(1 + levels.len() + params.len());
+        let key_len = usize_lit(2 + levels.len() + params.len());
         let turns_len = usize_lit(levels.len());
         let index: Vec<_> = (0..levels.len()).map(usize_lit).collect();
         let replay_doc = docs(&format!(
-            "Runs {GRAPH_LAUNCHES} launches of `fused` steps as one graph: the one captured for the \
-             same steps a launch, parameters and order of the buffers, captured first where the \
-             session keeps none (it keeps {GRAPHS_KEPT}; past that, the least recently replayed \
+            "Runs `launches` launches (up to {GRAPH_LAUNCHES}) of `fused` steps as one graph: the one \
+             captured for the same launches, steps a launch, parameters and order of the buffers, \
+             captured first where the session keeps none (under {GRAPH_LAUNCHES} launches, only where \
+             the same run came before since its last capture) (it keeps {GRAPHS_KEPT}; past that, the least recently replayed \
              takes the new launches in place). `false` (nothing ran) before the frames are copied, \
              and where the capture gave no graph: after {CAPTURE_TRIES} such captures in a row, \
              graphs are off from then on."
@@ -841,6 +851,7 @@ impl Graphs {
             quote!(captures: u64),
             quote!(updates: u64),
             quote!(failed: u32),
+            quote!(seen: Vec<[u64; #key_len]>),
         ];
         let alloc = vec![
             quote!(stream: None),
@@ -850,26 +861,30 @@ impl Graphs {
             quote!(captures: 0),
             quote!(updates: 0),
             quote!(failed: 0),
+            quote!(seen: Vec::new()),
         ];
         let graphs_kept = GRAPHS_KEPT;
         let capture_tries = CAPTURE_TRIES;
         let methods = quote! {
             #replay_doc
-            fn replay(&mut self, #params_ident: Params, fused: u64) -> Result<bool, StencilError> {
+            fn replay(&mut self, #params_ident: Params, fused: u64, launches: u64) -> Result<bool, StencilError> {
                 if #(self.#fresh ||)* !self.graphs {
                     return Ok(false);
                 }
-                let key = [fused, #(self.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
+                let key = [fused, launches, #(self.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
                 let (key, after, graph) = match self.kept.iter().position(|entry| entry.0 == key) {
                     Some(at) => self.kept.remove(at),
                     None => {
+                        if launches < #graph_launches && !self.seen_before(key) {
+                            return Ok(false);
+                        }
                         let stream = match self.stream.take() {
                             Some(stream) => stream,
                             None => dev::Stream::new(NAME)?,
                         };
                         let (steps, turns) = (self.steps, [#(self.#levels.turn()),*]);
                         let captured = dev::Captured::record(&stream, &mut || {
-                            for _ in 0..#graph_launches {
+                            for _ in 0..launches {
                                 self.launch(#params_ident, fused, stream.ptr())?;
                             }
                             Ok(())
@@ -919,9 +934,24 @@ impl Graphs {
                 graph.replay(NAME)?;
                 #(self.#levels.set_turn(after[#index]);)*
                 self.kept.push((key, after, graph));
-                self.steps += #graph_launches * fused;
+                self.steps += launches * fused;
                 self.replays += 1;
                 Ok(true)
+            }
+
+            /// Whether the run of `key` came before since it was last captured (the session
+            /// remembers as many such runs as it keeps graphs); notes it where not, and
+            /// forgets it where so.
+            fn seen_before(&mut self, key: [u64; #key_len]) -> bool {
+                if let Some(at) = self.seen.iter().position(|seen| *seen == key) {
+                    self.seen.remove(at);
+                    return true;
+                }
+                if self.seen.len() == #graphs_kept {
+                    self.seen.remove(0);
+                }
+                self.seen.push(key);
+                false
             }
 
             /// Whether runs of many launches are replayed as graphs (on by default; off
@@ -966,13 +996,36 @@ impl Graphs {
     /// launches of `fused` steps, replay it. `persistent` replays only its
     /// launches of one step (ordinary launches of the single-step kernel):
     /// its fused launches are cooperative, and one runs all of a call's steps.
-    fn branch(params: &Ident, persistent: bool) -> TokenStream {
+    /// `short`: runs of fewer launches replay too ([`SHORT_GRAPH_LAUNCHES`]),
+    /// and one not replayed is launched whole, so that its key is the same
+    /// the next time; the trial's parts (`short` off) replay only whole
+    /// graphs, as it times them.
+    fn branch(params: &Ident, persistent: bool, short: bool) -> TokenStream {
         let graph_launches = GRAPH_LAUNCHES;
         let one = persistent.then(|| quote!(fused == 1 &&));
+        if !short {
+            return quote! {
+                if #one left >= #graph_launches * fused && self.replay(#params, fused, #graph_launches)? {
+                    left -= #graph_launches * fused;
+                    continue;
+                }
+            };
+        }
+        let fewest = SHORT_GRAPH_LAUNCHES;
         quote! {
-            if #one left >= #graph_launches * fused && self.replay(#params, fused)? {
-                left -= #graph_launches * fused;
-                continue;
+            let run = (left / fused).min(#graph_launches);
+            if #one run >= #fewest {
+                if self.replay(#params, fused, run)? {
+                    left -= run * fused;
+                    continue;
+                }
+                if run < #graph_launches {
+                    for _ in 0..run {
+                        self.launch(#params, fused, ::std::ptr::null_mut())?;
+                    }
+                    left -= run * fused;
+                    continue;
+                }
             }
         }
     }
@@ -1070,7 +1123,8 @@ fn session(
     let persistent = plan.strategy == Strategy::Persistent;
     let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
     let graphs = Graphs::new(&state_fields, &fresh_flags, &names, &params);
-    let graph = Graphs::branch(&params, persistent);
+    let graph = Graphs::branch(&params, persistent, true);
+    let whole_graphs = Graphs::branch(&params, persistent, false);
     let step = if persistent {
         let time_block = plan.time_block as u64;
         let turn = if turns_by_one {
@@ -1099,7 +1153,14 @@ fn session(
                 let most = if self.steps == 0 && self.#fresh { left.min(#time_block) } else { left };
             },
         };
-        fused_step(plan, &params, &most, launches, &turn, &graph)
+        fused_step(
+            plan,
+            &params,
+            &most,
+            launches,
+            &turn,
+            [&graph, &whole_graphs],
+        )
     } else if plan.fuses_steps() {
         let time_block = plan.time_block as u64;
         let turn = if turns_by_one {
@@ -1127,7 +1188,14 @@ fn session(
                 let most = if fuses { left.min(#time_block) } else { 1 };
             }
         };
-        fused_step(plan, &params, &most, launches, &turn, &graph)
+        fused_step(
+            plan,
+            &params,
+            &most,
+            launches,
+            &turn,
+            [&graph, &whole_graphs],
+        )
     } else {
         single_step(plan, &params, launches, &advance, &graph)
     };
