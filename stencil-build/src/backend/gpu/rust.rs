@@ -830,17 +830,20 @@ impl Graphs {
         let index: Vec<_> = (0..levels.len()).map(usize_lit).collect();
         let replay_doc = docs(&format!(
             "Runs `launches` launches (up to {GRAPH_LAUNCHES}) of `fused` steps as one graph: the one \
-             captured for the same launches, steps a launch, parameters and order of the buffers, \
-             captured first where the session keeps none (under {GRAPH_LAUNCHES} launches, only where \
-             the same run came before since its last capture) (it keeps {GRAPHS_KEPT}; past that, the least recently replayed \
-             takes the new launches in place). `false` (nothing ran) before the frames are copied, \
-             and where the capture gave no graph: after {CAPTURE_TRIES} such captures in a row, \
-             graphs are off from then on."
+             captured for the same launches, steps a launch, parameters and order of the buffers. \
+             Where the session keeps none, it captures one first; a run of fewer than \
+             {GRAPH_LAUNCHES} launches only where the same run came before since its last capture. \
+             The session keeps {GRAPHS_KEPT}; past that, the least recently replayed takes the new \
+             launches in place. `false` (nothing ran) before the frames are copied, for a short run \
+             seen for the first time, and where the capture gave no graph: after {CAPTURE_TRIES} \
+             such captures in a row, graphs are off from then on."
         ));
         let set_doc = docs(&format!(
             "Turns graphs on or off: on, each run of {GRAPH_LAUNCHES} launches in a `step` call is \
              captured once as a graph (per steps a launch, parameters and order of the buffers) \
-             and replayed, which saves most of each launch's cost on small grids."
+             and replayed, and so is a shorter run of {SHORT_GRAPH_LAUNCHES} or more (a short call, \
+             or the rest of a long one) from the second time it comes, which saves most of each \
+             launch's cost on small grids."
         ));
         let graph_launches = GRAPH_LAUNCHES;
         let members = vec![
