@@ -1127,8 +1127,8 @@ fn session(
     let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
     let graphs = Graphs::new(&state_fields, &fresh_flags, &names, &params);
     let graph = Graphs::branch(&params, persistent, true);
-    let whole_graphs = Graphs::branch(&params, persistent, false);
-    let step = if persistent {
+    // A plan that fuses steps: how a launch turns the buffers, and the most steps it fuses.
+    let fused = if persistent {
         let time_block = plan.time_block as u64;
         let turn = if turns_by_one {
             quote! {
@@ -1156,14 +1156,7 @@ fn session(
                 let most = if self.steps == 0 && self.#fresh { left.min(#time_block) } else { left };
             },
         };
-        fused_step(
-            plan,
-            &params,
-            &most,
-            launches,
-            &turn,
-            [&graph, &whole_graphs],
-        )
+        Some((turn, most))
     } else if plan.fuses_steps() {
         let time_block = plan.time_block as u64;
         let turn = if turns_by_one {
@@ -1191,16 +1184,23 @@ fn session(
                 let most = if fuses { left.min(#time_block) } else { 1 };
             }
         };
-        fused_step(
-            plan,
-            &params,
-            &most,
-            launches,
-            &turn,
-            [&graph, &whole_graphs],
-        )
+        Some((turn, most))
     } else {
-        single_step(plan, &params, launches, &advance, &graph)
+        None
+    };
+    let step = match fused {
+        Some((turn, most)) => {
+            let whole_graphs = Graphs::branch(&params, persistent, false);
+            fused_step(
+                plan,
+                &params,
+                &most,
+                launches,
+                &turn,
+                [&graph, &whole_graphs],
+            )
+        }
+        None => single_step(plan, &params, launches, &advance, &graph),
     };
     let fusion = if plan.measures() {
         quote!(super::super::Fusion::Measure)
