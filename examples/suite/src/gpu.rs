@@ -142,65 +142,98 @@ pub fn run(
                     session.synchronize()
                 })?;
                 let t = s::cuda::TILING;
-                let strategy = if t.strategy == "stream" {
-                    format!(
-                        "stream {:?}, chunk {}, coarsen {}, vector {}",
-                        t.block, t.chunk, t.coarsen, t.vector
-                    )
-                } else if t.strategy == "temporal" || t.strategy == "persistent" {
-                    let occupancy = t
-                        .occupancy
-                        .map_or(String::new(), |k| format!(", {k} per multiprocessor"));
-                    // What the session ran launches of several steps as (`auto` measures).
-                    let launches = match session.fusion() {
-                        crate::Fusion::Measure => "launches not yet measured",
-                        crate::Fusion::Fused => "fused launches",
-                        crate::Fusion::Single => "single steps",
+                let mut ways = vec![($variant, strategy(&t, &Measured::Kept(session.fusion(), session.measurement())), seconds)];
+                // `--both-ways`: where the session measured, each way set in turn and timed
+                // as the kept one was, to check what the trial kept.
+                if o.both_ways && session.measurement().is_some() {
+                    for (way, variant) in [
+                        (crate::Fusion::Fused, concat!($variant, " fused")),
+                        (crate::Fusion::Single, concat!($variant, " single")),
+                    ] {
+                        session.set_fusion(way);
+                        let seconds = timed(o, steps, |n| {
+                            o.in_calls(n, |k| session.step(s::Params {}, k))?;
+                            session.synchronize()
+                        })?;
+                        ways.push((variant, strategy(&t, &Measured::Set(way)), seconds));
+                    }
+                }
+                for (variant, strategy, seconds) in ways {
+                    let strategy = if t.small_steps {
+                        format!("{strategy}; small grids: naive single steps")
+                    } else {
+                        strategy
                     };
-                    // What the measurement timed, a step: the evidence for its choice.
-                    let launches = match session.measurement() {
-                        Some(m) => format!(
-                            "{launches} (measured: fused {:.2} us, single {:.2} us a step, parts of {} steps)",
-                            m.fused.as_secs_f64() * 1e6 / m.steps as f64,
-                            m.single.as_secs_f64() * 1e6 / m.steps as f64,
-                            m.steps
-                        ),
-                        None => launches.to_string(),
-                    };
-                    format!(
-                        "{} {:?}, time_block {}, chunk {}, coarsen {}, vector {}{occupancy}, {launches}",
-                        t.strategy, t.block, t.time_block, t.chunk, t.coarsen, t.vector
-                    )
-                } else if t.small_grids {
-                    format!(
-                        "{} {:?}, small grids: stream in 16-byte vectors",
-                        t.strategy, t.block
-                    )
-                } else {
-                    format!("{} {:?}", t.strategy, t.block)
-                };
-                let strategy = if t.small_steps {
-                    format!("{strategy}; small grids: naive single steps")
-                } else {
-                    strategy
-                };
-                rows.push(Row {
-                    backend: "cuda",
-                    device: device.clone(),
-                    stencil: $stencil,
-                    dtype: $dtype,
-                    variant: $variant,
-                    strategy: o.per_call(if o.no_graphs { format!("{strategy}; no graphs") } else { strategy }),
-                    shape: shape.to_vec(),
-                    steps,
-                    seconds,
-                    bytes: s::BYTES_PER_CELL,
-                    radius: s::RADIUS.to_vec(),
-                });
+                    rows.push(Row {
+                        backend: "cuda",
+                        device: device.clone(),
+                        stencil: $stencil,
+                        dtype: $dtype,
+                        variant,
+                        strategy: o.per_call(if o.no_graphs { format!("{strategy}; no graphs") } else { strategy }),
+                        shape: shape.to_vec(),
+                        steps,
+                        seconds,
+                        bytes: s::BYTES_PER_CELL,
+                        radius: s::RADIUS.to_vec(),
+                    });
+                }
             }
         };
     }
     include!(concat!(env!("OUT_DIR"), "/variants.rs"));
     progress.finish();
     Ok(())
+}
+
+/// How a session ran launches of several steps, for a row's strategy.
+enum Measured {
+    /// As its plan or its trial decided: `fusion` (`Measure` where it has not
+    /// decided yet), with what the trial timed, if it ran.
+    Kept(crate::Fusion, Option<crate::Measurement>),
+    /// Set with `Session::set_fusion` after the trial (`--both-ways`).
+    Set(crate::Fusion),
+}
+
+/// A row's strategy and parameters: `t`'s, and for the fused strategies how
+/// the session ran launches of several steps.
+fn strategy(t: &crate::GpuTiling, measured: &Measured) -> String {
+    if t.strategy == "stream" {
+        format!(
+            "stream {:?}, chunk {}, coarsen {}, vector {}",
+            t.block, t.chunk, t.coarsen, t.vector
+        )
+    } else if t.strategy == "temporal" || t.strategy == "persistent" {
+        let occupancy = t
+            .occupancy
+            .map_or(String::new(), |k| format!(", {k} per multiprocessor"));
+        let way = |f: &crate::Fusion| match f {
+            crate::Fusion::Measure => "launches not yet measured",
+            crate::Fusion::Fused => "fused launches",
+            crate::Fusion::Single => "single steps",
+        };
+        let launches = match measured {
+            // What the measurement timed, a step: the evidence for its choice.
+            Measured::Kept(f, Some(m)) => format!(
+                "{} (measured: fused {:.2} us, single {:.2} us a step, parts of {} steps)",
+                way(f),
+                m.fused.as_secs_f64() * 1e6 / m.steps as f64,
+                m.single.as_secs_f64() * 1e6 / m.steps as f64,
+                m.steps
+            ),
+            Measured::Kept(f, None) => way(f).to_string(),
+            Measured::Set(f) => format!("{}, set after the trial", way(f)),
+        };
+        format!(
+            "{} {:?}, time_block {}, chunk {}, coarsen {}, vector {}{occupancy}, {launches}",
+            t.strategy, t.block, t.time_block, t.chunk, t.coarsen, t.vector
+        )
+    } else if t.small_grids {
+        format!(
+            "{} {:?}, small grids: stream in 16-byte vectors",
+            t.strategy, t.block
+        )
+    } else {
+        format!("{} {:?}", t.strategy, t.block)
+    }
 }

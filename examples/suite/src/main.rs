@@ -72,6 +72,12 @@ pub struct Options {
     /// launches (`Session::set_graphs(false)`), to measure what graphs gain.
     #[arg(long)]
     pub no_graphs: bool,
+    /// Where a GPU session measured fused launches against single steps
+    /// (`auto`'s fused plans), also time each way set after the trial
+    /// (`Session::set_fusion`), as rows `<variant> fused` and `<variant>
+    /// single`: what the trial kept, checked against both.
+    #[arg(long)]
+    pub both_ways: bool,
     /// Timed runs per configuration; the median is reported.
     #[arg(long, default_value_t = 5)]
     pub reps: usize,

@@ -132,6 +132,35 @@ fn rows_timed_a_few_steps_a_call_say_so() {
 }
 
 #[test]
+fn both_ways_adds_rows_only_where_a_gpu_session_measured() {
+    // CPU runs measure nothing: `--both-ways` leaves the rows as they are.
+    let out = succeeded(Command::new(env!("CARGO_BIN_EXE_suite")).args([
+        "--backend",
+        "openmp",
+        "--stencil",
+        "j2d5pt",
+        "--dtype",
+        "f32",
+        "--size2",
+        "64",
+        "--steps",
+        "3",
+        "--reps",
+        "1",
+        "--warmup",
+        "1",
+        "--both-ways",
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.matches("| j2d5pt | f32 |").count(),
+        2,
+        "naive and auto: {stdout}"
+    );
+    assert!(!stdout.contains("| auto fused |"), "{stdout}");
+}
+
+#[test]
 fn options_that_select_nothing_are_an_error() {
     let out = Command::new(env!("CARGO_BIN_EXE_suite"))
         .args(["--backend", "openmp", "--stencil", "no_such_stencil"])

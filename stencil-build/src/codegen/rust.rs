@@ -186,9 +186,9 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
 
             impl Measurement {
                 /// The way the session keeps: single steps where their part took less than
-                /// 95% of the fused launches' part, else fused launches.
+                /// 98% of the fused launches' part, else fused launches.
                 pub fn faster(&self) -> Fusion {
-                    if self.single.as_nanos() * 20 < self.fused.as_nanos() * 19 {
+                    if self.single.as_nanos() * 50 < self.fused.as_nanos() * 49 {
                         Fusion::Single
                     } else {
                         Fusion::Fused
