@@ -6,7 +6,7 @@ best = {}
 for r in rows:
     k = (r['stencil'], r['dtype'])
     s = r['strategy'].split()[0]
-    if s in ('naive', 'tiled', 'stream', 'tensor'):
+    if r['variant'] != 'auto' and s in ('naive', 'tiled', 'stream', 'tensor'):
         if r['gcells_per_s'] > best.get(k, (0,))[0]:
             best[k] = (r['gcells_per_s'], r['variant'])
 for r in rows:
