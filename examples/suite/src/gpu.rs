@@ -142,7 +142,8 @@ pub fn run(
                     session.synchronize()
                 })?;
                 let t = s::cuda::TILING;
-                let mut ways = vec![($variant, strategy(&t, &Measured::Kept(session.fusion(), session.measurement())), seconds)];
+                let kept = Measured::Kept(session.fusion(), session.measurement());
+                let mut ways = vec![($variant, strategy(&t, &kept), seconds)];
                 // `--both-ways`: where the session measured, each way set in turn and timed
                 // as the kept one was, to check what the trial kept.
                 if o.both_ways && session.measurement().is_some() {
