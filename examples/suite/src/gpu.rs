@@ -52,17 +52,51 @@ fn timed(
     mut run: impl FnMut(u64) -> Result<(), StencilError>,
 ) -> Result<f64, Box<dyn std::error::Error>> {
     run(o.warmup)?;
-    median(o.reps, || {
-        // SAFETY: records an event; the function owns its events.
-        cuda("cudaEventRecord", unsafe { suite_timer_start() })?;
-        run(steps)?;
-        let mut seconds = 0.0;
-        // SAFETY: writes one f64.
-        cuda("cudaEventElapsedTime", unsafe {
-            suite_timer_stop(&mut seconds)
-        })?;
-        Ok(seconds)
-    })
+    median(o.reps, || once(|| run(steps)))
+}
+
+/// Seconds of what `run` queues (and its final synchronize), from CUDA
+/// events recorded around it.
+fn once(run: impl FnOnce() -> Result<(), StencilError>) -> Result<f64, Box<dyn std::error::Error>> {
+    // SAFETY: records an event; the function owns its events.
+    cuda("cudaEventRecord", unsafe { suite_timer_start() })?;
+    run()?;
+    let mut seconds = 0.0;
+    // SAFETY: writes one f64.
+    cuda("cudaEventElapsedTime", unsafe {
+        suite_timer_stop(&mut seconds)
+    })?;
+    Ok(seconds)
+}
+
+/// [`timed`] for `ways` ways of running the same steps (`run(way, n)`),
+/// their runs in turn: after each way's warm-up, `o.reps` rounds of one
+/// timed run each, the order rotated every round, so that a device that
+/// speeds up or slows down over the rounds favours none. The median
+/// seconds of each way.
+fn timed_in_turn(
+    o: &Options,
+    steps: u64,
+    ways: usize,
+    mut run: impl FnMut(usize, u64) -> Result<(), StencilError>,
+) -> Result<Vec<f64>, Box<dyn std::error::Error>> {
+    for way in 0..ways {
+        run(way, o.warmup)?;
+    }
+    let mut seconds = vec![Vec::new(); ways];
+    for round in 0..o.reps.max(1) {
+        for k in 0..ways {
+            let way = (round + k) % ways;
+            seconds[way].push(once(|| run(way, steps))?);
+        }
+    }
+    Ok(seconds
+        .into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect())
 }
 
 /// GB/s of the `copy2d` stencil kernel (one read, one write per cell) on 16384^2 cells.
@@ -147,15 +181,16 @@ pub fn run(
                 // `--both-ways`: where the session measured, each way set in turn and timed
                 // as the kept one was, to check what the trial kept.
                 if o.both_ways && session.measurement().is_some() {
-                    for (way, variant) in [
+                    let both = [
                         (crate::Fusion::Fused, concat!($variant, " fused")),
                         (crate::Fusion::Single, concat!($variant, " single")),
-                    ] {
-                        session.set_fusion(way);
-                        let seconds = timed(o, steps, |n| {
-                            o.in_calls(n, |k| session.step(s::Params {}, k))?;
-                            session.synchronize()
-                        })?;
+                    ];
+                    let seconds = timed_in_turn(o, steps, both.len(), |way, n| {
+                        session.set_fusion(both[way].0);
+                        o.in_calls(n, |k| session.step(s::Params {}, k))?;
+                        session.synchronize()
+                    })?;
+                    for ((way, variant), seconds) in both.into_iter().zip(seconds) {
                         ways.push((variant, strategy(&t, &Measured::Set(way)), seconds));
                     }
                 }

@@ -74,8 +74,9 @@ pub struct Options {
     pub no_graphs: bool,
     /// Where a GPU session measured fused launches against single steps
     /// (`auto`'s fused plans), also time each way set after the trial
-    /// (`Session::set_fusion`), as rows `<variant> fused` and `<variant>
-    /// single`: what the trial kept, checked against both.
+    /// (`Session::set_fusion`), their runs in turn, as rows `<variant>
+    /// fused` and `<variant> single`: what the trial kept, checked against
+    /// both.
     #[arg(long)]
     pub both_ways: bool,
     /// Timed runs per configuration; the median is reported.
