@@ -421,7 +421,8 @@ fn trial_helper() -> TokenStream {
                 } else {
                     cycles >= Self::MOST_CYCLES
                 };
-                let done = timed_parts % 4 == 0 && enough;
+                // Timed parts that end a cycle.
+                let done = cycles * 4 == timed_parts && enough;
                 if !done {
                     return Ok((ran, None));
                 }
