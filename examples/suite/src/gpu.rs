@@ -4,7 +4,7 @@
 use std::os::raw::{c_char, c_int};
 
 use crate::report::{Bound, Progress, Row};
-use crate::{Options, StencilError, check, median, pattern};
+use crate::{Options, StencilError, check, middle, pattern};
 
 unsafe extern "C" {
     fn suite_timer_start() -> c_int;
@@ -51,22 +51,7 @@ fn timed(
     steps: u64,
     mut run: impl FnMut(u64) -> Result<(), StencilError>,
 ) -> Result<f64, Box<dyn std::error::Error>> {
-    run(o.warmup)?;
-    median(o.reps, || once(|| run(steps)))
-}
-
-/// Seconds of what `run` queues (and its final synchronize), from CUDA
-/// events recorded around it.
-fn once(run: impl FnOnce() -> Result<(), StencilError>) -> Result<f64, Box<dyn std::error::Error>> {
-    // SAFETY: records an event; the function owns its events.
-    cuda("cudaEventRecord", unsafe { suite_timer_start() })?;
-    run()?;
-    let mut seconds = 0.0;
-    // SAFETY: writes one f64.
-    cuda("cudaEventElapsedTime", unsafe {
-        suite_timer_stop(&mut seconds)
-    })?;
-    Ok(seconds)
+    Ok(timed_in_turn(o, steps, 1, |_, n| run(n))?[0])
 }
 
 /// [`timed`] for `ways` ways of running the same steps (`run(way, n)`),
@@ -87,16 +72,16 @@ fn timed_in_turn(
     for round in 0..o.reps.max(1) {
         for k in 0..ways {
             let way = (round + k) % ways;
-            seconds[way].push(once(|| run(way, steps))?);
+            // SAFETY: records an event; the function owns its events.
+            cuda("cudaEventRecord", unsafe { suite_timer_start() })?;
+            run(way, steps)?;
+            let mut s = 0.0;
+            // SAFETY: writes one f64.
+            cuda("cudaEventElapsedTime", unsafe { suite_timer_stop(&mut s) })?;
+            seconds[way].push(s);
         }
     }
-    Ok(seconds
-        .into_iter()
-        .map(|mut t| {
-            t.sort_by(f64::total_cmp);
-            t[t.len() / 2]
-        })
-        .collect())
+    Ok(seconds.into_iter().map(middle).collect())
 }
 
 /// GB/s of the `copy2d` stencil kernel (one read, one write per cell) on 16384^2 cells.

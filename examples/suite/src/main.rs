@@ -183,11 +183,16 @@ pub const COMPILED: &[(&str, &str, &str, &str)] =
 
 /// The median of `reps` (at least one) measurements by `once`.
 pub fn median<E>(reps: usize, mut once: impl FnMut() -> Result<f64, E>) -> Result<f64, E> {
-    let mut t = (0..reps.max(1))
+    let t = (0..reps.max(1))
         .map(|_| once())
         .collect::<Result<Vec<f64>, E>>()?;
+    Ok(middle(t))
+}
+
+/// The median of `t` (not empty): its middle value, the upper one of an even count.
+pub fn middle(mut t: Vec<f64>) -> f64 {
     t.sort_by(f64::total_cmp);
-    Ok(t[t.len() / 2])
+    t[t.len() / 2]
 }
 
 /// Deterministic, non-trivial values in [0, 1), different per grid `k`.

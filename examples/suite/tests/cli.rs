@@ -103,27 +103,35 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
     assert!(stdout.contains(&md), "the table is printed too");
 }
 
+/// The runner's table for j2d5pt f32 on 64^2 on the CPU (3 steps, one
+/// repetition), with `extra` options.
+fn small_j2d5pt(extra: &[&str]) -> String {
+    let out = succeeded(
+        Command::new(env!("CARGO_BIN_EXE_suite"))
+            .args([
+                "--backend",
+                "openmp",
+                "--stencil",
+                "j2d5pt",
+                "--dtype",
+                "f32",
+                "--size2",
+                "64",
+                "--steps",
+                "3",
+                "--reps",
+                "1",
+                "--warmup",
+                "1",
+            ])
+            .args(extra),
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn rows_timed_a_few_steps_a_call_say_so() {
-    let out = succeeded(Command::new(env!("CARGO_BIN_EXE_suite")).args([
-        "--backend",
-        "openmp",
-        "--stencil",
-        "j2d5pt",
-        "--dtype",
-        "f32",
-        "--size2",
-        "64",
-        "--steps",
-        "3",
-        "--reps",
-        "1",
-        "--warmup",
-        "1",
-        "--steps-per-call",
-        "1",
-    ]));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = small_j2d5pt(&["--steps-per-call", "1"]);
     assert_eq!(
         stdout.matches("; 1 step a call |").count(),
         2,
@@ -134,24 +142,7 @@ fn rows_timed_a_few_steps_a_call_say_so() {
 #[test]
 fn both_ways_adds_rows_only_where_a_gpu_session_measured() {
     // CPU runs measure nothing: `--both-ways` leaves the rows as they are.
-    let out = succeeded(Command::new(env!("CARGO_BIN_EXE_suite")).args([
-        "--backend",
-        "openmp",
-        "--stencil",
-        "j2d5pt",
-        "--dtype",
-        "f32",
-        "--size2",
-        "64",
-        "--steps",
-        "3",
-        "--reps",
-        "1",
-        "--warmup",
-        "1",
-        "--both-ways",
-    ]));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = small_j2d5pt(&["--both-ways"]);
     assert_eq!(
         stdout.matches("| j2d5pt | f32 |").count(),
         2,
