@@ -448,6 +448,23 @@ fn vector_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     }
 }
 
+/// The plan of the scalar twins of a 3-D `stream` kernel of vectors, which
+/// run the grids whose rows are not whole vectors: `stream`'s defaults (one
+/// cell a thread, blocks of `[1, 8, 32]` threads on CUDA), their chunk of
+/// planes the launcher's, at most 64 ([`Gen::shortens_chunk`]). On the
+/// H200, on 300 x 994 x 750 (f32) and 300 x 994 x 749 (f64), the twin of
+/// `[1, 2, 64]` threads and chunks of 4 planes ran 0.79x-0.91x `stream`'s
+/// defaults on 12 of the suite's 16 3-D stencil and dtype pairs, 0.95x-1.07x
+/// on the others (j3d7pt, j3d13pt, wave3d); `auto`'s single steps ran it,
+/// star3d25 f32 at 0.83x and the ring kernels' single steps of acoustic25
+/// f32 at 0.81x (BENCHMARKS.md, 2026-11-28, session 37). `None` in 2-D,
+/// where the twin of `[1, 64]` threads ran 0.83x-1.15x the defaults'.
+fn scalar_stream(st: &Stencil, d: &Dialect) -> Option<Resolved> {
+    (st.dims() == 3)
+        .then(|| resolve(&GpuTiling::model(Strategy::Stream), st, d).ok())
+        .flatten()
+}
+
 /// Static shared memory one block may use: CUDA's limit without opting in to
 /// more (AMD's LDS holds 64 KiB).
 pub const SHARED_BUDGET: usize = 48 * 1024;
@@ -544,6 +561,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
     let step = step_plan(plan, st, d).or_else(|| small_plan(plan, st, d));
     let naive = naive_plan(plan, st, d);
     let scalar = temporal::scalar_twin(plan, st, d);
+    let defaults = scalar_stream(st, d);
     for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
         w.blank();
         let g = Gen {
@@ -556,6 +574,8 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             vector: plan.vector,
             wide: true,
             scalar: scalar.as_ref(),
+            defaults: defaults.as_ref(),
+            fallback: false,
             step: step.as_ref(),
             naive: naive.as_ref(),
             output: "out",
@@ -970,6 +990,13 @@ struct Gen<'a> {
     /// which run the grids whose rows are not whole vectors and the largest
     /// ones ([`temporal::scalar_twin`]).
     scalar: Option<&'a Resolved>,
+    /// The plan of the scalar twins of this file's 3-D `stream` kernels of
+    /// vectors ([`scalar_stream`]); `None` in 2-D, where they keep their
+    /// kernel's plan.
+    defaults: Option<&'a Resolved>,
+    /// Whether this is a `stream` kernel's twin without vectors, for the
+    /// grids whose rows are not whole vectors.
+    fallback: bool,
     /// The plan of the other single-step kernel of the file: the one a fused
     /// launch of one step runs instead ([`step_plan`]), or the one `auto`'s
     /// `tensor` runs on small planes ([`small_plan`]).
@@ -1128,14 +1155,29 @@ impl Gen<'_> {
         let mut out = Vec::new();
         for &wide in widths {
             for &vector in vectors {
+                let fallback = vector < self.plan.vector;
+                let plan = match self.defaults {
+                    Some(defaults) if fallback => defaults,
+                    _ => self.plan,
+                };
                 out.push(Gen {
+                    plan,
                     vector,
                     wide,
+                    fallback,
                     ..self.clone()
                 });
             }
         }
         out
+    }
+
+    /// Whether this kernel marches the chunk of planes its launcher chose
+    /// (an argument, [`Self::wave_chunk`]), at most its plan's: a scalar
+    /// twin of [`scalar_stream`], whose chunks of 64 planes would leave
+    /// multiprocessors idle on smaller grids.
+    fn shortens_chunk(&self) -> bool {
+        self.fallback && self.defaults.is_some()
     }
 
     /// The generator of the file's other single-step kernel: the one that
@@ -1165,7 +1207,13 @@ impl Gen<'_> {
     /// What a twin kernel is for, for its comment.
     fn twin_purpose(&self) -> String {
         let mut what = Vec::new();
-        if self.vector < self.plan.vector || self.scalar.is_some() {
+        if self.shortens_chunk() {
+            what.push(format!(
+                "without vectors, for grids whose rows are not whole vectors: `stream`'s blocks of {} threads, chunks of at most {} planes",
+                join_x(&self.plan.block),
+                self.plan.chunk
+            ));
+        } else if self.fallback || self.scalar.is_some() {
             what.push("without vectors, for grids whose rows are not whole vectors".to_string());
         }
         if self.wide && self.narrow() {
@@ -1212,7 +1260,7 @@ impl Gen<'_> {
             "_rings"
         } else if self.vector_columns() {
             "_vector"
-        } else if self.vector < self.plan.vector {
+        } else if self.fallback {
             "_scalar"
         } else {
             ""
@@ -1278,7 +1326,7 @@ impl Gen<'_> {
         if self.plan.strategy == Strategy::Temporal {
             parameters.push("int levels".into());
         }
-        if self.chunked() {
+        if self.chunked() || self.shortens_chunk() {
             parameters.push("int chunk".into());
         }
         let parameters = parameters.join(", ");
@@ -1684,6 +1732,8 @@ impl Gen<'_> {
         let chunk = if self.chunked() {
             w.line("const int span = CHUNK > 0 ? CHUNK : chunk;");
             "span".to_string()
+        } else if self.shortens_chunk() {
+            "chunk".to_string()
         } else {
             self.plan.chunk.to_string()
         };
@@ -2249,10 +2299,15 @@ impl Gen<'_> {
         let mut threads = vec!["1".to_string(); 3];
         let mut blocks = vec!["1".to_string(); 3];
         let component = |c: &str| ["x", "y", "z"].iter().position(|x| *x == c).unwrap_or(0);
+        let chunk = if self.shortens_chunk() {
+            "chunk".to_string()
+        } else {
+            self.plan.chunk.to_string()
+        };
         for a in 0..dims {
             let k = component(builtin(a, dims));
             if self.plan.strategy == Strategy::Stream && a == 0 {
-                blocks[k] = format!("({} + {c} - 1) / {c}", self.extent(0), c = self.plan.chunk);
+                blocks[k] = format!("({} + {chunk} - 1) / {chunk}", self.extent(0));
             } else {
                 threads[component(builtin(a, dims))] = block[a].to_string();
                 let b = if a + 1 == dims {
@@ -2263,7 +2318,14 @@ impl Gen<'_> {
                 blocks[k] = format!("({} + {b} - 1) / {b}", self.extent(a));
             }
         }
-        self.launch_lines(w, &threads.join(", "), &blocks, 0, &self.arguments());
+        if !self.shortens_chunk() {
+            return self.launch_lines(w, &threads.join(", "), &blocks, 0, &self.arguments());
+        }
+        // A block's window loads the planes before and after its chunk.
+        let warm_up = self.rows().iter().map(Row::depth).max().unwrap_or(0);
+        self.wave_chunk(w, &self.kernel_name(), 0, warm_up, &blocks[..2], true);
+        let arguments = format!("{}, chunk", self.arguments());
+        self.launch_lines(w, &threads.join(", "), &blocks, 0, &arguments);
     }
 
     /// Cells of the region along axis `a`, as a C expression.
@@ -2318,12 +2380,13 @@ impl Gen<'_> {
     }
 
     /// `chunk` for a kernel whose blocks march the slowest axis (`temporal`
-    /// of vectors, `tensor`): the length whose waves of blocks (as many as
+    /// of vectors, `tensor`, the scalar twins of [`scalar_stream`]): the
+    /// length whose waves of blocks (as many as
     /// stay resident at once, `across` a chunk) end first, each block
     /// marching its chunk and `extra` planes more (those its levels lag
     /// behind and start ahead, or its window's warm-up), no longer than the
-    /// plan's chunk where `capped` (`tensor`, whose `chunk` is the most
-    /// planes a block marches). On the
+    /// plan's chunk where `capped` (`tensor` and those twins, whose `chunk`
+    /// is the most planes a block marches). On the
     /// suite's 512^3 grid star3d25 f32 then runs 3 chunks of 168 planes, 8
     /// full waves of the H100's 132 multiprocessors, where chunks of 128 make
     /// 10.67. Against chunks of 128 (the generated kernels in the A/B
@@ -2855,6 +2918,61 @@ mod tests {
             !code.contains("_i64") && !code.contains("const int"),
             "2-D indices stay 64-bit"
         );
+    }
+
+    #[test]
+    fn scalar_twins_of_3d_vectors_run_stream_defaults_on_the_launchers_chunk() {
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f32",
+            "u[-2,0,0] + u[0,0,-1] + u[0,0,1] + u[0,1,0] + u[2,0,0]",
+        );
+        let plan = resolve(&vector_stream(&st, &CUDA), &st, &CUDA).unwrap();
+        assert_eq!(
+            (plan.block.as_slice(), plan.vector),
+            ([1, 2, 64].as_slice(), 4)
+        );
+        let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
+        window_indices_in_bounds(&code);
+        let kernel = |name: &str| {
+            let at = code.find(&format!("{name}(const int n0")).unwrap();
+            code[..at].lines().last().unwrap().to_string()
+        };
+        assert!(kernel("update_u_kernel").contains("__launch_bounds__(128)"));
+        // The twins: one cell a thread, 256 threads, the chunk an argument.
+        for name in ["update_u_scalar_kernel", "update_u_scalar_i64_kernel"] {
+            let at = code.find(&format!("{name}(const")).unwrap();
+            let line = &code[at..code[at..].find('\n').unwrap() + at];
+            assert!(
+                line.ends_with("const float *__restrict__ cur_u, int chunk)"),
+                "{line}"
+            );
+            assert!(
+                code[..at].ends_with("__launch_bounds__(256) p_cuda__s__"),
+                "{name}"
+            );
+        }
+        assert!(code.contains(
+            "/* The same without vectors, for grids whose rows are not whole vectors: `stream`'s blocks of 1 x 8 x 32 threads, chunks of at most 64 planes. */"
+        ));
+        assert!(
+            code.contains("const int z1 = z0 + chunk < n0 - 2 ? z0 + chunk : n0 - 2;"),
+            "{code}"
+        );
+        let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
+        for line in [
+            // Capped at 64 planes; each block loads 4 planes more than its chunk.
+            "for (ptrdiff_t n = (cells + 64 - 1) / 64; n <= most && n <= cells; ++n) {",
+            "const ptrdiff_t time = waves * (planes + 4);",
+            "const dim3 block(32, 8, 1);",
+            "const dim3 grid((unsigned)((n2 - 1 + 32 - 1) / 32), (unsigned)(((n1 - 1 - 1) + 8 - 1) / 8), (unsigned)(((n0 - 2 - 2) + chunk - 1) / chunk));",
+            "p_cuda__s__update_u_scalar_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out, cur_u, chunk);",
+        ] {
+            assert!(
+                launcher.contains(line),
+                "`{line}` missing from:\n{launcher}"
+            );
+        }
     }
 
     #[test]

@@ -253,7 +253,7 @@ mod tests {
             // One step runs the single-step kernel, into the buffer of the level before the last.
             "if (steps == 1) {\n        if (n0 * n1 * n2 <= 2147483647 && n2 % 2 == 0 && (size_t)out_prev % 16 == 0 && (size_t)prev_u % 16 == 0 && (size_t)cur_u % 16 == 0) {",
             "p_cuda__s__update_u_step_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
-            "p_cuda__s__update_u_step_scalar_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
+            "p_cuda__s__update_u_step_scalar_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out_prev, prev_u, cur_u, chunk);",
             "void *arguments[] = {(void *)&n0_32, (void *)&n1_32, (void *)&n2_32, (void *)&out, (void *)&out_prev, (void *)&prev_u, (void *)&cur_u, (void *)&steps};",
         ] {
             assert!(code.contains(line), "`{line}` missing from:\n{code}");
