@@ -4,6 +4,8 @@
 # steps with the first variant's of the same stencil, bit for bit (printing
 # the largest difference where they differ). A kernel without a `levels`
 # argument (no fused loop `for (int s = T; s >= 1`) is a single-step one.
+# Every launcher gets the stream 0 last (the generated ones take it since
+# sessions could capture graphs; older kernels ignore it).
 # See README.md.
 import re,glob,os
 out='build'
@@ -62,14 +64,14 @@ template<class T> double run(E&e,int N0,int N1,int N2,int calls,std::vector<unsi
   // plain: cur=b[0], out=b[1]. wave: prev=b[2] cur=b[0] -> out=b[1], out_prev=b[3]
   int cur=0,out=1,prev=2,outp=3; cudaEvent_t s,f; cudaEventCreate(&s); cudaEventCreate(&f);
   // a single-step leapfrog writes u(t+1) to out from prev = u(t-1) and cur = u(t); then prev <- cur <- out <- prev
-  auto step=[&](){ int rc; if(e.inputs==1&&e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,int))e.f)(N0,N1,N2,b[out],b[cur],b[4],e.t);
-     else if(e.inputs==1) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*))e.f)(N0,N1,N2,b[out],b[cur],b[4]);
-     else if(e.inputs==2&&e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,const T*,int))e.f)(N0,N1,N2,b[out],b[cur],b[4],b[5],e.t);
-     else if(e.inputs==2) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,const T*))e.f)(N0,N1,N2,b[out],b[cur],b[4],b[5]);
-     else if(e.wave&&e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,T*,const T*,const T*,const T*,int))e.f)(N0,N1,N2,b[out],b[outp],b[prev],b[cur],b[4],e.t);
-     else if(e.wave) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,const T*))e.f)(N0,N1,N2,b[out],b[prev],b[cur],b[4]);
-     else if(e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,int))e.f)(N0,N1,N2,b[out],b[cur],e.t);
-     else rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*))e.f)(N0,N1,N2,b[out],b[cur]);
+  auto step=[&](){ int rc; if(e.inputs==1&&e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,int,cudaStream_t))e.f)(N0,N1,N2,b[out],b[cur],b[4],e.t,(cudaStream_t)0);
+     else if(e.inputs==1) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,cudaStream_t))e.f)(N0,N1,N2,b[out],b[cur],b[4],(cudaStream_t)0);
+     else if(e.inputs==2&&e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,const T*,int,cudaStream_t))e.f)(N0,N1,N2,b[out],b[cur],b[4],b[5],e.t,(cudaStream_t)0);
+     else if(e.inputs==2) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,const T*,cudaStream_t))e.f)(N0,N1,N2,b[out],b[cur],b[4],b[5],(cudaStream_t)0);
+     else if(e.wave&&e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,T*,const T*,const T*,const T*,int,cudaStream_t))e.f)(N0,N1,N2,b[out],b[outp],b[prev],b[cur],b[4],e.t,(cudaStream_t)0);
+     else if(e.wave) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,const T*,const T*,cudaStream_t))e.f)(N0,N1,N2,b[out],b[prev],b[cur],b[4],(cudaStream_t)0);
+     else if(e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,int,cudaStream_t))e.f)(N0,N1,N2,b[out],b[cur],e.t,(cudaStream_t)0);
+     else rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,cudaStream_t))e.f)(N0,N1,N2,b[out],b[cur],(cudaStream_t)0);
      if(rc){printf("launch error %d\n",rc);exit(1);}
      if(e.wave&&!e.t){ int o=prev; prev=cur; cur=out; out=o; } else { std::swap(cur,out); if(e.wave) std::swap(prev,outp); } };
   if(result){ for(int i=0;i<12/std::max(e.t,1);i++) step(); CK(cudaDeviceSynchronize()); result->resize(n*sizeof(T)); CK(cudaMemcpy(result->data(),b[cur],n*sizeof(T),cudaMemcpyDeviceToHost)); }
