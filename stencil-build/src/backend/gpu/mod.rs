@@ -1180,6 +1180,17 @@ impl Gen<'_> {
         self.fallback && self.defaults.is_some()
     }
 
+    /// The cells of the slowest axis a block of a kernel that is not
+    /// [`Self::chunked`] marches, as a C expression: the argument `chunk`
+    /// where [`Self::shortens_chunk`], else the plan's.
+    fn chunk_length(&self) -> String {
+        if self.shortens_chunk() {
+            "chunk".to_string()
+        } else {
+            self.plan.chunk.to_string()
+        }
+    }
+
     /// The generator of the file's other single-step kernel: the one that
     /// launches of one step run where this kernel fuses steps
     /// ([`step_plan`]), its kernels named after `<sym>_step`, or the one
@@ -1732,10 +1743,8 @@ impl Gen<'_> {
         let chunk = if self.chunked() {
             w.line("const int span = CHUNK > 0 ? CHUNK : chunk;");
             "span".to_string()
-        } else if self.shortens_chunk() {
-            "chunk".to_string()
         } else {
-            self.plan.chunk.to_string()
+            self.chunk_length()
         };
         w.line(&format!(
             "const {t} z0 = {lo0} + ({t}){} * {chunk};",
@@ -2299,11 +2308,7 @@ impl Gen<'_> {
         let mut threads = vec!["1".to_string(); 3];
         let mut blocks = vec!["1".to_string(); 3];
         let component = |c: &str| ["x", "y", "z"].iter().position(|x| *x == c).unwrap_or(0);
-        let chunk = if self.shortens_chunk() {
-            "chunk".to_string()
-        } else {
-            self.plan.chunk.to_string()
-        };
+        let chunk = self.chunk_length();
         for a in 0..dims {
             let k = component(builtin(a, dims));
             if self.plan.strategy == Strategy::Stream && a == 0 {
