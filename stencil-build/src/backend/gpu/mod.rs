@@ -422,7 +422,8 @@ pub const WIDE_REGISTER_WORDS: usize = 184;
 /// defaults, chunks of 64 planes or rows, one cell per thread: the windows
 /// over the budget measured slower with the vectors (star3d25 f64, 264
 /// words: 0.98x-0.99x; acoustic25, 200 and 280 words: 0.79x in f32, 0.81x
-/// in f64, on 300 x 994 x 750, where the f32 vectors ran their scalar twin;
+/// in f64, on 300 x 994 x 750, where the f32 vectors ran their scalar twin,
+/// then of their own blocks and chunks ([`scalar_stream`] since session 37);
 /// on 512^3 they ran 1.25x in f32, 0.83x in f64, session 23).
 fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     if register_words(st, 4, 1, 16 / st.dtype.size()) <= WIDE_REGISTER_WORDS {
