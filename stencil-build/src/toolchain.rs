@@ -227,8 +227,8 @@ fn prelude(d: &gpu::Dialect) -> [&'static str; 4] {
 }
 
 /// Writes [`prelude`]'s header for `d` into `dir` and precompiles it beside
-/// it with `build`'s compiler and flags. A source compiled with `-include
-/// <header>` then loads `<header>.gch` (GCC, which reads the header itself
+/// it with `build`'s compiler and flags. A source compiled with
+/// `-include <header>` then loads `<header>.gch` (GCC, which reads the header itself
 /// where the precompiled one does not match the flags) or, by Clang's
 /// manual, `<header>.pch` (not tried: CI builds with GCC). Returns the
 /// header's path.
