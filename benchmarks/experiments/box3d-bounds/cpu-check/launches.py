@@ -1,7 +1,7 @@
 # Rewrites a CUDA source for the emulated device, as stencil-build's
 # `toolchain::host_launches` does (launches as `cuda_on_cpu::launch`, the
 # dynamic shared memory as `using ::shared`), renaming its launcher:
-#   launches.py SOURCE OUTPUT LAUNCHER_NAME
+#   launches.py SOURCE OUTPUT NEW_NAME LAUNCHER
 import sys,re
 def host_launches(text):
     text=text.replace("extern __shared__ __align__(16) unsigned char shared[];","using ::shared;")
@@ -21,7 +21,7 @@ def host_launches(text):
         if not rest.startswith(')'): out.append(", ")
     out.append(rest)
     return ''.join(out)
-src,dst,rename=sys.argv[1],sys.argv[2],sys.argv[3]
+src,dst,rename,launcher=sys.argv[1:5]
 t=open(src).read()
-t=t.replace("stencils_cuda__j3d17pt__update_u(", rename+"(")
+t=t.replace(launcher+"(", rename+"(")
 open(dst,'w').write(host_launches(t))
