@@ -9,8 +9,8 @@
  * consecutive words: the column left of a thread's pair is the second half
  * at tx - 1, the one right of it the first half at tx + 1; its own two
  * columns come from its registers but in the rows above and below it.
- * Per cell and level that is 6 ring loads against the generated kernel's
- * 9.5. The sums keep the generated kernel's order, so the grids should
+ * README.md has its ring loads a cell and level against the generated
+ * kernel's. The sums keep the generated kernel's order, so the grids should
  * match A's bit for bit.
  */
 #include <cuda_runtime.h>

@@ -22,6 +22,7 @@ tail = re.search(r"const float u = \(.*\)( \* [0-9.e-]+f /\* 1 / [0-9.]+f \*/);"
 t = open("T_j3d17pt_f32.cu").read()
 line = re.search(r"const float u = \(.*\) \* [0-9.e-]+f /\* 1 / [0-9.]+f \*/;", t).group(0)
 t = t.replace(line, f"const float u = ({body}){tail};")
+t = t.replace(" * Per cell and level that is 6 ring loads against the generated kernel's\n * 9.5.", " * README.md has its ring loads a cell and level against the generated\n * kernel's.")
 t = t.replace("j3d17pt", stencil)
 open(f"T_{stencil}_f32.cu", "w").write(t)
 print(f"T_{stencil}_f32.cu: / {divisor} as{tail}")
