@@ -1219,14 +1219,17 @@ impl Gen<'_> {
     /// What a twin kernel is for, for its comment.
     fn twin_purpose(&self) -> String {
         let mut what = Vec::new();
-        if self.shortens_chunk() {
-            what.push(format!(
-                "without vectors, for grids whose rows are not whole vectors: `stream`'s blocks of {} threads, chunks of at most {} planes",
-                join_x(&self.plan.block),
-                self.plan.chunk
-            ));
-        } else if self.fallback || self.scalar.is_some() {
-            what.push("without vectors, for grids whose rows are not whole vectors".to_string());
+        if self.fallback || self.scalar.is_some() {
+            let mut scalar =
+                "without vectors, for grids whose rows are not whole vectors".to_string();
+            if self.shortens_chunk() {
+                scalar += &format!(
+                    ": `stream`'s blocks of {} threads, chunks of at most {} planes",
+                    join_x(&self.plan.block),
+                    self.plan.chunk
+                );
+            }
+            what.push(scalar);
         }
         if self.wide && self.narrow() {
             what.push(format!(
