@@ -3,8 +3,8 @@
 # j3d27pt and poisson in f32, A = `auto` as generated, B and C = A with the
 # fused kernel's launch bounds asking for 4 and 2 resident blocks instead of
 # 3, Q = `stream` in 16-byte vectors (the suite's `stream_q4_v`), and T =
-# the hand-written T_<stencil>_f32.cu (two columns a thread; j3d27pt's and
-# poisson's written from j3d17pt's by make_t.py). Then
+# the hand-written T_j3d17pt_f32.cu (two columns a thread), and j3d27pt's and
+# poisson's written from it by make_t.py. Then
 #   cd work && ../../fused3d-ab/compile.sh ../build/ab
 # and on the GPU machine `build/ab` (and `build/ab j3d17pt 300`).
 set -euo pipefail
@@ -24,4 +24,5 @@ for s in j3d17pt j3d27pt poisson; do
     sed 's/__launch_bounds__(256, 3)/__launch_bounds__(256, 2)/' "A_${s}_f32.cu" > "C_${s}_f32.cu"
     generate "${s}_q" | sed "s/${s}_q/${s}/g" > "Q_${s}_f32.cu"
 done
-cp "$here"/T_*_f32.cu .
+cp "$here/T_j3d17pt_f32.cu" .
+for s in j3d27pt poisson; do python3 "$here/make_t.py" "$s"; done

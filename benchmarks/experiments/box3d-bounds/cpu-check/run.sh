@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs A_<stencil>_f32.cu (from ../gen.sh, in ../work) and ../T_<stencil>_f32.cu
+# Runs A_<stencil>_f32.cu and T_<stencil>_f32.cu (from ../gen.sh, in ../work)
 # (STENCIL: j3d17pt, j3d27pt or poisson; j3d17pt unless given)
 # on the CPU's emulated device (tests/cuda-on-cpu, as the test-only
 # `gpu_on_cpu` builds do), 3 launches of 1 and of 2 steps on four odd grids,
@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../../.." && pwd)
 tmp=$(mktemp -d)
 s=${1:-j3d17pt}
-t="$here/../T_${s}_f32.cu"
+t="$here/../work/T_${s}_f32.cu"
 if [[ -n "${MUTANT:-}" ]]; then
     sed 's/const float u = (0\.5f/const float u = (0.51f/' "$t" > "$tmp/T.cu"
     grep -q 'const float u = (0.51f' "$tmp/T.cu" || { echo "the mutant's weight is not in T"; exit 2; }
