@@ -141,6 +141,16 @@ pub fn plane_sum(s: &Statement, name: &dyn Fn(&Access) -> String) -> Result<Plan
     })
 }
 
+/// A weighted sum: each read once with its read-free coefficient (literals,
+/// parameters and arithmetic on them), and the read-free constant added.
+pub type WeightedSum = (Vec<(Access, Expr)>, Option<Expr>);
+
+/// A statement's whole expression as a [`WeightedSum`]; `None` where a
+/// product or a function of grid values holds a read.
+pub fn weighted_sum(e: &Expr) -> Option<WeightedSum> {
+    linear(e).map(|form| (form.terms, form.constant))
+}
+
 /// Whether `a` reads a neighbour within the plane (`y` or `x` offset).
 fn in_plane(a: &Access) -> bool {
     a.offset[1] != 0 || a.offset[2] != 0
@@ -359,6 +369,23 @@ mod tests {
         assert_eq!(p.x[5], Some(inverse));
         assert_eq!(p.reach(), [0, 1]);
         assert!(p.y.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn a_weighted_sum_folds_its_divisor_into_each_weight() {
+        let st = lowered("(2*u[-1,0,0] + u[0,1,-1] - u[0,1,-1]/2 + 3)/4", "");
+        let (terms, constant) = weighted_sum(&st.statements[0].expr).expect("a weighted sum");
+        let at = |offset: [i64; 3]| {
+            terms
+                .iter()
+                .find(|(a, _)| a.offset == offset)
+                .map(|(_, c)| c.clone())
+        };
+        assert_eq!(terms.len(), 2);
+        assert_eq!(at([-1, 0, 0]), Some(Expr::Lit(0.5)));
+        assert_eq!(at([0, 1, -1]), Some(Expr::Lit(0.125)));
+        assert_eq!(constant, Some(Expr::Lit(0.75)));
+        assert!(weighted_sum(&lowered("u[0,0,1]*u[0,0,-1]", "").statements[0].expr).is_none());
     }
 
     #[test]

@@ -870,6 +870,8 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
              small planes and rows that are not whole 8-byte pairs run one step a launch",
             plan.vector, st.axes[2], plan.time_block,
         )
+    } else if temporal::sums_plan(plan, st) {
+        temporal::sums_detail(plan, st)
     } else if temporal::vector_plan(plan, st) {
         format!(
             ", {} cells of `{}` per thread as one vector, {} steps fused{}",
@@ -3187,8 +3189,8 @@ mod tests {
         );
         assert_eq!(
             plan(&skew_small, &auto, &HIP),
-            (Strategy::Temporal, vec![1, 8, 32], 128, 4, 1),
-            "the fused 3-D tiling on HIP too"
+            (Strategy::Temporal, vec![1, 8, 32], 128, 4, 2),
+            "the fused 3-D tiling on HIP too, in z sums (in-plane reads in two planes)"
         );
         let star =
             "sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])";

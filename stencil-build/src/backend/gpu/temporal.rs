@@ -39,6 +39,7 @@
 
 mod planes;
 mod rings;
+mod sums;
 mod vectors;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -180,9 +181,24 @@ pub fn auto_vector(st: &Stencil, d: &super::Dialect) -> Option<usize> {
 }
 
 /// Whether `plan` is a 3-D `temporal` kernel of vectors for `st` (its
-/// threads hold `vector` cells of a row: [`vectors`], [`rings`]).
+/// threads hold `vector` cells of a row: [`vectors`], [`rings`]), not one of
+/// z sums, whose threads hold 2 columns ([`sums_plan`]).
 pub fn vector_plan(plan: &Resolved, st: &Stencil) -> bool {
-    st.dims() == 3 && plan.strategy == Strategy::Temporal && plan.vector > 1
+    st.dims() == 3
+        && plan.strategy == Strategy::Temporal
+        && plan.vector > 1
+        && !sums::plan_runs(plan, st)
+}
+
+/// Whether `plan` fuses the steps of `st` in z sums, 2 columns a thread
+/// ([`sums`]).
+pub fn sums_plan(plan: &Resolved, st: &Stencil) -> bool {
+    sums::plan_runs(plan, st)
+}
+
+/// What a z-sums plan adds to the blocks in the file's header.
+pub fn sums_detail(plan: &Resolved, st: &Stencil) -> String {
+    sums::detail(plan, st)
 }
 
 /// Whether `plan`'s kernel for `st` fuses its steps in shared rings
@@ -520,6 +536,9 @@ impl Gen<'_> {
     pub(super) fn temporal(&self, w: &mut CWriter) {
         if self.vector_columns() {
             return self.vectors(w);
+        }
+        if self.sums() {
+            return self.sums_kernel(w);
         }
         if self.dims() == 3 {
             return self.planes(w);

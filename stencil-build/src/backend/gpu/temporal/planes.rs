@@ -82,7 +82,14 @@ pub const MAX_REACH: usize = 4;
 /// `time_block` the spec gives widens the default tiles to store at least
 /// half their cells.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
-    if t.vector.is_some_and(|v| v > 1) {
+    // `persistent` takes these tiles too, but not z sums.
+    let sums = t.strategy == Strategy::Temporal
+        && super::sums::suits(st)
+        && t.vector.map_or_else(
+            || super::sums::by_default(st),
+            |v| v == super::sums::COLUMNS,
+        );
+    if t.vector.is_some_and(|v| v > 1) && !sums {
         return super::vectors::defaults(t, st, d);
     }
     let r = radius(st);
@@ -105,7 +112,7 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
         strategy: Strategy::Temporal,
         chunk: t.chunk.unwrap_or(128),
         coarsen: t.coarsen.unwrap_or(if tall { 8 } else { 4 }),
-        vector: 1,
+        vector: if sums { super::sums::COLUMNS } else { 1 },
         time_block: 1,
         occupancy: None,
         chosen: false,
@@ -149,10 +156,13 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
 /// tiles keep cells to store after recomputing their overlap and its rings
 /// fit the shared memory `d` allows a block.
 pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
+    let sums = super::sums_plan(plan, st);
     if plan.vector > 1 && super::rings::suits(st) {
         return super::rings::check(plan, st, d);
     }
-    if plan.vector > 1 {
+    if sums {
+        super::sums::check(plan, st, d)?;
+    } else if plan.vector > 1 {
         super::vectors::check(plan, st, d)?;
     }
     if plan.threads() > 1024 {
@@ -169,7 +179,7 @@ pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
     let sh = Planes::new(plan, st, d.shared_max);
     let tile = sh.tile();
     // A thread of vectors owns one row: only `block` adds rows.
-    let rows = if plan.vector > 1 {
+    let rows = if plan.vector > 1 && !sums {
         "block"
     } else {
         "coarsen` or `block"
@@ -226,6 +236,9 @@ pub(in crate::backend::gpu) struct Planes {
     pub f64: bool,
     /// Whether the kernel is `persistent`'s.
     pub persistent: bool,
+    /// Whether the kernel fuses in z sums ([`super::sums`]): two ring
+    /// slots a level, rows of `vector` halves.
+    pub sums: bool,
 }
 
 /// Whether each step of `st` reads in-plane neighbours in one plane (a star).
@@ -261,8 +274,9 @@ impl Planes {
             reads: in_plane_reads(st),
             f64: st.dtype == Dtype::F64,
             persistent: plan.strategy == Strategy::Persistent,
+            sums: super::sums_plan(plan, st),
         };
-        if sh.v > 1 {
+        if sh.v > 1 && !sh.sums {
             let size = st.dtype.size();
             sh.lead = (1..=super::vectors::MAX_LEAD.min(sh.r[0] + 1))
                 .rev()
@@ -291,6 +305,9 @@ impl Planes {
     /// vectors, twice its lead (a plane is read `lead` iterations after its
     /// publication and overwritten `lead` iterations after that).
     pub fn slots(&self) -> usize {
+        if self.sums {
+            return 2;
+        }
         if self.v > 1 {
             return 2 * self.lead;
         }
@@ -331,6 +348,10 @@ impl Planes {
     /// each side (zero; read only by recomputed cells).
     pub fn padded(&self) -> [usize; 2] {
         let [y, x] = self.tile();
+        if self.sums {
+            // Each of a row's `v` halves padded on both sides.
+            return [y + 2, (self.bx + 2) * self.v];
+        }
         [y + 2 * self.r[1], x + 2 * self.r[2]]
     }
 
@@ -880,9 +901,11 @@ impl Gen<'_> {
             && self.plan.strategy.fuses_steps()
             && self.st.dtype == Dtype::F32
             && self.d.name == "cuda"
-            && !self.wide
-            && self.vector == 1;
-        if !candidate {
+            && !self.wide;
+        if candidate && self.sums() {
+            return Some(super::sums::RESIDENT_BLOCKS);
+        }
+        if !candidate || self.vector != 1 {
             return None;
         }
         let sh = self.planes_shape();
@@ -1126,7 +1149,7 @@ mod tests {
         let st = stencil(
             "\"z\", \"y\", \"x\"",
             box3,
-            "time_block = 4\ncoarsen = 8\nblock = [1, 4, 64]\n",
+            "time_block = 4\ncoarsen = 8\nblock = [1, 4, 64]\nvector = 1\n",
         );
         let code = cuda(&st).unwrap();
         for line in [
@@ -1177,7 +1200,7 @@ mod tests {
         let mut persistent_f64_star = f64_star.clone();
         persistent_f64_star.tiling.cuda.strategy = crate::ir::Strategy::Persistent;
         for (st, clamps) in [
-            (stencil("\"z\", \"y\", \"x\"", box3, ""), true),
+            (stencil("\"z\", \"y\", \"x\"", box3, "vector = 1\n"), true),
             (f64_star, true),
             (persistent_box, true),
             (persistent_f64_star, false),

@@ -229,7 +229,10 @@ fn component(e: i64) -> &'static str {
 impl Gen<'_> {
     /// Whether this kernel is one of vectors (see the module documentation).
     pub(in crate::backend::gpu) fn vector_columns(&self) -> bool {
-        self.dims() == 3 && self.plan.strategy == Strategy::Temporal && self.vector > 1
+        self.dims() == 3
+            && self.plan.strategy == Strategy::Temporal
+            && self.vector > 1
+            && !self.sums()
     }
 
     /// The vector type of this kernel's cells (`float4`, `double2`).

@@ -1,0 +1,509 @@
+//! 3-D `temporal` for weighted sums of radius 1 (the boxes: j3d17pt,
+//! j3d27pt, poisson), in two columns a thread ("z sums").
+//!
+//! The tile, the chunk and the overlap are those of [`super::planes`]; what
+//! changes is how a level reads the level below:
+//!
+//! - each thread owns `vector` (2) columns of `coarsen` rows. Its columns
+//!   are neighbours on the grid, but the rings hold each row as halves, the
+//!   threads' first columns and then their second ones, so that a warp reads
+//!   a neighbouring column as consecutive words, without bank conflicts;
+//! - a level loads each plane of the level below once, the neighbours its
+//!   cells need from the ring and its own cells from registers, and adds it
+//!   into the three planes it feeds: it completes the sum of the plane
+//!   before, adds to the plane's own and starts the plane after's. The
+//!   update is the statement's weighted sum ([`crate::ir::weighted_sum`]:
+//!   divisors folded into the weights), accumulated with fused
+//!   multiply-adds plane by plane;
+//! - so a level needs only the plane below it in shared memory: two ring
+//!   slots a level, one barrier per plane. Level `s` works two planes behind
+//!   level `s - 1` (`q = p - 2 s + 1` at iteration `p`), on the plane that
+//!   level finished in the iteration before;
+//! - the loop is unrolled by 6 (2 ring slots by 3 sums), so that every slot
+//!   and register is static.
+//!
+//! It takes f32 stencils of one field that update it with a weighted sum
+//! of its own cells within one cell along every axis, one plane and more
+//! along the slowest. By default the boxes run it (those that read
+//! in-plane neighbours in more than one plane); the stars of radius 1 fuse
+//! faster in [`super::vectors`] or [`super::planes`].
+//!
+//! On the H200 a hand-written kernel of this design (2 steps, 32 x 8 threads
+//! of 2 columns and 4 rows, tiles of 64 x 32 cells) ran j3d17pt, j3d27pt and
+//! poisson on 512^3 at 1.01x, 1.03x and 1.10x `stream` in 16-byte vectors,
+//! the best single step, and 1.09x, 1.08x and 1.16x the kernel of
+//! [`super::planes`] (BENCHMARKS.md, 2026-11-28, session 38).
+
+use super::super::{CWriter, Gen, Resolved};
+use super::planes::{Planes, in_one_plane};
+use super::radius;
+use crate::backend::CExpr;
+use crate::codegen::expr;
+use crate::ir::{Access, Dtype, Expr, Stencil, Strategy, Version};
+
+/// Columns a thread owns (its `vector`).
+pub const COLUMNS: usize = 2;
+
+/// Blocks a multiprocessor keeps resident at least, as the kernel's second
+/// launch bound on CUDA: 128 registers a thread for blocks of 256 threads,
+/// which the hand-written kernel took without spilling (j3d27pt; j3d17pt
+/// spilled 8 bytes).
+pub const RESIDENT_BLOCKS: usize = 2;
+
+/// Iterations of the plane loop in one pass of its unrolled body: the ring
+/// slots (2) times the sums (3), so that both come round to the same place.
+const UNROLL: usize = 6;
+
+/// Why `st`'s steps cannot fuse in z sums, or `None` where they can.
+pub fn unsuited(st: &Stencil) -> Option<String> {
+    if st.dims() != 3 || st.statements.len() != 1 {
+        return Some("it fuses 3-D stencils of one [[update]]".into());
+    }
+    if st.dtype != Dtype::F32 {
+        return Some(
+            "it holds 2 columns of f32 cells a thread; f64 cells take the registers of 4".into(),
+        );
+    }
+    let s = &st.statements[0];
+    if st.fields[s.target].has_prev() {
+        return Some("it fuses fields of one time level, not leapfrogs".into());
+    }
+    let Some((terms, _)) = crate::ir::weighted_sum(&s.expr) else {
+        return Some(
+            "its update must be a weighted sum of cells (no product or function of grid values)"
+                .into(),
+        );
+    };
+    let own = |a: &Access| a.slot.field == s.target && a.slot.version == Version::Start;
+    if !terms.iter().all(|(a, _)| own(a)) {
+        return Some("its update must read only the field it updates".into());
+    }
+    let r = radius(st);
+    if r[0] != 1 || r[1] > 1 || r[2] > 1 {
+        return Some("its update must reach one cell along the slowest axis and at most one along the others".into());
+    }
+    None
+}
+
+/// Whether `st`'s steps can fuse in z sums ([`unsuited`]).
+pub fn suits(st: &Stencil) -> bool {
+    unsuited(st).is_none()
+}
+
+/// Whether `st`'s default `temporal` plan runs z sums: the stencils it suits
+/// that read in-plane neighbours in more than one plane (the boxes).
+pub fn by_default(st: &Stencil) -> bool {
+    suits(st) && !in_one_plane(st)
+}
+
+/// Whether `plan` runs `st` in z sums: a 3-D `temporal` plan of
+/// [`COLUMNS`] columns a thread for a stencil it [`suits`].
+pub fn plan_runs(plan: &Resolved, st: &Stencil) -> bool {
+    st.dims() == 3 && plan.strategy == Strategy::Temporal && plan.vector == COLUMNS && suits(st)
+}
+
+/// Whether `plan`'s rows of cells fit the bit masks of a thread (32 cells).
+pub fn check(plan: &Resolved, st: &Stencil, d: &super::super::Dialect) -> Result<(), String> {
+    if plan.coarsen * COLUMNS > 32 {
+        return Err(format!(
+            "`temporal` with `vector = {COLUMNS}` gives each thread of `{}` {COLUMNS} columns of `coarsen` rows, at most 32 cells; \
+             lower `coarsen` to at most {} in [tiling.{}]",
+            st.name,
+            32 / COLUMNS,
+            d.name
+        ));
+    }
+    Ok(())
+}
+
+/// What the strategy adds to the blocks in the file's header.
+pub fn detail(plan: &Resolved, st: &Stencil) -> String {
+    format!(
+        ", {COLUMNS} columns of `{}` and {} rows of `{}` per thread, {} steps fused; \
+         each level loads a plane of the level below once and adds it into the 3 planes it feeds",
+        st.axes[2], plan.coarsen, st.axes[1], plan.time_block
+    )
+}
+
+/// A level's terms, each weight with the offset it reads: those of the plane
+/// `dz` below the sum they feed.
+struct Terms {
+    /// `(dz, dy, dx, weight)`, ordered by offset.
+    by_offset: Vec<(i64, i64, i64, String)>,
+    /// The constant added to the sum, if any.
+    constant: Option<String>,
+}
+
+impl Gen<'_> {
+    /// Whether this kernel fuses in z sums (see the module documentation).
+    pub(in crate::backend::gpu) fn sums(&self) -> bool {
+        plan_runs(self.plan, self.st) && self.vector == COLUMNS
+    }
+
+    /// The weighted sum's terms, their weights in C.
+    fn sums_terms(&self) -> Terms {
+        let (terms, constant) =
+            crate::ir::weighted_sum(&self.s.expr).expect("a weighted sum: checked by `suits`");
+        let spell = |e: &Expr| {
+            expr::print(
+                e,
+                &CExpr {
+                    st: self.st,
+                    read: &|_| String::new(),
+                },
+            )
+        };
+        let mut by_offset: Vec<(i64, i64, i64, String)> = terms
+            .iter()
+            .map(|(a, c)| (a.offset[0], a.offset[1], a.offset[2], spell(c)))
+            .collect();
+        by_offset.sort_by_key(|&(dz, dy, dx, _)| (dz, dy, dx));
+        Terms {
+            by_offset,
+            constant: constant.as_ref().map(spell),
+        }
+    }
+
+    /// The body of a z-sums kernel.
+    pub(in crate::backend::gpu) fn sums_kernel(&self, w: &mut CWriter) {
+        let sh = self.planes_shape();
+        self.sums_tile(w, &sh);
+        self.sums_masks(w, &sh);
+        w.line("/* The thread's place in the rings (see `stencil_thread_x`). */");
+        w.line("const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();");
+        self.sums_rings(w, &sh);
+        let (t, c, v) = (sh.t, sh.c, sh.v);
+        let ty = self.st.dtype.c();
+        w.line("/* sum[s - 1][m]: level s's sums of the thread's cells at the planes p0 + m modulo 3 (p0: the first plane). */");
+        w.line(&format!("{ty} sum[{t}][3][{c}][{v}] = {{}};"));
+        w.line("/* own0[m]: level 0's cells at the planes p0 + m modulo 2. */");
+        w.line(&format!("{ty} own0[2][{c}][{v}] = {{}};"));
+        if t > 1 {
+            w.line("/* own[s - 1][m]: level s's at the planes p0 + m modulo 3 (the last level's are stored). */");
+            w.line(&format!("{ty} own[{}][3][{c}][{v}] = {{}};", t - 1));
+        }
+        w.line("/* ahead: the thread's cells of the plane the next iteration starts from. */");
+        w.line(&format!("{ty} ahead[{c}][{v}];"));
+        let ix = self.index();
+        w.line(&format!("{ix} p = z0 - {t};"));
+        w.line(&format!(
+            "const {ix} end = z1 + {}; /* the last level finishes plane z1 - 1 at p = end - 1 */",
+            2 * t - 1
+        ));
+        self.sums_load(w, &sh, "p");
+        w.line("for (;;) {");
+        w.indent();
+        w.line("/* Iteration p = p0 + 6 k + i: ring slot i % 2, sum i % 3, unrolled so that both are static. */");
+        w.pragma("unroll");
+        w.line(&format!("for (int i = 0; i < {UNROLL}; ++i) {{"));
+        w.indent();
+        self.sums_iteration(w, &sh);
+        w.line("if (++p == end)");
+        w.line("    break;");
+        w.dedent();
+        w.line("}");
+        w.line("if (p == end)");
+        w.line("    break;");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `i1`, `i2`: the thread's first cell along the fast axes; `z0..z1`: the block's chunk.
+    fn sums_tile(&self, w: &mut CWriter, sh: &Planes) {
+        let [rows, cols] = sh.tile();
+        let [stored_y, stored_x] = sh.stored();
+        let (t, ix) = (sh.t, self.index());
+        w.line(&format!(
+            "/* This block's tile: {} threads along `{}` ({} neighbouring columns each) by {} along `{}` ({} rows each): \
+             {cols} x {rows} cells, the outer {t} on each side recomputed, not stored. */",
+            sh.bx, self.st.axes[2], sh.v, sh.by, self.st.axes[1], sh.c
+        ));
+        let (lo2, _) = self.bounds(2);
+        let (lo1, _) = self.bounds(1);
+        w.line(&format!(
+            "const {ix} i2 = {lo2} + ({ix}){} * {stored_x} - {t} + threadIdx.x * {};",
+            self.block_coordinate("x"),
+            sh.v
+        ));
+        w.line(&format!(
+            "const {ix} i1 = {lo1} + ({ix}){} * {stored_y} - {t} + threadIdx.y * {};",
+            self.block_coordinate("y"),
+            sh.c
+        ));
+        self.chunk_bounds(w);
+    }
+
+    /// `in_cells`, `own_cells`: bit `j * vector + k` for the thread's cell
+    /// in row `j`, column `k`, in the statement's region (updated) and in the
+    /// tile's own part (stored); `cell_at`: its offset in a plane, clamped to
+    /// the grid (cells off it are read only by cells outside the region).
+    fn sums_masks(&self, w: &mut CWriter, sh: &Planes) {
+        let [rows, cols] = sh.tile();
+        let (lo1, hi1) = self.bounds(1);
+        let (lo2, hi2) = self.bounds(2);
+        let (t, c, v, ix) = (sh.t, sh.c, sh.v, self.index());
+        w.line(&format!(
+            "/* Bit j * {v} + k: the cell of row j and column k, in the region (in_cells) and the tile's own part (own_cells). */"
+        ));
+        w.line("unsigned in_cells = 0, own_cells = 0;");
+        w.line(&format!(
+            "{ix} cell_at[{c}][{v}]; /* the cell's offset in a plane, clamped to the grid */"
+        ));
+        w.pragma("unroll");
+        w.line(&format!("for (int k = 0; k < {v}; ++k) {{"));
+        w.indent();
+        w.line(&format!("const {ix} x = i2 + k;"));
+        w.line(&format!("const bool in_x = x >= {lo2} && x < {hi2};"));
+        w.line(&format!(
+            "const bool own_x = in_x && threadIdx.x * {v} + k >= {t} && threadIdx.x * {v} + k < {};",
+            cols - t
+        ));
+        w.line(&format!(
+            "const {ix} at_x = x < 0 ? 0 : x < n2 ? x : n2 - 1;"
+        ));
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
+        w.indent();
+        w.line(&format!("const {ix} y = i1 + j;"));
+        w.line(&format!("const bool in_y = y >= {lo1} && y < {hi1};"));
+        w.line(&format!(
+            "const bool own_y = threadIdx.y * {c} + j >= {t} && threadIdx.y * {c} + j < {};",
+            rows - t
+        ));
+        w.line(&format!(
+            "in_cells |= (unsigned)(in_x && in_y) << (j * {v} + k);"
+        ));
+        w.line(&format!(
+            "own_cells |= (unsigned)(own_x && in_y && own_y) << (j * {v} + k);"
+        ));
+        w.line("cell_at[j][k] = (y < 0 ? 0 : y < n1 ? y : n1 - 1) * s1 + at_x;");
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `ring[s][m]`: level `s` at the planes p0 + m modulo 2, zeroed before the loop.
+    fn sums_rings(&self, w: &mut CWriter, sh: &Planes) {
+        let ty = self.st.dtype.c();
+        let [py, px] = sh.padded();
+        w.line(&format!(
+            "/* ring[s][m]: level s at the planes p0 + m modulo 2. A row holds the threads' first columns, then their second \
+             ones, each half with a pad of 1 on both sides: column k of thread tx at k * {} + tx + 1. */",
+            sh.bx + 2
+        ));
+        w.line("extern __shared__ __align__(16) unsigned char shared[];");
+        w.line(&format!(
+            "{ty} (*const ring)[2][{py}][{px}] = ({ty} (*)[2][{py}][{px}])shared;"
+        ));
+        w.line(&format!(
+            "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
+            sh.bx,
+            sh.t * 2 * py * px,
+            sh.bx * sh.by
+        ));
+        w.line("    (&ring[0][0][0][0])[e] = 0;");
+        w.line("__syncthreads();");
+    }
+
+    /// `ahead`: the thread's cells of plane `plane` of the launch's grid, clamped to it.
+    fn sums_load(&self, w: &mut CWriter, sh: &Planes, plane: &str) {
+        let name = crate::codegen::rust::slot_name(self.st, self.streamed());
+        let ix = self.index();
+        w.line("{");
+        w.indent();
+        w.line(&format!("const {ix} z = {plane};"));
+        w.line(&format!(
+            "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
+        ));
+        self.sums_cells(
+            w,
+            sh,
+            &format!("ahead[j][k] = {name}[plane_at + cell_at[j][k]];"),
+        );
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `statement` for each cell of the thread (`j`, `k`).
+    fn sums_cells(&self, w: &mut CWriter, sh: &Planes, statement: &str) {
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
+        w.indent();
+        w.pragma("unroll");
+        w.line(&format!("for (int k = 0; k < {}; ++k)", sh.v));
+        w.line(&format!("    {statement}"));
+        w.dedent();
+        w.line("}");
+    }
+
+    /// One iteration of the plane loop: level 0's plane `p` to its ring,
+    /// then every level from the last down.
+    fn sums_iteration(&self, w: &mut CWriter, sh: &Planes) {
+        w.line("/* Level 0: plane p, loaded in the iteration before, to its ring; plane p + 1 loads while this one computes. */");
+        self.sums_cells(w, sh, "own0[i % 2][j][k] = ahead[j][k];");
+        self.sums_load(w, sh, "p + 1");
+        self.sums_cells(
+            w,
+            sh,
+            &format!("{} = own0[i % 2][j][k];", ring_cell(sh, 0, "i % 2")),
+        );
+        w.line("__syncthreads();");
+        let terms = self.sums_terms();
+        for s in (1..=sh.t).rev() {
+            self.sums_level(w, sh, &terms, s);
+        }
+    }
+
+    /// Level `s` at iteration `p`: it reads level `s - 1`'s plane `p - 2 (s - 1)`
+    /// and finishes its plane `q = p - 2 s + 1`.
+    fn sums_level(&self, w: &mut CWriter, sh: &Planes, terms: &Terms, s: usize) {
+        let (t, c, v) = (sh.t, sh.c, sh.v);
+        let ty = self.st.dtype.c();
+        let fma = if self.st.dtype == Dtype::F64 {
+            "fma"
+        } else {
+            "fmaf"
+        };
+        let (lo0, hi0) = self.bounds(0);
+        // Offsets from i, modulo 3, of level s's sums and of level s - 1's cells
+        // at planes q (finished), q + 1 (the plane read) and q + 2.
+        let m3 = |d: i64| (d - 2 * s as i64).rem_euclid(3);
+        let [done, mid, new] = [m3(1), m3(2), m3(3)];
+        let (below, old) = if s == 1 {
+            ("own0[i % 2]".to_string(), "own0[(i + 1) % 2]".to_string())
+        } else {
+            (
+                format!("own[{}][(i + {}) % 3]", s - 2, m3(2)),
+                format!("own[{}][(i + {}) % 3]", s - 2, m3(1)),
+            )
+        };
+        w.line(&format!(
+            "/* Level {s}: level {}'s plane {} into the sums of planes q = p - {} (finished), q + 1 and q + 2 (started). */",
+            s - 1,
+            super::super::shifted("p", -2 * (s as i64 - 1)),
+            2 * s - 1
+        ));
+        w.line("{");
+        w.indent();
+        w.line(&format!("const {} q = p - {};", self.index(), 2 * s - 1));
+        w.line(&format!(
+            "const bool step = {s} <= levels && q >= {lo0} && q < {hi0};"
+        ));
+        w.line(&format!("{ty} next[{c}][{v}];"));
+        w.pragma("unroll");
+        w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
+        w.indent();
+        w.pragma("unroll");
+        w.line(&format!("for (int k = 0; k < {v}; ++k) {{"));
+        w.indent();
+        let sum = |m: i64| format!("sum[{}][(i + {m}) % 3][j][k]", s - 1);
+        for (dz, target, first) in [(1, done, false), (0, mid, false), (-1, new, true)] {
+            let plane_terms: Vec<_> = terms.by_offset.iter().filter(|x| x.0 == dz).collect();
+            let target = sum(target);
+            if first && plane_terms.is_empty() {
+                w.line(&format!("{target} = 0;"));
+            }
+            for (n, (_, dy, dx, weight)) in plane_terms.iter().enumerate() {
+                let read = neighbour(sh, s, *dy, *dx, &below);
+                if first && n == 0 {
+                    w.line(&format!("{target} = {weight} * {read};"));
+                } else {
+                    w.line(&format!("{target} = {fma}({weight}, {read}, {target});"));
+                }
+            }
+            if dz == 1 {
+                let value = match &terms.constant {
+                    Some(k) => format!("{target} + {k}"),
+                    None => target,
+                };
+                w.line(&format!(
+                    "next[j][k] = step && (in_cells >> (j * {v} + k) & 1u) ? {value} : {old}[j][k];"
+                ));
+            }
+        }
+        w.dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}");
+        if s == t {
+            w.line("/* The last level: stored where it is this block's and this tile's own. */");
+            w.line("if (q >= z0 && q < z1) {");
+            w.indent();
+            self.sums_cells(
+                w,
+                sh,
+                &format!(
+                    "if (own_cells >> (j * {v} + k) & 1u) out[q * s0 + (i1 + j) * s1 + i2 + k] = next[j][k];"
+                ),
+            );
+            w.dedent();
+            w.line("}");
+        } else {
+            w.line(&format!(
+                "/* Plane q for level {}: in registers, and in the ring its next iteration reads. */",
+                s + 1
+            ));
+            self.sums_cells(
+                w,
+                sh,
+                &format!(
+                    "{} = own[{}][(i + {}) % 3][j][k] = next[j][k];",
+                    ring_cell(sh, s, "(i + 1) % 2"),
+                    s - 1,
+                    m3(1)
+                ),
+            );
+        }
+        w.dedent();
+        w.line("}");
+    }
+}
+
+/// The thread's cell of row `j`, column `k` in level `level`'s ring slot `slot`.
+fn ring_cell(sh: &Planes, level: usize, slot: &str) -> String {
+    format!(
+        "ring[{level}][{slot}][ty * {} + j + 1][k * {} + tx + 1]",
+        sh.c,
+        sh.bx + 2
+    )
+}
+
+/// Level `s - 1`'s cell `dy` rows and `dx` columns from the thread's cell
+/// (`j`, `k`) in the plane level `s` reads: from `below`, the thread's
+/// registers, where that cell is the thread's own, else from the ring.
+fn neighbour(sh: &Planes, s: usize, dy: i64, dx: i64, below: &str) -> String {
+    let (c, v, half) = (sh.c as i64, sh.v as i64, sh.bx + 2);
+    let row = super::super::shifted(&format!("ty * {c} + j"), 1 + dy);
+    // Column k + dx: the thread's own, or a neighbouring thread's last (dx < 0) or first (dx > 0).
+    let col = match dx {
+        0 => format!("k * {half} + tx + 1"),
+        -1 => format!(
+            "(k == 0 ? {} + tx : (k - 1) * {half} + tx + 1)",
+            (v - 1) * half as i64
+        ),
+        _ => format!("(k == {} ? tx + 2 : (k + 1) * {half} + tx + 1)", v - 1),
+    };
+    let ring = format!("ring[{}][i % 2][{row}][{col}]", s - 1);
+    let mut own = Vec::new();
+    match dy {
+        d if d < 0 => own.push(format!("j >= {}", -d)),
+        d if d > 0 => own.push(format!("j < {}", c - d)),
+        _ => {}
+    }
+    match dx {
+        d if d < 0 => own.push(format!("k >= {}", -d)),
+        d if d > 0 => own.push(format!("k < {}", v - d)),
+        _ => {}
+    }
+    let mine = format!(
+        "{below}[{}][{}]",
+        super::super::shifted("j", dy),
+        super::super::shifted("k", dx)
+    );
+    if own.is_empty() {
+        mine
+    } else {
+        format!("({} ? {mine} : {ring})", own.join(" && "))
+    }
+}
