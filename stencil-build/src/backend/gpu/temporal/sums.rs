@@ -507,3 +507,102 @@ fn neighbour(sh: &Planes, s: usize, dy: i64, dx: i64, below: &str) -> String {
         format!("({} ? {mine} : {ring})", own.join(" && "))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{CUDA, HIP, resolve};
+    use super::super::tests::{cuda, stencil};
+    use super::{suits, unsuited};
+
+    const BOX: &str = "sum(a, -1, 1, sum(b, -1, 1, sum(c, -1, 1, u[a,b,c])))";
+
+    #[test]
+    fn boxes_default_to_two_columns_that_load_each_plane_once() {
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            "(u[-1,0,0] + 2*u[0,-1,1] + u[1,1,0])/4 + 1",
+            "",
+        );
+        let plan = resolve(&st.tiling.cuda, &st, &CUDA).expect("a plan");
+        assert_eq!((plan.vector, plan.coarsen, plan.time_block), (2, 4, 2));
+        assert_eq!(plan.block, [1, 8, 32]);
+        let code = cuda(&st).unwrap();
+        for line in [
+            "2 columns of `x` and 4 rows of `y` per thread, 2 steps fused; each level loads a plane of the level below once",
+            "__launch_bounds__(256, 2) p_cuda__s__update_u_kernel",
+            "const int i2 = 1 + (int)blockIdx.x * 60 - 2 + threadIdx.x * 2;",
+            "const int i1 = 1 + (int)blockIdx.y * 28 - 2 + threadIdx.y * 4;",
+            "float (*const ring)[2][34][68] = (float (*)[2][34][68])shared;",
+            "for (int i = 0; i < 6; ++i) {",
+            // Level 2 finishes plane p - 3 with level 1's plane p - 2: a row down is the thread's own but in its last row.
+            "sum[1][(i + 0) % 3][j][k] = fmaf(0.25f, (j < 3 ? own[0][(i + 1) % 3][j + 1][k] : ring[1][i % 2][ty * 4 + j + 2][k * 34 + tx + 1]), sum[1][(i + 0) % 3][j][k]);",
+            "next[j][k] = step && (in_cells >> (j * 2 + k) & 1u) ? sum[1][(i + 0) % 3][j][k] + 1.0f : own[0][(i + 0) % 3][j][k];",
+            // The neighbour a row up and a column right: the thread's own, or the ring (the next thread's first column).
+            "(j >= 1 && k < 1 ? own0[i % 2][j - 1][k + 1] : ring[0][i % 2][ty * 4 + j][(k == 1 ? tx + 2 : (k + 1) * 34 + tx + 1)])",
+            // Level 1 starts plane p + 1 with the weight of its read a plane down.
+            "sum[0][(i + 1) % 3][j][k] = 0.25f * own0[i % 2][j][k];",
+            "ring[1][(i + 1) % 2][ty * 4 + j + 1][k * 34 + tx + 1] = own[0][(i + 2) % 3][j][k] = next[j][k];",
+            "if (own_cells >> (j * 2 + k) & 1u) out[q * s0 + (i1 + j) * s1 + i2 + k] = next[j][k];",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+        // HIP runs the same kernel, with launch bounds of its threads only.
+        let hip = super::super::tests::generate(&st, &HIP).unwrap();
+        assert!(
+            hip.contains("__launch_bounds__(256) p_hip__s__update_u_kernel"),
+            "{hip}"
+        );
+        assert!(hip.contains("for (int i = 0; i < 6; ++i) {"), "{hip}");
+    }
+
+    #[test]
+    fn three_steps_keep_two_levels_of_cells_and_stars_keep_one_column() {
+        let st = stencil("\"z\", \"y\", \"x\"", BOX, "time_block = 3\n");
+        let code = cuda(&st).unwrap();
+        for line in [
+            "float sum[3][3][4][2] = {};",
+            "float own[2][3][4][2] = {};",
+            "const int end = z1 + 5;",
+            "const bool step = 3 <= levels && q >= 1 && q < n0 - 1;",
+            "/* Level 3: level 2's plane p - 4 into the sums of planes q = p - 5 (finished), q + 1 and q + 2 (started). */",
+        ] {
+            assert!(code.contains(line), "{line}: {code}");
+        }
+        let star = stencil(
+            "\"z\", \"y\", \"x\"",
+            "u[-1,0,0] + u[0,-1,0] + u[0,0,1] + u[1,0,0]",
+            "",
+        );
+        assert!(suits(&star));
+        let plan = resolve(&star.tiling.cuda, &star, &CUDA).expect("a plan");
+        assert_eq!(plan.vector, 1, "stars keep the kernel of one column");
+        let two = stencil(
+            "\"z\", \"y\", \"x\"",
+            "u[-1,0,0] + u[0,-1,0] + u[0,0,1] + u[1,0,0]",
+            "vector = 2\n",
+        );
+        assert!(
+            cuda(&two)
+                .unwrap()
+                .contains("for (int i = 0; i < 6; ++i) {")
+        );
+    }
+
+    #[test]
+    fn what_z_sums_cannot_take_says_why() {
+        let reason = |expr: &str, dtype: Option<crate::ir::Dtype>| {
+            let mut st = stencil("\"z\", \"y\", \"x\"", expr, "");
+            if let Some(d) = dtype {
+                st.dtype = d;
+            }
+            unsuited(&st).unwrap_or_default()
+        };
+        assert!(reason(BOX, Some(crate::ir::Dtype::F64)).contains("f32 cells"));
+        assert!(reason("u[1,0,0]*u[-1,0,0]", None).contains("weighted sum"));
+        assert!(reason("u[1,0,0] + k[0,0,0]", None).contains("only the field it updates"));
+        assert!(reason("u[1,0,0] + u[0,0,2]", None).contains("at most one"));
+        assert!(reason("u[0,1,0] + u[0,0,1]", None).contains("one cell along the slowest axis"));
+        assert_eq!(reason(BOX, None), "");
+        assert!(suits(&stencil("\"z\", \"y\", \"x\"", BOX, "")));
+    }
+}
