@@ -603,6 +603,11 @@ mod tests {
         assert!(reason("u[1,0,0] + u[0,0,2]", None).contains("at most one"));
         assert!(reason("u[0,1,0] + u[0,0,1]", None).contains("one cell along the slowest axis"));
         assert_eq!(reason(BOX, None), "");
+        // An f64 box asking for 2 columns hears why neither kernel takes it.
+        let mut f64_box = stencil("\"z\", \"y\", \"x\"", BOX, "vector = 2\n");
+        f64_box.dtype = crate::ir::Dtype::F64;
+        let err = super::super::tests::generate(&f64_box, &CUDA).unwrap_err();
+        assert!(err.contains("or, in z sums of 2 columns, for weighted sums of radius 1: it holds 2 columns of f32 cells"), "{err}");
         assert!(suits(&stencil("\"z\", \"y\", \"x\"", BOX, "")));
     }
 }

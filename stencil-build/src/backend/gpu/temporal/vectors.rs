@@ -167,8 +167,15 @@ pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
     let name = &st.name;
     let fix = format!("remove `vector` from [tiling.{}]", d.name);
     if let Some(why) = unsuited(st) {
+        // `vector = 2` also asks for z sums: say why those do not take it either.
+        let sums = match super::sums::unsuited(st) {
+            Some(no) if v == super::sums::COLUMNS => {
+                format!(" (or, in z sums of 2 columns, for weighted sums of radius 1: {no})")
+            }
+            _ => String::new(),
+        };
         return Err(format!(
-            "`vector = {v}` of `temporal` computes a vector of cells per thread for stars that read only the field they update; {why}; {fix}"
+            "`vector = {v}` of `temporal` computes a vector of cells per thread for stars that read only the field they update{sums}; {why}; {fix}"
         ));
     }
     let bytes = v * st.dtype.size();
