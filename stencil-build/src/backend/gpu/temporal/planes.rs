@@ -80,7 +80,9 @@ pub const MAX_REACH: usize = 4;
 /// cells, whose tiles store at least half their cells along each fast axis
 /// and whose rings fit [`RING_BUDGET`] and the dialect's limit, else 1. A
 /// `time_block` the spec gives widens the default tiles to store at least
-/// half their cells.
+/// half their cells. `temporal` plans of the stencils z sums take by default
+/// ([`super::sums::by_default`]: the f32 boxes) have `vector = 2`, two
+/// columns a thread, unless the spec sets `vector`.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Resolved {
     // `persistent` takes these tiles too, but not z sums.
     let sums = t.strategy == Strategy::Temporal
