@@ -397,7 +397,8 @@ fn fit_three_steps(table: &mut toml::Table, name: &str) {
 }
 
 /// Whether a `temporal_vec` variant builds, with its 16-byte vectors or
-/// else with vectors of 2 cells (a star of radius 2 in f32): stencil-build
+/// else with vectors of 2 cells (a star of radius 2 in f32; for f32 weighted
+/// sums of radius 1, j3d7pt and j3d27pt, z sums of 2 columns): stencil-build
 /// refuses vectors to stencils that are not stars, that divide the radius
 /// along the contiguous axis, and that read only the field they update or,
 /// in CUDA's ring kernel, other grids at the cell (f32, 2 steps; HIP's

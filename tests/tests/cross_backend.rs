@@ -15,7 +15,8 @@ fn every_variant_is_registered() {
     // previous level, and `temporal_vec` (2 steps in threads of vectors) of
     // the stars it suits: star3d25 in f32 (in f64 its registers leave room
     // for one step only), j3d13pt in f32 and f64, and acoustic25 and coefstar3d
-    // in f32 (CUDA's ring kernel); and two `tensor`
+    // in f32 (CUDA's ring kernel), and in z sums of 2 columns a thread j3d7pt
+    // and j3d27pt in f32; and two `tensor`
     // variants of the fixed f64 3-D stencils whose in-plane reads are a sum
     // of products (heat3d, star3d25, j3d7pt, j3d13pt, leapfrog3d, acoustic25, coefstar3d and the
     // random ones that are).
@@ -23,7 +24,7 @@ fn every_variant_is_registered() {
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
         let fused = 5 * (11 * 2 + stencil_tests::RANDOM_FUSABLE)
             + 3 * stencil_tests::RANDOM_LEAPFROG_FUSABLE
-            + 5;
+            + 7;
         let tensor = 2 * (7 + stencil_tests::RANDOM_TENSOR);
         15 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + fused + tensor
     } else {
