@@ -365,18 +365,25 @@ fn retyped(
 /// a sum that matrix products can take (`ir::plane_sum`). Any other refusal
 /// is the build's error.
 fn tensor_builds(table: &toml::Table, name: &str) -> Result<bool, String> {
-    let text = toml::to_string(table).map_err(|e| e.to_string())?;
-    match stencil_build::generate(name, &text) {
-        Ok(_) => Ok(true),
+    match generated(table, name) {
+        Ok(()) => Ok(true),
         Err(e)
             if ["`tensor` cannot compute", "`tensor` runs stencils of one"]
                 .iter()
-                .any(|why| e.to_string().contains(why)) =>
+                .any(|why| e.contains(why)) =>
         {
             Ok(false)
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e),
     }
+}
+
+/// Whether stencil-build generates variant `name` from `table`, or its error.
+fn generated(table: &toml::Table, name: &str) -> Result<(), String> {
+    let text = toml::to_string(table).map_err(|e| e.to_string())?;
+    stencil_build::generate(name, &text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Gives a 3-D `temporal_c5` variant 3 fused steps where stencil-build
@@ -389,9 +396,7 @@ fn fit_three_steps(table: &mut toml::Table, name: &str) {
             t.insert("time_block".into(), 3.into());
         }
     }
-    let builds =
-        toml::to_string(&three).is_ok_and(|text| stencil_build::generate(name, &text).is_ok());
-    if builds {
+    if generated(&three, name).is_ok() {
         *table = three;
     }
 }
@@ -404,12 +409,7 @@ fn fit_three_steps(table: &mut toml::Table, name: &str) {
 /// in CUDA's ring kernel, other grids at the cell (f32, 2 steps; HIP's
 /// variant then fuses without vectors).
 fn fit_vector(table: &mut toml::Table, name: &str) -> bool {
-    let attempt = |table: &toml::Table| {
-        let text = toml::to_string(table).map_err(|e| e.to_string())?;
-        stencil_build::generate(name, &text)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    };
+    let attempt = |table: &toml::Table| generated(table, name);
     match attempt(table) {
         Ok(()) => return true,
         // HIP has no ring kernel (stencils that read other grids): its variant fuses without vectors.

@@ -430,10 +430,18 @@ impl Gen<'_> {
         let ty = self.st.dtype.c();
         let [py, px] = sh.padded();
         let slots = sh.slots();
-        w.line(&format!(
-            "/* ring[s][m]: level s at the planes whose index is m modulo {slots}, row and column offset by the pad of {} and {}. */",
-            sh.r[1], sh.r[2]
-        ));
+        if sh.sums {
+            w.line(&format!(
+                "/* ring[s][m]: level s at the planes p0 + m modulo {slots}. A row holds the threads' first columns, then their second \
+                 ones, each half with a pad of 1 on both sides: column k of thread tx at k * {} + tx + 1. */",
+                sh.bx + 2
+            ));
+        } else {
+            w.line(&format!(
+                "/* ring[s][m]: level s at the planes whose index is m modulo {slots}, row and column offset by the pad of {} and {}. */",
+                sh.r[1], sh.r[2]
+            ));
+        }
         w.line("extern __shared__ __align__(16) unsigned char shared[];");
         w.line(&format!(
             "{ty} (*const ring)[{slots}][{py}][{px}] = ({ty} (*)[{slots}][{py}][{px}])shared;"
@@ -513,19 +521,28 @@ impl Gen<'_> {
     }
 
     /// `i1`, `i2`: the thread's first cell along the fast axes; `z0..z1`: the block's chunk.
-    fn planes_tile(&self, w: &mut CWriter, sh: &Planes) {
+    pub(super) fn planes_tile(&self, w: &mut CWriter, sh: &Planes) {
         let [rows, cols] = sh.tile();
         let [stored_y, stored_x] = sh.stored();
         let (m1, m2) = (sh.r[1] * sh.t, sh.r[2] * sh.t);
+        // A z-sums thread owns `v` neighbouring columns.
+        let (columns, column) = if sh.sums {
+            (
+                format!(" ({} neighbouring columns each)", sh.v),
+                format!("threadIdx.x * {}", sh.v),
+            )
+        } else {
+            (String::new(), "threadIdx.x".to_string())
+        };
         w.line(&format!(
-            "/* This block's tile: {} threads along `{}` by {} along `{}` ({} rows each): {cols} x {rows} cells, the outer {m2} and {m1} on each side recomputed, not stored. */",
+            "/* This block's tile: {} threads along `{}`{columns} by {} along `{}` ({} rows each): {cols} x {rows} cells, the outer {m2} and {m1} on each side recomputed, not stored. */",
             sh.bx, self.st.axes[2], sh.by, self.st.axes[1], sh.c
         ));
         let (lo2, _) = self.bounds(2);
         let (lo1, _) = self.bounds(1);
         let ix = self.index();
         w.line(&format!(
-            "const {ix} i2 = {lo2} + ({ix}){} * {stored_x} - {m2} + threadIdx.x;",
+            "const {ix} i2 = {lo2} + ({ix}){} * {stored_x} - {m2} + {column};",
             self.block_coordinate("x")
         ));
         w.line(&format!(

@@ -167,11 +167,11 @@ impl Gen<'_> {
     /// The body of a z-sums kernel.
     pub(in crate::backend::gpu) fn sums_kernel(&self, w: &mut CWriter) {
         let sh = self.planes_shape();
-        self.sums_tile(w, &sh);
+        self.planes_tile(w, &sh);
         self.sums_masks(w, &sh);
         w.line("/* The thread's place in the rings (see `stencil_thread_x`). */");
         w.line("const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();");
-        self.sums_rings(w, &sh);
+        self.planes_rings(w, &sh);
         let (t, c, v) = (sh.t, sh.c, sh.v);
         let ty = self.st.dtype.c();
         w.line("/* sum[s - 1][m]: level s's sums of the thread's cells at the planes p0 + m modulo 3 (p0: the first plane). */");
@@ -206,31 +206,6 @@ impl Gen<'_> {
         w.line("    break;");
         w.dedent();
         w.line("}");
-    }
-
-    /// `i1`, `i2`: the thread's first cell along the fast axes; `z0..z1`: the block's chunk.
-    fn sums_tile(&self, w: &mut CWriter, sh: &Planes) {
-        let [rows, cols] = sh.tile();
-        let [stored_y, stored_x] = sh.stored();
-        let (t, ix) = (sh.t, self.index());
-        w.line(&format!(
-            "/* This block's tile: {} threads along `{}` ({} neighbouring columns each) by {} along `{}` ({} rows each): \
-             {cols} x {rows} cells, the outer {t} on each side recomputed, not stored. */",
-            sh.bx, self.st.axes[2], sh.v, sh.by, self.st.axes[1], sh.c
-        ));
-        let (lo2, _) = self.bounds(2);
-        let (lo1, _) = self.bounds(1);
-        w.line(&format!(
-            "const {ix} i2 = {lo2} + ({ix}){} * {stored_x} - {t} + threadIdx.x * {};",
-            self.block_coordinate("x"),
-            sh.v
-        ));
-        w.line(&format!(
-            "const {ix} i1 = {lo1} + ({ix}){} * {stored_y} - {t} + threadIdx.y * {};",
-            self.block_coordinate("y"),
-            sh.c
-        ));
-        self.chunk_bounds(w);
     }
 
     /// `in_cells`, `own_cells`: bit `j * vector + k` for the thread's cell
@@ -281,29 +256,6 @@ impl Gen<'_> {
         w.line("}");
         w.dedent();
         w.line("}");
-    }
-
-    /// `ring[s][m]`: level `s` at the planes p0 + m modulo 2, zeroed before the loop.
-    fn sums_rings(&self, w: &mut CWriter, sh: &Planes) {
-        let ty = self.st.dtype.c();
-        let [py, px] = sh.padded();
-        w.line(&format!(
-            "/* ring[s][m]: level s at the planes p0 + m modulo 2. A row holds the threads' first columns, then their second \
-             ones, each half with a pad of 1 on both sides: column k of thread tx at k * {} + tx + 1. */",
-            sh.bx + 2
-        ));
-        w.line("extern __shared__ __align__(16) unsigned char shared[];");
-        w.line(&format!(
-            "{ty} (*const ring)[2][{py}][{px}] = ({ty} (*)[2][{py}][{px}])shared;"
-        ));
-        w.line(&format!(
-            "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
-            sh.bx,
-            sh.t * 2 * py * px,
-            sh.bx * sh.by
-        ));
-        w.line("    (&ring[0][0][0][0])[e] = 0;");
-        w.line("__syncthreads();");
     }
 
     /// `ahead`: the thread's cells of plane `plane` of the launch's grid, clamped to it.
@@ -360,11 +312,6 @@ impl Gen<'_> {
     fn sums_level(&self, w: &mut CWriter, sh: &Planes, terms: &Terms, s: usize) {
         let (t, c, v) = (sh.t, sh.c, sh.v);
         let ty = self.st.dtype.c();
-        let fma = if self.st.dtype == Dtype::F64 {
-            "fma"
-        } else {
-            "fmaf"
-        };
         let (lo0, hi0) = self.bounds(0);
         // Offsets from i, modulo 3, of level s's sums and of level s - 1's cells
         // at planes q (finished), q + 1 (the plane read) and q + 2.
@@ -409,7 +356,7 @@ impl Gen<'_> {
                 if first && n == 0 {
                     w.line(&format!("{target} = {weight} * {read};"));
                 } else {
-                    w.line(&format!("{target} = {fma}({weight}, {read}, {target});"));
+                    w.line(&format!("{target} = fmaf({weight}, {read}, {target});"));
                 }
             }
             if dz == 1 {
