@@ -9,9 +9,11 @@
 //!   each side) is copied into the first ring by 8-byte `cp.async` copies,
 //!   [`AHEAD`] planes ahead; each thread's share of a plane is planned once;
 //! - `W1` warps compute level 1 at plane `p - r_z` on the tile grown by
-//!   `r`, a lane a row (32 rows), 4 cells of it per lane, into the second
-//!   ring; `W2` warps compute level 2 at plane `p - 2 r_z - 1` from that
-//!   ring, the tile's own cells. One barrier a plane.
+//!   `r` (32 rows), 4 cells of a row per lane, into the second ring; `W2`
+//!   warps compute level 2 at plane `p - 2 r_z - 1` from that ring, the
+//!   tile's own cells. One barrier a plane. A warp takes 4 neighbouring
+//!   column groups of 8 rows (a lane a row where the grids read at the
+//!   cell load 16-byte quads);
 //! - a lane keeps the 4 cells' columns along the slowest axis in registers
 //!   (its window) and reads its in-plane neighbours from the ring as
 //!   16-byte vectors; the grids it reads at the cell come from global
@@ -58,7 +60,7 @@ const VECTOR_PLANE: usize = 458752;
 /// The same where the single step's rows are not whole vectors.
 const SCALAR_PLANE: usize = 32768;
 
-/// Lanes of a warp: the rows of the level-1 tile.
+/// Lanes of a warp, and rows of the level-1 tile.
 const LANES: usize = 32;
 
 /// Cells of the contiguous axis a lane computes: one 16-byte vector of f32.
@@ -80,7 +82,7 @@ pub(in crate::backend::gpu) struct Rings {
     pub r: [usize; 3],
     /// Rows of the stored tile (`32 - 2 r_y`).
     pub ty: usize,
-    /// Level-1 warps (a lane a row of the tile grown by the radius).
+    /// Level-1 warps (the tile grown by the radius: 32 rows of `W1` column groups).
     pub w1: usize,
     /// Level-2 warps (the stored tile).
     pub w2: usize,
@@ -159,7 +161,7 @@ impl Rings {
 pub fn layout(st: &Stencil) -> String {
     let sh = Rings::new(st, true);
     format!(
-        "{} threads ({} warps for level 1, a lane a row, {} for level 2) over tiles of {TILE_X} x {} cells",
+        "{} threads ({} warps for level 1, {} for level 2) over tiles of {TILE_X} x {} cells",
         sh.threads(),
         sh.w1,
         sh.w2,
@@ -886,30 +888,39 @@ impl Gen<'_> {
         ));
         w.line(&format!("{s}_unit t;"));
         w.line(&format!("t.first = warp < {}; /* warp-uniform */", sh.w1));
-        // Lanes are rows. Where rows are whole 128-byte lines, a warp whose
-        // lanes all took the same columns would load the grids read at the
-        // cell from one L1 bank pair: rotating the columns by quarter warps
-        // ran 1.03x-1.08x on such rows (300 x 994 x 768, 736, 744; H100,
-        // BENCHMARKS.md, session 21, with 8-byte loads of those grids). Level
-        // 2's rotation is a permutation of each row's columns because `ty` is
+        // A quarter warp takes 8 rows of one column group, so that its
+        // 16-byte shared loads hit distinct banks (the pitch is 4 modulo 8).
+        // Where the grids read at the cell load in 8-byte pairs, a warp takes
+        // 4 neighbouring groups of the same 8 rows: its two loads of a grid
+        // touch 8 rows, not 32 (acoustic25 f32 on 750-cell rows: 1.09x on
+        // the H200, BENCHMARKS.md, 2026-11-28, session 39). Where they load
+        // 16-byte quads, a lane takes a row and the quarters groups 3 apart,
+        // spread over L1's banks (that ran 1.06x-1.16x the other on rows of
+        // whole quads, 768 and 744 cells and 512^3, the same session).
+        // Level 2's groups are a permutation of each row's because `ty` is
         // a multiple of 8.
         debug_assert_eq!(sh.ty % 8, 0);
-        w.line("/* A lane's row and first column. The 8 lanes of a quarter warp share columns (their 16-byte shared loads hit distinct banks); the quarters take others (their loads of the grids read at the cell spread over L1's banks). */");
+        let (g1, g2) = (sh.w1, TILE_X / CELLS);
+        w.line("/* A lane's row and first column; a quarter warp takes 8 rows of one column group (its 16-byte shared loads hit distinct banks). Pairs: a warp takes 4 neighbouring groups of 8 rows. Quads: a lane a row, the quarters' groups 3 apart. */");
         w.line("if (t.first) {");
-        w.line("    t.rs = lane;");
+        w.line("    const int k = 4 * warp + lane / 8;");
         w.line(&format!(
-            "    t.cs = 4 * ((warp + 3 * (lane / 8)) % {});",
-            sh.w1
+            "    t.rs = quads ? lane : 8 * (k / {g1}) + lane % 8;"
+        ));
+        w.line(&format!(
+            "    t.cs = 4 * (quads ? (warp + 3 * (lane / 8)) % {g1} : k % {g1});"
         ));
         w.line("} else {");
         w.line(&format!(
-            "    const int u = (warp - {}) * 32 + lane;",
+            "    const int u = (warp - {}) * 32 + lane, k = u / 8;",
             sh.w1
         ));
-        w.line(&format!("    t.rs = {ry} + u % {};", sh.ty));
         w.line(&format!(
-            "    t.cs = {rx} + 4 * ((u / {ty} + 3 * (u % {ty} / 8)) % {});",
-            TILE_X / CELLS,
+            "    t.rs = {ry} + (quads ? u % {ty} : 8 * (k / {g2}) + lane % 8);",
+            ty = sh.ty
+        ));
+        w.line(&format!(
+            "    t.cs = {rx} + 4 * (quads ? (u / {ty} + 3 * (u % {ty} / 8)) % {g2} : k % {g2});",
             ty = sh.ty
         ));
         w.line("}");
@@ -1107,9 +1118,10 @@ mod tests {
             "*(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[864 + t.fsrc];",
             "const float4 y_p4 = *(const float4 *)&at[(rc + 4) * 52 + cb + 4];",
             "p_cuda__s__update_u_plane<8>(t, uring, sring, stage, p0 + 8,",
-            // Quarter warps rotate their columns.
-            "t.cs = 4 * ((warp + 3 * (lane / 8)) % 10);",
-            "t.cs = 4 + 4 * ((u / 24 + 3 * (u % 24 / 8)) % 8);",
+            // Pairs: a warp takes 4 column groups of 8 rows; quads: a lane
+            // a row, the quarters' groups 3 apart.
+            "t.rs = quads ? lane : 8 * (k / 10) + lane % 8;",
+            "t.cs = 4 + 4 * (quads ? (u / 24 + 3 * (u % 24 / 8)) % 8 : k % 8);",
             // Rows of 8-byte pairs run the ring kernel; on the other grids
             // the session runs one step a launch, asking first.
             "extern \"C\" int p_cuda__s__update_u_fuses(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, float *out, float *out_prev, const float *prev_u, const float *cur_u)",
