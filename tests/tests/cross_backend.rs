@@ -4,31 +4,31 @@ include!(concat!(env!("OUT_DIR"), "/cross_backend_tests.rs"));
 
 #[test]
 fn every_variant_is_registered() {
-    // 5 examples + 5 suite stencils + 5 test specs, each in f32/f64 x
+    // 5 examples + 5 suite stencils + 6 test specs, each in f32/f64 x
     // fixed/periodic, and the random stencils in one dtype and boundary each;
     // with a GPU backend also `tiled`, four `stream` variants and `auto`
     // (tests/build.rs), the `stream` ones and `auto` not for 1-D stencils,
     // and three `temporal` and two `persistent` variants of the fixed-boundary
-    // heat2d, heat3d, star3d25, j2d5pt, j3d7pt, j3d13pt, j3d27pt and coefstar3d, of the
+    // heat2d, heat3d, star3d25, j2d5pt, j3d7pt, j3d13pt, j3d27pt, coefstar3d and boxsum3d, of the
     // leapfrogs wave2d, leapfrog3d and acoustic25 and of the random stencils that fuse,
     // three `temporal` ones of the random leapfrogs that never read their
     // previous level, and `temporal_vec` (2 steps in threads of vectors) of
     // the stars it suits: star3d25 in f32 (in f64 its registers leave room
     // for one step only), j3d13pt in f32 and f64, and acoustic25 and coefstar3d
-    // in f32 (CUDA's ring kernel), and in z sums of 2 columns a thread j3d7pt
-    // and j3d27pt in f32; and two `tensor`
+    // in f32 (CUDA's ring kernel), and in z sums of 2 columns a thread j3d7pt,
+    // j3d27pt and boxsum3d in f32; and two `tensor`
     // variants of the fixed f64 3-D stencils whose in-plane reads are a sum
     // of products (heat3d, star3d25, j3d7pt, j3d13pt, leapfrog3d, acoustic25, coefstar3d and the
     // random ones that are).
     let (random, random_1d) = stencil_tests::RANDOM_STENCILS;
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
-        let fused = 5 * (11 * 2 + stencil_tests::RANDOM_FUSABLE)
+        let fused = 5 * (12 * 2 + stencil_tests::RANDOM_FUSABLE)
             + 3 * stencil_tests::RANDOM_LEAPFROG_FUSABLE
-            + 7;
+            + 8;
         let tensor = 2 * (7 + stencil_tests::RANDOM_TENSOR);
-        15 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + fused + tensor
+        16 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + fused + tensor
     } else {
-        15 * 4 + random
+        16 * 4 + random
     };
     assert_eq!(
         stencil_tests::F32.len() + stencil_tests::F64.len(),
