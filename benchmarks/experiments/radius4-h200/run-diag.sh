@@ -4,7 +4,7 @@
 set -uo pipefail
 out=$1 bin=${BIN:-.device}
 mkdir -p "$out"
-smi() { nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,clocks_throttle_reasons.active --format=csv,noheader; }
+source "$(dirname "$0")/smi.sh"
 smi > "$out/smi.txt"
 { timeout 100 "$bin/diag" acoustic25 61 98 130; for i in 1 2; do timeout 200 "$bin/diag" acoustic25 300 994 750; done; } > "$out/diag.txt" 2>&1
 for v in ${NCU:-A R C D}; do

@@ -6,7 +6,7 @@
 set -uo pipefail
 out=$1 bin=${BIN:-.device}
 mkdir -p "$out"
-smi() { nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,clocks_throttle_reasons.active --format=csv,noheader; }
+source "$(dirname "$0")/smi.sh"
 smi > "$out/smi.txt"
 for g in "300 994 750" "300 994 750" "300 994 768" "300 994 744" "512 512 512" "400 400 400" "512 512 750" "61 98 130" "19 27 22" "13 130 258"; do
     echo "== acoustic25 $g"; timeout 200 "$bin/grids" acoustic25 $g

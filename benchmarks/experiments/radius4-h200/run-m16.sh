@@ -5,10 +5,11 @@
 set -uo pipefail
 out=$1 bin=${BIN:-.device}
 mkdir -p "$out"
+source "$(dirname "$0")/smi.sh"
 {
-    nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,clocks_throttle_reasons.active --format=csv,noheader
+    smi
     timeout 200 "$bin/m16" star3d25 512
     timeout 200 "$bin/m16" acoustic25 300 994 750
     timeout 100 "$bin/m16" star3d25 29 45 133
-    nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,clocks_throttle_reasons.active --format=csv,noheader
+    smi
 } > "$out/m16.txt" 2>&1

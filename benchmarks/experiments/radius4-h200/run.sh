@@ -7,7 +7,7 @@
 set -uo pipefail
 out=$1 bin=${BIN:-.device}
 mkdir -p "$out"
-smi() { nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,clocks_throttle_reasons.active --format=csv,noheader; }
+source "$(dirname "$0")/smi.sh"
 smi > "$out/smi.txt"
 { timeout 200 "$bin/dec" acoustic25 300 994 750; timeout 200 "$bin/dec" star3d25 512; } > "$out/dec.txt" 2>&1
 { timeout 120 "$bin/fused" acoustic25 61 98 130; timeout 200 "$bin/fused" acoustic25 300 994 750; } > "$out/fused.txt" 2>&1
