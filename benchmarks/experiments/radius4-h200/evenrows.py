@@ -15,7 +15,7 @@ old = """            #pragma unroll
                     t.next1[2 * h] = v1.x;
                     t.next1[2 * h + 1] = v1.y;
                 }"""
-new = """            if (t.pair[1] && (((size_t)g0 | (size_t)g1) & 15) == 0) {
+quad = """            if (t.pair[1] && (((size_t)g0 | (size_t)g1) & 15) == 0) {
                 const float4 v0 = *(const float4 *)g0;
                 t.next0[0] = v0.x;
                 t.next0[1] = v0.y;
@@ -27,17 +27,9 @@ new = """            if (t.pair[1] && (((size_t)g0 | (size_t)g1) & 15) == 0) {
                 t.next1[2] = v1.z;
                 t.next1[3] = v1.w;
             } else {
-                #pragma unroll
-                for (int h = 0; h < 2; ++h)
-                    if (t.pair[h]) {
-                        const float2 v0 = *(const float2 *)(g0 + 2 * h);
-                        t.next0[2 * h] = v0.x;
-                        t.next0[2 * h + 1] = v0.y;
-                        const float2 v1 = *(const float2 *)(g1 + 2 * h);
-                        t.next1[2 * h] = v1.x;
-                        t.next1[2 * h + 1] = v1.y;
-                    }
-            }"""
+"""
+# The pairs' loop, one level deeper, is the other branch.
+new = quad + "".join("    " + line for line in old.splitlines(True)) + "\n            }"
 assert s.count(old) == 1
 s = s.replace(old, new)
 open(sys.argv[2], 'w').write(s)

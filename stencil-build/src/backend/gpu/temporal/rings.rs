@@ -894,9 +894,9 @@ impl Gen<'_> {
         // 4 neighbouring groups of the same 8 rows: its two loads of a grid
         // touch 8 rows, not 32 (acoustic25 f32 on 750-cell rows: 1.09x on
         // the H200, BENCHMARKS.md, 2026-11-28, session 39). Where they load
-        // 16-byte quads, a lane takes a row and the quarters groups 3 apart,
-        // spread over L1's banks (that ran 1.06x-1.16x the other on rows of
-        // whole quads, 768 and 744 cells and 512^3, the same session).
+        // 16-byte quads, a lane takes a row and the quarters' groups 3 apart,
+        // spread over L1's banks (that ran 1.03x-1.12x the other on rows of
+        // whole quads: 768 and 744 cells, 512^3 and 400^3, the same session).
         // Level 2's groups are a permutation of each row's because `ty` is
         // a multiple of 8.
         debug_assert_eq!(sh.ty % 8, 0);
