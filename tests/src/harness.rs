@@ -113,7 +113,10 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 /// pairs that are not quads; on a device, also more than 458752 cells of
 /// whole quads, too slow for the CPU's emulated device), and (CUDA's
 /// `tensor` kernels) rows of an odd number of cells over several blocks
-/// along both fast axes, which start at even and odd cells in turn, and, on a
+/// along both fast axes, which start at even and odd cells in turn, rows of
+/// an even number over several blocks (where the update reads no other grid,
+/// warps of 16 x 8 cells, whose second block along `y` is partly outside the
+/// region), and, on a
 /// device, two grids too large for `auto`'s `naive` single steps
 /// (`small_step_cells` in stencil-build: at least 1.44M cells, over the rule
 /// of 8192 cells per multiprocessor up to 175 of them): one that `auto`'s
@@ -154,6 +157,7 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
         .is_some_and(|(strategy, _)| strategy == "tensor")
     {
         shapes.push(vec![min[0] + 2, 41, 75]);
+        shapes.push(vec![min[0] + 1, 45, 70]);
         if !cfg!(feature = "gpu-on-cpu") {
             shapes.push(vec![min[0] + 29, 150, 301]);
             shapes.push(vec![min[0] + 23, 391, 711]);

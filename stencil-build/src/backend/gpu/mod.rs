@@ -914,7 +914,7 @@ fn header(
 ) {
     let detail = detail(st, plan);
     let threads = if plan.strategy == Strategy::Tensor {
-        tensor::block_layout()
+        tensor::block_layout(st)
     } else if temporal::rings_plan(plan, st) {
         temporal::rings_layout(st)
     } else {
@@ -2368,9 +2368,14 @@ impl Gen<'_> {
     fn residency(&self, w: &mut CWriter, kernel: &str, bytes: usize) {
         let api = self.d.api;
         w.line("int multiprocessors = 0, per_multiprocessor = 0;");
+        // `tensor`'s launcher sizes its blocks with the kernel it picks (`threads`).
+        let threads = if self.plan.strategy == Strategy::Tensor {
+            "threads".to_string()
+        } else {
+            self.plan.threads().to_string()
+        };
         w.line(&format!(
-            "const {api}Error_t status = {RESIDENCY}((const void *){kernel}, {}, {bytes}, &multiprocessors, &per_multiprocessor);",
-            self.plan.threads()
+            "const {api}Error_t status = {RESIDENCY}((const void *){kernel}, {threads}, {bytes}, &multiprocessors, &per_multiprocessor);"
         ));
         w.line(&format!("if (status != {api}Success)"));
         w.line("    return (int)status;");

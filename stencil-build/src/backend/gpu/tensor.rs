@@ -2,9 +2,11 @@
 //! FP64 tensor cores.
 //!
 //! A block owns 32 x 32 cells of a plane and marches `chunk` planes of the
-//! slowest axis. Each of its 16 warps computes 8 x 8 of those cells. The
-//! statement's in-plane sum ([`crate::ir::plane_sum`]) is two products with
-//! banded matrices:
+//! slowest axis. Each of its 16 warps computes 8 x 8 of those cells, or,
+//! where the update reads no other grid and rows are of an even number of
+//! cells, each of 8 warps 16 x 8 ([`Shape::wide`]; the kernel's `H`: rows of
+//! cells a lane computes). The statement's in-plane sum
+//! ([`crate::ir::plane_sum`]) is two products with banded matrices:
 //!
 //! ```text
 //! X[y][i] = sum_k u[y][x0 - rx + k] Cx[k][i]     Cx[k][i] = cx(k - rx - i)
@@ -17,7 +19,12 @@
 //! past the band). A lane holds one element of each operand and two cells of
 //! the result: row `lane / 4`, columns `2 (lane % 4)` and `+ 1`. Its element
 //! of `Cx` (column `lane / 4`, row `lane % 4`) and of `Cy` (row `lane / 4`,
-//! column `lane % 4`) are fixed for the kernel, computed once.
+//! column `lane % 4`) are fixed for the kernel, computed once. Warps of 16 x 8
+//! cells run `mma.m16n8k4.f64` (sm_90; two `m8n8k4` on earlier devices),
+//! whose A operand stacks rows `g` and `g + 8`: a product along `x` covers
+//! both rows' cells, and along `y` rows `g + 8` take row `g`'s band 8 rows
+//! further through the same coefficient registers (`2 + n` products for the
+//! `n` of 8 rows where the band's starts are 4 apart).
 //!
 //! The plane's tile with its in-plane reach around it arrives in a ring of
 //! shared memory by asynchronous copies (`cp.async`), [`AHEAD`] planes ahead
@@ -41,7 +48,9 @@
 //! On the H100 star3d25 f64 steps at 157.1 GCells/s, 1.34x `stream` and 83%
 //! of the bandwidth bound; acoustic25 f64, which reads two more grids, at
 //! 1.03x (BENCHMARKS.md, session 16; the prototype and the A/B runs behind
-//! it: `benchmarks/experiments/dmma-star3d25`).
+//! it: `benchmarks/experiments/dmma-star3d25`). On the H200 warps of 16 x 8
+//! cells run star3d25 f64 at 191.0 GCells/s on 512^3, 1.26x those of 8 x 8
+//! and 72% of the bound (session 40, `benchmarks/experiments/tensor-m16`).
 
 use super::{CWriter, Gen};
 use crate::backend::CExpr;
@@ -61,12 +70,27 @@ const TILE: usize = 32;
 const _: () = assert!(THREADS == (TILE / 8) * (TILE / 8) * 32);
 
 /// A block's threads as the file header describes them: one dimension of
-/// threads, which the kernel maps to warps of 8 x 8 cells.
-pub fn block_layout() -> String {
+/// threads, which the kernel maps to warps of 8 x 8 cells (or 16 x 8).
+pub fn block_layout(st: &Stencil) -> String {
     let warps = TILE / 8;
+    let wide = if reads_one_grid(st) {
+        format!(
+            ", or where rows are of an even number of cells {} threads: {} x {warps} warps of 16 x 8 cells",
+            THREADS / 2,
+            warps / 2
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{THREADS} threads: {warps} x {warps} warps of 8 x 8 cells (a tile of {TILE} x {TILE} cells of a plane)"
+        "{THREADS} threads: {warps} x {warps} warps of 8 x 8 cells{wide} (a tile of {TILE} x {TILE} cells of a plane)"
     )
+}
+
+/// Whether `st`'s update reads no other grid than the one it sums in-plane.
+fn reads_one_grid(st: &Stencil) -> bool {
+    let name = |a: &Access| slot_name(st, a.slot);
+    plane_sum(&st.statements[0], &name).is_ok_and(|sum| other_reads(&sum).is_empty())
 }
 
 /// Planes of a tile in flight to shared memory while one is computed: on the
@@ -137,10 +161,10 @@ pub const SMALL_PLANES_MORE_GRIDS: usize = 400 * 400;
 /// one it sums in-plane, else 0 (star3d25 f64 ran `tensor` 1.10x `stream`
 /// on 128 x 128 planes 1024 deep, where the efficiency is 0.80).
 pub fn small_planes(st: &Stencil) -> usize {
-    let name = |a: &Access| slot_name(st, a.slot);
-    match plane_sum(&st.statements[0], &name) {
-        Ok(sum) if other_reads(&sum).is_empty() => 0,
-        _ => SMALL_PLANES_MORE_GRIDS,
+    if reads_one_grid(st) {
+        0
+    } else {
+        SMALL_PLANES_MORE_GRIDS
     }
 }
 
@@ -152,6 +176,24 @@ fn band(reach: usize) -> (Vec<usize>, usize) {
     let mut starts: Vec<usize> = (0..n - 1).map(|m| 4 * m).collect();
     starts.push(span - 4);
     (starts, 4 * (n - 1) - (span - 4))
+}
+
+/// A product along `y`: its first row of the band, and the coefficient
+/// register (`cy[m]`) of the warp's rows `g` and `g + 8`, where they have one.
+type Step = (usize, Option<usize>, Option<usize>);
+
+/// The products along `y` of a warp of 16 rows: rows `g + 8` take row `g`'s
+/// band 8 rows further, through the same coefficient registers. Those that
+/// rows `g` take (all a warp of 8 rows runs), and those of rows `g + 8` only.
+fn y_steps(reach: usize) -> (Vec<Step>, Vec<Step>) {
+    let starts = band(reach).0;
+    let at = |s: usize| starts.iter().position(|&x| x == s);
+    let mut rows: Vec<usize> = starts.iter().flat_map(|&s| [s, s + 8]).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    rows.into_iter()
+        .map(|s| (s, at(s), s.checked_sub(8).and_then(at)))
+        .partition(|step| step.1.is_some())
 }
 
 /// The first row pitch (in doubles) of at least `cells` that is 4 or 12 modulo 16.
@@ -185,6 +227,18 @@ impl Shape {
 
     fn bytes(&self) -> usize {
         self.slots * self.rows * self.pitch * 8
+    }
+
+    /// Whether the launcher runs warps of 16 x 8 cells (8 a block, H = 2)
+    /// where rows are of an even number of cells: where the update reads no
+    /// other grid than the one it sums in-plane. On the H200 (session 40,
+    /// `benchmarks/experiments/tensor-m16`) they ran star3d25 f64 1.08x-1.26x
+    /// faster than 16 warps of 8 x 8 cells on every grid of even rows from
+    /// 64^3 to 512^3 (191.0 against 152.1 GCells/s at 512^3), 0.96x on 301 x
+    /// 255 x 257; acoustic25 f64, which reads two grids more at the cell,
+    /// 0.95x-0.97x on every grid.
+    fn wide(&self) -> bool {
+        self.others.is_empty()
     }
 }
 
@@ -267,13 +321,14 @@ impl Gen<'_> {
         }
         self.tensor_copy_function(w, &shape);
         w.blank();
-        w.line("/* V: cells a copy and a store move (2 on aligned grids, else 1). ODD: rows of an odd number of cells, which");
-        w.line("   start at even and odd cells in turn: a pair whose first cell is odd moves as two single cells. */");
-        w.line("template <int V, bool ODD>");
+        w.line("/* H: rows of cells a lane computes, 8 apart (1: 16 warps of 8 x 8 cells, m8n8k4 products; 2: 8 warps of 16 x 8");
+        w.line("   cells, m16n8k4). V: cells a copy and a store move (2 on aligned grids, else 1). ODD: rows of an odd number");
+        w.line("   of cells, which start at even and odd cells in turn: a pair whose first cell is odd moves as two single cells. */");
+        w.line("template <int H, int V, bool ODD>");
         let mut parameters = self.typed_extents(self.parameters("__restrict__", true), "ptrdiff_t");
         parameters.push("const int chunk".into());
         w.line(&format!(
-            "static __global__ void __launch_bounds__({THREADS}) {}({})",
+            "static __global__ void __launch_bounds__({THREADS} / H) {}({})",
             self.kernel_name(),
             parameters.join(", ")
         ));
@@ -297,27 +352,30 @@ impl Gen<'_> {
         expr::print(e, &CExpr { st: self.st, read })
     }
 
-    /// `<sym>_plane<V, ODD>`: the block's copies of one plane's tile into a ring slot.
+    /// `<sym>_plane<H, V, ODD>`: the block's copies of one plane's tile into a ring slot.
     fn tensor_copy_function(&self, w: &mut CWriter, shape: &Shape) {
         let (rows, cols, pitch) = (shape.rows, shape.cols, shape.pitch);
         w.line(&format!(
             "/* Starts the copy of the {rows} x {cols} tile at (y0, x0) of `plane` (a plane of the grid, or null: zeros) into `slot`, V cells a copy, zeros off the grid."
         ));
-        w.line("   ODD: row r starts at an odd cell where (odd + r) is odd, and its pairs then move as single cells. */");
-        w.line("template <int V, bool ODD>");
+        w.line("   H: the kernel's (blocks of 512 / H threads). ODD: row r starts at an odd cell where (odd + r) is odd, and its");
+        w.line("   pairs then move as single cells. */");
+        w.line("template <int H, int V, bool ODD>");
         w.line(&format!(
             "static __device__ __forceinline__ void {}_plane(double *slot, const double *plane, const double *any, const ptrdiff_t n1, const ptrdiff_t n2, const ptrdiff_t y0, const ptrdiff_t x0, const int odd)",
             self.sym
         ));
         w.line("{");
         w.indent();
-        w.line(&format!("constexpr int copies = {cols} / V; /* a row's */"));
+        w.line(&format!(
+            "constexpr int copies = {cols} / V, threads = {THREADS} / H; /* a row's, a block's */"
+        ));
         w.pragma("unroll");
         w.line(&format!(
-            "for (int k = 0; k < ({rows} * copies + {THREADS} - 1) / {THREADS}; ++k) {{"
+            "for (int k = 0; k < ({rows} * copies + threads - 1) / threads; ++k) {{"
         ));
         w.indent();
-        w.line(&format!("const int e = threadIdx.x + k * {THREADS};"));
+        w.line("const int e = threadIdx.x + k * threads;");
         w.line(&format!("if (e >= {rows} * copies)"));
         w.line("    break;");
         w.line("const int r = e / copies, c = e % copies * V;");
@@ -361,14 +419,22 @@ impl Gen<'_> {
             "const ptrdiff_t oy = {hy} + (ptrdiff_t)blockIdx.y * {TILE}, ox = {hx} + (ptrdiff_t)blockIdx.x * {TILE};"
         ));
         w.line(&format!("const ptrdiff_t y0 = oy - {ry}, x0 = ox - {rx};"));
-        w.line("/* This warp's 8 x 8 cells start at (by, bx) of the block's; this lane's two at row g, columns 2 t and 2 t + 1. */");
-        w.line("const int by = warp / 4 * 8, bx = warp % 4 * 8;");
+        w.line("/* This warp's 8 H x 8 cells start at (by, bx) of the block's; this lane's 2 H at rows g + 8 h (h < H), columns");
+        w.line("   2 t and 2 t + 1; mine0[h], mine1[h]: whether those cells are in the region. */");
+        w.line("const int by = warp / 4 * 8 * H, bx = warp % 4 * 8;");
         w.line("const ptrdiff_t iy = oy + by + g, ix = ox + bx + 2 * t;");
         let (_, hi_y) = self.bounds(1);
         let (_, hi_x) = self.bounds(2);
+        w.line("bool mine0[H], mine1[H];");
+        w.pragma("unroll");
+        w.line("for (int h = 0; h < H; ++h) {");
         w.line(&format!(
-            "const bool mine0 = iy < {hi_y} && ix < {hi_x}, mine1 = iy < {hi_y} && ix + 1 < {hi_x};"
+            "    mine0[h] = iy + 8 * h < {hi_y} && ix < {hi_x};"
         ));
+        w.line(&format!(
+            "    mine1[h] = iy + 8 * h < {hi_y} && ix + 1 < {hi_x};"
+        ));
+        w.line("}");
         w.line(&format!(
             "/* The block's chunk of `{}`: `chunk` planes from zo. */",
             self.st.axes[0]
@@ -387,12 +453,11 @@ impl Gen<'_> {
         w.line("const auto first_odd = [=](const ptrdiff_t p) { return ODD ? (int)((p * s0 + y0 * n2 + x0) & 1) : 0; };");
         self.tensor_coefficients(w, shape);
         w.line(&format!(
-            "/* This lane's two cells of `{plane_slot}` at planes q - {depth} .. q + {depth} (q: the plane computed), by phase. */"
+            "/* This lane's cells of `{plane_slot}` at planes q - {depth} .. q + {depth} (q: the plane computed), by phase. */"
         ));
-        w.line(&format!("double w0[{window}], w1[{window}];"));
-        w.pragma("unroll");
-        w.line(&format!("for (int m = 0; m < {window}; ++m)"));
-        w.line("    w0[m] = w1[m] = 0.0;");
+        w.line(&format!(
+            "double w0[H][{window}] = {{}}, w1[H][{window}] = {{}};"
+        ));
         self.tensor_prefetch_registers(w, shape);
         w.line(&format!(
             "/* Ring slots of plane p (just arrived), of q = p - {depth} (computed) and of p + {AHEAD} (on its way). */"
@@ -403,7 +468,7 @@ impl Gen<'_> {
         ));
         let plane = |p: &str| {
             format!(
-                "{}_plane<V, ODD>(ring + {{}} * {tile}, {p} < zhi ? {plane_slot} + {p} * s0 : NULL, {plane_slot}, n1, n2, y0, x0, first_odd({p}));",
+                "{}_plane<H, V, ODD>(ring + {{}} * {tile}, {p} < zhi ? {plane_slot} + {p} * s0 : NULL, {plane_slot}, n1, n2, y0, x0, first_odd({p}));",
                 self.sym
             )
         };
@@ -433,10 +498,17 @@ impl Gen<'_> {
         w.line(&format!(
             "const double *const now = ring + at_p * {tile} + ({ry} + by + g) * {pitch} + {rx} + bx + 2 * t;"
         ));
-        w.line("const double2 fresh = stencil_load_pair<V>(now, true, true);");
         let newest = window_at(window, 2 * depth);
-        w.line(&format!("w0[{newest}] = fresh.x;"));
-        w.line(&format!("w1[{newest}] = fresh.y;"));
+        w.pragma("unroll");
+        w.line("for (int h = 0; h < H; ++h) {");
+        w.indent();
+        w.line(&format!(
+            "const double2 fresh = stencil_load_pair<V>(now + 8 * h * {pitch}, true, true);"
+        ));
+        w.line(&format!("w0[h][{newest}] = fresh.x;"));
+        w.line(&format!("w1[h][{newest}] = fresh.y;"));
+        w.dedent();
+        w.line("}");
         w.line("if (q >= zo) {");
         w.indent();
         self.tensor_update(w, shape);
@@ -485,43 +557,85 @@ impl Gen<'_> {
         }
     }
 
-    /// The products, the update of both cells and their stores, at plane `q`.
+    /// The products, the update of the lane's cells and their stores, at plane `q`.
     fn tensor_update(&self, w: &mut CWriter, shape: &Shape) {
         let [ry, rx] = shape.reach;
-        let (depth, window, tile, pitch) = (
-            shape.depth,
-            shape.window(),
-            shape.rows * shape.pitch,
-            shape.pitch,
-        );
+        let (tile, pitch) = (shape.rows * shape.pitch, shape.pitch);
         w.line(&format!("const double *const at = ring + at_q * {tile};"));
-        w.line("/* The in-plane sum of plane q on the tensor cores. */");
-        w.line("double sx0 = 0.0, sx1 = 0.0, sy0 = 0.0, sy1 = 0.0;");
+        w.line("/* The in-plane sum of plane q on the tensor cores: s[2 h] and s[2 h + 1] at the lane's row g + 8 h. */");
+        w.line("double sx[2 * H] = {}, sy[2 * H] = {};");
         if shape.sum.x.iter().any(Option::is_some) {
+            w.line("/* Along x: A is the warp's rows of the plane from column bx + start, B the band. */");
+            w.line(&format!(
+                "const double *const ax = at + ({ry} + by + g) * {pitch} + bx + t;"
+            ));
             for (m, s) in band(rx).0.iter().enumerate() {
                 w.line(&format!(
-                    "stencil_dmma(sx0, sx1, at[({ry} + by + g) * {pitch} + bx + {s} + t], cx[{m}]);"
+                    "stencil_mma_rows<H>(sx, ax + {s}, {}, cx[{m}]);",
+                    8 * pitch
                 ));
             }
         }
         if shape.sum.y.iter().any(Option::is_some) {
-            for (m, s) in band(ry).0.iter().enumerate() {
+            w.line("/* Along y: A is the band (rows g and g + 8 reach 8 rows apart), B the plane's rows from by + start. */");
+            w.line(&format!(
+                "const double *const ay = at + (by + t) * {pitch} + {rx} + bx + g;"
+            ));
+            let (both, wide) = y_steps(ry);
+            let step = |w: &mut CWriter, (s, top, bottom): &Step| {
+                let c = |m: &Option<usize>| m.map_or("0.0".to_string(), |m| format!("cy[{m}]"));
                 w.line(&format!(
-                    "stencil_dmma(sy0, sy1, cy[{m}], at[(by + {s} + t) * {pitch} + {rx} + bx + g]);"
+                    "stencil_mma<H>(sy, {}, {}, ay[{}]);",
+                    c(top),
+                    c(bottom),
+                    s * pitch
                 ));
+            };
+            for st in &both {
+                step(w, st);
+            }
+            if shape.wide() {
+                w.line("if (H == 2) {");
+                w.indent();
+                for st in &wide {
+                    step(w, st);
+                }
+                w.dedent();
+                w.line("}");
             }
         }
-        w.line("const double in0 = sx0 + sy0, in1 = sx1 + sy1;");
+        w.pragma("unroll");
+        w.line("for (int h = 0; h < H; ++h) {");
+        w.indent();
+        w.line("const double in0 = sx[2 * h] + sy[2 * h], in1 = sx[2 * h + 1] + sy[2 * h + 1];");
+        self.tensor_results(w, shape);
+        w.line("const ptrdiff_t ch = c + 8 * h * n2;");
+        w.line("/* A 16-byte store where the pair is aligned (ODD: every other row) and both cells are stored. */");
+        w.line("if (V == 2 && (!ODD || ch % 2 == 0) && mine1[h]) {");
+        w.line("    *(double2 *)&out[ch] = make_double2(r0, r1);");
+        w.line("} else {");
+        w.line("    if (mine0[h])");
+        w.line("        out[ch] = r0;");
+        w.line("    if (mine1[h])");
+        w.line("        out[ch + 1] = r1;");
+        w.line("}");
+        w.dedent();
+        w.line("}");
+    }
+
+    /// `r0`, `r1`: the update at the lane's two cells of row `g + 8 h`.
+    fn tensor_results(&self, w: &mut CWriter, shape: &Shape) {
+        let (depth, window) = (shape.depth, shape.window());
         for j in 0..2 {
             let read = |a: &Access| {
                 if a.slot == PLANE_SUM {
                     format!("in{j}")
                 } else if a.slot == shape.sum.slot {
                     let at = (depth as i64 + a.offset[0]) as usize;
-                    format!("w{j}[{}]", window_at(window, at))
+                    format!("w{j}[h][{}]", window_at(window, at))
                 } else {
                     format!(
-                        "{}.{}",
+                        "{}[h].{}",
                         input_name(self.st, a.slot, a.offset[0]),
                         ["x", "y"][j]
                     )
@@ -532,15 +646,6 @@ impl Gen<'_> {
                 self.print(&shape.sum.expr, &read)
             ));
         }
-        w.line("/* A 16-byte store where the pair is aligned (ODD: every other row) and both cells are stored. */");
-        w.line("if (V == 2 && (!ODD || c % 2 == 0) && mine1) {");
-        w.line("    *(double2 *)&out[c] = make_double2(r0, r1);");
-        w.line("} else {");
-        w.line("    if (mine0)");
-        w.line("        out[c] = r0;");
-        w.line("    if (mine1)");
-        w.line("        out[c + 1] = r1;");
-        w.line("}");
     }
 
     /// Declares the registers that carry the other grids' reads a plane ahead (zeros before the first).
@@ -552,16 +657,9 @@ impl Gen<'_> {
         let names: Vec<String> = shape
             .others
             .iter()
-            .map(|&(slot, dz)| format!("next_{}", input_name(self.st, slot, dz)))
+            .map(|&(slot, dz)| format!("next_{}[H] = {{}}", input_name(self.st, slot, dz)))
             .collect();
-        w.line(&format!(
-            "double2 {};",
-            names
-                .iter()
-                .map(|n| format!("{n} = make_double2(0.0, 0.0)"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        w.line(&format!("double2 {};", names.join(", ")));
     }
 
     /// This plane's reads of the other grids (loaded the iteration before), and the next plane's loads.
@@ -569,29 +667,65 @@ impl Gen<'_> {
         if shape.others.is_empty() {
             return;
         }
-        w.line("const bool on0 = q + 1 >= zo && q + 1 < zend && mine0, on1 = q + 1 >= zo && q + 1 < zend && mine1;");
+        let names: Vec<String> = shape
+            .others
+            .iter()
+            .map(|&(slot, dz)| format!("{}[H]", input_name(self.st, slot, dz)))
+            .collect();
+        w.line(&format!("double2 {};", names.join(", ")));
+        w.pragma("unroll");
+        w.line("for (int h = 0; h < H; ++h) {");
+        w.indent();
+        w.line("const bool on0 = q + 1 >= zo && q + 1 < zend && mine0[h], on1 = q + 1 >= zo && q + 1 < zend && mine1[h];");
+        w.line("const ptrdiff_t ch = c + 8 * h * n2;");
         for &(slot, dz) in &shape.others {
             let name = input_name(self.st, slot, dz);
             let at = match dz + 1 {
-                0 => "c".to_string(),
-                d if d < 0 => format!("c - {} * s0", -d),
-                1 => "c + s0".to_string(),
-                d => format!("c + {d} * s0"),
+                0 => "ch".to_string(),
+                d if d < 0 => format!("ch - {} * s0", -d),
+                1 => "ch + s0".to_string(),
+                d => format!("ch + {d} * s0"),
             };
-            w.line(&format!("const double2 {name} = next_{name};"));
+            w.line(&format!("{name}[h] = next_{name}[h];"));
             w.line(&format!(
-                "next_{name} = stencil_load_pair<ODD ? 1 : V>({} + {at}, on0, on1);",
+                "next_{name}[h] = stencil_load_pair<ODD ? 1 : V>({} + {at}, on0, on1);",
                 slot_name(self.st, slot)
             ));
         }
+        w.dedent();
+        w.line("}");
     }
 
-    /// Launches the instance of pairs where the grid allows, else the one of single cells.
+    /// Launches the instance of pairs where the grid allows, else the one of
+    /// single cells; in warps of 16 x 8 cells where [`Shape::wide`] and rows
+    /// are of an even number of cells.
     pub(super) fn tensor_launch(&self, w: &mut CWriter) {
         let shape = self.tensor_shape();
         let bytes = shape.bytes();
         let api = self.d.api;
         let name = self.kernel_name();
+        let wide = shape.wide();
+        if wide {
+            w.line("/* Warps of 16 x 8 cells (8 warps a block, m16n8k4 products) where rows are of an even number of cells, else of 8 x 8. */");
+            w.line("const bool wide = n2 % 2 == 0;");
+            w.line(&format!(
+                "const int threads = wide ? {} : {THREADS};",
+                THREADS / 2
+            ));
+        } else {
+            w.line(&format!(
+                "const int threads = {THREADS}; /* 16 warps of 8 x 8 cells */"
+            ));
+        }
+        // With `wide`, rows are even exactly where it holds.
+        let instance = |v: usize| {
+            if wide {
+                format!("(wide ? {name}<2, {v}, false> : {name}<1, {v}, false>)")
+            } else {
+                format!("{name}<1, {v}, false>")
+            }
+        };
+        let even = if wide { "wide" } else { "n2 % 2 == 0" };
         if self.tensor_pairs(&shape) {
             let aligned: Vec<String> = std::iter::once(self.output.to_string())
                 .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
@@ -600,10 +734,12 @@ impl Gen<'_> {
             w.line("/* Pairs of cells as 16-byte vectors where every grid is aligned; rows of odd length start at even and odd cells in turn. */");
             w.line(&format!("const bool aligned = {};", aligned.join(" && ")));
             w.line(&format!(
-                "auto *const kernel = !aligned ? {name}<1, false> : n2 % 2 == 0 ? {name}<2, false> : {name}<2, true>;"
+                "auto *const kernel = !aligned ? {} : {even} ? {name}<{}, 2, false> : {name}<1, 2, true>;",
+                instance(1),
+                if wide { 2 } else { 1 }
             ));
         } else {
-            w.line(&format!("auto *const kernel = {name}<1, false>;"));
+            w.line(&format!("auto *const kernel = {};", instance(1)));
         }
         w.line(&format!(
             "/* {bytes} bytes of shared memory: more than a block gets without asking. */"
@@ -624,14 +760,7 @@ impl Gen<'_> {
         }
         blocks.push(format!("({} + chunk - 1) / chunk", self.extent(0)));
         let arguments = format!("{}, chunk", self.arguments());
-        self.launch_named(
-            w,
-            "kernel",
-            &THREADS.to_string(),
-            &blocks,
-            bytes,
-            &arguments,
-        );
+        self.launch_named(w, "kernel", "threads", &blocks, bytes, &arguments);
     }
 }
 
@@ -727,6 +856,32 @@ static __device__ __forceinline__ void stencil_dmma(double &d0, double &d1, cons
 #endif
 }
 
+/* D += A B for H x 8 x 8 x 4 f64 matrices (d: 2 H cells): lane l holds A[l / 4 + 8 h][l % 4] (a0, a1), B[l % 4][l / 4]
+   and D[l / 4 + 8 h][2 (l % 4) + 0, 1] (d[2 h], d[2 h + 1]). H = 2 is one m16n8k4 product on sm_90 and later, two m8n8k4
+   before. */
+template <int H>
+static __device__ __forceinline__ void stencil_mma(double (&d)[2 * H], const double a0, const double a1, const double b)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (H == 2) {
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+                     : "+d"(d[0]), "+d"(d[1]), "+d"(d[2 * H - 2]), "+d"(d[2 * H - 1])
+                     : "d"(a0), "d"(a1), "d"(b));
+        return;
+    }
+#endif
+    stencil_dmma(d[0], d[1], a0, b);
+    if (H == 2)
+        stencil_dmma(d[2 * H - 2], d[2 * H - 1], a1, b);
+}
+
+/* stencil_mma with A from shared memory: rows 8 apart at a and a + stride. */
+template <int H>
+static __device__ __forceinline__ void stencil_mma_rows(double (&d)[2 * H], const double *a, const int stride, const double b)
+{
+    stencil_mma<H>(d, a[0], H == 2 ? a[stride] : 0.0, b);
+}
+
 /* The block's dynamic shared memory, as doubles (outside the kernel templates, for their host compilation). */
 static __device__ __forceinline__ double *stencil_ring()
 {
@@ -808,10 +963,61 @@ mod tests {
     }
 
     #[test]
+    fn rows_g_plus_8_take_the_band_8_rows_further_through_the_same_coefficients() {
+        let (both, wide) = y_steps(4);
+        let c = Some;
+        assert_eq!(
+            both,
+            vec![
+                (0, c(0), None),
+                (4, c(1), None),
+                (8, c(2), c(0)),
+                (12, c(3), c(1))
+            ]
+        );
+        assert_eq!(wide, vec![(16, None, c(2)), (20, None, c(3))]);
+        // Reach 3: the last product of a band overlaps the one before.
+        let (both, wide) = y_steps(3);
+        assert_eq!(
+            both,
+            vec![
+                (0, c(0), None),
+                (4, c(1), None),
+                (8, c(2), c(0)),
+                (10, c(3), None)
+            ]
+        );
+        assert_eq!(
+            wide,
+            vec![(12, None, c(1)), (16, None, c(2)), (18, None, c(3))]
+        );
+    }
+
+    #[test]
     fn a_star_of_radius_4_runs_8_products_a_warp_and_plane_in_pairs_of_cells() {
         let code = cuda(&stencil("f64", STAR4, false));
-        assert_eq!(code.matches("stencil_dmma(sx0, sx1,").count(), 4, "{code}");
-        assert_eq!(code.matches("stencil_dmma(sy0, sy1,").count(), 4);
+        assert_eq!(
+            code.matches("stencil_mma_rows<H>(sx, ax + ").count(),
+            4,
+            "{code}"
+        );
+        // A warp of 8 rows takes 4 products along `y`; one of 16 rows 2 more,
+        // its rows g + 8 through the same coefficients 8 rows further.
+        let y = code.find("stencil_mma<H>(sy, cy[0], 0.0, ay[0]);").unwrap();
+        let wide = "if (H == 2) {\n                    stencil_mma<H>(sy, 0.0, cy[2], ay[704]);\n                    stencil_mma<H>(sy, 0.0, cy[3], ay[880]);\n                }";
+        assert!(code[y..].starts_with(&format!(
+            "stencil_mma<H>(sy, cy[0], 0.0, ay[0]);\n                stencil_mma<H>(sy, cy[1], 0.0, ay[176]);\n                stencil_mma<H>(sy, cy[2], cy[0], ay[352]);\n                stencil_mma<H>(sy, cy[3], cy[1], ay[528]);\n                {wide}"
+        )));
+        // 16 x 8 cells a warp where rows are even: the odd instance keeps 8 x 8.
+        assert!(code.contains("const bool wide = n2 % 2 == 0;"));
+        assert!(code.contains("const int threads = wide ? 256 : 512;"));
+        assert!(code.contains(
+            "auto *const kernel = !aligned ? (wide ? p_cuda__s__update_u_kernel<2, 1, false> : p_cuda__s__update_u_kernel<1, 1, false>) : wide ? p_cuda__s__update_u_kernel<2, 2, false> : p_cuda__s__update_u_kernel<1, 2, true>;"
+        ));
+        assert!(code.contains(
+            "static __global__ void __launch_bounds__(512 / H) p_cuda__s__update_u_kernel("
+        ));
+        assert!(code.contains("const dim3 block(threads);"));
         // 4 planes in flight, the window's 9 and one more: 10 slots of 40 rows of 44 doubles.
         assert!(
             code.contains(
@@ -820,11 +1026,8 @@ mod tests {
         );
         assert!(code.contains("FuncAttributeMaxDynamicSharedMemorySize, 140800);"));
         // Pairs on aligned grids; on rows of odd length, those that start at an even cell.
-        assert!(code.contains(
-            "!aligned ? p_cuda__s__update_u_kernel<1, false> : n2 % 2 == 0 ? p_cuda__s__update_u_kernel<2, false> : p_cuda__s__update_u_kernel<2, true>;"
-        ));
         assert!(code.contains("if (V == 2 && ODD && (((odd + r) & 1) || on != on1)) {"));
-        assert!(code.contains("if (V == 2 && (!ODD || c % 2 == 0) && mine1) {"));
+        assert!(code.contains("if (V == 2 && (!ODD || ch % 2 == 0) && mine1[h]) {"));
         assert!(code.contains("stencil_copies_wait<4>();"));
         // Chunks of at most 256 planes, shortened where waves of blocks end sooner.
         assert!(code.contains(
@@ -839,9 +1042,9 @@ mod tests {
                 "kernel<<<grid, block, 140800, stream>>>(n0, n1, n2, out, cur_u, chunk);"
             )
         );
-        assert!(code.contains("w0[(ph + 8) % 9] = fresh.x;"));
+        assert!(code.contains("w0[h][(ph + 8) % 9] = fresh.x;"));
         // The update reads the window along `z`: `u[-4,0,0]` is the oldest plane.
-        assert!(code.contains("w0[(ph + 0) % 9]"));
+        assert!(code.contains("w0[h][(ph + 0) % 9]"));
         assert!(!code.contains("cells_"), "it reads no other grid");
     }
 
@@ -852,22 +1055,24 @@ mod tests {
         // Loaded a plane ahead, for the next iteration.
         assert!(
             code.contains(
-                "next_cells_prev_u = stencil_load_pair<ODD ? 1 : V>(prev_u + c + s0, on0, on1);"
+                "next_cells_prev_u[h] = stencil_load_pair<ODD ? 1 : V>(prev_u + ch + s0, on0, on1);"
             ),
             "{code}"
         );
         assert!(code.contains(
-            "next_cells_cur_vel = stencil_load_pair<ODD ? 1 : V>(cur_vel + c + s0, on0, on1);"
+            "next_cells_cur_vel[h] = stencil_load_pair<ODD ? 1 : V>(cur_vel + ch + s0, on0, on1);"
         ));
-        assert!(code.contains("const double2 cells_cur_vel = next_cells_cur_vel;"));
-        assert!(
-            code.contains("2.0 * w0[0] - cells_prev_u.x + cells_cur_vel.x * (in0 - 4.0 * w0[0])")
-        );
+        assert!(code.contains("cells_cur_vel[h] = next_cells_cur_vel[h];"));
+        assert!(code.contains(
+            "2.0 * w0[h][0] - cells_prev_u[h].x + cells_cur_vel[h].x * (in0 - 4.0 * w0[h][0])"
+        ));
+        // Other grids read at the cell: warps of 8 x 8 cells only.
+        assert!(code.contains("const int threads = 512; /* 16 warps of 8 x 8 cells */"));
+        assert!(!code.contains("update_u_kernel<2") && !code.contains("(sy, 0.0, "));
         // Reach 1: the third product of each axis starts at column 6; its lanes 0 and 1 repeat the second's.
         assert!(code.contains("cx[2] = t < 2 ? 0.0 : p_cuda__s__update_u_cx(6 + t - 1 - g);"));
         // Odd reach and frame: no aligned pairs, so one instance of single cells.
-        assert!(code.contains("auto *const kernel = p_cuda__s__update_u_kernel<1, false>;"));
-        assert!(!code.contains("update_u_kernel<2"));
+        assert!(code.contains("auto *const kernel = p_cuda__s__update_u_kernel<1, 1, false>;"));
     }
 
     #[test]
@@ -957,7 +1162,7 @@ mod tests {
             1
         );
         assert!(code.contains("#include <mutex>"));
-        assert!(code.contains("const cudaError_t status = stencil_residency((const void *)kernel, 512, 140800, &multiprocessors, &per_multiprocessor);"));
+        assert!(code.contains("const cudaError_t status = stencil_residency((const void *)kernel, threads, 140800, &multiprocessors, &per_multiprocessor);"));
         let naive = resolve(&GpuTiling::model(Strategy::Naive), &star, &CUDA).unwrap();
         let naive = source(&star, &crate::analysis::analyse(&star), &naive, "p", &CUDA);
         assert!(
