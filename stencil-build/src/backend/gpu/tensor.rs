@@ -49,7 +49,7 @@
 //! of the bandwidth bound; acoustic25 f64, which reads two more grids, at
 //! 1.03x (BENCHMARKS.md, session 16; the prototype and the A/B runs behind
 //! it: `benchmarks/experiments/dmma-star3d25`). On the H200 warps of 16 x 8
-//! cells run star3d25 f64 at 191.0 GCells/s on 512^3, 1.26x those of 8 x 8
+//! cells run star3d25 f64 at 191.4 GCells/s on 512^3, 1.26x those of 8 x 8
 //! and 72% of the bound (session 40, `benchmarks/experiments/tensor-m16`).
 
 use super::{CWriter, Gen};
@@ -232,11 +232,12 @@ impl Shape {
     /// Whether the launcher runs warps of 16 x 8 cells (8 a block, H = 2)
     /// where rows are of an even number of cells: where the update reads no
     /// other grid than the one it sums in-plane. On the H200 (session 40,
-    /// `benchmarks/experiments/tensor-m16`) they ran star3d25 f64 1.08x-1.26x
+    /// `benchmarks/experiments/tensor-m16`) they ran star3d25 f64 1.09x-1.26x
     /// faster than 16 warps of 8 x 8 cells on every grid of even rows from
-    /// 64^3 to 512^3 (191.0 against 152.1 GCells/s at 512^3), 0.96x on 301 x
-    /// 255 x 257; acoustic25 f64, which reads two grids more at the cell,
-    /// 0.95x-0.97x on every grid.
+    /// 64^3 to 512^3 (191.4 against 152.3 GCells/s at 512^3; the suite: 182.8
+    /// against 158.1), and 0.94x-0.96x on odd rows (29 x 45 x 133, 301 x 255
+    /// x 257); acoustic25 f64, which reads two grids more at the cell,
+    /// 0.96x-0.98x on every grid.
     fn wide(&self) -> bool {
         self.others.is_empty()
     }
