@@ -422,8 +422,13 @@ pub fn stencil_module(
             )
         } else if plan.strategy == crate::ir::Strategy::Tensor {
             format!(
-                ", {} cells per block along the slowest axis, the in-plane sum on the FP64 tensor cores{}",
+                ", {} cells per block along the slowest axis, the in-plane sum on the FP64 tensor cores{}{}",
                 plan.chunk,
+                if super::tensor::reads_one_grid(st) {
+                    " (8 warps of 16 x 8 cells a block where rows are of an even number of cells)"
+                } else {
+                    ""
+                },
                 if plan.small_grids() {
                     "; small grids run `stream` in 16-byte vectors"
                 } else {

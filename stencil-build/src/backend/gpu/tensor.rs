@@ -87,8 +87,10 @@ pub fn block_layout(st: &Stencil) -> String {
     )
 }
 
-/// Whether `st`'s update reads no other grid than the one it sums in-plane.
-fn reads_one_grid(st: &Stencil) -> bool {
+/// Whether `st`'s update reads no other grid than the one it sums in-plane:
+/// then its `tensor` launcher runs warps of 16 x 8 cells where rows are of
+/// an even number of cells ([`Shape::wide`]).
+pub(super) fn reads_one_grid(st: &Stencil) -> bool {
     let name = |a: &Access| slot_name(st, a.slot);
     plane_sum(&st.statements[0], &name).is_ok_and(|sum| other_reads(&sum).is_empty())
 }
