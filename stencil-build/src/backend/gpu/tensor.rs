@@ -657,12 +657,18 @@ impl Gen<'_> {
             return;
         }
         w.line("/* The other grids at this lane's cells, loaded a plane ahead (their latency passes with an iteration). */");
+        w.line(&self.input_registers(shape, "next_", " = {}"));
+    }
+
+    /// The declaration of a `double2` array of `H` for each other grid's read,
+    /// named `<prefix>cells_<grid>...`, each followed by `init`.
+    fn input_registers(&self, shape: &Shape, prefix: &str, init: &str) -> String {
         let names: Vec<String> = shape
             .others
             .iter()
-            .map(|&(slot, dz)| format!("next_{}[H] = {{}}", input_name(self.st, slot, dz)))
+            .map(|&(slot, dz)| format!("{prefix}{}[H]{init}", input_name(self.st, slot, dz)))
             .collect();
-        w.line(&format!("double2 {};", names.join(", ")));
+        format!("double2 {};", names.join(", "))
     }
 
     /// This plane's reads of the other grids (loaded the iteration before), and the next plane's loads.
@@ -670,12 +676,7 @@ impl Gen<'_> {
         if shape.others.is_empty() {
             return;
         }
-        let names: Vec<String> = shape
-            .others
-            .iter()
-            .map(|&(slot, dz)| format!("{}[H]", input_name(self.st, slot, dz)))
-            .collect();
-        w.line(&format!("double2 {};", names.join(", ")));
+        w.line(&self.input_registers(shape, "", ""));
         w.pragma("unroll");
         w.line("for (int h = 0; h < H; ++h) {");
         w.indent();
