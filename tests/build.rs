@@ -143,7 +143,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 };
                 let cuda_tiling = if cuda {
                     format!(
-                        "Some(({variant}::cuda::TILING.strategy, {variant}::cuda::TILING.vector))"
+                        "Some(({variant}::cuda::TILING.strategy, {variant}::cuda::TILING.vector, {variant}::cuda::TILING.small_grids))"
                     )
                 } else {
                     "None".into()

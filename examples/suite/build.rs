@@ -223,6 +223,16 @@ const VARIANTS: &[Variant] = &[
         every: true,
         ..temporal("temporal_vec_24", 3, 2)
     },
+    // `stream`'s defaults in 16-byte vectors: what `auto` runs on large
+    // planes for the f64 stars that `tensor` could sum in-plane but that read
+    // other grids at the cell (acoustic25; `gpu::planes_stream`).
+    Variant {
+        vector: Some((4, 2)),
+        dims: Some(3),
+        dtype: Some("f64"),
+        every: true,
+        ..v("stream_v", "stream")
+    },
     // f64 3-D stencils whose in-plane sum is a sum of products: one step a
     // plane with that sum on the tensor cores (`gpu/tensor.rs`).
     Variant {

@@ -23,8 +23,9 @@ pub struct Entry<T: 'static> {
     pub flops: usize,
     /// OpenMP cache block (empty without that backend).
     pub block: &'static [usize],
-    /// CUDA's strategy and vector (without that backend, `None`).
-    pub cuda_tiling: Option<(&'static str, usize)>,
+    /// CUDA's strategy, vector and whether `auto`'s small grids run another
+    /// kernel (`GpuTiling::small_grids`; without that backend, `None`).
+    pub cuda_tiling: Option<(&'static str, usize, bool)>,
     /// The oracle.
     pub reference: RunGrids<T>,
     /// Every enabled backend.
@@ -117,15 +118,17 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 /// an even number over several blocks (where the update reads no other grid,
 /// warps of 16 x 8 cells, whose second block along `y` is partly outside the
 /// region), and, on a
-/// device, two grids too large for `auto`'s `naive` single steps
+/// device, for `tensor` and for `auto`'s plans whose small grids run another
+/// kernel, two grids too large for `auto`'s `naive` single steps
 /// (`small_step_cells` in stencil-build: at least 1.44M cells, over the rule
-/// of 8192 cells per multiprocessor up to 175 of them): one that `auto`'s
-/// `tensor` sends to `stream` (planes of 45150 cells, under `small_planes`'
-/// 160000, and on the H100 one wave of 10 x 5 tiles marching 15 planes,
-/// under `SMALL_GRID_EFFICIENCY`), and one on which it runs `tensor` on the
-/// H100 (planes of 160000 cells or more, 12 x 22 tiles of 32 x 32 cells,
-/// two waves of 132 blocks marching 24 planes, 75% of their time on the
-/// region); both too slow for the emulated device.
+/// of 8192 cells per multiprocessor up to 175 of them): one that `auto`
+/// sends to `stream` in blocks of 1 x 2 x 64 threads (planes of 45150 cells,
+/// under `SMALL_PLANES`' 160000, and on the H100 one wave of 10 x 5 tiles of
+/// `tensor` marching 15 planes, under `SMALL_GRID_EFFICIENCY`), and one on
+/// which it runs its own kernel (planes of 160000 cells or more; `tensor`:
+/// 12 x 22 tiles of 32 x 32 cells, on the H100 two waves of 132 blocks
+/// marching 24 planes, 75% of their time on the region); both too slow for
+/// the emulated device.
 pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     let min = e.min_shape;
     let mut rows: Vec<usize> = min.iter().zip([5, 9, 11]).map(|(m, k)| m + k).collect();
@@ -143,7 +146,7 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     if !e.block.is_empty() {
         shapes.push(min.iter().zip(e.block).map(|(m, b)| m + b + 3).collect());
     }
-    let rings = e.cuda_tiling == Some(("temporal", 4))
+    let rings = e.cuda_tiling == Some(("temporal", 4, false))
         && min.len() == 3
         && e.grids.len() > 1
         && std::mem::size_of::<T>() == 4;
@@ -153,15 +156,15 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
             shapes.push(vec![min[0] + 1, 680, 680]);
         }
     }
-    if e.cuda_tiling
-        .is_some_and(|(strategy, _)| strategy == "tensor")
-    {
+    let tensor = e.cuda_tiling.is_some_and(|(s, _, _)| s == "tensor");
+    if tensor {
         shapes.push(vec![min[0] + 2, 41, 75]);
         shapes.push(vec![min[0] + 1, 45, 70]);
-        if !cfg!(feature = "gpu-on-cpu") {
-            shapes.push(vec![min[0] + 29, 150, 301]);
-            shapes.push(vec![min[0] + 23, 391, 711]);
-        }
+    }
+    let small_grids = e.cuda_tiling.is_some_and(|(_, _, small)| small);
+    if (tensor || small_grids) && !cfg!(feature = "gpu-on-cpu") {
+        shapes.push(vec![min[0] + 29, 150, 301]);
+        shapes.push(vec![min[0] + 23, 391, 711]);
     }
     shapes
 }

@@ -221,8 +221,16 @@ enum Measured {
 fn strategy(t: &crate::GpuTiling, measured: &Measured) -> String {
     if t.strategy == "stream" {
         format!(
-            "stream {:?}, chunk {}, coarsen {}, vector {}",
-            t.block, t.chunk, t.coarsen, t.vector
+            "stream {:?}, chunk {}, coarsen {}, vector {}{}",
+            t.block,
+            t.chunk,
+            t.coarsen,
+            t.vector,
+            if t.small_grids {
+                ", small planes: stream [1, 2, 64], chunk 4"
+            } else {
+                ""
+            }
         )
     } else if t.strategy == "temporal" || t.strategy == "persistent" {
         let occupancy = t

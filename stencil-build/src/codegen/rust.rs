@@ -120,10 +120,18 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
     let gpu = (!runtimes.is_empty()).then(|| {
         let small_steps_doc = docs(&format!(
             "`auto`'s choice of another strategy than `naive`: single steps on small grids \
-             (under {} cells per multiprocessor; {} for a `tensor` whose update reads more \
-             grids) run `naive`'s kernel.",
+             (under {} cells per multiprocessor; {} for a `stream` of 16-byte vectors marching \
+             64 planes, `auto`'s for the f64 stars of radius 3 or more whose update reads more grids) \
+             run `naive`'s kernel.",
             crate::backend::gpu::SMALL_STEP_CELLS,
             crate::backend::gpu::SMALL_STEP_CELLS_MORE_GRIDS
+        ));
+        let small_grids_doc = docs(&format!(
+            "`auto`'s choice of `tensor`, or of `stream` of 16-byte vectors marching 64 planes: \
+             small grids (where `tensor`'s blocks would compute too little; planes of fewer than \
+             {} cells) run `stream` in 16-byte vectors of blocks of [1, 2, 64] threads marching 4 \
+             planes (false for the other plans).",
+            crate::backend::gpu::SMALL_PLANES
         ));
         quote! {
             /// Tiling compiled into a stencil's GPU kernels.
@@ -146,9 +154,7 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
                 /// The most blocks per multiprocessor a `persistent` launch keeps resident
                 /// (`None`: as many as fit, and for the other strategies).
                 pub occupancy: Option<usize>,
-                /// `tensor` as `auto`'s choice: small grids, where `tensor`'s blocks would
-                /// compute too little, run `stream` in 16-byte vectors (false for the other
-                /// strategies).
+                #small_grids_doc
                 pub small_grids: bool,
                 #small_steps_doc
                 pub small_steps: bool,

@@ -133,13 +133,26 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// `tensor` as `auto`'s choice: its launcher runs `stream` in 16-byte
-    /// vectors ([`small_plan`]) on the grids where `tensor`'s blocks would
-    /// compute too little ([`tensor::SMALL_GRID_EFFICIENCY`],
-    /// [`tensor::small_planes`]). False for the other strategies and for
-    /// `tensor` asked for by name.
+    /// `auto`'s single steps that run another kernel on small grids,
+    /// `stream` in 16-byte vectors of blocks of `[1, 2, 64]` threads
+    /// marching 4 planes ([`small_plan`]): `tensor`, on the grids where its
+    /// blocks would compute too little ([`tensor::SMALL_GRID_EFFICIENCY`]),
+    /// and [`Self::vector_planes`], on planes of fewer than [`SMALL_PLANES`]
+    /// cells. False for the other plans and for strategies named in the
+    /// spec.
     pub fn small_grids(&self) -> bool {
-        self.chosen && self.strategy == Strategy::Tensor
+        self.chosen && (self.strategy == Strategy::Tensor || self.vector_planes())
+    }
+
+    /// `auto`'s single steps of [`planes_stream`]: `stream` of 16-byte
+    /// vectors marching chunks of [`crate::ir::STREAM_CHUNK`] planes (its
+    /// other `stream` plans march 2 or 4 planes, or compute one cell a
+    /// thread).
+    pub fn vector_planes(&self) -> bool {
+        self.chosen
+            && self.strategy == Strategy::Stream
+            && self.vector > 1
+            && self.chunk == crate::ir::STREAM_CHUNK
     }
 
     /// A fused strategy (`temporal` of several steps a launch, `persistent`)
@@ -295,7 +308,10 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// step ([`step_plan`]).
 fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
     if *d == CUDA && tensor::auto_tensor(st) {
-        return GpuTiling::model(Strategy::Tensor);
+        if tensor::reads_one_grid(st) {
+            return GpuTiling::model(Strategy::Tensor);
+        }
+        return planes_stream(st);
     }
     let naive = GpuTiling::model(Strategy::Naive);
     let (block, c, v) = match (st.dims(), st.dtype) {
@@ -348,9 +364,39 @@ pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved>
     resolve(&single, st, d).ok()
 }
 
-/// The plan of the kernel that `auto`'s `tensor` runs on small grids
-/// ([`Resolved::small_grids`]): [`vector_stream`]. `None` for the other
-/// plans.
+/// Cells of a plane under which [`planes_stream`]'s launcher runs `stream`
+/// in 16-byte vectors of blocks of `[1, 2, 64]` threads marching 4 planes
+/// ([`small_plan`]). On the H200 (`benchmarks/experiments/tensor-m16`,
+/// session 40) that kernel ran acoustic25 f64 0.97x-1.01x as fast as the best
+/// of [`planes_stream`]'s blocks marching 4, 8, 16 or 64 planes on planes of
+/// up to 256 x 256 cells (cubes of 128 to 256, 129 x 131 x 133; `naive` ran
+/// 100^3 1.21x faster), while on planes of 416 x 416 cells and more the
+/// chunks of 64 ran 1.05x-1.12x `tensor`, which it ran before. On the H100
+/// (session 25) it ran 1.04x-2.33x `tensor` on planes of up to 384 x 384
+/// cells, 0.79x-0.96x from 416 x 416 on.
+pub const SMALL_PLANES: usize = 400 * 400;
+
+/// `auto`'s single step on CUDA for a stencil `tensor` could compute
+/// ([`tensor::auto_tensor`]) whose update reads other grids at the cell than
+/// the one it sums in-plane (acoustic25 f64: the previous level and the
+/// velocity): `stream`'s blocks of `[1, 8, 32]` threads marching 64 planes,
+/// each thread 16 bytes of a row. On the H200 they ran acoustic25 f64
+/// 1.05x-1.12x as fast as `tensor` on every grid measured of planes of 416 x
+/// 416 cells or more (cubes of 416 and 512, 300 x 448 x 448, 128 x 512 x
+/// 512, 64 x 994 x 750, the suite's 300 x 994 x 750;
+/// `benchmarks/experiments/tensor-m16`, session 40); small planes run
+/// [`small_plan`]'s kernel ([`SMALL_PLANES`]), the smallest grids `naive`
+/// ([`SMALL_STEP_CELLS_MORE_GRIDS`]).
+fn planes_stream(st: &Stencil) -> GpuTiling {
+    GpuTiling {
+        vector: Some(16 / st.dtype.size()),
+        ..GpuTiling::model(Strategy::Stream)
+    }
+}
+
+/// The plan of the kernel that `auto`'s single steps run on small grids
+/// where they have one ([`Resolved::small_grids`]): [`vector_stream`].
+/// `None` for the other plans.
 pub fn small_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved> {
     if !plan.small_grids() {
         return None;
@@ -362,12 +408,13 @@ pub fn small_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved
 /// kernel ([`naive_plan`]): 541k cells on the H100's 132.
 pub const SMALL_STEP_CELLS: usize = 4096;
 
-/// [`SMALL_STEP_CELLS`] for `auto`'s `tensor` where the update reads other
-/// grids than the one it sums in-plane ([`tensor::small_planes`]), whose
-/// small grids otherwise run `stream` in 16-byte vectors: 1.08M cells on the
-/// H100. There acoustic25 f64 ran `naive` 1.07x-1.11x faster than that
-/// `stream` on 100^3 (1M cells) in three sessions (30-32), and 0.98x as fast
-/// on 128^3 (2.1M; BENCHMARKS.md, 2026-11-27, session 30).
+/// [`SMALL_STEP_CELLS`] for [`planes_stream`]'s plan, whose small grids
+/// otherwise run `stream` in 16-byte vectors ([`SMALL_PLANES`]): 1.08M cells
+/// on the H100. There acoustic25 f64 ran `naive` 1.07x-1.11x faster than
+/// that `stream` on 100^3 (1M cells) in three sessions (30-32), and 0.98x as
+/// fast on 128^3 (2.1M; BENCHMARKS.md, 2026-11-27, session 30), when
+/// `auto` ran `tensor` on its large planes; on the H200, 1.21x on 100^3 and
+/// 0.97x on 128^3 (session 40).
 pub const SMALL_STEP_CELLS_MORE_GRIDS: usize = 8192;
 
 /// The plan of the kernel `auto`'s single steps run on small grids, those of
@@ -379,8 +426,9 @@ pub const SMALL_STEP_CELLS_MORE_GRIDS: usize = 8192;
 /// ran 0.70x-0.94x it: blocks that march 4 planes or rows, with rows of
 /// vectors mostly idle on narrow grids, leave too few warps to hide the
 /// latency. On 100^3 and 1024^2 (1M cells) `auto`'s kernels beat `naive` on
-/// most stencils (session 31). `tensor`'s own small-grid kernel (`stream`,
-/// [`small_plan`]) then runs on the grids between this rule and its own.
+/// most stencils (session 31). The small-grid kernel of `tensor` and
+/// [`planes_stream`] ([`small_plan`]) then runs on the grids between this
+/// rule and theirs.
 /// `None` for strategies named in the spec, `naive`, and fused plans without
 /// a single-step kernel.
 pub fn naive_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved> {
@@ -393,10 +441,10 @@ pub fn naive_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved
 
 /// Cells per multiprocessor under which `plan`'s single steps run `naive`'s
 /// kernel where [`naive_plan`] has one: [`SMALL_STEP_CELLS_MORE_GRIDS`] for
-/// `tensor` plans whose small planes run `stream` ([`tensor::small_planes`]),
-/// else [`SMALL_STEP_CELLS`].
-pub fn small_step_cells(plan: &Resolved, st: &Stencil) -> usize {
-    if plan.strategy == Strategy::Tensor && tensor::small_planes(st) > 0 {
+/// [`planes_stream`]'s plan ([`Resolved::vector_planes`]), else
+/// [`SMALL_STEP_CELLS`].
+pub fn small_step_cells(plan: &Resolved) -> usize {
+    if plan.vector_planes() {
         SMALL_STEP_CELLS_MORE_GRIDS
     } else {
         SMALL_STEP_CELLS
@@ -577,6 +625,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             scalar: scalar.as_ref(),
             defaults: defaults.as_ref(),
             fallback: false,
+            vectors_only: false,
             step: step.as_ref(),
             naive: naive.as_ref(),
             output: "out",
@@ -588,13 +637,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             st.fields[s.target].name,
             s.text
         ));
-        for (k, twin) in g.twins().iter().enumerate() {
-            if k > 0 {
-                w.blank();
-                w.line(&format!("/* The same {}. */", twin.twin_purpose()));
-            }
-            twin.kernel(&mut w);
-        }
+        twins(&mut w, &g);
         if let Some(single) = g.single_step() {
             w.blank();
             let purpose = if plan.small_grids() {
@@ -608,9 +651,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
                 join_x(&single.plan.block),
                 detail(st, single.plan)
             ));
-            for twin in single.twins() {
-                twin.kernel(&mut w);
-            }
+            twins(&mut w, &single);
         }
         if let Some(naive) = g.small_naive() {
             w.blank();
@@ -618,9 +659,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
                 "/* The kernel of single steps on small grids: `naive`, blocks of {} threads. */",
                 join_x(&naive.plan.block)
             ));
-            for twin in naive.twins() {
-                twin.kernel(&mut w);
-            }
+            twins(&mut w, &naive);
         }
         w.blank();
         g.launcher(&mut w);
@@ -857,12 +896,19 @@ fn exec_update(w: &mut CWriter, prefix: &str, d: &Dialect) {
 fn detail(st: &Stencil, plan: &Resolved) -> String {
     if plan.strategy == Strategy::Stream {
         format!(
-            ", marching {} cells along `{}` per block, {} per iteration, {} along `{}` per thread",
+            ", marching {} cells along `{}` per block, {} per iteration, {} along `{}` per thread{}",
             plan.chunk,
             st.axes[0],
             plan.coarsen,
             plan.vector,
-            st.axes[st.dims() - 1]
+            st.axes[st.dims() - 1],
+            if plan.vector_planes() {
+                format!(
+                    "; planes of fewer than {SMALL_PLANES} cells run blocks of 1 x 2 x 64 threads marching 4 planes"
+                )
+            } else {
+                String::new()
+            }
         )
     } else if temporal::rings_plan(plan, st) {
         format!(
@@ -898,6 +944,17 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
         format!(", at most {k} resident per multiprocessor")
     } else {
         String::new()
+    }
+}
+
+/// The kernels of `g`'s twins, each after the first with what it is for.
+fn twins(w: &mut CWriter, g: &Gen) {
+    for (k, twin) in g.twins().iter().enumerate() {
+        if k > 0 {
+            w.blank();
+            w.line(&format!("/* The same {}. */", twin.twin_purpose()));
+        }
+        twin.kernel(w);
     }
 }
 
@@ -1000,6 +1057,10 @@ struct Gen<'a> {
     /// Whether this is a `stream` kernel's twin without vectors, for the
     /// grids whose rows are not whole vectors.
     fallback: bool,
+    /// Whether this kernel of vectors has no twin without them: the small
+    /// planes' kernel of [`planes_stream`], whose grids of rows that are not
+    /// whole vectors run the plan's own twin ([`Gen::launch_small_planes`]).
+    vectors_only: bool,
     /// The plan of the other single-step kernel of the file: the one a fused
     /// launch of one step runs instead ([`step_plan`]), or the one `auto`'s
     /// `tensor` runs on small planes ([`small_plan`]).
@@ -1031,6 +1092,7 @@ impl<'a> Gen<'a> {
             step: None,
             naive: None,
             output: if self.leapfrog() { "out_prev" } else { "out" },
+            vectors_only: suffix == "small" && self.plan.vector_planes(),
             ..self.clone()
         }
     }
@@ -1150,7 +1212,7 @@ impl Gen<'_> {
         } else {
             &[true]
         };
-        let vectors: &[usize] = if self.vector_loads() {
+        let vectors: &[usize] = if self.vector_loads() && !self.vectors_only {
             &[self.plan.vector, 1]
         } else {
             &[self.plan.vector]
@@ -2143,6 +2205,7 @@ impl Gen<'_> {
             if !self.plan.fuses_steps() {
                 self.launch_small_steps(w);
             }
+            self.launch_small_planes(w);
             self.launch_twins(w);
         }
         w.dedent();
@@ -2156,7 +2219,7 @@ impl Gen<'_> {
         let Some(naive) = self.small_naive() else {
             return;
         };
-        let cells = small_step_cells(self.plan, self.st);
+        let cells = small_step_cells(self.plan);
         w.line(&format!(
             "/* Small grids, of fewer than {cells} cells per multiprocessor: `naive`'s kernel, one cell a thread (blocks that"
         ));
@@ -2174,6 +2237,30 @@ impl Gen<'_> {
         w.line("}");
         w.dedent();
         w.line("}");
+    }
+
+    /// [`planes_stream`]'s small-grid kernel ([`small_plan`]) on planes of
+    /// fewer than [`SMALL_PLANES`] cells; nothing for the other plans.
+    fn launch_small_planes(&self, w: &mut CWriter) {
+        let Some(small) = self.single_step().filter(|_| self.plan.vector_planes()) else {
+            return;
+        };
+        w.line(&format!(
+            "/* Planes of fewer than {SMALL_PLANES} cells: `{}` in {}-cell vectors, blocks of {} threads marching {} planes (rows that are not whole vectors: the twin below). */",
+            small.plan.strategy.name(),
+            small.plan.vector,
+            join_x(&small.plan.block),
+            small.plan.chunk
+        ));
+        for twin in small.twins() {
+            let mut when = twin.launch_condition();
+            when.insert(0, format!("(ptrdiff_t)n1 * n2 < {SMALL_PLANES}"));
+            w.line(&format!("if ({}) {{", when.join(" && ")));
+            w.indent();
+            twin.launch(w);
+            w.dedent();
+            w.line("}");
+        }
     }
 
     /// Whether this kernel has no scalar twin: its launches of several
@@ -2739,6 +2826,69 @@ mod tests {
             assert!(naive_plan(&named, &st, &CUDA).is_none());
             assert!(!source(&st, &an, &named, "p", &CUDA).contains("_naive"));
         }
+    }
+
+    #[test]
+    fn autos_f64_stars_reading_other_grids_march_vectors_on_large_planes() {
+        let star =
+            "0.1*sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])";
+        let acoustic = |dtype: &str| {
+            lowered(format!(
+                "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\n\
+                 u = {{ role = \"state\", levels = 2 }}\nvel = {{ role = \"input\" }}\n[[update]]\ntarget = \"u\"\n\
+                 expr = \"2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*vel[0,0,0]*({star})\"\n"
+            ))
+        };
+        let st = acoustic("f64");
+        let plan = resolve(&GpuTiling::model(Strategy::Auto), &st, &CUDA).unwrap();
+        assert_eq!(
+            (plan.strategy, &plan.block[..], plan.chunk, plan.vector),
+            (Strategy::Stream, &[1, 8, 32][..], 64, 2)
+        );
+        assert!(plan.small_grids() && plan.vector_planes());
+        assert_eq!(small_step_cells(&plan), SMALL_STEP_CELLS_MORE_GRIDS);
+        let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
+        let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
+        let at = |what: &str| {
+            launcher
+                .find(what)
+                .unwrap_or_else(|| panic!("{what}: {code}"))
+        };
+        // `naive` on the smallest grids, the small kernel on small planes, then the plan's kernels.
+        let naive = at("if (n0 * n1 * n2 < (ptrdiff_t)8192 * multiprocessors) {");
+        let planes = at(
+            "if ((ptrdiff_t)n1 * n2 < 160000 && n0 * n1 * n2 <= 2147483647 && n2 % 2 == 0 && (size_t)out % 16 == 0",
+        );
+        let small = at("p_cuda__s__update_u_small_kernel<<<");
+        let small_wide = at("p_cuda__s__update_u_small_i64_kernel<<<");
+        let own = at("p_cuda__s__update_u_kernel<<<");
+        let own_scalar = at("p_cuda__s__update_u_scalar_kernel<<<");
+        assert!(naive < at("p_cuda__s__update_u_naive_kernel<<<"));
+        assert!(naive < planes && planes < small && small < small_wide && small_wide < own);
+        assert!(own < own_scalar);
+        // Small planes of rows that are not whole vectors run the plan's own scalar twin.
+        assert_eq!(
+            launcher.matches("(ptrdiff_t)n1 * n2 < 160000 && ").count(),
+            2
+        );
+        assert!(!code.contains("_small_scalar"));
+        assert!(code.contains(
+            "/* Planes of fewer than 160000 cells: `stream` in 2-cell vectors, blocks of 1 x 2 x 64 threads marching 4 planes (rows that are not whole vectors: the twin below). */"
+        ));
+        assert!(code.contains("; planes of fewer than 160000 cells run blocks of 1 x 2 x 64 threads marching 4 planes."));
+        assert!(!code.contains("mma"), "no tensor kernel");
+        // Named strategies, f32, HIP and the stars that read one grid keep their plans.
+        let named = resolve(&GpuTiling::model(Strategy::Stream), &st, &CUDA).unwrap();
+        assert!(!named.small_grids() && small_plan(&named, &st, &CUDA).is_none());
+        let hip = resolve(&GpuTiling::model(Strategy::Auto), &st, &HIP).unwrap();
+        assert!(!hip.vector_planes());
+        let f32 = resolve(&GpuTiling::model(Strategy::Auto), &acoustic("f32"), &CUDA).unwrap();
+        assert!(!f32.vector_planes());
+        let one_grid = stencil("\"z\", \"y\", \"x\"", "f64", star);
+        let one_grid = resolve(&GpuTiling::model(Strategy::Auto), &one_grid, &CUDA).unwrap();
+        assert_eq!(one_grid.strategy, Strategy::Tensor);
+        assert!(one_grid.small_grids() && !one_grid.vector_planes());
+        assert_eq!(small_step_cells(&one_grid), SMALL_STEP_CELLS);
     }
 
     #[test]

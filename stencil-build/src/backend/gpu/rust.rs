@@ -417,8 +417,17 @@ pub fn stencil_module(
         plan.block,
         if plan.strategy == crate::ir::Strategy::Stream {
             format!(
-                ", {} cells per block along the slowest axis, {} per iteration",
-                plan.chunk, plan.coarsen
+                ", {} cells per block along the slowest axis, {} per iteration{}",
+                plan.chunk,
+                plan.coarsen,
+                if plan.small_grids() {
+                    format!(
+                        "; planes of fewer than {} cells run blocks of [1, 2, 64] threads marching 4 planes",
+                        super::SMALL_PLANES
+                    )
+                } else {
+                    String::new()
+                }
             )
         } else if plan.strategy == crate::ir::Strategy::Tensor {
             format!(

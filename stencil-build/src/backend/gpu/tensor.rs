@@ -43,12 +43,16 @@
 //! Where `auto` picked `tensor`, the launcher runs `naive`'s kernel on the
 //! smallest grids (`super::small_step_cells`), then `stream` in 16-byte
 //! vectors on the grids where its blocks would compute too little
-//! ([`SMALL_GRID_EFFICIENCY`], [`small_planes`]).
+//! ([`SMALL_GRID_EFFICIENCY`]). `auto` picks it for the stars whose update
+//! reads no other grid than the one it sums in-plane ([`reads_one_grid`]);
+//! for the others, `stream` (`super::planes_stream`).
 //!
 //! On the H100 star3d25 f64 steps at 157.1 GCells/s, 1.34x `stream` and 83%
 //! of the bandwidth bound; acoustic25 f64, which reads two more grids, at
 //! 1.03x (BENCHMARKS.md, session 16; the prototype and the A/B runs behind
-//! it: `benchmarks/experiments/dmma-star3d25`). On the H200 warps of 16 x 8
+//! it: `benchmarks/experiments/dmma-star3d25`), and on the H200's large
+//! planes 0.90x-0.95x `stream` in 16-byte vectors (session 41,
+//! `benchmarks/experiments/planes-stream`). On the H200 warps of 16 x 8
 //! cells run star3d25 f64 at 191.4 GCells/s on 512^3, 1.26x those of 8 x 8
 //! and 72% of the bound (session 40, `benchmarks/experiments/tensor-m16`).
 
@@ -107,8 +111,10 @@ pub const AHEAD: usize = 4;
 /// BENCHMARKS.md, session 16).
 pub const AUTO_MIN_REACH: usize = 3;
 
-/// Whether `auto`'s single step for `st` on CUDA is `tensor`: one statement
-/// that `tensor` can compute, reaching [`AUTO_MIN_REACH`] cells in-plane.
+/// Whether `tensor` can compute `st`'s one statement, reaching
+/// [`AUTO_MIN_REACH`] cells in-plane: then `auto`'s single step on CUDA is
+/// `tensor` where the update reads no other grid ([`reads_one_grid`]), else
+/// `stream` in 16-byte vectors (`super::planes_stream`).
 pub fn auto_tensor(st: &Stencil) -> bool {
     if untensorable(st, "cuda").is_some() {
         return false;
@@ -145,30 +151,6 @@ fn other_reads(sum: &PlaneSum) -> Vec<(Slot, i64)> {
 /// (cubes of 224 to 512, 1024 x 128 x 128, 48 x 512 x 512, 96 x 256 x 256,
 /// 512 x 160 x 160).
 pub const SMALL_GRID_EFFICIENCY: usize = 62;
-
-/// Cells of a plane under which `auto`'s `tensor` runs `stream` in 16-byte
-/// vectors where the update reads other grids at the cell than the one it
-/// sums in-plane ([`small_planes`]): acoustic25 f64 (the previous level and
-/// the velocity), on the H100 (session 25), ran `stream` 1.04x-2.33x faster
-/// on every grid of planes up to 384 x 384 cells (cubes of 64 to 384, 1024 x
-/// 384 x 384), and 0.79x-0.96x as fast from 416 x 416 on (cubes of 416 to
-/// 480, 128 x 512 x 512, 300 x 448 x 448, 64 x 994 x 750, the suite's 300 x
-/// 994 x 750), where `stream` fell from 83-85 to 62-77 GCells/s and
-/// `tensor` held 74-82.
-pub const SMALL_PLANES_MORE_GRIDS: usize = 400 * 400;
-
-/// Cells of a plane under which `auto`'s `tensor` for `st` runs `stream` in
-/// 16-byte vectors whatever its efficiency ([`SMALL_GRID_EFFICIENCY`]):
-/// [`SMALL_PLANES_MORE_GRIDS`] where the update reads other grids than the
-/// one it sums in-plane, else 0 (star3d25 f64 ran `tensor` 1.10x `stream`
-/// on 128 x 128 planes 1024 deep, where the efficiency is 0.80).
-pub fn small_planes(st: &Stencil) -> usize {
-    if reads_one_grid(st) {
-        0
-    } else {
-        SMALL_PLANES_MORE_GRIDS
-    }
-}
 
 /// The band of one axis: the products' starting columns of `k`, and the
 /// lanes (`lane % 4`) of the last one that repeat the one before.
@@ -772,23 +754,17 @@ impl Gen<'_> {
     /// `auto`'s `tensor` launches `small` (`stream` in 16-byte vectors) on
     /// the grids where its blocks, each marching its chunk and `extra`
     /// planes more, would spend less than [`SMALL_GRID_EFFICIENCY`] percent
-    /// of their time on cells of the region, and on planes under
-    /// [`small_planes`] cells.
+    /// of their time on cells of the region.
     fn launch_small_grids(&self, w: &mut CWriter, small: &Self, extra: usize) {
-        let planes = small_planes(self.st);
-        let mut when = vec![format!(
+        let when = format!(
             "100 * cells * {} * {} < {SMALL_GRID_EFFICIENCY} * {} * resident * waves * (chunk + {extra})",
             self.extent(1),
             self.extent(2),
             TILE * TILE
-        )];
-        let mut why = format!(
+        );
+        let why = format!(
             "where `tensor`'s blocks would spend less than {SMALL_GRID_EFFICIENCY}% of their time on cells of the region (tiles past its edge, the window's {extra} planes a chunk, idle multiprocessors)"
         );
-        if planes > 0 {
-            when.insert(0, format!("(ptrdiff_t)n1 * n2 < {planes}"));
-            why = format!("on planes of fewer than {planes} cells, and {why}");
-        }
         w.line(&format!(
             "/* `{}` in {}-cell vectors, whose blocks march {} planes, {why}. */",
             small.plan.strategy.name(),
@@ -796,7 +772,7 @@ impl Gen<'_> {
             small.plan.chunk
         ));
         w.line("const ptrdiff_t waves = resident > 0 ? (across * ((cells + chunk - 1) / chunk) + resident - 1) / resident : 0;");
-        w.line(&format!("if ({}) {{", when.join(" || ")));
+        w.line(&format!("if ({when}) {{"));
         w.indent();
         small.launch_twins(w);
         w.dedent();
@@ -1094,10 +1070,6 @@ mod tests {
     #[test]
     fn auto_runs_naive_then_stream_on_small_grids_and_tensor_by_name_does_not() {
         let star = stencil("f64", STAR4, false);
-        let acoustic = format!("2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*vel[0,0,0]*({STAR4})");
-        let acoustic = stencil("f64", &acoustic, true);
-        assert_eq!(small_planes(&star), 0);
-        assert_eq!(small_planes(&acoustic), SMALL_PLANES_MORE_GRIDS);
         let auto = |st| {
             let plan = resolve(&GpuTiling::model(Strategy::Auto), st, &CUDA).unwrap();
             assert_eq!(plan.strategy, Strategy::Tensor);
@@ -1150,15 +1122,6 @@ mod tests {
             code.contains("/* The kernel of small grids: `stream`, blocks of 1 x 2 x 64 threads")
         );
         assert!(code.contains("; small grids run `stream` in 16-byte vectors."));
-        // Other grids read at the cell: small planes too.
-        let code = auto(&acoustic);
-        assert!(
-            code.contains("if ((ptrdiff_t)n1 * n2 < 160000 || 100 * cells * "),
-            "{code}"
-        );
-        // Its `naive` rule reaches further.
-        let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
-        assert!(naive(launcher, 8192) < launcher.find("chunk = (int)planes;").unwrap());
         // Residency is asked of the runtime through the file's one cached helper.
         assert_eq!(
             code.matches("static cudaError_t stencil_residency(")
