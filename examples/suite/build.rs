@@ -225,13 +225,21 @@ const VARIANTS: &[Variant] = &[
     },
     // `stream`'s defaults in 16-byte vectors: what `auto` runs on large
     // planes for the f64 stars that `tensor` could sum in-plane but that read
-    // other grids at the cell (acoustic25; `gpu::planes_stream`).
+    // other grids at the cell (acoustic25; `gpu::planes_stream`); in f32 also
+    // in 8-byte pairs, for rows that are not whole 16-byte vectors
+    // (acoustic25's 750 cells).
     Variant {
         vector: Some((4, 2)),
         dims: Some(3),
-        dtype: Some("f64"),
         every: true,
         ..v("stream_v", "stream")
+    },
+    Variant {
+        vector: Some((2, 1)),
+        dims: Some(3),
+        dtype: Some("f32"),
+        every: true,
+        ..v("stream_v2", "stream")
     },
     // f64 3-D stencils whose in-plane sum is a sum of products: one step a
     // plane with that sum on the tensor cores (`gpu/tensor.rs`).

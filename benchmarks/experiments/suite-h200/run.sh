@@ -25,7 +25,7 @@ for s in "$@"; do
     start=$SECONDS
     ./suite --backend cuda --stencil "$s" --reps 3 \
         --variant stream --variant stream_s4 --variant stream_s4_v --variant stream_s2_v_w \
-        --variant stream_q4_v --variant stream_v --variant tensor --variant auto \
+        --variant stream_q4_v --variant stream_v --variant stream_v2 --variant tensor --variant auto \
         --json "$out/$s.json" --markdown "$out/$s.md" > "$out/$s.log" 2>&1
     echo "$s: exit $? in $((SECONDS - start)) s" >> "$out/smi.txt"
 done
