@@ -404,6 +404,12 @@ pub fn small_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved
     resolve(&vector_stream(st, d), st, d).ok()
 }
 
+/// The kernel [`planes_stream`]'s plan runs on planes of fewer than
+/// [`SMALL_PLANES`] cells ([`small_plan`]); `None` for the other plans.
+pub fn small_planes_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved> {
+    small_plan(plan, st, d).filter(|_| plan.vector_planes())
+}
+
 /// Cells per multiprocessor under which `auto`'s single steps run `naive`'s
 /// kernel ([`naive_plan`]): 541k cells on the H100's 132.
 pub const SMALL_STEP_CELLS: usize = 4096;
@@ -649,7 +655,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
                 "/* The kernel of {purpose}: `{}`, blocks of {} threads{}. */",
                 single.plan.strategy.name(),
                 join_x(&single.plan.block),
-                detail(st, single.plan)
+                detail(st, single.plan, d)
             ));
             twins(&mut w, &single);
         }
@@ -893,7 +899,7 @@ fn exec_update(w: &mut CWriter, prefix: &str, d: &Dialect) {
 
 /// What the strategy adds to the blocks in the file's header: a `stream`
 /// block's march, a `persistent` launch's cap on resident blocks.
-fn detail(st: &Stencil, plan: &Resolved) -> String {
+fn detail(st: &Stencil, plan: &Resolved, d: &Dialect) -> String {
     if plan.strategy == Strategy::Stream {
         format!(
             ", marching {} cells along `{}` per block, {} per iteration, {} along `{}` per thread{}",
@@ -902,13 +908,11 @@ fn detail(st: &Stencil, plan: &Resolved) -> String {
             plan.coarsen,
             plan.vector,
             st.axes[st.dims() - 1],
-            if plan.vector_planes() {
-                format!(
-                    "; planes of fewer than {SMALL_PLANES} cells run blocks of 1 x 2 x 64 threads marching 4 planes"
-                )
-            } else {
-                String::new()
-            }
+            small_planes_plan(plan, st, d).map_or(String::new(), |small| format!(
+                "; planes of fewer than {SMALL_PLANES} cells run blocks of {} threads marching {} planes",
+                join_x(&small.block),
+                small.chunk
+            ))
         )
     } else if temporal::rings_plan(plan, st) {
         format!(
@@ -969,7 +973,7 @@ fn header(
     residency: bool,
     d: &Dialect,
 ) {
-    let detail = detail(st, plan);
+    let detail = detail(st, plan, d);
     let threads = if plan.strategy == Strategy::Tensor {
         tensor::block_layout(st)
     } else if temporal::rings_plan(plan, st) {
@@ -1092,7 +1096,7 @@ impl<'a> Gen<'a> {
             step: None,
             naive: None,
             output: if self.leapfrog() { "out_prev" } else { "out" },
-            vectors_only: suffix == "small" && self.plan.vector_planes(),
+            vectors_only: false,
             ..self.clone()
         }
     }
@@ -1270,7 +1274,10 @@ impl Gen<'_> {
         } else {
             "step"
         };
-        self.step.map(|plan| self.one_step_kernel(plan, suffix))
+        self.step.map(|plan| Gen {
+            vectors_only: self.plan.vector_planes(),
+            ..self.one_step_kernel(plan, suffix)
+        })
     }
 
     /// The generator of `auto`'s single steps on small grids
@@ -2252,15 +2259,7 @@ impl Gen<'_> {
             join_x(&small.plan.block),
             small.plan.chunk
         ));
-        for twin in small.twins() {
-            let mut when = twin.launch_condition();
-            when.insert(0, format!("(ptrdiff_t)n1 * n2 < {SMALL_PLANES}"));
-            w.line(&format!("if ({}) {{", when.join(" && ")));
-            w.indent();
-            twin.launch(w);
-            w.dedent();
-            w.line("}");
-        }
+        small.launch_twins_where(w, Some(&format!("(ptrdiff_t)n1 * n2 < {SMALL_PLANES}")));
     }
 
     /// Whether this kernel has no scalar twin: its launches of several
@@ -2343,12 +2342,22 @@ impl Gen<'_> {
 
     /// Launches the first of the twins whose condition the grid meets.
     fn launch_twins(&self, w: &mut CWriter) {
+        self.launch_twins_where(w, None);
+    }
+
+    /// [`Self::launch_twins`], each twin only where the grid also meets
+    /// `guard`: then none is launched unconditionally, and the launcher goes
+    /// on past them on the other grids.
+    fn launch_twins_where(&self, w: &mut CWriter, guard: Option<&str>) {
         let twins = self.twins();
         for (k, twin) in twins.iter().enumerate() {
-            let when = twin.launch_condition();
-            if k + 1 == twins.len() || when.is_empty() {
+            let mut when = twin.launch_condition();
+            if guard.is_none() && (k + 1 == twins.len() || when.is_empty()) {
                 twin.launch(w);
                 break;
+            }
+            if let Some(guard) = guard {
+                when.insert(0, guard.to_string());
             }
             w.line(&format!("if ({}) {{", when.join(" && ")));
             w.indent();

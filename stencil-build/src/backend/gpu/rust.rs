@@ -420,14 +420,12 @@ pub fn stencil_module(
                 ", {} cells per block along the slowest axis, {} per iteration{}",
                 plan.chunk,
                 plan.coarsen,
-                if plan.small_grids() {
-                    format!(
-                        "; planes of fewer than {} cells run blocks of [1, 2, 64] threads marching 4 planes",
-                        super::SMALL_PLANES
-                    )
-                } else {
-                    String::new()
-                }
+                super::small_planes_plan(plan, st, d).map_or(String::new(), |small| format!(
+                    "; planes of fewer than {} cells run blocks of {:?} threads marching {} planes",
+                    super::SMALL_PLANES,
+                    small.block,
+                    small.chunk
+                ))
             )
         } else if plan.strategy == crate::ir::Strategy::Tensor {
             format!(
