@@ -103,6 +103,13 @@ pub fn gencode_flags(archs: &[String]) -> Result<Vec<String>, Error> {
 /// H100 where the same kernel compiled whole ran at 168; BENCHMARKS.md,
 /// 2026-11-23, session 6). The sources do not call into each other. They
 /// compile on `NUM_JOBS` threads, as `cc` would have.
+///
+/// The kernels compile optimized in every Cargo profile: in a debug profile
+/// `cc` would pass `-G`, which compiles device code without optimization, so
+/// that a crate's debug builds and tests would time (`auto`'s measured
+/// fusion) and run other kernels than its release builds.
+/// [`Config::cuda_flag`](crate::Config::cuda_flag)`("-G")` asks for device
+/// debug information.
 pub fn build_cuda(
     files: &[PathBuf],
     lib_name: &str,
@@ -124,7 +131,8 @@ pub fn build_cuda(
             .cudart("static")
             .env("NVCC", &nvcc)
             .file(file)
-            .opt_level(3);
+            .opt_level(3)
+            .debug(false);
         for flag in &flags {
             build.flag(flag);
         }
