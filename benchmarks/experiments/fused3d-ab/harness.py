@@ -17,6 +17,11 @@ for f in sorted(glob.glob('[A-Z]_*.cu')):
     s=s.replace('stencils_cuda__',f'{v}_{d}_stencils_cuda__')
     m=re.search(r'for \(int s = (\d+); s >= 1',s) or re.search(r'(\d+) steps fused',s)
     t=int(m.group(1)) if m else 0  # 0: a single-step kernel, no `levels` argument
+    # A fused kernel's file that ends in `/* harness: levels L */` is launched with L levels
+    # (1: the launcher's single step, which a session runs where the fused launch is slower).
+    one=re.search(r'/\* harness: levels (\d+) \*/',s)
+    one=bool(m and one and int(one.group(1))==1)
+    if one: t=1
     open(f'{out}/{f}','w').write(s)
     # The launcher: not `<launcher>_fuses`, which the session asks first (the harness runs
     # fused kernels on the grids they take only).
@@ -25,9 +30,9 @@ for f in sorted(glob.glob('[A-Z]_*.cu')):
     sig=re.search(r'extern "C" int \w+?(?<!_fuses)\(([^)]*)\)',s).group(1)
     inputs=0 if wave else sig.count('const ')-1  # other stencils: the stepped grid and 0 to 2 input grids at b[4], b[5]
     assert inputs<=2, f
-    entries.append((v,name,d,t,fn,wave,inputs))
+    entries.append((v,name,d,t,fn,wave,inputs,one))
 decl=[];tab=[]
-for v,name,d,t,fn,wave,inputs in entries:
+for v,name,d,t,fn,wave,inputs,one in entries:
     T='float' if d=='f32' else 'double'
     if inputs:
         decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,const {T}*{f",const {T}*"*inputs}{",int" if t else ""});')
@@ -37,7 +42,7 @@ for v,name,d,t,fn,wave,inputs in entries:
         decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,const {T}*,const {T}*,const {T}*);')
     else:
         decl.append(f'extern "C" int {fn}(ptrdiff_t,ptrdiff_t,ptrdiff_t,{T}*,const {T}*{",int" if t else ""});')
-    tab.append(f'  {{"{v}","{name}","{d}",{t},{int(wave)},{inputs},(void*){fn}}},')
+    tab.append(f'  {{"{v}","{name}","{d}",{t},{int(wave)},{inputs},(void*){fn},{int(one)}}},')
 main=r'''
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -48,7 +53,7 @@ main=r'''
 #include <cstdlib>
 #include <cmath>
 DECL
-struct E{const char*v;const char*n;const char*d;int t;int wave;int inputs;void*f;};
+struct E{const char*v;const char*n;const char*d;int t;int wave;int inputs;void*f;int one;};
 static E tab[]={
 TAB
 };
@@ -73,7 +78,9 @@ template<class T> double run(E&e,int N0,int N1,int N2,int calls,std::vector<unsi
      else if(e.t) rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,int,cudaStream_t))e.f)(N0,N1,N2,b[out],b[cur],e.t,(cudaStream_t)0);
      else rc=((int(*)(ptrdiff_t,ptrdiff_t,ptrdiff_t,T*,const T*,cudaStream_t))e.f)(N0,N1,N2,b[out],b[cur],(cudaStream_t)0);
      if(rc){printf("launch error %d\n",rc);exit(1);}
-     if(e.wave&&!e.t){ int o=prev; prev=cur; cur=out; out=o; } else { std::swap(cur,out); if(e.wave) std::swap(prev,outp); } };
+     // a fused leapfrog's launch of one level writes u(t+1) to out_prev's buffer (the generated Rust's Levels::advance_one)
+     if(e.wave&&e.one){ int o=prev; prev=cur; cur=outp; outp=o; }
+     else if(e.wave&&!e.t){ int o=prev; prev=cur; cur=out; out=o; } else { std::swap(cur,out); if(e.wave) std::swap(prev,outp); } };
   if(result){ for(int i=0;i<12/std::max(e.t,1);i++) step(); CK(cudaDeviceSynchronize()); result->resize(n*sizeof(T)); CK(cudaMemcpy(result->data(),b[cur],n*sizeof(T),cudaMemcpyDeviceToHost)); }
   for(int i=0;i<3;i++) step();
   std::vector<float> ts; for(int r=0;r<5;r++){ cudaEventRecord(s); for(int i=0;i<calls;i++) step(); cudaEventRecord(f); CK(cudaEventSynchronize(f)); float ms; cudaEventElapsedTime(&ms,s,f); ts.push_back(ms);} 

@@ -313,6 +313,9 @@ fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
         }
         return planes_stream(st);
     }
+    if *d == CUDA && wide_planes(st) {
+        return planes_stream(st);
+    }
     let naive = GpuTiling::model(Strategy::Naive);
     let (block, c, v) = match (st.dims(), st.dtype) {
         (2, Dtype::F32) => (vec![1, 64.max(d.warp)], 4, 4),
@@ -346,14 +349,16 @@ fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// The plan of the kernel a fused strategy launches for one step
 /// ([`single_step`], resolved): a fused launch of one level recomputes its
 /// tiles' overlap for nothing, and measured 0.24x-0.77x the single step on
-/// the suite (H100, BENCHMARKS.md, 2026-11-25, session 14). `None` for the
-/// single-step strategies and for `temporal` of one step a launch, whose
-/// launches are all of one step.
+/// the suite (H100, BENCHMARKS.md, 2026-11-25, session 14). [`planes_stream`]'s
+/// plan keeps its kernel of small planes ([`Resolved::vector_planes`]).
+/// `None` for the single-step strategies and for `temporal` of one step a
+/// launch, whose launches are all of one step.
 pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved> {
     if !plan.fuses_steps() {
         return None;
     }
     let single = single_step(st, d);
+    let planes = single == planes_stream(st);
     // A ring kernel's single steps also run the grids of small planes, where
     // 16-byte vectors ran fastest (`Gen::rings_preferred`).
     let single = if temporal::rings_plan(plan, st) && single.vector.unwrap_or(1) == 1 {
@@ -361,8 +366,34 @@ pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved>
     } else {
         single
     };
-    resolve(&single, st, d).ok()
+    let step = resolve(&single, st, d).ok()?;
+    Some(Resolved {
+        chosen: planes,
+        ..step
+    })
 }
+
+/// Whether `auto`'s single step on CUDA for an f32 stencil is
+/// [`planes_stream`]'s: 3-D, one update, reaching [`WIDE_PLANES_REACH`]
+/// cells along the plane's axes, as star3d25 and acoustic25 (wider stencils
+/// are unmeasured, and their windows of vectors would hold more registers).
+/// On the H200 it ran them
+/// 1.03x-1.17x as fast as [`wide_stream`]'s blocks marching 4 planes on
+/// planes of 512 x 512 cells and more (512^3, 128 x 512 x 512, 300 x 994 x 750,
+/// 64 x 994 x 750; the last two in 8-byte pairs, rows of 750 cells not being
+/// whole 16-byte vectors), 0.98x on 300 x 448 x 448, and 0.92x-0.99x on
+/// 256^3, a plane under [`SMALL_PLANES`], where its launcher runs those
+/// blocks instead (`benchmarks/experiments/planes-stream`, session 41).
+fn wide_planes(st: &Stencil) -> bool {
+    let r = temporal::radius(st);
+    st.dims() == 3
+        && st.dtype == Dtype::F32
+        && st.statements.len() == 1
+        && r[1].max(r[2]) == WIDE_PLANES_REACH
+}
+
+/// The in-plane reach of [`wide_planes`]' stencils.
+pub const WIDE_PLANES_REACH: usize = 4;
 
 /// Cells of a plane under which [`planes_stream`]'s launcher runs `stream`
 /// in 16-byte vectors of blocks of `[1, 2, 64]` threads marching 4 planes
@@ -614,6 +645,10 @@ fn default_block(strategy: Strategy, dims: usize, warp: usize) -> Vec<usize> {
 pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Dialect) -> String {
     let mut w = CWriter::default();
     let step = step_plan(plan, st, d).or_else(|| small_plan(plan, st, d));
+    let step_small = step
+        .as_ref()
+        .filter(|_| plan.fuses_steps())
+        .and_then(|step| small_planes_plan(step, st, d));
     let naive = naive_plan(plan, st, d);
     let scalar = temporal::scalar_twin(plan, st, d);
     let defaults = scalar_stream(st, d);
@@ -633,6 +668,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
             fallback: false,
             vectors_only: false,
             step: step.as_ref(),
+            step_small: step_small.as_ref(),
             naive: naive.as_ref(),
             output: "out",
         };
@@ -645,19 +681,15 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
         ));
         twins(&mut w, &g);
         if let Some(single) = g.single_step() {
-            w.blank();
             let purpose = if plan.small_grids() {
                 "small grids"
             } else {
                 "launches of one step"
             };
-            w.line(&format!(
-                "/* The kernel of {purpose}: `{}`, blocks of {} threads{}. */",
-                single.plan.strategy.name(),
-                join_x(&single.plan.block),
-                detail(st, single.plan, d)
-            ));
-            twins(&mut w, &single);
+            single_step_kernel(&mut w, &single, purpose);
+            if let Some(small) = single.single_step() {
+                single_step_kernel(&mut w, &small, "one step on small planes");
+            }
         }
         if let Some(naive) = g.small_naive() {
             w.blank();
@@ -951,6 +983,19 @@ fn detail(st: &Stencil, plan: &Resolved, d: &Dialect) -> String {
     }
 }
 
+/// A single-step kernel of the file besides the plan's, and its twins,
+/// after a comment with its plan and what it is for.
+fn single_step_kernel(w: &mut CWriter, g: &Gen, purpose: &str) {
+    w.blank();
+    w.line(&format!(
+        "/* The kernel of {purpose}: `{}`, blocks of {} threads{}. */",
+        g.plan.strategy.name(),
+        join_x(&g.plan.block),
+        detail(g.st, g.plan, g.d)
+    ));
+    twins(w, g);
+}
+
 /// The kernels of `g`'s twins, each after the first with what it is for.
 fn twins(w: &mut CWriter, g: &Gen) {
     for (k, twin) in g.twins().iter().enumerate() {
@@ -1069,6 +1114,9 @@ struct Gen<'a> {
     /// launch of one step runs instead ([`step_plan`]), or the one `auto`'s
     /// `tensor` runs on small planes ([`small_plan`]).
     step: Option<&'a Resolved>,
+    /// The plan of the small planes' kernel of the single-step kernel
+    /// (`step`) where that is [`planes_stream`]'s ([`small_planes_plan`]).
+    step_small: Option<&'a Resolved>,
     /// The plan of `auto`'s single steps on small grids ([`naive_plan`]).
     naive: Option<&'a Resolved>,
     /// The launcher's parameter the kernel writes: `out`, or `out_prev` for
@@ -1085,7 +1133,8 @@ impl<'a> Gen<'a> {
     /// The generator of another single-step kernel of the launcher, of
     /// `plan`, its kernels named after `<sym>_<suffix>`: 64-bit indices
     /// allowed, no twins or kernels of its own, and a fused leapfrog's one
-    /// step writes `out_prev` ([`Self::single_step`], [`Self::small_naive`]).
+    /// step writes `out_prev` ([`Self::single_step`], [`Self::small_naive`]),
+    /// as does the small planes' kernel of that step.
     fn one_step_kernel(&self, plan: &'a Resolved, suffix: &str) -> Self {
         Gen {
             plan,
@@ -1094,8 +1143,14 @@ impl<'a> Gen<'a> {
             wide: true,
             scalar: None,
             step: None,
+            step_small: None,
             naive: None,
-            output: if self.leapfrog() { "out_prev" } else { "out" },
+            // A one-step kernel's own small kernel writes where it does.
+            output: if self.leapfrog() {
+                "out_prev"
+            } else {
+                self.output
+            },
             vectors_only: false,
             ..self.clone()
         }
@@ -1216,15 +1271,17 @@ impl Gen<'_> {
         } else {
             &[true]
         };
-        let vectors: &[usize] = if self.vector_loads() && !self.vectors_only {
-            &[self.plan.vector, 1]
-        } else {
-            &[self.plan.vector]
-        };
+        let mut vectors = vec![self.plan.vector];
+        if self.pairs() {
+            vectors.push(self.plan.vector / 2);
+        }
+        if self.vector_loads() && !self.vectors_only {
+            vectors.push(1);
+        }
         let mut out = Vec::new();
         for &wide in widths {
-            for &vector in vectors {
-                let fallback = vector < self.plan.vector;
+            for &vector in &vectors {
+                let fallback = vector == 1 && self.plan.vector > 1;
                 let plan = match self.defaults {
                     Some(defaults) if fallback => defaults,
                     _ => self.plan,
@@ -1239,6 +1296,14 @@ impl Gen<'_> {
             }
         }
         out
+    }
+
+    /// Whether this kernel of 16-byte vectors of f32 has a twin of 8-byte
+    /// pairs, for the grids whose rows are whole pairs but not whole
+    /// vectors: [`planes_stream`]'s (acoustic25's rows of 750 cells ran
+    /// 1.17x its scalar twin's speed in pairs on the H200, session 41).
+    fn pairs(&self) -> bool {
+        self.plan.vector_planes() && self.plan.vector == 4 && !self.vectors_only
     }
 
     /// Whether this kernel marches the chunk of planes its launcher chose
@@ -1276,6 +1341,7 @@ impl Gen<'_> {
         };
         self.step.map(|plan| Gen {
             vectors_only: self.plan.vector_planes(),
+            step: self.step_small,
             ..self.one_step_kernel(plan, suffix)
         })
     }
@@ -1301,6 +1367,11 @@ impl Gen<'_> {
                 );
             }
             what.push(scalar);
+        } else if self.vector < self.plan.vector {
+            what.push(format!(
+                "in {}-byte pairs, for grids whose rows are whole pairs but not whole vectors",
+                self.vector * self.st.dtype.size()
+            ));
         }
         if self.wide && self.narrow() {
             what.push(format!(
@@ -1337,8 +1408,9 @@ impl Gen<'_> {
         parameters
     }
 
-    /// The kernel's name: `<symbol>[_scalar|_vector][_i64]_kernel`
-    /// (`_scalar`: the fallback of a `stream` kernel of vectors; `_vector`:
+    /// The kernel's name: `<symbol>[_scalar|_pairs|_vector][_i64]_kernel`
+    /// (`_scalar`: the fallback of a `stream` kernel of vectors; `_pairs`:
+    /// its twin of 8-byte pairs ([`Self::pairs`]); `_vector`:
     /// a 3-D `temporal` kernel of vectors, whose twins are scalar; `_i64`:
     /// the fallback of a 32-bit one).
     fn kernel_name(&self) -> String {
@@ -1348,6 +1420,8 @@ impl Gen<'_> {
             "_vector"
         } else if self.fallback {
             "_scalar"
+        } else if self.vector < self.plan.vector {
+            "_pairs"
         } else {
             ""
         };
@@ -2253,7 +2327,7 @@ impl Gen<'_> {
             return;
         };
         w.line(&format!(
-            "/* Planes of fewer than {SMALL_PLANES} cells: `{}` in {}-cell vectors, blocks of {} threads marching {} planes (rows that are not whole vectors: the twin below). */",
+            "/* Planes of fewer than {SMALL_PLANES} cells: `{}` in {}-cell vectors, blocks of {} threads marching {} planes (rows that are not whole vectors: the kernels below). */",
             small.plan.strategy.name(),
             small.plan.vector,
             join_x(&small.plan.block),
@@ -2335,6 +2409,7 @@ impl Gen<'_> {
         w.line(&format!("if ({one}) {{"));
         w.indent();
         self.launch_small_steps(w);
+        single.launch_small_planes(w);
         single.launch_twins(w);
         w.dedent();
         w.line("}");
@@ -2856,13 +2931,8 @@ mod tests {
         );
         assert!(plan.small_grids() && plan.vector_planes());
         assert_eq!(small_step_cells(&plan), SMALL_STEP_CELLS_MORE_GRIDS);
-        let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
-        let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
-        let at = |what: &str| {
-            launcher
-                .find(what)
-                .unwrap_or_else(|| panic!("{what}: {code}"))
-        };
+        let (code, launcher) = cuda_launcher(&st, &plan);
+        let at = |what: &str| position(&launcher, &code, what);
         // `naive` on the smallest grids, the small kernel on small planes, then the plan's kernels.
         let naive = at("if (n0 * n1 * n2 < (ptrdiff_t)8192 * multiprocessors) {");
         let planes = at(
@@ -2882,7 +2952,7 @@ mod tests {
         );
         assert!(!code.contains("_small_scalar"));
         assert!(code.contains(
-            "/* Planes of fewer than 160000 cells: `stream` in 2-cell vectors, blocks of 1 x 2 x 64 threads marching 4 planes (rows that are not whole vectors: the twin below). */"
+            "/* Planes of fewer than 160000 cells: `stream` in 2-cell vectors, blocks of 1 x 2 x 64 threads marching 4 planes (rows that are not whole vectors: the kernels below). */"
         ));
         assert!(code.contains("; planes of fewer than 160000 cells run blocks of 1 x 2 x 64 threads marching 4 planes."));
         assert!(!code.contains("mma"), "no tensor kernel");
@@ -2898,6 +2968,76 @@ mod tests {
         assert_eq!(one_grid.strategy, Strategy::Tensor);
         assert!(one_grid.small_grids() && !one_grid.vector_planes());
         assert_eq!(small_step_cells(&one_grid), SMALL_STEP_CELLS);
+    }
+
+    /// `plan`'s CUDA source for `st` (prefix `p`) and its launcher's text.
+    fn cuda_launcher(st: &Stencil, plan: &Resolved) -> (String, String) {
+        let code = source(st, &crate::analysis::analyse(st), plan, "p", &CUDA);
+        let at = code.find("extern \"C\" int p_cuda__s__update_u(").unwrap();
+        (code.clone(), code[at..].to_string())
+    }
+
+    /// Where `what` starts in `launcher` (failing with the whole `code`).
+    fn position(launcher: &str, code: &str, what: &str) -> usize {
+        launcher
+            .find(what)
+            .unwrap_or_else(|| panic!("{what}: {code}"))
+    }
+
+    #[test]
+    fn f32_stars_of_reach_4_step_alone_in_planes_stream() {
+        let st = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f32",
+            "0.1*sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])",
+        );
+        let plan = resolve(&GpuTiling::model(Strategy::Auto), &st, &CUDA).unwrap();
+        assert!(
+            plan.measures(),
+            "the steps fuse, each session measuring the single step too"
+        );
+        let step = step_plan(&plan, &st, &CUDA).unwrap();
+        assert_eq!(
+            (step.strategy, &step.block[..], step.chunk, step.vector),
+            (Strategy::Stream, &[1, 8, 32][..], 64, 4)
+        );
+        assert!(step.vector_planes() && step.small_grids());
+        let (code, launcher) = cuda_launcher(&st, &plan);
+        let at = |what: &str| position(&launcher, &code, what);
+        // One step: `naive` on the smallest grids, blocks marching 4 planes on
+        // small planes, then 64 planes in quads, pairs, single cells.
+        let one = at("if (levels == 1) {");
+        let naive = at("p_cuda__s__update_u_naive_kernel<<<");
+        let small = at("p_cuda__s__update_u_step_small_kernel<<<");
+        let quads = at("p_cuda__s__update_u_step_kernel<<<");
+        let pairs = at("if (n0 * n1 * n2 <= 2147483647 && n2 % 2 == 0 && (size_t)out % 8 == 0");
+        let pairs_kernel = at("p_cuda__s__update_u_step_pairs_kernel<<<");
+        let scalar = at("p_cuda__s__update_u_step_scalar_kernel<<<");
+        let fused = at("p_cuda__s__update_u_vector_kernel<0>;");
+        assert!(one < naive && naive < small && small < quads && quads < pairs);
+        assert!(pairs < pairs_kernel && pairs_kernel < scalar && scalar < fused);
+        assert!(
+            at("(ptrdiff_t)n1 * n2 < 160000 && n0 * n1 * n2 <= 2147483647 && n2 % 4 == 0") < small
+        );
+        assert!(code.contains(
+            "/* The same in 8-byte pairs, for grids whose rows are whole pairs but not whole vectors. */"
+        ));
+        assert!(code.contains(
+            "/* The kernel of one step on small planes: `stream`, blocks of 1 x 2 x 64 threads, marching 4 cells along `z` per block, 1 per iteration, 4 along `x` per thread. */"
+        ));
+        // The small planes' kernel has no twins of its own but the 64-bit one.
+        assert!(!code.contains("_step_small_pairs") && !code.contains("_step_small_scalar"));
+        // Reach 3 and HIP: the step kernels they had.
+        let reach3 = stencil(
+            "\"z\", \"y\", \"x\"",
+            "f32",
+            "0.1*sum(r, 1, 3, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])",
+        );
+        assert!(!wide_planes(&reach3));
+        let hip = resolve(&GpuTiling::model(Strategy::Auto), &st, &HIP).unwrap();
+        assert!(!hip.vector_planes());
+        assert!(step_plan(&hip, &st, &HIP).is_none_or(|step| !step.vector_planes()));
+        assert!(!source(&st, &crate::analysis::analyse(&st), &hip, "p", &HIP).contains("_pairs"));
     }
 
     #[test]
@@ -3425,8 +3565,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (steps.strategy, steps.block, steps.chunk, steps.vector),
-            (Strategy::Stream, vec![1, 2, 64], 4, 4)
+            (steps.strategy, &steps.block[..], steps.chunk, steps.vector),
+            (Strategy::Stream, &[1, 8, 32][..], 64, 4),
+            "a star of reach 4 in-plane: `planes_stream`'s blocks marching 64 planes"
+        );
+        assert!(steps.vector_planes());
+        let small = small_planes_plan(&steps, &wide_inputs, &CUDA).unwrap();
+        assert_eq!(
+            (&small.block[..], small.chunk, small.vector),
+            (&[1, 2, 64][..], 4, 4),
+            "and on small planes blocks marching 4"
         );
         let wider = stencil(
             "\"z\", \"y\", \"x\"",

@@ -1128,8 +1128,14 @@ mod tests {
             // ... on large planes: single steps ran faster on small ones.
             "    const bool vectors = n0 * n1 * n2 <= 2147483647 && n2 % 4 == 0 && (size_t)out_prev % 16 == 0 && (size_t)prev_u % 16 == 0 && (size_t)cur_u % 16 == 0;",
             "    return n0 * n1 * n2 <= 1073741824 && n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0 && (size_t)prev_u % 8 == 0 && (size_t)cur_u % 8 == 0 && (ptrdiff_t)n1 * n2 > (vectors ? 458752 : 32768);",
-            // Its single steps move 16-byte vectors.
-            "/* The kernel of launches of one step: `stream`, blocks of 1 x 2 x 64 threads, marching 4 cells along `z` per block, 1 per iteration, 4 along `x` per thread. */",
+            // Its single steps move 16-byte vectors, marching 64 planes or,
+            // on small planes, 4.
+            "/* The kernel of launches of one step: `stream`, blocks of 1 x 8 x 32 threads, marching 64 cells along `z` per block, 1 per iteration, 4 along `x` per thread; planes of fewer than 160000 cells run blocks of 1 x 2 x 64 threads marching 4 planes. */",
+            "/* The kernel of one step on small planes: `stream`, blocks of 1 x 2 x 64 threads, marching 4 cells along `z` per block, 1 per iteration, 4 along `x` per thread. */",
+            // Rows of 8-byte pairs that are not quads: their own kernel.
+            "p_cuda__s__update_u_step_pairs_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
+            // So does the kernel of small planes: into `out_prev` too.
+            "p_cuda__s__update_u_step_small_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out_prev, prev_u, cur_u);",
             "n2 % 2 == 0 && (size_t)out % 8 == 0 && (size_t)out_prev % 8 == 0 && (size_t)prev_u % 8 == 0 && (size_t)cur_u % 8 == 0) {",
             "    return (int)cudaErrorInvalidValue;",
             // Rows of 16-byte quads load a lane's cells of the other grids at once.
