@@ -377,13 +377,15 @@ pub fn step_plan(plan: &Resolved, st: &Stencil, d: &Dialect) -> Option<Resolved>
 /// [`planes_stream`]'s: 3-D, one update, reaching [`WIDE_PLANES_REACH`]
 /// cells along the plane's axes, as star3d25 and acoustic25 (wider stencils
 /// are unmeasured, and their windows of vectors would hold more registers).
-/// On the H200 it ran them
-/// 1.03x-1.17x as fast as [`wide_stream`]'s blocks marching 4 planes on
-/// planes of 512 x 512 cells and more (512^3, 128 x 512 x 512, 300 x 994 x 750,
-/// 64 x 994 x 750; the last two in 8-byte pairs, rows of 750 cells not being
-/// whole 16-byte vectors), 0.98x on 300 x 448 x 448, and 0.92x-0.99x on
-/// 256^3, a plane under [`SMALL_PLANES`], where its launcher runs those
-/// blocks instead (`benchmarks/experiments/planes-stream`, session 41).
+/// On the H200 their launches of one step ran 1.03x-1.10x as fast as with
+/// [`wide_stream`]'s blocks marching 4 planes, which they ran before, on
+/// planes of 512 x 512 cells (512^3, 128 x 512 x 512; star3d25 1.06x on 300
+/// x 448 x 448, acoustic25 0.98x), and 1.17x-1.44x on rows of 750 cells
+/// (8-byte pairs, where the scalar twin ran before); on planes under
+/// [`SMALL_PLANES`] (256^3, where the blocks marching 64 planes ran
+/// 0.92x-0.99x) its launcher runs the blocks marching 4
+/// (`benchmarks/experiments/wide-planes`, session 42; `planes-stream`,
+/// session 41).
 fn wide_planes(st: &Stencil) -> bool {
     let r = temporal::radius(st);
     st.dims() == 3
@@ -647,7 +649,6 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Resolved, prefix: &str, d: &Di
     let step = step_plan(plan, st, d).or_else(|| small_plan(plan, st, d));
     let step_small = step
         .as_ref()
-        .filter(|_| plan.fuses_steps())
         .and_then(|step| small_planes_plan(step, st, d));
     let naive = naive_plan(plan, st, d);
     let scalar = temporal::scalar_twin(plan, st, d);
@@ -1303,7 +1304,7 @@ impl Gen<'_> {
     /// vectors: [`planes_stream`]'s (acoustic25's rows of 750 cells ran
     /// 1.17x its scalar twin's speed in pairs on the H200, session 41).
     fn pairs(&self) -> bool {
-        self.plan.vector_planes() && self.plan.vector == 4 && !self.vectors_only
+        self.plan.vector_planes() && self.plan.vector == 4
     }
 
     /// Whether this kernel marches the chunk of planes its launcher chose
