@@ -2,7 +2,8 @@
 //! -v`: editing a spec, adding one and changing `STENCIL_CUDA_ARCH` rerun its
 //! build script; nothing else does, not even the specs a build script
 //! writes into `OUT_DIR` itself. A missing toolchain fails the build with
-//! a message saying where it looked and what to set.
+//! a message saying where it looked and what to set. A debug build compiles
+//! its CUDA kernels without `-G`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -59,12 +60,23 @@ impl Probe {
     }
 
     /// `cargo build -v --offline` with `features` and the environment changed
-    /// by `env` (`None` removes a variable); returns success and stderr.
+    /// by `env` (`None` removes a variable); returns success and what it
+    /// printed (stderr, then stdout).
     fn build(&self, features: &str, env: &[(&str, Option<&str>)]) -> (bool, String) {
+        self.cargo_build("-v", features, env)
+    }
+
+    /// [`Self::build`] at `verbosity` (`-vv` also shows what build scripts print).
+    fn cargo_build(
+        &self,
+        verbosity: &str,
+        features: &str,
+        env: &[(&str, Option<&str>)],
+    ) -> (bool, String) {
         // File times must differ from the last build's for Cargo to see a change.
         std::thread::sleep(std::time::Duration::from_millis(1100));
         let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "-v", "--offline", "--features", features])
+        cmd.args(["build", verbosity, "--offline", "--features", features])
             .current_dir(&self.dir)
             .env("CARGO_TARGET_DIR", &self.target);
         for (var, value) in env {
@@ -74,10 +86,9 @@ impl Probe {
             };
         }
         let out = cmd.output().unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        // With `-vv` the build scripts' output comes on stdout.
+        let printed = [&out.stderr, &out.stdout].map(|b| String::from_utf8_lossy(b).into_owned());
+        (out.status.success(), printed.concat())
     }
 
     /// Builds and says whether the probe's build script ran.
@@ -154,6 +165,21 @@ fn changing_stencil_cuda_arch_reruns_the_build_script() {
     assert!(!p.rebuilt("cuda", &arch("sm_80")));
     assert!(p.rebuilt("cuda", &arch("sm_90")));
     assert!(!p.rebuilt("cuda", &arch("sm_90")));
+}
+
+#[test]
+#[ignore = "needs nvcc on PATH or in CUDA_PATH/NVCC; .ci/run runs it after installing nvcc"]
+fn a_debug_build_compiles_its_kernels_without_device_debug() {
+    let p = Probe::new("cuda-debug");
+    // `cc` prints each command it runs with CC_ENABLE_DEBUG_OUTPUT; `-vv` shows it.
+    let (ok, log) = p.cargo_build("-vv", "cuda", &[("CC_ENABLE_DEBUG_OUTPUT", Some("1"))]);
+    assert!(ok, "{log}");
+    let nvcc = log
+        .lines()
+        .find(|l| l.contains("running: ") && l.contains("blur.cu\""))
+        .unwrap_or_else(|| panic!("no nvcc command for blur.cu: {log}"));
+    // In a debug profile `cc` would add `-G`: device code without optimization.
+    assert!(!nvcc.contains("\"-G\""), "{nvcc}");
 }
 
 #[test]
