@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::Error;
 use crate::backend::gpu;
 
+mod units;
+
 /// Compiles C11 sources with `-O3` and OpenMP into the static library
 /// `lib_name`, and links the OpenMP runtime and libm.
 ///
@@ -94,15 +96,17 @@ pub fn gencode_flags(archs: &[String]) -> Result<Vec<String>, Error> {
 }
 
 /// Compiles CUDA sources with `nvcc` into static libraries `lib_name_<i>`,
-/// one per source, and links the static CUDA runtime.
+/// one per compilation unit ([`units`]: a source, or several included in
+/// one file), and links the static CUDA runtime.
 ///
-/// One library per source: `cc` compiles the sources of one build as
+/// One library per unit: `cc` compiles the sources of one build as
 /// relocatable device code (`--device-c`) when there are several, and
 /// `ptxas` then allocated more registers (j3d13pt f64's fused kernel 147
 /// instead of 128, a block less per multiprocessor: 118 GCells/s on the
 /// H100 where the same kernel compiled whole ran at 168; BENCHMARKS.md,
-/// 2026-11-23, session 6). The sources do not call into each other. They
-/// compile on `NUM_JOBS` threads, as `cc` would have.
+/// 2026-11-23, session 6). A unit is compiled whole, as one source was. The
+/// sources do not call into each other. The units compile on `NUM_JOBS`
+/// threads, as `cc` would have.
 ///
 /// The kernels compile optimized in every Cargo profile: in a debug profile
 /// `cc` would pass `-G`, which compiles device code without optimization, so
@@ -143,11 +147,8 @@ pub fn build_cuda(
                 message: format!("{e}\n(nvcc: {})", nvcc.display()),
             })
     };
-    let jobs = std::env::var("NUM_JOBS")
-        .ok()
-        .and_then(|j| j.parse::<usize>().ok())
-        .unwrap_or(1)
-        .max(1);
+    let jobs = jobs();
+    let files = units::units(files, jobs)?;
     let indexed: Vec<(usize, &PathBuf)> = files.iter().enumerate().collect();
     let chunk = indexed.len().div_ceil(jobs).max(1);
     std::thread::scope(|scope| {
@@ -187,11 +188,21 @@ pub fn build_cuda(
     Ok(())
 }
 
+/// How many compiler runs a build script may keep going at once: Cargo's
+/// `NUM_JOBS`, else one.
+fn jobs() -> usize {
+    std::env::var("NUM_JOBS")
+        .ok()
+        .and_then(|j| j.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// Test-only: compiles GPU sources as C++ with the host compiler, `include_dirs`
 /// first on the include path (an emulation of the runtime: `cuda_runtime.h`
 /// and, for HIP, a header mapping HIP onto it), into the static library
 /// `lib_name`. Each source is first rewritten by [`host_launches`] into a
-/// `.cpp` file beside it, and compiled at `-O1` after [`prelude`]'s headers,
+/// `.cpp` file beside it, and compiled ([`units`]) at `-O1` after [`prelude`]'s headers,
 /// precompiled once: on 2 cores that took the tests' emulated build (the
 /// heat3d, wave2d, star3d25 and leapfrog3d variants, 419 tests) from 410 s
 /// to 274 s against `-O2` without the prelude, and the tests ran as long
@@ -212,6 +223,7 @@ pub fn build_on_cpu(
         let prelude = precompile_prelude(&build, dir, d)?;
         build.flag("-include").flag(prelude);
     }
+    let mut sources = Vec::with_capacity(files.len());
     for file in files {
         let io = |source| Error::Io {
             path: file.clone(),
@@ -220,8 +232,9 @@ pub fn build_on_cpu(
         let text = std::fs::read_to_string(file).map_err(io)?;
         let cpp = file.with_extension("cpp");
         std::fs::write(&cpp, host_launches(&text)).map_err(io)?;
-        build.file(cpp);
+        sources.push(cpp);
     }
+    build.files(units::units(&sources, jobs())?);
     build.try_compile(lib_name).map_err(|e| on_cpu_error(d, e))
 }
 
@@ -398,8 +411,9 @@ pub fn find_hipcc() -> Result<PathBuf, Error> {
     )
 }
 
-/// Compiles HIP sources with `hipcc` for the AMD targets `archs` (`gfx90a`, ...)
-/// into the static library `lib_name`, and links the HIP runtime (`libamdhip64`).
+/// Compiles HIP sources with `hipcc` for the AMD targets `archs` (`gfx90a`, ...),
+/// in compilation units ([`units`]), into the static library `lib_name`, and
+/// links the HIP runtime (`libamdhip64`).
 pub fn build_hip(
     files: &[PathBuf],
     lib_name: &str,
@@ -414,7 +428,7 @@ pub fn build_hip(
     build
         .cpp(true)
         .compiler(&hipcc)
-        .files(files)
+        .files(units::units(files, jobs())?)
         .opt_level(3)
         .warnings(false);
     // hipcc asks the machine for its AMD GPUs whenever it runs without a target (cc's
