@@ -6,10 +6,10 @@
 //! includes what every generated `.cu` does (`cuda_runtime.h`, `stddef.h`,
 //! `mutex`), and 2.2-4.6 s for a whole generated `.cu`; hipcc 1.7 s for
 //! the headers against 2.6 s. Eight of the test crate's sources compiled
-//! in one unit took nvcc 11.2 s instead of 23.6 s one by one, hipcc 6.9 s
-//! instead of 17.6 s and the emulated device's C++ 7.4 s instead of
-//! 16.1 s, and `ptxas` gave each kernel the same registers and PTX
-//! (BENCHMARKS.md, 2026-11-29, session 43).
+//! in one unit took nvcc 6.0-7.3 s instead of 17.1-19.4 s one by one,
+//! hipcc 4.2-4.3 s instead of 16.0-16.6 s and the emulated device's C++
+//! 4.1-4.4 s instead of 12.7-14.2 s, with the same PTX and registers for
+//! every kernel (BENCHMARKS.md, 2026-11-29, session 43).
 //!
 //! Each source stays its own readable file. A unit `#include`s them, each
 //! inside a namespace of its own (they define the same helpers, such as
