@@ -36,6 +36,9 @@ const UNITS_PER_JOB: usize = 4;
 /// of up to [`MOST_PER_UNIT`] consecutive sources each, written beside the
 /// first source as `unit-<k>.<extension>`.
 pub fn units(sources: &[PathBuf], jobs: usize) -> Result<Vec<PathBuf>, Error> {
+    if let Some(first) = sources.first() {
+        remove_stale_units(first)?;
+    }
     let sizes = unit_sizes(sources.len(), jobs);
     if sizes.iter().all(|&n| n == 1) {
         return Ok(sources.to_vec());
@@ -48,6 +51,31 @@ pub fn units(sources: &[PathBuf], jobs: usize) -> Result<Vec<PathBuf>, Error> {
         paths.push(write_unit(k, sizes.len(), members)?);
     }
     Ok(paths)
+}
+
+/// Removes the units an earlier build wrote beside `source` (their number
+/// follows the sources and the jobs), so that the folder holds only what
+/// this build compiles.
+fn remove_stale_units(source: &Path) -> Result<(), Error> {
+    let dir = source.parent().unwrap_or(Path::new("."));
+    let extension = source.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let io = |path: &Path, source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
+        let path = entry.map_err(|e| io(dir, e))?.path();
+        let stale = path.extension().and_then(|e| e.to_str()) == Some(extension)
+            && path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .and_then(|s| s.strip_prefix("unit-"))
+                .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
+        if stale {
+            std::fs::remove_file(&path).map_err(|e| io(&path, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// How many of `count` sources each unit holds, in order: as few units as
@@ -187,8 +215,12 @@ mod tests {
         assert_eq!(paths[1..], sources[2..]);
         let unit = std::fs::read_to_string(&paths[0]).unwrap();
         assert!(unit.contains(&format!("#include \"{}\"", sources[1].display())));
-        // With many jobs every source compiles alone, and no unit is written.
+        // With many jobs every source compiles alone, and the earlier build's unit is gone.
+        std::fs::write(dir.join("unit-0.cpp"), "").unwrap();
         assert_eq!(units(&sources[..4], 8).unwrap(), sources[..4]);
+        assert!(!paths[0].exists());
+        // Only units of the sources' extension are removed.
+        assert!(dir.join("unit-0.cpp").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
