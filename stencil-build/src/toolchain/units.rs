@@ -40,15 +40,15 @@ pub fn units(sources: &[PathBuf], jobs: usize) -> Result<Vec<PathBuf>, Error> {
         remove_stale_units(first)?;
     }
     let sizes = unit_sizes(sources.len(), jobs);
-    if sizes.iter().all(|&n| n == 1) {
-        return Ok(sources.to_vec());
-    }
     let mut rest = sources;
     let mut paths = Vec::with_capacity(sizes.len());
     for (k, &n) in sizes.iter().enumerate() {
         let (members, tail) = rest.split_at(n);
         rest = tail;
-        paths.push(write_unit(k, sizes.len(), members)?);
+        match members {
+            [alone] => paths.push(alone.clone()),
+            _ => paths.push(write_unit(k, sizes.len(), members)?),
+        }
     }
     Ok(paths)
 }
@@ -93,15 +93,9 @@ fn unit_sizes(count: usize, jobs: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Writes unit `k` of `count`, holding `members` (one unit is one source,
-/// compiled as it is), and returns the path to compile.
+/// Writes unit `k` of `count`, holding `members` (at least two), beside
+/// the first, and returns its path.
 fn write_unit(k: usize, count: usize, members: &[PathBuf]) -> Result<PathBuf, Error> {
-    let [first, ..] = members else {
-        unreachable!("unit_sizes gives every unit a source")
-    };
-    if members.len() == 1 {
-        return Ok(first.clone());
-    }
     let mut texts = Vec::with_capacity(members.len());
     for path in members {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
@@ -110,6 +104,7 @@ fn write_unit(k: usize, count: usize, members: &[PathBuf]) -> Result<PathBuf, Er
         })?;
         texts.push((path.as_path(), text));
     }
+    let first = texts.first().map_or(Path::new("."), |(path, _)| *path);
     let extension = first.extension().and_then(|e| e.to_str()).unwrap_or("cu");
     let dir = first.parent().unwrap_or(Path::new("."));
     let path = dir.join(format!("unit-{k}.{extension}"));
