@@ -37,9 +37,12 @@ const UNITS_PER_JOB: usize = 4;
 /// of up to [`MOST_PER_UNIT`] consecutive sources each, written beside the
 /// first source as `unit-<k>.<extension>`.
 pub fn units(sources: &[PathBuf], jobs: usize) -> Result<Vec<PathBuf>, Error> {
-    if let Some(first) = sources.first() {
-        remove_stale_units(first)?;
-    }
+    let Some(first) = sources.first() else {
+        return Ok(Vec::new());
+    };
+    let dir = first.parent().unwrap_or(Path::new("."));
+    let extension = first.extension().and_then(|e| e.to_str()).unwrap_or("");
+    remove_stale_units(dir, extension)?;
     let sizes = unit_sizes(sources.len(), jobs);
     let mut rest = sources;
     let mut paths = Vec::with_capacity(sizes.len());
@@ -48,18 +51,20 @@ pub fn units(sources: &[PathBuf], jobs: usize) -> Result<Vec<PathBuf>, Error> {
         rest = tail;
         match members {
             [alone] => paths.push(alone.clone()),
-            _ => paths.push(write_unit(k, sizes.len(), members)?),
+            _ => {
+                let path = dir.join(format!("unit-{k}.{extension}"));
+                write_unit(&path, k, sizes.len(), members)?;
+                paths.push(path);
+            }
         }
     }
     Ok(paths)
 }
 
-/// Removes the units an earlier build wrote beside `source` (their number
-/// follows the sources and the jobs), so that the folder holds only what
-/// this build compiles.
-fn remove_stale_units(source: &Path) -> Result<(), Error> {
-    let dir = source.parent().unwrap_or(Path::new("."));
-    let extension = source.extension().and_then(|e| e.to_str()).unwrap_or("");
+/// Removes the units (`unit-<k>.<extension>`) an earlier build wrote into
+/// `dir` (their number follows the sources and the jobs), so that the
+/// folder holds only what this build compiles.
+fn remove_stale_units(dir: &Path, extension: &str) -> Result<(), Error> {
     let io = |path: &Path, source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -94,9 +99,8 @@ fn unit_sizes(count: usize, jobs: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Writes unit `k` of `count`, holding `members` (at least two), beside
-/// the first, and returns its path.
-fn write_unit(k: usize, count: usize, members: &[PathBuf]) -> Result<PathBuf, Error> {
+/// Writes unit `k` of `count`, holding `members`, to `path`.
+fn write_unit(path: &Path, k: usize, count: usize, members: &[PathBuf]) -> Result<(), Error> {
     let mut texts = Vec::with_capacity(members.len());
     for path in members {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
@@ -105,15 +109,10 @@ fn write_unit(k: usize, count: usize, members: &[PathBuf]) -> Result<PathBuf, Er
         })?;
         texts.push((path.as_path(), text));
     }
-    let first = texts.first().map_or(Path::new("."), |(path, _)| *path);
-    let extension = first.extension().and_then(|e| e.to_str()).unwrap_or("cu");
-    let dir = first.parent().unwrap_or(Path::new("."));
-    let path = dir.join(format!("unit-{k}.{extension}"));
-    std::fs::write(&path, unit_source(k, count, &texts)).map_err(|source| Error::Io {
-        path: path.clone(),
+    std::fs::write(path, unit_source(k, count, &texts)).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
         source,
-    })?;
-    Ok(path)
+    })
 }
 
 /// The text of unit `k` of `count`: the members' `#include <...>` lines, in
