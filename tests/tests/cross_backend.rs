@@ -347,6 +347,7 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
 /// changed, the first one again where it changed back (and, the second time
 /// they come, the last 12 launches as a short graph), none with graphs off.
 /// `$before`, where given, runs before each call with the call's index.
+#[cfg(feature = "cuda")]
 macro_rules! heat_graphs_over_calls {
     ($backend:ident, $module:ident) => {
         heat_graphs_over_calls!(
@@ -658,6 +659,7 @@ fn cuda_captures_that_give_no_graph_are_tried_again_then_turn_graphs_off() {
 /// while another thread captures and ends that capture
 /// (`benchmarks/experiments/capture-threads`; the emulated device does the
 /// same), so sessions wait for the legacy stream instead.
+#[cfg(any(feature = "cuda", feature = "hip"))]
 macro_rules! graphs_in_threads {
     ($backend:ident) => {{
         use std::sync::atomic::{AtomicBool, Ordering};
