@@ -490,6 +490,7 @@ fn build_openmp(
     let runtime = dir.join("openmp_runtime.c");
     write(&runtime, &openmp::runtime_source(prefix))?;
     files.push(runtime);
+    toolchain::remove_stale(&files)?;
     toolchain::build_openmp(&files, &format!("{prefix}_openmp"), flags)
 }
 
@@ -518,6 +519,7 @@ fn build_gpu(
     let runtime = dir.join(format!("{}_runtime.{}", d.name, d.extension));
     write(&runtime, &gpu::runtime_source(prefix, d))?;
     files.push(runtime);
+    toolchain::remove_stale(&files)?;
     compile(&files, &format!("{prefix}_{}", d.name))?;
     Ok(GpuLink {
         prefix: prefix.to_string(),

@@ -8,6 +8,30 @@ use crate::backend::gpu;
 
 mod units;
 
+/// Removes from the folder of `files` (generated sources, all in one folder
+/// that stencil-build owns, `OUT_DIR/stencil-build/<backend>`) every file of
+/// their extension that is not one of them: the sources of stencils an
+/// earlier build had and this one does not, and an earlier build's
+/// compilation units ([`units`]), so that the folder holds what this build
+/// generated and nothing a reader could take for it.
+pub fn remove_stale(files: &[PathBuf]) -> Result<(), Error> {
+    let Some(dir) = files.first().and_then(|f| f.parent()) else {
+        return Ok(());
+    };
+    let extension = files[0].extension();
+    let io = |path: &Path, source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
+        let path = entry.map_err(|e| io(dir, e))?.path();
+        if path.is_file() && path.extension() == extension && !files.contains(&path) {
+            std::fs::remove_file(&path).map_err(|e| io(&path, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// Compiles C11 sources with `-O3` and OpenMP into the static library
 /// `lib_name`, and links the OpenMP runtime and libm.
 ///
@@ -234,6 +258,7 @@ pub fn build_on_cpu(
         std::fs::write(&cpp, host_launches(&text)).map_err(io)?;
         sources.push(cpp);
     }
+    remove_stale(&sources)?;
     build.files(units::units(&sources, jobs())?);
     build.try_compile(lib_name).map_err(|e| on_cpu_error(d, e))
 }
@@ -471,6 +496,36 @@ pub fn build_hip(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stale_sources_are_removed() {
+        let dir = std::env::temp_dir().join(format!("stencil-build-stale-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub.cu")).unwrap();
+        for name in ["heat.cu", "gone.cu", "unit-0.cu", "heat.cpp", "prelude.h"] {
+            std::fs::write(dir.join(name), "").unwrap();
+        }
+        let files = [dir.join("heat.cu"), dir.join("cuda_runtime.cu")];
+        std::fs::write(&files[1], "").unwrap();
+        remove_stale(&files).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        // Another extension and folders stay; a removed stencil's source and a unit go.
+        assert_eq!(
+            left,
+            [
+                "cuda_runtime.cu",
+                "heat.cpp",
+                "heat.cu",
+                "prelude.h",
+                "sub.cu"
+            ]
+        );
+        remove_stale(&[]).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn launches_become_calls_for_the_cpu_build() {

@@ -35,14 +35,14 @@ const UNITS_PER_JOB: usize = 4;
 /// The files to compile for `sources` on `jobs` parallel compiler runs:
 /// the sources themselves where they are too few to share runs, else units
 /// of up to [`MOST_PER_UNIT`] consecutive sources each, written beside the
-/// first source as `unit-<k>.<extension>`.
+/// first source as `unit-<k>.<extension>` (an earlier build's units are
+/// removed with the other stale files, [`super::remove_stale`]).
 pub fn units(sources: &[PathBuf], jobs: usize) -> Result<Vec<PathBuf>, Error> {
     let Some(first) = sources.first() else {
         return Ok(Vec::new());
     };
     let dir = first.parent().unwrap_or(Path::new("."));
     let extension = first.extension().and_then(|e| e.to_str()).unwrap_or("");
-    remove_stale_units(dir, extension)?;
     let sizes = unit_sizes(sources.len(), jobs);
     let mut rest = sources;
     let mut paths = Vec::with_capacity(sizes.len());
@@ -59,29 +59,6 @@ pub fn units(sources: &[PathBuf], jobs: usize) -> Result<Vec<PathBuf>, Error> {
         }
     }
     Ok(paths)
-}
-
-/// Removes the units (`unit-<k>.<extension>`) an earlier build wrote into
-/// `dir` (their number follows the sources and the jobs), so that the
-/// folder holds only what this build compiles.
-fn remove_stale_units(dir: &Path, extension: &str) -> Result<(), Error> {
-    let io = |path: &Path, source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
-        let path = entry.map_err(|e| io(dir, e))?.path();
-        let stale = path.extension().and_then(|e| e.to_str()) == Some(extension)
-            && path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .and_then(|s| s.strip_prefix("unit-"))
-                .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
-        if stale {
-            std::fs::remove_file(&path).map_err(|e| io(&path, e))?;
-        }
-    }
-    Ok(())
 }
 
 /// How many of `count` sources each unit holds, in order: as few units as
@@ -210,12 +187,8 @@ mod tests {
         assert_eq!(paths[1..], sources[2..]);
         let unit = std::fs::read_to_string(&paths[0]).unwrap();
         assert!(unit.contains(&format!("#include \"{}\"", sources[1].display())));
-        // With many jobs every source compiles alone, and the earlier build's unit is gone.
-        std::fs::write(dir.join("unit-0.cpp"), "").unwrap();
+        // With many jobs every source compiles alone.
         assert_eq!(units(&sources[..4], 8).unwrap(), sources[..4]);
-        assert!(!paths[0].exists());
-        // Only units of the sources' extension are removed.
-        assert!(dir.join("unit-0.cpp").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
