@@ -4,7 +4,8 @@
 # rewrites of B: split.py's (C: warps of their own for each level) and remap.py's
 # (R: the same tile and threads, remapped in order of need; S: threads for level 1's
 # vectors only, loading the halo too; Q: R with level 2 on whole rows of 14 vectors),
-# and trees.py's sums as balanced trees, of B (D) and of A (E).
+# trees.py's sums as balanced trees, of B (D) and of A (E), and split2.py's
+# F: a level a warp on the vectors each level needs).
 # Run with nvcc 13.0 on PATH; on the GPU: run.sh OUT.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -14,6 +15,7 @@ sed 's/dtype *= *"f64"/dtype = "f32"/' "$root/examples/suite/stencils/star3d25.s
 (cd "$root" && cargo run -q -p stencil-build --example generate -- "$OLDPWD/star3d25.toml" cuda) > B_star3d25_f32.cu
 { cat B_star3d25_f32.cu; echo '/* harness: levels 1 */'; } > A_star3d25_f32.cu
 python3 ../split.py B_star3d25_f32.cu C_star3d25_f32.cu
+python3 ../split2.py B_star3d25_f32.cu F_star3d25_f32.cu
 python3 ../trees.py B_star3d25_f32.cu D_star3d25_f32.cu
 python3 ../trees.py A_star3d25_f32.cu E_star3d25_f32.cu
 python3 ../remap.py B_star3d25_f32.cu R_star3d25_f32.cu 16 32 threads
