@@ -5,7 +5,8 @@
 # (R: the same tile and threads, remapped in order of need; S: threads for level 1's
 # vectors only, loading the halo too; Q: R with level 2 on whole rows of 14 vectors),
 # trees.py's sums as balanced trees, of B (D) and of A (E), and split2.py's
-# F: a level a warp on the vectors each level needs).
+# F: a level a warp on the vectors each level needs), and b12.py's G: B without
+# its 4 warps that compute no level.
 # Run with nvcc 13.0 on PATH; on the GPU: run.sh OUT.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -16,6 +17,7 @@ sed 's/dtype *= *"f64"/dtype = "f32"/' "$root/examples/suite/stencils/star3d25.s
 { cat B_star3d25_f32.cu; echo '/* harness: levels 1 */'; } > A_star3d25_f32.cu
 python3 ../split.py B_star3d25_f32.cu C_star3d25_f32.cu
 python3 ../split2.py B_star3d25_f32.cu F_star3d25_f32.cu
+python3 ../b12.py B_star3d25_f32.cu G_star3d25_f32.cu
 python3 ../trees.py B_star3d25_f32.cu D_star3d25_f32.cu
 python3 ../trees.py A_star3d25_f32.cu E_star3d25_f32.cu
 python3 ../remap.py B_star3d25_f32.cu R_star3d25_f32.cu 16 32 threads
