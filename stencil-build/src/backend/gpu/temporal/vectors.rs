@@ -35,11 +35,11 @@
 //! The warps are rows of the tile, so each computes its rows' vectors that
 //! no stored cell needs too (star3d25: 20 warp-levels a plane where 16.5
 //! would do). On the H200, threads laid out in order of need instead issued
-//! 13-16% fewer instructions and ran 0.89x-0.96x, and warps of one level
-//! each 0.74x-0.77x: the kernel waits on latency at its 16 warps a
-//! multiprocessor, and these layouts leave fewer warps with both levels'
-//! work, or wait on each other at the barriers (BENCHMARKS.md, 2026-11-29,
-//! session 44).
+//! 13-16% fewer instructions and ran 0.89x-0.96x, warps of one level each
+//! 0.74x-0.77x, and the block without its 4 warps that compute no level
+//! 0.71x: the kernel waits on latency at its 16 warps a multiprocessor, and
+//! these layouts leave fewer warps with work, or wait on each other at the
+//! barriers (BENCHMARKS.md, 2026-11-29, session 44).
 
 use std::collections::BTreeSet;
 
