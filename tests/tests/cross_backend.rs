@@ -347,7 +347,7 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
 /// changed, the first one again where it changed back (and, the second time
 /// they come, the last 12 launches as a short graph), none with graphs off.
 /// `$before`, where given, runs before each call with the call's index.
-#[cfg(feature = "cuda")]
+#[cfg(any(feature = "cuda", feature = "hip"))]
 macro_rules! heat_graphs_over_calls {
     ($backend:ident, $module:ident) => {
         heat_graphs_over_calls!(
