@@ -9,6 +9,7 @@
 # its 4 warps that compute no level.
 # Run with nvcc 13.0 on PATH; on the GPU: run.sh OUT.
 set -euo pipefail
+export PYTHONDONTWRITEBYTECODE=1  # remap.py and b12.py import halo.py: no __pycache__ here
 cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
 rm -rf work && mkdir -p work && cd work

@@ -14,6 +14,7 @@ that fits, so that a warp's row-major vectors of level 2 meet no bank conflict. 
 registers a thread may have (default: what one block may have; 448 threads at 144
 failed to launch)."""
 import re, sys
+from halo import load_halo
 src, dst, W, H, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 regs_arg = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 s = open(src).read()
@@ -56,9 +57,6 @@ if mode == 'loads':
     decl += f"__constant__ unsigned short {P}_halo[{len(halo)}] = {{{htable}}};\n"
 s = s.replace(f"/* A thread's place in a tile of `star3d25`", decl + f"/* A thread's place in a tile of `star3d25`", 1)
 # halo vectors a thread loads besides its own (mode 'loads'): kept in the thread struct
-if mode == 'loads':
-    s = s.replace("    int row, col; /* the same in the rings */",
-                  "    int row, col; /* the same in the rings */\n    int hi1, hrow, hcol; /* its halo vector (hrow < 0: none) */\n    bool hgrid;", 1)
 s = s.replace("float (*const rg)[72]", f"float (*const rg)[{pitch}]")
 s = s.replace("float (*const ring)[8][40][72]", f"float (*const ring)[8][{H + 8}][{pitch}]")
 s = s.replace("(float (*)[8][40][72])shared", f"(float (*)[8][{H + 8}][{pitch}])shared")
@@ -87,11 +85,11 @@ if mode == 'loads':
         const unsigned h = {P}_halo[tx];
         const int hx = (int)(h & 255u), hy = (int)(h >> 8);
         const int hi2 = 4 + (int)blockIdx.x * {4 * (W - 4)} - 8 + 4 * hx;
-        k.hi1 = 4 + (int)blockIdx.y * {H - 16} - 8 + hy;
+        const int hi1 = 4 + (int)blockIdx.y * {H - 16} - 8 + hy;
         k.hrow = 4 + hy;
         k.hcol = 4 + 4 * hx;
-        k.hgrid = k.hi1 >= 0 && k.hi1 < n1 && hi2 >= 0 && hi2 < n2;
-        k.hi1 = k.hi1 * s1 + hi2;
+        k.hgrid = hi1 >= 0 && hi1 < n1 && hi2 >= 0 && hi2 < n2;
+        k.hi = hi1 * s1 + hi2;
     }}"""
 s = s.replace(old_place, new_place)
 s = re.sub(r"k\.own = k\.inside && ty >= 8 && ty < 24 && tx >= 2 && tx < 14;", f"k.own = k.inside && tx < {n2}" + (f" && vx >= 2 && vx < {W - 2};" if rows else ";"), s)
@@ -103,23 +101,6 @@ s = s.replace("(((n1 - 4 - 4) + 16 - 1) / 16)", f"(((n1 - 4 - 4) + {H - 17}) / {
 s = s.replace("184320", str(4 * ring))
 s = s.replace(f"update_u_vector_kernel<0>, 512,", f"update_u_vector_kernel<0>, {threads},")
 if mode == 'loads':
-    # level 0's halo: loaded a plane ahead, published with the thread's own vector (plane p - 1 in iteration p)
-    s = s.replace("float4 &ahead, float4 (&win)[2][9]", "float4 &ahead, float4 &h_ahead, float4 &h_cell, float4 (&win)[2][9]")
-    s = s.replace("""        ahead = z >= 0 && z < n0 && k.grid ? *(const float4 *)&cur_u[z * k.s0 + k.i1 * k.s1 + k.i2] : float4{};
-    }""", """        ahead = z >= 0 && z < n0 && k.grid ? *(const float4 *)&cur_u[z * k.s0 + k.i1 * k.s1 + k.i2] : float4{};
-        if (k.hrow >= 0) {
-            *(float4 *)&ring[0][(unsigned)(p - 1 + 40) % 8][k.hrow][k.hcol] = h_cell;
-            h_cell = h_ahead;
-            h_ahead = z >= 0 && z < n0 && k.hgrid ? *(const float4 *)&cur_u[z * k.s0 + k.hi1] : float4{};
-        }
-    }""")
-    s = s.replace("(k, p, end, ahead, win, ring, out, cur_u)", "(k, p, end, ahead, h_ahead, h_cell, win, ring, out, cur_u)")
-    s = s.replace("""    const int end = z1 + 10;""", """    const int end = z1 + 10;
-    /* The halo vector: plane p - 1 (none before the first) and p, as `ahead` is p. */
-    float4 h_cell = {}, h_ahead = {};
-    if (k.hrow >= 0) {
-        h_cell = p - 1 >= 0 && k.hgrid ? *(const float4 *)&cur_u[(p - 1) * s0 + k.hi1] : float4{};
-        h_ahead = p >= 0 && k.hgrid ? *(const float4 *)&cur_u[p * s0 + k.hi1] : float4{};
-    }""")
+    s = load_halo(s, 'its halo vector')
 open(dst, 'w').write(s)
 print(f"{dst}: {W} x {H} vectors, {threads} threads of {regs} registers, level 2 {n2}, level 1 {n1}, halo {len(halo)}, pitch {pitch}, ring {4 * ring} B")
