@@ -2470,7 +2470,28 @@ impl Gen<'_> {
                     .map(|p| format!("(size_t){p} % {bytes} == 0")),
             );
         }
+        if self.pairs() && self.vector == self.plan.vector && self.s.slots().len() == 1 {
+            when.push(self.quads_cover_no_more());
+        }
         when
+    }
+
+    /// A launch condition of a [`Self::pairs`] kernel's 16-byte vectors
+    /// where the update reads one grid: its blocks' rows of vectors cover no
+    /// more of the contiguous axis than its twin's rows of pairs would; on
+    /// the other grids the pairs run. On the H200 star3d25 f32 ran 1.04x-1.13x
+    /// faster in pairs on rows of 320 to 960 cells whose vectors cover 64
+    /// cells more (300 x 448 x 448: 512 lanes' cells for 444 against 448,
+    /// 1.13x), and 1.00x where both cover as much. acoustic25 f32, which also reads the previous
+    /// level and the velocity at the cell, ran 0.92x-1.03x in pairs on the
+    /// same rows and keeps its vectors (`benchmarks/experiments/pairs-cover`,
+    /// session 45).
+    fn quads_cover_no_more(&self) -> String {
+        let last = self.dims() - 1;
+        let quads = self.plan.block[last] * self.vector;
+        let pairs = quads / 2;
+        let e = self.extent(last);
+        format!("({e} + {quads} - 1) / {quads} * 2 <= ({e} + {pairs} - 1) / {pairs}")
     }
 
     /// Launches this kernel and returns the launch's error code.
@@ -2964,6 +2985,9 @@ mod tests {
         assert!(!hip.vector_planes());
         let f32 = resolve(&GpuTiling::model(Strategy::Auto), &acoustic("f32"), &CUDA).unwrap();
         assert!(!f32.vector_planes());
+        // Its single steps read three grids: quads on every row of whole quads.
+        let (code, launcher) = cuda_launcher(&acoustic("f32"), &f32);
+        assert!(code.contains("_step_pairs_kernel<<<") && !launcher.contains(" / 128 * 2 <= "));
         let one_grid = stencil("\"z\", \"y\", \"x\"", "f64", star);
         let one_grid = resolve(&GpuTiling::model(Strategy::Auto), &one_grid, &CUDA).unwrap();
         assert_eq!(one_grid.strategy, Strategy::Tensor);
@@ -3017,6 +3041,11 @@ mod tests {
         let fused = at("p_cuda__s__update_u_vector_kernel<0>;");
         assert!(one < naive && naive < small && small < quads && quads < pairs);
         assert!(pairs < pairs_kernel && pairs_kernel < scalar && scalar < fused);
+        // Quads only where their rows of 128 cells cover no more of `x` than
+        // rows of 64 in pairs would (not on rows of 448 cells: 512 against 448).
+        let cover = "(n2 - 4 + 128 - 1) / 128 * 2 <= (n2 - 4 + 64 - 1) / 64";
+        assert_eq!(launcher.matches(cover).count(), 2, "32- and 64-bit quads");
+        assert!(small < at(cover) && at(cover) < quads);
         assert!(
             at("(ptrdiff_t)n1 * n2 < 160000 && n0 * n1 * n2 <= 2147483647 && n2 % 4 == 0") < small
         );
