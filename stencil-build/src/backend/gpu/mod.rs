@@ -2479,13 +2479,13 @@ impl Gen<'_> {
     /// A launch condition of a [`Self::pairs`] kernel's 16-byte vectors
     /// where the update reads one grid: its blocks' rows of vectors cover no
     /// more of the contiguous axis than its twin's rows of pairs would; on
-    /// the other grids the pairs run. On the H200 star3d25 f32 ran 1.04x-1.13x
-    /// faster in pairs on rows of 320 to 960 cells whose vectors cover 64
-    /// cells more (300 x 448 x 448: 512 lanes' cells for 444 against 448,
-    /// 1.13x), and 1.00x where both cover as much. acoustic25 f32, which also reads the previous
-    /// level and the velocity at the cell, ran 0.92x-1.03x in pairs on the
-    /// same rows and keeps its vectors (`benchmarks/experiments/pairs-cover`,
-    /// session 45).
+    /// the other grids the pairs run. On the H200 star3d25 f32 ran
+    /// 1.04x-1.13x faster in pairs on rows of 320 to 960 cells whose vectors
+    /// cover 64 cells more (300 x 448 x 448: 512 lanes' cells for 444 against
+    /// 448, 1.13x), and 1.00x where both cover as much. acoustic25 f32, which
+    /// also reads the previous level and the velocity at the cell, ran
+    /// 0.92x-1.03x in pairs on the same rows and keeps its vectors
+    /// (`benchmarks/experiments/pairs-cover`, session 45).
     fn quads_cover_no_more(&self) -> String {
         let last = self.dims() - 1;
         let quads = self.plan.block[last] * self.vector;
