@@ -2,6 +2,7 @@
 //! to build, where the output goes. Runs the pipeline spec -> IR -> analysis
 //! -> kernels + Rust API.
 
+use std::collections::HashSet;
 use std::env;
 use std::path::{Path, PathBuf};
 
@@ -261,8 +262,9 @@ impl Config {
             discover(&dir, &mut files, Watch::Folder)?;
         }
         files.sort();
-        files.dedup();
+        let files = distinct_files(files);
         for f in &files {
+            utf8_path(f)?;
             rerun_if_changed(f);
         }
         let shown = |p: &Path| {
@@ -329,34 +331,46 @@ enum Watch {
 }
 
 /// Adds every `*.stencil.toml` under `dir` to `out`, skipping hidden folders,
-/// `target/` and nested packages; prints `rerun-if-changed` as `watch` says.
+/// `target/` and nested packages, and following symbolic links to folders
+/// (each folder once); prints `rerun-if-changed` as `watch` says.
 fn discover(dir: &Path, out: &mut Vec<PathBuf>, watch: Watch) -> Result<(), Error> {
+    discover_in(dir, out, watch, &mut HashSet::new())
+}
+
+fn discover_in(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    watch: Watch,
+    seen: &mut HashSet<PathBuf>,
+) -> Result<(), Error> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    // A link back up the tree would otherwise be searched forever.
+    if !seen.insert(dir.canonicalize().map_err(io(dir))?) {
+        return Ok(());
+    }
     if watch == Watch::Folder {
         rerun_if_changed(dir);
     }
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for entry in entries {
-        let entry = entry.map_err(|source| Error::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if name.starts_with('.') {
             continue;
         }
-        let kind = entry.file_type().map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let mut kind = entry.file_type().map_err(io(&path))?;
+        if kind.is_symlink() {
+            // A dangling link is not a folder; a spec's name on one fails at load, saying so.
+            kind = std::fs::metadata(&path).map_or(kind, |m| m.file_type());
+        }
         if kind.is_dir() {
             if name != "target" && !path.join("Cargo.toml").exists() {
                 let before = out.len();
-                discover(&path, out, Watch::No)?;
+                discover_in(&path, out, Watch::No, seen)?;
                 if watch == Watch::SpecFolders && out.len() > before {
                     rerun_if_changed(&path);
                 }
@@ -366,6 +380,32 @@ fn discover(dir: &Path, out: &mut Vec<PathBuf>, watch: Watch) -> Result<(), Erro
         }
     }
     Ok(())
+}
+
+/// `files` without the second and later paths of one file (`a.stencil.toml`
+/// and `./a.stencil.toml`, or a file under two searched folders).
+fn distinct_files(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = HashSet::new();
+    files
+        .into_iter()
+        .filter(|f| seen.insert(f.canonicalize().unwrap_or_else(|_| f.clone())))
+        .collect()
+}
+
+/// Refuses a spec path that is not UTF-8: Cargo could not watch it (its
+/// `rerun-if-changed` line would name another path, rerunning the build
+/// script on every build), and a stencil's default name comes from it.
+fn utf8_path(path: &Path) -> Result<(), Error> {
+    if path.to_str().is_some() {
+        return Ok(());
+    }
+    Err(Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the path is not valid UTF-8, which Cargo cannot watch: rename the file or its folders",
+        ),
+    })
 }
 
 /// Loads, checks and analyses every spec; all problems are reported together.

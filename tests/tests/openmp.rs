@@ -12,7 +12,7 @@ fn threads_are_set_and_results_do_not_depend_on_them() {
     let kappa: Vec<f64> = random_grid(cells, 2);
     let mut runs = Vec::new();
     for threads in [1, 2, 3] {
-        openmp_set_threads(threads);
+        assert_eq!(openmp_set_threads(threads), threads);
         assert_eq!(openmp_max_threads(), threads);
         let mut u: Vec<f64> = random_grid(cells, 1);
         heat3d::openmp::run(&mut u, &kappa, shape, heat3d::Params { alpha: 0.1 }, 3).unwrap();
@@ -32,4 +32,21 @@ fn threads_are_set_and_results_do_not_depend_on_them() {
         "openmp"
     };
     assert_eq!(heat3d::BACKEND, default);
+}
+
+/// Counts no machine can start are bounded, not passed to the runtime (which
+/// crashed the process at 100000 threads and aborted it at `usize::MAX`).
+#[test]
+fn impossible_thread_counts_are_bounded() {
+    let shape = [5, 6, 7];
+    let cells = shape.iter().product();
+    let kappa: Vec<f64> = random_grid(cells, 2);
+    for threads in [100_000, usize::MAX] {
+        let set = openmp_set_threads(threads);
+        assert!((1..100_000).contains(&set), "{threads} -> {set}");
+        assert_eq!(openmp_max_threads(), set);
+        let mut u: Vec<f64> = random_grid(cells, 1);
+        heat3d::openmp::run(&mut u, &kappa, shape, heat3d::Params { alpha: 0.1 }, 2).unwrap();
+    }
+    assert_eq!(openmp_set_threads(0), 1);
 }

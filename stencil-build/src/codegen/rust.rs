@@ -9,6 +9,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 
 use super::expr::{self, Dialect, float_literal};
+use super::visible_direction;
 use crate::analysis::{Analysis, StatementInfo};
 use crate::ir::{Access, Boundary, Func, Role, Slot, Statement, Stencil, Version};
 
@@ -285,6 +286,12 @@ fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
 fn openmp_preamble(prefix: &str) -> TokenStream {
     let get = format_ident!("{prefix}_omp_max_threads");
     let set = format_ident!("{prefix}_omp_set_threads");
+    let set_doc = docs(&format!(
+        "Sets the threads the OpenMP kernels use when called from this thread \
+         (`omp_set_num_threads`) and returns the count set: `threads`, but at least 1 \
+         and at most {} a processor and `OMP_THREAD_LIMIT`.",
+        crate::backend::openmp::MAX_THREADS_PER_PROCESSOR
+    ));
     quote! {
         /// Cache blocking compiled into a stencil's OpenMP kernels.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -295,7 +302,7 @@ fn openmp_preamble(prefix: &str) -> TokenStream {
 
         unsafe extern "C" {
             fn #get() -> ::std::os::raw::c_int;
-            fn #set(threads: ::std::os::raw::c_int);
+            fn #set(threads: ::std::os::raw::c_int) -> ::std::os::raw::c_int;
         }
 
         /// Threads the OpenMP kernels use when called from this thread
@@ -305,12 +312,11 @@ fn openmp_preamble(prefix: &str) -> TokenStream {
             unsafe { #get() }.max(1) as usize
         }
 
-        /// Sets the threads the OpenMP kernels use when called from this thread
-        /// (`omp_set_num_threads`); 0 is taken as 1.
-        pub fn openmp_set_threads(threads: usize) {
+        #set_doc
+        pub fn openmp_set_threads(threads: usize) -> usize {
             let threads = threads.clamp(1, ::std::os::raw::c_int::MAX as usize) as ::std::os::raw::c_int;
             // SAFETY: sets an OpenMP internal control variable of the calling thread.
-            unsafe { #set(threads) }
+            unsafe { #set(threads) }.max(1) as usize
         }
     }
 }
@@ -643,10 +649,29 @@ pub fn docs(text: &str) -> TokenStream {
         if l.is_empty() {
             String::new()
         } else {
-            format!(" {l}")
+            format!(" {}", visible_direction(l))
         }
     });
     quote! { #(#[doc = #lines])* }
+}
+
+/// A spec's `doc` text as it goes into the generated rustdoc: as prose,
+/// never as code that `cargo test` would run. Lines lose their indentation
+/// (four spaces make a code block, a doctest) and code fences are marked
+/// `text`.
+fn user_doc(text: &str) -> String {
+    let lines = text.trim().lines().map(|l| {
+        let l = l.trim_start();
+        match l.strip_prefix("```") {
+            Some(_) if l.starts_with("```text") => l.to_string(),
+            Some(rest) if rest.trim().is_empty() || rest.trim().starts_with("rust") => {
+                "```text".to_string()
+            }
+            Some(rest) => format!("```text {rest}"),
+            None => l.to_string(),
+        }
+    });
+    lines.collect::<Vec<_>>().join("\n")
 }
 
 pub fn ident(name: &str) -> Ident {
@@ -777,7 +802,7 @@ fn stencil_module(
 fn module_doc(st: &Stencil, an: &Analysis) -> String {
     let mut doc = format!("Stencil `{}`", st.name);
     if let Some(d) = &st.doc {
-        doc.push_str(&format!(": {}", d.trim()));
+        doc.push_str(&format!(": {}", user_doc(d)));
     }
     doc.push_str(&format!(
         "\n\nGenerated from `{}`: {} {}-D grid over axes ({}), radius {:?}, {} boundary, {} points, {} flops per cell.\n",
@@ -883,7 +908,7 @@ impl Signature {
             let what = f
                 .doc
                 .as_deref()
-                .map(|d| format!(": {}", d.trim()))
+                .map(|d| format!(": {}", user_doc(d)))
                 .unwrap_or_default();
             match f.role {
                 Role::Input => {
@@ -942,6 +967,8 @@ fn grids_executor(st: &Stencil, sig: &Signature) -> TokenStream {
     let fields = st.params.iter().map(|p| ident(p));
     let index = (0..st.params.len()).map(usize_lit);
     let (call, run_type) = (&sig.call, &sig.run_type);
+    // The backend's `run`, under a name no grid's binding below can shadow.
+    let run = unshadowed(st, "run");
     let values = if st.params.is_empty() {
         ident("_values")
     } else {
@@ -949,7 +976,7 @@ fn grids_executor(st: &Stencil, sig: &Signature) -> TokenStream {
     };
     quote! {
         /// Unpacks `run_grids`' slices (grids in [`GRIDS`] order, params in [`PARAMS`] order) into a backend's `run`.
-        fn unpack_grids(run: #run_type, grids: &mut [&mut [#real]], shape: &[usize], params: &[#real], steps: u64) -> Result<(), StencilError> {
+        fn unpack_grids(#run: #run_type, grids: &mut [&mut [#real]], shape: &[usize], params: &[#real], steps: u64) -> Result<(), StencilError> {
             let count = |what, expected, actual| StencilError::ArgumentCount { stencil: NAME, what, expected, actual };
             let shape: [usize; DIMS] = shape.try_into().map_err(|_| count("axes", DIMS, shape.len()))?;
             let #values: [#real; #n_params] = params.try_into().map_err(|_| count("params", #n_params, params.len()))?;
@@ -957,8 +984,20 @@ fn grids_executor(st: &Stencil, sig: &Signature) -> TokenStream {
             let [#(#names),*] = grids else {
                 return Err(count("grids", #n_grids, grids.len()));
             };
-            run(#call)
+            #run(#call)
         }
+    }
+}
+
+/// `name` as an identifier of generated code in a scope that also binds the
+/// grids and params of `st`: `name` itself where no grid or param is called
+/// that, else `name__` (spec names never hold `__`).
+pub fn unshadowed(st: &Stencil, name: &str) -> Ident {
+    let taken = grid_names(st).iter().any(|g| g == name) || st.params.iter().any(|p| p == name);
+    if taken {
+        format_ident!("{name}__")
+    } else {
+        ident(name)
     }
 }
 
@@ -973,7 +1012,7 @@ pub fn entry_points(sig: &Signature, kernels: &Ident, backend: &str, how: &str) 
     quote! {
         #run_doc
         pub fn run(#args) -> Result<(), StencilError> {
-            run_with(&#kernels, #call)
+            super::run_with(&#kernels, #call)
         }
 
         #grids
@@ -1091,7 +1130,7 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
         #doc
         #[allow(non_snake_case)]
         fn run_with(kernels: &impl Kernels, #args) -> Result<(), StencilError> {
-            #cells check_arguments(&shape, &[#lengths])?;
+            #cells self::check_arguments(&shape, &[#lengths])?;
             if steps == 0 {
                 return Ok(());
             }

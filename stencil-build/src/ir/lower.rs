@@ -35,7 +35,7 @@ pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
     let mut names = Names::default();
     let fields = fields(spec, src, &mut names)?;
     let params = params(spec, dtype, src, &mut names)?;
-    let constants = constants(spec, src, &mut names)?;
+    let constants = constants(spec, dtype, src, &mut names)?;
     let boundary = boundary(spec, src)?;
     let tiling = tiling::check(&spec.tiling, axes.len(), src)?;
     let ctx = Context {
@@ -44,6 +44,7 @@ pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
         params: &params,
         constants: &constants,
         dims: axes.len(),
+        dtype,
     };
     let statements = statements(spec, &ctx)?;
     check_roles(spec, &fields, &statements, src)?;
@@ -116,7 +117,13 @@ fn stencil_name(name: Option<&Spanned<String>>, src: &Source) -> Result<String, 
                 .path
                 .file_name()
                 .and_then(|f| f.to_str())
-                .unwrap_or("stencil");
+                .ok_or_else(|| {
+                    src.error(
+                        0..0,
+                        "the spec's file name is not valid UTF-8, so it cannot name the stencil",
+                    )
+                    .with_hint("add `name = \"...\"` to [stencil], or rename the file")
+                })?;
             let stem = stem
                 .strip_suffix(".stencil.toml")
                 .unwrap_or(stem)
@@ -286,41 +293,65 @@ enum Constant {
 
 fn constants(
     spec: &Spec,
+    dtype: Dtype,
     src: &Source,
     names: &mut Names,
 ) -> Result<HashMap<String, Constant>, Diagnostic> {
     let mut out = HashMap::new();
     for (key, value) in &spec.constants.0 {
         names.declare(key, "constant", src)?;
-        let bad = || {
-            src.error(
-                value.span(),
-                format!(
-                    "constant `{}` must be a number or a list of numbers",
+        let bad = |why: &str| {
+            src.error(value.span(), format!("constant `{}` {why}", key.get_ref()))
+                .with_hint(format!(
+                    "write e.g. `{0} = 0.5`, `{0} = \"4/3\"` or `{0} = [1.0, \"-1/12\", 0.25]`",
                     key.get_ref()
-                ),
-            )
-            .with_hint(format!(
-                "write e.g. `{0} = 0.5` or `{0} = [1.0, -2.0, 1.0]`",
-                key.get_ref()
-            ))
+                ))
+        };
+        let number = |v: &toml::Value| match v {
+            toml::Value::Integer(i) => Ok(*i as f64),
+            toml::Value::Float(f) if f.is_finite() => Ok(*f),
+            toml::Value::String(text) => literal_expression(text).map_err(|why| {
+                bad(&format!(
+                    "holds `{text}`, which is not an expression of numbers: {why}"
+                ))
+            }),
+            toml::Value::Array(_) => Err(bad(
+                "is a nested list; tables have one index: flatten it and index `t[n*i + j]`",
+            )),
+            _ => Err(bad(
+                "must be a number, an expression of numbers in quotes, or a list of them",
+            )),
         };
         let c = match value.get_ref() {
             toml::Value::Integer(i) => Constant::Scalar(*i as f64, Some(*i)),
-            toml::Value::Float(f) if f.is_finite() => Constant::Scalar(*f, None),
-            toml::Value::Array(items) if !items.is_empty() => {
-                let nums: Option<Vec<f64>> = items
-                    .iter()
-                    .map(|v| match v {
-                        toml::Value::Integer(i) => Some(*i as f64),
-                        toml::Value::Float(f) if f.is_finite() => Some(*f),
-                        _ => None,
-                    })
-                    .collect();
-                Constant::Table(nums.ok_or_else(bad)?)
+            toml::Value::Array(items) if items.is_empty() => {
+                return Err(bad("is an empty list"));
             }
-            _ => return Err(bad()),
+            toml::Value::Array(items) => {
+                Constant::Table(items.iter().map(number).collect::<Result<_, _>>()?)
+            }
+            v => Constant::Scalar(number(v)?, None),
         };
+        let values = match &c {
+            Constant::Scalar(v, _) => std::slice::from_ref(v),
+            Constant::Table(t) => t.as_slice(),
+        };
+        if let Some(Err(largest)) = values
+            .iter()
+            .map(|&v| dtype.check_value(v))
+            .find(Result::is_err)
+        {
+            return Err(src
+                .error(
+                    value.span(),
+                    format!(
+                        "constant `{}` holds a value beyond the range of {}",
+                        key.get_ref(),
+                        dtype.rust()
+                    ),
+                )
+                .with_hint(format!("use values of magnitude at most {largest:.6e}")));
+        }
         out.insert(key.get_ref().clone(), c);
     }
     Ok(out)
@@ -347,6 +378,7 @@ struct Context<'a> {
     params: &'a [String],
     constants: &'a HashMap<String, Constant>,
     dims: usize,
+    dtype: Dtype,
 }
 
 fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> {
@@ -460,6 +492,38 @@ fn check_roles(
     Ok(())
 }
 
+/// The value of `text`, an expression of numbers (`4/3`, `-1/12`,
+/// `2^-3`, `(1 + 2) * 0.5`), or why it is not one.
+fn literal_expression(text: &str) -> Result<f64, String> {
+    fn value(node: &Node) -> Result<f64, String> {
+        Ok(match &node.kind {
+            Kind::Number { value, .. } => *value,
+            Kind::Neg(x) => -value(x)?,
+            Kind::Binary(BinOp::Pow, base, exp) => match value(exp)? {
+                n if n.fract() == 0.0 && n.abs() <= 64.0 => value(base)?.powi(n as i32),
+                _ => return Err("an exponent must be an integer from -64 to 64".into()),
+            },
+            Kind::Binary(op, a, b) => {
+                let (a, b) = (value(a)?, value(b)?);
+                match op {
+                    BinOp::Add => a + b,
+                    BinOp::Sub => a - b,
+                    BinOp::Mul => a * b,
+                    _ => a / b,
+                }
+            }
+            _ => return Err("only numbers, `+ - * / ^` and parentheses may appear".into()),
+        })
+    }
+    let node = expr::parse(text).map_err(|e| e.message)?;
+    let v = value(&node)?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err("its value is not a finite number".into())
+    }
+}
+
 /// Lowers one expression string.
 struct Lowerer<'a> {
     ctx: &'a Context<'a>,
@@ -497,7 +561,19 @@ impl Lowerer<'_> {
                 .with_hint("use fewer or shorter `sum` terms"));
         }
         Ok(match &node.kind {
-            Kind::Number { value, .. } => Expr::Lit(*value),
+            Kind::Number { value, .. } => {
+                Expr::Lit(self.ctx.dtype.check_value(*value).map_err(|largest| {
+                    self.error(
+                        &node.span,
+                        format!(
+                            "`{}` is beyond the range of {}",
+                            &self.text.get_ref()[node.span.clone()],
+                            self.ctx.dtype.rust()
+                        ),
+                    )
+                    .with_hint(format!("use a value of magnitude at most {largest:.6e}"))
+                })?)
+            }
             Kind::Name(name) => self.name(name, &node.span)?,
             Kind::Index {
                 name,
@@ -742,7 +818,18 @@ impl Lowerer<'_> {
                 integer: Some(i), ..
             } => Some(*i),
             Kind::Number { value, .. } => {
-                return Err(not_const(format!("`{value}` is not an integer")));
+                let text = &self.text.get_ref()[node.span.clone()];
+                if text.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(self
+                        .error(&node.span, format!("{what} `{text}` is too large"))
+                        .with_hint(format!("use an integer of at most {}", i64::MAX)));
+                }
+                let diagnostic = not_const(format!("`{text}` is not an integer"));
+                return Err(if value.fract() == 0.0 && value.abs() < 1e15 {
+                    diagnostic.with_hint(format!("write `{}`", *value as i64))
+                } else {
+                    diagnostic
+                });
             }
             Kind::Name(n) => match (self.var(n), self.ctx.constants.get(n)) {
                 (Some(v), _) => Some(v),
@@ -786,6 +873,9 @@ impl Lowerer<'_> {
         let Some(func) = Func::ALL.into_iter().find(|f| f.name() == name) else {
             let names: Vec<_> = Func::ALL.iter().map(|f| f.name()).chain(["sum"]).collect();
             let hint = match closest(name, names.iter().copied()) {
+                _ if matches!(name, "pow" | "powf" | "powi") => {
+                    "write `x^n` for an integer power n from -64 to 64".to_string()
+                }
                 Some(c) => format!("did you mean `{c}`?"),
                 None => format!("the functions are: {}", names.join(", ")),
             };
@@ -1171,7 +1261,15 @@ mod tests {
             &text,
             "w =",
             "\"big\"",
-            "constant `w` must be a number or a list of numbers",
+            "constant `w` holds `big`, which is not an expression of numbers: only numbers, `+ - * / ^` and parentheses may appear",
+            None,
+        );
+        let text = text.replace("\"big\"", "true");
+        assert_error(
+            &text,
+            "w =",
+            "true",
+            "constant `w` must be a number, an expression of numbers in quotes, or a list of them",
             None,
         );
     }
@@ -1618,5 +1716,150 @@ mod tests {
             assert!(got.contains(message), "{got}");
             assert!(hint.unwrap_or_default().contains("`strategy = \"stream\"`"));
         }
+    }
+
+    /// Lowers `text`, expecting success.
+    fn lowered(text: &str) -> Stencil {
+        let src = Source {
+            path: "good.stencil.toml".into(),
+            text: text.into(),
+        };
+        lower(&parse(&src).unwrap(), &src).unwrap()
+    }
+
+    #[test]
+    fn literals_beyond_the_dtype_and_integers_beyond_i64() {
+        let f32_fields = FIELDS.replace("\"f64\"", "\"f32\"");
+        let f32_head = HEAD.replace("f64", "f32");
+        let text =
+            format!("{f32_head}{f32_fields}[[update]]\ntarget = \"u\"\nexpr = \"u[0,0]*1e39\"\n");
+        assert_error(
+            &text,
+            "expr",
+            "1e39",
+            "`1e39` is beyond the range of f32",
+            Some("at most 3.402823e38"),
+        );
+        // The same literal fits an f64 stencil.
+        assert_eq!(lowered(&update("u[0,0]*1e39")).statements.len(), 1);
+        let text = format!(
+            "{f32_head}[fields]\nu = {{ role = \"state\" }}\n[constants]\nbig = [1.0, 1e39]\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"big[0]*u[0,0]\"\n"
+        );
+        assert_error(
+            &text,
+            "big",
+            "[1.0",
+            "constant `big` holds a value beyond the range of f32",
+            None,
+        );
+        assert_error(
+            &update("u[0,99999999999999999999]"),
+            "expr",
+            "9999",
+            "an offset `99999999999999999999` is too large",
+            Some("at most 9223372036854775807"),
+        );
+        assert_error(
+            &update("u[0,0]^2.0"),
+            "expr",
+            "2.0",
+            "an exponent must be a compile-time integer; `2.0` is not an integer",
+            Some("write `2`"),
+        );
+        assert_error(
+            &update("pow(u[0,0], 2)"),
+            "expr",
+            "pow",
+            "unknown function `pow`",
+            Some("write `x^n`"),
+        );
+    }
+
+    #[test]
+    fn constants_may_be_expressions_of_numbers() {
+        let text = format!(
+            "{HEAD}[fields]\nu = {{ role = \"state\" }}\n[constants]\nc = [\"4/3\", -0.5, \"-1/12\", \"2^-3\"]\n\
+             d = \"(1 + 2) * 0.5\"\n[[update]]\ntarget = \"u\"\n\
+             expr = \"d*u[0,0] + c[0]*u[0,1] + c[2]*u[0,-1] + c[3]*u[1,0]\"\n"
+        );
+        let mut lits = Vec::new();
+        collect_literals(&lowered(&text).statements[0].expr, &mut lits);
+        assert_eq!(lits, [1.5, 4.0 / 3.0, -1.0 / 12.0, 0.125]);
+        let with = |value: &str| text.replace("d = \"(1 + 2) * 0.5\"", &format!("d = {value}"));
+        let (got, _) = error(&with("\"u*2\""));
+        assert!(
+            got.contains("constant `d` holds `u*2`, which is not an expression of numbers"),
+            "{got}"
+        );
+        let (got, _) = error(&with("[[1, 2], [3, 4]]"));
+        assert!(
+            got.contains("constant `d` is a nested list; tables have one index"),
+            "{got}"
+        );
+        let unquoted = with("[4/3]");
+        let (got, hint) = error(&unquoted);
+        assert!(got.starts_with(&at(&unquoted, "d =", "4/3")), "{got}");
+        assert!(hint.unwrap_or_default().contains("`\"4/3\"`"));
+    }
+
+    fn collect_literals(e: &crate::ir::Expr, out: &mut Vec<f64>) {
+        use crate::ir::Expr;
+        match e {
+            Expr::Lit(v) => out.push(*v),
+            Expr::Neg(x) | Expr::PowI(x, _) => collect_literals(x, out),
+            Expr::Bin(_, a, b) => {
+                collect_literals(a, out);
+                collect_literals(b, out);
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn errors_in_multi_line_and_escaped_expressions_point_at_their_text() {
+        let lines = "\n  u[0,0]\n  + 0.1 * \\\n        u[0,1] + 0.1*v[1,0]\n";
+        let basic =
+            format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"\"\"{lines}\"\"\"\n");
+        assert_error(
+            &basic,
+            "        u[0,1]",
+            "v[",
+            "unknown field or table `v`",
+            None,
+        );
+        // A literal string keeps its backslash, which is no operator.
+        let literal = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = '''{lines}'''\n");
+        assert_error(&literal, "  + 0.1", "\\", "unexpected character `\\`", None);
+        let escaped = update("u[0,0] + \\u00e9");
+        assert_error(
+            &escaped,
+            "expr",
+            "\\u00e9",
+            "unexpected character `é`",
+            None,
+        );
+    }
+
+    #[test]
+    fn fused_strategies_refuse_updates_that_do_not_read_their_target_and_1d_grids() {
+        for name in ["temporal", "persistent"] {
+            let text = format!(
+                "{HEAD}[fields]\nout = {{ role = \"state\" }}\nimg = {{ role = \"input\" }}\n[[update]]\ntarget = \"out\"\n\
+                 expr = \"img[-1,0] + img[1,0] - 2*img[0,0]\"\n[tiling.cuda]\nstrategy = \"{name}\"\n"
+            );
+            let (got, hint) = error(&text);
+            assert!(got.starts_with(&at(&text, "strategy", "\"")), "{got}");
+            assert!(got.contains("this update never reads `out`"), "{got}");
+            assert!(hint.unwrap_or_default().contains("stream"));
+            let st =
+                lowered(&text.replace(&format!("strategy = \"{name}\""), "strategy = \"auto\""));
+            assert!(crate::ir::unfusable(&st, name).is_some());
+        }
+        let leapfrog = "[stencil]\ndtype = \"f64\"\naxes = [\"x\"]\n[fields]\nu = { role = \"state\", levels = 2 }\n\
+                        [[update]]\ntarget = \"u\"\nexpr = \"2*u[0] - u.prev[0] + 0.1*(u[1] + u[-1] - 2*u[0])\"\n";
+        let (why, hint) = crate::ir::unfusable(&lowered(leapfrog), "temporal").unwrap();
+        assert!(why.contains("this stencil has 1"), "{why}");
+        assert!(hint.contains("tiled"), "{hint}");
     }
 }

@@ -24,6 +24,16 @@ pub enum Dtype {
 }
 
 impl Dtype {
+    /// `value` where this type holds it as a finite number, else the largest
+    /// finite magnitude it holds.
+    pub fn check_value(self, value: f64) -> Result<f64, f64> {
+        match self {
+            Dtype::F32 if !(value as f32).is_finite() => Err(f32::MAX.into()),
+            Dtype::F64 if !value.is_finite() => Err(f64::MAX),
+            _ => Ok(value),
+        }
+    }
+
     /// The Rust type name.
     pub fn rust(self) -> &'static str {
         match self {

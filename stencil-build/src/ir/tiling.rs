@@ -509,12 +509,19 @@ pub fn untensorable(st: &crate::ir::Stencil, backend: &str) -> Option<(String, S
 }
 
 /// Why strategy `name` (`temporal`, `persistent`) cannot fuse the steps of `st`, and what to write instead;
-/// `None` when it can: one `[[update]]` of a state field, reading it and
-/// input grids, with a fixed boundary; a field that keeps two time levels (a
-/// leapfrog) read at its previous level only at the cell itself (and read
-/// there at all in `persistent`, whose sweeps start from it).
+/// `None` when it can: a 2-D or 3-D stencil of one `[[update]]` of a state
+/// field, reading its current level and input grids, with a fixed boundary;
+/// a field that keeps two time levels (a leapfrog) read at its previous
+/// level only at the cell itself (and read there at all in `persistent`,
+/// whose sweeps start from it).
 pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)> {
     use crate::ir::Boundary;
+    if st.dims() < 2 {
+        return Some((
+            format!("`{name}` fuses steps over tiles of 2 or 3 axes; this stencil has 1"),
+            "use `strategy = \"tiled\"` for a 1-D stencil".into(),
+        ));
+    }
     let stream = "use `strategy = \"stream\"`, the fastest strategy that steps one at a time";
     if st.boundary == Boundary::Periodic {
         return Some((
@@ -535,8 +542,9 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
     }
     let s = &st.statements[0];
     let target = &st.fields[s.target];
-    let (mut reads_prev, mut off_cell) = (false, None);
+    let (mut reads_prev, mut reads_current, mut off_cell) = (false, false, None);
     s.expr.for_each_read(&mut |a| {
+        reads_current |= a.slot.field == s.target && a.slot.version == crate::ir::Version::Start;
         if a.slot.field == s.target && a.slot.version == crate::ir::Version::Prev {
             reads_prev = true;
             if a.offset.iter().any(|&o| o != 0) {
@@ -544,6 +552,17 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
             }
         }
     });
+    if !reads_current {
+        // Each step's result then depends on no earlier step: there is
+        // nothing to carry from one fused step to the next.
+        return Some((
+            format!(
+                "`{name}` fuses steps that each read the last one's `{0}`; this update never reads `{0}`",
+                target.name
+            ),
+            stream.into(),
+        ));
+    }
     if target.has_prev() && !reads_prev && name == "persistent" {
         return Some((
             format!(

@@ -172,8 +172,9 @@ impl Source {
     }
 
     /// Maps a span inside the string value spanned by `value` (quotes
-    /// included) to a span of the file. Exact when the string has no escapes;
-    /// otherwise the whole value is pointed at.
+    /// included) to a span of the file: exact through escapes, line-ending
+    /// backslashes and the newline that may open a multi-line string; the
+    /// whole value where the text does not decode to the value.
     pub fn inner_span(&self, value: &Spanned<String>, inner: Range<usize>) -> Range<usize> {
         let outer = value.span();
         let raw = &self.text[outer.clone()];
@@ -182,18 +183,72 @@ impl Source {
             .find(|q| raw.starts_with(q));
         let Some(quote) = quote else { return outer };
         let body = &raw[quote.len()..raw.len().saturating_sub(quote.len())];
-        if body != value.get_ref().as_str() {
+        let multi_line = quote.len() == 3;
+        let body_at = quote.len() + leading_newline(body, multi_line);
+        let body = &raw[body_at..raw.len() - quote.len()];
+        let Some(map) = decoded_offsets(body, quote.starts_with('"'), multi_line) else {
+            return outer;
+        };
+        if map.len() != value.get_ref().len() + 1 {
             return outer;
         }
-        let base = outer.start + quote.len();
-        base + inner.start..base + inner.end
+        let at = |i: usize| outer.start + body_at + map[i.min(map.len() - 1)];
+        at(inner.start)..at(inner.end)
     }
+}
+
+/// The bytes of a newline that opens the body of a multi-line string (TOML
+/// leaves it out of the value).
+fn leading_newline(body: &str, multi_line: bool) -> usize {
+    match () {
+        _ if !multi_line => 0,
+        _ if body.starts_with("\r\n") => 2,
+        _ if body.starts_with('\n') => 1,
+        _ => 0,
+    }
+}
+
+/// For each byte of the value that the string body `body` decodes to (and
+/// one past its end), the offset in `body` it comes from; `None` where an
+/// escape is not TOML's. Literal strings (`basic` false) decode to
+/// themselves.
+fn decoded_offsets(body: &str, basic: bool, multi_line: bool) -> Option<Vec<usize>> {
+    let bytes = body.as_bytes();
+    let mut map = Vec::with_capacity(body.len() + 1);
+    let mut i = 0;
+    while i < bytes.len() {
+        if !basic || bytes[i] != b'\\' {
+            map.push(i);
+            i += 1;
+            continue;
+        }
+        let escape = *bytes.get(i + 1)?;
+        let (decoded_len, raw_len) = match escape {
+            b'b' | b't' | b'n' | b'f' | b'r' | b'"' | b'\\' | b'e' => (1, 2),
+            b'u' | b'U' => {
+                let digits = if escape == b'u' { 4 } else { 8 };
+                let hex = body.get(i + 2..i + 2 + digits)?;
+                let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+                (c.len_utf8(), 2 + digits)
+            }
+            b' ' | b'\t' | b'\r' | b'\n' if multi_line => {
+                // A line-ending backslash: it and the whitespace after it are left out.
+                let rest = &body[i + 1..];
+                (0, 1 + rest.len() - rest.trim_start().len())
+            }
+            _ => return None,
+        };
+        map.extend(std::iter::repeat_n(i, decoded_len));
+        i += raw_len;
+    }
+    map.push(bytes.len());
+    Some(map)
 }
 
 /// Reads and parses the spec file `path`, naming it `shown` in messages;
 /// TOML syntax errors, unknown keys and wrongly typed values come back located.
 pub fn load(path: &Path, shown: &Path) -> Result<(Spec, Source), Diagnostic> {
-    let text = std::fs::read_to_string(path).map_err(|e| Diagnostic {
+    let text = read(path).map_err(|e| Diagnostic {
         path: shown.to_path_buf(),
         line: 1,
         column: 1,
@@ -208,6 +263,31 @@ pub fn load(path: &Path, shown: &Path) -> Result<(Spec, Source), Diagnostic> {
     };
     let spec = parse(&source)?;
     Ok((spec, source))
+}
+
+/// The most bytes a spec file may hold: far more than any stencil needs, and
+/// a bound on what a build reads from a path that is not what it seems.
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+
+/// The text of the spec file `path`: a regular file (after links) of at most
+/// [`MAX_SPEC_BYTES`], in UTF-8. A FIFO or a device is refused before it is
+/// opened, so that a build never waits on one.
+fn read(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_SPEC_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_SPEC_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("larger than {MAX_SPEC_BYTES} bytes"),
+        ));
+    }
+    Ok(text)
 }
 
 /// Parses spec text (already read) from `source`.
@@ -234,6 +314,11 @@ fn toml_hint(message: &str) -> Option<String> {
         Some("add `dtype = \"f64\"` (or \"f32\") to [stencil]".into())
     } else if message.contains("missing field `axes`") {
         Some("add `axes = [\"y\", \"x\"]` to [stencil], slowest axis first".into())
+    } else if message.contains("string values must be quoted") {
+        Some(
+            "quote it: a dtype as `\"f64\"`, an expression of numbers in [constants] as `\"4/3\"`"
+                .into(),
+        )
     } else {
         None
     }
@@ -279,6 +364,8 @@ mod tests {
         assert_eq!(&s.text[v], "v");
         let w = s.inner_span(&t.raw, 0..1);
         assert_eq!(&s.text[w], "w");
-        assert_eq!(s.inner_span(&t.esc, 0..1), t.esc.span());
+        // Exact through escapes: `\t` is one byte of the value, two of the file.
+        let spans = [0..1, 1..2, 2..3].map(|r| &s.text[s.inner_span(&t.esc, r)]);
+        assert_eq!(spans, ["a", "\\t", "b"]);
     }
 }

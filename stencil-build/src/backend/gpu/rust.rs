@@ -225,6 +225,16 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
                     self.turn = 0;
                 }
 
+                /// Back to turn 0, with `src` in every buffer but `prev`: the frame
+                /// a launch does not write.
+                pub fn upload_from(&mut self, stencil: &'static str, field: &'static str, src: &[T]) -> Result<(), StencilError> {
+                    self.reset();
+                    for level in self.cur_level()..self.bufs.len() {
+                        self.level_mut(level).upload(stencil, field, src)?;
+                    }
+                    Ok(())
+                }
+
                 /// After a launch: what it wrote (the buffers past those it read) is read next.
                 pub fn advance(&mut self) {
                     self.turn += self.bufs.len() - self.levels;
@@ -516,7 +526,10 @@ fn kernels(
         let target = &st.fields[s.target];
         let (out_prev_param, out_prev_arg) = if fused_leapfrog(st, plan, s.target) {
             let id = ident(&target.name);
-            (quote!(out_prev: *mut #real,), quote!(self.#id.next_prev(),))
+            (
+                quote!(out_prev: *mut #real,),
+                quote!(self.grids.#id.next_prev(),),
+            )
         } else {
             (quote!(), quote!())
         };
@@ -557,8 +570,8 @@ fn kernels(
             .map(|slot| {
                 let id = ident(&st.fields[slot.field].name);
                 match (written(slot), slot.version) {
-                    (true, Version::Prev) => quote!(self.#id.prev()),
-                    (true, _) => quote!(self.#id.cur()),
+                    (true, Version::Prev) => quote!(self.grids.#id.prev()),
+                    (true, _) => quote!(self.grids.#id.cur()),
                     _ => read(st, slot),
                 }
             })
@@ -582,8 +595,8 @@ fn kernels(
                 // before it is first written, give it the current level's (which is kept
                 // from then on). After the first launch, no launch reads it.
                 if self.#fresh && self.steps > 0 {
-                    let cur = self.#id.cur();
-                    self.#id.bufs[0].copy_from(NAME, cur)?;
+                    let cur = self.grids.#id.cur();
+                    self.grids.#id.bufs[0].copy_from(NAME, cur)?;
                     self.#fresh = false;
                 }
             }
@@ -603,8 +616,8 @@ fn kernels(
 fn output(st: &Stencil, target: usize) -> TokenStream {
     let id = ident(&st.fields[target].name);
     match st.fields[target].role {
-        Role::Temp => quote!(self.#id.ptr()),
-        _ => quote!(self.#id.next()),
+        Role::Temp => quote!(self.grids.#id.ptr()),
+        _ => quote!(self.grids.#id.next()),
     }
 }
 
@@ -612,11 +625,29 @@ fn output(st: &Stencil, target: usize) -> TokenStream {
 fn read(st: &Stencil, slot: Slot) -> TokenStream {
     let id = ident(&st.fields[slot.field].name);
     match (st.fields[slot.field].role, slot.version) {
-        (Role::Input | Role::Temp, _) => quote!(self.#id.ptr().cast_const()),
-        (_, Version::Start) => quote!(self.#id.cur().cast_const()),
-        (_, Version::Prev) => quote!(self.#id.prev().cast_const()),
-        (_, Version::Updated) => quote!(self.#id.next().cast_const()),
+        (Role::Input | Role::Temp, _) => quote!(self.grids.#id.ptr().cast_const()),
+        (_, Version::Start) => quote!(self.grids.#id.cur().cast_const()),
+        (_, Version::Prev) => quote!(self.grids.#id.prev().cast_const()),
+        (_, Version::Updated) => quote!(self.grids.#id.next().cast_const()),
     }
+}
+
+/// `("u", u.len()), ...` for the grids [`upload_arguments`] (or, with
+/// `inputs` false, [`download_arguments`]) names: what a session checks
+/// before it copies any of them.
+fn session_lengths(st: &Stencil, inputs: bool) -> TokenStream {
+    let pairs = st
+        .arguments()
+        .filter(|(_, f)| inputs || f.role != Role::Input)
+        .flat_map(|(_, f)| {
+            let prev = f.has_prev().then(|| format!("{}_prev", f.name));
+            std::iter::once(f.name.clone()).chain(prev)
+        })
+        .map(|name| {
+            let id = ident(&name);
+            quote!((#name, #id.len()))
+        });
+    quote!(#(#pairs),*)
 }
 
 fn upload_arguments(st: &Stencil) -> TokenStream {
@@ -886,7 +917,7 @@ impl Graphs {
                 if #(self.#fresh ||)* !self.graphs {
                     return Ok(false);
                 }
-                let key = [fused, launches, #(self.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
+                let key = [fused, launches, #(self.grids.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
                 let (key, after, graph) = match self.kept.iter().position(|entry| entry.0 == key) {
                     Some(at) => self.kept.remove(at),
                     None => {
@@ -897,7 +928,7 @@ impl Graphs {
                             Some(stream) => stream,
                             None => dev::Stream::new(NAME)?,
                         };
-                        let (steps, turns) = (self.steps, [#(self.#levels.turn()),*]);
+                        let (steps, turns) = (self.steps, [#(self.grids.#levels.turn()),*]);
                         let captured = dev::Captured::record(&stream, &mut || {
                             for _ in 0..launches {
                                 self.launch(#params_ident, fused, stream.ptr())?;
@@ -905,9 +936,9 @@ impl Graphs {
                             Ok(())
                         });
                         // What the captured launches leave, then the session as before them.
-                        let after = [#(self.#levels.turn()),*];
+                        let after = [#(self.grids.#levels.turn()),*];
                         self.steps = steps;
-                        #(self.#levels.set_turn(turns[#index]);)*
+                        #(self.grids.#levels.set_turn(turns[#index]);)*
                         self.stream = Some(stream);
                         // Where the session keeps as many graphs as it may, the least recently
                         // replayed takes the new launches in place; else, or where the runtime
@@ -947,7 +978,7 @@ impl Graphs {
                     }
                 };
                 graph.replay(NAME)?;
-                #(self.#levels.set_turn(after[#index]);)*
+                #(self.grids.#levels.set_turn(after[#index]);)*
                 self.kept.push((key, after, graph));
                 self.steps += launches * fused;
                 self.replays += 1;
@@ -1061,6 +1092,10 @@ fn session(
     };
     let real = ident(st.dtype.rust());
     let dims = usize_lit(st.dims());
+    // The grids' buffers, named as the spec names them, in a struct of their own: the
+    // session's other members cannot collide with a user's name.
+    let mut grid_members = Vec::new();
+    let mut grid_alloc = Vec::new();
     let mut members = Vec::new();
     let mut alloc = Vec::new();
     let mut upload_params = Vec::new();
@@ -1082,45 +1117,39 @@ fn session(
         let name = &f.name;
         match f.role {
             Role::Input | Role::Temp => {
-                members.push(quote!(#id: dev::Buffer<#real>));
-                alloc.push(quote!(#id: dev::Buffer::new(NAME, cells)?));
+                grid_members.push(quote!(#id: dev::Buffer<#real>));
+                grid_alloc.push(quote!(#id: dev::Buffer::new(NAME, cells)?));
                 if f.role == Role::Input {
                     upload_params.push(quote!(#id: &[#real]));
-                    upload.push(quote!(self.#id.upload(NAME, #name, #id)?;));
+                    upload.push(quote!(self.grids.#id.upload(NAME, #name, #id)?;));
                 }
             }
             Role::State { levels } => {
                 state_fields.push(id.clone());
                 let levels = usize_lit(levels as usize);
                 let fused = fused_leapfrog(st, plan, i);
-                members.push(quote!(#id: dev::Levels<#real>));
-                alloc.push(quote!(#id: dev::Levels::new(NAME, #levels, #fused, cells)?));
-                advance.push(quote!(self.#id.advance();));
+                grid_members.push(quote!(#id: dev::Levels<#real>));
+                grid_alloc.push(quote!(#id: dev::Levels::new(NAME, #levels, #fused, cells)?));
+                advance.push(quote!(self.grids.#id.advance();));
                 if fused && one_step_kernel {
                     turns_by_one = true;
-                    advance_one.push(quote!(self.#id.advance_one();));
+                    advance_one.push(quote!(self.grids.#id.advance_one();));
                 } else {
-                    advance_one.push(quote!(self.#id.advance();));
+                    advance_one.push(quote!(self.grids.#id.advance();));
                 }
                 upload_params.push(quote!(#id: &[#real]));
                 download_params.push(quote!(#id: &mut [#real]));
-                // Every buffer but `prev` starts as the grid: the frame a launch does not write.
-                upload.push(quote! {
-                    self.#id.reset();
-                    for level in self.#id.cur_level()..self.#id.bufs.len() {
-                        self.#id.level_mut(level).upload(NAME, #name, #id)?;
-                    }
-                });
+                upload.push(quote!(self.grids.#id.upload_from(NAME, #name, #id)?;));
                 download.push(
-                    quote!(self.#id.level(self.#id.cur_level()).download(NAME, #name, #id)?;),
+                    quote!(self.grids.#id.level(self.grids.#id.cur_level()).download(NAME, #name, #id)?;),
                 );
                 if f.has_prev() {
                     let prev = format_ident!("{}_prev", f.name);
                     let pname = format!("{}_prev", f.name);
                     upload_params.push(quote!(#prev: &[#real]));
                     download_params.push(quote!(#prev: &mut [#real]));
-                    upload.push(quote!(self.#id.level_mut(0).upload(NAME, #pname, #prev)?;));
-                    download.push(quote!(self.#id.level(0).download(NAME, #pname, #prev)?;));
+                    upload.push(quote!(self.grids.#id.level_mut(0).upload(NAME, #pname, #prev)?;));
+                    download.push(quote!(self.grids.#id.level(0).download(NAME, #pname, #prev)?;));
                     if st.boundary == Boundary::Fixed {
                         let fresh = format_ident!("{}__fresh", f.name);
                         fresh_flags.push(fresh.clone());
@@ -1241,18 +1270,27 @@ fn session(
     members.extend(graphs.members);
     alloc.extend(graphs.alloc);
     let graph_methods = graphs.methods;
+    let (upload_lengths, download_lengths) =
+        (session_lengths(st, true), session_lengths(st, false));
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
          Device memory is freed on drop, also when a call fails half-way.",
         st.name, d.title
     ));
     quote! {
+        /// The session's device buffers, one member per grid of the spec.
+        #[allow(non_snake_case)]
+        struct Grids {
+            #(#grid_members,)*
+        }
+
         #doc
         #[allow(non_snake_case)]
         pub struct Session {
             shape: [usize; #dims],
             /// Steps run since the last upload.
             steps: u64,
+            grids: Grids,
             #(#members,)*
         }
 
@@ -1261,7 +1299,8 @@ fn session(
             /// Allocates every grid (zeroed) for `shape` on the device.
             pub fn new(shape: [usize; #dims]) -> Result<Self, StencilError> {
                 let cells = rt::cells(NAME, &AXES, &shape, &MIN_SHAPE)?;
-                Ok(Session { shape, steps: 0, #(#alloc,)* })
+                let grids = Grids { #(#grid_alloc,)* };
+                Ok(Session { shape, steps: 0, grids, #(#alloc,)* })
             }
 
             /// The shape the session was made for.
@@ -1272,6 +1311,8 @@ fn session(
             /// Copies the state grids (each 2-level field followed by its `_prev` level) and the
             /// input grids, in declaration order, to the device.
             pub fn upload(&mut self, #(#upload_params),*) -> Result<(), StencilError> {
+                // Every length before the first copy: an `Err` leaves the device as it was.
+                super::check_arguments(&self.shape, &[#upload_lengths])?;
                 #(#upload)*
                 #(#fresh_init)*
                 self.steps = 0;
@@ -1313,6 +1354,8 @@ fn session(
 
             /// Copies the state grids (each 2-level field followed by its `_prev` level) back.
             pub fn download(&self, #(#download_params),*) -> Result<(), StencilError> {
+                // Every length before the first copy: an `Err` leaves the grids as they were.
+                super::check_arguments(&self.shape, &[#download_lengths])?;
                 #(#download)*
                 Ok(())
             }
