@@ -389,9 +389,7 @@ pub fn rust_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStream {
         };
         methods.push(quote! {
             fn #method(&self, shape: [usize; #dims], out: &mut [#real], #(#slots: &[#real],)* #p: &Params) {
-                // SAFETY: `run_with` checked that every grid holds exactly one value per cell
-                // of `shape` (a count that fits in `isize`); the kernel touches only those
-                // cells, and `out` is a buffer of its own, never one of the inputs.
+                stencil_safety!("`run_with` checked that every grid holds exactly one value per cell of `shape` (a count that fits in `isize`); the kernel touches only those cells, and `out` is a buffer of its own, never one of the inputs.");
                 unsafe { #sym(#(shape[#axis] as isize,)* out.as_mut_ptr(), #(#slots.as_ptr(),)* #(#p.#fields),*) }
             }
         });

@@ -40,8 +40,9 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
                 impl<T: Copy> Buffer<T> {
                     /// Copies another device buffer of the same length into this one.
                     pub fn copy_from(&mut self, stencil: &'static str, src: *const T) -> Result<(), StencilError> {
-                        // SAFETY: `src` is a buffer of the same stencil and shape, so of `len` values.
-                        check(stencil, "copy", unsafe { #copy(self.ptr.cast(), src.cast(), self.bytes()) })
+                        stencil_safety!("`src` is a buffer of the same stencil and shape, so of `len` values.");
+                        let code = unsafe { #copy(self.ptr.cast(), src.cast(), self.bytes()) };
+                        check(stencil, "copy", code)
                     }
 
                 }
@@ -85,22 +86,24 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
                 if code == 0 {
                     return Ok(());
                 }
-                // SAFETY: the runtime returns a static NUL-terminated string for every code.
+                stencil_safety!("the runtime returns a static NUL-terminated string for every code.");
                 let message = unsafe { ::std::ffi::CStr::from_ptr(#error(code)) }.to_string_lossy().into_owned();
                 Err(StencilError::Device { stencil, backend: #backend, call, message })
             }
 
             pub fn device_count() -> Result<usize, StencilError> {
                 let mut n: c_int = 0;
-                // SAFETY: writes one int.
-                check("", "device_count", unsafe { #count(&mut n) })?;
+                stencil_safety!("writes one int.");
+                let code = unsafe { #count(&mut n) };
+                check("", "device_count", code)?;
                 Ok(n.max(0) as usize)
             }
 
             /// Waits for every kernel launched so far; reports their errors.
             pub fn synchronize(stencil: &'static str) -> Result<(), StencilError> {
-                // SAFETY: no arguments.
-                check(stencil, "synchronize", unsafe { #sync() })
+                stencil_safety!("no arguments.");
+                let code = unsafe { #sync() };
+                check(stencil, "synchronize", code)
             }
 
             /// `len` values on the device, zeroed, freed on drop.
@@ -113,11 +116,13 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
                 pub fn new(stencil: &'static str, len: usize) -> Result<Self, StencilError> {
                     let bytes = len.checked_mul(::std::mem::size_of::<T>()).ok_or(StencilError::ShapeOverflow { stencil })?;
                     let mut ptr: *mut c_void = ::std::ptr::null_mut();
-                    // SAFETY: writes one pointer; nothing is freed unless the allocation succeeded.
-                    check(stencil, "malloc", unsafe { #malloc(&mut ptr, bytes) })?;
+                    stencil_safety!("writes one pointer; nothing is freed unless the allocation succeeded.");
+                    let code = unsafe { #malloc(&mut ptr, bytes) };
+                    check(stencil, "malloc", code)?;
                     let buffer = Buffer { ptr: ptr.cast(), len };
-                    // SAFETY: `ptr` holds `bytes` bytes.
-                    check(stencil, "memset", unsafe { #zero(ptr, bytes) })?;
+                    stencil_safety!("`ptr` holds `bytes` bytes.");
+                    let code = unsafe { #zero(ptr, bytes) };
+                    check(stencil, "memset", code)?;
                     Ok(buffer)
                 }
 
@@ -128,15 +133,17 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
                 /// Copies `src` (of exactly `len` values) to the device.
                 pub fn upload(&mut self, stencil: &'static str, field: &'static str, src: &[T]) -> Result<(), StencilError> {
                     super::stencil_runtime::check_len(stencil, field, self.len, src.len())?;
-                    // SAFETY: both sides hold `len` values.
-                    check(stencil, "upload", unsafe { #upload(self.ptr.cast(), src.as_ptr().cast(), self.bytes()) })
+                    stencil_safety!("both sides hold `len` values.");
+                    let code = unsafe { #upload(self.ptr.cast(), src.as_ptr().cast(), self.bytes()) };
+                    check(stencil, "upload", code)
                 }
 
                 /// Copies the device values to `dst` (of exactly `len` values); waits for the kernels before.
                 pub fn download(&self, stencil: &'static str, field: &'static str, dst: &mut [T]) -> Result<(), StencilError> {
                     super::stencil_runtime::check_len(stencil, field, self.len, dst.len())?;
-                    // SAFETY: both sides hold `len` values.
-                    check(stencil, "download", unsafe { #download(dst.as_mut_ptr().cast(), self.ptr.cast(), self.bytes()) })
+                    stencil_safety!("both sides hold `len` values.");
+                    let code = unsafe { #download(dst.as_mut_ptr().cast(), self.ptr.cast(), self.bytes()) };
+                    check(stencil, "download", code)
                 }
 
                 pub fn ptr(&self) -> *mut T {
@@ -150,8 +157,7 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
 
             impl<T> Drop for Buffer<T> {
                 fn drop(&mut self) {
-                    // SAFETY: `ptr` came from the runtime's malloc and is freed once. A failure
-                    // here (a device already in error) cannot be reported from `drop`.
+                    stencil_safety!("`ptr` came from the runtime's malloc and is freed once. A failure here (a device already in error) cannot be reported from `drop`.");
                     unsafe { #free(self.ptr.cast()) };
                 }
             }
@@ -289,8 +295,9 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
         impl Stream {
             pub fn new(stencil: &'static str) -> Result<Self, StencilError> {
                 let mut ptr: *mut c_void = ::std::ptr::null_mut();
-                // SAFETY: writes one handle; nothing is destroyed unless it was created.
-                check(stencil, "stream_create", unsafe { #stream_create(&mut ptr) })?;
+                stencil_safety!("writes one handle; nothing is destroyed unless it was created.");
+                let code = unsafe { #stream_create(&mut ptr) };
+                check(stencil, "stream_create", code)?;
                 Ok(Stream { ptr })
             }
 
@@ -301,7 +308,7 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
 
         impl Drop for Stream {
             fn drop(&mut self) {
-                // SAFETY: created by the runtime, destroyed once; no capture is left open on it.
+                stencil_safety!("created by the runtime, destroyed once; no capture is left open on it.");
                 unsafe { #stream_destroy(self.ptr) };
             }
         }
@@ -317,13 +324,14 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
             /// (another thread's device synchronization) or `record` failed: then nothing
             /// ran, and the caller launches the steps itself.
             pub fn record(stream: &Stream, record: &mut dyn FnMut() -> Result<(), StencilError>) -> Option<Captured> {
-                // SAFETY: the stream is alive and captures nothing yet.
-                if unsafe { #begin(stream.ptr) } != 0 {
+                stencil_safety!("the stream is alive and captures nothing yet.");
+                let begun = unsafe { #begin(stream.ptr) };
+                if begun != 0 {
                     return None;
                 }
                 let recorded = record();
                 let mut graph: *mut c_void = ::std::ptr::null_mut();
-                // SAFETY: ends the capture begun above (also after a failed launch), writes one handle.
+                stencil_safety!("ends the capture begun above (also after a failed launch), writes one handle.");
                 let ended = unsafe { #end(stream.ptr, &mut graph) };
                 if ended != 0 || graph.is_null() {
                     return None;
@@ -335,8 +343,7 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
 
         impl Drop for Captured {
             fn drop(&mut self) {
-                // SAFETY: captured by the runtime, destroyed once; an executable graph made
-                // from it does not need it.
+                stencil_safety!("captured by the runtime, destroyed once; an executable graph made from it does not need it.");
                 unsafe { #graph_destroy(self.graph) };
             }
         }
@@ -350,7 +357,7 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
             /// `captured` instantiated; `None` where the runtime refused.
             pub fn new(captured: &Captured) -> Option<Graph> {
                 let mut exec: *mut c_void = ::std::ptr::null_mut();
-                // SAFETY: writes one handle from a graph the runtime captured.
+                stencil_safety!("writes one handle from a graph the runtime captured.");
                 let made = unsafe { #instantiate(&mut exec, captured.graph) };
                 (made == 0 && !exec.is_null()).then_some(Graph { exec })
             }
@@ -360,21 +367,22 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
             /// `false` where the runtime refused (other kernels or grids): then the graph must
             /// not be replayed again.
             pub fn update(&mut self, captured: &Captured) -> bool {
-                // SAFETY: an instantiated graph and a captured one, both alive.
-                unsafe { #exec_update(self.exec, captured.graph) == 0 }
+                stencil_safety!("an instantiated graph and a captured one, both alive.");
+                let updated = unsafe { #exec_update(self.exec, captured.graph) };
+                updated == 0
             }
 
             /// Queues the captured launches on the legacy stream, after what is queued there.
             pub fn replay(&self, stencil: &'static str) -> Result<(), StencilError> {
-                // SAFETY: an instantiated graph of this session's launches, whose buffers it owns.
-                check(stencil, "graph launch", unsafe { #replay(self.exec) })
+                stencil_safety!("an instantiated graph of this session's launches, whose buffers it owns.");
+                let code = unsafe { #replay(self.exec) };
+                check(stencil, "graph launch", code)
             }
         }
 
         impl Drop for Graph {
             fn drop(&mut self) {
-                // SAFETY: instantiated by the runtime, destroyed once, after its replays ran. A
-                // failure here (a device already in error) cannot be reported from `drop`.
+                stencil_safety!("instantiated by the runtime, destroyed once, after its replays ran. A failure here (a device already in error) cannot be reported from `drop`.");
                 unsafe {
                     #sync();
                     #exec_destroy(self.exec);
@@ -421,6 +429,7 @@ pub fn stencil_module(
         d.title, sig.doc
     ));
     let grids = grids_entry(d.name);
+    let session_ident = crate::codegen::rust::unshadowed(st, "session");
     let module_doc = docs(&format!(
         "{} kernels (strategy `{strategy}`, blocks of {:?} threads{}{}), with [`Session`] for grids kept on the device.",
         d.title,
@@ -479,14 +488,14 @@ pub fn stencil_module(
 
             #run_doc
             pub fn run(#args) -> Result<(), StencilError> {
-                check_arguments(&shape, &[#lengths])?;
+                super::check_arguments(&shape, &[#lengths])?;
                 if steps == 0 {
                     return Ok(());
                 }
-                let mut session = Session::new(shape)?;
-                session.upload(#upload_args)?;
-                session.step(params, steps)?;
-                session.download(#download_args)
+                let mut #session_ident = Session::new(shape)?;
+                #session_ident.upload(#upload_args)?;
+                #session_ident.step(params, steps)?;
+                #session_ident.download(#download_args)
             }
 
             #grids
@@ -582,9 +591,9 @@ fn kernels(
             externs.push(quote! {
                 fn #ask(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)*) -> ::std::os::raw::c_int;
             });
-            // SAFETY (of the call): the function only compares the extents and the pointers' alignment.
+            // The call's safety is stated where the calls are joined (`session`).
             fuses.push(quote! {
-                unsafe { #ask(#(self.shape[#axis] as isize,)* #out, #out_prev_arg #(#reads,)*) } != 0
+                #ask(#(self.shape[#axis] as isize,)* #out, #out_prev_arg #(#reads,)*) != 0
             });
         }
         let frame = (st.boundary == Boundary::Fixed && target.has_prev()).then(|| {
@@ -603,8 +612,7 @@ fn kernels(
         });
         launches.push(quote! {
             #frame
-            // SAFETY: every pointer is a device buffer of this session, all of `shape`'s cell
-            // count; the kernel touches only those cells and `out` is none of its inputs.
+            stencil_safety!("every pointer is a device buffer of this session, all of `shape`'s cell count; the kernel touches only those cells and `out` is none of its inputs.");
             let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #out, #out_prev_arg #(#reads,)* #(params.#fields,)* #levels_arg stream) };
             dev::check(NAME, #name, code)?;
         });
@@ -1218,7 +1226,8 @@ fn session(
             quote!(let most = left.min(#time_block);)
         } else {
             quote! {
-                let fuses = #(#fuses)&&*;
+                stencil_safety!("each `_fuses` function only compares the extents and the pointers' alignment");
+                let fuses = unsafe { #(#fuses)&&* };
                 if !fuses && self.fusion == super::super::Fusion::Measure {
                     self.fusion = super::super::Fusion::Single;
                 }
