@@ -8,8 +8,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-#[path = "src/random_spec.rs"]
-mod random_spec;
+use stencil_spec_check::random;
 
 /// How many random stencils (`random_<n>`) are drawn for the variants, each
 /// in its own dtype and boundary.
@@ -40,7 +39,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect();
         bases.push((base, all));
     }
-    println!("cargo:rerun-if-changed=src/random_spec.rs");
     let random = random_stencils(RANDOM_STENCILS)?;
     let random_1d = random.iter().filter(|s| s.axes.len() == 1).count();
     let (mut random_fusable, mut random_leapfrog, mut random_tensor) = (0, 0, 0);
@@ -215,12 +213,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `count` stencils drawn from [`random_spec::RandomStencil::strategy`] by
+/// `count` stencils drawn from [`random::RandomStencil::strategy`] by
 /// proptest's deterministic runner: the same ones on every build.
-fn random_stencils(count: usize) -> Result<Vec<random_spec::RandomStencil>, String> {
+fn random_stencils(count: usize) -> Result<Vec<random::RandomStencil>, String> {
     use proptest::strategy::{Strategy, ValueTree};
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let strategy = random_spec::RandomStencil::strategy();
+    let strategy = random::RandomStencil::strategy();
     (0..count)
         .map(|_| {
             Ok(strategy

@@ -35,6 +35,13 @@ use std::path::PathBuf;
 pub use config::{Backend, Config, Sources, generate};
 pub use diagnostic::Diagnostic;
 
+/// Not part of the API: what the project's own test harness shares with
+/// the build, so that its checks run the build's code rather than a copy.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::toolchain::host_launches;
+}
+
 /// Finds every `*.stencil.toml` under the crate being built and compiles it
 /// for the backends its Cargo features enable. Call it from `build.rs`.
 ///

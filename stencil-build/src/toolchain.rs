@@ -340,7 +340,7 @@ fn on_cpu_error(d: &gpu::Dialect, e: cc::Error) -> Error {
 /// emulated device). A block-scope `extern thread_local` redeclaration made
 /// GCC 12 call the array's thread-local initialiser, which is not defined
 /// (a call to address 0, star3d25 f32's vector kernel).
-fn host_launches(text: &str) -> String {
+pub fn host_launches(text: &str) -> String {
     let text = text.replace(
         "extern __shared__ __align__(16) unsigned char shared[];",
         "using ::shared; /* the dynamic shared memory (cuda_runtime.h) */",

@@ -18,7 +18,7 @@ use std::sync::{Mutex, OnceLock};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError};
-use stencil_tests::random_spec::RandomStencil;
+use stencil_spec_check::random::RandomStencil;
 
 /// The scratch crate: its build script compiles `stencils/random.stencil.toml`;
 /// its `main` checks the OpenMP backend against the reference and panics

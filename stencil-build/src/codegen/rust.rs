@@ -42,6 +42,11 @@ pub struct GpuLink {
     pub plans: Vec<crate::backend::gpu::Resolved>,
 }
 
+/// The modules the generated file holds beside the stencils' (the shared
+/// runtime and each GPU backend's device layer): no stencil may take their
+/// names.
+pub const RUNTIME_MODULES: [&str; 3] = ["stencil_runtime", "stencil_cuda", "stencil_hip"];
+
 /// Generates the whole `stencils.rs` for `stencils`.
 pub fn generate(stencils: &[(Stencil, Analysis)], linked: &Linked) -> Result<String, syn::Error> {
     let needs = Needs::of(stencils);
@@ -1521,6 +1526,17 @@ mod generation_tests {
                 );
                 assert_eq!(code.contains("rt::wrap("), periodic, "{code}");
                 assert_eq!(code.contains("rt::copy_frame("), !periodic, "{code}");
+                // Every module beside the stencil's is one no stencil may be named.
+                let file: syn::File = syn::parse_str(&code).unwrap();
+                for item in file.items {
+                    if let syn::Item::Mod(m) = item {
+                        let name = m.ident.to_string();
+                        assert!(
+                            name == "all_features" || RUNTIME_MODULES.contains(&name.as_str()),
+                            "module `{name}` is not in RUNTIME_MODULES"
+                        );
+                    }
+                }
             }
         }
     }

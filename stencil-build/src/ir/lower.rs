@@ -106,10 +106,24 @@ fn identifier(name: &str, span: Range<usize>, what: &str, src: &Source) -> Resul
     Ok(())
 }
 
+/// Refuses a stencil name that a module of the generated runtime has.
+fn not_a_runtime_module(name: &str, span: Range<usize>, src: &Source) -> Result<(), Diagnostic> {
+    if !crate::codegen::rust::RUNTIME_MODULES.contains(&name) {
+        return Ok(());
+    }
+    Err(src
+        .error(
+            span,
+            format!("stencil name `{name}` is the name of a generated runtime module"),
+        )
+        .with_hint(format!("rename it, e.g. `{name}_`")))
+}
+
 fn stencil_name(name: Option<&Spanned<String>>, src: &Source) -> Result<String, Diagnostic> {
     match name {
         Some(n) => {
             identifier(n.get_ref(), n.span(), "stencil name", src)?;
+            not_a_runtime_module(n.get_ref(), n.span(), src)?;
             Ok(n.get_ref().clone())
         }
         None => {
@@ -129,6 +143,7 @@ fn stencil_name(name: Option<&Spanned<String>>, src: &Source) -> Result<String, 
                 .unwrap_or(stem)
                 .to_snake_case();
             identifier(&stem, 0..0, "stencil name (from the file name)", src)
+                .and_then(|()| not_a_runtime_module(&stem, 0..0, src))
                 .map_err(|d| d.with_hint("add `name = \"...\"` to [stencil]"))?;
             Ok(stem)
         }
@@ -1861,5 +1876,20 @@ mod tests {
         let (why, hint) = crate::ir::unfusable(&lowered(leapfrog), "temporal").unwrap();
         assert!(why.contains("this stencil has 1"), "{why}");
         assert!(hint.contains("tiled"), "{hint}");
+    }
+
+    #[test]
+    fn stencils_cannot_take_the_names_of_runtime_modules() {
+        for module in crate::codegen::rust::RUNTIME_MODULES {
+            let text = HEAD.replace("[stencil]\n", &format!("[stencil]\nname = \"{module}\"\n"));
+            let text = format!("{text}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"u[0,1]\"\n");
+            assert_error(
+                &text,
+                "name",
+                module,
+                &format!("stencil name `{module}` is the name of a generated runtime module"),
+                Some(&format!("`{module}_`")),
+            );
+        }
     }
 }
