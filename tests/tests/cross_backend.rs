@@ -782,3 +782,43 @@ fn hip_fused_leapfrogs_over_several_calls() {
         vel
     );
 }
+
+/// A session's `upload` and `download` check every length before they copy
+/// anything: a short second grid is an `Err` that leaves the device and the
+/// host grids as they were.
+#[cfg(feature = "cuda")]
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-on-cpu"),
+    ignore = "needs a CUDA device: run with --include-ignored on a machine with one"
+)]
+fn cuda_sessions_check_every_length_before_copying() {
+    use stencil_tests::{StencilError, random_grid, wave2d_f32_fixed as wave};
+    let shape = [7, 9];
+    let (u, prev): (Vec<f32>, Vec<f32>) = (random_grid(63, 1), random_grid(63, 2));
+    let mut s = wave::cuda::Session::new(shape).unwrap();
+    s.upload(&u, &prev).unwrap();
+    let short = vec![0.0f32; 62];
+    assert!(matches!(
+        s.upload(&vec![5.0; 63], &short),
+        Err(StencilError::LengthMismatch {
+            field: "u_prev",
+            actual: 62,
+            ..
+        })
+    ));
+    let (mut got_u, mut got_prev) = (vec![-1.0f32; 63], vec![-1.0f32; 62]);
+    assert!(matches!(
+        s.download(&mut got_u, &mut got_prev),
+        Err(StencilError::LengthMismatch {
+            field: "u_prev",
+            actual: 62,
+            ..
+        })
+    ));
+    assert_eq!(got_u, vec![-1.0; 63], "download wrote `u` before it failed");
+    // The failed upload changed nothing on the device.
+    let mut got_prev = vec![0.0f32; 63];
+    s.download(&mut got_u, &mut got_prev).unwrap();
+    assert_eq!((got_u, got_prev), (u, prev));
+}

@@ -699,15 +699,19 @@ pub fn docs(text: &str) -> TokenStream {
 /// (four spaces make a code block, a doctest) and code fences are marked
 /// `text`.
 fn user_doc(text: &str) -> String {
+    let mut in_fence = false;
     let lines = text.trim().lines().map(|l| {
         let l = l.trim_start();
-        match l.strip_prefix("```") {
-            Some(_) if l.starts_with("```text") => l.to_string(),
-            Some(rest) if rest.trim().is_empty() || rest.trim().starts_with("rust") => {
-                "```text".to_string()
-            }
-            Some(rest) => format!("```text {rest}"),
-            None => l.to_string(),
+        let Some(tag) = l.strip_prefix("```") else {
+            return l.to_string();
+        };
+        in_fence = !in_fence;
+        let tag = tag.trim();
+        // An untagged or `rust` block that opens is a doctest: make it text.
+        if in_fence && (tag.is_empty() || tag.starts_with("rust")) {
+            "```text".to_string()
+        } else {
+            l.to_string()
         }
     });
     lines.collect::<Vec<_>>().join("\n")
@@ -1539,5 +1543,31 @@ mod generation_tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn user_text_becomes_prose_in_rustdoc_and_c_comments() {
+        let doc = "A stencil.\n\n    let x = not_rust(;\n```\nmore code\n```\n```rust\nx\n```\nbidi \u{202E} here";
+        let text = user_doc(doc);
+        assert!(!text.lines().any(|l| l.starts_with("    ")), "{text}");
+        assert_eq!(text.matches("```text").count(), 2, "{text}");
+        let tokens = docs(&text).to_string();
+        assert!(
+            tokens.contains("\\\\u{202E}") && !tokens.contains('\u{202E}'),
+            "{tokens}"
+        );
+        assert_eq!(
+            crate::backend::comment_text("a*/b/*c\nd\u{2066}"),
+            "a* /b/ *c d\\u{2066}"
+        );
+    }
+
+    #[test]
+    fn safety_markers_become_comments_however_the_formatter_breaks_them() {
+        let text = "    stencil_safety!(\"one line\");\n    unsafe { f() };\n    stencil_safety!(\n        \"a \\\"long\\\" one\",\n    );\n    let x = unsafe { g() };\n";
+        assert_eq!(
+            safety_comments(text),
+            "    // SAFETY: one line\n    unsafe { f() };\n    // SAFETY: a \"long\" one\n    let x = unsafe { g() };\n"
+        );
     }
 }

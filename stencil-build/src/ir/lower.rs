@@ -1886,7 +1886,7 @@ mod tests {
             assert_error(
                 &text,
                 "name",
-                module,
+                &format!("\"{module}\""),
                 &format!("stencil name `{module}` is the name of a generated runtime module"),
                 Some(&format!("`{module}_`")),
             );
