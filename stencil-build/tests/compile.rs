@@ -178,3 +178,61 @@ fn long_and_deep_expressions_are_errors_or_code_never_a_stack_overflow() {
         );
     }
 }
+
+/// Discovery reads each spec once and only what is a spec: it follows
+/// links to folders (once, however they loop), refuses a FIFO (a build
+/// must not wait on one), a file of more than 1 MiB and a path that is not
+/// UTF-8, and a file named twice is one stencil, not two with one name.
+#[cfg(unix)]
+#[test]
+fn discovery_follows_linked_folders_and_refuses_what_is_not_a_spec_file() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = scratch("discovery");
+    let compile = |config: &mut stencil_build::Config| config.out_dir(&dir).no_backends().compile();
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("linked.stencil.toml"), GOOD).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, dir.join("specs/link")).unwrap();
+    std::os::unix::fs::symlink(dir.join("specs"), dir.join("specs/nested/loop")).unwrap();
+    compile(stencil_build::Config::new().search_dir(dir.join("specs"))).unwrap();
+    let code = std::fs::read_to_string(dir.join("stencils.rs")).unwrap();
+    assert!(
+        code.contains("pub mod linked {"),
+        "a linked folder's spec is built"
+    );
+    // The same file by two paths.
+    let good = dir.join("specs/good.stencil.toml");
+    std::fs::write(&good, GOOD).unwrap();
+    compile(
+        stencil_build::Config::new()
+            .spec(&good)
+            .spec(dir.join("specs/nested/../good.stencil.toml")),
+    )
+    .unwrap();
+    std::fs::remove_file(&good).unwrap();
+    // A FIFO named like a spec.
+    let fifo = dir.join("specs/nested/pipe.stencil.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let err = compile(stencil_build::Config::new().search_dir(dir.join("specs"))).unwrap_err();
+    assert!(format!("{err}").contains("pipe.stencil.toml:1:1"), "{err}");
+    assert!(format!("{err}").contains("not a regular file"), "{err}");
+    std::fs::remove_file(&fifo).unwrap();
+    // A spec larger than 1 MiB.
+    let big = dir.join("specs/big.stencil.toml");
+    std::fs::write(&big, format!("{GOOD}#{}\n", "x".repeat(1 << 20))).unwrap();
+    let err = compile(stencil_build::Config::new().spec(&big)).unwrap_err();
+    assert!(
+        format!("{err}").contains("larger than 1048576 bytes"),
+        "{err}"
+    );
+    std::fs::remove_file(&big).unwrap();
+    // A file name that is not UTF-8.
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.stencil.toml");
+    std::fs::write(dir.join("specs").join(name), GOOD).unwrap();
+    let err = compile(stencil_build::Config::new().search_dir(dir.join("specs"))).unwrap_err();
+    assert!(format!("{err}").contains("not valid UTF-8"), "{err}");
+}
