@@ -189,22 +189,13 @@ pub const LANGUAGE_WORDS: &[&str] = &[
 /// GPU strategy.
 fn samples() -> Vec<String> {
     let mut specs = Vec::new();
-    let strategies = [
-        "auto",
-        "naive",
-        "tiled",
-        "stream",
-        "temporal",
-        "persistent",
-        "tensor",
-    ];
     for (dims, dtype, leapfrog) in [
         (1, "f64", false),
         (2, "f32", true),
         (3, "f64", false),
         (3, "f32", true),
     ] {
-        for strategy in strategies {
+        for strategy in crate::random::GPU_STRATEGIES {
             specs.push(sample(dims, dtype, leapfrog, strategy, "fixed"));
         }
         specs.push(sample(dims, dtype, false, "auto", "periodic"));

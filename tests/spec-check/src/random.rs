@@ -5,7 +5,7 @@
 //! f64, a `fixed` or `periodic` boundary, a random OpenMP cache block; the
 //! first state's update may read only other fields, terms may carry
 //! literals at the edges of the dtype's range, and the names may be drawn
-//! from [`HOSTILE_NAMES`] (the generated code's own identifiers and C, C++,
+//! from [`hostile_names`] (the generated code's own identifiers and C, C++,
 //! CUDA and Rust words) instead of `u`, `w`, `k`, `t`, `p0`, `p1`.
 //!
 //! [`RandomStencil::strategy`] draws stencils that run against their
@@ -25,6 +25,8 @@
 //! can fail).
 
 use std::fmt::Write as _;
+
+use std::sync::OnceLock;
 
 use proptest::prelude::*;
 
@@ -102,11 +104,11 @@ impl Names {
         }
     }
 
-    /// Default names, or six distinct ones drawn from [`HOSTILE_NAMES`].
+    /// Default names, or six distinct ones drawn from [`hostile_names`].
     fn strategy() -> impl Strategy<Value = Names> {
         prop_oneof![
             Just(Names::default()),
-            proptest::sample::subsequence(HOSTILE_NAMES, 6)
+            proptest::sample::subsequence(hostile_names(), 6)
                 .prop_shuffle()
                 .prop_map(|n| Names {
                     u: n[0],
@@ -119,10 +121,20 @@ impl Names {
     }
 }
 
-/// Names a spec may give that the generated code also uses, or that are
-/// words of C, C++, CUDA or Rust's prelude: each must either be refused
-/// with a located error or build (the validator takes all of these).
-pub const HOSTILE_NAMES: &[&str] = &[
+/// Every value of `[tiling.cuda]`'s and `[tiling.hip]`'s `strategy`.
+pub const GPU_STRATEGIES: [&str; 7] = [
+    "naive",
+    "tiled",
+    "stream",
+    "temporal",
+    "persistent",
+    "tensor",
+    "auto",
+];
+
+/// Names the generated code also uses (its functions, locals, members and
+/// modules), for [`hostile_names`].
+const GENERATED_NAMES: &[&str] = &[
     // The generated Rust's functions, locals, members and modules.
     "run",
     "run_with",
@@ -202,80 +214,29 @@ pub const HOSTILE_NAMES: &[&str] = &[
     "nb0",
     "o0",
     "w0",
-    // C, C++ and CUDA words.
-    "int",
-    "float",
-    "double",
-    "char",
-    "long",
-    "short",
-    "signed",
-    "unsigned",
-    "void",
-    "auto",
-    "register",
-    "restrict",
-    "volatile",
-    "inline",
-    "switch",
-    "case",
-    "goto",
-    "sizeof",
-    "typedef",
-    "union",
-    "template",
-    "class",
-    "namespace",
-    "new",
-    "delete",
-    "this",
-    "operator",
-    "friend",
-    "private",
-    "public",
-    "nullptr",
-    "bool",
-    "dim3",
-    "printf",
-    "malloc",
-    "free",
-    "memcpy",
-    "main",
-    "exit",
-    "errno",
-    "size_t",
-    "assert",
-    "inf",
-    "nan",
-    "pow",
-    "floor",
-    "fabs",
-    "sqrtf",
-    "expf",
-    // Rust's primitive types and prelude.
-    "i32",
-    "u64",
-    "usize",
-    "f32",
-    "f64",
-    "str",
-    "vec",
-    "std",
-    "core",
-    "alloc",
-    "drop",
-    "clone",
-    "default",
-    "into",
-    "from",
-    "iter",
-    "option",
-    "result",
-    "some",
-    "none",
-    "ok",
-    "err",
 ];
+
+/// Names a spec may give that could collide with the generated code's or a
+/// target language's: [`GENERATED_NAMES`] and the words of
+/// [`crate::names::LANGUAGE_WORDS`] that the validator takes (it refuses
+/// Rust's keywords and its own reserved names).
+pub fn hostile_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let taken = |name: &&'static str| {
+            let spec = crate::names::spec_of_one(name);
+            matches!(
+                crate::compile::generate("one.stencil.toml", &spec),
+                Ok(Some(_))
+            )
+        };
+        let words = crate::names::LANGUAGE_WORDS.iter().copied().filter(taken);
+        let mut names: Vec<&'static str> = GENERATED_NAMES.iter().copied().chain(words).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    })
+}
 
 /// A random stencil.
 #[derive(Clone, Debug)]
@@ -515,17 +476,7 @@ impl RandomStencil {
     /// Random valid specs, some of which only compile (an update of input
     /// grids only), each with a random GPU strategy or none (`auto`).
     pub fn compilable() -> impl Strategy<Value = RandomStencil> {
-        let strategies = proptest::option::of(proptest::sample::select(
-            &[
-                "naive",
-                "tiled",
-                "stream",
-                "temporal",
-                "persistent",
-                "tensor",
-                "auto",
-            ][..],
-        ));
+        let strategies = proptest::option::of(proptest::sample::select(&GPU_STRATEGIES[..]));
         (Self::drawn(true), strategies).prop_map(|(mut s, gpu)| {
             s.gpu_strategy = gpu;
             s
