@@ -1318,7 +1318,9 @@ fn session(
             }
 
             /// Copies the state grids (each 2-level field followed by its `_prev` level) and the
-            /// input grids, in declaration order, to the device.
+            /// input grids, in declaration order, to the device. Every length is checked before the
+            /// first copy, so a wrong one changes nothing; a runtime error during the copies (a
+            /// device already in error) can leave some grids copied.
             pub fn upload(&mut self, #(#upload_params),*) -> Result<(), StencilError> {
                 // Every length before the first copy: an `Err` leaves the device as it was.
                 super::check_arguments(&self.shape, &[#upload_lengths])?;
