@@ -85,7 +85,7 @@ fn found(var: &str, roots: &[&str], name: &str) -> Option<PathBuf> {
     let from_var = std::env::var_os(var).map(PathBuf::from);
     let from_roots = roots
         .iter()
-        .filter_map(|r| std::env::var_os(r))
+        .filter_map(std::env::var_os)
         .map(|root| PathBuf::from(root).join("bin").join(name));
     from_var
         .into_iter()

@@ -120,6 +120,9 @@ fn names_of_the_generated_code_and_the_languages_never_break_a_build() {
     }
 }
 
+/// A change to generated code.
+type Edit = fn(&mut compile::Sources);
+
 /// The check can fail: code that does not compile is reported with its
 /// spec, for every backend whose compiler is here; a panic or an error
 /// without a location is reported too.
@@ -129,7 +132,7 @@ fn the_check_catches_code_that_does_not_compile() {
     let sources = compile::generate("one.stencil.toml", &text)
         .unwrap()
         .unwrap();
-    let broken = |edit: &dyn Fn(&mut compile::Sources)| {
+    let broken = |edit: Edit| {
         let mut sources = sources.clone();
         edit(&mut sources);
         let spec = Accepted {
@@ -139,26 +142,20 @@ fn the_check_catches_code_that_does_not_compile() {
         };
         compile::compile(compilers(), &[spec], &scratch("broken"), Depth::FrontEnd)
     };
-    let backends: [(&str, Box<dyn Fn(&mut compile::Sources)>); 4] = [
+    let backends: [(&str, Edit); 4] = [
         (
             "OpenMP-C",
-            Box::new(|s| {
+            (|s| {
                 s.openmp
                     .push_str("\nint unused(void) { int x; return 0; }\n")
             }),
         ),
-        ("Rust", Box::new(|s| s.rust.push_str("\nfn unused() {}\n"))),
-        (
-            "CUDA",
-            Box::new(|s| s.cuda.push_str("\nint clash = undeclared;\n")),
-        ),
-        (
-            "HIP",
-            Box::new(|s| s.hip.push_str("\nint clash = undeclared;\n")),
-        ),
+        ("Rust", (|s| s.rust.push_str("\nfn unused() {}\n"))),
+        ("CUDA", (|s| s.cuda.push_str("\nint clash = undeclared;\n"))),
+        ("HIP", (|s| s.hip.push_str("\nint clash = undeclared;\n"))),
     ];
     for (backend, edit) in &backends {
-        let err = broken(edit.as_ref()).expect_err(backend);
+        let err = broken(*edit).expect_err(backend);
         assert!(
             err.contains(&format!(
                 "the {backend} code of an accepted spec does not compile"
