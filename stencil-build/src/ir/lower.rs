@@ -835,9 +835,14 @@ impl Lowerer<'_> {
             Kind::Number { value, .. } => {
                 let text = &self.text.get_ref()[node.span.clone()];
                 if text.bytes().all(|b| b.is_ascii_digit()) {
+                    let most = if what == "an offset" {
+                        MAX_OFFSET
+                    } else {
+                        i64::MAX
+                    };
                     return Err(self
                         .error(&node.span, format!("{what} `{text}` is too large"))
-                        .with_hint(format!("use an integer of at most {}", i64::MAX)));
+                        .with_hint(format!("use an integer of at most {most}")));
                 }
                 let diagnostic = not_const(format!("`{text}` is not an integer"));
                 return Err(if value.fract() == 0.0 && value.abs() < 1e15 {
@@ -1773,7 +1778,7 @@ mod tests {
             "expr",
             "9999",
             "an offset `99999999999999999999` is too large",
-            Some("at most 9223372036854775807"),
+            Some("at most 32"),
         );
         assert_error(
             &update("u[0,0]^2.0"),
