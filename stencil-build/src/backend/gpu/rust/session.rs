@@ -1,0 +1,725 @@
+//! A stencil's `Session`: its grids kept on the device, uploads and
+//! downloads checked before they copy, and `step`, which launches the
+//! kernels one step or several fused steps at a time and replays runs of
+//! launches as graphs.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::super::temporal::fused_leapfrog;
+use super::super::{Dialect, Resolved};
+use crate::codegen::rust::{docs, ident, params_used, usize_lit};
+use crate::ir::{Boundary, Role, Stencil, Strategy};
+
+/// `("u", u.len()), ...` for the grids [`upload_arguments`] (or, with
+/// `inputs` false, [`download_arguments`]) names: what a session checks
+/// before it copies any of them.
+fn session_lengths(st: &Stencil, inputs: bool) -> TokenStream {
+    let pairs = st
+        .arguments()
+        .filter(|(_, f)| inputs || f.role != Role::Input)
+        .flat_map(|(_, f)| {
+            let prev = f.has_prev().then(|| format!("{}_prev", f.name));
+            std::iter::once(f.name.clone()).chain(prev)
+        })
+        .map(|name| {
+            let id = ident(&name);
+            quote!((#name, #id.len()))
+        });
+    quote!(#(#pairs),*)
+}
+
+/// The doc comment of `Session::step`.
+fn step_doc() -> TokenStream {
+    docs(
+        "Runs `steps` time steps on the device (kernels are queued; errors of a launch come back \
+         here, errors while running at the next `synchronize` or `download`).",
+    )
+}
+
+/// `Session::step` of a plan that fuses steps, and its `launch`: launches of
+/// up to `most` steps (`most` declares it from `left`, the steps still to run), or
+/// of one as `Session::fusion` says; while it is `Measure`, the parts of the
+/// session's `rt::Trial`, each timing `span` steps (a fused launch's:
+/// `time_block`, two sweeps for `persistent`). `graph` replays runs of
+/// launches as graphs where it can, `whole_graphs` (the trial's parts) only
+/// whole graphs ([`Graphs::branch`]).
+fn fused_step(
+    plan: &Resolved,
+    params: &Ident,
+    most: &TokenStream,
+    launches: &[TokenStream],
+    turn: &TokenStream,
+    [graph, whole_graphs]: [&TokenStream; 2],
+) -> TokenStream {
+    let doc = step_doc();
+    let span = if plan.strategy == Strategy::Persistent {
+        2 * plan.time_block as u64
+    } else {
+        plan.time_block as u64
+    };
+    let launches_fn = launches_fn(params, whole_graphs, plan.strategy == Strategy::Persistent);
+    // The launches a trial's part replays as one graph (the session passes 1 with graphs off).
+    let graph_launches = GRAPH_LAUNCHES;
+    quote! {
+        #doc
+        pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
+            let mut left = steps;
+            while left > 0 {
+                // The most steps the next launch may fuse.
+                #most
+                if self.fusion == super::super::Fusion::Measure && most >= #span && left >= self.trial.steps(#span) {
+                    let mut trial = self.trial;
+                    let (ran, measured) = trial.next(
+                        #span,
+                        if self.graphs { #graph_launches } else { 1 },
+                        &mut |steps, each| self.launches(#params, steps, each),
+                        &|| dev::synchronize(NAME),
+                    )?;
+                    self.trial = trial;
+                    if let Some(measured) = measured {
+                        self.fusion = measured.faster();
+                        self.measurement = Some(measured);
+                    }
+                    left -= ran;
+                    continue;
+                }
+                let fused = if self.fusion == super::super::Fusion::Single { 1 } else { most };
+                #graph
+                self.launch(#params, fused, ::std::ptr::null_mut())?;
+                left -= fused;
+            }
+            Ok(())
+        }
+
+        #launches_fn
+
+        /// One launch of `fused` steps (the single-step kernel's for one), on `stream` (null:
+        /// the legacy stream).
+        fn launch(&mut self, #params: Params, fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
+            #(#launches)*
+            #turn
+            self.steps += fused;
+            Ok(())
+        }
+    }
+}
+
+/// A session's `launches`: `steps` steps in launches of `each`, runs of whole
+/// graphs replayed where `graph` ([`Graphs::branch`]) can. `persistent`
+/// (`whole`) runs fused steps in one launch of them all, as its `step` does.
+fn launches_fn(params: &Ident, graph: &TokenStream, whole: bool) -> TokenStream {
+    let (doc, fused) = if whole {
+        (
+            "`steps` steps in launches of one (`each == 1`), or else in one launch, as `step` runs them.",
+            quote!(let fused = if each == 1 { 1 } else { left };),
+        )
+    } else {
+        (
+            "`steps` steps (a multiple of `each`) in launches of `each`, as `step` runs them.",
+            quote!(let fused = each;),
+        )
+    };
+    let doc = docs(doc);
+    quote! {
+        #doc
+        fn launches(&mut self, #params: Params, steps: u64, each: u64) -> Result<(), StencilError> {
+            let mut left = steps;
+            while left > 0 {
+                #fused
+                #graph
+                self.launch(#params, fused, ::std::ptr::null_mut())?;
+                left -= fused;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `Session::step` of a plan of one step a launch, and its `launch`.
+fn single_step(
+    plan: &Resolved,
+    params: &Ident,
+    launches: &[TokenStream],
+    advance: &[TokenStream],
+    graph: &TokenStream,
+) -> TokenStream {
+    let doc = step_doc();
+    // `temporal` of one step a launch passes its launches' steps.
+    let fused = if plan.strategy == Strategy::Temporal {
+        ident("fused")
+    } else {
+        ident("_fused")
+    };
+    let launches_fn = launches_fn(params, graph, false);
+    quote! {
+        #doc
+        pub fn step(&mut self, #params: Params, steps: u64) -> Result<(), StencilError> {
+            self.launches(#params, steps, 1)
+        }
+
+        #launches_fn
+
+        /// One launch of one step, on `stream` (null: the legacy stream).
+        fn launch(&mut self, #params: Params, #fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
+            #(#launches)*
+            #(#advance)*
+            self.steps += 1;
+            Ok(())
+        }
+    }
+}
+
+/// A session's graphs: what a session adds to run [`GRAPH_LAUNCHES`]
+/// launches at a time as one graph (`persistent`: of one step each, see
+/// [`Graphs::branch`]). On the H100 a
+/// launch took 3.3-4.1 us from the host, so that a 7-point stencil took about
+/// 4 us a step up to 80^3; replayed from a graph, 1.5-3.2 us, and 1.1x-1.2x
+/// less on 100^3-128^3 (`benchmarks/experiments/launch-floor`).
+struct Graphs {
+    /// The session's members, and their values in `Session::new`.
+    members: Vec<TokenStream>,
+    alloc: Vec<TokenStream>,
+    /// `Session::replay`, `set_graphs`, `graphs` and `replays`.
+    methods: TokenStream,
+}
+
+/// Launches a session captures as one graph: a multiple of every count of
+/// buffers a field turns through (2, 3 or 4), so that a graph leaves the
+/// buffers in the order it found them and replays again.
+const GRAPH_LAUNCHES: u64 = 48;
+
+/// Graphs a session keeps: one per order of the buffers a field turns
+/// through (up to 4). A call whose launches outside whole graphs turn the
+/// buffers by an odd count leaves them in the other order, so consecutive
+/// calls alternate between two graphs; with one kept, each call captured its
+/// graph again (on the H100 `temporal` j2d5pt f64 on 512^2, whose calls of
+/// 1000 steps end with 23 launches outside graphs, ran 0.90x-0.95x `naive`
+/// in such calls and 1.00x in calls of 10000; BENCHMARKS.md, session 33).
+///
+/// Past 4, a new capture updates the least recently replayed graph in place
+/// where the runtime allows (the same launches with other arguments:
+/// parameters that change every call), which spares the instantiation
+/// (41-45 us against 15 for 48 launches on the H100;
+/// `benchmarks/experiments/graph-update`) and the wait for the old graph's
+/// replays before it is destroyed.
+const GRAPHS_KEPT: usize = 4;
+
+/// Captures in a row that may give no graph before a session turns graphs
+/// off. A capture that another thread's device synchronization invalidated
+/// (any thread of the process, on the same device, whatever the capture
+/// mode: `benchmarks/experiments/capture-threads`) gives none once; the next
+/// run of launches captures again. A runtime that refuses every capture costs
+/// this many tries, each of which records its launches without running them.
+const CAPTURE_TRIES: u32 = 3;
+
+/// The fewest launches a `step` call replays as a graph where it has fewer
+/// than [`GRAPH_LAUNCHES`] left: a call of 8 to 47 launches, or the rest of a
+/// longer call past its whole graphs. Such a run is captured the second time
+/// it comes (the same launches, steps a launch, parameters and order of the
+/// buffers), so that calls whose steps differ every time never pay a capture
+/// for a graph they would not replay.
+const SHORT_GRAPH_LAUNCHES: u64 = 8;
+
+impl Graphs {
+    /// `levels`: the state fields; `fresh`: the flags of frames still to copy
+    /// (no graph runs before they are, the copy is not a launch); `params`:
+    /// the stencil's parameters, in `Params`.
+    fn new(levels: &[Ident], fresh: &[Ident], params: &[Ident], params_ident: &Ident) -> Graphs {
+        let key_len = usize_lit(2 + levels.len() + params.len());
+        let turns_len = usize_lit(levels.len());
+        let index: Vec<_> = (0..levels.len()).map(usize_lit).collect();
+        let replay_doc = docs(&format!(
+            "Runs `launches` launches (up to {GRAPH_LAUNCHES}) of `fused` steps as one graph: the one \
+             captured for the same launches, steps a launch, parameters and order of the buffers. \
+             Where the session keeps none, it captures one first; a run of fewer than \
+             {GRAPH_LAUNCHES} launches only where the same run came before since its last capture. \
+             The session keeps {GRAPHS_KEPT}; past that, the least recently replayed takes the new \
+             launches in place. `false` (nothing ran) before the frames are copied, for a short run \
+             seen for the first time, and where the capture gave no graph: after {CAPTURE_TRIES} \
+             such captures in a row, graphs are off from then on."
+        ));
+        let set_doc = docs(&format!(
+            "Turns graphs on or off: on, each run of {GRAPH_LAUNCHES} launches in a `step` call is \
+             captured once as a graph (per steps a launch, parameters and order of the buffers) \
+             and replayed, and so is a shorter run of {SHORT_GRAPH_LAUNCHES} or more (a short call, \
+             or the rest of a long one) from the second time it comes, which saves most of each \
+             launch's cost on small grids."
+        ));
+        let graph_launches = GRAPH_LAUNCHES;
+        let members = vec![
+            quote!(stream: Option<dev::Stream>),
+            quote!(kept: Vec<([u64; #key_len], [usize; #turns_len], dev::Graph)>),
+            quote!(graphs: bool),
+            quote!(replays: u64),
+            quote!(captures: u64),
+            quote!(updates: u64),
+            quote!(failed: u32),
+            quote!(seen: Vec<[u64; #key_len]>),
+        ];
+        let alloc = vec![
+            quote!(stream: None),
+            quote!(kept: Vec::new()),
+            quote!(graphs: true),
+            quote!(replays: 0),
+            quote!(captures: 0),
+            quote!(updates: 0),
+            quote!(failed: 0),
+            quote!(seen: Vec::new()),
+        ];
+        let graphs_kept = GRAPHS_KEPT;
+        let capture_tries = CAPTURE_TRIES;
+        let methods = quote! {
+            #replay_doc
+            fn replay(&mut self, #params_ident: Params, fused: u64, launches: u64) -> Result<bool, StencilError> {
+                if #(self.#fresh ||)* !self.graphs {
+                    return Ok(false);
+                }
+                let key = [fused, launches, #(self.grids.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
+                let (key, after, graph) = match self.kept.iter().position(|entry| entry.0 == key) {
+                    Some(at) => self.kept.remove(at),
+                    None => {
+                        if launches < #graph_launches && !self.seen_before(key) {
+                            return Ok(false);
+                        }
+                        let stream = match self.stream.take() {
+                            Some(stream) => stream,
+                            None => dev::Stream::new(NAME)?,
+                        };
+                        let (steps, turns) = (self.steps, [#(self.grids.#levels.turn()),*]);
+                        let captured = dev::Captured::record(&stream, &mut || {
+                            for _ in 0..launches {
+                                self.launch(#params_ident, fused, stream.ptr())?;
+                            }
+                            Ok(())
+                        });
+                        // What the captured launches leave, then the session as before them.
+                        let after = [#(self.grids.#levels.turn()),*];
+                        self.steps = steps;
+                        #(self.grids.#levels.set_turn(turns[#index]);)*
+                        self.stream = Some(stream);
+                        // Where the session keeps as many graphs as it may, the least recently
+                        // replayed takes the new launches in place; else, or where the runtime
+                        // refuses that, they are instantiated (the old graph dropped after its
+                        // replays ran).
+                        let oldest = if self.kept.len() == #graphs_kept {
+                            Some(self.kept.remove(0).2)
+                        } else {
+                            None
+                        };
+                        let graph = match (captured, oldest) {
+                            (Some(captured), Some(mut graph)) => {
+                                if graph.update(&captured) {
+                                    self.updates += 1;
+                                    Some(graph)
+                                } else {
+                                    drop(graph);
+                                    dev::Graph::new(&captured)
+                                }
+                            }
+                            (Some(captured), None) => dev::Graph::new(&captured),
+                            (None, _) => None,
+                        };
+                        let Some(graph) = graph else {
+                            // Another thread may have invalidated the capture: the next run
+                            // of launches tries again, up to a limit.
+                            self.failed += 1;
+                            if self.failed == #capture_tries {
+                                self.graphs = false;
+                                self.kept.clear();
+                            }
+                            return Ok(false);
+                        };
+                        self.failed = 0;
+                        self.captures += 1;
+                        (key, after, graph)
+                    }
+                };
+                graph.replay(NAME)?;
+                #(self.grids.#levels.set_turn(after[#index]);)*
+                self.kept.push((key, after, graph));
+                self.steps += launches * fused;
+                self.replays += 1;
+                Ok(true)
+            }
+
+            /// Whether the run of `key` came before since it was last captured (the session
+            /// remembers as many such runs as it keeps graphs); notes it where not, and
+            /// forgets it where so.
+            fn seen_before(&mut self, key: [u64; #key_len]) -> bool {
+                if let Some(at) = self.seen.iter().position(|seen| *seen == key) {
+                    self.seen.remove(at);
+                    return true;
+                }
+                if self.seen.len() == #graphs_kept {
+                    self.seen.remove(0);
+                }
+                self.seen.push(key);
+                false
+            }
+
+            /// Whether runs of many launches are replayed as graphs (on by default; off
+            /// after captures in a row gave no graph).
+            pub fn graphs(&self) -> bool {
+                self.graphs
+            }
+
+            #set_doc
+            pub fn set_graphs(&mut self, on: bool) {
+                self.graphs = on;
+                self.failed = 0;
+                self.kept.clear();
+            }
+
+            /// Graphs replayed since the session was made.
+            #[doc(hidden)]
+            pub fn replays(&self) -> u64 {
+                self.replays
+            }
+
+            /// Graphs captured since the session was made.
+            #[doc(hidden)]
+            pub fn captures(&self) -> u64 {
+                self.captures
+            }
+
+            /// Captures that updated a kept graph in place instead of instantiating one.
+            #[doc(hidden)]
+            pub fn updates(&self) -> u64 {
+                self.updates
+            }
+        };
+        Graphs {
+            members,
+            alloc,
+            methods,
+        }
+    }
+
+    /// The `step` loop's branch: where `left` holds a whole graph of
+    /// launches of `fused` steps, replay it. `persistent` replays only its
+    /// launches of one step (ordinary launches of the single-step kernel):
+    /// its fused launches are cooperative, and one runs all of a call's steps.
+    /// `short`: runs of fewer launches replay too ([`SHORT_GRAPH_LAUNCHES`]),
+    /// and one not replayed is launched whole, so that its key is the same
+    /// the next time; the trial's parts (`short` off) replay only whole
+    /// graphs, as it times them.
+    fn branch(params: &Ident, persistent: bool, short: bool) -> TokenStream {
+        let graph_launches = GRAPH_LAUNCHES;
+        let one = persistent.then(|| quote!(fused == 1 &&));
+        if !short {
+            return quote! {
+                if #one left >= #graph_launches * fused && self.replay(#params, fused, #graph_launches)? {
+                    left -= #graph_launches * fused;
+                    continue;
+                }
+            };
+        }
+        let fewest = SHORT_GRAPH_LAUNCHES;
+        quote! {
+            let run = (left / fused).min(#graph_launches);
+            if #one run >= #fewest {
+                if self.replay(#params, fused, run)? {
+                    left -= run * fused;
+                    continue;
+                }
+                if run < #graph_launches {
+                    for _ in 0..run {
+                        self.launch(#params, fused, ::std::ptr::null_mut())?;
+                    }
+                    left -= run * fused;
+                    continue;
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn session(
+    st: &Stencil,
+    plan: &Resolved,
+    d: &Dialect,
+    launches: &[TokenStream],
+    fuses: &[TokenStream],
+) -> TokenStream {
+    let uses_params = st.statements.iter().any(|s| !params_used(s).is_empty());
+    let params = if uses_params {
+        ident("params")
+    } else {
+        ident("_params")
+    };
+    let real = ident(st.dtype.rust());
+    let dims = usize_lit(st.dims());
+    // The grids' buffers, named as the spec names them, in a struct of their own: the
+    // session's other members cannot collide with a user's name.
+    let mut grid_members = Vec::new();
+    let mut grid_alloc = Vec::new();
+    let mut members = Vec::new();
+    let mut alloc = Vec::new();
+    let mut upload_params = Vec::new();
+    let mut upload = Vec::new();
+    let mut download_params = Vec::new();
+    let mut download = Vec::new();
+    let mut advance = Vec::new();
+    // After a launch of one step, where that runs the single-step kernel: a fused
+    // leapfrog's levels turn by one (it wrote `next_prev`'s buffer), the others as always.
+    let mut advance_one = Vec::new();
+    let one_step_kernel = super::super::step_plan(plan, st, d).is_some();
+    let mut turns_by_one = false;
+    let mut fresh_init = Vec::new();
+    let mut fused_fresh = None;
+    let mut state_fields = Vec::new();
+    let mut fresh_flags = Vec::new();
+    for (i, f) in st.fields.iter().enumerate() {
+        let id = ident(&f.name);
+        let name = &f.name;
+        match f.role {
+            Role::Input | Role::Temp => {
+                grid_members.push(quote!(#id: dev::Buffer<#real>));
+                grid_alloc.push(quote!(#id: dev::Buffer::new(NAME, cells)?));
+                if f.role == Role::Input {
+                    upload_params.push(quote!(#id: &[#real]));
+                    upload.push(quote!(self.grids.#id.upload(NAME, #name, #id)?;));
+                }
+            }
+            Role::State { levels } => {
+                state_fields.push(id.clone());
+                let levels = usize_lit(levels as usize);
+                let fused = fused_leapfrog(st, plan, i);
+                grid_members.push(quote!(#id: dev::Levels<#real>));
+                grid_alloc.push(quote!(#id: dev::Levels::new(NAME, #levels, #fused, cells)?));
+                advance.push(quote!(self.grids.#id.advance();));
+                if fused && one_step_kernel {
+                    turns_by_one = true;
+                    advance_one.push(quote!(self.grids.#id.advance_one();));
+                } else {
+                    advance_one.push(quote!(self.grids.#id.advance();));
+                }
+                upload_params.push(quote!(#id: &[#real]));
+                download_params.push(quote!(#id: &mut [#real]));
+                upload.push(quote!(self.grids.#id.upload_from(NAME, #name, #id)?;));
+                download.push(
+                    quote!(self.grids.#id.level(self.grids.#id.cur_level()).download(NAME, #name, #id)?;),
+                );
+                if f.has_prev() {
+                    let prev = format_ident!("{}_prev", f.name);
+                    let pname = format!("{}_prev", f.name);
+                    upload_params.push(quote!(#prev: &[#real]));
+                    download_params.push(quote!(#prev: &mut [#real]));
+                    upload.push(quote!(self.grids.#id.level_mut(0).upload(NAME, #pname, #prev)?;));
+                    download.push(quote!(self.grids.#id.level(0).download(NAME, #pname, #prev)?;));
+                    if st.boundary == Boundary::Fixed {
+                        let fresh = format_ident!("{}__fresh", f.name);
+                        fresh_flags.push(fresh.clone());
+                        members.push(quote!(#fresh: bool));
+                        alloc.push(quote!(#fresh: false));
+                        fresh_init.push(quote!(self.#fresh = true;));
+                        if fused_leapfrog(st, plan, i) {
+                            fused_fresh = Some(fresh);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let persistent = plan.strategy == Strategy::Persistent;
+    let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
+    let graphs = Graphs::new(&state_fields, &fresh_flags, &names, &params);
+    let graph = Graphs::branch(&params, persistent, true);
+    // A plan that fuses steps: how a launch turns the buffers, and the most steps it fuses.
+    let fused = if persistent {
+        let time_block = plan.time_block as u64;
+        let turn = if turns_by_one {
+            quote! {
+                // One step runs the single-step kernel, into `next_prev`'s buffer.
+                if fused == 1 {
+                    #(#advance_one)*
+                } else if fused.div_ceil(#time_block) % 2 == 1 {
+                    #(#advance)*
+                }
+            }
+        } else {
+            quote! {
+                // The result is in the buffer the last sweep wrote: the next level after an odd number of sweeps.
+                if fused.div_ceil(#time_block) % 2 == 1 {
+                    #(#advance)*
+                }
+            }
+        };
+        // A leapfrog's second sweep writes the buffer of the caller's previous level, whose
+        // frame is replaced between launches (`frame` in `kernels`): the first sweep after
+        // an upload runs alone.
+        let most = match fused_fresh {
+            None => quote!(let most = left;),
+            Some(fresh) => quote! {
+                let most = if self.steps == 0 && self.#fresh { left.min(#time_block) } else { left };
+            },
+        };
+        Some((turn, most))
+    } else if plan.fuses_steps() {
+        let time_block = plan.time_block as u64;
+        let turn = if turns_by_one {
+            quote! {
+                // One step runs the single-step kernel, into `next_prev`'s buffer.
+                if fused == 1 {
+                    #(#advance_one)*
+                } else {
+                    #(#advance)*
+                }
+            }
+        } else {
+            quote!(#(#advance)*)
+        };
+        // Where the fused kernel has no scalar twin, grids it cannot take run one step a
+        // launch (the single-step kernel), and a session that was to measure says so.
+        let most = if fuses.is_empty() {
+            quote!(let most = left.min(#time_block);)
+        } else {
+            quote! {
+                stencil_safety!("each `_fuses` function only compares the extents and the pointers' alignment");
+                let fuses = unsafe { #(#fuses)&&* };
+                if !fuses && self.fusion == super::super::Fusion::Measure {
+                    self.fusion = super::super::Fusion::Single;
+                }
+                let most = if fuses { left.min(#time_block) } else { 1 };
+            }
+        };
+        Some((turn, most))
+    } else {
+        None
+    };
+    let step = match fused {
+        Some((turn, most)) => {
+            let whole_graphs = Graphs::branch(&params, persistent, false);
+            fused_step(
+                plan,
+                &params,
+                &most,
+                launches,
+                &turn,
+                [&graph, &whole_graphs],
+            )
+        }
+        None => single_step(plan, &params, launches, &advance, &graph),
+    };
+    let fusion = if plan.measures() {
+        quote!(super::super::Fusion::Measure)
+    } else if plan.fuses_steps() {
+        quote!(super::super::Fusion::Fused)
+    } else {
+        quote!(super::super::Fusion::Single)
+    };
+    members.push(quote!(fusion: super::super::Fusion));
+    alloc.push(quote!(fusion: #fusion));
+    let reset_trial = plan.fuses_steps().then(|| {
+        members.push(quote!(trial: rt::Trial));
+        alloc.push(quote!(trial: rt::Trial::default()));
+        members.push(quote!(measurement: Option<super::super::Measurement>));
+        alloc.push(quote!(measurement: None));
+        quote! {
+            self.trial = rt::Trial::default();
+            self.measurement = None;
+        }
+    });
+    let measurement = if plan.fuses_steps() {
+        quote!(self.measurement)
+    } else {
+        quote!(None)
+    };
+    members.extend(graphs.members);
+    alloc.extend(graphs.alloc);
+    let graph_methods = graphs.methods;
+    let (upload_lengths, download_lengths) =
+        (session_lengths(st, true), session_lengths(st, false));
+    let doc = docs(&format!(
+        "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
+         Device memory is freed on drop, also when a call fails half-way.",
+        st.name, d.title
+    ));
+    quote! {
+        /// The session's device buffers, one member per grid of the spec.
+        #[allow(non_snake_case)]
+        struct Grids {
+            #(#grid_members,)*
+        }
+
+        #doc
+        #[allow(non_snake_case)]
+        pub struct Session {
+            shape: [usize; #dims],
+            /// Steps run since the last upload.
+            steps: u64,
+            grids: Grids,
+            #(#members,)*
+        }
+
+        #[allow(non_snake_case)]
+        impl Session {
+            /// Allocates every grid (zeroed) for `shape` on the device.
+            pub fn new(shape: [usize; #dims]) -> Result<Self, StencilError> {
+                let cells = rt::cells(NAME, &AXES, &shape, &MIN_SHAPE)?;
+                let grids = Grids { #(#grid_alloc,)* };
+                Ok(Session { shape, steps: 0, grids, #(#alloc,)* })
+            }
+
+            /// The shape the session was made for.
+            pub fn shape(&self) -> [usize; #dims] {
+                self.shape
+            }
+
+            /// Copies the state grids (each 2-level field followed by its `_prev` level) and the
+            /// input grids, in declaration order, to the device. Every length is checked before the
+            /// first copy, so a wrong one changes nothing; a runtime error during the copies (a
+            /// device already in error) can leave some grids copied.
+            pub fn upload(&mut self, #(#upload_params),*) -> Result<(), StencilError> {
+                // Every length before the first copy: an `Err` leaves the device as it was.
+                super::check_arguments(&self.shape, &[#upload_lengths])?;
+                #(#upload)*
+                #(#fresh_init)*
+                self.steps = 0;
+                Ok(())
+            }
+
+            #step
+
+            /// How launches of several steps run: measured on these grids, fused, or one step a
+            /// launch (`Fusion`); after a measurement, the faster of the two. A session whose
+            /// fused kernel cannot take its grids (one without a scalar twin, on rows that are
+            /// not whole vectors or on planes too small for it) runs one step a launch and, where
+            /// it was to measure, says `Single` from its first step.
+            pub fn fusion(&self) -> super::super::Fusion {
+                self.fusion
+            }
+
+            /// Sets how launches of several steps run; `Measure` times them again. Plans of one
+            /// step a launch, and fused kernels on grids they cannot take, run one step a launch
+            /// whatever it says.
+            pub fn set_fusion(&mut self, fusion: super::super::Fusion) {
+                self.fusion = fusion;
+                #reset_trial
+            }
+
+            /// What the session's measurement timed, once it decided (`fusion` then says the
+            /// faster way); `None` before, after `set_fusion`, and for sessions that never
+            /// measure.
+            pub fn measurement(&self) -> Option<super::super::Measurement> {
+                #measurement
+            }
+
+            #graph_methods
+
+            /// Waits for every queued step.
+            pub fn synchronize(&self) -> Result<(), StencilError> {
+                dev::synchronize(NAME)
+            }
+
+            /// Copies the state grids (each 2-level field followed by its `_prev` level) back.
+            pub fn download(&self, #(#download_params),*) -> Result<(), StencilError> {
+                // Every length before the first copy: an `Err` leaves the grids as they were.
+                super::check_arguments(&self.shape, &[#download_lengths])?;
+                #(#download)*
+                Ok(())
+            }
+        }
+    }
+}
