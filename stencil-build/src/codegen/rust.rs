@@ -413,7 +413,13 @@ impl Signature {
 
 /// Argument names of the grids, in `run` order.
 pub fn grid_names(st: &Stencil) -> Vec<String> {
+    grid_names_where(st, |_| true)
+}
+
+/// [`grid_names`] of the fields `keep` takes.
+pub fn grid_names_where(st: &Stencil, keep: impl Fn(&crate::ir::Field) -> bool) -> Vec<String> {
     st.arguments()
+        .filter(|(_, f)| keep(f))
         .flat_map(|(_, f)| {
             let prev = f.has_prev().then(|| format!("{}_prev", f.name));
             std::iter::once(f.name.clone()).chain(prev)
@@ -528,7 +534,12 @@ fn kernel_signature(st: &Stencil, s: &Statement) -> TokenStream {
 
 /// `("u", u.len()), ("u_prev", u_prev.len()), ...`: every grid argument's name and length.
 pub fn grid_lengths(st: &Stencil) -> TokenStream {
-    let pairs = grid_names(st).into_iter().map(|g| {
+    lengths(grid_names(st))
+}
+
+/// `(name, name.len())` for each of `names`.
+pub fn lengths(names: Vec<String>) -> TokenStream {
+    let pairs = names.into_iter().map(|g| {
         let id = ident(&g);
         quote!((#g, #id.len()))
     });

@@ -10,7 +10,8 @@ use quote::{format_ident, quote};
 use super::temporal::fused_leapfrog;
 use super::{Dialect, Resolved};
 use crate::codegen::rust::{
-    Signature, docs, grids_entry, ident, params_used, slot_name, statement_name, usize_lit,
+    Signature, docs, grid_names_where, grids_entry, ident, params_used, slot_name, statement_name,
+    usize_lit,
 };
 use crate::ir::{Boundary, Role, Slot, Stencil, Strategy, Version};
 
@@ -47,9 +48,9 @@ pub fn stencil_module(
     let (externs, launches, fuses) = kernels(st, plan, prefix, d);
     let session = session::session(st, plan, d, &launches, &fuses);
     let args = &sig.params;
-    let upload_args = upload_arguments(st);
+    let upload_args = grid_arguments(st, true);
     let lengths = crate::codegen::rust::grid_lengths(st);
-    let download_args = download_arguments(st);
+    let download_args = grid_arguments(st, false);
     let run_doc = docs(&format!(
         "Runs `steps` time steps in place on the {} device: checks every argument, uploads the grids, steps, \
          downloads the state grids. Zero steps touch nothing.{}",
@@ -267,23 +268,9 @@ fn read(st: &Stencil, slot: Slot) -> TokenStream {
     }
 }
 
-fn upload_arguments(st: &Stencil) -> TokenStream {
-    let names = st.arguments().flat_map(|(_, f)| {
-        let id = ident(&f.name);
-        let prev = f.has_prev().then(|| format_ident!("{}_prev", f.name));
-        std::iter::once(quote!(#id)).chain(prev.map(|p| quote!(#p)))
-    });
-    quote!(#(#names),*)
-}
-
-fn download_arguments(st: &Stencil) -> TokenStream {
-    let names = st
-        .arguments()
-        .filter(|(_, f)| f.role != Role::Input)
-        .flat_map(|(_, f)| {
-            let id = ident(&f.name);
-            let prev = f.has_prev().then(|| format_ident!("{}_prev", f.name));
-            std::iter::once(quote!(#id)).chain(prev.map(|p| quote!(#p)))
-        });
-    quote!(#(#names),*)
+/// `u, u_prev, k, ...`: the grids a session uploads (`inputs`), or downloads.
+fn grid_arguments(st: &Stencil, inputs: bool) -> TokenStream {
+    let names = grid_names_where(st, |f| inputs || f.role != Role::Input);
+    let ids = names.iter().map(|n| ident(n));
+    quote!(#(#ids),*)
 }

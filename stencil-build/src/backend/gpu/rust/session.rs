@@ -8,26 +8,10 @@ use quote::{format_ident, quote};
 
 use super::super::temporal::fused_leapfrog;
 use super::super::{Dialect, Resolved};
-use crate::codegen::rust::{docs, ident, params_used, usize_lit};
+use crate::codegen::rust::{
+    docs, grid_lengths, grid_names_where, ident, lengths, params_used, usize_lit,
+};
 use crate::ir::{Boundary, Role, Stencil, Strategy};
-
-/// `("u", u.len()), ...` for the grids [`upload_arguments`] (or, with
-/// `inputs` false, [`download_arguments`]) names: what a session checks
-/// before it copies any of them.
-fn session_lengths(st: &Stencil, inputs: bool) -> TokenStream {
-    let pairs = st
-        .arguments()
-        .filter(|(_, f)| inputs || f.role != Role::Input)
-        .flat_map(|(_, f)| {
-            let prev = f.has_prev().then(|| format!("{}_prev", f.name));
-            std::iter::once(f.name.clone()).chain(prev)
-        })
-        .map(|name| {
-            let id = ident(&name);
-            quote!((#name, #id.len()))
-        });
-    quote!(#(#pairs),*)
-}
 
 /// The doc comment of `Session::step`.
 fn step_doc() -> TokenStream {
@@ -629,8 +613,10 @@ pub(super) fn session(
     members.extend(graphs.members);
     alloc.extend(graphs.alloc);
     let graph_methods = graphs.methods;
-    let (upload_lengths, download_lengths) =
-        (session_lengths(st, true), session_lengths(st, false));
+    // What the session checks before it copies any grid: every grid it uploads, the
+    // state grids it downloads.
+    let upload_lengths = grid_lengths(st);
+    let download_lengths = lengths(grid_names_where(st, |f| f.role != Role::Input));
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
          Device memory is freed on drop, also when a call fails half-way.",
