@@ -17,8 +17,8 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError};
-use stencil_spec_check::random::RandomStencil;
+use proptest::test_runner::TestCaseError;
+use stencil_spec_check::random::{RandomStencil, slow_cases};
 
 /// The scratch crate: its build script compiles `stencils/random.stencil.toml`;
 /// its `main` checks the OpenMP backend against the reference and panics
@@ -113,20 +113,8 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-fn config() -> Config {
-    Config {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(64),
-        // Each case is a build: keep shrinking to a few minutes.
-        max_shrink_iters: 64,
-        ..Config::default()
-    }
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(slow_cases(64, 64))]
 
     #[test]
     fn random_stencils_match_their_reference_on_openmp(stencil in RandomStencil::strategy()) {

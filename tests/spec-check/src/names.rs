@@ -289,20 +289,17 @@ fn without_comments_and_strings(code: &str) -> String {
     while let Some(at) = rest.find(['/', '"']) {
         out.push_str(&rest[..at]);
         let tail = &rest[at..];
-        let end = if tail.starts_with("//") {
-            tail.find('\n').unwrap_or(tail.len())
+        // What the comment or string spans, blanked; a lone `/` is kept.
+        let (end, kept) = if tail.starts_with("//") {
+            (tail.find('\n').unwrap_or(tail.len()), " ")
         } else if tail.starts_with("/*") {
-            tail.find("*/").map_or(tail.len(), |e| e + 2)
+            (tail.find("*/").map_or(tail.len(), |e| e + 2), " ")
         } else if tail.starts_with('"') {
-            string_end(tail)
+            (string_end(tail), " ")
         } else {
-            1
+            (1, "/")
         };
-        out.push_str(if end == 1 && !tail.starts_with('"') {
-            &tail[..1]
-        } else {
-            " "
-        });
+        out.push_str(kept);
         rest = &tail[end..];
     }
     out + rest

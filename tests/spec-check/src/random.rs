@@ -638,3 +638,18 @@ fn render(t: &Term, names: &Names) -> String {
     }
     s
 }
+
+/// The proptest configuration of a test whose cases are slow (each a build
+/// or a run of the compilers): `PROPTEST_CASES` cases, else
+/// `default_cases`, and at most `max_shrink_iters` steps of shrinking, so
+/// that a failure shrinks in minutes.
+pub fn slow_cases(default_cases: u32, max_shrink_iters: u32) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(default_cases),
+        max_shrink_iters,
+        ..proptest::test_runner::Config::default()
+    }
+}

@@ -13,10 +13,10 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError};
+use proptest::test_runner::TestCaseError;
 use stencil_spec_check::compile::{self, Accepted, Compilers, Depth};
 use stencil_spec_check::names;
-use stencil_spec_check::random::RandomStencil;
+use stencil_spec_check::random::{RandomStencil, slow_cases};
 
 /// Random specs compiled together in one case.
 const PER_CASE: usize = 6;
@@ -60,20 +60,8 @@ fn check(specs: &[(String, String)], dir: &str, depth: Depth) -> Result<usize, S
     Ok(accepted.len())
 }
 
-fn config() -> Config {
-    Config {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(8),
-        // Each case runs the compilers: keep shrinking to a few minutes.
-        max_shrink_iters: 32,
-        ..Config::default()
-    }
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(slow_cases(8, 32))]
 
     #[test]
     fn random_specs_are_refused_where_located_or_compile_on_every_backend(
