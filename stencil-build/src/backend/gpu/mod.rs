@@ -23,6 +23,7 @@
 //! Each kernel has an `extern "C"` launcher returning the runtime's error
 //! code, and the file has the few runtime calls the Rust side needs.
 
+mod dialect;
 mod literals;
 mod persistent;
 pub mod rust;
@@ -31,6 +32,8 @@ mod tensor;
 
 use std::collections::BTreeSet;
 
+pub use dialect::{CUDA, Dialect, GraphUpdate, HIP};
+
 use super::{CExpr, CWriter};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
@@ -38,73 +41,6 @@ use crate::codegen::rust::{
     linear_index, offset_index, params_used, slot_name, statement_name, wrapped_index,
 };
 use crate::ir::{Access, Boundary, Dtype, GpuTiling, Slot, Statement, Stencil, Strategy};
-
-/// What differs between CUDA and HIP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Dialect {
-    /// Backend name (`cuda`, `hip`), also the Cargo feature.
-    pub name: &'static str,
-    /// Human name for messages.
-    pub title: &'static str,
-    /// The runtime header.
-    pub header: &'static str,
-    /// Prefix of the runtime API (`cuda` in `cudaMalloc`).
-    pub api: &'static str,
-    /// Threads per warp (wavefront on AMD).
-    pub warp: usize,
-    /// Source file extension.
-    pub extension: &'static str,
-    /// Most shared memory (AMD: LDS) a block may ask for, in bytes: the
-    /// H100's 227 KiB (a launch on a GPU with less fails with the runtime's
-    /// error); AMD's 64 KiB.
-    pub shared_max: usize,
-    /// The header of cooperative groups (the grid-wide barrier of `persistent`).
-    pub cooperative_header: &'static str,
-    /// The device attribute that counts multiprocessors (AMD: compute units).
-    pub multiprocessors: &'static str,
-}
-
-impl Dialect {
-    /// `value` from the lane `lanes` before this one (`lanes < 0`) or after,
-    /// within groups of `width` lanes; a lane with none there gets its own.
-    pub fn shuffle(&self, value: &str, lanes: i64, width: usize) -> String {
-        let (dir, n) = if lanes < 0 {
-            ("up", -lanes)
-        } else {
-            ("down", lanes)
-        };
-        match self.name {
-            "cuda" => format!("__shfl_{dir}_sync(0xffffffffu, {value}, {n}, {width})"),
-            _ => format!("__shfl_{dir}({value}, {n}, {width})"),
-        }
-    }
-}
-
-/// The CUDA dialect.
-pub const CUDA: Dialect = Dialect {
-    name: "cuda",
-    title: "CUDA",
-    header: "cuda_runtime.h",
-    api: "cuda",
-    warp: 32,
-    extension: "cu",
-    shared_max: 227 * 1024,
-    cooperative_header: "cooperative_groups.h",
-    multiprocessors: "cudaDevAttrMultiProcessorCount",
-};
-
-/// The HIP dialect (AMD GPUs: 64-wide wavefronts).
-pub const HIP: Dialect = Dialect {
-    name: "hip",
-    title: "HIP",
-    header: "hip/hip_runtime.h",
-    api: "hip",
-    warp: 64,
-    extension: "hip",
-    shared_max: 64 * 1024,
-    cooperative_header: "hip/hip_cooperative_groups.h",
-    multiprocessors: "hipDeviceAttributeMultiprocessorCount",
-};
 
 /// A strategy with every choice made: what the kernels are generated from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -281,7 +217,7 @@ pub const AUTO_REGISTER_WORDS: usize = 48;
 
 /// `auto`, settled for `st` (see [`resolve`]).
 fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
-    if *d == CUDA && temporal::auto_rings(st, d) {
+    if d.async_copies && temporal::auto_rings(st, d) {
         return GpuTiling {
             vector: Some(4),
             ..GpuTiling::model(Strategy::Temporal)
@@ -307,13 +243,13 @@ fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// where steps do not fuse, and what the fused strategies launch for one
 /// step ([`step_plan`]).
 fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
-    if *d == CUDA && tensor::auto_tensor(st) {
+    if d.tensor_cores && tensor::auto_tensor(st) {
         if tensor::reads_one_grid(st) {
             return GpuTiling::model(Strategy::Tensor);
         }
         return planes_stream(st);
     }
-    if *d == CUDA && wide_planes(st) {
+    if d.tuned && wide_planes(st) {
         return planes_stream(st);
     }
     let naive = GpuTiling::model(Strategy::Naive);
@@ -915,7 +851,7 @@ fn exec_update(w: &mut CWriter, prefix: &str, d: &Dialect) {
         d.name
     ));
     w.line("{");
-    let found = if *d == CUDA {
+    let found = if d.graph_update == GraphUpdate::ResultInfo {
         w.line("    cudaGraphExecUpdateResultInfo info;");
         "&info"
     } else {
@@ -1563,7 +1499,7 @@ impl Gen<'_> {
         self.warp_tiles()
             && self.plan.strategy.fuses_steps()
             && self.st.dtype == Dtype::F64
-            && *self.d == CUDA
+            && self.d.tuned
     }
 
     /// The entries of the update's table of literals, where it

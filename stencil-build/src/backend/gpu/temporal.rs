@@ -44,7 +44,7 @@ mod vectors;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{CUDA, CWriter, Gen, Resolved, shifted};
+use super::{CWriter, Gen, Resolved, shifted};
 use crate::codegen::rust::offset_index;
 use crate::ir::{Access, Dtype, GpuTiling, Slot, Stencil, Strategy, Version};
 
@@ -696,7 +696,7 @@ impl Gen<'_> {
     /// clang, leaves a loop of shuffles as it is and warns).
     fn row_unroll(&self, sh: &Shape) -> Option<String> {
         let rows = sh.planes();
-        let suited = *self.d == CUDA
+        let suited = self.d.tuned
             && self.plan.strategy == Strategy::Temporal
             && self.reads(self.streamed()).len() <= MAX_UNROLLED_POINTS;
         match (suited, self.leapfrog(), sh.split) {
@@ -717,7 +717,7 @@ impl Gen<'_> {
     /// 0.94x-1.35x (session 28). The f32 kernels' checked copies lost with
     /// it (j2d5pt 0.60x-0.86x); HIP was not measured.
     fn selects_levels(&self) -> bool {
-        *self.d == CUDA
+        self.d.tuned
             && self.plan.strategy.fuses_steps()
             && !splits(self.st)
             && !self.reads_inputs()

@@ -919,7 +919,7 @@ impl Gen<'_> {
         let candidate = self.dims() == 3
             && self.plan.strategy.fuses_steps()
             && self.st.dtype == Dtype::F32
-            && self.d.name == "cuda"
+            && self.d.min_blocks_bound
             && !self.wide;
         if candidate && self.sums() {
             return Some(super::sums::RESIDENT_BLOCKS);

@@ -196,7 +196,7 @@ pub fn check(plan: &Resolved, st: &Stencil, d: &Dialect) -> Result<(), String> {
             "`vector` of `temporal` for `{name}`, a stencil that reads other grids than the one it steps, computes two steps in shared rings: {why}; {fix}"
         ))
     };
-    if d.name != "cuda" {
+    if !d.async_copies {
         return refuse(format!(
             "its copies are CUDA's `cp.async`, which {} has no counterpart for",
             d.title
