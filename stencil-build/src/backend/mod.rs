@@ -5,7 +5,7 @@ pub mod openmp;
 
 use crate::analysis::Analysis;
 use crate::codegen::expr::{Dialect, float_literal};
-use crate::codegen::rust::{params_used, slot_name};
+use crate::codegen::names::slot_name;
 use crate::ir::{Access, Boundary, Dtype, Func, Statement, Stencil};
 
 /// `n0, .., T *Q out, const T *Q <slot>, .., [const] T p_<param>, ..`: the
@@ -36,7 +36,7 @@ pub fn c_parameters(
             .map(|slot| format!("const {t} *{q}{}", slot_name(st, slot))),
     );
     p.extend(
-        params_used(s)
+        s.params_used()
             .into_iter()
             .map(|i| format!("{c}{t} p_{}", st.params[i])),
     );

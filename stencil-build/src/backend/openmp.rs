@@ -5,15 +5,11 @@
 //! without index wrapping and a second pass updates the frame with wrapped
 //! reads.
 
-use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
-
 use super::{CExpr, CWriter, c_parameters, file_header};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
-use crate::codegen::rust::{
-    Signature, entry_points, offset_index, params_used, slot_name, statement_name, wrapped_index,
-};
+use crate::codegen::index::{offset_index, wrapped_index};
+use crate::codegen::names::{slot_name, statement_name};
 use crate::ir::{Access, Boundary, Statement, Stencil};
 
 /// The exported C symbol of a statement's kernel.
@@ -259,7 +255,7 @@ fn wrapped_cell(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize], s
     strides(w, dims);
     w.line(&format!(
         "const ptrdiff_t c = {};",
-        crate::codegen::rust::linear_index(dims)
+        crate::codegen::index::linear_index(dims)
     ));
     w.line(&format!("out[c] = {value};"));
     w.dedent();
@@ -283,7 +279,7 @@ fn periodic_frame(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize],
     args.push("out".into());
     args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
     args.extend(
-        params_used(s)
+        s.params_used()
             .into_iter()
             .map(|i| format!("p_{}", st.params[i])),
     );
@@ -344,83 +340,5 @@ fn periodic_frame(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize],
         w.dedent();
         w.line("}");
         w.dedent_by(last - 1);
-    }
-}
-
-/// The `openmp` module of a stencil's Rust API: extern declarations and the
-/// `Kernels` implementation calling them.
-pub fn rust_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStream {
-    let real = format_ident!("{}", st.dtype.rust());
-    let dims = st.dims();
-    let block = st
-        .tiling
-        .openmp
-        .block
-        .iter()
-        .map(|&b| Literal::usize_unsuffixed(b));
-    let mut externs = Vec::new();
-    let mut methods = Vec::new();
-    for s in &st.statements {
-        let sym = format_ident!("{}", symbol(prefix, st, s));
-        let method = format_ident!("{}", statement_name(st, s));
-        let slots: Vec<_> = s
-            .slots()
-            .into_iter()
-            .map(|slot| format_ident!("{}", slot_name(st, slot)))
-            .collect();
-        let used = params_used(s);
-        let c_params: Vec<_> = used
-            .iter()
-            .map(|&i| format_ident!("p_{}", st.params[i]))
-            .collect();
-        let fields: Vec<_> = used
-            .iter()
-            .map(|&i| format_ident!("{}", st.params[i]))
-            .collect();
-        let n: Vec<_> = (0..dims).map(|a| format_ident!("n{a}")).collect();
-        let axis = (0..dims).map(Literal::usize_unsuffixed);
-        externs.push(quote! {
-            fn #sym(#(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real),*);
-        });
-        let p = if used.is_empty() {
-            quote!(_p)
-        } else {
-            quote!(p)
-        };
-        methods.push(quote! {
-            fn #method(&self, shape: [usize; #dims], out: &mut [#real], #(#slots: &[#real],)* #p: &Params) {
-                stencil_safety!("`run_with` checked that every grid holds exactly one value per cell of `shape` (a count that fits in `isize`); the kernel touches only those cells, and `out` is a buffer of its own, never one of the inputs.");
-                unsafe { #sym(#(shape[#axis] as isize,)* out.as_mut_ptr(), #(#slots.as_ptr(),)* #(#p.#fields),*) }
-            }
-        });
-    }
-    let entry = entry_points(
-        sig,
-        &format_ident!("OpenMp"),
-        "openmp",
-        "the OpenMP-C kernels, on [`openmp_max_threads`](super::super::openmp_max_threads) threads",
-    );
-    quote! {
-        /// OpenMP-C kernels, compiled with `-O3 -fopenmp`: cache blocks spread over threads,
-        /// the contiguous axis vectorised.
-        pub mod openmp {
-            use super::*;
-
-            /// The cache blocking compiled into these kernels.
-            pub const TILING: super::super::OpenmpTiling = super::super::OpenmpTiling { block: &[#(#block),*] };
-
-            #[allow(non_snake_case)]
-            unsafe extern "C" {
-                #(#externs)*
-            }
-
-            struct OpenMp;
-
-            impl Kernels for OpenMp {
-                #(#methods)*
-            }
-
-            #entry
-        }
     }
 }

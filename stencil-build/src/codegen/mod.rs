@@ -1,6 +1,8 @@
 //! Code shared by the generators, and the generated Rust API.
 
 pub mod expr;
+pub mod index;
+pub mod names;
 pub mod rust;
 
 /// `text` with its bidirectional control characters spelled as escapes:

@@ -9,11 +9,15 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 
 use super::expr::{self, Dialect, float_literal};
+use super::index::{linear_index, offset_index, wrapped_index};
+use super::names::{slot_name, statement_name};
 use super::visible_direction;
 use crate::analysis::{Analysis, StatementInfo};
-use crate::ir::{Access, Boundary, Func, Role, Slot, Statement, Stencil, Version};
+use crate::ir::{Access, Boundary, Func, Role, Statement, Stencil, Version};
 use runtime::{Needs, preamble};
 
+mod gpu;
+mod openmp;
 mod runtime;
 
 /// What the generated Rust links against, per backend.
@@ -144,44 +148,6 @@ pub fn usize_lit(v: usize) -> Literal {
     Literal::usize_unsuffixed(v)
 }
 
-/// The name a kernel gives the buffer of a slot.
-pub fn slot_name(st: &Stencil, slot: Slot) -> String {
-    let prefix = match slot.version {
-        Version::Prev => "prev",
-        Version::Start => "cur",
-        Version::Updated => "new",
-    };
-    format!("{prefix}_{}", st.fields[slot.field].name)
-}
-
-/// The kernel entry point name of a statement.
-pub fn statement_name(st: &Stencil, s: &Statement) -> String {
-    format!("update_{}", st.fields[s.target].name)
-}
-
-/// The params a statement reads, in declaration order.
-pub fn params_used(s: &Statement) -> Vec<usize> {
-    let mut used = Vec::new();
-    collect_params(&s.expr, &mut used);
-    used.sort();
-    used.dedup();
-    used
-}
-
-fn collect_params(e: &crate::ir::Expr, out: &mut Vec<usize>) {
-    use crate::ir::Expr;
-    match e {
-        Expr::Param(i) => out.push(*i),
-        Expr::Lit(_) | Expr::Read(_) => {}
-        Expr::Neg(x) | Expr::PowI(x, _) => collect_params(x, out),
-        Expr::Bin(_, a, b) => {
-            collect_params(a, out);
-            collect_params(b, out);
-        }
-        Expr::Call(_, args) => args.iter().for_each(|a| collect_params(a, out)),
-    }
-}
-
 fn stencil_module(
     st: &Stencil,
     an: &Analysis,
@@ -203,19 +169,11 @@ fn stencil_module(
     let openmp = linked
         .openmp
         .as_ref()
-        .map(|prefix| super::super::backend::openmp::rust_module(st, prefix, &signature));
+        .map(|prefix| openmp::stencil_module(st, prefix, &signature));
     let (args, call) = (&signature.params, &signature.call);
     let gpus: Vec<TokenStream> = linked
         .gpus()
-        .map(|g| {
-            crate::backend::gpu::rust::stencil_module(
-                st,
-                &g.plans[index],
-                &g.prefix,
-                &g.dialect,
-                &signature,
-            )
-        })
+        .map(|g| gpu::stencil_module(st, &g.plans[index], &g.prefix, &g.dialect, &signature))
         .collect();
     let (default_backend, default_doc) = match (linked.gpus().next(), &linked.openmp) {
         (Some(g), _) => (ident(g.dialect.name).into_token_stream(), g.dialect.name),
@@ -524,7 +482,7 @@ fn kernel_signature(st: &Stencil, s: &Statement) -> TokenStream {
         let id = ident(&slot_name(st, slot));
         quote!(#id: &[#real])
     });
-    let p = if params_used(s).is_empty() {
+    let p = if s.params_used().is_empty() {
         quote!(_p)
     } else {
         quote!(p)
@@ -723,13 +681,6 @@ fn reference_kernel(
     })
 }
 
-/// `i0 * s0 + i1 * s1 + i2` for `dims` axes.
-pub fn linear_index(dims: usize) -> String {
-    let mut terms: Vec<String> = (0..dims - 1).map(|a| format!("i{a} * s{a}")).collect();
-    terms.push(format!("i{}", dims - 1));
-    terms.join(" + ")
-}
-
 /// The reference's spelling: bounds-checked slice reads, `f64::` functions.
 struct RustDialect<'a> {
     st: &'a Stencil,
@@ -767,42 +718,6 @@ impl Dialect for RustDialect<'_> {
     fn literal(&self, value: f64) -> String {
         float_literal(value, self.st.dtype, "")
     }
-}
-
-/// `i0 * s0 + wrap(i1 + 1) * s1 + i2`: the linear index of a read at
-/// `offset` with each shifted coordinate spelled by `wrap(axis, d)`.
-pub fn wrapped_index(offset: &[i64], wrap: impl Fn(usize, i64) -> String) -> String {
-    let coord = |ax: usize| match offset[ax] {
-        0 => format!("i{ax}"),
-        d => wrap(ax, d),
-    };
-    let last = offset.len() - 1;
-    let mut terms: Vec<String> = (0..last)
-        .map(|ax| format!("{} * s{ax}", coord(ax)))
-        .collect();
-    terms.push(coord(last));
-    terms.join(" + ")
-}
-
-/// `c - s0 + 2`: the linear index of a read at `offset` from cell `c`, for
-/// languages where `s<a>` is the stride of axis `a` (the last axis has stride 1).
-pub fn offset_index(offset: &[i64]) -> String {
-    let last = offset.len() - 1;
-    let mut text = String::from("c");
-    for (a, &d) in offset.iter().enumerate() {
-        if d == 0 {
-            continue;
-        }
-        let sign = if d < 0 { '-' } else { '+' };
-        let m = d.unsigned_abs();
-        let term = match (a == last, m) {
-            (true, m) => m.to_string(),
-            (false, 1) => format!("s{a}"),
-            (false, m) => format!("{m} * s{a}"),
-        };
-        text.push_str(&format!(" {sign} {term}"));
-    }
-    text
 }
 
 #[cfg(test)]

@@ -266,6 +266,15 @@ pub struct Statement {
 }
 
 impl Statement {
+    /// The params the statement reads, in declaration order.
+    pub fn params_used(&self) -> Vec<usize> {
+        let mut used = Vec::new();
+        collect_params(&self.expr, &mut used);
+        used.sort();
+        used.dedup();
+        used
+    }
+
     /// The distinct slots read, sorted.
     pub fn slots(&self) -> Vec<Slot> {
         let mut slots = Vec::new();
@@ -313,5 +322,18 @@ impl Stencil {
             .iter()
             .enumerate()
             .filter(|(_, f)| f.role != Role::Temp)
+    }
+}
+
+fn collect_params(e: &Expr, out: &mut Vec<usize>) {
+    match e {
+        Expr::Param(i) => out.push(*i),
+        Expr::Lit(_) | Expr::Read(_) => {}
+        Expr::Neg(x) | Expr::PowI(x, _) => collect_params(x, out),
+        Expr::Bin(_, a, b) => {
+            collect_params(a, out);
+            collect_params(b, out);
+        }
+        Expr::Call(_, args) => args.iter().for_each(|a| collect_params(a, out)),
     }
 }

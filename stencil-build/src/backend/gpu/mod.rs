@@ -26,20 +26,20 @@
 mod dialect;
 mod literals;
 mod persistent;
-pub mod rust;
 mod temporal;
 mod tensor;
 
 use std::collections::BTreeSet;
 
 pub use dialect::{CUDA, Dialect, GraphUpdate, HIP};
+pub use temporal::{fused_leapfrog, splits_steps};
+pub use tensor::reads_one_grid;
 
 use super::{CExpr, CWriter};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
-use crate::codegen::rust::{
-    linear_index, offset_index, params_used, slot_name, statement_name, wrapped_index,
-};
+use crate::codegen::index::{linear_index, offset_index, wrapped_index};
+use crate::codegen::names::{slot_name, statement_name};
 use crate::ir::{Access, Boundary, Dtype, GpuTiling, Slot, Statement, Stencil, Strategy};
 
 /// A strategy with every choice made: what the kernels are generated from.
@@ -1152,7 +1152,8 @@ impl Gen<'_> {
                 .map(|slot| slot_name(self.st, slot)),
         );
         a.extend(
-            params_used(self.s)
+            self.s
+                .params_used()
                 .into_iter()
                 .map(|i| format!("p_{}", self.st.params[i])),
         );

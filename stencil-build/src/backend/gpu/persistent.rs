@@ -10,7 +10,7 @@
 //! the last sweep fuses what is left.
 
 use super::{CWriter, Gen};
-use crate::codegen::rust::slot_name;
+use crate::codegen::names::slot_name;
 
 impl Gen<'_> {
     /// The buffers the sweeps alternate between, per time level the launch

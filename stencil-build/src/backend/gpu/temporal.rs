@@ -45,7 +45,7 @@ mod vectors;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{CWriter, Gen, Resolved, shifted};
-use crate::codegen::rust::offset_index;
+use crate::codegen::index::offset_index;
 use crate::ir::{Access, Dtype, GpuTiling, Slot, Stencil, Strategy, Version};
 
 /// Lanes of a warp tile: the width of every shuffle, which CUDA warps and
@@ -717,10 +717,7 @@ impl Gen<'_> {
     /// 0.94x-1.35x (session 28). The f32 kernels' checked copies lost with
     /// it (j2d5pt 0.60x-0.86x); HIP was not measured.
     fn selects_levels(&self) -> bool {
-        self.d.tuned
-            && self.plan.strategy.fuses_steps()
-            && !splits(self.st)
-            && !self.reads_inputs()
+        self.d.tuned && self.plan.strategy.fuses_steps() && !splits(self.st) && !self.reads_inputs()
     }
 
     /// The warp tile function's grids and parameters: the kernel's, with
@@ -759,7 +756,7 @@ impl Gen<'_> {
 
     /// `plane`: row `p` of the launch's grid (level 0), where it is on the grid.
     fn load_level0(&self, w: &mut CWriter, sh: &Shape) {
-        let name = crate::codegen::rust::slot_name(self.st, self.streamed());
+        let name = crate::codegen::names::slot_name(self.st, self.streamed());
         w.line(
             "/* Level 0: row p of the grid, zero off the grid (never read by a stored cell). */",
         );
@@ -868,7 +865,7 @@ impl Gen<'_> {
     /// memory at the cell's index `c`; `None` for the streamed grid.
     fn input_read(&self, a: &Access) -> Option<String> {
         (a.slot != self.streamed()).then(|| {
-            let buf = crate::codegen::rust::slot_name(self.st, a.slot);
+            let buf = crate::codegen::names::slot_name(self.st, a.slot);
             format!("{buf}[{}]", offset_index(&a.offset))
         })
     }

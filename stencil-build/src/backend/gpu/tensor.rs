@@ -59,7 +59,7 @@
 use super::{CWriter, Gen};
 use crate::backend::CExpr;
 use crate::codegen::expr;
-use crate::codegen::rust::{params_used, slot_name};
+use crate::codegen::names::slot_name;
 use crate::ir::{
     Access, Expr, MAX_PLANE_REACH, PLANE_SUM, PlaneSum, Slot, Stencil, plane_sum, untensorable,
 };
@@ -94,7 +94,7 @@ pub fn block_layout(st: &Stencil) -> String {
 /// Whether `st`'s update reads no other grid than the one it sums in-plane:
 /// then its `tensor` launcher runs warps of 16 x 8 cells where rows are of
 /// an even number of cells ([`Shape::wide`]).
-pub(super) fn reads_one_grid(st: &Stencil) -> bool {
+pub fn reads_one_grid(st: &Stencil) -> bool {
     let name = |a: &Access| slot_name(st, a.slot);
     plane_sum(&st.statements[0], &name).is_ok_and(|sum| other_reads(&sum).is_empty())
 }
@@ -326,7 +326,8 @@ impl Gen<'_> {
 
     /// `p_<name>` of each runtime parameter the statement reads.
     fn param_names(&self) -> Vec<String> {
-        params_used(self.s)
+        self.s
+            .params_used()
             .into_iter()
             .map(|i| format!("p_{}", self.st.params[i]))
             .collect()

@@ -68,7 +68,7 @@ pub(super) fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
     let openmp = linked.openmp.as_ref().map(|prefix| openmp_preamble(prefix));
     let runtimes: Vec<TokenStream> = linked
         .gpus()
-        .map(|g| crate::backend::gpu::rust::runtime_module(&g.prefix, &g.dialect, needs.frame))
+        .map(|g| super::gpu::runtime_module(&g.prefix, &g.dialect, needs.frame))
         .collect();
     let gpu = (!runtimes.is_empty()).then(|| {
         let small_steps_doc = docs(&format!(

@@ -625,7 +625,7 @@ impl Gen<'_> {
     /// ([`Planes::clamped`]) the nearest cell on it. Cells off the grid are
     /// read only by cells outside the region, which keep their value.
     fn planes_load(&self, w: &mut CWriter, sh: &Planes, plane: &str) {
-        let name = crate::codegen::rust::slot_name(self.st, self.streamed());
+        let name = crate::codegen::names::slot_name(self.st, self.streamed());
         let ix = self.index();
         w.line("{");
         w.indent();
@@ -683,7 +683,7 @@ impl Gen<'_> {
                     "{ty} in_ahead{i}[{}][{}]; /* {} */",
                     sh.t,
                     sh.c,
-                    crate::codegen::rust::slot_name(self.st, a.slot)
+                    crate::codegen::names::slot_name(self.st, a.slot)
                 ));
             }
         }
@@ -697,7 +697,7 @@ impl Gen<'_> {
         let ix = self.index();
         let lag = sh.lag();
         let load = |w: &mut CWriter, a: &Access, target: &str| {
-            let buf = crate::codegen::rust::slot_name(self.st, a.slot);
+            let buf = crate::codegen::names::slot_name(self.st, a.slot);
             w.pragma("unroll");
             w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
             w.indent();
@@ -705,7 +705,7 @@ impl Gen<'_> {
             w.line(&format!(
                 "{target} = on && {} ? {buf}[{}] : 0;",
                 sh.inside(),
-                crate::codegen::rust::offset_index(&a.offset)
+                crate::codegen::index::offset_index(&a.offset)
             ));
             w.dedent();
             w.line("}");

@@ -44,7 +44,7 @@
 
 use super::super::{CWriter, Dialect, Gen, Resolved};
 use super::radius;
-use crate::codegen::rust::slot_name;
+use crate::codegen::names::slot_name;
 use crate::ir::{Access, Boundary, Dtype, GpuTiling, Slot, Stencil, Strategy, Version};
 
 /// Planes of the stepped grid in flight (copies started ahead of the plane

@@ -260,7 +260,7 @@ impl Gen<'_> {
 
     /// `ahead`: the thread's cells of plane `plane` of the launch's grid, clamped to it.
     fn sums_load(&self, w: &mut CWriter, sh: &Planes, plane: &str) {
-        let name = crate::codegen::rust::slot_name(self.st, self.streamed());
+        let name = crate::codegen::names::slot_name(self.st, self.streamed());
         let ix = self.index();
         w.line("{");
         w.indent();

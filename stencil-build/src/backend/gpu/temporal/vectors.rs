@@ -46,7 +46,7 @@ use std::collections::BTreeSet;
 use super::super::{CWriter, Dialect, Gen, Resolved};
 use super::planes::Planes;
 use super::{radius, reads_inputs};
-use crate::codegen::rust::slot_name;
+use crate::codegen::names::slot_name;
 use crate::ir::{Access, GpuTiling, Stencil, Strategy};
 
 /// Most iterations between a ring plane's publication and its read
@@ -259,7 +259,8 @@ impl Gen<'_> {
     /// The statement's run-time parameters, declared (`const float p_a`) or passed (`p_a`).
     pub(in crate::backend::gpu) fn vector_params(&self, declared: bool) -> Vec<String> {
         let t = self.st.dtype.c();
-        crate::codegen::rust::params_used(self.s)
+        self.s
+            .params_used()
             .into_iter()
             .map(|i| {
                 let p = format!("p_{}", self.st.params[i]);

@@ -6,11 +6,8 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::super::temporal::fused_leapfrog;
-use super::super::{Dialect, Resolved};
-use crate::codegen::rust::{
-    docs, grid_lengths, grid_names_where, ident, lengths, params_used, usize_lit,
-};
+use crate::backend::gpu::{self, Dialect, Resolved, fused_leapfrog};
+use crate::codegen::rust::{docs, grid_lengths, grid_names_where, ident, lengths, usize_lit};
 use crate::ir::{Boundary, Role, Stencil, Strategy};
 
 /// The doc comment of `Session::step`.
@@ -426,7 +423,7 @@ pub(super) fn session(
     launches: &[TokenStream],
     fuses: &[TokenStream],
 ) -> TokenStream {
-    let uses_params = st.statements.iter().any(|s| !params_used(s).is_empty());
+    let uses_params = st.statements.iter().any(|s| !s.params_used().is_empty());
     let params = if uses_params {
         ident("params")
     } else {
@@ -448,7 +445,7 @@ pub(super) fn session(
     // After a launch of one step, where that runs the single-step kernel: a fused
     // leapfrog's levels turn by one (it wrote `next_prev`'s buffer), the others as always.
     let mut advance_one = Vec::new();
-    let one_step_kernel = super::super::step_plan(plan, st, d).is_some();
+    let one_step_kernel = gpu::step_plan(plan, st, d).is_some();
     let mut turns_by_one = false;
     let mut fresh_init = Vec::new();
     let mut fused_fresh = None;

@@ -7,12 +7,9 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::temporal::fused_leapfrog;
-use super::{Dialect, Resolved};
-use crate::codegen::rust::{
-    Signature, docs, grid_names_where, grids_entry, ident, params_used, slot_name, statement_name,
-    usize_lit,
-};
+use crate::backend::gpu::{self, Dialect, Resolved, fused_leapfrog};
+use crate::codegen::names::{slot_name, statement_name};
+use crate::codegen::rust::{Signature, docs, grid_names_where, grids_entry, ident, usize_lit};
 use crate::ir::{Boundary, Role, Slot, Stencil, Strategy, Version};
 
 mod device;
@@ -44,7 +41,7 @@ pub fn stencil_module(
         None => quote! { None },
     };
     let small_grids = plan.small_grids();
-    let small_steps = super::naive_plan(plan, st, d).is_some();
+    let small_steps = gpu::naive_plan(plan, st, d).is_some();
     let (externs, launches, fuses) = kernels(st, plan, prefix, d);
     let session = session::session(st, plan, d, &launches, &fuses);
     let args = &sig.params;
@@ -67,9 +64,9 @@ pub fn stencil_module(
                 ", {} cells per block along the slowest axis, {} per iteration{}",
                 plan.chunk,
                 plan.coarsen,
-                super::small_planes_plan(plan, st, d).map_or(String::new(), |small| format!(
+                gpu::small_planes_plan(plan, st, d).map_or(String::new(), |small| format!(
                     "; planes of fewer than {} cells run blocks of {:?} threads marching {} planes",
-                    super::SMALL_PLANES,
+                    gpu::SMALL_PLANES,
                     small.block,
                     small.chunk
                 ))
@@ -78,7 +75,7 @@ pub fn stencil_module(
             format!(
                 ", {} cells per block along the slowest axis, the in-plane sum on the FP64 tensor cores{}{}",
                 plan.chunk,
-                if super::tensor::reads_one_grid(st) {
+                if gpu::reads_one_grid(st) {
                     " (8 warps of 16 x 8 cells a block where rows are of an even number of cells)"
                 } else {
                     ""
@@ -158,7 +155,7 @@ fn kernels(
     let mut externs = Vec::new();
     let mut launches = Vec::new();
     let mut fuses = Vec::new();
-    let splits = super::temporal::splits_steps(plan, st);
+    let splits = gpu::splits_steps(plan, st);
     for s in &st.statements {
         let target = &st.fields[s.target];
         let (out_prev_param, out_prev_arg) = if fused_leapfrog(st, plan, s.target) {
@@ -171,7 +168,7 @@ fn kernels(
             (quote!(), quote!())
         };
         let name = statement_name(st, s);
-        let sym = format_ident!("{}", super::symbol(prefix, d, st, s));
+        let sym = format_ident!("{}", gpu::symbol(prefix, d, st, s));
         let slots: Vec<Ident> = s
             .slots()
             .into_iter()
@@ -190,7 +187,7 @@ fn kernels(
                 }
             })
             .collect();
-        let used = params_used(s);
+        let used = s.params_used();
         let c_params: Vec<Ident> = used
             .iter()
             .map(|&i| format_ident!("p_{}", st.params[i]))

@@ -1,0 +1,20 @@
+//! The names generated code gives what a spec declares, shared by every
+//! generator (the kernels' buffers and entry points, the Rust API's
+//! parameters).
+
+use crate::ir::{Slot, Statement, Stencil, Version};
+
+/// The name a kernel gives the buffer of a slot.
+pub fn slot_name(st: &Stencil, slot: Slot) -> String {
+    let prefix = match slot.version {
+        Version::Prev => "prev",
+        Version::Start => "cur",
+        Version::Updated => "new",
+    };
+    format!("{prefix}_{}", st.fields[slot.field].name)
+}
+
+/// The kernel entry point name of a statement.
+pub fn statement_name(st: &Stencil, s: &Statement) -> String {
+    format!("update_{}", st.fields[s.target].name)
+}
