@@ -5,8 +5,10 @@
 //! ```
 //!
 //! The second argument picks the output: `rust` (the API), `c` (OpenMP-C),
-//! `cuda` (the default) or `hip`. A broken spec prints the build's located
-//! error and exits with status 1.
+//! `cuda` (the default), `hip`, or `plans`: for each GPU backend the
+//! `[tiling]` section of the plan the spec gets and of each plan around it,
+//! to copy into the spec when tuning. A broken spec prints the build's
+//! located error and exits with status 1.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -29,12 +31,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// The output `args` (`SPEC [rust|c|cuda|hip]`) ask for, or what to tell the user.
+/// The output `args` (`SPEC [rust|c|cuda|hip|plans]`) ask for, or what to tell the user.
 fn render(args: &[String]) -> Result<String, String> {
     let (Some(path), kind) = (args.first(), args.get(1).map_or("cuda", String::as_str)) else {
-        return Err("usage: generate SPEC [rust|c|cuda|hip]".into());
+        return Err("usage: generate SPEC [rust|c|cuda|hip|plans]".into());
     };
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    if kind == "plans" {
+        let spaces = stencil_build::plan_space(path, &text).map_err(|e| e.to_string())?;
+        return Ok(plans(&[("CUDA", &spaces.cuda), ("HIP", &spaces.hip)]));
+    }
     let sources = stencil_build::generate(path, &text).map_err(|e| e.to_string())?;
     match kind {
         "rust" => Ok(sources.rust),
@@ -42,9 +48,26 @@ fn render(args: &[String]) -> Result<String, String> {
         "cuda" => Ok(sources.cuda),
         "hip" => Ok(sources.hip),
         other => Err(format!(
-            "unknown output `{other}`: write rust, c, cuda or hip"
+            "unknown output `{other}`: write rust, c, cuda, hip or plans"
         )),
     }
+}
+
+/// Each backend's plan space as TOML: the chosen plan's section, then the
+/// sections around it, each after a comment.
+fn plans(spaces: &[(&str, &stencil_build::PlanSpace)]) -> String {
+    let mut out = String::new();
+    for (title, space) in spaces {
+        out += &format!("# {title}: the plan the spec gets\n{}\n", space.chosen);
+        for (k, section) in space.around.iter().enumerate() {
+            out += &format!(
+                "# {title}: around it, {} of {}\n{section}\n",
+                k + 1,
+                space.around.len()
+            );
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -77,8 +100,17 @@ mod tests {
                 .unwrap()
                 .contains("pub mod reference")
         );
+        let plans = render(&args(&[spec, "plans"])).unwrap();
+        assert!(
+            plans.starts_with("# CUDA: the plan the spec gets\n[tiling.cuda]\nstrategy = "),
+            "{plans}"
+        );
+        assert!(plans.contains("# HIP: around it, 1 of "), "{plans}");
         let wrong = render(&args(&[spec, "ptx"])).unwrap_err();
-        assert_eq!(wrong, "unknown output `ptx`: write rust, c, cuda or hip");
+        assert_eq!(
+            wrong,
+            "unknown output `ptx`: write rust, c, cuda, hip or plans"
+        );
         assert!(render(&[]).unwrap_err().starts_with("usage:"));
         let missing = render(&args(&["/nonexistent.stencil.toml"])).unwrap_err();
         assert!(

@@ -583,7 +583,7 @@ fn gpu_source(
     an: &Analysis,
     prefix: &str,
     d: &gpu::Dialect,
-) -> Result<(String, gpu::Resolved), Error> {
+) -> Result<(String, gpu::Plan), Error> {
     let tiling = match d.name {
         "hip" => &st.tiling.hip,
         _ => &st.tiling.cuda,
@@ -646,6 +646,62 @@ pub fn generate(path: impl AsRef<Path>, text: &str) -> Result<Sources, Error> {
         openmp: openmp::source(st, an, prefix),
         cuda,
         hip,
+    })
+}
+
+/// The GPU plans around the one a spec gets on one backend, each as the
+/// `[tiling.<backend>]` section a spec writes to ask for it: what to time
+/// when tuning a stencil.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PlanSpace {
+    /// The plan the spec gets: `auto`'s where it names no strategy (written
+    /// out, it names its strategy: the same kernels, without the kernels
+    /// `auto` adds for small grids or its timing of fused launches).
+    pub chosen: String,
+    /// Its neighbours that the stencil accepts: each of its parameters
+    /// halved or doubled (`time_block` and `occupancy` one less or more),
+    /// and each other strategy's model plan.
+    pub around: Vec<String>,
+}
+
+/// The GPU plan spaces of one spec ([`plan_space`]).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PlanSpaces {
+    /// CUDA's.
+    pub cuda: PlanSpace,
+    /// HIP's.
+    pub hip: PlanSpace,
+}
+
+/// Checks the spec `text` (reported as coming from `path`) and lists, for
+/// each GPU backend, the plan it gets and the plans around it. Errors are
+/// the ones [`compile`](crate::compile) reports, located in `text`.
+pub fn plan_space(path: impl AsRef<Path>, text: &str) -> Result<PlanSpaces, Error> {
+    let src = spec::Source {
+        path: path.as_ref().to_path_buf(),
+        text: text.to_string(),
+    };
+    let st = spec::parse(&src)
+        .and_then(|s| checked(&s, &src))
+        .map_err(|d| Error::Spec(vec![d]))?;
+    let space = |d: &gpu::Dialect, tiling: &crate::ir::GpuTiling| -> Result<PlanSpace, Error> {
+        let plan = gpu::resolve(tiling, &st, d)
+            .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), &st, d))
+            .map_err(|message| Error::Toolchain {
+                backend: d.name,
+                message: format!("{}: {message}", st.path.display()),
+            })?;
+        let around = gpu::plan::candidates(&plan, &st, d);
+        Ok(PlanSpace {
+            chosen: plan.section(d.name),
+            around: around.iter().map(|p| p.section(d.name)).collect(),
+        })
+    };
+    Ok(PlanSpaces {
+        cuda: space(&gpu::CUDA, &st.tiling.cuda)?,
+        hip: space(&gpu::HIP, &st.tiling.hip)?,
     })
 }
 

@@ -32,7 +32,7 @@ mod toolchain;
 use std::fmt;
 use std::path::PathBuf;
 
-pub use config::{Backend, Config, Sources, generate};
+pub use config::{Backend, Config, PlanSpace, PlanSpaces, Sources, generate, plan_space};
 pub use diagnostic::Diagnostic;
 
 /// Not part of the API: what the project's own test harness shares with

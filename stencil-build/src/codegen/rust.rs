@@ -46,7 +46,7 @@ pub struct GpuLink {
     /// The dialect.
     pub dialect: crate::backend::gpu::Dialect,
     /// The resolved tiling of each stencil, in stencil order.
-    pub plans: Vec<crate::backend::gpu::Resolved>,
+    pub plans: Vec<crate::backend::gpu::Plan>,
 }
 
 /// The modules the generated file holds beside the stencils' (the shared

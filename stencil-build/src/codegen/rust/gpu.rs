@@ -7,7 +7,8 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::backend::gpu::{self, Dialect, Resolved, fused_leapfrog};
+use crate::backend::gpu::plan::{self, Plan, fused_leapfrog};
+use crate::backend::gpu::{self, Dialect};
 use crate::codegen::names::{slot_name, statement_name};
 use crate::codegen::rust::{Signature, docs, grid_names_where, grids_entry, ident, usize_lit};
 use crate::ir::{Boundary, Role, Slot, Stencil, Strategy, Version};
@@ -20,7 +21,7 @@ pub use device::runtime_module;
 /// The `cuda` (or `hip`) module of one stencil.
 pub fn stencil_module(
     st: &Stencil,
-    plan: &Resolved,
+    plan: &Plan,
     prefix: &str,
     d: &Dialect,
     sig: &Signature,
@@ -41,7 +42,7 @@ pub fn stencil_module(
         None => quote! { None },
     };
     let small_grids = plan.small_grids();
-    let small_steps = gpu::naive_plan(plan, st, d).is_some();
+    let small_steps = plan::naive_plan(plan, st, d).is_some();
     let (externs, launches, fuses) = kernels(st, plan, prefix, d);
     let session = session::session(st, plan, d, &launches, &fuses);
     let args = &sig.params;
@@ -64,9 +65,9 @@ pub fn stencil_module(
                 ", {} cells per block along the slowest axis, {} per iteration{}",
                 plan.chunk,
                 plan.coarsen,
-                gpu::small_planes_plan(plan, st, d).map_or(String::new(), |small| format!(
+                plan::small_planes_plan(plan, st, d).map_or(String::new(), |small| format!(
                     "; planes of fewer than {} cells run blocks of {:?} threads marching {} planes",
-                    gpu::SMALL_PLANES,
+                    plan::SMALL_PLANES,
                     small.block,
                     small.chunk
                 ))
@@ -75,7 +76,7 @@ pub fn stencil_module(
             format!(
                 ", {} cells per block along the slowest axis, the in-plane sum on the FP64 tensor cores{}{}",
                 plan.chunk,
-                if gpu::reads_one_grid(st) {
+                if plan::reads_one_grid(st) {
                     " (8 warps of 16 x 8 cells a block where rows are of an even number of cells)"
                 } else {
                     ""
@@ -134,7 +135,7 @@ pub fn stencil_module(
 /// [`super::temporal::splits_steps`]).
 fn kernels(
     st: &Stencil,
-    plan: &Resolved,
+    plan: &Plan,
     prefix: &str,
     d: &Dialect,
 ) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
@@ -155,7 +156,7 @@ fn kernels(
     let mut externs = Vec::new();
     let mut launches = Vec::new();
     let mut fuses = Vec::new();
-    let splits = gpu::splits_steps(plan, st);
+    let splits = plan::splits_steps(plan, st);
     for s in &st.statements {
         let target = &st.fields[s.target];
         let (out_prev_param, out_prev_arg) = if fused_leapfrog(st, plan, s.target) {

@@ -76,15 +76,15 @@ pub(super) fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
              (under {} cells per multiprocessor; {} for a `stream` of 16-byte vectors marching \
              64 planes, `auto`'s for the f64 stars of radius 3 or more whose update reads more grids) \
              run `naive`'s kernel.",
-            crate::backend::gpu::SMALL_STEP_CELLS,
-            crate::backend::gpu::SMALL_STEP_CELLS_MORE_GRIDS
+            crate::backend::gpu::plan::SMALL_STEP_CELLS,
+            crate::backend::gpu::plan::SMALL_STEP_CELLS_MORE_GRIDS
         ));
         let small_grids_doc = docs(&format!(
             "`auto`'s choice of `tensor`, or of `stream` of 16-byte vectors marching 64 planes: \
              small grids (where `tensor`'s blocks would compute too little; planes of fewer than \
              {} cells) run `stream` in 16-byte vectors of blocks of [1, 2, 64] threads marching 4 \
              planes (false for the other plans).",
-            crate::backend::gpu::SMALL_PLANES
+            crate::backend::gpu::plan::SMALL_PLANES
         ));
         quote! {
             /// Tiling compiled into a stencil's GPU kernels.

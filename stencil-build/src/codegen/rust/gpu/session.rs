@@ -6,7 +6,8 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::backend::gpu::{self, Dialect, Resolved, fused_leapfrog};
+use crate::backend::gpu::Dialect;
+use crate::backend::gpu::plan::{self, Plan, fused_leapfrog};
 use crate::codegen::rust::{docs, grid_lengths, grid_names_where, ident, lengths, usize_lit};
 use crate::ir::{Boundary, Role, Stencil, Strategy};
 
@@ -26,7 +27,7 @@ fn step_doc() -> TokenStream {
 /// launches as graphs where it can, `whole_graphs` (the trial's parts) only
 /// whole graphs ([`Graphs::branch`]).
 fn fused_step(
-    plan: &Resolved,
+    plan: &Plan,
     params: &Ident,
     most: &TokenStream,
     launches: &[TokenStream],
@@ -119,7 +120,7 @@ fn launches_fn(params: &Ident, graph: &TokenStream, whole: bool) -> TokenStream 
 
 /// `Session::step` of a plan of one step a launch, and its `launch`.
 fn single_step(
-    plan: &Resolved,
+    plan: &Plan,
     params: &Ident,
     launches: &[TokenStream],
     advance: &[TokenStream],
@@ -418,7 +419,7 @@ impl Graphs {
 
 pub(super) fn session(
     st: &Stencil,
-    plan: &Resolved,
+    plan: &Plan,
     d: &Dialect,
     launches: &[TokenStream],
     fuses: &[TokenStream],
@@ -445,7 +446,7 @@ pub(super) fn session(
     // After a launch of one step, where that runs the single-step kernel: a fused
     // leapfrog's levels turn by one (it wrote `next_prev`'s buffer), the others as always.
     let mut advance_one = Vec::new();
-    let one_step_kernel = gpu::step_plan(plan, st, d).is_some();
+    let one_step_kernel = plan::step_plan(plan, st, d).is_some();
     let mut turns_by_one = false;
     let mut fresh_init = Vec::new();
     let mut fused_fresh = None;

@@ -56,22 +56,13 @@
 //! cells run star3d25 f64 at 191.4 GCells/s on 512^3, 1.26x those of 8 x 8
 //! and 72% of the bound (session 40, `benchmarks/experiments/tensor-m16`).
 
-use super::{CWriter, Gen};
-use crate::backend::CExpr;
+use super::Gen;
+use crate::backend::gpu::plan::model::SMALL_GRID_EFFICIENCY;
+use crate::backend::gpu::plan::tensor::{THREADS, TILE, other_reads, reads_one_grid};
+use crate::backend::{CExpr, CWriter};
 use crate::codegen::expr;
 use crate::codegen::names::slot_name;
-use crate::ir::{
-    Access, Expr, MAX_PLANE_REACH, PLANE_SUM, PlaneSum, Slot, Stencil, plane_sum, untensorable,
-};
-
-/// Threads of a `tensor` block: 16 warps of 8 x 8 cells.
-pub const THREADS: usize = 512;
-
-/// Cells of a block's tile along `y` and `x`.
-const TILE: usize = 32;
-
-// One warp for each 8 x 8 cells of the tile.
-const _: () = assert!(THREADS == (TILE / 8) * (TILE / 8) * 32);
+use crate::ir::{Access, Expr, MAX_PLANE_REACH, PLANE_SUM, PlaneSum, Slot, Stencil, plane_sum};
 
 /// A block's threads as the file header describes them: one dimension of
 /// threads, which the kernel maps to warps of 8 x 8 cells (or 16 x 8).
@@ -91,66 +82,10 @@ pub fn block_layout(st: &Stencil) -> String {
     )
 }
 
-/// Whether `st`'s update reads no other grid than the one it sums in-plane:
-/// then its `tensor` launcher runs warps of 16 x 8 cells where rows are of
-/// an even number of cells ([`Shape::wide`]).
-pub fn reads_one_grid(st: &Stencil) -> bool {
-    let name = |a: &Access| slot_name(st, a.slot);
-    plane_sum(&st.statements[0], &name).is_ok_and(|sum| other_reads(&sum).is_empty())
-}
-
 /// Planes of a tile in flight to shared memory while one is computed: on the
 /// H100, 4 ran as fast as 6 (star3d25 f64, chunks of 128: 158.4 against
 /// 158.1 GCells/s in the A/B harness; 3 was measured only with chunks of 64).
 pub const AHEAD: usize = 4;
-
-/// The least in-plane reach for which `auto` computes a single step on the
-/// tensor cores: star3d25 f64 (reach 4) ran at 1.34x the best other single
-/// step and acoustic25 f64 at 1.03x; the stars of reach 1 and 2 at
-/// 0.43x-0.81x, and they fuse their steps (`temporal`) instead (H100,
-/// BENCHMARKS.md, session 16).
-pub const AUTO_MIN_REACH: usize = 3;
-
-/// Whether `tensor` can compute `st`'s one statement, reaching
-/// [`AUTO_MIN_REACH`] cells in-plane: then `auto`'s single step on CUDA is
-/// `tensor` where the update reads no other grid ([`reads_one_grid`]), else
-/// `stream` in 16-byte vectors (`super::planes_stream`).
-pub fn auto_tensor(st: &Stencil) -> bool {
-    if untensorable(st, "cuda").is_some() {
-        return false;
-    }
-    let name = |a: &Access| slot_name(st, a.slot);
-    plane_sum(&st.statements[0], &name)
-        .is_ok_and(|sum| sum.reach().into_iter().max().unwrap_or(0) >= AUTO_MIN_REACH)
-}
-
-/// The reads of grids other than the in-plane one in `sum`'s update: each
-/// grid with its plane offset, read at the lanes' cells.
-fn other_reads(sum: &PlaneSum) -> Vec<(Slot, i64)> {
-    let mut others: Vec<(Slot, i64)> = Vec::new();
-    sum.expr.for_each_read(&mut |a| {
-        if a.slot != sum.slot && a.slot != PLANE_SUM && !others.contains(&(a.slot, a.offset[0])) {
-            others.push((a.slot, a.offset[0]));
-        }
-    });
-    others
-}
-
-/// The least share, in percent, of its resident blocks' time that
-/// `auto`'s `tensor` must spend on cells of the region, where its launcher
-/// runs `stream` in 16-byte vectors instead (blocks of `[1, 2, 64]` threads
-/// marching 4 planes, which read their neighbours' planes through L2). A
-/// `tensor` block computes whole 32 x 32 tiles, some past the region's
-/// edge, and reads its window's `2 x depth` planes more than its chunk; on
-/// grids of few tiles the chunks that fill the device are short. The share
-/// is the region's cells over `1024 x resident blocks x waves x (chunk + 2
-/// depth)`. On the H100 (BENCHMARKS.md, session 25) star3d25 f64 ran
-/// `stream` 1.06x-1.99x faster than `tensor` where the share was 0.13-0.56
-/// (cubes of 64 to 176), about as fast at 0.59-0.67 (256 x 144 x 144: 0.99x;
-/// 192^3: 1.04x; 160^3: 0.93x), and 0.74x-0.98x as fast from 0.72 on
-/// (cubes of 224 to 512, 1024 x 128 x 128, 48 x 512 x 512, 96 x 256 x 256,
-/// 512 x 160 x 160).
-pub const SMALL_GRID_EFFICIENCY: usize = 62;
 
 /// The band of one axis: the products' starting columns of `k`, and the
 /// lanes (`lane % 4`) of the last one that repeat the one before.
@@ -915,6 +850,7 @@ static __device__ __forceinline__ double2 stencil_load_pair(const double *p, con
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::gpu::plan::model::auto_tensor;
     use crate::backend::gpu::{CUDA, resolve, source, tests::lowered};
     use crate::ir::{GpuTiling, Strategy};
 

@@ -38,341 +38,19 @@
 //! step writes only `out_prev`'s buffer, the next launch's current level.
 
 mod planes;
-mod rings;
-mod sums;
+pub(super) mod rings;
+pub(super) mod sums;
 mod vectors;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{CWriter, Gen, Resolved, shifted};
+use super::{Gen, shifted};
+use crate::backend::CWriter;
+use crate::backend::gpu::plan::temporal::{
+    LANES, MAX_UNROLLED_POINTS, radius, reads_inputs, skewed, splits,
+};
 use crate::codegen::index::offset_index;
-use crate::ir::{Access, Dtype, GpuTiling, Slot, Stencil, Strategy, Version};
-
-/// Lanes of a warp tile: the width of every shuffle, which CUDA warps and
-/// AMD wavefronts (of 32 or 64) all support.
-pub const LANES: usize = 32;
-
-/// Threads of a default `temporal` block: 4 warp tiles side by side.
-pub const THREADS: usize = 128;
-
-/// Most steps the 2-D model fuses: on j2d5pt f32, 10 steps measured 1261
-/// GCells/s where 12 (the most the register budget allows) measured 1186
-/// (chunks of 256; H100, BENCHMARKS.md, 2026-11-23).
-pub const MAX_TIME_BLOCK: usize = 10;
-
-/// Most cells of the stepped field a 2-D `temporal` stencil reads for its
-/// warp tile function to unroll the loop over the rows by the window's rows
-/// (`Gen::row_unroll`), so that the windows move on without moving
-/// registers (j2d5pt f32: 364 instructions a row, 76 of them moves, against
-/// 288). Against the loop without (H100, BENCHMARKS.md, 2026-11-27, session
-/// 27; 16384^2 to 2048^2, all bit-identical): j2d5pt f32 1.08x on 16384^2
-/// (0.97x-1.03x on smaller grids), f64 1.14x-1.18x; j2d9pt f32
-/// 1.09x-1.15x, f64 1.01x-1.06x; j2d9pt-gol f32 1.04x-1.12x, f64
-/// 1.08x-1.10x; wave2d f32 (the copy without checks only) 1.02x-1.07x. Not
-/// j2d25pt's 25 cells: 0.88x-1.02x in f32, 0.95x-0.98x in f64.
-pub const MAX_UNROLLED_POINTS: usize = 9;
-
-/// Most 32-bit registers the model lets the windows of one thread keep from
-/// one iteration to the next; three quarters of it when steps are skewed,
-/// which leaves the compiler more temporaries live at once (j2d5pt f64 at
-/// the full budget, 8 steps: 493 GCells/s; at three quarters, 6: 587).
-pub const REGISTER_WORDS: usize = 96;
-
-/// `[tiling]` of a `temporal` stencil with the defaults filled in:
-///
-/// - 2-D: warps of 32 lanes along the contiguous axis, 4 cells per lane in
-///   f32, 2 in f64, chunks of 256 rows, the best of the
-///   variants measured on the H100 (BENCHMARKS.md, 2026-11-23);
-///   `time_block`: the most steps, up to [`MAX_TIME_BLOCK`], that recompute
-///   at most a quarter of the tile and keep the windows within
-///   [`REGISTER_WORDS`]; with a `time_block` from the spec, the default
-///   tiles widen to store at least half their cells;
-/// - 3-D: see [`planes::defaults`].
-pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Resolved {
-    if st.dims() == 3 {
-        return planes::defaults(t, st, d);
-    }
-    let (vector, chunk) = match st.dtype {
-        Dtype::F32 => (4, 256),
-        _ => (2, 256),
-    };
-    let block = t.block.clone().unwrap_or_else(|| vec![1, THREADS]);
-    let time_block = t
-        .time_block
-        .unwrap_or_else(|| model_time_block(st, LANES * t.vector.unwrap_or(vector)));
-    // A `time_block` the spec gives widens the default tiles to store at least half their cells.
-    let r = radius(st)[1];
-    let vector = t
-        .vector
-        .unwrap_or(vector.max((4 * r * time_block).div_ceil(LANES)));
-    Resolved {
-        strategy: Strategy::Temporal,
-        block,
-        chunk: t.chunk.unwrap_or(chunk),
-        coarsen: 1,
-        vector,
-        time_block,
-        occupancy: None,
-        chosen: false,
-    }
-}
-
-/// Whether `auto` fuses the steps of `st` (x the best single-step strategy,
-/// `stream` with 16-byte vectors or its defaults; H100, BENCHMARKS.md,
-/// 2026-11-24, session 11, s11b): 2-D stencils whose steps fuse (f32
-/// 1.30x-4.52x, f64 1.13x-3.32x); 3-D stencils of radius 1 (f32 j3d7pt
-/// 1.81x, j3d17pt 1.17x, j3d27pt 1.11x, poisson 1.18x; f64 2.13x, 1.33x,
-/// 1.36x, 1.37x) and 3-D stars of radius 2 (j3d13pt 1.06x and 1.08x;
-/// where [`auto_vector`] gives them vectors, 1.42x and 1.43x), not
-/// star3d25, radius 4 (`temporal`, one step: 0.73x in f32, 0.87x in f64;
-/// in f32 it fuses in threads of vectors, [`auto_vector`]).
-/// Leapfrogs in 2-D (wave2d: f32 3.80x, f64 2.84x) and 3-D leapfrogs of
-/// radius 1 (wave3d: f32 1.37x, in one `persistent` launch, f64 1.49x), not
-/// wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32; session 10).
-pub fn auto_fuses(st: &Stencil) -> bool {
-    let r = radius(st);
-    let within = |most: usize| r.iter().all(|&r| r <= most);
-    crate::ir::unfusable(st, "temporal").is_none()
-        && match st.dims() {
-            2 => true,
-            _ if leapfrog(st) => within(1),
-            3 => within(1) || within(2) && planes::in_one_plane(st),
-            _ => false,
-        }
-}
-
-/// The vector `auto` gives the threads of a fused 3-D kernel for `st`: 4
-/// cells in f32 where the radius along the contiguous axis is a multiple of
-/// 4, else 2 cells where it is even, for stars that read only the field
-/// they update, where the default tiles fuse at least 2 steps and dialect
-/// `d`'s shared memory holds the rings of a lead of [`vectors::MAX_LEAD`].
-/// On the H100 (BENCHMARKS.md, 2026-11-25, session 13, s13c), against the
-/// best kernel without vectors: star3d25 f32 (2 steps) 255.4 GCells/s
-/// against `stream`'s 236.0 (1.08x; `temporal` without vectors was 0.74x),
-/// j3d13pt f32 (3 steps) 469.5 against `temporal`'s 351.5 (1.34x; 2 steps
-/// of vectors: 392.8), j3d13pt f64 (2 steps, 24 rows) 232.0 against 175.8
-/// (1.32x). Not star3d25 f64, whose windows leave room for one step only
-/// (2 steps in 32 rows spilled: 20.6 GCells/s), nor stars of odd radius
-/// along the contiguous axis (j3d7pt: the scalar kernel's columns reuse
-/// their rows from registers, and vectors measured 0.77x-0.88x by hand;
-/// session 12).
-pub fn auto_vector(st: &Stencil, d: &super::Dialect) -> Option<usize> {
-    let r = radius(st);
-    let v = match (st.dtype, r.get(2).copied().unwrap_or(0)) {
-        (_, 0) => return None,
-        (Dtype::F32, r) if r % 4 == 0 => 4,
-        (_, r) if r % 2 == 0 => 2,
-        _ => return None,
-    };
-    let suited = st.dims() == 3
-        && crate::ir::unfusable(st, "temporal").is_none()
-        && vectors::unsuited(st).is_none();
-    if !suited {
-        return None;
-    }
-    let t = GpuTiling {
-        vector: Some(v),
-        ..GpuTiling::model(Strategy::Temporal)
-    };
-    let plan = vectors::defaults(&t, st, d);
-    let sh = planes::Planes::new(&plan, st, d.shared_max);
-    let fits = plan.time_block >= 2 && sh.lead == vectors::MAX_LEAD.min(sh.r[0] + 1);
-    (fits && check(&plan, st, d).is_ok()).then_some(v)
-}
-
-/// Whether `plan` is a 3-D `temporal` kernel of vectors for `st` (its
-/// threads hold `vector` cells of a row: [`vectors`], [`rings`]), not one of
-/// z sums, whose threads hold 2 columns ([`sums_plan`]).
-pub fn vector_plan(plan: &Resolved, st: &Stencil) -> bool {
-    st.dims() == 3
-        && plan.strategy == Strategy::Temporal
-        && plan.vector > 1
-        && !sums::plan_runs(plan, st)
-}
-
-/// Whether `plan` fuses the steps of `st` in z sums, 2 columns a thread
-/// ([`sums`]).
-pub fn sums_plan(plan: &Resolved, st: &Stencil) -> bool {
-    sums::plan_runs(plan, st)
-}
-
-/// What a z-sums plan adds to the blocks in the file's header.
-pub fn sums_detail(plan: &Resolved, st: &Stencil) -> String {
-    sums::detail(plan, st)
-}
-
-/// Whether `plan`'s kernel for `st` fuses its steps in shared rings
-/// ([`rings`]: 3-D `temporal` of vectors for stencils that read other grids
-/// at the cell).
-pub fn rings_plan(plan: &Resolved, st: &Stencil) -> bool {
-    vector_plan(plan, st) && rings::suits(st)
-}
-
-/// Whether `plan`'s kernel for `st` is a 3-D `temporal` kernel of vectors
-/// with no scalar twin: on the grids it cannot take, the session runs one
-/// step a launch (the single-step kernel), asking the launcher's
-/// `<symbol>_fuses` first. So are the stencils whose steps `auto` would not
-/// fuse without vectors ([`auto_fuses`]): on 513^3 (rows of no whole
-/// vectors), star3d25 f32's scalar twin ran 76.4 GCells/s against
-/// `stream`'s 180.0 (0.42x; H100, BENCHMARKS.md, 2026-11-26, session 23),
-/// and a leapfrog's ring kernel's 0.57x (acoustic25 f32, session 20). j3d13pt
-/// keeps its twin: 1.04x (f32) and 1.22x (f64) the best single step there.
-pub fn splits_steps(plan: &Resolved, st: &Stencil) -> bool {
-    vector_plan(plan, st) && !auto_fuses(st)
-}
-
-/// A ring kernel's block, in words, for the file's header.
-pub fn rings_layout(st: &Stencil) -> String {
-    rings::layout(st)
-}
-
-/// Whether `auto` fuses two steps of `st` in a ring kernel on dialect `d`
-/// ([`rings::auto_rings`]).
-pub fn auto_rings(st: &Stencil, d: &super::Dialect) -> bool {
-    rings::auto_rings(st, d)
-}
-
-/// Whether `auto` fuses the steps of `st` (where [`auto_fuses`]) in one
-/// `persistent` launch rather than `temporal` launches: 3-D leapfrogs in
-/// f32 (wave3d: 258.3 against 242.1 GCells/s in s11, 1.07x; 1.06x in s10b,
-/// 1.05x in s10c; H100, BENCHMARKS.md, 2026-11-24). Not in f64 (wave3d:
-/// 127.7 against 138.2), nor on any other suite stencil `auto` fuses, where
-/// `persistent` measured 0.70x-0.92x `temporal` in s11b.
-pub fn auto_persists(st: &Stencil) -> bool {
-    st.dims() == 3
-        && st.dtype == Dtype::F32
-        && leapfrog(st)
-        && crate::ir::unfusable(st, "persistent").is_none()
-}
-
-/// Whether a statement of `st` updates a field of two time levels (a leapfrog).
-fn leapfrog(st: &Stencil) -> bool {
-    st.statements.iter().any(|s| st.fields[s.target].has_prev())
-}
-
-/// Whether `plan` fuses the steps of leapfrog field `field` (two time levels,
-/// updated by a statement): its launches also write the level before the
-/// last, the next launch's previous level.
-pub fn fused_leapfrog(st: &Stencil, plan: &Resolved, field: usize) -> bool {
-    plan.strategy.fuses_steps()
-        && st.fields[field].has_prev()
-        && st.statements.iter().any(|s| s.target == field)
-}
-
-/// Whether the fused update of `st` reads grids other than the field it
-/// steps at the start of the step (input grids, a leapfrog's previous level).
-pub fn reads_inputs(st: &Stencil) -> bool {
-    let s = &st.statements[0];
-    let streamed = Slot {
-        field: s.target,
-        version: Version::Start,
-    };
-    s.slots().iter().any(|&slot| slot != streamed)
-}
-
-/// Whether 2-D warp tiles wholly inside the region run a copy of their loop
-/// without checks (`EDGE`, [`Gen::warp_tile_function`]): in f32, where it
-/// lifted j2d5pt from 1412 to 1536 GCells/s (both with 32-bit indices; in
-/// the suite, with them, j2d9pt went from 487 to 774); not
-/// in f64 (skewed), where the second copy's registers cost occupancy:
-/// j2d9pt f64 328 with it, 404 without (j2d5pt f64: 628 and 611; H100,
-/// BENCHMARKS.md, 2026-11-23, session 5).
-pub fn splits(st: &Stencil) -> bool {
-    !skewed(st)
-}
-
-/// Whether the fused steps of `st` are skewed (see the module documentation):
-/// in f64, whose arithmetic has twice the latency, independent steps
-/// measured 587 instead of 531 GCells/s on j2d5pt (6 steps); in f32 the
-/// registers are worth more as further fused steps (chained, 12 steps: 1247,
-/// skewed, 8 steps: 1139; H100, BENCHMARKS.md, 2026-11-23).
-pub fn skewed(st: &Stencil) -> bool {
-    st.dtype == Dtype::F64
-}
-
-/// The model's `time_block` (see [`defaults`]) for 2-D warp tiles `tile` cells wide.
-fn model_time_block(st: &Stencil, tile: usize) -> usize {
-    let r = radius(st);
-    let words = st.dtype.size() / 4;
-    // Rows each step's window keeps from one iteration to the next.
-    let (planes, budget) = if skewed(st) {
-        (2 * r[0] + 1, REGISTER_WORDS * 3 / 4)
-    } else {
-        (2 * r[0], REGISTER_WORDS)
-    };
-    let fits = |t: usize| 2 * r[1] * t * 4 <= tile && t * planes * tile / LANES * words <= budget;
-    (1..=MAX_TIME_BLOCK).rev().find(|&t| fits(t)).unwrap_or(1)
-}
-
-/// The reach of one step along each axis: the largest offset at which the
-/// update reads the field it updates (input grids do not change, so their
-/// reads do not spread).
-pub fn radius(st: &Stencil) -> Vec<usize> {
-    let s = &st.statements[0];
-    let mut r = vec![0; st.dims()];
-    s.expr.for_each_read(&mut |a| {
-        if a.slot.field == s.target {
-            for (r, d) in r.iter_mut().zip(&a.offset) {
-                *r = (*r).max(d.unsigned_abs() as usize);
-            }
-        }
-    });
-    r
-}
-
-/// The plan of the scalar twins of `plan`'s kernel where it is a 3-D
-/// `temporal` kernel of vectors ([`vectors::scalar_twin`]), but one that
-/// runs single steps instead ([`splits_steps`]).
-pub fn scalar_twin(plan: &Resolved, st: &Stencil, d: &super::Dialect) -> Option<Resolved> {
-    (vector_plan(plan, st) && !splits_steps(plan, st)).then(|| vectors::scalar_twin(plan, st, d))
-}
-
-/// Whether `plan`'s tiles keep cells to store after recomputing their
-/// overlap (and, in 3-D, fit the shared memory of dialect `d`); the error
-/// says what to change.
-pub fn check(plan: &Resolved, st: &Stencil, d: &super::Dialect) -> Result<(), String> {
-    if st.dims() == 3 {
-        return planes::check(plan, st, d);
-    }
-    let backend = d.name;
-    if plan.block[1] % LANES != 0 {
-        return Err(format!(
-            "`{}` blocks are warps of {LANES} lanes along `{}`: the `block` extent there must be a multiple of {LANES}, \
-             not {}; e.g. block = [1, 128] in [tiling.{backend}]",
-            plan.strategy.name(),
-            st.axes[1],
-            plan.block[1]
-        ));
-    }
-    let t = plan.time_block;
-    let r = radius(st)[1];
-    let cells = LANES * plan.vector;
-    if 2 * r * t >= cells {
-        return Err(overlap_error(plan, st, 1, r, cells, "vector", backend));
-    }
-    Ok(())
-}
-
-/// The error for `plan`'s tiles of `cells` along `axis` that recompute them all.
-fn overlap_error(
-    plan: &Resolved,
-    st: &Stencil,
-    axis: usize,
-    r: usize,
-    cells: usize,
-    key: &str,
-    backend: &str,
-) -> String {
-    let t = plan.time_block;
-    format!(
-        "`{}` with `time_block = {t}` recomputes {} cells along `{}` (radius {r} x {t} steps on each side) \
-         of tiles {cells} cells wide, which leaves none to store for `{}`; lower `time_block` or raise `{key}` in [tiling.{backend}]",
-        plan.strategy.name(),
-        2 * r * t,
-        st.axes[axis],
-        st.name
-    )
-}
+use crate::ir::{Access, Slot, Strategy, Version};
 
 /// The names a 2-D `temporal` kernel gives its loops and arrays, and their shapes.
 struct Shape {
@@ -1102,8 +780,8 @@ impl Gen<'_> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use super::super::{CUDA, HIP, fit, resolve, source};
+pub(in crate::backend::gpu) mod tests {
+    use crate::backend::gpu::{CUDA, HIP, fit, resolve, source};
     use crate::ir::{Stencil, Strategy};
 
     /// A `temporal` stencil of `axes` updating `u` with `expr`, with `tiling` added to `[tiling.cuda]`.
@@ -1113,7 +791,7 @@ pub(super) mod tests {
              k = {{ role = \"input\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n\
              [tiling.cuda]\nstrategy = \"temporal\"\n{tiling}"
         );
-        super::super::tests::lowered(text)
+        crate::backend::gpu::tests::lowered(text)
     }
 
     /// A `temporal` leapfrog of `axes` in `dtype`: `u` keeps two time levels, `expr` adds to `2*u - u.prev`.
@@ -1133,7 +811,7 @@ pub(super) mod tests {
                 "[0,0,0]"
             }
         );
-        super::super::tests::lowered(text)
+        crate::backend::gpu::tests::lowered(text)
     }
 
     #[test]

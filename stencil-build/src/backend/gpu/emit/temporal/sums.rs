@@ -34,90 +34,19 @@
 //! the best single step, and 1.09x, 1.08x and 1.16x the kernel of
 //! [`super::planes`] (BENCHMARKS.md, 2026-11-28, session 38).
 
-use super::super::{CWriter, Gen, Resolved};
-use super::planes::{Planes, in_one_plane};
-use super::radius;
-use crate::backend::CExpr;
+use super::super::{Gen, Plan};
+use crate::backend::gpu::plan::temporal::planes::Planes;
+use crate::backend::gpu::plan::temporal::sums::{COLUMNS, plan_runs};
+use crate::backend::{CExpr, CWriter};
 use crate::codegen::expr;
-use crate::ir::{Access, Dtype, Expr, Stencil, Strategy, Version};
-
-/// Columns a thread owns (its `vector`).
-pub const COLUMNS: usize = 2;
-
-/// Blocks a multiprocessor keeps resident at least, as the kernel's second
-/// launch bound on CUDA: 128 registers a thread for blocks of 256 threads,
-/// which the hand-written kernel took without spilling (j3d27pt; j3d17pt
-/// spilled 8 bytes).
-pub const RESIDENT_BLOCKS: usize = 2;
+use crate::ir::{Expr, Stencil};
 
 /// Iterations of the plane loop in one pass of its unrolled body: the ring
 /// slots (2) times the sums (3), so that both come round to the same place.
 const UNROLL: usize = 6;
 
-/// Why `st`'s steps cannot fuse in z sums, or `None` where they can.
-pub fn unsuited(st: &Stencil) -> Option<String> {
-    if st.dims() != 3 || st.statements.len() != 1 {
-        return Some("it fuses 3-D stencils of one [[update]]".into());
-    }
-    if st.dtype != Dtype::F32 {
-        return Some(
-            "it holds 2 columns of f32 cells a thread; f64 cells take the registers of 4".into(),
-        );
-    }
-    let s = &st.statements[0];
-    if st.fields[s.target].has_prev() {
-        return Some("it fuses fields of one time level, not leapfrogs".into());
-    }
-    let Some((terms, _)) = crate::ir::weighted_sum(&s.expr) else {
-        return Some(
-            "its update must be a weighted sum of cells (no product or function of grid values)"
-                .into(),
-        );
-    };
-    let own = |a: &Access| a.slot.field == s.target && a.slot.version == Version::Start;
-    if !terms.iter().all(|(a, _)| own(a)) {
-        return Some("its update must read only the field it updates".into());
-    }
-    let r = radius(st);
-    if r[0] != 1 || r[1] > 1 || r[2] > 1 {
-        return Some("its update must reach one cell along the slowest axis and at most one along the others".into());
-    }
-    None
-}
-
-/// Whether `st`'s steps can fuse in z sums ([`unsuited`]).
-pub fn suits(st: &Stencil) -> bool {
-    unsuited(st).is_none()
-}
-
-/// Whether `st`'s default `temporal` plan runs z sums: the stencils it suits
-/// that read in-plane neighbours in more than one plane (the boxes).
-pub fn by_default(st: &Stencil) -> bool {
-    suits(st) && !in_one_plane(st)
-}
-
-/// Whether `plan` runs `st` in z sums: a 3-D `temporal` plan of
-/// [`COLUMNS`] columns a thread for a stencil it [`suits`].
-pub fn plan_runs(plan: &Resolved, st: &Stencil) -> bool {
-    st.dims() == 3 && plan.strategy == Strategy::Temporal && plan.vector == COLUMNS && suits(st)
-}
-
-/// Whether `plan`'s rows of cells fit the bit masks of a thread (32 cells).
-pub fn check(plan: &Resolved, st: &Stencil, d: &super::super::Dialect) -> Result<(), String> {
-    if plan.coarsen * COLUMNS > 32 {
-        return Err(format!(
-            "`temporal` with `vector = {COLUMNS}` gives each thread of `{}` {COLUMNS} columns of `coarsen` rows, at most 32 cells; \
-             lower `coarsen` to at most {} in [tiling.{}]",
-            st.name,
-            32 / COLUMNS,
-            d.name
-        ));
-    }
-    Ok(())
-}
-
 /// What the strategy adds to the blocks in the file's header.
-pub fn detail(plan: &Resolved, st: &Stencil) -> String {
+pub fn detail(plan: &Plan, st: &Stencil) -> String {
     format!(
         ", {COLUMNS} columns of `{}` and {} rows of `{}` per thread, {} steps fused; \
          each level loads a plane of the level below once and adds it into the 3 planes it feeds",
@@ -457,9 +386,9 @@ fn neighbour(sh: &Planes, s: usize, dy: i64, dx: i64, below: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::{CUDA, HIP, resolve};
     use super::super::tests::{cuda, stencil};
-    use super::{suits, unsuited};
+    use crate::backend::gpu::plan::temporal::sums::{suits, unsuited};
+    use crate::backend::gpu::{CUDA, HIP, resolve};
 
     const BOX: &str = "sum(a, -1, 1, sum(b, -1, 1, sum(c, -1, 1, u[a,b,c])))";
 

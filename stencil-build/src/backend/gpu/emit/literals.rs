@@ -14,9 +14,10 @@
 
 use std::cell::RefCell;
 
-use crate::backend::CExpr;
-use crate::codegen::expr::Dialect;
-use crate::ir::{Access, Func};
+use super::Gen;
+use crate::backend::{CExpr, CWriter};
+use crate::codegen::expr::{self, Dialect};
+use crate::ir::{Access, Dtype, Func};
 
 /// [`CExpr`] with its literals as entries of the table `lit`.
 pub struct Banked<'a> {
@@ -84,6 +85,82 @@ impl Dialect for Banked<'_> {
     }
 }
 
+impl Gen<'_> {
+    /// Whether the update reads its literals from a table passed by value
+    /// ([`literals`]): 2-D fused f64 kernels on CUDA. In `temporal`, j2d5pt's
+    /// loop fell from 983 to 658 instructions for 3 rows and ran 1.09x-1.15x
+    /// (H100, BENCHMARKS.md, session 27); with the selection
+    /// ([`Self::selects_levels`]) `persistent` gained too (session 28). The
+    /// 3-D kernels keep their literals inline: there the table ran j3d7pt
+    /// f64 0.87x-0.89x and j3d27pt 0.78x-0.81x, poisson 1.07x (session 28).
+    pub(super) fn banks_literals(&self) -> bool {
+        self.warp_tiles()
+            && self.plan.strategy.fuses_steps()
+            && self.st.dtype == Dtype::F64
+            && self.d.tuned
+    }
+
+    /// The entries of the update's table of literals, where it
+    /// [`Self::banks_literals`] and has any: each literal as C, and as the
+    /// spec wrote it.
+    pub(super) fn banked_literals(&self) -> Option<Vec<(String, String)>> {
+        if !self.banks_literals() {
+            return None;
+        }
+        let banked = Banked::new(CExpr {
+            st: self.st,
+            read: &|_: &Access| String::new(),
+        });
+        expr::print(&self.s.expr, &banked);
+        Some(banked.entries()).filter(|entries| !entries.is_empty())
+    }
+
+    /// The type of the update's table of literals ([`Self::banks_literals`]),
+    /// at file scope, named after the kernel. The launcher passes the table
+    /// by value as the kernel's last argument (`lits`), which puts its
+    /// entries in the kernel's parameter bank: operands of the
+    /// multiply-adds, as a `__constant__` table's would be. A `__constant__`
+    /// variable made every launch of the file's kernels, those that never
+    /// read it too, 0.12 us slower in graphs on the H100 (`naive`'s j2d9pt
+    /// f64 kernel 2.22 against 2.11 us a step on 512^2;
+    /// `benchmarks/experiments/constant-bank`).
+    pub(super) fn literal_table(&self, w: &mut CWriter) {
+        let Some(entries) = self.banked_literals() else {
+            return;
+        };
+        let shown: Vec<&str> = entries.iter().map(|(_, s)| s.as_str()).collect();
+        w.line(&format!(
+            "/* The update's literals ({}), passed by value: operands of the multiply-adds (which take no f64",
+            shown.join(", ")
+        ));
+        w.line("   immediate) from the kernel's parameters, where a `__constant__` table would slow every launch. */");
+        w.line(&format!("struct {}_literals {{", self.sym));
+        w.line(&format!("    double v[{}];", entries.len()));
+        w.line("};");
+    }
+
+    /// `lits`, the value of the table of literals ([`Self::literal_table`]),
+    /// in the launcher before it launches the kernel.
+    pub(super) fn literal_values(&self, w: &mut CWriter) {
+        if let Some(entries) = self.banked_literals() {
+            let values: Vec<&str> = entries.iter().map(|(v, _)| v.as_str()).collect();
+            w.line(&format!(
+                "const {}_literals lits = {{{{{}}}}};",
+                self.sym,
+                values.join(", ")
+            ));
+        }
+    }
+
+    /// `lit`, the entries of the table of literals ([`Self::literal_table`]),
+    /// in a function that reads them.
+    pub(super) fn literal_alias(&self, w: &mut CWriter) {
+        if let Some(entries) = self.banked_literals() {
+            w.line(&format!("const double (&lit)[{}] = lits.v;", entries.len()));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Banked;
@@ -92,7 +169,7 @@ mod tests {
 
     #[test]
     fn literals_become_entries_of_the_table_in_the_order_printed() {
-        let mut st = crate::backend::gpu::temporal::tests::stencil(
+        let mut st = crate::backend::gpu::emit::temporal::tests::stencil(
             "\"y\", \"x\"",
             "(5.1*u[-1,0] + 12.1*u[0,1] + 5.1*u[1,0] - 2*u[0,0]) / 118",
             "",

@@ -9,7 +9,8 @@
 //! so the launch needs no copy and no second launch for the steps left over:
 //! the last sweep fuses what is left.
 
-use super::{CWriter, Gen};
+use super::Gen;
+use crate::backend::CWriter;
 use crate::codegen::names::slot_name;
 
 impl Gen<'_> {
@@ -176,7 +177,7 @@ impl Gen<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::temporal::tests::{cuda, leapfrog, stencil};
-    use super::super::{HIP, fit, resolve, source};
+    use crate::backend::gpu::{HIP, fit, resolve, source};
 
     #[test]
     fn blocks_take_the_tiles_of_a_temporal_launch_in_turn_between_grid_barriers() {

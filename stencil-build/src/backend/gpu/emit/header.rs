@@ -1,0 +1,224 @@
+//! A kernel file's opening: the comment with the stencil, strategy and
+//! plan, the includes, and the device helpers its kernels call.
+
+use super::{Gen, Plan, temporal, tensor};
+use crate::analysis::Analysis;
+use crate::backend::CWriter;
+use crate::backend::gpu::Dialect;
+use crate::backend::gpu::plan::{self, SMALL_PLANES, small_planes_plan};
+use crate::ir::{Boundary, Stencil, Strategy};
+
+/// The file's opening comment, includes and the helpers its kernels and
+/// `step`'s (the plan of launches of one step) call.
+pub(super) fn header(
+    w: &mut CWriter,
+    st: &Stencil,
+    an: &Analysis,
+    plan: &Plan,
+    step: Option<&Plan>,
+    residency: bool,
+    d: &Dialect,
+) {
+    let detail = detail(st, plan, d);
+    let threads = if plan.strategy == Strategy::Tensor {
+        tensor::block_layout(st)
+    } else if plan::temporal::rings_plan(plan, st) {
+        temporal::rings::layout(st)
+    } else {
+        format!("{} threads ({})", join_x(&plan.block), st.axes.join(", "))
+    };
+    let strategy = format!(
+        "Strategy `{}`: blocks of {threads}{detail}.",
+        plan.strategy.name()
+    );
+    crate::backend::file_header(w, st, an, &format!("{} kernels", d.title), &strategy);
+    w.line(&format!("#include <{}>", d.header));
+    if plan.strategy == Strategy::Persistent {
+        w.line(&format!("#include <{}>", d.cooperative_header));
+    }
+    w.line("#include <stddef.h>");
+    if residency {
+        w.line("#include <mutex>");
+        residency_helper(w, d);
+    }
+    let offsets = st.statements.iter().any(|s| {
+        let mut any = false;
+        s.expr
+            .for_each_read(&mut |a| any |= a.offset.iter().any(|&d| d != 0));
+        any
+    });
+    if st.boundary == Boundary::Periodic && (offsets || plan.strategy != Strategy::Naive) {
+        w.blank();
+        w.line("/* `i` wrapped onto 0..n, for any i. */");
+        w.line("static __device__ __forceinline__ ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)");
+        w.line("{");
+        w.line("    const ptrdiff_t m = i % n;");
+        w.line("    return m < 0 ? m + n : m;");
+        w.line("}");
+    }
+    if st.statements.iter().any(|s| s.expr.uses_powi()) {
+        w.blank();
+        crate::backend::powi_helper(w, st.dtype, "static __device__ __forceinline__");
+    }
+    if st.dims() == 3 && plan.strategy.fuses_steps() {
+        // A ring kernel, the only kernel of its file that fuses steps, has
+        // blocks of one axis.
+        let axes: &[&str] = if plan::temporal::rings_plan(plan, st) {
+            &["x"]
+        } else {
+            &["x", "y"]
+        };
+        temporal::opaque_thread_helpers(w, axes);
+    }
+    if plan.strategy == Strategy::Tensor || step.is_some_and(|p| p.strategy == Strategy::Tensor) {
+        tensor::helpers(w);
+    }
+}
+
+/// What the strategy adds to the blocks in the file's header: a `stream`
+/// block's march, a `persistent` launch's cap on resident blocks.
+pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
+    if plan.strategy == Strategy::Stream {
+        format!(
+            ", marching {} cells along `{}` per block, {} per iteration, {} along `{}` per thread{}",
+            plan.chunk,
+            st.axes[0],
+            plan.coarsen,
+            plan.vector,
+            st.axes[st.dims() - 1],
+            small_planes_plan(plan, st, d).map_or(String::new(), |small| format!(
+                "; planes of fewer than {SMALL_PLANES} cells run blocks of {} threads marching {} planes",
+                join_x(&small.block),
+                small.chunk
+            ))
+        )
+    } else if plan::temporal::rings_plan(plan, st) {
+        format!(
+            ", {} cells of `{}` per lane, {} steps fused in shared rings (level 1 and level 2 in their own warps); \
+             small planes and rows that are not whole 8-byte pairs run one step a launch",
+            plan.vector, st.axes[2], plan.time_block,
+        )
+    } else if plan::temporal::sums_plan(plan, st) {
+        temporal::sums::detail(plan, st)
+    } else if plan::temporal::vector_plan(plan, st) {
+        format!(
+            ", {} cells of `{}` per thread as one vector, {} steps fused{}",
+            plan.vector,
+            st.axes[2],
+            plan.time_block,
+            if plan::temporal::splits_steps(plan, st) {
+                "; rows that are not whole vectors run one step a launch"
+            } else {
+                ""
+            }
+        )
+    } else if plan.strategy == Strategy::Tensor {
+        let small = if plan.small_grids() {
+            "; small grids run `stream` in 16-byte vectors"
+        } else {
+            ""
+        };
+        format!(
+            ", the in-plane sum on the FP64 tensor cores, marching {} cells along `{}` per block{small}",
+            plan.chunk, st.axes[0]
+        )
+    } else if let Some(k) = plan.occupancy {
+        format!(", at most {k} resident per multiprocessor")
+    } else {
+        String::new()
+    }
+}
+
+/// A single-step kernel of the file besides the plan's, and its twins,
+/// after a comment with its plan and what it is for.
+pub(super) fn single_step_kernel(w: &mut CWriter, g: &Gen, purpose: &str) {
+    w.blank();
+    w.line(&format!(
+        "/* The kernel of {purpose}: `{}`, blocks of {} threads{}. */",
+        g.plan.strategy.name(),
+        join_x(&g.plan.block),
+        detail(g.st, g.plan, g.d)
+    ));
+    twins(w, g);
+}
+
+/// The kernels of `g`'s twins, each after the first with what it is for.
+pub(super) fn twins(w: &mut CWriter, g: &Gen) {
+    for (k, twin) in g.twins().iter().enumerate() {
+        if k > 0 {
+            w.blank();
+            w.line(&format!("/* The same {}. */", twin.twin_purpose()));
+        }
+        twin.kernel(w);
+    }
+}
+
+pub(super) fn join_x(v: &[usize]) -> String {
+    v.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
+/// The helper the launchers that size their grids by the device ask for
+/// residency ([`Gen::residency`]).
+pub(super) const RESIDENCY: &str = "stencil_residency";
+
+/// [`RESIDENCY`]: the device's multiprocessors and a kernel's resident
+/// blocks, asked of the runtime once per device, kernel and launch shape
+/// and kept in a table for the launches after. On the H100 the queries of
+/// every launch held `auto`'s star3d25 and acoustic25 f64 on 64^3 (5 us a
+/// step, the `stream` kernel of small grids) to 0.71x-0.94x that kernel
+/// launched without them; cached, 1.00x (BENCHMARKS.md, session 25).
+pub(super) fn residency_helper(w: &mut CWriter, d: &Dialect) {
+    w.blank();
+    let text = RESIDENCY_HELPER
+        .replace("{api}", d.api)
+        .replace("{multiprocessors}", d.multiprocessors)
+        .replace("{name}", RESIDENCY);
+    for line in text.lines() {
+        w.line(line);
+    }
+}
+
+/// [`residency_helper`]'s C: `{name}` stands for [`RESIDENCY`], `{api}` and
+/// `{multiprocessors}` for the dialect's spellings.
+pub(super) const RESIDENCY_HELPER: &str = r#"/* The current device's multiprocessors and the blocks of `kernel` (`threads` threads, `bytes` of dynamic
+   shared memory) each keeps resident: asked of the runtime once per device, kernel and shape, then
+   read from a table (a lock keeps it safe for launches from several host threads). */
+static {api}Error_t {name}(const void *kernel, const int threads, const size_t bytes, int *multiprocessors, int *per_multiprocessor)
+{
+    struct Entry {
+        const void *kernel;
+        int device, threads;
+        size_t bytes;
+        int multiprocessors, per_multiprocessor;
+    };
+    static Entry table[64];
+    static int used = 0;
+    static std::mutex lock;
+    int device = 0;
+    {api}Error_t status = {api}GetDevice(&device);
+    if (status != {api}Success)
+        return status;
+    {
+        const std::lock_guard<std::mutex> guard(lock);
+        for (int k = 0; k < used; ++k) {
+            const Entry &e = table[k];
+            if (e.kernel == kernel && e.device == device && e.threads == threads && e.bytes == bytes) {
+                *multiprocessors = e.multiprocessors;
+                *per_multiprocessor = e.per_multiprocessor;
+                return {api}Success;
+            }
+        }
+    }
+    status = {api}DeviceGetAttribute(multiprocessors, {multiprocessors}, device);
+    if (status == {api}Success)
+        status = {api}OccupancyMaxActiveBlocksPerMultiprocessor(per_multiprocessor, kernel, threads, bytes);
+    if (status != {api}Success)
+        return status;
+    const std::lock_guard<std::mutex> guard(lock);
+    if (used < 64)
+        table[used++] = Entry{kernel, device, threads, bytes, *multiprocessors, *per_multiprocessor};
+    return {api}Success;
+}"#;

@@ -1,0 +1,114 @@
+//! `tiled`: each block stages the tile it computes plus its halo in shared
+//! memory, for every grid read at non-zero offsets, then computes from
+//! there.
+
+use super::{Gen, shifted};
+use crate::backend::CWriter;
+use crate::codegen::index::linear_index;
+use crate::codegen::names::slot_name;
+use crate::ir::{Access, Slot};
+
+impl Gen<'_> {
+    /// Slots read at a non-zero offset: staged in shared memory by `tiled`.
+    pub(super) fn staged(&self) -> Vec<Slot> {
+        self.s
+            .slots()
+            .into_iter()
+            .filter(|&slot| self.reach(slot).iter().any(|&r| r > 0))
+            .collect()
+    }
+
+    pub(super) fn tile_name(&self, slot: Slot) -> String {
+        format!("t_{}", slot_name(self.st, slot))
+    }
+
+    pub(super) fn tiled(&self, w: &mut CWriter) {
+        let dims = self.dims();
+        let t = self.st.dtype.c();
+        let block = &self.plan.block;
+        self.thread_coordinates(w, !self.staged().is_empty());
+        for slot in self.staged() {
+            let r = self.reach(slot);
+            let ext: Vec<usize> = (0..dims).map(|a| block[a] + 2 * r[a]).collect();
+            let name = self.tile_name(slot);
+            let dims_decl: String = ext.iter().map(|e| format!("[{e}]")).collect();
+            w.line(&format!("__shared__ {t} {name}{dims_decl};"));
+            let total: usize = ext.iter().product();
+            w.line(&format!(
+                "for (int k = tid; k < {total}; k += {}) {{",
+                self.plan.threads()
+            ));
+            w.indent();
+            let mut stride = 1;
+            let mut coords = vec![String::new(); dims];
+            for a in (0..dims).rev() {
+                coords[a] = if stride == 1 {
+                    format!("k % {}", ext[a])
+                } else {
+                    format!("k / {stride} % {}", ext[a])
+                };
+                stride *= ext[a];
+            }
+            for a in 0..dims {
+                w.line(&format!("const int a{a} = {};", coords[a]));
+                let g = format!("o{a} - {} + a{a}", r[a]);
+                let g = if self.periodic() {
+                    format!("stencil_mod({g}, n{a})")
+                } else {
+                    g
+                };
+                w.line(&format!("const ptrdiff_t g{a} = {g};"));
+            }
+            let index: String = (0..dims).map(|a| format!("[a{a}]")).collect();
+            let global = (0..dims)
+                .map(|a| {
+                    if a + 1 < dims {
+                        format!("g{a} * s{a}")
+                    } else {
+                        format!("g{a}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" + ");
+            if self.periodic() {
+                w.line(&format!(
+                    "{name}{index} = {}[{global}];",
+                    slot_name(self.st, slot)
+                ));
+            } else {
+                let inside = (0..dims)
+                    .map(|a| format!("g{a} < n{a}"))
+                    .collect::<Vec<_>>()
+                    .join(" && ");
+                w.line(&format!("if ({inside})"));
+                w.line(&format!(
+                    "    {name}{index} = {}[{global}];",
+                    slot_name(self.st, slot)
+                ));
+            }
+            w.dedent();
+            w.line("}");
+        }
+        w.line("__syncthreads();");
+        w.line(&format!("if ({})", self.guard(0..dims)));
+        w.line("    return;");
+        w.line(&format!("const ptrdiff_t c = {};", linear_index(dims)));
+        let staged = self.staged();
+        let value = self.value(&|a: &Access| {
+            if !staged.contains(&a.slot) {
+                return self.global_read(a);
+            }
+            let r = self.reach(a.slot);
+            let index: String = (0..dims)
+                .map(|ax| {
+                    format!(
+                        "[{}]",
+                        shifted(&format!("l{ax}"), r[ax] as i64 + a.offset[ax])
+                    )
+                })
+                .collect();
+            format!("{}{index}", self.tile_name(a.slot))
+        });
+        w.line(&format!("out[c] = {value};"));
+    }
+}

@@ -1,0 +1,90 @@
+//! The kernels a plan's file carries beside its own: the single step a
+//! fused plan launches for one step, the small grids' and small planes'
+//! kernels of `auto`'s single steps, and the scalar twins of kernels of
+//! vectors. Each is a plan of its own, settled by the same [`resolve`].
+
+use super::model::{planes_stream, single_step, vector_stream};
+use super::{Dialect, Plan, resolve, temporal};
+use crate::ir::{GpuTiling, Stencil, Strategy};
+
+/// The plan of the kernel a fused strategy launches for one step
+/// ([`single_step`], resolved): a fused launch of one level recomputes its
+/// tiles' overlap for nothing, and measured 0.24x-0.77x the single step on
+/// the suite (H100, BENCHMARKS.md, 2026-11-25, session 14). [`planes_stream`]'s
+/// plan keeps its kernel of small planes ([`Plan::vector_planes`]).
+/// `None` for the single-step strategies and for `temporal` of one step a
+/// launch, whose launches are all of one step.
+pub fn step_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
+    if !plan.fuses_steps() {
+        return None;
+    }
+    let single = single_step(st, d);
+    let planes = single == planes_stream(st);
+    // A ring kernel's single steps also run the grids of small planes, where
+    // 16-byte vectors ran fastest (`Gen::rings_preferred`).
+    let single = if temporal::rings_plan(plan, st) && single.vector.unwrap_or(1) == 1 {
+        vector_stream(st, d)
+    } else {
+        single
+    };
+    let step = resolve(&single, st, d).ok()?;
+    Some(Plan {
+        chosen: planes,
+        ..step
+    })
+}
+
+/// The plan of the kernel that `auto`'s single steps run on small grids
+/// where they have one ([`Plan::small_grids`]): [`vector_stream`].
+/// `None` for the other plans.
+pub fn small_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
+    if !plan.small_grids() {
+        return None;
+    }
+    resolve(&vector_stream(st, d), st, d).ok()
+}
+
+/// The kernel [`planes_stream`]'s plan runs on planes of fewer than
+/// [`SMALL_PLANES`] cells ([`small_plan`]); `None` for the other plans.
+pub fn small_planes_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
+    small_plan(plan, st, d).filter(|_| plan.vector_planes())
+}
+
+/// The plan of the kernel `auto`'s single steps run on small grids, those of
+/// fewer than [`small_step_cells`] cells per multiprocessor: `naive`, one
+/// cell a thread. On the H100 with graphs (`naive` and the single-step
+/// kernels timed in one run; BENCHMARKS.md, 2026-11-27, session 32) `naive`
+/// was the fastest single step on 48^3 and 512^2 (110k-262k cells) for 12
+/// of 14 stencil and dtype pairs, where `auto`'s `stream` in 16-byte vectors
+/// ran 0.70x-0.94x it: blocks that march 4 planes or rows, with rows of
+/// vectors mostly idle on narrow grids, leave too few warps to hide the
+/// latency. On 100^3 and 1024^2 (1M cells) `auto`'s kernels beat `naive` on
+/// most stencils (session 31). The small-grid kernel of `tensor` and
+/// [`planes_stream`] ([`small_plan`]) then runs on the grids between this
+/// rule and theirs.
+/// `None` for strategies named in the spec, `naive`, and fused plans without
+/// a single-step kernel.
+pub fn naive_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
+    let steps_alone = !plan.fuses_steps() || step_plan(plan, st, d).is_some();
+    if !plan.chosen || plan.strategy == Strategy::Naive || !steps_alone {
+        return None;
+    }
+    resolve(&GpuTiling::model(Strategy::Naive), st, d).ok()
+}
+
+/// The plan of the scalar twins of a 3-D `stream` kernel of vectors, which
+/// run the grids whose rows are not whole vectors: `stream`'s defaults (one
+/// cell a thread, blocks of `[1, 8, 32]` threads on CUDA), their chunk of
+/// planes the launcher's, at most 64 ([`Gen::shortens_chunk`]). On the
+/// H200, on 300 x 994 x 750 (f32) and 300 x 994 x 749 (f64), the twin of
+/// `[1, 2, 64]` threads and chunks of 4 planes ran 0.79x-0.91x `stream`'s
+/// defaults on 12 of the suite's 16 3-D stencil and dtype pairs, 0.95x-1.07x
+/// on the others (j3d7pt, j3d13pt, wave3d); `auto`'s single steps ran it,
+/// star3d25 f32 at 0.83x and the ring kernels' single steps of acoustic25
+/// f32 at 0.81x (BENCHMARKS.md, 2026-11-28, session 37). `None` in 2-D,
+/// where the twin of `[1, 64]` threads ran 0.83x-1.15x the defaults'.
+pub fn scalar_stream(st: &Stencil, d: &Dialect) -> Option<Plan> {
+    (st.dims() == 3)
+        .then(|| resolve(&GpuTiling::model(Strategy::Stream), st, d).ok())
+        .flatten()
+}

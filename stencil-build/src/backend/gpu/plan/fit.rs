@@ -1,0 +1,98 @@
+//! Which plans are valid for a stencil on a dialect: the shared memory a
+//! block takes, the registers a `stream` thread holds, the vectors a load
+//! moves; [`fit`] shrinks a default block to fit or says what to change.
+
+use super::rows::rows;
+use super::{Dialect, Plan, temporal};
+use crate::ir::{Statement, Stencil, Strategy};
+
+/// Static shared memory one block may use: CUDA's limit without opting in to
+/// more (AMD's LDS holds 64 KiB).
+pub const SHARED_BUDGET: usize = 48 * 1024;
+
+/// Bytes of shared memory one block of `plan` needs for the most demanding
+/// statement of `st`: `tiled` stages a tile plus halo of every grid read at
+/// non-zero offsets; the other strategies use none.
+pub fn shared_bytes(st: &Stencil, plan: &Plan) -> usize {
+    let per_statement = |s: &Statement| -> usize {
+        let mut cells = 0;
+        for slot in s.slots() {
+            let mut reach = vec![0usize; st.dims()];
+            s.expr.for_each_read(&mut |a| {
+                if a.slot == slot {
+                    for (r, d) in reach.iter_mut().zip(&a.offset) {
+                        *r = (*r).max(d.unsigned_abs() as usize);
+                    }
+                }
+            });
+            if plan.strategy == Strategy::Tiled && reach.iter().any(|&r| r > 0) {
+                cells += (0..st.dims())
+                    .map(|a| plan.block[a] + 2 * reach[a])
+                    .product::<usize>();
+            }
+        }
+        cells * st.dtype.size()
+    };
+    st.statements.iter().map(per_statement).max().unwrap_or(0)
+}
+
+/// Makes `plan` fit [`SHARED_BUDGET`]: a default block is halved along its
+/// slower axes until it fits; a block the spec gave (`explicit`) that does
+/// not fit is an error saying what to change.
+pub fn fit(mut plan: Plan, explicit: bool, st: &Stencil, d: &Dialect) -> Result<Plan, String> {
+    if plan.strategy.fuses_steps() {
+        temporal::check(&plan, st, d)?;
+        return Ok(plan);
+    }
+    let vector_bytes = plan.vector * st.dtype.size();
+    if vector_bytes > 16 {
+        return Err(format!(
+            "`vector = {}` makes vectors of {vector_bytes} bytes for `{}`, more than the 16 a load can move; \
+             set `vector = {}` or less in [tiling.{}]",
+            plan.vector,
+            st.name,
+            16 / st.dtype.size(),
+            d.name
+        ));
+    }
+    loop {
+        let bytes = shared_bytes(st, &plan);
+        if bytes <= SHARED_BUDGET {
+            return Ok(plan);
+        }
+        let last = plan.block.len() - 1;
+        let shrink = (0..last).find(|&a| plan.block[a] > 1);
+        match shrink {
+            Some(a) if !explicit => plan.block[a] /= 2,
+            _ => {
+                return Err(format!(
+                    "strategy `{}` with blocks of {:?} threads needs {} KiB of shared memory per block for `{}`, more than the {} KiB budget; \
+                     set a smaller `block` or another `strategy` in [tiling.{}]",
+                    plan.strategy.name(),
+                    plan.block,
+                    bytes.div_ceil(1024),
+                    st.name,
+                    SHARED_BUDGET / 1024,
+                    d.name
+                ));
+            }
+        }
+    }
+}
+
+/// 32-bit registers a `stream` thread holds values in, for the most
+/// demanding statement of `st`, with `c` x `v` cells per thread per iteration
+/// and `chunk` cells per block along the slowest axis.
+pub fn register_words(st: &Stencil, chunk: usize, c: usize, v: usize) -> usize {
+    let words = st.dtype.size() / 4;
+    let per_statement = |s: &Statement| -> usize {
+        rows(s, st.dims())
+            .iter()
+            .map(|r| {
+                let (x0, x1) = r.span(v);
+                r.window(chunk, c) * (x1 - x0 + 1) as usize * words
+            })
+            .sum()
+    };
+    st.statements.iter().map(per_statement).max().unwrap_or(0)
+}

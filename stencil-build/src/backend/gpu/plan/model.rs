@@ -1,0 +1,341 @@
+//! `auto`'s model: one function ([`auto`]) from a stencil and a dialect to
+//! the tiling it resolves, and the constants it decides by, each with the
+//! measurement it came from. The figures are GCells/s of the benchmark
+//! runner, `cargo run --release -p suite --features cuda -- gpu` on the GPU
+//! named (H100 in the first sessions, H200 from `tensor-m16` on), each
+//! variant against the others of the same run; BENCHMARKS.md keeps today's
+//! tables and `docs/design-notes.md` the history.
+
+use super::temporal::{self, leapfrog, planes, radius, rings, vectors};
+use super::{Dialect, Plan, register_words};
+use crate::codegen::names::slot_name;
+use crate::ir::{Access, Dtype, GpuTiling, Stencil, Strategy, plane_sum, untensorable};
+
+/// The most values a single-pass `stream` thread may hold in registers for
+/// `auto` to pick it (in 32-bit words; the rest of 255 goes to addresses and
+/// in-flight sums, and more cost occupancy).
+pub const AUTO_REGISTER_WORDS: usize = 48;
+
+/// `auto`, settled for `st` (see [`resolve`]).
+pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
+    if d.async_copies && auto_rings(st, d) {
+        return GpuTiling {
+            vector: Some(4),
+            ..GpuTiling::model(Strategy::Temporal)
+        };
+    }
+    if let Some(v) = auto_vector(st, d) {
+        return GpuTiling {
+            vector: Some(v),
+            ..GpuTiling::model(Strategy::Temporal)
+        };
+    }
+    if auto_fuses(st) {
+        return GpuTiling::model(if auto_persists(st) {
+            Strategy::Persistent
+        } else {
+            Strategy::Temporal
+        });
+    }
+    single_step(st, d)
+}
+
+/// `auto`'s single-step kernel for `st` (see [`resolve`]): what it picks
+/// where steps do not fuse, and what the fused strategies launch for one
+/// step ([`step_plan`]).
+pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
+    if d.tensor_cores && auto_tensor(st) {
+        if super::tensor::reads_one_grid(st) {
+            return GpuTiling::model(Strategy::Tensor);
+        }
+        return planes_stream(st);
+    }
+    if d.tuned && wide_planes(st) {
+        return planes_stream(st);
+    }
+    let naive = GpuTiling::model(Strategy::Naive);
+    let (block, c, v) = match (st.dims(), st.dtype) {
+        (2, Dtype::F32) => (vec![1, 64.max(d.warp)], 4, 4),
+        (2, Dtype::F64) => (vec![1, 256], 4, 1),
+        (3, dtype) => (vec![1, 2, 64.max(d.warp)], 2, 16 / dtype.size()),
+        _ => return naive,
+    };
+    if register_words(st, c, c, v) > AUTO_REGISTER_WORDS {
+        // A window moved through chunks of planes (3-D) or rows (2-D) beat
+        // `naive` on every such suite stencil: 3-D in f32 (1.02x to 1.67x)
+        // and in f64 on the geometric mean (1.11x: 1.20x to 1.43x on poisson,
+        // star3d25 and acoustic25, 0.93x to 0.99x on j3d13pt, j3d17pt and
+        // j3d27pt; H100, BENCHMARKS.md, 2026-11-23); 2-D j2d9pt and j2d25pt
+        // 1.12x to 2.10x (2026-11-25, session 15). Multi-update stencils
+        // (unmeasured) stay `naive`.
+        if st.dims() > 1 && st.statements.len() == 1 {
+            return wide_stream(st, d);
+        }
+        return naive;
+    }
+    GpuTiling {
+        strategy: Strategy::Stream,
+        block: Some(block),
+        coarsen: Some(c),
+        chunk: Some(c),
+        vector: Some(v),
+        ..naive
+    }
+}
+
+/// Whether `auto`'s single step on CUDA for an f32 stencil is
+/// [`planes_stream`]'s: 3-D, one update, reaching [`WIDE_PLANES_REACH`]
+/// cells along the plane's axes, as star3d25 and acoustic25 (wider stencils
+/// are unmeasured, and their windows of vectors would hold more registers).
+/// On the H200 their launches of one step ran 1.03x-1.10x as fast as with
+/// [`wide_stream`]'s blocks marching 4 planes, which they ran before, on
+/// planes of 512 x 512 cells (512^3, 128 x 512 x 512; star3d25 1.06x on 300
+/// x 448 x 448, acoustic25 0.98x), and 1.17x-1.44x on rows of 750 cells
+/// (8-byte pairs, where the scalar twin ran before); on planes under
+/// [`SMALL_PLANES`] (256^3, where the blocks marching 64 planes ran
+/// 0.92x-0.99x) its launcher runs the blocks marching 4
+/// (`benchmarks/experiments/wide-planes`, session 42; `planes-stream`,
+/// session 41).
+pub fn wide_planes(st: &Stencil) -> bool {
+    let r = temporal::radius(st);
+    st.dims() == 3
+        && st.dtype == Dtype::F32
+        && st.statements.len() == 1
+        && r[1].max(r[2]) == WIDE_PLANES_REACH
+}
+
+/// The in-plane reach of [`wide_planes`]' stencils.
+pub const WIDE_PLANES_REACH: usize = 4;
+
+/// Cells of a plane under which [`planes_stream`]'s launcher runs `stream`
+/// in 16-byte vectors of blocks of `[1, 2, 64]` threads marching 4 planes
+/// ([`small_plan`]). On the H200 (`benchmarks/experiments/tensor-m16`,
+/// session 40) that kernel ran acoustic25 f64 0.97x-1.01x as fast as the best
+/// of [`planes_stream`]'s blocks marching 4, 8, 16 or 64 planes on planes of
+/// up to 256 x 256 cells (cubes of 128 to 256, 129 x 131 x 133; `naive` ran
+/// 100^3 1.21x faster), while on planes of 416 x 416 cells and more the
+/// chunks of 64 ran 1.05x-1.12x `tensor`, which it ran before. On the H100
+/// (session 25) it ran 1.04x-2.33x `tensor` on planes of up to 384 x 384
+/// cells, 0.79x-0.96x from 416 x 416 on.
+pub const SMALL_PLANES: usize = 400 * 400;
+
+/// `auto`'s single step on CUDA for a stencil `tensor` could compute
+/// ([`tensor::auto_tensor`]) whose update reads other grids at the cell than
+/// the one it sums in-plane (acoustic25 f64: the previous level and the
+/// velocity): `stream`'s blocks of `[1, 8, 32]` threads marching 64 planes,
+/// each thread 16 bytes of a row. On the H200 they ran acoustic25 f64
+/// 1.05x-1.12x as fast as `tensor` on every grid measured of planes of 416 x
+/// 416 cells or more (cubes of 416 and 512, 300 x 448 x 448, 128 x 512 x
+/// 512, 64 x 994 x 750, the suite's 300 x 994 x 750;
+/// `benchmarks/experiments/tensor-m16`, session 40); small planes run
+/// [`small_plan`]'s kernel ([`SMALL_PLANES`]), the smallest grids `naive`
+/// ([`SMALL_STEP_CELLS_MORE_GRIDS`]).
+pub fn planes_stream(st: &Stencil) -> GpuTiling {
+    GpuTiling {
+        vector: Some(16 / st.dtype.size()),
+        ..GpuTiling::model(Strategy::Stream)
+    }
+}
+
+/// Cells per multiprocessor under which `auto`'s single steps run `naive`'s
+/// kernel ([`naive_plan`]): 541k cells on the H100's 132.
+pub const SMALL_STEP_CELLS: usize = 4096;
+
+/// [`SMALL_STEP_CELLS`] for [`planes_stream`]'s plan, whose small grids
+/// otherwise run `stream` in 16-byte vectors ([`SMALL_PLANES`]): 1.08M cells
+/// on the H100. There acoustic25 f64 ran `naive` 1.07x-1.11x faster than
+/// that `stream` on 100^3 (1M cells) in three sessions (30-32), and 0.98x as
+/// fast on 128^3 (2.1M; BENCHMARKS.md, 2026-11-27, session 30), when
+/// `auto` ran `tensor` on its large planes; on the H200, 1.21x on 100^3 and
+/// 0.97x on 128^3 (session 40).
+pub const SMALL_STEP_CELLS_MORE_GRIDS: usize = 8192;
+
+/// Cells per multiprocessor under which `plan`'s single steps run `naive`'s
+/// kernel where [`naive_plan`] has one: [`SMALL_STEP_CELLS_MORE_GRIDS`] for
+/// [`planes_stream`]'s plan ([`Plan::vector_planes`]), else
+/// [`SMALL_STEP_CELLS`].
+pub fn small_step_cells(plan: &Plan) -> usize {
+    if plan.vector_planes() {
+        SMALL_STEP_CELLS_MORE_GRIDS
+    } else {
+        SMALL_STEP_CELLS
+    }
+}
+
+/// The most values a `stream` thread of [`wide_stream`]'s 16-byte vectors
+/// may hold in registers (32-bit words): star3d25's window in f32 (a star of
+/// radius 4, 1.30x the defaults); in f64 its window takes 264 words and the
+/// vectors measured 0.98x-0.99x the defaults.
+pub const WIDE_REGISTER_WORDS: usize = 184;
+
+/// `auto`'s `stream` for a 2-D or 3-D stencil of one update too wide for the
+/// compact single-pass blocks. If its window fits [`WIDE_REGISTER_WORDS`]:
+/// blocks of `[1, 64]` (2-D) or `[1, 2, 64]` (3-D) threads, each with 16
+/// bytes of the contiguous axis (4 cells in f32, 2 in f64), marching chunks
+/// of 4 rows or planes one at a time. On the H100 they beat `stream`'s
+/// defaults on every such suite stencil: 3-D in f32 (1.30x star3d25 to 1.63x
+/// j3d13pt) and in f64 (1.13x to 1.29x; BENCHMARKS.md, 2026-11-24, session
+/// 9); 2-D j2d9pt and j2d25pt 1.11x to 1.36x (and `naive` 1.12x to 2.10x);
+/// the leapfrogs, which read two more grids, wave3d 1.11x (f32) and 1.04x
+/// (f64), wave2d f32 1.04x (2026-11-25, session 15). Otherwise `stream`'s
+/// defaults, chunks of 64 planes or rows, one cell per thread: the windows
+/// over the budget measured slower with the vectors (star3d25 f64, 264
+/// words: 0.98x-0.99x; acoustic25, 200 and 280 words: 0.79x in f32, 0.81x
+/// in f64, on 300 x 994 x 750, where the f32 vectors ran their scalar twin,
+/// then of their own blocks and chunks ([`scalar_stream`] since session 37);
+/// on 512^3 they ran 1.25x in f32, 0.83x in f64, session 23).
+pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
+    if register_words(st, 4, 1, 16 / st.dtype.size()) <= WIDE_REGISTER_WORDS {
+        return vector_stream(st, d);
+    }
+    GpuTiling::model(Strategy::Stream)
+}
+
+/// `stream` in 16-byte vectors ([`wide_stream`]'s): blocks of `[1, 64]`
+/// (2-D) or `[1, 2, 64]` (3-D) threads, chunks of 4 rows or planes.
+pub fn vector_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
+    let block = if st.dims() == 2 {
+        vec![1, 64.max(d.warp)]
+    } else {
+        vec![1, 2, 64.max(d.warp)]
+    };
+    GpuTiling {
+        block: Some(block),
+        chunk: Some(4),
+        coarsen: Some(1),
+        vector: Some(16 / st.dtype.size()),
+        ..GpuTiling::model(Strategy::Stream)
+    }
+}
+
+/// Whether `auto` fuses the steps of `st` (x the best single-step strategy,
+/// `stream` with 16-byte vectors or its defaults; H100, BENCHMARKS.md,
+/// 2026-11-24, session 11, s11b): 2-D stencils whose steps fuse (f32
+/// 1.30x-4.52x, f64 1.13x-3.32x); 3-D stencils of radius 1 (f32 j3d7pt
+/// 1.81x, j3d17pt 1.17x, j3d27pt 1.11x, poisson 1.18x; f64 2.13x, 1.33x,
+/// 1.36x, 1.37x) and 3-D stars of radius 2 (j3d13pt 1.06x and 1.08x;
+/// where [`auto_vector`] gives them vectors, 1.42x and 1.43x), not
+/// star3d25, radius 4 (`temporal`, one step: 0.73x in f32, 0.87x in f64;
+/// in f32 it fuses in threads of vectors, [`auto_vector`]).
+/// Leapfrogs in 2-D (wave2d: f32 3.80x, f64 2.84x) and 3-D leapfrogs of
+/// radius 1 (wave3d: f32 1.37x, in one `persistent` launch, f64 1.49x), not
+/// wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32; session 10).
+pub fn auto_fuses(st: &Stencil) -> bool {
+    let r = radius(st);
+    let within = |most: usize| r.iter().all(|&r| r <= most);
+    crate::ir::unfusable(st, "temporal").is_none()
+        && match st.dims() {
+            2 => true,
+            _ if leapfrog(st) => within(1),
+            3 => within(1) || within(2) && planes::in_one_plane(st),
+            _ => false,
+        }
+}
+
+/// The vector `auto` gives the threads of a fused 3-D kernel for `st`: 4
+/// cells in f32 where the radius along the contiguous axis is a multiple of
+/// 4, else 2 cells where it is even, for stars that read only the field
+/// they update, where the default tiles fuse at least 2 steps and dialect
+/// `d`'s shared memory holds the rings of a lead of [`vectors::MAX_LEAD`].
+/// On the H100 (BENCHMARKS.md, 2026-11-25, session 13, s13c), against the
+/// best kernel without vectors: star3d25 f32 (2 steps) 255.4 GCells/s
+/// against `stream`'s 236.0 (1.08x; `temporal` without vectors was 0.74x),
+/// j3d13pt f32 (3 steps) 469.5 against `temporal`'s 351.5 (1.34x; 2 steps
+/// of vectors: 392.8), j3d13pt f64 (2 steps, 24 rows) 232.0 against 175.8
+/// (1.32x). Not star3d25 f64, whose windows leave room for one step only
+/// (2 steps in 32 rows spilled: 20.6 GCells/s), nor stars of odd radius
+/// along the contiguous axis (j3d7pt: the scalar kernel's columns reuse
+/// their rows from registers, and vectors measured 0.77x-0.88x by hand;
+/// session 12).
+pub fn auto_vector(st: &Stencil, d: &Dialect) -> Option<usize> {
+    let r = radius(st);
+    let v = match (st.dtype, r.get(2).copied().unwrap_or(0)) {
+        (_, 0) => return None,
+        (Dtype::F32, r) if r % 4 == 0 => 4,
+        (_, r) if r % 2 == 0 => 2,
+        _ => return None,
+    };
+    let suited = st.dims() == 3
+        && crate::ir::unfusable(st, "temporal").is_none()
+        && vectors::unsuited(st).is_none();
+    if !suited {
+        return None;
+    }
+    let t = GpuTiling {
+        vector: Some(v),
+        ..GpuTiling::model(Strategy::Temporal)
+    };
+    let plan = vectors::defaults(&t, st, d);
+    let sh = planes::Planes::new(&plan, st, d.shared_max);
+    let fits = plan.time_block >= 2 && sh.lead == vectors::MAX_LEAD.min(sh.r[0] + 1);
+    (fits && temporal::check(&plan, st, d).is_ok()).then_some(v)
+}
+
+/// Whether `auto` fuses the steps of `st` (where [`auto_fuses`]) in one
+/// `persistent` launch rather than `temporal` launches: 3-D leapfrogs in
+/// f32 (wave3d: 258.3 against 242.1 GCells/s in s11, 1.07x; 1.06x in s10b,
+/// 1.05x in s10c; H100, BENCHMARKS.md, 2026-11-24). Not in f64 (wave3d:
+/// 127.7 against 138.2), nor on any other suite stencil `auto` fuses, where
+/// `persistent` measured 0.70x-0.92x `temporal` in s11b.
+pub fn auto_persists(st: &Stencil) -> bool {
+    st.dims() == 3
+        && st.dtype == Dtype::F32
+        && leapfrog(st)
+        && crate::ir::unfusable(st, "persistent").is_none()
+}
+
+/// Whether `auto` takes this kernel for `st` on dialect `d`: CUDA, f32
+/// stars of radius 4 or 8 along the fast axes that read other grids at the
+/// cell, whose sessions launch it on large planes only
+/// ([`Gen::rings_preferred`]). On the H100 (BENCHMARKS.md, 2026-11-26,
+/// session 23), where the session launches it, against the single steps
+/// it would run otherwise: acoustic25 f32 (a leapfrog) 0.91x-1.37x on 16
+/// grids (0.91x on 300 x 400 x 402 alone; 1.32x on the suite's), and
+/// coefstar3d f32 (two input grids) 1.07x-1.28x on 5; the 13 grids of
+/// smaller planes measured keep the faster single steps (coefstar3d on
+/// 512^3: 171.7 against the ring kernel's 155.1).
+pub fn auto_rings(st: &Stencil, d: &Dialect) -> bool {
+    let t = GpuTiling {
+        vector: Some(rings::CELLS),
+        ..GpuTiling::model(Strategy::Temporal)
+    };
+    rings::suits(st)
+        && crate::ir::unfusable(st, "temporal").is_none()
+        && rings::check(&rings::defaults(&t, st), st, d).is_ok()
+}
+
+/// The least in-plane reach for which `auto` computes a single step on the
+/// tensor cores: star3d25 f64 (reach 4) ran at 1.34x the best other single
+/// step and acoustic25 f64 at 1.03x; the stars of reach 1 and 2 at
+/// 0.43x-0.81x, and they fuse their steps (`temporal`) instead (H100,
+/// BENCHMARKS.md, session 16).
+pub const AUTO_MIN_REACH: usize = 3;
+
+/// Whether `tensor` can compute `st`'s one statement, reaching
+/// [`AUTO_MIN_REACH`] cells in-plane: then `auto`'s single step on CUDA is
+/// `tensor` where the update reads no other grid ([`reads_one_grid`]), else
+/// `stream` in 16-byte vectors (`super::planes_stream`).
+pub fn auto_tensor(st: &Stencil) -> bool {
+    if untensorable(st, "cuda").is_some() {
+        return false;
+    }
+    let name = |a: &Access| slot_name(st, a.slot);
+    plane_sum(&st.statements[0], &name)
+        .is_ok_and(|sum| sum.reach().into_iter().max().unwrap_or(0) >= AUTO_MIN_REACH)
+}
+
+/// The least share, in percent, of its resident blocks' time that
+/// `auto`'s `tensor` must spend on cells of the region, where its launcher
+/// runs `stream` in 16-byte vectors instead (blocks of `[1, 2, 64]` threads
+/// marching 4 planes, which read their neighbours' planes through L2). A
+/// `tensor` block computes whole 32 x 32 tiles, some past the region's
+/// edge, and reads its window's `2 x depth` planes more than its chunk; on
+/// grids of few tiles the chunks that fill the device are short. The share
+/// is the region's cells over `1024 x resident blocks x waves x (chunk + 2
+/// depth)`. On the H100 (BENCHMARKS.md, session 25) star3d25 f64 ran
+/// `stream` 1.06x-1.99x faster than `tensor` where the share was 0.13-0.56
+/// (cubes of 64 to 176), about as fast at 0.59-0.67 (256 x 144 x 144: 0.99x;
+/// 192^3: 1.04x; 160^3: 0.93x), and 0.74x-0.98x as fast from 0.72 on
+/// (cubes of 224 to 512, 1024 x 128 x 128, 48 x 512 x 512, 96 x 256 x 256,
+/// 512 x 160 x 160).
+pub const SMALL_GRID_EFFICIENCY: usize = 62;

@@ -1,0 +1,892 @@
+use super::plan::model::*;
+use super::plan::*;
+use super::*;
+use crate::analysis::Analysis;
+use crate::ir::{GpuTiling, Strategy};
+
+fn heat2d(boundary: &str) -> (Stencil, Analysis) {
+    let text = format!(
+        "[stencil]\nname = \"h\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"u[-1,0] + u[1,0] + u[0,-1] + u[0,1]\"\n[boundary]\nkind = \"{boundary}\"\n"
+    );
+    let src = crate::spec::Source {
+        path: "h.stencil.toml".into(),
+        text,
+    };
+    let st = crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap();
+    let an = crate::analysis::analyse(&st);
+    (st, an)
+}
+
+#[test]
+fn stream_moves_a_window_of_planes_through_registers() {
+    let (st, an) = heat2d("fixed");
+    let plan = Plan {
+        strategy: Strategy::Stream,
+        block: vec![1, 256],
+        chunk: 64,
+        coarsen: 2,
+        vector: 1,
+        time_block: 1,
+        occupancy: None,
+        chosen: false,
+    };
+    let code = source(&st, &an, &plan, "p", &CUDA);
+    // Planes z - 1 ..= z + 2 for this iteration, z + 3 and z + 4 loaded ahead.
+    assert!(code.contains("double w0[6][3];"), "{code}");
+    // The first plane is read only at the centre column.
+    assert!(
+        code.contains("w0[0][1] = cur_u[(z0 - 1) * s0 + i1];") && !code.contains("w0[0][0] ="),
+        "{code}"
+    );
+    // Neighbours are loaded one iteration before their first use: those of
+    // plane z + 2 (held since the last iteration) and z + 3 (new) now,
+    // those of z + 4 (new, read at the centre column next) later.
+    assert!(code.contains("if (z + 2 < z1) {"), "{code}");
+    assert!(
+        code.contains("w0[3][0] = cur_u[(z + 2) * s0 + i1 - 1];")
+            && code.contains("w0[4][2] = cur_u[(z + 3) * s0 + i1 + 1];")
+            && code.contains("w0[5][1] = cur_u[(z + 4) * s0 + i1];")
+            && !code.contains("w0[5][0] ="),
+        "{code}"
+    );
+    assert!(
+        code.contains("if (z + 1 < z1) {"),
+        "a partial last iteration is not stored"
+    );
+    // 2-D kernels test every plane against the grid before loading it
+    // (3-D ones skip the planes provably on it: see the 3-D test).
+    assert!(
+        code.contains("if (z + 3 < n0) {") && code.contains("if (z + 4 < n0) {"),
+        "{code}"
+    );
+    assert!(code.contains("w0[1][0] = w0[3][0];"), "{code}");
+    assert!(
+        !code.contains("__shared__") && !code.contains("__syncthreads"),
+        "{code}"
+    );
+    assert!(
+        !code.contains("stencil_mod"),
+        "no wrapping with a fixed boundary"
+    );
+    let (st, an) = heat2d("periodic");
+    let code = source(&st, &an, &plan, "p", &CUDA);
+    assert!(
+        code.contains("w0[4][0] = cur_u[stencil_mod(z + 3, n0) * s0 + stencil_mod(i1 - 1, n1)];"),
+        "{code}"
+    );
+}
+
+#[test]
+fn autos_single_steps_run_naive_on_small_grids() {
+    for boundary in ["fixed", "periodic"] {
+        let (st, an) = heat2d(boundary);
+        let plan = resolve(&GpuTiling::model(Strategy::Auto), &st, &CUDA).unwrap();
+        assert_ne!(plan.strategy, Strategy::Naive);
+        let code = source(&st, &an, &plan, "p", &CUDA);
+        let launcher = &code[code.find("extern \"C\" int p_cuda__h__update_u(").unwrap()..];
+        let when = launcher
+            .find("if (n0 * n1 < (ptrdiff_t)4096 * multiprocessors) {")
+            .unwrap_or_else(|| panic!("{code}"));
+        let naive = launcher
+            .find("p_cuda__h__update_u_naive_kernel<<<")
+            .unwrap();
+        // Asked before any other single step; fused launches (of a fixed boundary) never.
+        let other = if plan.fuses_steps() {
+            assert!(launcher.find("if (levels == 1) {").unwrap() < when);
+            "p_cuda__h__update_u_step"
+        } else {
+            "p_cuda__h__update_u_kernel<<<"
+        };
+        assert!(
+            when < naive && naive < launcher.find(other).unwrap(),
+            "{code}"
+        );
+        assert!(launcher.contains(
+            "const cudaError_t status = stencil_residency((const void *)p_cuda__h__update_u_naive_kernel, 256, 0, &multiprocessors, &per_multiprocessor);"
+        ));
+        assert!(code.contains(
+            "/* The kernel of single steps on small grids: `naive`, blocks of 8 x 32 threads. */"
+        ));
+        assert_eq!(plan.fuses_steps(), boundary == "fixed");
+        // Named strategies run what they name.
+        let named = resolve(&GpuTiling::model(plan.strategy), &st, &CUDA).unwrap();
+        assert!(naive_plan(&named, &st, &CUDA).is_none());
+        assert!(!source(&st, &an, &named, "p", &CUDA).contains("_naive"));
+    }
+}
+
+#[test]
+fn autos_f64_stars_reading_other_grids_march_vectors_on_large_planes() {
+    let star =
+        "0.1*sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])";
+    let acoustic = |dtype: &str| {
+        lowered(format!(
+            "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\n\
+             u = {{ role = \"state\", levels = 2 }}\nvel = {{ role = \"input\" }}\n[[update]]\ntarget = \"u\"\n\
+             expr = \"2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*vel[0,0,0]*({star})\"\n"
+        ))
+    };
+    let st = acoustic("f64");
+    let plan = resolve(&GpuTiling::model(Strategy::Auto), &st, &CUDA).unwrap();
+    assert_eq!(
+        (plan.strategy, &plan.block[..], plan.chunk, plan.vector),
+        (Strategy::Stream, &[1, 8, 32][..], 64, 2)
+    );
+    assert!(plan.small_grids() && plan.vector_planes());
+    assert_eq!(small_step_cells(&plan), SMALL_STEP_CELLS_MORE_GRIDS);
+    let (code, launcher) = cuda_launcher(&st, &plan);
+    let at = |what: &str| position(&launcher, &code, what);
+    // `naive` on the smallest grids, the small kernel on small planes, then the plan's kernels.
+    let naive = at("if (n0 * n1 * n2 < (ptrdiff_t)8192 * multiprocessors) {");
+    let planes = at(
+        "if ((ptrdiff_t)n1 * n2 < 160000 && n0 * n1 * n2 <= 2147483647 && n2 % 2 == 0 && (size_t)out % 16 == 0",
+    );
+    let small = at("p_cuda__s__update_u_small_kernel<<<");
+    let small_wide = at("p_cuda__s__update_u_small_i64_kernel<<<");
+    let own = at("p_cuda__s__update_u_kernel<<<");
+    let own_scalar = at("p_cuda__s__update_u_scalar_kernel<<<");
+    assert!(naive < at("p_cuda__s__update_u_naive_kernel<<<"));
+    assert!(naive < planes && planes < small && small < small_wide && small_wide < own);
+    assert!(own < own_scalar);
+    // Small planes of rows that are not whole vectors run the plan's own scalar twin.
+    assert_eq!(
+        launcher.matches("(ptrdiff_t)n1 * n2 < 160000 && ").count(),
+        2
+    );
+    assert!(!code.contains("_small_scalar"));
+    assert!(code.contains(
+        "/* Planes of fewer than 160000 cells: `stream` in 2-cell vectors, blocks of 1 x 2 x 64 threads marching 4 planes (rows that are not whole vectors: the kernels below). */"
+    ));
+    assert!(code.contains(
+        "; planes of fewer than 160000 cells run blocks of 1 x 2 x 64 threads marching 4 planes."
+    ));
+    assert!(!code.contains("mma"), "no tensor kernel");
+    // Named strategies, f32, HIP and the stars that read one grid keep their plans.
+    let named = resolve(&GpuTiling::model(Strategy::Stream), &st, &CUDA).unwrap();
+    assert!(!named.small_grids() && small_plan(&named, &st, &CUDA).is_none());
+    let hip = resolve(&GpuTiling::model(Strategy::Auto), &st, &HIP).unwrap();
+    assert!(!hip.vector_planes());
+    let f32 = resolve(&GpuTiling::model(Strategy::Auto), &acoustic("f32"), &CUDA).unwrap();
+    assert!(!f32.vector_planes());
+    // Its single steps read three grids: quads on every row of whole quads.
+    let (code, launcher) = cuda_launcher(&acoustic("f32"), &f32);
+    assert!(code.contains("_step_pairs_kernel<<<") && !launcher.contains(" / 128 * 2 <= "));
+    let one_grid = stencil("\"z\", \"y\", \"x\"", "f64", star);
+    let one_grid = resolve(&GpuTiling::model(Strategy::Auto), &one_grid, &CUDA).unwrap();
+    assert_eq!(one_grid.strategy, Strategy::Tensor);
+    assert!(one_grid.small_grids() && !one_grid.vector_planes());
+    assert_eq!(small_step_cells(&one_grid), SMALL_STEP_CELLS);
+}
+
+/// `plan`'s CUDA source for `st` (prefix `p`) and its launcher's text.
+fn cuda_launcher(st: &Stencil, plan: &Plan) -> (String, String) {
+    let code = source(st, &crate::analysis::analyse(st), plan, "p", &CUDA);
+    let at = code.find("extern \"C\" int p_cuda__s__update_u(").unwrap();
+    (code.clone(), code[at..].to_string())
+}
+
+/// Where `what` starts in `launcher` (failing with the whole `code`).
+fn position(launcher: &str, code: &str, what: &str) -> usize {
+    launcher
+        .find(what)
+        .unwrap_or_else(|| panic!("{what}: {code}"))
+}
+
+#[test]
+fn f32_stars_of_reach_4_step_alone_in_planes_stream() {
+    let st = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f32",
+        "0.1*sum(r, 1, 4, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])",
+    );
+    let plan = resolve(&GpuTiling::model(Strategy::Auto), &st, &CUDA).unwrap();
+    assert!(
+        plan.measures(),
+        "the steps fuse, each session measuring the single step too"
+    );
+    let step = step_plan(&plan, &st, &CUDA).unwrap();
+    assert_eq!(
+        (step.strategy, &step.block[..], step.chunk, step.vector),
+        (Strategy::Stream, &[1, 8, 32][..], 64, 4)
+    );
+    assert!(step.vector_planes() && step.small_grids());
+    let (code, launcher) = cuda_launcher(&st, &plan);
+    let at = |what: &str| position(&launcher, &code, what);
+    // One step: `naive` on the smallest grids, blocks marching 4 planes on
+    // small planes, then 64 planes in quads, pairs, single cells.
+    let one = at("if (levels == 1) {");
+    let naive = at("p_cuda__s__update_u_naive_kernel<<<");
+    let small = at("p_cuda__s__update_u_step_small_kernel<<<");
+    let quads = at("p_cuda__s__update_u_step_kernel<<<");
+    let pairs = at("if (n0 * n1 * n2 <= 2147483647 && n2 % 2 == 0 && (size_t)out % 8 == 0");
+    let pairs_kernel = at("p_cuda__s__update_u_step_pairs_kernel<<<");
+    let scalar = at("p_cuda__s__update_u_step_scalar_kernel<<<");
+    let fused = at("p_cuda__s__update_u_vector_kernel<0>;");
+    assert!(one < naive && naive < small && small < quads && quads < pairs);
+    assert!(pairs < pairs_kernel && pairs_kernel < scalar && scalar < fused);
+    // Quads only where their rows of 128 cells cover no more of `x` than
+    // rows of 64 in pairs would (not on rows of 448 cells: 512 against 448).
+    let cover = "(n2 - 4 + 128 - 1) / 128 * 2 <= (n2 - 4 + 64 - 1) / 64";
+    assert_eq!(launcher.matches(cover).count(), 2, "32- and 64-bit quads");
+    assert!(small < at(cover) && at(cover) < quads);
+    assert!(at("(ptrdiff_t)n1 * n2 < 160000 && n0 * n1 * n2 <= 2147483647 && n2 % 4 == 0") < small);
+    assert!(code.contains(
+        "/* The same in 8-byte pairs, for grids whose rows are whole pairs but not whole vectors. */"
+    ));
+    assert!(code.contains(
+        "/* The kernel of one step on small planes: `stream`, blocks of 1 x 2 x 64 threads, marching 4 cells along `z` per block, 1 per iteration, 4 along `x` per thread. */"
+    ));
+    // The small planes' kernel has no twins of its own but the 64-bit one.
+    assert!(!code.contains("_step_small_pairs") && !code.contains("_step_small_scalar"));
+    // Reach 3 and HIP: the step kernels they had.
+    let reach3 = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f32",
+        "0.1*sum(r, 1, 3, u[-r,0,0] + u[r,0,0] + u[0,-r,0] + u[0,r,0] + u[0,0,-r] + u[0,0,r])",
+    );
+    assert!(!wide_planes(&reach3));
+    let hip = resolve(&GpuTiling::model(Strategy::Auto), &st, &HIP).unwrap();
+    assert!(!hip.vector_planes());
+    assert!(step_plan(&hip, &st, &HIP).is_none_or(|step| !step.vector_planes()));
+    assert!(!source(&st, &crate::analysis::analyse(&st), &hip, "p", &HIP).contains("_pairs"));
+}
+
+#[test]
+fn hip_is_the_same_generator_in_another_dialect() {
+    let (st, an) = heat2d("fixed");
+    let auto = GpuTiling::model(Strategy::Tiled);
+    let plan = resolve(&auto, &st, &HIP).unwrap();
+    assert_eq!(plan.block, vec![4, 64], "64-wide wavefronts on AMD");
+    let hip = source(&st, &an, &plan, "p", &HIP);
+    let cuda = source(&st, &an, &plan, "p", &CUDA);
+    assert!(
+        hip.contains("#include <hip/hip_runtime.h>")
+            && hip.contains("return (int)hipGetLastError();"),
+        "{hip}"
+    );
+    assert!(
+        hip.contains("extern \"C\" int p_hip__h__update_u("),
+        "{hip}"
+    );
+    let swapped = cuda
+        .replace("cuda_runtime.h", "hip/hip_runtime.h")
+        .replace("cuda", "hip")
+        .replace("CUDA", "HIP");
+    assert_eq!(hip, swapped, "the dialect changes names only");
+    let runtime = runtime_source("p", &HIP);
+    assert!(
+        runtime.contains("return (int)hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost);"),
+        "{runtime}"
+    );
+    // Waits for the legacy stream, never the device (which breaks other threads' captures).
+    for (d, api) in [(&HIP, "hip"), (&CUDA, "cuda")] {
+        let runtime = runtime_source("p", d);
+        assert!(
+            runtime.contains(&format!("return (int){api}StreamSynchronize(0);"))
+                && !runtime.contains("DeviceSynchronize"),
+            "{runtime}"
+        );
+    }
+}
+
+#[test]
+fn blocks_fit_the_shared_memory_budget() {
+    let text = "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = { role = \"state\" }\n\
+                [[update]]\ntarget = \"u\"\nexpr = \"sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])\"\n";
+    let st = lowered(text.into());
+    let tiled = Plan {
+        strategy: Strategy::Tiled,
+        block: vec![2, 2, 64],
+        chunk: 1,
+        coarsen: 1,
+        vector: 1,
+        time_block: 1,
+        occupancy: None,
+        chosen: false,
+    };
+    assert_eq!(
+        fit::shared_bytes(&st, &tiled),
+        10 * 10 * 72 * 8,
+        "radius 4 on every side, f64"
+    );
+    let fitted = fit(tiled.clone(), false, &st, &HIP).unwrap();
+    assert_eq!(
+        fitted.block,
+        vec![1, 1, 64],
+        "9 x 9 x 72 x 8 = 46 656 bytes"
+    );
+    assert!(fit::shared_bytes(&st, &fitted) <= SHARED_BUDGET);
+    let err = fit(tiled, true, &st, &HIP).unwrap_err();
+    assert!(
+        err.contains(
+            "needs 57 KiB of shared memory per block for `s`, more than the 48 KiB budget"
+        ),
+        "{err}"
+    );
+    let stream = Plan {
+        strategy: Strategy::Stream,
+        block: vec![1, 8, 32],
+        chunk: 64,
+        coarsen: 1,
+        vector: 1,
+        time_block: 1,
+        occupancy: None,
+        chosen: false,
+    };
+    assert_eq!(
+        fit::shared_bytes(&st, &stream),
+        0,
+        "registers and caches only"
+    );
+}
+
+/// A one-field stencil of `axes` in `dtype` computing `expr`.
+fn stencil(axes: &str, dtype: &str, expr: &str) -> Stencil {
+    let text = format!(
+        "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [{axes}]\n[fields]\nu = {{ role = \"state\" }}\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n"
+    );
+    lowered(text)
+}
+
+/// The stencil spec `text` (as `s.stencil.toml`) lowered.
+pub(in crate::backend::gpu) fn lowered(text: String) -> Stencil {
+    let src = crate::spec::Source {
+        path: "s.stencil.toml".into(),
+        text,
+    };
+    crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
+}
+
+/// Every `w<g>[m][k]` of `code` within the bounds `w<g>` is declared with.
+fn window_indices_in_bounds(code: &str) {
+    let mut sizes: Vec<(String, usize, usize)> = Vec::new();
+    for line in code.lines().map(str::trim).filter(|l| !l.starts_with("/*")) {
+        let decl = line.strip_prefix("float ").or(line.strip_prefix("double "));
+        if let Some(d) = decl.filter(|d| d.starts_with('w') && d.ends_with("];")) {
+            let (name, dims) = d.split_once('[').unwrap();
+            let dims: Vec<usize> = dims
+                .trim_end_matches("];")
+                .split("][")
+                .map(|n| n.parse().unwrap())
+                .collect();
+            sizes.retain(|(n, _, _)| n != name);
+            sizes.push((name.to_string(), dims[0], dims[1]));
+            continue;
+        }
+        for (name, planes, cells) in &sizes {
+            for (at, _) in line.match_indices(&format!("{name}[")) {
+                let rest = &line[at + name.len() + 1..];
+                let (m, rest) = rest.split_once("][").unwrap();
+                let k = rest.split(']').next().unwrap();
+                let (m, k): (i64, i64) = (m.parse().unwrap(), k.parse().unwrap());
+                assert!(
+                    (0..*planes as i64).contains(&m) && (0..*cells as i64).contains(&k),
+                    "{name}[{m}][{k}] outside {name}[{planes}][{cells}] in `{line}`"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn windows_of_rows_read_to_one_side_hold_the_threads_own_vector() {
+    // Each row group but the middle one is read only right of the
+    // thread's cells (`u[1,1,1]`) or only left (`u[-1,-1,-1]`): its window still holds the
+    // vector the thread loads for its own cells. Found by the random
+    // stencils of the cross-backend tests.
+    let st = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f64",
+        "u[1,1,1] + 0.5*u[-1,-1,-1] + u[0,0,0]",
+    );
+    for (chunk, coarsen) in [(3, 3), (8, 3)] {
+        let plan = Plan {
+            strategy: Strategy::Stream,
+            block: vec![1, 2, 64],
+            chunk,
+            coarsen,
+            vector: 2,
+            time_block: 1,
+            occupancy: None,
+            chosen: false,
+        };
+        let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
+        assert!(code.contains("const double2 q"), "{code}");
+        window_indices_in_bounds(&code);
+    }
+}
+
+#[test]
+fn vectors_are_at_most_16_bytes() {
+    let st = stencil("\"y\", \"x\"", "f64", "u[0,-1] + u[0,1]");
+    let plan = Plan {
+        strategy: Strategy::Stream,
+        block: vec![1, 64],
+        chunk: 2,
+        coarsen: 2,
+        vector: 4,
+        time_block: 1,
+        occupancy: None,
+        chosen: false,
+    };
+    let err = fit(plan.clone(), true, &st, &CUDA).unwrap_err();
+    assert!(
+        err.contains("`vector = 4` makes vectors of 32 bytes for `s`")
+            && err.contains("set `vector = 2` or less in [tiling.cuda]"),
+        "{err}"
+    );
+    let ok = Plan { vector: 2, ..plan };
+    assert_eq!(fit(ok.clone(), true, &st, &CUDA).unwrap(), ok);
+    let code = source(&st, &crate::analysis::analyse(&st), &ok, "p", &CUDA);
+    assert!(
+        code.contains("if (n1 % 2 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0) {")
+            && code.contains("p_cuda__s__update_u_scalar_kernel<<<grid, block, 0, stream>>>"),
+        "the launcher falls back to the scalar twin: {code}"
+    );
+    assert!(
+        !code.contains("_i64") && !code.contains("const int"),
+        "2-D indices stay 64-bit"
+    );
+}
+
+#[test]
+fn scalar_twins_of_3d_vectors_run_stream_defaults_on_the_launchers_chunk() {
+    let st = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f32",
+        "u[-2,0,0] + u[0,0,-1] + u[0,0,1] + u[0,1,0] + u[2,0,0]",
+    );
+    let plan = resolve(&vector_stream(&st, &CUDA), &st, &CUDA).unwrap();
+    assert_eq!(
+        (plan.block.as_slice(), plan.vector),
+        ([1, 2, 64].as_slice(), 4)
+    );
+    let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
+    window_indices_in_bounds(&code);
+    let kernel = |name: &str| {
+        let at = code.find(&format!("{name}(const int n0")).unwrap();
+        code[..at].lines().last().unwrap().to_string()
+    };
+    assert!(kernel("update_u_kernel").contains("__launch_bounds__(128)"));
+    // The twins: one cell a thread, 256 threads, the chunk an argument.
+    for name in ["update_u_scalar_kernel", "update_u_scalar_i64_kernel"] {
+        let at = code.find(&format!("{name}(const")).unwrap();
+        let line = &code[at..code[at..].find('\n').unwrap() + at];
+        assert!(
+            line.ends_with("const float *__restrict__ cur_u, int chunk)"),
+            "{line}"
+        );
+        assert!(
+            code[..at].ends_with("__launch_bounds__(256) p_cuda__s__"),
+            "{name}"
+        );
+    }
+    assert!(code.contains(
+        "/* The same without vectors, for grids whose rows are not whole vectors: `stream`'s blocks of 1 x 8 x 32 threads, chunks of at most 64 planes. */"
+    ));
+    assert!(
+        code.contains("const int z1 = z0 + chunk < n0 - 2 ? z0 + chunk : n0 - 2;"),
+        "{code}"
+    );
+    let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
+    for line in [
+        // Capped at 64 planes; each block loads 4 planes more than its chunk.
+        "for (ptrdiff_t n = (cells + 64 - 1) / 64; n <= most && n <= cells; ++n) {",
+        "const ptrdiff_t time = waves * (planes + 4);",
+        "const dim3 block(32, 8, 1);",
+        "const dim3 grid((unsigned)((n2 - 1 + 32 - 1) / 32), (unsigned)(((n1 - 1 - 1) + 8 - 1) / 8), (unsigned)(((n0 - 2 - 2) + chunk - 1) / chunk));",
+        "p_cuda__s__update_u_scalar_kernel<<<grid, block, 0, stream>>>(n0, n1, n2, out, cur_u, chunk);",
+    ] {
+        assert!(
+            launcher.contains(line),
+            "`{line}` missing from:\n{launcher}"
+        );
+    }
+}
+
+#[test]
+fn single_pass_3d_kernels_index_with_32_bits_where_the_grid_allows() {
+    let st = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f32",
+        "u[-1,0,0] + u[0,0,1] + u[0,1,0]",
+    );
+    let plan = Plan {
+        strategy: Strategy::Stream,
+        block: vec![1, 4, 32],
+        chunk: 2,
+        coarsen: 2,
+        vector: 4,
+        time_block: 1,
+        occupancy: None,
+        chosen: false,
+    };
+    let code = source(&st, &crate::analysis::analyse(&st), &plan, "p", &CUDA);
+    let kernels: Vec<&str> = code
+        .lines()
+        .filter(|l| l.starts_with("static __global__"))
+        .collect();
+    assert_eq!(kernels.len(), 4, "{code}");
+    for (k, name) in [
+        "_kernel(",
+        "_scalar_kernel(",
+        "_i64_kernel(",
+        "_scalar_i64_kernel(",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(
+            kernels[k].contains(&format!("update_u{name}")),
+            "{}",
+            kernels[k]
+        );
+    }
+    // The planes read, z0 - 1 ..= z0 + 1, are on the grid whenever z0 is in
+    // the region (its frame is one plane wide): no test before loading.
+    assert!(!code.contains(" < n0) {"), "{code}");
+    let launcher = &code[code.find("extern \"C\" int p_cuda__s__update_u(").unwrap()..];
+    let cells = "n0 * n1 * n2 <= 2147483647";
+    let vectors = "n2 % 4 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0";
+    let order = [
+        format!("if ({cells} && {vectors}) {{"),
+        format!("if ({cells}) {{"),
+        format!("if ({vectors}) {{"),
+        "p_cuda__s__update_u_scalar_i64_kernel<<<".to_string(),
+    ];
+    let at: Vec<usize> = order
+        .iter()
+        .map(|o| {
+            launcher
+                .find(o.as_str())
+                .unwrap_or_else(|| panic!("{o}: {launcher}"))
+        })
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{launcher}");
+    assert!(
+        code.contains("const int s0 = n1 * n2;") && code.contains("const ptrdiff_t s0 = n1 * n2;")
+    );
+}
+
+#[test]
+fn the_model_picks_what_measured_fastest_and_fills_in_defaults() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    let plan = |st: &Stencil, t: &GpuTiling, d: &Dialect| {
+        let r = resolve(t, st, d).unwrap();
+        (r.strategy, r.block, r.chunk, r.coarsen, r.vector)
+    };
+    // `auto`'s strategy, and the plan of its launches of one step.
+    let one_step = |st: &Stencil, d: &Dialect| {
+        let fused = resolve(&auto, st, d).unwrap();
+        let r = step_plan(&fused, st, d).unwrap();
+        (
+            fused.strategy,
+            (r.strategy, r.block, r.chunk, r.coarsen, r.vector),
+        )
+    };
+    let line = stencil("\"x\"", "f32", "u[-1] + u[1]");
+    assert_eq!(
+        plan(&line, &auto, &CUDA),
+        (Strategy::Naive, vec![256], 1, 1, 1)
+    );
+    let j2d5pt = "u[-1,0] + u[0,-1] + u[0,0] + u[0,1] + u[1,0]";
+    let j2d32 = stencil("\"y\", \"x\"", "f32", j2d5pt);
+    assert_eq!(
+        register_words(&j2d32, 4, 4, 4),
+        6 * 6,
+        "6 planes of 6 cells"
+    );
+    assert_eq!(
+        plan(&j2d32, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 128], 256, 1, 4),
+        "2-D steps that fuse are fused"
+    );
+    let j2d64 = stencil("\"y\", \"x\"", "f64", j2d5pt);
+    assert_eq!(
+        plan(&j2d64, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 128], 256, 1, 2)
+    );
+    let (periodic, _) = heat2d("periodic");
+    assert_eq!(
+        plan(&periodic, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 256], 4, 4, 1),
+        "periodic steps do not fuse"
+    );
+    let j3d7pt = "u[-1,0,0] + u[0,-1,0] + u[0,0,-1] + u[0,0,0] + u[0,0,1] + u[0,1,0] + u[1,0,0]";
+    let j3d32 = stencil("\"z\", \"y\", \"x\"", "f32", j3d7pt);
+    assert_eq!(
+        plan(&j3d32, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 4, 64], 128, 8, 1),
+        "3-D stars of radius 1 fuse, over tiles of 64 x 32 cells (f32: 8 rows a thread)"
+    );
+    assert_eq!(
+        plan(&j3d32, &auto, &HIP),
+        (Strategy::Temporal, vec![1, 8, 32], 128, 4, 1),
+        "tiles of 32 x 32 cells where shared memory holds 64 KiB"
+    );
+    let j3d64 = stencil("\"z\", \"y\", \"x\"", "f64", j3d7pt);
+    assert_eq!(register_words(&j3d64, 2, 2, 2), 4 * 4 * 2 + 2 * (2 * 2 * 2));
+    assert_eq!(plan(&j3d64, &auto, &HIP).0, Strategy::Temporal);
+    let skew = "u[-1,0,0] + u[1,0,0] + u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1] + u[1,1,0]";
+    let skew32 = stencil("\"z\", \"y\", \"x\"", "f32", skew);
+    assert_eq!(
+        plan(&skew32, &auto, &CUDA).0,
+        Strategy::Temporal,
+        "3-D f32 stencils of radius 1 or 2 fuse"
+    );
+    let skew64 = stencil("\"z\", \"y\", \"x\"", "f64", skew);
+    assert_eq!(
+        plan(&skew64, &auto, &CUDA).0,
+        Strategy::Temporal,
+        "3-D f64 stencils of radius 1 fuse"
+    );
+    let r2 = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f64",
+        "u[-2,0,0] + u[0,0,0] + u[0,2,0]",
+    );
+    assert_eq!(
+        plan(&r2, &auto, &CUDA).0,
+        Strategy::Temporal,
+        "3-D f64 stars of radius 2 fuse"
+    );
+    let leapfrog =
+        |axes: &str, reads: &str| emit::temporal::tests::leapfrog(axes, "f32", reads, "");
+    let wave2d = leapfrog("\"y\", \"x\"", "u[-1,0] + u[0,1]");
+    assert_eq!(
+        plan(&wave2d, &auto, &CUDA).0,
+        Strategy::Temporal,
+        "2-D leapfrogs fuse"
+    );
+    let wave3d = leapfrog("\"z\", \"y\", \"x\"", "u[-1,0,0] + u[0,0,1]");
+    assert_eq!(
+        plan(&wave3d, &auto, &CUDA),
+        (Strategy::Persistent, vec![1, 8, 64], 128, 4, 1),
+        "3-D leapfrogs of radius 1 fuse, in f32 in one launch"
+    );
+    let wave3d64 =
+        emit::temporal::tests::leapfrog("\"z\", \"y\", \"x\"", "f64", "u[-1,0,0] + u[0,0,1]", "");
+    assert_eq!(plan(&wave3d64, &auto, &CUDA).0, Strategy::Temporal);
+    let wave3d_vel = lowered(
+        "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+         [fields]\nu = { role = \"state\", levels = 2 }\nvel = { role = \"input\" }\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*(u[-1,0,0] + u[1,0,0] + \
+         u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1] - 6*u[0,0,0])\"\n"
+            .to_string(),
+    );
+    assert!(register_words(&wave3d_vel, 2, 2, 4) > AUTO_REGISTER_WORDS);
+    assert_eq!(
+        one_step(&wave3d_vel, &CUDA),
+        (
+            Strategy::Persistent,
+            (Strategy::Stream, vec![1, 2, 64], 4, 1, 4)
+        ),
+        "one step of wave3d: 16-byte vectors, though it reads two more grids"
+    );
+    let wide3d = leapfrog("\"z\", \"y\", \"x\"", "u[-2,0,0] + u[0,0,1]");
+    assert_eq!(
+        plan(&wide3d, &auto, &CUDA).0,
+        Strategy::Stream,
+        "wider 3-D leapfrogs step one at a time"
+    );
+    let box2 = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f64",
+        "u[-2,0,0] + u[0,2,0] + u[1,2,0]",
+    );
+    assert_eq!(
+        plan(&box2, &auto, &CUDA).0,
+        Strategy::Stream,
+        "other 3-D f64 stencils of radius 2 stay single-step"
+    );
+    let skew_small = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f32",
+        "u[0,-1,0] + u[0,1,0] + u[1,1,1]",
+    );
+    assert_eq!(
+        plan(&skew_small, &auto, &HIP),
+        (Strategy::Temporal, vec![1, 8, 32], 128, 4, 2),
+        "the fused 3-D tiling on HIP too, in z sums (in-plane reads in two planes)"
+    );
+    let star = "sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])";
+    let wide = stencil("\"z\", \"y\", \"x\"", "f32", star);
+    assert!(register_words(&wide, 2, 2, 4) > AUTO_REGISTER_WORDS);
+    assert_eq!(
+        plan(&wide, &auto, &HIP),
+        (Strategy::Stream, vec![1, 2, 64], 4, 1, 4),
+        "too many registers for single-pass blocks: 16-byte vectors marching chunks of 4 planes"
+    );
+    assert_eq!(
+        plan(&wide, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 32, 16], 128, 1, 4),
+        "f32 stars of radius 4 fuse in threads of vectors where the rings fit"
+    );
+    let star2 = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f32",
+        "sum(r, 1, 2, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])",
+    );
+    assert_eq!(
+        plan(&star2, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 32, 32], 128, 1, 2),
+        "f32 stars of radius 2 fuse in 64 x 32 tiles of 2-cell vectors (j3d13pt)"
+    );
+    assert_eq!(
+        plan(&star2, &auto, &HIP),
+        (Strategy::Temporal, vec![1, 8, 32], 128, 4, 1),
+        "on HIP, whose rings hold a lead of 1 only, in columns of 4 rows"
+    );
+    assert_eq!(register_words(&wide, 4, 1, 4), WIDE_REGISTER_WORDS);
+    let wide_f64 = stencil("\"z\", \"y\", \"x\"", "f64", star);
+    assert_eq!(
+        plan(&wide_f64, &auto, &HIP),
+        (Strategy::Stream, vec![1, 4, 64], 64, 1, 1),
+        "its f64 window is over the budget: one cell per thread through chunks of 64 planes"
+    );
+    assert_eq!(
+        plan(&wide_f64, &auto, &CUDA),
+        (Strategy::Tensor, vec![1, 16, 32], 256, 1, 1),
+        "on CUDA its in-plane sum goes to the FP64 tensor cores, a plane at a time"
+    );
+    let star2_f64 = Stencil {
+        dtype: crate::ir::Dtype::F64,
+        ..star2.clone()
+    };
+    assert!(register_words(&star2_f64, 4, 1, 2) <= WIDE_REGISTER_WORDS);
+    let wide_inputs = lowered(format!(
+        "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+         [fields]\nu = {{ role = \"state\" }}\nk = {{ role = \"input\" }}\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"k[0,0,0] * ({star})\"\n"
+    ));
+    assert!(register_words(&wide_inputs, 4, 1, 4) > WIDE_REGISTER_WORDS);
+    assert_eq!(
+        plan(&wide_inputs, &auto, &HIP),
+        (Strategy::Stream, vec![1, 4, 64], 64, 1, 1),
+        "reading another grid too, over the budget: one cell per thread through chunks of 64 planes"
+    );
+    assert_eq!(
+        plan(&wide_inputs, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 16, 32], 128, 1, 4),
+        "on CUDA, the ring kernel (on large planes) and single steps in 16-byte vectors"
+    );
+    let steps = step_plan(
+        &resolve(&auto, &wide_inputs, &CUDA).unwrap(),
+        &wide_inputs,
+        &CUDA,
+    )
+    .unwrap();
+    assert_eq!(
+        (steps.strategy, &steps.block[..], steps.chunk, steps.vector),
+        (Strategy::Stream, &[1, 8, 32][..], 64, 4),
+        "a star of reach 4 in-plane: `planes_stream`'s blocks marching 64 planes"
+    );
+    assert!(steps.vector_planes());
+    let small = small_planes_plan(&steps, &wide_inputs, &CUDA).unwrap();
+    assert_eq!(
+        (&small.block[..], small.chunk, small.vector),
+        (&[1, 2, 64][..], 4, 4),
+        "and on small planes blocks marching 4"
+    );
+    let wider = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f32",
+        "sum(r, 1, 6, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])",
+    );
+    assert!(register_words(&wider, 4, 1, 4) > WIDE_REGISTER_WORDS);
+    assert_eq!(
+        plan(&wider, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
+        "wider still: one cell per thread"
+    );
+    let wide_2d = stencil(
+        "\"y\", \"x\"",
+        "f64",
+        "sum(r, 1, 8, u[r,0] + u[0,r] + u[-r,0] + u[0,-r])",
+    );
+    assert!(register_words(&wide_2d, 4, 4, 1) > AUTO_REGISTER_WORDS);
+    assert!(register_words(&wide_2d, 4, 1, 2) > WIDE_REGISTER_WORDS);
+    let periodic_2d = Stencil {
+        boundary: crate::ir::Boundary::Periodic,
+        ..wide_2d
+    };
+    assert_eq!(
+        plan(&periodic_2d, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 256], 64, 1, 1),
+        "2-D stencils that neither fuse nor fit the vectors' window: one cell per thread through chunks of 64 rows"
+    );
+    let j2d9pt = stencil(
+        "\"y\", \"x\"",
+        "f32",
+        "u[-2,0] + u[-1,0] + u[0,-2] + u[0,-1] + u[0,0] + u[0,1] + u[0,2] + u[1,0] + u[2,0]",
+    );
+    assert!(register_words(&j2d9pt, 4, 4, 4) > AUTO_REGISTER_WORDS);
+    assert_eq!(
+        one_step(&j2d9pt, &HIP),
+        (Strategy::Temporal, (Strategy::Stream, vec![1, 64], 4, 1, 4)),
+        "one step of a 2-D stencil of radius 2: 16-byte vectors marching chunks of 4 rows"
+    );
+    let periodic_9pt = Stencil {
+        boundary: crate::ir::Boundary::Periodic,
+        dtype: crate::ir::Dtype::F64,
+        ..j2d9pt
+    };
+    assert_eq!(
+        plan(&periodic_9pt, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 64], 4, 1, 2),
+        "and where it does not fuse"
+    );
+    let stream = GpuTiling {
+        strategy: Strategy::Stream,
+        ..auto.clone()
+    };
+    assert_eq!(
+        plan(&j3d64, &stream, &CUDA),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 1)
+    );
+    let tiled = GpuTiling {
+        strategy: Strategy::Tiled,
+        ..auto.clone()
+    };
+    assert_eq!(plan(&j2d64, &tiled, &CUDA).1, vec![8, 32]);
+    let temporal = GpuTiling {
+        strategy: Strategy::Temporal,
+        ..auto.clone()
+    };
+    let t = resolve(&temporal, &j2d64, &CUDA).unwrap();
+    assert_eq!(
+        (t.block, t.chunk, t.vector, t.time_block),
+        (vec![1, 128], 256, 2, 6),
+        "2-D f64: 64-cell warp tiles, 6 skewed steps in three quarters of the register budget"
+    );
+    let t = resolve(&temporal, &j3d64, &CUDA).unwrap();
+    assert_eq!(
+        (t.block, t.chunk, t.coarsen, t.vector, t.time_block),
+        (vec![1, 8, 64], 128, 4, 1, 3),
+        "3-D f64 stars of radius 1: tiles of 64 x 32 cells, 3 steps (rings of 2 planes, 108 KiB)"
+    );
+    let t = resolve(&temporal, &skew64, &CUDA).unwrap();
+    assert_eq!(
+        (t.block, t.coarsen, t.time_block),
+        (vec![1, 8, 32], 4, 2),
+        "other 3-D f64 stencils of radius 1: tiles of 32 x 32 cells, 2 steps (rings of 3 planes here, 55 KiB)"
+    );
+    let t = resolve(&temporal, &j3d64, &HIP).unwrap();
+    assert_eq!(
+        (t.block, t.time_block),
+        (vec![1, 8, 32], 3),
+        "HIP: rings within its 64 KiB (55 KiB)"
+    );
+    let persistent = GpuTiling {
+        strategy: Strategy::Persistent,
+        ..auto
+    };
+    let p = resolve(&persistent, &j2d64, &CUDA).unwrap();
+    assert_eq!(
+        (p.strategy, p.block, p.chunk, p.vector, p.time_block),
+        (Strategy::Persistent, vec![1, 128], 256, 2, 6),
+        "`persistent` takes `temporal`'s tiling"
+    );
+}
