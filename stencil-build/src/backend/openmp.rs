@@ -5,7 +5,9 @@
 //! without index wrapping and a second pass updates the frame with wrapped
 //! reads.
 
-use super::{CExpr, CWriter, c_parameters, file_header};
+use std::fmt::{self, Write as _};
+
+use super::{CExpr, Writer, c_parameters, file_header};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
 use crate::codegen::index::{offset_index, wrapped_index};
@@ -41,16 +43,17 @@ pub fn runtime_source(prefix: &str) -> String {
 
 /// The C source of one stencil's kernels.
 pub fn source(st: &Stencil, an: &Analysis, prefix: &str) -> String {
-    let mut w = CWriter::default();
-    header(&mut w, st, an);
-    for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
-        w.blank();
-        statement(&mut w, st, s, info, k, prefix);
-    }
-    w.finish()
+    Writer::text(|w| {
+        header(w, st, an)?;
+        for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
+            writeln!(w)?;
+            statement(w, st, s, info, k, prefix)?;
+        }
+        Ok(())
+    })
 }
 
-fn header(w: &mut CWriter, st: &Stencil, an: &Analysis) {
+fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
     let block: Vec<String> = st
         .tiling
         .openmp
@@ -63,26 +66,37 @@ fn header(w: &mut CWriter, st: &Stencil, an: &Analysis) {
         block.join(" x "),
         st.axes.join(", ")
     );
-    file_header(w, st, an, "OpenMP-C kernels", &strategy);
-    w.line("#include <math.h>");
-    w.line("#include <stddef.h>");
-    w.blank();
-    w.line("static inline ptrdiff_t stencil_min(ptrdiff_t a, ptrdiff_t b)");
-    w.line("{");
-    w.line("    return a < b ? a : b;");
-    w.line("}");
+    file_header(w, st, an, "OpenMP-C kernels", &strategy)?;
+    writeln!(w, "#include <math.h>")?;
+    writeln!(w, "#include <stddef.h>")?;
+    writeln!(w)?;
+    writeln!(
+        w,
+        "static inline ptrdiff_t stencil_min(ptrdiff_t a, ptrdiff_t b)"
+    )?;
+    writeln!(w, "{{")?;
+    writeln!(w, "    return a < b ? a : b;")?;
+    writeln!(w, "}}")?;
     if st.boundary == Boundary::Periodic {
-        w.blank();
-        w.line("/* The coordinate `i` (at most one extent off the grid) wrapped onto 0..n. */");
-        w.line("static inline ptrdiff_t stencil_wrap(ptrdiff_t i, ptrdiff_t n)");
-        w.line("{");
-        w.line("    return i < 0 ? i + n : (i >= n ? i - n : i);");
-        w.line("}");
+        writeln!(w)?;
+        writeln!(
+            w,
+            "/* The coordinate `i` (at most one extent off the grid) wrapped onto 0..n. */"
+        )?;
+        writeln!(
+            w,
+            "static inline ptrdiff_t stencil_wrap(ptrdiff_t i, ptrdiff_t n)"
+        )?;
+        writeln!(w, "{{")?;
+        writeln!(w, "    return i < 0 ? i + n : (i >= n ? i - n : i);")?;
+        writeln!(w, "}}")?;
     }
     if st.statements.iter().any(|s| s.expr.uses_powi()) {
-        w.blank();
-        super::powi_helper(w, st.dtype, "static inline");
+        writeln!(w)?;
+        super::powi_helper(w, st.dtype, "static inline")?;
     }
+
+    Ok(())
 }
 
 fn join(v: &[usize]) -> String {
@@ -105,13 +119,13 @@ fn parameters(st: &Stencil, s: &Statement, with_coords: bool) -> String {
 }
 
 fn statement(
-    w: &mut CWriter,
+    w: &mut Writer,
     st: &Stencil,
     s: &Statement,
     info: &StatementInfo,
     k: usize,
     prefix: &str,
-) {
+) -> fmt::Result {
     let sym = symbol(prefix, st, s);
     let periodic = st.boundary == Boundary::Periodic;
     let frame = periodic && info.reach.iter().any(|&r| r > 0);
@@ -123,38 +137,44 @@ fn statement(
         info.halo.clone()
     };
     if frame {
-        wrapped_cell(w, st, s, &info.reach, &sym);
-        w.blank();
+        wrapped_cell(w, st, s, &info.reach, &sym)?;
+        writeln!(w)?;
     }
-    w.line(&format!(
+    writeln!(
+        w,
         "/* Statement {} of {}: {} <- {}",
         k + 1,
         st.statements.len(),
         st.fields[s.target].name,
         s.text
-    ));
-    w.line(&format!(
+    )?;
+    writeln!(
+        w,
         " * Interior: cells at distance >= ({}) from the edges.{} */",
         join(&lo),
         if frame { " Frame: wrapped reads." } else { "" }
-    ));
-    w.line(&format!("void {sym}({})", parameters(st, s, false)));
-    w.line("{");
+    )?;
+    writeln!(w, "void {sym}({})", parameters(st, s, false))?;
+    writeln!(w, "{{")?;
     w.indent();
-    strides(w, st.dims());
-    interior(w, st, s, &lo);
+    strides(w, st.dims())?;
+    interior(w, st, s, &lo)?;
     if frame {
-        periodic_frame(w, st, s, &info.reach, &sym);
+        periodic_frame(w, st, s, &info.reach, &sym)?;
     }
     w.dedent();
-    w.line("}");
+    writeln!(w, "}}")?;
+
+    Ok(())
 }
 
-fn strides(w: &mut CWriter, dims: usize) {
+fn strides(w: &mut Writer, dims: usize) -> fmt::Result {
     for a in 0..dims - 1 {
         let prod: Vec<String> = (a + 1..dims).map(|b| format!("n{b}")).collect();
-        w.line(&format!("const ptrdiff_t s{a} = {};", prod.join(" * ")));
+        writeln!(w, "const ptrdiff_t s{a} = {};", prod.join(" * "))?;
     }
+
+    Ok(())
 }
 
 fn upper(a: usize, h: usize) -> String {
@@ -166,7 +186,7 @@ fn upper(a: usize, h: usize) -> String {
 }
 
 /// The cache-blocked loop nest over cells at distance >= `lo` from the edges.
-fn interior(w: &mut CWriter, st: &Stencil, s: &Statement, lo: &[usize]) {
+fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::Result {
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
     let value = expr::print(
@@ -178,62 +198,73 @@ fn interior(w: &mut CWriter, st: &Stencil, s: &Statement, lo: &[usize]) {
     );
     w.pragma(&format!(
         "omp parallel for collapse({dims}) schedule(static)"
-    ));
+    ))?;
     for a in 0..dims {
-        w.line(&format!(
+        writeln!(
+            w,
             "for (ptrdiff_t b{a} = {}; b{a} < {}; b{a} += {})",
             lo[a],
             upper(a, lo[a]),
             block[a]
-        ));
+        )?;
         w.indent();
     }
     w.dedent();
-    w.line("{");
+    writeln!(w, "{{")?;
     w.indent();
     for a in 0..dims {
-        w.line(&format!(
+        writeln!(
+            w,
             "const ptrdiff_t e{a} = stencil_min(b{a} + {}, {});",
             block[a],
             upper(a, lo[a])
-        ));
+        )?;
     }
     for a in 0..dims - 1 {
-        w.line(&format!("for (ptrdiff_t i{a} = b{a}; i{a} < e{a}; ++i{a})"));
+        writeln!(w, "for (ptrdiff_t i{a} = b{a}; i{a} < e{a}; ++i{a})")?;
         w.indent();
     }
     if dims > 1 {
         w.dedent();
-        w.line("{");
+        writeln!(w, "{{")?;
         w.indent();
         let row: Vec<String> = (0..dims - 1).map(|a| format!("i{a} * s{a}")).collect();
-        w.line(&format!("const ptrdiff_t row = {};", row.join(" + ")));
+        writeln!(w, "const ptrdiff_t row = {};", row.join(" + "))?;
     }
     let last = dims - 1;
-    w.pragma("omp simd");
-    w.line(&format!(
+    w.pragma("omp simd")?;
+    writeln!(
+        w,
         "for (ptrdiff_t i{last} = b{last}; i{last} < e{last}; ++i{last}) {{"
-    ));
+    )?;
     w.indent();
-    w.line(&format!(
+    writeln!(
+        w,
         "const ptrdiff_t c = {}i{last};",
         if dims > 1 { "row + " } else { "" }
-    ));
-    w.line(&format!("out[c] = {value};"));
+    )?;
+    writeln!(w, "out[c] = {value};")?;
     w.dedent();
-    w.line("}");
+    writeln!(w, "}}")?;
     if dims > 1 {
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent_by(dims - 2);
     }
     w.dedent();
-    w.line("}");
+    writeln!(w, "}}")?;
     w.dedent_by(dims - 1);
+    Ok(())
 }
 
 /// `static inline void <sym>_at(i0.., n0.., out, slots.., params..)`: one cell with wrapped reads.
-fn wrapped_cell(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize], sym: &str) {
+fn wrapped_cell(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    reach: &[usize],
+    sym: &str,
+) -> fmt::Result {
     let dims = st.dims();
     let value = expr::print(
         &s.expr,
@@ -242,24 +273,33 @@ fn wrapped_cell(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize], s
             read: &|a: &Access| wrapped_read(st, a),
         },
     );
-    w.line("/* One cell of the periodic frame, reads wrapped around the grid. */");
-    w.line(&format!(
+    writeln!(
+        w,
+        "/* One cell of the periodic frame, reads wrapped around the grid. */"
+    )?;
+    writeln!(
+        w,
         "static inline void {sym}_at({})",
         parameters(st, s, true)
-    ));
-    w.line("{");
+    )?;
+    writeln!(w, "{{")?;
     w.indent();
     if reach[0] == 0 {
-        w.line("(void)n0; /* no read leaves its plane along the slowest axis */");
+        writeln!(
+            w,
+            "(void)n0; /* no read leaves its plane along the slowest axis */"
+        )?;
     }
-    strides(w, dims);
-    w.line(&format!(
+    strides(w, dims)?;
+    writeln!(
+        w,
         "const ptrdiff_t c = {};",
         crate::codegen::index::linear_index(dims)
-    ));
-    w.line(&format!("out[c] = {value};"));
+    )?;
+    writeln!(w, "out[c] = {value};")?;
     w.dedent();
-    w.line("}");
+    writeln!(w, "}}")?;
+    Ok(())
 }
 
 /// A read with every shifted coordinate wrapped onto the grid.
@@ -271,7 +311,13 @@ fn wrapped_read(st: &Stencil, a: &Access) -> String {
     format!("{}[{index}]", slot_name(st, a.slot))
 }
 
-fn periodic_frame(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize], sym: &str) {
+fn periodic_frame(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    reach: &[usize],
+    sym: &str,
+) -> fmt::Result {
     let dims = st.dims();
     let last = dims - 1;
     let mut args: Vec<String> = (0..dims).map(|a| format!("i{a}")).collect();
@@ -289,56 +335,60 @@ fn periodic_frame(w: &mut CWriter, st: &Stencil, s: &Statement, reach: &[usize],
         .map(|a| format!("i{a} < {r} || i{a} >= n{a} - {r}", r = reach[a]))
         .collect();
     let r = reach[last];
-    w.blank();
-    w.line(&format!(
+    writeln!(w)?;
+    writeln!(
+        w,
         "/* The frame: cells within ({}) of an edge. */",
         join(reach)
-    ));
+    )?;
     if dims > 1 {
         w.pragma(&format!(
             "omp parallel for collapse({last}) schedule(static)"
-        ));
+        ))?;
         for a in 0..last {
-            w.line(&format!("for (ptrdiff_t i{a} = 0; i{a} < n{a}; ++i{a})"));
+            writeln!(w, "for (ptrdiff_t i{a} = 0; i{a} < n{a}; ++i{a})")?;
             w.indent();
         }
         w.dedent();
-        w.line("{");
+        writeln!(w, "{{")?;
         w.indent();
     }
-    let row_loops = |w: &mut CWriter| {
+    let row_loops = |w: &mut Writer| -> fmt::Result {
         if r > 0 {
-            w.line(&format!(
-                "for (ptrdiff_t i{last} = 0; i{last} < {r}; ++i{last})"
-            ));
-            w.line(&format!("    {call}"));
-            w.line(&format!(
+            writeln!(w, "for (ptrdiff_t i{last} = 0; i{last} < {r}; ++i{last})")?;
+            writeln!(w, "    {call}")?;
+            writeln!(
+                w,
                 "for (ptrdiff_t i{last} = n{last} - {r}; i{last} < n{last}; ++i{last})"
-            ));
-            w.line(&format!("    {call}"));
+            )?;
+            writeln!(w, "    {call}")?;
         }
+        Ok(())
     };
     if outer_edge.is_empty() {
-        row_loops(w);
+        row_loops(w)?;
     } else {
-        w.line(&format!("if ({}) {{", outer_edge.join(" || ")));
+        writeln!(w, "if ({}) {{", outer_edge.join(" || "))?;
         w.indent();
-        w.line(&format!(
+        writeln!(
+            w,
             "for (ptrdiff_t i{last} = 0; i{last} < n{last}; ++i{last})"
-        ));
-        w.line(&format!("    {call}"));
+        )?;
+        writeln!(w, "    {call}")?;
         w.dedent();
         if r > 0 {
-            w.line("} else {");
+            writeln!(w, "}} else {{")?;
             w.indent();
-            row_loops(w);
+            row_loops(w)?;
             w.dedent();
         }
-        w.line("}");
+        writeln!(w, "}}")?;
     }
     if dims > 1 {
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent_by(last - 1);
     }
+
+    Ok(())
 }

@@ -1,9 +1,11 @@
 //! A kernel file's opening: the comment with the stencil, strategy and
 //! plan, the includes, and the device helpers its kernels call.
 
+use std::fmt::{self, Write as _};
+
 use super::{Gen, Plan, temporal, tensor};
 use crate::analysis::Analysis;
-use crate::backend::CWriter;
+use crate::backend::Writer;
 use crate::backend::gpu::Dialect;
 use crate::backend::gpu::plan::{self, SMALL_PLANES, small_planes_plan};
 use crate::ir::{Boundary, Stencil, Strategy};
@@ -11,14 +13,14 @@ use crate::ir::{Boundary, Stencil, Strategy};
 /// The file's opening comment, includes and the helpers its kernels and
 /// `step`'s (the plan of launches of one step) call.
 pub(super) fn header(
-    w: &mut CWriter,
+    w: &mut Writer,
     st: &Stencil,
     an: &Analysis,
     plan: &Plan,
     step: Option<&Plan>,
     residency: bool,
     d: &Dialect,
-) {
+) -> fmt::Result {
     let detail = detail(st, plan, d);
     let threads = if plan.strategy == Strategy::Tensor {
         tensor::block_layout(st)
@@ -31,15 +33,15 @@ pub(super) fn header(
         "Strategy `{}`: blocks of {threads}{detail}.",
         plan.strategy.name()
     );
-    crate::backend::file_header(w, st, an, &format!("{} kernels", d.title), &strategy);
-    w.line(&format!("#include <{}>", d.header));
+    crate::backend::file_header(w, st, an, &format!("{} kernels", d.title), &strategy)?;
+    writeln!(w, "#include <{}>", d.header)?;
     if plan.strategy == Strategy::Persistent {
-        w.line(&format!("#include <{}>", d.cooperative_header));
+        writeln!(w, "#include <{}>", d.cooperative_header)?;
     }
-    w.line("#include <stddef.h>");
+    writeln!(w, "#include <stddef.h>")?;
     if residency {
-        w.line("#include <mutex>");
-        residency_helper(w, d);
+        writeln!(w, "#include <mutex>")?;
+        residency_helper(w, d)?;
     }
     let offsets = st.statements.iter().any(|s| {
         let mut any = false;
@@ -48,17 +50,20 @@ pub(super) fn header(
         any
     });
     if st.boundary == Boundary::Periodic && (offsets || plan.strategy != Strategy::Naive) {
-        w.blank();
-        w.line("/* `i` wrapped onto 0..n, for any i. */");
-        w.line("static __device__ __forceinline__ ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)");
-        w.line("{");
-        w.line("    const ptrdiff_t m = i % n;");
-        w.line("    return m < 0 ? m + n : m;");
-        w.line("}");
+        writeln!(w)?;
+        writeln!(w, "/* `i` wrapped onto 0..n, for any i. */")?;
+        writeln!(
+            w,
+            "static __device__ __forceinline__ ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)"
+        )?;
+        writeln!(w, "{{")?;
+        writeln!(w, "    const ptrdiff_t m = i % n;")?;
+        writeln!(w, "    return m < 0 ? m + n : m;")?;
+        writeln!(w, "}}")?;
     }
     if st.statements.iter().any(|s| s.expr.uses_powi()) {
-        w.blank();
-        crate::backend::powi_helper(w, st.dtype, "static __device__ __forceinline__");
+        writeln!(w)?;
+        crate::backend::powi_helper(w, st.dtype, "static __device__ __forceinline__")?;
     }
     if st.dims() == 3 && plan.strategy.fuses_steps() {
         // A ring kernel, the only kernel of its file that fuses steps, has
@@ -68,11 +73,12 @@ pub(super) fn header(
         } else {
             &["x", "y"]
         };
-        temporal::opaque_thread_helpers(w, axes);
+        temporal::opaque_thread_helpers(w, axes)?;
     }
     if plan.strategy == Strategy::Tensor || step.is_some_and(|p| p.strategy == Strategy::Tensor) {
-        tensor::helpers(w);
+        tensor::helpers(w)?;
     }
+    Ok(())
 }
 
 /// What the strategy adds to the blocks in the file's header: a `stream`
@@ -131,26 +137,29 @@ pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
 
 /// A single-step kernel of the file besides the plan's, and its twins,
 /// after a comment with its plan and what it is for.
-pub(super) fn single_step_kernel(w: &mut CWriter, g: &Gen, purpose: &str) {
-    w.blank();
-    w.line(&format!(
+pub(super) fn single_step_kernel(w: &mut Writer, g: &Gen, purpose: &str) -> fmt::Result {
+    writeln!(w)?;
+    writeln!(
+        w,
         "/* The kernel of {purpose}: `{}`, blocks of {} threads{}. */",
         g.plan.strategy.name(),
         join_x(&g.plan.block),
         detail(g.st, g.plan, g.d)
-    ));
-    twins(w, g);
+    )?;
+    twins(w, g)?;
+    Ok(())
 }
 
 /// The kernels of `g`'s twins, each after the first with what it is for.
-pub(super) fn twins(w: &mut CWriter, g: &Gen) {
+pub(super) fn twins(w: &mut Writer, g: &Gen) -> fmt::Result {
     for (k, twin) in g.twins().iter().enumerate() {
         if k > 0 {
-            w.blank();
-            w.line(&format!("/* The same {}. */", twin.twin_purpose()));
+            writeln!(w)?;
+            writeln!(w, "/* The same {}. */", twin.twin_purpose())?;
         }
-        twin.kernel(w);
+        twin.kernel(w)?;
     }
+    Ok(())
 }
 
 pub(super) fn join_x(v: &[usize]) -> String {
@@ -170,15 +179,16 @@ pub(super) const RESIDENCY: &str = "stencil_residency";
 /// every launch held `auto`'s star3d25 and acoustic25 f64 on 64^3 (5 us a
 /// step, the `stream` kernel of small grids) to 0.71x-0.94x that kernel
 /// launched without them; cached, 1.00x (BENCHMARKS.md, session 25).
-pub(super) fn residency_helper(w: &mut CWriter, d: &Dialect) {
-    w.blank();
+pub(super) fn residency_helper(w: &mut Writer, d: &Dialect) -> fmt::Result {
+    writeln!(w)?;
     let text = RESIDENCY_HELPER
         .replace("{api}", d.api)
         .replace("{multiprocessors}", d.multiprocessors)
         .replace("{name}", RESIDENCY);
     for line in text.lines() {
-        w.line(line);
+        writeln!(w, "{}", line)?;
     }
+    Ok(())
 }
 
 /// [`residency_helper`]'s C: `{name}` stands for [`RESIDENCY`], `{api}` and

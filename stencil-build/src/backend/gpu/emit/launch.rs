@@ -2,28 +2,37 @@
 //! kernel for the grid (its twins, the small grids' and single steps'
 //! kernels), sizes the launch and returns the runtime's error code.
 
+use std::fmt::{self, Write as _};
+
 use super::header::{RESIDENCY, join_x};
 use super::{Gen, builtin};
-use crate::backend::CWriter;
+use crate::backend::Writer;
 use crate::backend::gpu::plan::{Row, SMALL_PLANES, small_step_cells, temporal};
 use crate::codegen::names::slot_name;
 use crate::ir::Strategy;
 
 impl Gen<'_> {
-    pub(super) fn launcher(&self, w: &mut CWriter) {
+    pub(super) fn launcher(&self, w: &mut Writer) -> fmt::Result {
         if self.splits_steps() {
-            self.fuses_function(w);
-            w.blank();
+            self.fuses_function(w)?;
+            writeln!(w)?;
         }
         let mut params = self.parameters("", false);
         if self.plan.strategy == Strategy::Temporal {
             params.push("int levels".into());
-            w.line("/* Launches the kernel over the statement's region for `levels` steps (1 to the time block);");
-            w.line("   returns the launch's error code. */");
+            writeln!(
+                w,
+                "/* Launches the kernel over the statement's region for `levels` steps (1 to the time block);"
+            )?;
+            writeln!(w, "   returns the launch's error code. */")?;
         } else if self.plan.strategy == Strategy::Persistent {
             params = self.persistent_parameters(false);
-            w.line("/* Runs `steps` steps (at least 1) in one cooperative launch: the result is in `out` after an odd");
-            w.line(&format!(
+            writeln!(
+                w,
+                "/* Runs `steps` steps (at least 1) in one cooperative launch: the result is in `out` after an odd"
+            )?;
+            writeln!(
+                w,
                 "   number of sweeps of {} steps (the last one possibly shorter), else in `{}`{}; returns the launch's error code. */",
                 self.plan.time_block,
                 slot_name(self.st, self.streamed()),
@@ -35,80 +44,94 @@ impl Gen<'_> {
                 } else {
                     String::new()
                 }
-            ));
+            )?;
         } else {
-            w.line("/* Launches the kernel over the statement's region; returns the launch's error code. */");
+            writeln!(
+                w,
+                "/* Launches the kernel over the statement's region; returns the launch's error code. */"
+            )?;
         }
         // The stream: 0 (the legacy stream), or the session's while it captures a graph.
         params.push(format!("{}Stream_t stream", self.d.api));
-        w.line(&format!(
-            "extern \"C\" int {}({})",
-            self.sym,
-            params.join(", ")
-        ));
-        w.line("{");
+        writeln!(w, "extern \"C\" int {}({})", self.sym, params.join(", "))?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line("/* A failed runtime call (an allocation, say) leaves its error as the last one;");
-        w.line("   it was reported by that call, so it must not be taken for this launch's. */");
-        w.line(&format!("(void){}GetLastError();", self.d.api));
+        writeln!(
+            w,
+            "/* A failed runtime call (an allocation, say) leaves its error as the last one;"
+        )?;
+        writeln!(
+            w,
+            "   it was reported by that call, so it must not be taken for this launch's. */"
+        )?;
+        writeln!(w, "(void){}GetLastError();", self.d.api)?;
         // `tensor`'s launch decides itself where its small grids go.
         if let Some(single) = self.single_step().filter(|_| !self.plan.small_grids()) {
-            self.launch_one_step(w, &single);
+            self.launch_one_step(w, &single)?;
         }
         if self.splits_steps() {
-            self.launch_fused_or_refuse(w);
+            self.launch_fused_or_refuse(w)?;
         } else {
             if !self.plan.fuses_steps() {
-                self.launch_small_steps(w);
+                self.launch_small_steps(w)?;
             }
-            self.launch_small_planes(w);
-            self.launch_twins(w);
+            self.launch_small_planes(w)?;
+            self.launch_twins(w)?;
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `auto`'s single steps on small grids ([`naive_plan`]): `naive`'s
     /// kernel where the grid has fewer than [`SMALL_STEP_CELLS`] cells per
     /// multiprocessor (the device's, asked once through [`RESIDENCY`]).
-    pub(super) fn launch_small_steps(&self, w: &mut CWriter) {
+    pub(super) fn launch_small_steps(&self, w: &mut Writer) -> fmt::Result {
         let Some(naive) = self.small_naive() else {
-            return;
+            return Ok(());
         };
         let cells = small_step_cells(self.plan);
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Small grids, of fewer than {cells} cells per multiprocessor: `naive`'s kernel, one cell a thread (blocks that"
-        ));
-        w.line("   march rows or planes leave too few warps to hide the latency there). */");
-        w.line("{");
+        )?;
+        writeln!(
+            w,
+            "   march rows or planes leave too few warps to hide the latency there). */"
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        naive.residency(w, &naive.twins()[0].kernel_name(), 0);
-        w.line(&format!(
+        naive.residency(w, &naive.twins()[0].kernel_name(), 0)?;
+        writeln!(
+            w,
             "if ({} < (ptrdiff_t){cells} * multiprocessors) {{",
             self.cells()
-        ));
+        )?;
         w.indent();
-        naive.launch_twins(w);
+        naive.launch_twins(w)?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// [`planes_stream`]'s small-grid kernel ([`small_plan`]) on planes of
     /// fewer than [`SMALL_PLANES`] cells; nothing for the other plans.
-    pub(super) fn launch_small_planes(&self, w: &mut CWriter) {
+    pub(super) fn launch_small_planes(&self, w: &mut Writer) -> fmt::Result {
         let Some(small) = self.single_step().filter(|_| self.plan.vector_planes()) else {
-            return;
+            return Ok(());
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Planes of fewer than {SMALL_PLANES} cells: `{}` in {}-cell vectors, blocks of {} threads marching {} planes (rows that are not whole vectors: the kernels below). */",
             small.plan.strategy.name(),
             small.plan.vector,
             join_x(&small.plan.block),
             small.plan.chunk
-        ));
-        small.launch_twins_where(w, Some(&format!("(ptrdiff_t)n1 * n2 < {SMALL_PLANES}")));
+        )?;
+        small.launch_twins_where(w, Some(&format!("(ptrdiff_t)n1 * n2 < {SMALL_PLANES}")))?;
+        Ok(())
     }
 
     /// Whether this kernel has no scalar twin: its launches of several
@@ -123,98 +146,109 @@ impl Gen<'_> {
     /// grid (its launch condition) and, for a ring kernel, whether its planes
     /// are large enough that it beats single steps
     /// ([`Self::rings_preferred`]); else the session runs one step a launch.
-    pub(super) fn fuses_function(&self, w: &mut CWriter) {
+    pub(super) fn fuses_function(&self, w: &mut Writer) -> fmt::Result {
         let params: Vec<String> = self
             .parameters("", false)
             .into_iter()
             .filter(|p| !p.contains(" p_"))
             .collect();
-        w.line("/* Whether a launch of several steps fuses them on these grids (1), or the caller must run");
-        w.line("   one step a launch (0). */");
-        w.line(&format!(
+        writeln!(
+            w,
+            "/* Whether a launch of several steps fuses them on these grids (1), or the caller must run"
+        )?;
+        writeln!(w, "   one step a launch (0). */")?;
+        writeln!(
+            w,
             "extern \"C\" int {}_fuses({})",
             self.sym,
             params.join(", ")
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
         let mut when = self.twins()[0].launch_condition();
         if let Some(single) = self.single_step().filter(|_| self.rings()) {
-            when.push(self.rings_preferred(w, &single));
+            when.push(self.rings_preferred(w, &single)?);
         }
-        w.line(&format!("return {};", when.join(" && ")));
+        writeln!(w, "return {};", when.join(" && "))?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// The launcher's fused launch where [`Self::splits_steps`]: the
     /// kernel where it takes the grid; the other grids are an error, as the
     /// session asks `<sym>_fuses` first.
-    pub(super) fn launch_fused_or_refuse(&self, w: &mut CWriter) {
+    pub(super) fn launch_fused_or_refuse(&self, w: &mut Writer) -> fmt::Result {
         let fused = &self.twins()[0];
-        w.line(&format!(
-            "if ({}) {{",
-            fused.launch_condition().join(" && ")
-        ));
+        writeln!(w, "if ({}) {{", fused.launch_condition().join(" && "))?;
         w.indent();
-        fused.launch(w);
+        fused.launch(w)?;
         w.dedent();
-        w.line("}");
-        w.line(&format!(
+        writeln!(w, "}}")?;
+        writeln!(
+            w,
             "/* Grids the kernel cannot take run one step a launch (`{}_fuses`). */",
             self.sym
-        ));
-        w.line(&format!("return (int){}ErrorInvalidValue;", self.d.api));
+        )?;
+        writeln!(w, "return (int){}ErrorInvalidValue;", self.d.api)?;
+        Ok(())
     }
 
     /// A launch of one step runs `single`'s kernel.
-    pub(super) fn launch_one_step(&self, w: &mut CWriter, single: &Self) {
+    pub(super) fn launch_one_step(&self, w: &mut Writer, single: &Self) -> fmt::Result {
         let one = if self.plan.strategy == Strategy::Persistent {
             "steps == 1"
         } else {
             "levels == 1"
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "/* One step: the single-step kernel (`{}`), not a fused launch of one level, which recomputes its tiles' overlap for nothing. */",
             single.plan.strategy.name()
-        ));
+        )?;
         if self.leapfrog() {
-            w.line("/* It writes the new level to `out_prev`'s buffer, which the caller reads as the current level next (its levels turn by one). */");
+            writeln!(
+                w,
+                "/* It writes the new level to `out_prev`'s buffer, which the caller reads as the current level next (its levels turn by one). */"
+            )?;
         }
-        w.line(&format!("if ({one}) {{"));
+        writeln!(w, "if ({one}) {{")?;
         w.indent();
-        self.launch_small_steps(w);
-        single.launch_small_planes(w);
-        single.launch_twins(w);
+        self.launch_small_steps(w)?;
+        single.launch_small_planes(w)?;
+        single.launch_twins(w)?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// Launches the first of the twins whose condition the grid meets.
-    pub(super) fn launch_twins(&self, w: &mut CWriter) {
-        self.launch_twins_where(w, None);
+    pub(super) fn launch_twins(&self, w: &mut Writer) -> fmt::Result {
+        self.launch_twins_where(w, None)?;
+        Ok(())
     }
 
     /// [`Self::launch_twins`], each twin only where the grid also meets
     /// `guard`: then none is launched unconditionally, and the launcher goes
     /// on past them on the other grids.
-    pub(super) fn launch_twins_where(&self, w: &mut CWriter, guard: Option<&str>) {
+    pub(super) fn launch_twins_where(&self, w: &mut Writer, guard: Option<&str>) -> fmt::Result {
         let twins = self.twins();
         for (k, twin) in twins.iter().enumerate() {
             let mut when = twin.launch_condition();
             if guard.is_none() && (k + 1 == twins.len() || when.is_empty()) {
-                twin.launch(w);
+                twin.launch(w)?;
                 break;
             }
             if let Some(guard) = guard {
                 when.insert(0, guard.to_string());
             }
-            w.line(&format!("if ({}) {{", when.join(" && ")));
+            writeln!(w, "if ({}) {{", when.join(" && "))?;
             w.indent();
-            twin.launch(w);
+            twin.launch(w)?;
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
         }
+        Ok(())
     }
 
     /// The grid's cells, as the launcher computes them: `n0 * n1 * ...`.
@@ -269,7 +303,7 @@ impl Gen<'_> {
     }
 
     /// Launches this kernel and returns the launch's error code.
-    pub(super) fn launch(&self, w: &mut CWriter) {
+    pub(super) fn launch(&self, w: &mut Writer) -> fmt::Result {
         match self.plan.strategy {
             Strategy::Temporal => return self.temporal_launch(w),
             Strategy::Persistent => return self.persistent_launch(w),
@@ -301,9 +335,10 @@ impl Gen<'_> {
         }
         // A block's window loads the planes before and after its chunk.
         let warm_up = self.rows().iter().map(Row::depth).max().unwrap_or(0);
-        self.wave_chunk(w, &self.kernel_name(), 0, warm_up, &blocks[..2], true);
+        self.wave_chunk(w, &self.kernel_name(), 0, warm_up, &blocks[..2], true)?;
         let arguments = format!("{}, chunk", self.arguments());
-        self.launch_lines(w, &threads.join(", "), &blocks, 0, &arguments);
+        self.launch_lines(w, &threads.join(", "), &blocks, 0, &arguments)?;
+        Ok(())
     }
 
     /// Cells of the region along axis `a`, as a C expression.
@@ -320,32 +355,35 @@ impl Gen<'_> {
     /// dynamic shared memory and `arguments`, and its error code returned.
     pub(super) fn launch_lines(
         &self,
-        w: &mut CWriter,
+        w: &mut Writer,
         threads: &str,
         blocks: &[String],
         shared: usize,
         arguments: &str,
-    ) {
-        self.launch_named(w, &self.kernel_name(), threads, blocks, shared, arguments);
+    ) -> fmt::Result {
+        self.launch_named(w, &self.kernel_name(), threads, blocks, shared, arguments)?;
+        Ok(())
     }
 
     /// `multiprocessors` and `per_multiprocessor`, the blocks of `kernel`
     /// with `bytes` of dynamic shared memory each keeps resident, from the
     /// runtime of the current device; the launcher returns its error.
-    pub(super) fn residency(&self, w: &mut CWriter, kernel: &str, bytes: usize) {
+    pub(super) fn residency(&self, w: &mut Writer, kernel: &str, bytes: usize) -> fmt::Result {
         let api = self.d.api;
-        w.line("int multiprocessors = 0, per_multiprocessor = 0;");
+        writeln!(w, "int multiprocessors = 0, per_multiprocessor = 0;")?;
         // `tensor`'s launcher sizes its blocks with the kernel it picks (`threads`).
         let threads = if self.plan.strategy == Strategy::Tensor {
             "threads".to_string()
         } else {
             self.plan.threads().to_string()
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "const {api}Error_t status = {RESIDENCY}((const void *){kernel}, {threads}, {bytes}, &multiprocessors, &per_multiprocessor);"
-        ));
-        w.line(&format!("if (status != {api}Success)"));
-        w.line("    return (int)status;");
+        )?;
+        writeln!(w, "if (status != {api}Success)")?;
+        writeln!(w, "    return (int)status;")?;
+        Ok(())
     }
 
     /// What the chunk rules start from: the resident blocks of instance
@@ -354,18 +392,20 @@ impl Gen<'_> {
     /// product of the launch's blocks along the other axes).
     pub(super) fn chunk_inputs(
         &self,
-        w: &mut CWriter,
+        w: &mut Writer,
         given: &str,
         bytes: usize,
         across: &[String],
-    ) {
-        self.residency(w, given, bytes);
+    ) -> fmt::Result {
+        self.residency(w, given, bytes)?;
         let across: Vec<String> = across.iter().map(|g| format!("({g})")).collect();
-        w.line(&format!(
+        writeln!(
+            w,
             "const ptrdiff_t cells = {}, across = {};",
             self.extent(0),
             across.join(" * ")
-        ));
+        )?;
+        Ok(())
     }
 
     /// `chunk` for a kernel whose blocks march the slowest axis (`temporal`
@@ -385,81 +425,94 @@ impl Gen<'_> {
     /// 3.8x-5.2x.
     pub(super) fn wave_chunk(
         &self,
-        w: &mut CWriter,
+        w: &mut Writer,
         given: &str,
         bytes: usize,
         extra: usize,
         across: &[String],
         capped: bool,
-    ) {
+    ) -> fmt::Result {
         let chunk = self.plan.chunk;
         let cap = if capped {
             format!(" (at most {chunk})")
         } else {
             String::new()
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Cells of `{}` a block marches{cap}: the length whose waves of blocks end first, each block marching its chunk and {extra} planes more. */",
             self.st.axes[0]
-        ));
-        self.chunk_inputs(w, given, bytes, across);
-        w.line("const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;");
-        w.line(&format!("int chunk = {chunk};"));
-        w.line("if (cells > 0 && across > 0 && resident > 0) {");
+        )?;
+        self.chunk_inputs(w, given, bytes, across)?;
+        writeln!(
+            w,
+            "const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;"
+        )?;
+        writeln!(w, "int chunk = {chunk};")?;
+        writeln!(w, "if (cells > 0 && across > 0 && resident > 0) {{")?;
         w.indent();
-        w.line(&format!(
+        writeln!(
+            w,
             "/* n chunks along the axis: from {} to chunks of a quarter of the plan's length, and enough to fill the device. */",
-            if capped { "chunks of the plan's length" } else { "one chunk" }
-        ));
-        w.line(&format!(
+            if capped {
+                "chunks of the plan's length"
+            } else {
+                "one chunk"
+            }
+        )?;
+        writeln!(
+            w,
             "const ptrdiff_t most = 4 * ((cells + {chunk} - 1) / {chunk}) + resident / across + 1;"
-        ));
-        w.line("ptrdiff_t best = -1;");
+        )?;
+        writeln!(w, "ptrdiff_t best = -1;")?;
         let first = if capped {
             format!("(cells + {chunk} - 1) / {chunk}")
         } else {
             "1".into()
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "for (ptrdiff_t n = {first}; n <= most && n <= cells; ++n) {{"
-        ));
+        )?;
         w.indent();
-        w.line("const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;");
-        w.line(&format!(
-            "const ptrdiff_t time = waves * (planes + {extra});"
-        ));
-        w.line("if (best < 0 || time < best) {");
-        w.line("    best = time;");
-        w.line("    chunk = (int)planes;");
-        w.line("}");
+        writeln!(
+            w,
+            "const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;"
+        )?;
+        writeln!(w, "const ptrdiff_t time = waves * (planes + {extra});")?;
+        writeln!(w, "if (best < 0 || time < best) {{")?;
+        writeln!(w, "    best = time;")?;
+        writeln!(w, "    chunk = (int)planes;")?;
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// [`Self::launch_lines`] of the kernel `name`.
     pub(super) fn launch_named(
         &self,
-        w: &mut CWriter,
+        w: &mut Writer,
         name: &str,
         threads: &str,
         blocks: &[String],
         shared: usize,
         arguments: &str,
-    ) {
-        w.line(&format!("const dim3 block({threads});"));
-        w.line(&format!(
+    ) -> fmt::Result {
+        writeln!(w, "const dim3 block({threads});")?;
+        writeln!(
+            w,
             "const dim3 grid({});",
             blocks
                 .iter()
                 .map(|b| format!("(unsigned)({b})"))
                 .collect::<Vec<_>>()
                 .join(", ")
-        ));
-        w.line(&format!(
-            "{name}<<<grid, block, {shared}, stream>>>({arguments});"
-        ));
-        w.line(&format!("return (int){}GetLastError();", self.d.api));
+        )?;
+        writeln!(w, "{name}<<<grid, block, {shared}, stream>>>({arguments});")?;
+        writeln!(w, "return (int){}GetLastError();", self.d.api)?;
+        Ok(())
     }
 }

@@ -13,9 +13,10 @@
 //! `Gen::literal_table`).
 
 use std::cell::RefCell;
+use std::fmt::{self, Write as _};
 
 use super::Gen;
-use crate::backend::{CExpr, CWriter};
+use crate::backend::{CExpr, Writer};
 use crate::codegen::expr::{self, Dialect};
 use crate::ir::{Access, Dtype, Func};
 
@@ -124,40 +125,48 @@ impl Gen<'_> {
     /// read it too, 0.12 us slower in graphs on the H100 (`naive`'s j2d9pt
     /// f64 kernel 2.22 against 2.11 us a step on 512^2;
     /// `benchmarks/experiments/constant-bank`).
-    pub(super) fn literal_table(&self, w: &mut CWriter) {
+    pub(super) fn literal_table(&self, w: &mut Writer) -> fmt::Result {
         let Some(entries) = self.banked_literals() else {
-            return;
+            return Ok(());
         };
         let shown: Vec<&str> = entries.iter().map(|(_, s)| s.as_str()).collect();
-        w.line(&format!(
+        writeln!(
+            w,
             "/* The update's literals ({}), passed by value: operands of the multiply-adds (which take no f64",
             shown.join(", ")
-        ));
-        w.line("   immediate) from the kernel's parameters, where a `__constant__` table would slow every launch. */");
-        w.line(&format!("struct {}_literals {{", self.sym));
-        w.line(&format!("    double v[{}];", entries.len()));
-        w.line("};");
+        )?;
+        writeln!(
+            w,
+            "   immediate) from the kernel's parameters, where a `__constant__` table would slow every launch. */"
+        )?;
+        writeln!(w, "struct {}_literals {{", self.sym)?;
+        writeln!(w, "    double v[{}];", entries.len())?;
+        writeln!(w, "}};")?;
+        Ok(())
     }
 
     /// `lits`, the value of the table of literals ([`Self::literal_table`]),
     /// in the launcher before it launches the kernel.
-    pub(super) fn literal_values(&self, w: &mut CWriter) {
+    pub(super) fn literal_values(&self, w: &mut Writer) -> fmt::Result {
         if let Some(entries) = self.banked_literals() {
             let values: Vec<&str> = entries.iter().map(|(v, _)| v.as_str()).collect();
-            w.line(&format!(
+            writeln!(
+                w,
                 "const {}_literals lits = {{{{{}}}}};",
                 self.sym,
                 values.join(", ")
-            ));
+            )?;
         }
+        Ok(())
     }
 
     /// `lit`, the entries of the table of literals ([`Self::literal_table`]),
     /// in a function that reads them.
-    pub(super) fn literal_alias(&self, w: &mut CWriter) {
+    pub(super) fn literal_alias(&self, w: &mut Writer) -> fmt::Result {
         if let Some(entries) = self.banked_literals() {
-            w.line(&format!("const double (&lit)[{}] = lits.v;", entries.len()));
+            writeln!(w, "const double (&lit)[{}] = lits.v;", entries.len())?;
         }
+        Ok(())
     }
 }
 

@@ -18,13 +18,12 @@ mod tiled;
 mod twins;
 
 use std::collections::BTreeSet;
+use std::fmt::{self, Write as _};
 
-use super::plan::{
-    self, Plan, naive_plan, scalar_stream, small_plan, small_planes_plan, step_plan,
-};
+use super::plan::{self, Companions, Plan};
 use super::{Dialect, symbol};
 use crate::analysis::{Analysis, StatementInfo};
-use crate::backend::{CExpr, CWriter};
+use crate::backend::{CExpr, Writer};
 use crate::codegen::expr;
 use crate::codegen::index::{offset_index, wrapped_index};
 use crate::codegen::names::slot_name;
@@ -33,70 +32,75 @@ use header::{RESIDENCY, header, join_x, single_step_kernel, twins};
 
 /// The kernel source of one stencil for dialect `d`.
 pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialect) -> String {
-    let mut w = CWriter::default();
-    let step = step_plan(plan, st, d).or_else(|| small_plan(plan, st, d));
-    let step_small = step
-        .as_ref()
-        .and_then(|step| small_planes_plan(step, st, d));
-    let naive = naive_plan(plan, st, d);
-    let scalar = plan::temporal::scalar_twin(plan, st, d);
-    let defaults = scalar_stream(st, d);
-    for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
-        w.blank();
-        let g = Gen {
-            st,
-            s,
-            info,
-            plan,
-            d,
-            sym: symbol(prefix, d, st, s),
-            vector: plan.vector,
-            wide: true,
-            scalar: scalar.as_ref(),
-            defaults: defaults.as_ref(),
-            fallback: false,
-            vectors_only: false,
-            step: step.as_ref(),
-            step_small: step_small.as_ref(),
-            naive: naive.as_ref(),
-            output: "out",
-        };
-        w.line(&format!(
-            "/* Statement {} of {}: {} <- {} */",
-            k + 1,
-            st.statements.len(),
-            st.fields[s.target].name,
-            s.text
-        ));
-        twins(&mut w, &g);
-        if let Some(single) = g.single_step() {
-            let purpose = if plan.small_grids() {
-                "small grids"
-            } else {
-                "launches of one step"
+    let others = Companions::of(plan, st, d);
+    let body = Writer::text(|w| {
+        for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
+            let g = Gen {
+                st,
+                s,
+                info,
+                plan,
+                d,
+                sym: symbol(prefix, d, st, s),
+                vector: plan.vector,
+                wide: true,
+                scalar: others.scalar.as_ref(),
+                defaults: others.defaults.as_ref(),
+                fallback: false,
+                vectors_only: false,
+                step: others.step.as_ref(),
+                step_small: others.step_small.as_ref(),
+                naive: others.naive.as_ref(),
+                output: "out",
             };
-            single_step_kernel(&mut w, &single, purpose);
-            if let Some(small) = single.single_step() {
-                single_step_kernel(&mut w, &small, "one step on small planes");
-            }
+            statement(w, &g, k)?;
         }
-        if let Some(naive) = g.small_naive() {
-            w.blank();
-            w.line(&format!(
-                "/* The kernel of single steps on small grids: `naive`, blocks of {} threads. */",
-                join_x(&naive.plan.block)
-            ));
-            twins(&mut w, &naive);
+        Ok(())
+    });
+    Writer::text(|w| {
+        let residency = body.contains(RESIDENCY);
+        header(w, st, an, plan, others.step.as_ref(), residency, d)?;
+        w.append(&body);
+        Ok(())
+    })
+}
+
+/// The kernels of statement `k` of the stencil (its plan's, then the
+/// file's other single-step kernels) and its launcher.
+fn statement(w: &mut Writer, g: &Gen, k: usize) -> fmt::Result {
+    let (st, s) = (g.st, g.s);
+    writeln!(w)?;
+    writeln!(
+        w,
+        "/* Statement {} of {}: {} <- {} */",
+        k + 1,
+        st.statements.len(),
+        st.fields[s.target].name,
+        s.text
+    )?;
+    twins(w, g)?;
+    if let Some(single) = g.single_step() {
+        let purpose = if g.plan.small_grids() {
+            "small grids"
+        } else {
+            "launches of one step"
+        };
+        single_step_kernel(w, &single, purpose)?;
+        if let Some(small) = single.single_step() {
+            single_step_kernel(w, &small, "one step on small planes")?;
         }
-        w.blank();
-        g.launcher(&mut w);
     }
-    let body = w.finish();
-    let mut w = CWriter::default();
-    let residency = body.contains(RESIDENCY);
-    header(&mut w, st, an, plan, step.as_ref(), residency, d);
-    w.append(&body);
-    w.finish()
+    if let Some(naive) = g.small_naive() {
+        writeln!(w)?;
+        writeln!(
+            w,
+            "/* The kernel of single steps on small grids: `naive`, blocks of {} threads. */",
+            join_x(&naive.plan.block)
+        )?;
+        twins(w, &naive)?;
+    }
+    writeln!(w)?;
+    g.launcher(w)
 }
 
 /// Generates the kernel and launcher of one statement.
@@ -350,7 +354,7 @@ impl Gen<'_> {
         p
     }
 
-    fn kernel(&self, w: &mut CWriter) {
+    fn kernel(&self, w: &mut Writer) -> fmt::Result {
         if self.plan.strategy == Strategy::Tensor {
             return self.tensor(w);
         }
@@ -371,53 +375,54 @@ impl Gen<'_> {
         let parameters = parameters.join(", ");
         // Before the first twin (the 32-bit one), which both call.
         if self.warp_tiles() && !self.wide {
-            self.warp_tile_function(w);
-            w.blank();
+            self.warp_tile_function(w)?;
+            writeln!(w)?;
         }
         if self.vector_columns() {
-            self.vector_functions(w);
-            w.blank();
+            self.vector_functions(w)?;
+            writeln!(w)?;
         }
         if self.chunked() {
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* CHUNK: the cells of `{}` a block marches, or 0 for `chunk`, which the launcher shortens for small grids. */",
                 self.st.axes[0]
-            ));
-            w.line("template <int CHUNK>");
+            )?;
+            writeln!(w, "template <int CHUNK>")?;
         }
-        w.line(&format!(
+        writeln!(
+            w,
             "static __global__ void __launch_bounds__({}) {}({parameters})",
             self.launch_bounds(),
             self.kernel_name(),
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        self.strides(w);
+        self.strides(w)?;
         match self.plan.strategy {
             Strategy::Tiled => self.tiled(w),
             Strategy::Stream => self.stream(w),
             Strategy::Temporal => self.temporal(w),
             Strategy::Persistent => self.persistent(w),
             _ => self.naive(w),
-        }
+        }?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+
+        Ok(())
     }
 
     /// `s<a>`: the cells between neighbours along axis `a`, but the
     /// contiguous one; in a 2-D fused kernel its warp tile function's own.
-    fn strides(&self, w: &mut CWriter) {
+    fn strides(&self, w: &mut Writer) -> fmt::Result {
         if self.warp_tiles() {
-            return;
+            return Ok(());
         }
         for a in 0..self.dims() - 1 {
             let prod: Vec<String> = (a + 1..self.dims()).map(|b| format!("n{b}")).collect();
-            w.line(&format!(
-                "const {} s{a} = {};",
-                self.index(),
-                prod.join(" * ")
-            ));
+            writeln!(w, "const {} s{a} = {};", self.index(), prod.join(" * "))?;
         }
+        Ok(())
     }
 
     /// The update, its reads spelled by `read`; in kernels that
@@ -443,7 +448,7 @@ impl Gen<'_> {
     }
 
     /// `i<a>`, this thread's cell along the axes `first..`.
-    fn thread_cells(&self, w: &mut CWriter, first: usize) {
+    fn thread_cells(&self, w: &mut Writer, first: usize) -> fmt::Result {
         let dims = self.dims();
         for a in first..dims {
             let (lo, _) = self.bounds(a);
@@ -465,30 +470,33 @@ impl Gen<'_> {
             } else {
                 cell
             };
-            w.line(&format!("const {} i{a} = {origin}{cell};", self.index()));
+            writeln!(w, "const {} i{a} = {origin}{cell};", self.index())?;
         }
+        Ok(())
     }
 
     /// `o<a>` (block origin), `l<a>` (thread within the block) and `i<a>` (cell)
     /// along every axis, and with `tid` the flat thread index.
-    fn thread_coordinates(&self, w: &mut CWriter, tid: bool) {
+    fn thread_coordinates(&self, w: &mut Writer, tid: bool) -> fmt::Result {
         let dims = self.dims();
         for (a, size) in self.plan.block.iter().enumerate().take(dims) {
             let b = builtin(a, dims);
-            w.line(&format!(
+            writeln!(
+                w,
                 "const ptrdiff_t o{a} = {} + (ptrdiff_t)blockIdx.{b} * {size};",
                 self.bounds(a).0,
-            ));
-            w.line(&format!("const int l{a} = threadIdx.{b};"));
-            w.line(&format!("const ptrdiff_t i{a} = o{a} + l{a};"));
+            )?;
+            writeln!(w, "const int l{a} = threadIdx.{b};")?;
+            writeln!(w, "const ptrdiff_t i{a} = o{a} + l{a};")?;
         }
         if tid {
             let coords: Vec<String> = (0..dims)
                 .map(|a| format!("threadIdx.{}", builtin(a, dims)))
                 .collect();
             let extents: Vec<String> = self.plan.block.iter().map(usize::to_string).collect();
-            w.line(&format!("const int tid = {};", flat(&coords, &extents)));
+            writeln!(w, "const int tid = {};", flat(&coords, &extents))?;
         }
+        Ok(())
     }
 
     fn guard(&self, axes: std::ops::Range<usize>) -> String {

@@ -1,20 +1,20 @@
 //! `naive`: one thread per cell, reads through `const __restrict__`
 //! pointers.
 
+use std::fmt::{self, Write as _};
+
 use super::Gen;
-use crate::backend::CWriter;
+use crate::backend::Writer;
 use crate::codegen::index::linear_index;
 
 impl Gen<'_> {
-    pub(super) fn naive(&self, w: &mut CWriter) {
-        self.thread_cells(w, 0);
-        w.line(&format!("if ({})", self.guard(0..self.dims())));
-        w.line("    return;");
-        w.line(&format!(
-            "const ptrdiff_t c = {};",
-            linear_index(self.dims())
-        ));
+    pub(super) fn naive(&self, w: &mut Writer) -> fmt::Result {
+        self.thread_cells(w, 0)?;
+        writeln!(w, "if ({})", self.guard(0..self.dims()))?;
+        writeln!(w, "    return;")?;
+        writeln!(w, "const ptrdiff_t c = {};", linear_index(self.dims()))?;
         let value = self.value(&|a| self.global_read(a));
-        w.line(&format!("out[c] = {value};"));
+        writeln!(w, "out[c] = {value};")?;
+        Ok(())
     }
 }

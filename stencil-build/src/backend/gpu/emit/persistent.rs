@@ -9,8 +9,10 @@
 //! so the launch needs no copy and no second launch for the steps left over:
 //! the last sweep fuses what is left.
 
+use std::fmt::{self, Write as _};
+
 use super::Gen;
-use crate::backend::CWriter;
+use crate::backend::Writer;
 use crate::codegen::names::slot_name;
 
 impl Gen<'_> {
@@ -52,7 +54,7 @@ impl Gen<'_> {
     }
 
     /// The body of a `persistent` kernel (see the module documentation).
-    pub(super) fn persistent(&self, w: &mut CWriter) {
+    pub(super) fn persistent(&self, w: &mut Writer) -> fmt::Result {
         let grid = self.temporal_grid(&self.plan.chunk.to_string());
         let axes = ["x", "y", "z"];
         let t = self.plan.time_block;
@@ -67,94 +69,105 @@ impl Gen<'_> {
                 ]
             })
             .collect();
-        w.line(&format!(
+        writeln!(
+            w,
             "/* The launch starts from `a`; the first sweep writes `b`. {}. */",
             named.join(", ")
-        ));
-        w.line(
-            "/* The tiles of a `temporal` launch, which the blocks of this one take in turn. */",
-        );
+        )?;
+        writeln!(
+            w,
+            "/* The tiles of a `temporal` launch, which the blocks of this one take in turn. */"
+        )?;
         let ix = self.index();
         let mut names = Vec::new();
         for (c, g) in axes.iter().zip(&grid) {
-            w.line(&format!("const {ix} tiles_{c} = {g};"));
+            writeln!(w, "const {ix} tiles_{c} = {g};")?;
             names.push(format!("tiles_{c}"));
         }
-        w.line(&format!("const {ix} tiles = {};", names.join(" * ")));
-        w.line(&format!(
+        writeln!(w, "const {ix} tiles = {};", names.join(" * "))?;
+        writeln!(
+            w,
             "/* Sweeps of {t} fused steps (the last one fuses what is left): even sweeps read `a` and write `b`, odd ones the other way. */"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "for (unsigned long long done = 0; done < steps; done += {t}) {{"
-        ));
+        )?;
         w.indent();
-        w.line(&format!(
+        writeln!(
+            w,
             "const int levels = steps - done < {t} ? (int)(steps - done) : {t};"
-        ));
-        w.line(&format!("const bool odd = done / {t} % 2 == 1;"));
+        )?;
+        writeln!(w, "const bool odd = done / {t} % 2 == 1;")?;
         for (written, start, x) in self.alternated() {
-            w.line(&format!("{ty} *const {written} = odd ? a{x} : b{x};"));
-            w.line(&format!("const {ty} *const {start} = odd ? b{x} : a{x};"));
+            writeln!(w, "{ty} *const {written} = odd ? a{x} : b{x};")?;
+            writeln!(w, "const {ty} *const {start} = odd ? b{x} : a{x};")?;
         }
-        w.line(&format!(
+        writeln!(
+            w,
             "for ({ix} tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x) {{"
-        ));
+        )?;
         w.indent();
-        w.line(&format!("const {ix} tile_x = tile_index % tiles_x;"));
+        writeln!(w, "const {ix} tile_x = tile_index % tiles_x;")?;
         if grid.len() == 2 {
-            w.line(&format!("const {ix} tile_y = tile_index / tiles_x;"));
+            writeln!(w, "const {ix} tile_y = tile_index / tiles_x;")?;
         } else {
-            w.line(&format!(
-                "const {ix} tile_y = tile_index / tiles_x % tiles_y;"
-            ));
-            w.line(&format!(
-                "const {ix} tile_z = tile_index / (tiles_x * tiles_y);"
-            ));
+            writeln!(w, "const {ix} tile_y = tile_index / tiles_x % tiles_y;")?;
+            writeln!(w, "const {ix} tile_z = tile_index / (tiles_x * tiles_y);")?;
         }
-        self.temporal(w);
+        self.temporal(w)?;
         w.dedent();
-        w.line("}");
-        w.line("/* Every tile of this sweep is written before the next sweep reads any. */");
-        w.line("cooperative_groups::this_grid().sync();");
+        writeln!(w, "}}")?;
+        writeln!(
+            w,
+            "/* Every tile of this sweep is written before the next sweep reads any. */"
+        )?;
+        writeln!(w, "cooperative_groups::this_grid().sync();")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// Launches the `persistent` kernel cooperatively: as many blocks as the
     /// device keeps resident at once (a grid-wide barrier needs them all
     /// running), or `occupancy` per multiprocessor if fewer, at most one per
     /// tile.
-    pub(super) fn persistent_launch(&self, w: &mut CWriter) {
+    pub(super) fn persistent_launch(&self, w: &mut Writer) -> fmt::Result {
         let api = self.d.api;
-        let bytes = self.allow_shared(w);
+        let bytes = self.allow_shared(w)?;
         let kernel = self.kernel_name();
         let tiles: Vec<String> = self
             .temporal_grid(&self.plan.chunk.to_string())
             .iter()
             .map(|g| format!("({g})"))
             .collect();
-        w.line(&format!("const dim3 block({});", self.temporal_threads()));
-        w.line(&format!("const ptrdiff_t tiles = {};", tiles.join(" * ")));
-        self.residency(w, &kernel, bytes);
+        writeln!(w, "const dim3 block({});", self.temporal_threads())?;
+        writeln!(w, "const ptrdiff_t tiles = {};", tiles.join(" * "))?;
+        self.residency(w, &kernel, bytes)?;
         if let Some(k) = self.plan.occupancy {
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* `occupancy = {k}`: fewer blocks, each taking more tiles in turn. */"
-            ));
-            w.line(&format!("if (per_multiprocessor > {k})"));
-            w.line(&format!("    per_multiprocessor = {k};"));
+            )?;
+            writeln!(w, "if (per_multiprocessor > {k})")?;
+            writeln!(w, "    per_multiprocessor = {k};")?;
         }
-        w.line("const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;");
-        w.line("if (resident == 0)");
-        w.line(&format!(
-            "    return (int){api}ErrorCooperativeLaunchTooLarge;"
-        ));
-        w.line("const dim3 grid((unsigned)(tiles < resident ? tiles : resident));");
-        self.literal_values(w);
+        writeln!(
+            w,
+            "const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;"
+        )?;
+        writeln!(w, "if (resident == 0)")?;
+        writeln!(w, "    return (int){api}ErrorCooperativeLaunchTooLarge;")?;
+        writeln!(
+            w,
+            "const dim3 grid((unsigned)(tiles < resident ? tiles : resident));"
+        )?;
+        self.literal_values(w)?;
         let mut names: Vec<String> = self.arguments().split(", ").map(String::from).collect();
         if !self.wide {
-            w.line("/* The extents as the kernel takes them, 32-bit. */");
+            writeln!(w, "/* The extents as the kernel takes them, 32-bit. */")?;
             for (a, name) in names.iter_mut().take(self.dims()).enumerate() {
-                w.line(&format!("const int n{a}_32 = (int)n{a};"));
+                writeln!(w, "const int n{a}_32 = (int)n{a};")?;
                 *name = format!("n{a}_32");
             }
         }
@@ -164,13 +177,12 @@ impl Gen<'_> {
             .chain(["steps"])
             .map(|a| format!("(void *)&{a}"))
             .collect();
-        w.line(&format!(
-            "void *arguments[] = {{{}}};",
-            arguments.join(", ")
-        ));
-        w.line(&format!(
+        writeln!(w, "void *arguments[] = {{{}}};", arguments.join(", "))?;
+        writeln!(
+            w,
             "return (int){api}LaunchCooperativeKernel({kernel}, grid, block, arguments, {bytes}, stream);"
-        ));
+        )?;
+        Ok(())
     }
 }
 

@@ -12,9 +12,10 @@
 //! planes loaded before this one computes (software pipelining).
 
 use std::collections::BTreeSet;
+use std::fmt::{self, Write as _};
 
 use super::{Gen, builtin, shifted, signed};
-use crate::backend::CWriter;
+use crate::backend::Writer;
 use crate::backend::gpu::plan::{Row, rows};
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Strategy};
@@ -45,12 +46,13 @@ impl Gen<'_> {
 
     /// `z0..z1`, the block's chunk of the slowest axis, and `i<a>`, this
     /// thread's cell along the others; threads with none return.
-    pub(super) fn block_chunk(&self, w: &mut CWriter) {
+    pub(super) fn block_chunk(&self, w: &mut Writer) -> fmt::Result {
         let dims = self.dims();
-        self.chunk_bounds(w);
-        self.thread_cells(w, 1);
-        w.line(&format!("if ({})", self.guard(1..dims)));
-        w.line("    return;");
+        self.chunk_bounds(w)?;
+        self.thread_cells(w, 1)?;
+        writeln!(w, "if ({})", self.guard(1..dims))?;
+        writeln!(w, "    return;")?;
+        Ok(())
     }
 
     /// Whether the kernel is a template over the length of its chunk
@@ -78,23 +80,26 @@ impl Gen<'_> {
 
     /// `z0..z1`: the block's chunk of the slowest axis (`stream`,
     /// `temporal`, `persistent`).
-    pub(super) fn chunk_bounds(&self, w: &mut CWriter) {
+    pub(super) fn chunk_bounds(&self, w: &mut Writer) -> fmt::Result {
         let (lo0, hi0) = self.bounds(0);
         let chunk = if self.chunked() {
-            w.line("const int span = CHUNK > 0 ? CHUNK : chunk;");
+            writeln!(w, "const int span = CHUNK > 0 ? CHUNK : chunk;")?;
             "span".to_string()
         } else {
             self.chunk_length()
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "const {t} z0 = {lo0} + ({t}){} * {chunk};",
             self.block_coordinate(builtin(0, self.dims())),
             t = self.index()
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "const {} z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};",
             self.index()
-        ));
+        )?;
+        Ok(())
     }
 
     /// This block's tile along CUDA's axis `c` (`x`, `y`, `z`): the block's
@@ -140,66 +145,75 @@ impl Gen<'_> {
     /// window of planes in registers per row group. Single-pass blocks fill it
     /// once; the others move it along the slowest axis `coarsen` planes per
     /// iteration, loading the next iteration's planes before computing.
-    pub(super) fn stream(&self, w: &mut CWriter) {
+    pub(super) fn stream(&self, w: &mut Writer) -> fmt::Result {
         let c = self.plan.coarsen;
-        self.block_chunk(w);
+        self.block_chunk(w)?;
         let mine: Vec<String> = (1..self.dims()).map(|a| format!("i{a}")).collect();
-        w.line(&format!(
+        writeln!(
+            w,
             "const {} col = {};",
             self.index(),
             self.fast_index(&mine)
-        ));
+        )?;
         let rows = self.rows();
         let z = if self.single_pass() { "z0" } else { "z" };
         for (g, row) in rows.iter().enumerate() {
-            self.declare_window(w, g, row, z);
+            self.declare_window(w, g, row, z)?;
             for m in 0..row.depth() + c {
-                self.load_plane(w, (g, row), m, ("z0", 0), self.window_cells(row, m));
+                self.load_plane(w, (g, row), m, ("z0", 0), self.window_cells(row, m))?;
             }
         }
         if self.single_pass() {
-            self.store(w, &rows, z);
-            return;
+            self.store(w, &rows, z)?;
+            return Ok(());
         }
-        w.line(&format!(
-            "for ({} z = z0; z < z1; z += {c}) {{",
-            self.index()
-        ));
+        writeln!(w, "for ({} z = z0; z < z1; z += {c}) {{", self.index())?;
         w.indent();
-        w.line(&format!("if (z + {c} < z1) {{"));
+        writeln!(w, "if (z + {c} < z1) {{")?;
         w.indent();
-        w.line("/* Load what the next iteration reads first: its new planes, and the neighbours it reads in planes already held. */");
+        writeln!(
+            w,
+            "/* Load what the next iteration reads first: its new planes, and the neighbours it reads in planes already held. */"
+        )?;
         for (g, row) in rows.iter().enumerate() {
             for m in c..row.depth() + 2 * c {
-                self.load_plane(w, (g, row), m, ("z", c), self.fresh_cells(row, m));
+                self.load_plane(w, (g, row), m, ("z", c), self.fresh_cells(row, m))?;
             }
         }
         w.dedent();
-        w.line("}");
-        self.store(w, &rows, z);
-        w.line(&format!("if (z + {c} < z1) {{"));
+        writeln!(w, "}}")?;
+        self.store(w, &rows, z)?;
+        writeln!(w, "if (z + {c} < z1) {{")?;
         w.indent();
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Move the windows on by {c} plane{}. */",
             if c > 1 { "s" } else { "" }
-        ));
+        )?;
         for (g, row) in rows.iter().enumerate() {
             let (xmin, _) = row.span(self.vector);
             for m in 0..row.depth() + c {
                 for x in self.window_cells(row, m) {
                     let k = x - xmin;
-                    w.line(&format!("w{g}[{m}][{k}] = w{g}[{}][{k}];", m + c));
+                    writeln!(w, "w{g}[{m}][{k}] = w{g}[{}][{k}];", m + c)?;
                 }
             }
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// Declares `w<g>`, the window of row group `row`, its planes counted from `z`.
-    pub(super) fn declare_window(&self, w: &mut CWriter, g: usize, row: &Row, z: &str) {
+    pub(super) fn declare_window(
+        &self,
+        w: &mut Writer,
+        g: usize,
+        row: &Row,
+        z: &str,
+    ) -> fmt::Result {
         let last = self.dims() - 1;
         let (lo, _) = row.planes();
         let (xmin, xmax) = row.span(self.vector);
@@ -209,18 +223,21 @@ impl Gen<'_> {
             let offsets: Vec<String> = row.row.iter().map(i64::to_string).collect();
             format!(" at row offset ({})", offsets.join(", "))
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "/* w{g}[m][k]: `{}`{at_row} at plane {z} + m{} and cell i{last} + k{}. */",
             slot_name(self.st, row.slot),
             signed(lo),
             signed(xmin)
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "{} w{g}[{}][{}];",
             self.st.dtype.c(),
             row.window(self.plan.chunk, self.plan.coarsen),
             xmax - xmin + 1
-        ));
+        )?;
+        Ok(())
     }
 
     /// The cells (offsets from `i<last>`) window slot `m` of `row` holds when
@@ -270,15 +287,15 @@ impl Gen<'_> {
     /// for a fixed boundary (those values are never used).
     pub(super) fn load_plane(
         &self,
-        w: &mut CWriter,
+        w: &mut Writer,
         (g, row): (usize, &Row),
         m: usize,
         (z, ahead): (&str, usize),
         cells: BTreeSet<i64>,
-    ) {
+    ) -> fmt::Result {
         let needed: Vec<i64> = cells.into_iter().collect();
         if needed.is_empty() {
-            return;
+            return Ok(());
         }
         let (lo, _) = row.planes();
         let plane = shifted(z, m as i64 + lo);
@@ -292,7 +309,7 @@ impl Gen<'_> {
             format!("stencil_mod({plane}, n0)")
         } else {
             if guard {
-                w.line(&format!("if ({plane} < n0) {{"));
+                writeln!(w, "if ({plane} < n0) {{")?;
                 w.indent();
             }
             plane
@@ -302,48 +319,51 @@ impl Gen<'_> {
         } else {
             plane
         };
-        self.load_row(w, row, g, m, &plane, &needed);
+        self.load_row(w, row, g, m, &plane, &needed)?;
         if guard {
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
         }
+        Ok(())
     }
 
     /// Loads `needed` cells (offsets from `i<last>`) of plane `plane` into `w<g>[m]`:
     /// the thread's own cells as one vector, the others one by one.
     pub(super) fn load_row(
         &self,
-        w: &mut CWriter,
+        w: &mut Writer,
         row: &Row,
         g: usize,
         m: usize,
         plane: &str,
         needed: &[i64],
-    ) {
+    ) -> fmt::Result {
         let (xmin, _) = row.span(self.vector);
         let buf = slot_name(self.st, row.slot);
         let v = self.vector as i64;
         let last = self.dims() - 1;
         let own = needed.iter().any(|&x| (0..v).contains(&x));
         if own && v == 1 {
-            w.line(&format!(
+            writeln!(
+                w,
                 "w{g}[{m}][{}] = {buf}[{}];",
                 -xmin,
                 self.row_index(row, plane, 0)
-            ));
+            )?;
         } else if own {
-            w.line("{");
+            writeln!(w, "{{")?;
             w.indent();
             let vt = format!("{}{v}", self.st.dtype.c());
-            w.line(&format!(
+            writeln!(
+                w,
                 "const {vt} q = *(const {vt} *)&{buf}[{}];",
                 self.row_index(row, plane, 0)
-            ));
+            )?;
             for (k, part) in ["x", "y", "z", "w"].iter().take(v as usize).enumerate() {
-                w.line(&format!("w{g}[{m}][{}] = q.{part};", k as i64 - xmin));
+                writeln!(w, "w{g}[{m}][{}] = q.{part};", k as i64 - xmin)?;
             }
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
         }
         for &x in needed.iter().filter(|&&x| !(0..v).contains(&x)) {
             let load = format!(
@@ -355,19 +375,20 @@ impl Gen<'_> {
             // cell are on the grid; a vector's edge cells may be frame cells, whose
             // neighbours may not be.
             if v == 1 || self.periodic() {
-                w.line(&load);
+                writeln!(w, "{}", load)?;
             } else if x < 0 {
-                w.line(&format!("if (i{last}{} >= 0)", signed(x)));
-                w.line(&format!("    {load}"));
+                writeln!(w, "if (i{last}{} >= 0)", signed(x))?;
+                writeln!(w, "    {load}")?;
             } else {
-                w.line(&format!("if (i{last} + {x} < n{last})"));
-                w.line(&format!("    {load}"));
+                writeln!(w, "if (i{last} + {x} < n{last})")?;
+                writeln!(w, "    {load}")?;
             }
         }
+        Ok(())
     }
 
     /// The `coarsen` x `vector` outputs of a `stream` thread at planes `z`..
-    pub(super) fn store(&self, w: &mut CWriter, rows: &[Row], z: &str) {
+    pub(super) fn store(&self, w: &mut Writer, rows: &[Row], z: &str) -> fmt::Result {
         let last = self.dims() - 1;
         let (c, v) = (self.plan.coarsen, self.vector);
         let t = self.st.dtype.c();
@@ -390,9 +411,9 @@ impl Gen<'_> {
                 })
             };
             if j > 0 {
-                w.line(&format!("if ({z} + {j} < z1) {{"));
+                writeln!(w, "if ({z} + {j} < z1) {{")?;
             } else {
-                w.line("{");
+                writeln!(w, "{{")?;
             }
             w.indent();
             let at = if j > 0 {
@@ -401,28 +422,29 @@ impl Gen<'_> {
                 format!("{z} * s0 + col")
             };
             if v == 1 {
-                w.line(&format!("out[{at}] = {};", value(0)));
+                writeln!(w, "out[{at}] = {};", value(0))?;
             } else {
                 for k in 0..v {
-                    w.line(&format!("const {t} o{k} = {};", value(k)));
+                    writeln!(w, "const {t} o{k} = {};", value(k))?;
                 }
                 let vt = format!("{t}{v}");
                 let parts: Vec<String> = (0..v).map(|k| format!("o{k}")).collect();
-                w.line(&format!("if (i{last} >= {lo} && i{last} + {v} <= {hi}) {{"));
-                w.line(&format!("    const {vt} q = {{{}}};", parts.join(", ")));
-                w.line(&format!("    *({vt} *)&out[{at}] = q;"));
-                w.line("} else {");
+                writeln!(w, "if (i{last} >= {lo} && i{last} + {v} <= {hi}) {{")?;
+                writeln!(w, "    const {vt} q = {{{}}};", parts.join(", "))?;
+                writeln!(w, "    *({vt} *)&out[{at}] = q;")?;
+                writeln!(w, "}} else {{")?;
                 w.indent();
                 for k in 0..v {
                     let i = shifted(&format!("i{last}"), k as i64);
-                    w.line(&format!("if ({i} >= {lo} && {i} < {hi})"));
-                    w.line(&format!("    out[{}] = o{k};", shifted(&at, k as i64)));
+                    writeln!(w, "if ({i} >= {lo} && {i} < {hi})")?;
+                    writeln!(w, "    out[{}] = o{k};", shifted(&at, k as i64))?;
                 }
                 w.dedent();
-                w.line("}");
+                writeln!(w, "}}")?;
             }
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
         }
+        Ok(())
     }
 }

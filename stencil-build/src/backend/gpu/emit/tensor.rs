@@ -56,10 +56,12 @@
 //! cells run star3d25 f64 at 191.4 GCells/s on 512^3, 1.26x those of 8 x 8
 //! and 72% of the bound (session 40, `benchmarks/experiments/tensor-m16`).
 
+use std::fmt::{self, Write as _};
+
 use super::Gen;
 use crate::backend::gpu::plan::model::SMALL_GRID_EFFICIENCY;
 use crate::backend::gpu::plan::tensor::{THREADS, TILE, other_reads, reads_one_grid};
-use crate::backend::{CExpr, CWriter};
+use crate::backend::{CExpr, Writer};
 use crate::codegen::expr;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Expr, MAX_PLANE_REACH, PLANE_SUM, PlaneSum, Slot, Stencil, plane_sum};
@@ -199,64 +201,74 @@ impl Gen<'_> {
     /// The coefficient functions, the kernel template (`V` cells a copy and
     /// a store: 2 on aligned grids, else 1; `ODD`: rows of an odd number of
     /// cells, which move pairs where the pair's first cell is even).
-    pub(super) fn tensor(&self, w: &mut CWriter) {
+    pub(super) fn tensor(&self, w: &mut Writer) -> fmt::Result {
         let shape = self.tensor_shape();
         let t = self.st.dtype.c();
         for (axis, a, coefficients) in [("y", 1, &shape.sum.y), ("x", 2, &shape.sum.x)] {
             if coefficients.iter().all(Option::is_none) {
                 continue;
             }
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* The coefficient of the in-plane read `d` cells along `{}` (0 off the band and at the centre). */",
                 self.st.axes[a]
-            ));
+            )?;
             let args: Vec<String> = std::iter::once("const int d".to_string())
                 .chain(self.param_names().iter().map(|p| format!("const {t} {p}")))
                 .collect();
-            w.line(&format!(
+            writeln!(
+                w,
                 "static __device__ __forceinline__ double {}_c{axis}({})",
                 self.sym,
                 args.join(", ")
-            ));
-            w.line("{");
+            )?;
+            writeln!(w, "{{")?;
             w.indent();
-            w.line("switch (d) {");
+            writeln!(w, "switch (d) {{")?;
             for (i, c) in coefficients.iter().enumerate() {
                 if let Some(c) = c {
                     let d = i as i64 - MAX_PLANE_REACH as i64;
-                    w.line(&format!("case {d}:"));
+                    writeln!(w, "case {d}:")?;
                     // Coefficients read no grid: the read closure is never called.
-                    w.line(&format!(
-                        "    return {};",
-                        self.print(c, &|_| String::new())
-                    ));
+                    writeln!(w, "    return {};", self.print(c, &|_| String::new()))?;
                 }
             }
-            w.line("default:");
-            w.line("    return 0.0;");
-            w.line("}");
+            writeln!(w, "default:")?;
+            writeln!(w, "    return 0.0;")?;
+            writeln!(w, "}}")?;
             w.dedent();
-            w.line("}");
-            w.blank();
+            writeln!(w, "}}")?;
+            writeln!(w)?;
         }
-        self.tensor_copy_function(w, &shape);
-        w.blank();
-        w.line("/* H: rows of cells a lane computes, 8 apart (1: 16 warps of 8 x 8 cells, m8n8k4 products; 2: 8 warps of 16 x 8");
-        w.line("   cells, m16n8k4). V: cells a copy and a store move (2 on aligned grids, else 1). ODD: rows of an odd number");
-        w.line("   of cells, which start at even and odd cells in turn: a pair whose first cell is odd moves as two single cells. */");
-        w.line("template <int H, int V, bool ODD>");
+        self.tensor_copy_function(w, &shape)?;
+        writeln!(w)?;
+        writeln!(
+            w,
+            "/* H: rows of cells a lane computes, 8 apart (1: 16 warps of 8 x 8 cells, m8n8k4 products; 2: 8 warps of 16 x 8"
+        )?;
+        writeln!(
+            w,
+            "   cells, m16n8k4). V: cells a copy and a store move (2 on aligned grids, else 1). ODD: rows of an odd number"
+        )?;
+        writeln!(
+            w,
+            "   of cells, which start at even and odd cells in turn: a pair whose first cell is odd moves as two single cells. */"
+        )?;
+        writeln!(w, "template <int H, int V, bool ODD>")?;
         let mut parameters = self.typed_extents(self.parameters("__restrict__", true), "ptrdiff_t");
         parameters.push("const int chunk".into());
-        w.line(&format!(
+        writeln!(
+            w,
             "static __global__ void __launch_bounds__({THREADS} / H) {}({})",
             self.kernel_name(),
             parameters.join(", ")
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        self.tensor_body(w, &shape);
+        self.tensor_body(w, &shape)?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `p_<name>` of each runtime parameter the statement reads.
@@ -274,178 +286,226 @@ impl Gen<'_> {
     }
 
     /// `<sym>_plane<H, V, ODD>`: the block's copies of one plane's tile into a ring slot.
-    fn tensor_copy_function(&self, w: &mut CWriter, shape: &Shape) {
+    fn tensor_copy_function(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
         let (rows, cols, pitch) = (shape.rows, shape.cols, shape.pitch);
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Starts the copy of the {rows} x {cols} tile at (y0, x0) of `plane` (a plane of the grid, or null: zeros) into `slot`, V cells a copy, zeros off the grid."
-        ));
-        w.line("   H: the kernel's (blocks of 512 / H threads). ODD: row r starts at an odd cell where (odd + r) is odd, and its");
-        w.line("   pairs then move as single cells. */");
-        w.line("template <int H, int V, bool ODD>");
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
+            "   H: the kernel's (blocks of 512 / H threads). ODD: row r starts at an odd cell where (odd + r) is odd, and its"
+        )?;
+        writeln!(w, "   pairs then move as single cells. */")?;
+        writeln!(w, "template <int H, int V, bool ODD>")?;
+        writeln!(
+            w,
             "static __device__ __forceinline__ void {}_plane(double *slot, const double *plane, const double *any, const ptrdiff_t n1, const ptrdiff_t n2, const ptrdiff_t y0, const ptrdiff_t x0, const int odd)",
             self.sym
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line(&format!(
+        writeln!(
+            w,
             "constexpr int copies = {cols} / V, threads = {THREADS} / H; /* a row's, a block's */"
-        ));
-        w.pragma("unroll");
-        w.line(&format!(
+        )?;
+        w.pragma("unroll")?;
+        writeln!(
+            w,
             "for (int k = 0; k < ({rows} * copies + threads - 1) / threads; ++k) {{"
-        ));
+        )?;
         w.indent();
-        w.line("const int e = threadIdx.x + k * threads;");
-        w.line(&format!("if (e >= {rows} * copies)"));
-        w.line("    break;");
-        w.line("const int r = e / copies, c = e % copies * V;");
-        w.line("const ptrdiff_t y = y0 + r, x = x0 + c;");
-        w.line("const bool row = plane != NULL && y >= 0 && y < n1;");
-        w.line("const bool on = row && x >= 0 && x < n2, on1 = row && x + 1 >= 0 && x + 1 < n2;");
-        w.line(&format!("double *const to = &slot[r * {pitch} + c];"));
-        w.line("if (V == 2 && ODD && (((odd + r) & 1) || on != on1)) {");
-        w.line(
-            "    /* A pair that starts odd, or across the grid's edge: its cells one at a time. */",
-        );
-        w.line("    stencil_copy_async<1>(to, on ? &plane[y * n2 + x] : any, on);");
-        w.line("    stencil_copy_async<1>(to + 1, on1 ? &plane[y * n2 + x + 1] : any, on1);");
-        w.line("} else {");
-        w.line("    stencil_copy_async<V>(to, on ? &plane[y * n2 + x] : any, on);");
-        w.line("}");
+        writeln!(w, "const int e = threadIdx.x + k * threads;")?;
+        writeln!(w, "if (e >= {rows} * copies)")?;
+        writeln!(w, "    break;")?;
+        writeln!(w, "const int r = e / copies, c = e % copies * V;")?;
+        writeln!(w, "const ptrdiff_t y = y0 + r, x = x0 + c;")?;
+        writeln!(w, "const bool row = plane != NULL && y >= 0 && y < n1;")?;
+        writeln!(
+            w,
+            "const bool on = row && x >= 0 && x < n2, on1 = row && x + 1 >= 0 && x + 1 < n2;"
+        )?;
+        writeln!(w, "double *const to = &slot[r * {pitch} + c];")?;
+        writeln!(w, "if (V == 2 && ODD && (((odd + r) & 1) || on != on1)) {{")?;
+        writeln!(
+            w,
+            "    /* A pair that starts odd, or across the grid's edge: its cells one at a time. */"
+        )?;
+        writeln!(
+            w,
+            "    stencil_copy_async<1>(to, on ? &plane[y * n2 + x] : any, on);"
+        )?;
+        writeln!(
+            w,
+            "    stencil_copy_async<1>(to + 1, on1 ? &plane[y * n2 + x + 1] : any, on1);"
+        )?;
+        writeln!(w, "}} else {{")?;
+        writeln!(
+            w,
+            "    stencil_copy_async<V>(to, on ? &plane[y * n2 + x] : any, on);"
+        )?;
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
-        w.line("stencil_copies_commit();");
+        writeln!(w, "}}")?;
+        writeln!(w, "stencil_copies_commit();")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
-    fn tensor_body(&self, w: &mut CWriter, shape: &Shape) {
+    fn tensor_body(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
         let [hz, hy, hx] = [self.info.halo[0], self.info.halo[1], self.info.halo[2]];
         let [ry, rx] = shape.reach;
         let (depth, window, slots, pitch) = (shape.depth, shape.window(), shape.slots, shape.pitch);
         let plane_slot = slot_name(self.st, shape.sum.slot);
         let tile = shape.rows * pitch;
         let s0 = "n1 * n2";
-        w.line(&format!(
+        writeln!(
+            w,
             "/* {slots} planes of the {}-by-{} tile of `{plane_slot}` (rows {pitch} doubles apart). */",
             shape.rows, shape.cols
-        ));
-        w.line("double *const ring = stencil_ring();");
-        w.line("const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;");
-        w.line(&format!(
+        )?;
+        writeln!(w, "double *const ring = stencil_ring();")?;
+        writeln!(
+            w,
+            "const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;"
+        )?;
+        writeln!(
+            w,
             "/* The block's {TILE} x {TILE} cells start at (oy, ox); its tile {ry} and {rx} cells before. */"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "const ptrdiff_t oy = {hy} + (ptrdiff_t)blockIdx.y * {TILE}, ox = {hx} + (ptrdiff_t)blockIdx.x * {TILE};"
-        ));
-        w.line(&format!("const ptrdiff_t y0 = oy - {ry}, x0 = ox - {rx};"));
-        w.line("/* This warp's 8 H x 8 cells start at (by, bx) of the block's; this lane's 2 H at rows g + 8 h (h < H), columns");
-        w.line("   2 t and 2 t + 1; mine0[h], mine1[h]: whether those cells are in the region. */");
-        w.line("const int by = warp / 4 * 8 * H, bx = warp % 4 * 8;");
-        w.line("const ptrdiff_t iy = oy + by + g, ix = ox + bx + 2 * t;");
+        )?;
+        writeln!(w, "const ptrdiff_t y0 = oy - {ry}, x0 = ox - {rx};")?;
+        writeln!(
+            w,
+            "/* This warp's 8 H x 8 cells start at (by, bx) of the block's; this lane's 2 H at rows g + 8 h (h < H), columns"
+        )?;
+        writeln!(
+            w,
+            "   2 t and 2 t + 1; mine0[h], mine1[h]: whether those cells are in the region. */"
+        )?;
+        writeln!(w, "const int by = warp / 4 * 8 * H, bx = warp % 4 * 8;")?;
+        writeln!(w, "const ptrdiff_t iy = oy + by + g, ix = ox + bx + 2 * t;")?;
         let (_, hi_y) = self.bounds(1);
         let (_, hi_x) = self.bounds(2);
-        w.line("bool mine0[H], mine1[H];");
-        w.pragma("unroll");
-        w.line("for (int h = 0; h < H; ++h) {");
-        w.line(&format!(
-            "    mine0[h] = iy + 8 * h < {hi_y} && ix < {hi_x};"
-        ));
-        w.line(&format!(
-            "    mine1[h] = iy + 8 * h < {hi_y} && ix + 1 < {hi_x};"
-        ));
-        w.line("}");
-        w.line(&format!(
+        writeln!(w, "bool mine0[H], mine1[H];")?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int h = 0; h < H; ++h) {{")?;
+        writeln!(w, "    mine0[h] = iy + 8 * h < {hi_y} && ix < {hi_x};")?;
+        writeln!(w, "    mine1[h] = iy + 8 * h < {hi_y} && ix + 1 < {hi_x};")?;
+        writeln!(w, "}}")?;
+        writeln!(
+            w,
             "/* The block's chunk of `{}`: `chunk` planes from zo. */",
             self.st.axes[0]
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "const ptrdiff_t zo = {hz} + (ptrdiff_t)blockIdx.z * chunk, zend = zo + chunk < {hi_z} ? zo + chunk : {hi_z};",
             hi_z = self.bounds(0).1
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "/* Planes of `{plane_slot}` read: zo - {depth} to zend + {depth}. */"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "const ptrdiff_t zlo = zo - {depth}, zhi = zend + {depth}, s0 = {s0};"
-        ));
-        w.line("/* ODD: whether the tile's first cell at plane p is odd (rows then start odd in turn). */");
-        w.line("const auto first_odd = [=](const ptrdiff_t p) { return ODD ? (int)((p * s0 + y0 * n2 + x0) & 1) : 0; };");
-        self.tensor_coefficients(w, shape);
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
+            "/* ODD: whether the tile's first cell at plane p is odd (rows then start odd in turn). */"
+        )?;
+        writeln!(
+            w,
+            "const auto first_odd = [=](const ptrdiff_t p) {{ return ODD ? (int)((p * s0 + y0 * n2 + x0) & 1) : 0; }};"
+        )?;
+        self.tensor_coefficients(w, shape)?;
+        writeln!(
+            w,
             "/* This lane's cells of `{plane_slot}` at planes q - {depth} .. q + {depth} (q: the plane computed), by phase. */"
-        ));
-        w.line(&format!(
-            "double w0[H][{window}] = {{}}, w1[H][{window}] = {{}};"
-        ));
-        self.tensor_prefetch_registers(w, shape);
-        w.line(&format!(
+        )?;
+        writeln!(w, "double w0[H][{window}] = {{}}, w1[H][{window}] = {{}};")?;
+        self.tensor_prefetch_registers(w, shape)?;
+        writeln!(
+            w,
             "/* Ring slots of plane p (just arrived), of q = p - {depth} (computed) and of p + {AHEAD} (on its way). */"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "int at_p = 0, at_q = {}, at_ahead = {AHEAD};",
             (slots - depth) % slots
-        ));
+        )?;
         let plane = |p: &str| {
             format!(
                 "{}_plane<H, V, ODD>(ring + {{}} * {tile}, {p} < zhi ? {plane_slot} + {p} * s0 : NULL, {plane_slot}, n1, n2, y0, x0, first_odd({p}));",
                 self.sym
             )
         };
-        w.pragma("unroll");
-        w.line(&format!("for (int i = 0; i < {AHEAD}; ++i)"));
-        w.line(&format!("    {}", plane("(zlo + i)").replace("{}", "i")));
-        w.line(&format!(
-            "for (ptrdiff_t p0 = zlo; p0 < zhi; p0 += {window}) {{"
-        ));
+        w.pragma("unroll")?;
+        writeln!(w, "for (int i = 0; i < {AHEAD}; ++i)")?;
+        writeln!(w, "    {}", plane("(zlo + i)").replace("{}", "i"))?;
+        writeln!(w, "for (ptrdiff_t p0 = zlo; p0 < zhi; p0 += {window}) {{")?;
         w.indent();
-        w.pragma("unroll");
-        w.line(&format!("for (int ph = 0; ph < {window}; ++ph) {{"));
+        w.pragma("unroll")?;
+        writeln!(w, "for (int ph = 0; ph < {window}; ++ph) {{")?;
         w.indent();
-        w.line("const ptrdiff_t p = p0 + ph;");
-        w.line("if (p >= zhi)");
-        w.line("    break;");
-        w.line(&plane(&format!("(p + {AHEAD})")).replace("{}", "at_ahead"));
-        w.line(&format!(
+        writeln!(w, "const ptrdiff_t p = p0 + ph;")?;
+        writeln!(w, "if (p >= zhi)")?;
+        writeln!(w, "    break;")?;
+        writeln!(
+            w,
+            "{}",
+            plane(&format!("(p + {AHEAD})")).replace("{}", "at_ahead")
+        )?;
+        writeln!(
+            w,
             "const ptrdiff_t q = p - {depth}, c = q * s0 + iy * n2 + ix;"
-        ));
-        self.tensor_inputs(w, shape);
-        w.line(&format!(
+        )?;
+        self.tensor_inputs(w, shape)?;
+        writeln!(
+            w,
             "stencil_copies_wait<{AHEAD}>(); /* plane p has arrived */"
-        ));
-        w.line("__syncthreads();");
-        w.line("/* Plane p joins the window. */");
-        w.line(&format!(
+        )?;
+        writeln!(w, "__syncthreads();")?;
+        writeln!(w, "/* Plane p joins the window. */")?;
+        writeln!(
+            w,
             "const double *const now = ring + at_p * {tile} + ({ry} + by + g) * {pitch} + {rx} + bx + 2 * t;"
-        ));
+        )?;
         let newest = window_at(window, 2 * depth);
-        w.pragma("unroll");
-        w.line("for (int h = 0; h < H; ++h) {");
+        w.pragma("unroll")?;
+        writeln!(w, "for (int h = 0; h < H; ++h) {{")?;
         w.indent();
-        w.line(&format!(
+        writeln!(
+            w,
             "const double2 fresh = stencil_load_pair<V>(now + 8 * h * {pitch}, true, true);"
-        ));
-        w.line(&format!("w0[h][{newest}] = fresh.x;"));
-        w.line(&format!("w1[h][{newest}] = fresh.y;"));
+        )?;
+        writeln!(w, "w0[h][{newest}] = fresh.x;")?;
+        writeln!(w, "w1[h][{newest}] = fresh.y;")?;
         w.dedent();
-        w.line("}");
-        w.line("if (q >= zo) {");
+        writeln!(w, "}}")?;
+        writeln!(w, "if (q >= zo) {{")?;
         w.indent();
-        self.tensor_update(w, shape);
+        self.tensor_update(w, shape)?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         for s in ["at_p", "at_q", "at_ahead"] {
-            w.line(&format!("{s} = {s} + 1 == {slots} ? 0 : {s} + 1;"));
+            writeln!(w, "{s} = {s} + 1 == {slots} ? 0 : {s} + 1;")?;
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+
+        Ok(())
     }
 
     /// `cx[m]`, `cy[m]`: this lane's element of each product's band.
-    fn tensor_coefficients(&self, w: &mut CWriter, shape: &Shape) {
+    fn tensor_coefficients(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
         let extra: String = self
             .param_names()
             .iter()
@@ -460,92 +520,116 @@ impl Gen<'_> {
             }
             let (starts, overlap) = band(reach);
             let n = starts.len();
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* This lane's element of the {n} bands along `{}`: the coefficient of the read `k - {reach} - g` cells away, k = start + t. */",
                 self.st.axes[a]
-            ));
-            w.line(&format!("double c{axis}[{n}];"));
+            )?;
+            writeln!(w, "double c{axis}[{n}];")?;
             for (m, s) in starts.iter().enumerate() {
                 let value = format!("{}_c{axis}({s} + t - {reach} - g{extra})", self.sym);
                 if m + 1 == n && overlap > 0 {
-                    w.line(&format!(
+                    writeln!(
+                        w,
                         "c{axis}[{m}] = t < {overlap} ? 0.0 : {value}; /* columns the product before took */"
-                    ));
+                    )?;
                 } else {
-                    w.line(&format!("c{axis}[{m}] = {value};"));
+                    writeln!(w, "c{axis}[{m}] = {value};")?;
                 }
             }
         }
+        Ok(())
     }
 
     /// The products, the update of the lane's cells and their stores, at plane `q`.
-    fn tensor_update(&self, w: &mut CWriter, shape: &Shape) {
+    fn tensor_update(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
         let [ry, rx] = shape.reach;
         let (tile, pitch) = (shape.rows * shape.pitch, shape.pitch);
-        w.line(&format!("const double *const at = ring + at_q * {tile};"));
-        w.line("/* The in-plane sum of plane q on the tensor cores: s[2 h] and s[2 h + 1] at the lane's row g + 8 h. */");
-        w.line("double sx[2 * H] = {}, sy[2 * H] = {};");
+        writeln!(w, "const double *const at = ring + at_q * {tile};")?;
+        writeln!(
+            w,
+            "/* The in-plane sum of plane q on the tensor cores: s[2 h] and s[2 h + 1] at the lane's row g + 8 h. */"
+        )?;
+        writeln!(w, "double sx[2 * H] = {{}}, sy[2 * H] = {{}};")?;
         if shape.sum.x.iter().any(Option::is_some) {
-            w.line("/* Along x: A is the warp's rows of the plane from column bx + start, B the band. */");
-            w.line(&format!(
+            writeln!(
+                w,
+                "/* Along x: A is the warp's rows of the plane from column bx + start, B the band. */"
+            )?;
+            writeln!(
+                w,
                 "const double *const ax = at + ({ry} + by + g) * {pitch} + bx + t;"
-            ));
+            )?;
             for (m, s) in band(rx).0.iter().enumerate() {
-                w.line(&format!(
+                writeln!(
+                    w,
                     "stencil_mma_rows<H>(sx, ax + {s}, {}, cx[{m}]);",
                     8 * pitch
-                ));
+                )?;
             }
         }
         if shape.sum.y.iter().any(Option::is_some) {
-            w.line("/* Along y: A is the band (rows g and g + 8 reach 8 rows apart), B the plane's rows from by + start. */");
-            w.line(&format!(
+            writeln!(
+                w,
+                "/* Along y: A is the band (rows g and g + 8 reach 8 rows apart), B the plane's rows from by + start. */"
+            )?;
+            writeln!(
+                w,
                 "const double *const ay = at + (by + t) * {pitch} + {rx} + bx + g;"
-            ));
+            )?;
             let (both, wide) = y_steps(ry);
-            let step = |w: &mut CWriter, (s, top, bottom): &Step| {
+            let step = |w: &mut Writer, (s, top, bottom): &Step| -> fmt::Result {
                 let c = |m: &Option<usize>| m.map_or("0.0".to_string(), |m| format!("cy[{m}]"));
-                w.line(&format!(
+                writeln!(
+                    w,
                     "stencil_mma<H>(sy, {}, {}, ay[{}]);",
                     c(top),
                     c(bottom),
                     s * pitch
-                ));
+                )?;
+                Ok(())
             };
             for st in &both {
-                step(w, st);
+                step(w, st)?;
             }
             if shape.wide() {
-                w.line("if (H == 2) {");
+                writeln!(w, "if (H == 2) {{")?;
                 w.indent();
                 for st in &wide {
-                    step(w, st);
+                    step(w, st)?;
                 }
                 w.dedent();
-                w.line("}");
+                writeln!(w, "}}")?;
             }
         }
-        w.pragma("unroll");
-        w.line("for (int h = 0; h < H; ++h) {");
+        w.pragma("unroll")?;
+        writeln!(w, "for (int h = 0; h < H; ++h) {{")?;
         w.indent();
-        w.line("const double in0 = sx[2 * h] + sy[2 * h], in1 = sx[2 * h + 1] + sy[2 * h + 1];");
-        self.tensor_results(w, shape);
-        w.line("const ptrdiff_t ch = c + 8 * h * n2;");
-        w.line("/* A 16-byte store where the pair is aligned (ODD: every other row) and both cells are stored. */");
-        w.line("if (V == 2 && (!ODD || ch % 2 == 0) && mine1[h]) {");
-        w.line("    *(double2 *)&out[ch] = make_double2(r0, r1);");
-        w.line("} else {");
-        w.line("    if (mine0[h])");
-        w.line("        out[ch] = r0;");
-        w.line("    if (mine1[h])");
-        w.line("        out[ch + 1] = r1;");
-        w.line("}");
+        writeln!(
+            w,
+            "const double in0 = sx[2 * h] + sy[2 * h], in1 = sx[2 * h + 1] + sy[2 * h + 1];"
+        )?;
+        self.tensor_results(w, shape)?;
+        writeln!(w, "const ptrdiff_t ch = c + 8 * h * n2;")?;
+        writeln!(
+            w,
+            "/* A 16-byte store where the pair is aligned (ODD: every other row) and both cells are stored. */"
+        )?;
+        writeln!(w, "if (V == 2 && (!ODD || ch % 2 == 0) && mine1[h]) {{")?;
+        writeln!(w, "    *(double2 *)&out[ch] = make_double2(r0, r1);")?;
+        writeln!(w, "}} else {{")?;
+        writeln!(w, "    if (mine0[h])")?;
+        writeln!(w, "        out[ch] = r0;")?;
+        writeln!(w, "    if (mine1[h])")?;
+        writeln!(w, "        out[ch + 1] = r1;")?;
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `r0`, `r1`: the update at the lane's two cells of row `g + 8 h`.
-    fn tensor_results(&self, w: &mut CWriter, shape: &Shape) {
+    fn tensor_results(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
         let (depth, window) = (shape.depth, shape.window());
         for j in 0..2 {
             let read = |a: &Access| {
@@ -562,20 +646,26 @@ impl Gen<'_> {
                     )
                 }
             };
-            w.line(&format!(
+            writeln!(
+                w,
                 "const double r{j} = {};",
                 self.print(&shape.sum.expr, &read)
-            ));
+            )?;
         }
+        Ok(())
     }
 
     /// Declares the registers that carry the other grids' reads a plane ahead (zeros before the first).
-    fn tensor_prefetch_registers(&self, w: &mut CWriter, shape: &Shape) {
+    fn tensor_prefetch_registers(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
         if shape.others.is_empty() {
-            return;
+            return Ok(());
         }
-        w.line("/* The other grids at this lane's cells, loaded a plane ahead (their latency passes with an iteration). */");
-        w.line(&self.input_registers(shape, "next_", " = {}"));
+        writeln!(
+            w,
+            "/* The other grids at this lane's cells, loaded a plane ahead (their latency passes with an iteration). */"
+        )?;
+        writeln!(w, "{}", self.input_registers(shape, "next_", " = {}"))?;
+        Ok(())
     }
 
     /// The declaration of a `double2` array of `H` for each other grid's read,
@@ -590,16 +680,19 @@ impl Gen<'_> {
     }
 
     /// This plane's reads of the other grids (loaded the iteration before), and the next plane's loads.
-    fn tensor_inputs(&self, w: &mut CWriter, shape: &Shape) {
+    fn tensor_inputs(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
         if shape.others.is_empty() {
-            return;
+            return Ok(());
         }
-        w.line(&self.input_registers(shape, "", ""));
-        w.pragma("unroll");
-        w.line("for (int h = 0; h < H; ++h) {");
+        writeln!(w, "{}", self.input_registers(shape, "", ""))?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int h = 0; h < H; ++h) {{")?;
         w.indent();
-        w.line("const bool on0 = q + 1 >= zo && q + 1 < zend && mine0[h], on1 = q + 1 >= zo && q + 1 < zend && mine1[h];");
-        w.line("const ptrdiff_t ch = c + 8 * h * n2;");
+        writeln!(
+            w,
+            "const bool on0 = q + 1 >= zo && q + 1 < zend && mine0[h], on1 = q + 1 >= zo && q + 1 < zend && mine1[h];"
+        )?;
+        writeln!(w, "const ptrdiff_t ch = c + 8 * h * n2;")?;
         for &(slot, dz) in &shape.others {
             let name = input_name(self.st, slot, dz);
             let at = match dz + 1 {
@@ -608,36 +701,39 @@ impl Gen<'_> {
                 1 => "ch + s0".to_string(),
                 d => format!("ch + {d} * s0"),
             };
-            w.line(&format!("{name}[h] = next_{name}[h];"));
-            w.line(&format!(
+            writeln!(w, "{name}[h] = next_{name}[h];")?;
+            writeln!(
+                w,
                 "next_{name}[h] = stencil_load_pair<ODD ? 1 : V>({} + {at}, on0, on1);",
                 slot_name(self.st, slot)
-            ));
+            )?;
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// Launches the instance of pairs where the grid allows, else the one of
     /// single cells; in warps of 16 x 8 cells where [`Shape::wide`] and rows
     /// are of an even number of cells.
-    pub(super) fn tensor_launch(&self, w: &mut CWriter) {
+    pub(super) fn tensor_launch(&self, w: &mut Writer) -> fmt::Result {
         let shape = self.tensor_shape();
         let bytes = shape.bytes();
         let api = self.d.api;
         let name = self.kernel_name();
         let wide = shape.wide();
         if wide {
-            w.line("/* Warps of 16 x 8 cells (8 warps a block, m16n8k4 products) where rows are of an even number of cells, else of 8 x 8. */");
-            w.line("const bool wide = n2 % 2 == 0;");
-            w.line(&format!(
-                "const int threads = wide ? {} : {THREADS};",
-                THREADS / 2
-            ));
+            writeln!(
+                w,
+                "/* Warps of 16 x 8 cells (8 warps a block, m16n8k4 products) where rows are of an even number of cells, else of 8 x 8. */"
+            )?;
+            writeln!(w, "const bool wide = n2 % 2 == 0;")?;
+            writeln!(w, "const int threads = wide ? {} : {THREADS};", THREADS / 2)?;
         } else {
-            w.line(&format!(
+            writeln!(
+                w,
                 "const int threads = {THREADS}; /* 16 warps of 8 x 8 cells */"
-            ));
+            )?;
         }
         // With `wide`, rows are even exactly where it holds.
         let instance = |v: usize| {
@@ -653,36 +749,43 @@ impl Gen<'_> {
                 .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
                 .map(|p| format!("(size_t){p} % 16 == 0"))
                 .collect();
-            w.line("/* Pairs of cells as 16-byte vectors where every grid is aligned; rows of odd length start at even and odd cells in turn. */");
-            w.line(&format!("const bool aligned = {};", aligned.join(" && ")));
-            w.line(&format!(
+            writeln!(
+                w,
+                "/* Pairs of cells as 16-byte vectors where every grid is aligned; rows of odd length start at even and odd cells in turn. */"
+            )?;
+            writeln!(w, "const bool aligned = {};", aligned.join(" && "))?;
+            writeln!(
+                w,
                 "auto *const kernel = !aligned ? {} : {even} ? {name}<{}, 2, false> : {name}<1, 2, true>;",
                 instance(1),
                 if wide { 2 } else { 1 }
-            ));
+            )?;
         } else {
-            w.line(&format!("auto *const kernel = {};", instance(1)));
+            writeln!(w, "auto *const kernel = {};", instance(1))?;
         }
-        w.line(&format!(
+        writeln!(
+            w,
             "/* {bytes} bytes of shared memory: more than a block gets without asking. */"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "const {api}Error_t allowed = {api}FuncSetAttribute((const void *)kernel, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"
-        ));
-        w.line(&format!("if (allowed != {api}Success)"));
-        w.line("    return (int)allowed;");
+        )?;
+        writeln!(w, "if (allowed != {api}Success)")?;
+        writeln!(w, "    return (int)allowed;")?;
         let mut blocks = vec![
             format!("({} + {TILE} - 1) / {TILE}", self.extent(2)),
             format!("({} + {TILE} - 1) / {TILE}", self.extent(1)),
         ];
         // A block reads its window's planes before and after its chunk.
-        self.wave_chunk(w, "kernel", bytes, 2 * shape.depth, &blocks, true);
+        self.wave_chunk(w, "kernel", bytes, 2 * shape.depth, &blocks, true)?;
         if let Some(small) = self.single_step().filter(|_| self.plan.small_grids()) {
-            self.launch_small_grids(w, &small, 2 * shape.depth);
+            self.launch_small_grids(w, &small, 2 * shape.depth)?;
         }
         blocks.push(format!("({} + chunk - 1) / chunk", self.extent(0)));
         let arguments = format!("{}, chunk", self.arguments());
-        self.launch_named(w, "kernel", "threads", &blocks, bytes, &arguments);
+        self.launch_named(w, "kernel", "threads", &blocks, bytes, &arguments)?;
+        Ok(())
     }
 }
 
@@ -691,7 +794,7 @@ impl Gen<'_> {
     /// the grids where its blocks, each marching its chunk and `extra`
     /// planes more, would spend less than [`SMALL_GRID_EFFICIENCY`] percent
     /// of their time on cells of the region.
-    fn launch_small_grids(&self, w: &mut CWriter, small: &Self, extra: usize) {
+    fn launch_small_grids(&self, w: &mut Writer, small: &Self, extra: usize) -> fmt::Result {
         let when = format!(
             "100 * cells * {} * {} < {SMALL_GRID_EFFICIENCY} * {} * resident * waves * (chunk + {extra})",
             self.extent(1),
@@ -701,18 +804,23 @@ impl Gen<'_> {
         let why = format!(
             "where `tensor`'s blocks would spend less than {SMALL_GRID_EFFICIENCY}% of their time on cells of the region (tiles past its edge, the window's {extra} planes a chunk, idle multiprocessors)"
         );
-        w.line(&format!(
+        writeln!(
+            w,
             "/* `{}` in {}-cell vectors, whose blocks march {} planes, {why}. */",
             small.plan.strategy.name(),
             small.plan.vector,
             small.plan.chunk
-        ));
-        w.line("const ptrdiff_t waves = resident > 0 ? (across * ((cells + chunk - 1) / chunk) + resident - 1) / resident : 0;");
-        w.line(&format!("if ({when}) {{"));
+        )?;
+        writeln!(
+            w,
+            "const ptrdiff_t waves = resident > 0 ? (across * ((cells + chunk - 1) / chunk) + resident - 1) / resident : 0;"
+        )?;
+        writeln!(w, "if ({when}) {{")?;
         w.indent();
-        small.launch_twins(w);
+        small.launch_twins(w)?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 }
 
@@ -741,10 +849,11 @@ fn input_name(st: &Stencil, slot: Slot, dz: i64) -> String {
 /// host compilation (the CPU's emulated device of the tests) the product
 /// reads its operands from the other lanes through shared memory and the
 /// copies are plain ones.
-pub fn helpers(w: &mut CWriter) {
+pub fn helpers(w: &mut Writer) -> fmt::Result {
     for line in HELPERS.lines() {
-        w.line(line);
+        writeln!(w, "{}", line)?;
     }
+    Ok(())
 }
 
 const HELPERS: &str = r#"

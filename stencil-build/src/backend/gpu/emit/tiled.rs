@@ -2,8 +2,10 @@
 //! memory, for every grid read at non-zero offsets, then computes from
 //! there.
 
+use std::fmt::{self, Write as _};
+
 use super::{Gen, shifted};
-use crate::backend::CWriter;
+use crate::backend::Writer;
 use crate::codegen::index::linear_index;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Slot};
@@ -22,22 +24,23 @@ impl Gen<'_> {
         format!("t_{}", slot_name(self.st, slot))
     }
 
-    pub(super) fn tiled(&self, w: &mut CWriter) {
+    pub(super) fn tiled(&self, w: &mut Writer) -> fmt::Result {
         let dims = self.dims();
         let t = self.st.dtype.c();
         let block = &self.plan.block;
-        self.thread_coordinates(w, !self.staged().is_empty());
+        self.thread_coordinates(w, !self.staged().is_empty())?;
         for slot in self.staged() {
             let r = self.reach(slot);
             let ext: Vec<usize> = (0..dims).map(|a| block[a] + 2 * r[a]).collect();
             let name = self.tile_name(slot);
             let dims_decl: String = ext.iter().map(|e| format!("[{e}]")).collect();
-            w.line(&format!("__shared__ {t} {name}{dims_decl};"));
+            writeln!(w, "__shared__ {t} {name}{dims_decl};")?;
             let total: usize = ext.iter().product();
-            w.line(&format!(
+            writeln!(
+                w,
                 "for (int k = tid; k < {total}; k += {}) {{",
                 self.plan.threads()
-            ));
+            )?;
             w.indent();
             let mut stride = 1;
             let mut coords = vec![String::new(); dims];
@@ -50,14 +53,14 @@ impl Gen<'_> {
                 stride *= ext[a];
             }
             for a in 0..dims {
-                w.line(&format!("const int a{a} = {};", coords[a]));
+                writeln!(w, "const int a{a} = {};", coords[a])?;
                 let g = format!("o{a} - {} + a{a}", r[a]);
                 let g = if self.periodic() {
                     format!("stencil_mod({g}, n{a})")
                 } else {
                     g
                 };
-                w.line(&format!("const ptrdiff_t g{a} = {g};"));
+                writeln!(w, "const ptrdiff_t g{a} = {g};")?;
             }
             let index: String = (0..dims).map(|a| format!("[a{a}]")).collect();
             let global = (0..dims)
@@ -71,28 +74,26 @@ impl Gen<'_> {
                 .collect::<Vec<_>>()
                 .join(" + ");
             if self.periodic() {
-                w.line(&format!(
-                    "{name}{index} = {}[{global}];",
-                    slot_name(self.st, slot)
-                ));
+                writeln!(w, "{name}{index} = {}[{global}];", slot_name(self.st, slot))?;
             } else {
                 let inside = (0..dims)
                     .map(|a| format!("g{a} < n{a}"))
                     .collect::<Vec<_>>()
                     .join(" && ");
-                w.line(&format!("if ({inside})"));
-                w.line(&format!(
+                writeln!(w, "if ({inside})")?;
+                writeln!(
+                    w,
                     "    {name}{index} = {}[{global}];",
                     slot_name(self.st, slot)
-                ));
+                )?;
             }
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
         }
-        w.line("__syncthreads();");
-        w.line(&format!("if ({})", self.guard(0..dims)));
-        w.line("    return;");
-        w.line(&format!("const ptrdiff_t c = {};", linear_index(dims)));
+        writeln!(w, "__syncthreads();")?;
+        writeln!(w, "if ({})", self.guard(0..dims))?;
+        writeln!(w, "    return;")?;
+        writeln!(w, "const ptrdiff_t c = {};", linear_index(dims))?;
         let staged = self.staged();
         let value = self.value(&|a: &Access| {
             if !staged.contains(&a.slot) {
@@ -109,6 +110,8 @@ impl Gen<'_> {
                 .collect();
             format!("{}{index}", self.tile_name(a.slot))
         });
-        w.line(&format!("out[c] = {value};"));
+        writeln!(w, "out[c] = {value};")?;
+
+        Ok(())
     }
 }

@@ -7,6 +7,40 @@ use super::model::{planes_stream, single_step, vector_stream};
 use super::{Dialect, Plan, resolve, temporal};
 use crate::ir::{GpuTiling, Stencil, Strategy};
 
+/// The plans of the kernels a plan's file carries beside its own.
+pub struct Companions {
+    /// The other single-step kernel: the one a fused launch of one step
+    /// runs instead ([`step_plan`]), or the one `auto`'s single steps run
+    /// on small grids ([`small_plan`]).
+    pub step: Option<Plan>,
+    /// The small planes' kernel of `step` where that is `planes_stream`'s
+    /// ([`small_planes_plan`]).
+    pub step_small: Option<Plan>,
+    /// `auto`'s single steps on small grids ([`naive_plan`]).
+    pub naive: Option<Plan>,
+    /// The scalar twins of a 3-D `temporal` kernel of vectors
+    /// ([`temporal::scalar_twin`]).
+    pub scalar: Option<Plan>,
+    /// The scalar twins of 3-D `stream` kernels of vectors ([`scalar_stream`]).
+    pub defaults: Option<Plan>,
+}
+
+impl Companions {
+    /// The companions of `plan` for `st` on `d`.
+    pub fn of(plan: &Plan, st: &Stencil, d: &Dialect) -> Self {
+        let step = step_plan(plan, st, d).or_else(|| small_plan(plan, st, d));
+        Companions {
+            step_small: step
+                .as_ref()
+                .and_then(|step| small_planes_plan(step, st, d)),
+            step,
+            naive: naive_plan(plan, st, d),
+            scalar: temporal::scalar_twin(plan, st, d),
+            defaults: scalar_stream(st, d),
+        }
+    }
+}
+
 /// The plan of the kernel a fused strategy launches for one step
 /// ([`single_step`], resolved): a fused launch of one level recomputes its
 /// tiles' overlap for nothing, and measured 0.24x-0.77x the single step on

@@ -6,7 +6,7 @@
 //! settled plan and never decide one.
 
 mod candidates;
-mod companions;
+pub mod companions;
 pub mod fit;
 pub mod model;
 mod rows;
@@ -14,7 +14,7 @@ pub mod temporal;
 pub mod tensor;
 
 pub use candidates::candidates;
-pub use companions::{naive_plan, scalar_stream, small_plan, small_planes_plan, step_plan};
+pub use companions::{Companions, naive_plan, small_planes_plan, step_plan};
 pub use fit::{SHARED_BUDGET, fit, register_words};
 pub use model::{SMALL_PLANES, SMALL_STEP_CELLS, SMALL_STEP_CELLS_MORE_GRIDS, small_step_cells};
 pub use rows::{Row, rows};

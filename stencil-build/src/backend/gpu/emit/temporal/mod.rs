@@ -43,9 +43,10 @@ pub(super) mod sums;
 mod vectors;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::{self, Write as _};
 
 use super::{Gen, shifted};
-use crate::backend::CWriter;
+use crate::backend::Writer;
 use crate::backend::gpu::plan::temporal::{
     LANES, MAX_UNROLLED_POINTS, radius, reads_inputs, skewed, splits,
 };
@@ -96,15 +97,18 @@ impl Shape {
     }
 
     /// Opens the unrolled loop over a lane's cells of a row (`k`).
-    fn open_cells(&self, w: &mut CWriter) {
-        w.pragma("unroll");
-        w.line(&format!("for (int k = 0; k < {}; ++k) {{", self.v));
+    fn open_cells(&self, w: &mut Writer) -> fmt::Result {
+        w.pragma("unroll")?;
+        writeln!(w, "for (int k = 0; k < {}; ++k) {{", self.v)?;
         w.indent();
+        Ok(())
     }
 
-    fn close_cells(&self, w: &mut CWriter) {
+    fn close_cells(&self, w: &mut Writer) -> fmt::Result {
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+
+        Ok(())
     }
 }
 
@@ -115,57 +119,63 @@ impl Shape {
 /// them (`compute-sanitizer`: invalid shared writes on the H100, with
 /// unrolled loops and with 8 rows a thread over 4 steps). `axes`: those of
 /// the block that the file's kernels read.
-pub fn opaque_thread_helpers(w: &mut CWriter, axes: &[&str]) {
+pub fn opaque_thread_helpers(w: &mut Writer, axes: &[&str]) -> fmt::Result {
     for axis in axes {
-        w.blank();
-        w.line(&format!(
+        writeln!(w)?;
+        writeln!(
+            w,
             "/* threadIdx.{axis}, which the compiler cannot merge with other indices. */"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "static __device__ __forceinline__ unsigned stencil_thread_{axis}()"
-        ));
-        w.line("{");
-        w.line("#if defined(__CUDA_ARCH__)");
-        w.line("    unsigned v;");
-        w.line(&format!(
+        )?;
+        writeln!(w, "{{")?;
+        writeln!(w, "#if defined(__CUDA_ARCH__)")?;
+        writeln!(w, "    unsigned v;")?;
+        writeln!(
+            w,
             "    asm volatile(\"mov.u32 %0, %%tid.{axis};\" : \"=r\"(v));"
-        ));
-        w.line("    return v;");
-        w.line("#else");
-        w.line(&format!("    return threadIdx.{axis};"));
-        w.line("#endif");
-        w.line("}");
+        )?;
+        writeln!(w, "    return v;")?;
+        writeln!(w, "#else")?;
+        writeln!(w, "    return threadIdx.{axis};")?;
+        writeln!(w, "#endif")?;
+        writeln!(w, "}}")?;
     }
+    Ok(())
 }
 
 /// Moves a thread's window of level `level` on by one plane (a row in 2-D): over its
 /// `cells` cells (loop variable `var`), the oldest of the window's `planes`
 /// drops out (into `old`, with `keep`) and `incoming` comes in.
 fn shift_window(
-    w: &mut CWriter,
+    w: &mut Writer,
     level: &str,
     incoming: &str,
     planes: usize,
     cells: usize,
     var: &str,
     keep: bool,
-) {
+) -> fmt::Result {
     let last = planes - 1;
-    w.pragma("unroll");
-    w.line(&format!("for (int {var} = 0; {var} < {cells}; ++{var}) {{"));
+    w.pragma("unroll")?;
+    writeln!(w, "for (int {var} = 0; {var} < {cells}; ++{var}) {{")?;
     w.indent();
     if keep {
-        w.line(&format!("old[{level}][{var}] = win[{level}][0][{var}];"));
+        writeln!(w, "old[{level}][{var}] = win[{level}][0][{var}];")?;
     }
     for m in 0..last {
-        w.line(&format!(
+        writeln!(
+            w,
             "win[{level}][{m}][{var}] = win[{level}][{}][{var}];",
             m + 1
-        ));
+        )?;
     }
-    w.line(&format!("win[{level}][{last}][{var}] = {incoming}[{var}];"));
+    writeln!(w, "win[{level}][{last}][{var}] = {incoming}[{var}];")?;
     w.dedent();
-    w.line("}");
+    writeln!(w, "}}")?;
+    Ok(())
 }
 
 /// The flat grid index of a lane's cell `k` in row `row`.
@@ -211,7 +221,7 @@ impl Gen<'_> {
     /// The body of a `temporal` kernel (see the module documentation): in
     /// 2-D, the warp's tile and the block's chunk, handed to the warp tile
     /// function ([`Self::warp_tile_function`]).
-    pub(super) fn temporal(&self, w: &mut CWriter) {
+    pub(super) fn temporal(&self, w: &mut Writer) -> fmt::Result {
         if self.vector_columns() {
             return self.vectors(w);
         }
@@ -225,24 +235,26 @@ impl Gen<'_> {
         let (lo, hi) = self.bounds(1);
         let margin = sh.margin();
         let ix = self.index();
-        w.line(&format!(
+        writeln!(
+            w,
             "/* This warp's tile: {LANES} lanes of {} cells along `{}`; the outer {margin} on each side are recomputed, not stored. */",
             sh.v, self.st.axes[1],
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "const {ix} tile = (({ix}){} * {} + threadIdx.x / {LANES}) * {};",
             self.block_coordinate("x"),
             self.plan.threads() / LANES,
             sh.stored()
-        ));
-        w.line(&format!("if ({lo} + tile >= {hi})"));
+        )?;
+        writeln!(w, "if ({lo} + tile >= {hi})")?;
         let leave = if self.plan.strategy == Strategy::Persistent {
             "continue"
         } else {
             "return"
         };
-        w.line(&format!("    {leave};"));
-        self.chunk_bounds(w);
+        writeln!(w, "    {leave};")?;
+        self.chunk_bounds(w)?;
         let call = |edge: &str| {
             format!(
                 "{}_tile<{ix}{edge}>({}, levels, tile, z0, z1);",
@@ -251,16 +263,18 @@ impl Gen<'_> {
             )
         };
         if !sh.split {
-            return w.line(&call(""));
+            return writeln!(w, "{}", call(""));
         }
-        w.line(&format!(
+        writeln!(
+            w,
             "/* A tile that loads and computes only rows and columns inside the region, over all {} steps, runs without checks. */",
             sh.t
-        ));
-        w.line(&format!("if ({})", self.inside(&sh).join(" && ")));
-        w.line(&format!("    {}", call(", false")));
-        w.line("else");
-        w.line(&format!("    {}", call(", true")));
+        )?;
+        writeln!(w, "if ({})", self.inside(&sh).join(" && "))?;
+        writeln!(w, "    {}", call(", false"))?;
+        writeln!(w, "else")?;
+        writeln!(w, "    {}", call(", true"))?;
+        Ok(())
     }
 
     /// What makes a 2-D tile `inside`: a whole time block, every row it
@@ -285,7 +299,7 @@ impl Gen<'_> {
     /// index type `I` and, where the model [`splits`] tiles, over `EDGE`,
     /// whether it checks where rows and columns lie and how many steps the
     /// launch runs (see [`Self::inside`]).
-    pub(super) fn warp_tile_function(&self, w: &mut CWriter) {
+    pub(super) fn warp_tile_function(&self, w: &mut Writer) -> fmt::Result {
         let sh = self.shape();
         let t = self.st.dtype.c();
         let (r0, lag) = (sh.r[0], sh.lag);
@@ -296,69 +310,76 @@ impl Gen<'_> {
             "const I z0".into(),
             "const I z1".into(),
         ]);
-        self.literal_table(w);
-        w.line(&format!(
+        self.literal_table(w)?;
+        writeln!(
+            w,
             "/* One warp tile of {} fused steps over rows z0..z1, `tile` cells along `{}` from the region's start. */",
             sh.t, self.st.axes[1]
-        ));
+        )?;
         if sh.split {
-            w.line("/* Without EDGE its rows and columns all lie inside the region and `levels` is the time block: nothing is checked. */");
-            w.line("template <typename I, bool EDGE>");
+            writeln!(
+                w,
+                "/* Without EDGE its rows and columns all lie inside the region and `levels` is the time block: nothing is checked. */"
+            )?;
+            writeln!(w, "template <typename I, bool EDGE>")?;
         } else {
-            w.line("template <typename I>");
+            writeln!(w, "template <typename I>")?;
         }
-        w.line(&format!(
+        writeln!(
+            w,
             "static __device__ __forceinline__ void {}_tile({})",
             self.sym,
             parameters.join(", ")
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line("const I s0 = n1;");
-        self.literal_alias(w);
-        w.line(&format!("const int lane = threadIdx.x % {LANES};"));
-        w.line(&format!(
+        writeln!(w, "const I s0 = n1;")?;
+        self.literal_alias(w)?;
+        writeln!(w, "const int lane = threadIdx.x % {LANES};")?;
+        writeln!(
+            w,
             "const I i1 = {} + tile - {} + lane * {};",
             self.bounds(1).0,
             sh.margin(),
             sh.v
-        ));
-        self.masks(w, &sh);
-        w.line(&format!(
+        )?;
+        self.masks(w, &sh)?;
+        writeln!(
+            w,
             "/* win[s][m]: level s (s steps after the launch's grid) at row p - 1 - {lag} * s - {} + m, at the start of iteration p. */",
             2 * r0
-        ));
-        w.line(&format!(
-            "{t} win[{}][{}][{}] = {{}};",
-            sh.t,
-            sh.planes(),
-            sh.v
-        ));
-        self.declare_old(w, sh.skew, sh.v);
+        )?;
+        writeln!(w, "{t} win[{}][{}][{}] = {{}};", sh.t, sh.planes(), sh.v)?;
+        self.declare_old(w, sh.skew, sh.v)?;
         if let Some(count) = self.row_unroll(&sh) {
-            w.line("/* Unrolled by the window's rows, so that the windows move on by renaming registers. */");
-            w.pragma(&format!("unroll {count}"));
+            writeln!(
+                w,
+                "/* Unrolled by the window's rows, so that the windows move on by renaming registers. */"
+            )?;
+            w.pragma(&format!("unroll {count}"))?;
         }
-        w.line(&format!(
+        writeln!(
+            w,
             "for (I p = z0 - {}; p < z1 + {}; ++p) {{",
             sh.t * r0,
             sh.t * lag
-        ));
+        )?;
         w.indent();
-        self.load_level0(w, &sh);
+        self.load_level0(w, &sh)?;
         if !sh.skew {
-            w.line("/* Level 0's window moves on to row p. */");
-            self.move_window(w, &sh, "0", "plane");
+            writeln!(w, "/* Level 0's window moves on to row p. */")?;
+            self.move_window(w, &sh, "0", "plane")?;
         }
-        self.levels(w, &sh);
+        self.levels(w, &sh)?;
         if sh.skew {
-            w.line("/* Level 0's window moves on to row p. */");
-            self.move_window(w, &sh, "0", "plane");
+            writeln!(w, "/* Level 0's window moves on to row p. */")?;
+            self.move_window(w, &sh, "0", "plane")?;
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// How a 2-D `temporal` warp tile function unrolls its loop over the
@@ -413,77 +434,87 @@ impl Gen<'_> {
     /// Per cell of the lane: on the grid (`grid_x`: loaded), in the
     /// statement's region (`in_x`: updated) and in the tile's own part
     /// (`own_x`: stored).
-    fn masks(&self, w: &mut CWriter, sh: &Shape) {
+    fn masks(&self, w: &mut Writer, sh: &Shape) -> fmt::Result {
         let (lo, hi) = self.bounds(1);
         let margin = sh.margin();
         let n = sh.v;
-        w.line(&format!("bool grid_x[{n}], in_x[{n}], own_x[{n}];"));
-        sh.open_cells(w);
-        w.line("const I c = i1 + k;");
-        w.line(&format!("grid_x[k] = {};", sh.checked("c >= 0 && c < n1")));
-        w.line(&format!(
+        writeln!(w, "bool grid_x[{n}], in_x[{n}], own_x[{n}];")?;
+        sh.open_cells(w)?;
+        writeln!(w, "const I c = i1 + k;")?;
+        writeln!(w, "grid_x[k] = {};", sh.checked("c >= 0 && c < n1"))?;
+        writeln!(
+            w,
             "in_x[k] = {};",
             sh.checked(&format!("c >= {lo} && c < {hi}"))
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "own_x[k] = in_x[k] && lane * {n} + k >= {margin} && lane * {n} + k < {};",
             LANES * n - margin
-        ));
-        sh.close_cells(w);
+        )?;
+        sh.close_cells(w)?;
+        Ok(())
     }
 
     /// `plane`: row `p` of the launch's grid (level 0), where it is on the grid.
-    fn load_level0(&self, w: &mut CWriter, sh: &Shape) {
+    fn load_level0(&self, w: &mut Writer, sh: &Shape) -> fmt::Result {
         let name = crate::codegen::names::slot_name(self.st, self.streamed());
-        w.line(
-            "/* Level 0: row p of the grid, zero off the grid (never read by a stored cell). */",
-        );
-        w.line(&format!("{} plane[{}];", self.st.dtype.c(), sh.v));
-        w.line(&format!(
+        writeln!(
+            w,
+            "/* Level 0: row p of the grid, zero off the grid (never read by a stored cell). */"
+        )?;
+        writeln!(w, "{} plane[{}];", self.st.dtype.c(), sh.v)?;
+        writeln!(
+            w,
             "const bool on_grid = {};",
             sh.checked("p >= 0 && p < n0")
-        ));
-        sh.open_cells(w);
-        w.line(&format!(
+        )?;
+        sh.open_cells(w)?;
+        writeln!(
+            w,
             "plane[k] = on_grid && grid_x[k] ? {name}[{}] : 0;",
             index("p")
-        ));
-        sh.close_cells(w);
+        )?;
+        sh.close_cells(w)?;
+        Ok(())
     }
 
     /// Every level's next row: the last level's is stored, the others move
     /// their window on. Chained levels go up from level 1, each reading the
     /// window the level below has just moved; skewed ones go from the last
     /// down, so that each window moves only after the level above has read it.
-    fn levels(&self, w: &mut CWriter, sh: &Shape) {
+    fn levels(&self, w: &mut Writer, sh: &Shape) -> fmt::Result {
         let t = self.st.dtype.c();
         if sh.skew {
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* Level s at row q = p - {} * s, from level s - 1's window: independent of the other levels of this iteration. */",
                 sh.lag
-            ));
-            w.pragma("unroll");
-            w.line(&format!("for (int s = {}; s >= 1; --s) {{", sh.t));
+            )?;
+            w.pragma("unroll")?;
+            writeln!(w, "for (int s = {}; s >= 1; --s) {{", sh.t)?;
         } else {
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* Level s at row q = p - {} * s, from level s - 1's window as it just moved. */",
                 sh.lag
-            ));
-            w.pragma("unroll");
-            w.line(&format!("for (int s = 1; s <= {}; ++s) {{", sh.t));
+            )?;
+            w.pragma("unroll")?;
+            writeln!(w, "for (int s = 1; s <= {}; ++s) {{", sh.t)?;
         }
         w.indent();
-        w.line(&format!("const I q = p - {} * s;", sh.lag));
+        writeln!(w, "const I q = p - {} * s;", sh.lag)?;
         let (lo0, hi0) = self.bounds(0);
-        w.line(&format!(
+        writeln!(
+            w,
             "const bool step = {};",
             sh.checked(&format!("{} && q >= {lo0} && q < {hi0}", self.real_level()))
-        ));
+        )?;
         for (&m, cols) in &self.neighbourhoods(sh) {
-            self.neighbourhood(w, sh, m, cols, t);
+            self.neighbourhood(w, sh, m, cols, t)?;
         }
-        w.line(&format!("{t} next[{}];", sh.v));
-        sh.open_cells(w);
+        writeln!(w, "{t} next[{}];", sh.v)?;
+        sh.open_cells(w)?;
         self.level_cell(
             w,
             &format!("win[s - 1][{}][k]", sh.r[0]),
@@ -491,20 +522,21 @@ impl Gen<'_> {
             Some(&index("q")),
             &|a: &Access| self.level_read(a, sh),
             self.selects_levels(),
-        );
-        w.line("next[k] = v;");
-        sh.close_cells(w);
-        w.line(&format!("if (s == {}) {{", sh.t));
+        )?;
+        writeln!(w, "next[k] = v;")?;
+        sh.close_cells(w)?;
+        writeln!(w, "if (s == {}) {{", sh.t)?;
         w.indent();
-        self.store_level(w, sh);
+        self.store_level(w, sh)?;
         w.dedent();
-        w.line("} else {");
+        writeln!(w, "}} else {{")?;
         w.indent();
-        self.move_window(w, sh, "s", "next");
+        self.move_window(w, sh, "s", "next")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `v`: a cell of a level, `own` (the cell one level down) where it is
@@ -515,28 +547,29 @@ impl Gen<'_> {
     /// selected: no branch.
     fn level_cell(
         &self,
-        w: &mut CWriter,
+        w: &mut Writer,
         own: &str,
         inside: &str,
         index: Option<&str>,
         read: &dyn Fn(&Access) -> String,
         select: bool,
-    ) {
+    ) -> fmt::Result {
         let t = self.st.dtype.c();
         if select {
-            w.line(&format!("const {t} u = {};", self.value(read)));
-            w.line(&format!("const {t} v = {inside} ? u : {own};"));
-            return;
+            writeln!(w, "const {t} u = {};", self.value(read))?;
+            writeln!(w, "const {t} v = {inside} ? u : {own};")?;
+            return Ok(());
         }
-        w.line(&format!("{t} v = {own};"));
-        w.line(&format!("if ({inside}) {{"));
+        writeln!(w, "{t} v = {own};")?;
+        writeln!(w, "if ({inside}) {{")?;
         w.indent();
         if let Some(index) = index.filter(|_| self.reads_inputs()) {
-            w.line(&format!("const {} c = {index};", self.body_index()));
+            writeln!(w, "const {} c = {index};", self.body_index())?;
         }
-        w.line(&format!("v = {};", self.value(read)));
+        writeln!(w, "v = {};", self.value(read))?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// A read of an input grid (one the kernel does not stream), from global
@@ -596,18 +629,21 @@ impl Gen<'_> {
     }
 
     /// Declares `old` where [`Self::keeps_old`], for `cells` cells a thread.
-    fn declare_old(&self, w: &mut CWriter, skew: bool, cells: usize) {
+    fn declare_old(&self, w: &mut Writer, skew: bool, cells: usize) -> fmt::Result {
         if !self.keeps_old(skew) {
-            return;
+            return Ok(());
         }
-        w.line(
-            "/* old[s]: level s where it last left the window, which level s + 2 reads as its previous level. */",
-        );
-        w.line(&format!(
+        writeln!(
+            w,
+            "/* old[s]: level s where it last left the window, which level s + 2 reads as its previous level. */"
+        )?;
+        writeln!(
+            w,
             "{} old[{}][{cells}] = {{}};",
             self.st.dtype.c(),
             self.plan.time_block
-        ));
+        )?;
+        Ok(())
     }
 
     /// Per window row read, the offsets along the contiguous axis read there.
@@ -625,24 +661,33 @@ impl Gen<'_> {
 
     /// `nb<m>`: window row `m` of level `s - 1` around the lane's cells:
     /// its own registers, and by shuffles the neighbouring lanes' cells it reads.
-    fn neighbourhood(&self, w: &mut CWriter, sh: &Shape, m: usize, reads: &BTreeSet<i64>, t: &str) {
+    fn neighbourhood(
+        &self,
+        w: &mut Writer,
+        sh: &Shape,
+        m: usize,
+        reads: &BTreeSet<i64>,
+        t: &str,
+    ) -> fmt::Result {
         let rl = sh.r[1];
         let v = sh.v as i64;
         let lo = reads.first().copied().unwrap_or(0);
         let hi = reads.last().copied().unwrap_or(0);
-        w.line(&format!(
+        writeln!(
+            w,
             "{t} nb{m}[{}]; /* row {}; the lane's cell k at [k + {rl}] */",
             sh.v + 2 * rl,
             shifted("q", m as i64 - sh.r[0] as i64)
-        ));
-        w.pragma("unroll");
-        w.line(&format!("for (int k = 0; k < {}; ++k)", sh.v));
-        w.line(&format!("    nb{m}[k + {rl}] = win[s - 1][{m}][k];"));
+        )?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int k = 0; k < {}; ++k)", sh.v)?;
+        writeln!(w, "    nb{m}[k + {rl}] = win[s - 1][{m}][k];")?;
         for c in (lo..v + hi).filter(|c| !(0..v).contains(c)) {
             let from = format!("win[s - 1][{m}][{}]", c.rem_euclid(v));
             let moved = self.d.shuffle(&from, c.div_euclid(v), LANES);
-            w.line(&format!("nb{m}[{}] = {moved};", c + rl as i64));
+            writeln!(w, "nb{m}[{}] = {moved};", c + rl as i64)?;
         }
+        Ok(())
     }
 
     /// A read in a level's update: the streamed grid from a neighbourhood, inputs from global memory.
@@ -661,40 +706,46 @@ impl Gen<'_> {
     }
 
     /// Moves the window of level `level` on by one row: the oldest drops out, `row` comes in.
-    fn move_window(&self, w: &mut CWriter, sh: &Shape, level: &str, row: &str) {
+    fn move_window(&self, w: &mut Writer, sh: &Shape, level: &str, row: &str) -> fmt::Result {
         let keep = self.keeps_old(sh.skew);
-        shift_window(w, level, row, sh.planes(), sh.v, "k", keep);
+        shift_window(w, level, row, sh.planes(), sh.v, "k", keep)?;
+        Ok(())
     }
 
     /// Stores the last level's row `q` where it is in the block's chunk and the tile's own part.
-    fn store_level(&self, w: &mut CWriter, sh: &Shape) {
-        w.line("/* The last level: stored where it is this block's and this tile's own. */");
-        w.line("if (q >= z0 && q < z1) {");
+    fn store_level(&self, w: &mut Writer, sh: &Shape) -> fmt::Result {
+        writeln!(
+            w,
+            "/* The last level: stored where it is this block's and this tile's own. */"
+        )?;
+        writeln!(w, "if (q >= z0 && q < z1) {{")?;
         w.indent();
-        sh.open_cells(w);
-        w.line("if (own_x[k]) {");
-        w.line(&format!("    out[{}] = next[k];", index("q")));
+        sh.open_cells(w)?;
+        writeln!(w, "if (own_x[k]) {{")?;
+        writeln!(w, "    out[{}] = next[k];", index("q"))?;
         if self.leapfrog() {
-            w.line(&format!(
+            writeln!(
+                w,
                 "    out_prev[{}] = win[s - 1][{}][k];",
                 index("q"),
                 sh.r[0]
-            ));
+            )?;
         }
-        w.line("}");
-        sh.close_cells(w);
+        writeln!(w, "}}")?;
+        sh.close_cells(w)?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// Launches the `temporal` kernel over the region for `levels` steps.
-    pub(super) fn temporal_launch(&self, w: &mut CWriter) {
+    pub(super) fn temporal_launch(&self, w: &mut Writer) -> fmt::Result {
         if self.rings() {
             return self.rings_launch(w);
         }
-        let bytes = self.allow_shared(w);
+        let bytes = self.allow_shared(w)?;
         let threads = self.temporal_threads();
-        self.literal_values(w);
+        self.literal_values(w)?;
         if !self.chunked() {
             // The 64-bit twin: grids of more than 2^30 cells fill any device.
             let arguments = format!("{}, levels", self.arguments());
@@ -703,14 +754,16 @@ impl Gen<'_> {
         }
         let instances = self.instances();
         let [fixed, given] = [&instances[0], &instances[1]];
-        self.fused_chunk(w, given, bytes);
-        w.line(&format!(
+        self.fused_chunk(w, given, bytes)?;
+        writeln!(
+            w,
             "auto *const kernel = chunk == {} ? {fixed} : {given};",
             self.plan.chunk
-        ));
+        )?;
         let arguments = format!("{}, levels, chunk", self.arguments());
         let blocks = self.temporal_grid("chunk");
-        self.launch_named(w, "kernel", &threads, &blocks, bytes, &arguments);
+        self.launch_named(w, "kernel", &threads, &blocks, bytes, &arguments)?;
+        Ok(())
     }
 
     /// `chunk`, the cells of the slowest axis each block marches: the
@@ -720,23 +773,32 @@ impl Gen<'_> {
     /// block paying the warm-up of its overlapped tile at the same time.
     /// Residency is asked of `given`, the instance the shorter chunks run,
     /// whose registers may be more.
-    fn fused_chunk(&self, w: &mut CWriter, given: &str, bytes: usize) {
+    fn fused_chunk(&self, w: &mut Writer, given: &str, bytes: usize) -> fmt::Result {
         if self.vector_columns() {
             let sh = self.planes_shape();
             let extra = sh.t * sh.r[0] + sh.lag() * sh.t;
             return self.wave_chunk(w, given, bytes, extra, &self.temporal_across(), false);
         }
         let chunk = self.plan.chunk;
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Cells of `{}` a block marches: {chunk}, or fewer where that would leave multiprocessors without a block. */",
             self.st.axes[0]
-        ));
-        self.chunk_inputs(w, given, bytes, &self.temporal_across());
-        w.line("/* `across`: the blocks of one chunk; `parts`: the chunks that many resident blocks hold. */");
-        w.line("const ptrdiff_t parts = across > 0 ? (ptrdiff_t)multiprocessors * per_multiprocessor / across : 0;");
-        w.line(&format!(
+        )?;
+        self.chunk_inputs(w, given, bytes, &self.temporal_across())?;
+        writeln!(
+            w,
+            "/* `across`: the blocks of one chunk; `parts`: the chunks that many resident blocks hold. */"
+        )?;
+        writeln!(
+            w,
+            "const ptrdiff_t parts = across > 0 ? (ptrdiff_t)multiprocessors * per_multiprocessor / across : 0;"
+        )?;
+        writeln!(
+            w,
             "const int chunk = cells > 0 && parts > (cells + {chunk} - 1) / {chunk} ? (int)((cells + parts - 1) / parts) : {chunk};"
-        ));
+        )?;
+        Ok(())
     }
 
     /// The blocks of one chunk of a `temporal` launch: its grid without

@@ -17,8 +17,10 @@
 //! overlap by `time_block x radius` cells on each side along both fast
 //! axes, which are recomputed, not stored.
 
+use std::fmt::{self, Write as _};
+
 use super::super::Gen;
-use crate::backend::CWriter;
+use crate::backend::Writer;
 use crate::backend::gpu::plan::temporal::planes::{Planes, RESIDENT_THREADS};
 use crate::backend::gpu::plan::temporal::sums;
 use crate::ir::{Access, Dtype};
@@ -31,102 +33,119 @@ impl Gen<'_> {
     /// `ring`, the block's rings of planes in its dynamic shared memory
     /// (`ring[s][m]`: level `s` at the planes whose index is `m` modulo the
     /// slots, padded by the radius on each side), zeroed before the loop.
-    pub(in crate::backend::gpu) fn planes_rings(&self, w: &mut CWriter, sh: &Planes) {
+    pub(in crate::backend::gpu) fn planes_rings(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         let ty = self.st.dtype.c();
         let [py, px] = sh.padded();
         let slots = sh.slots();
         if sh.sums {
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* ring[s][m]: level s at the planes p0 + m modulo {slots}. A row holds the threads' first columns, then their second \
                  ones, each half with a pad of 1 on both sides: column k of thread tx at k * {} + tx + 1. */",
                 sh.bx + 2
-            ));
+            )?;
         } else {
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* ring[s][m]: level s at the planes whose index is m modulo {slots}, row and column offset by the pad of {} and {}. */",
                 sh.r[1], sh.r[2]
-            ));
+            )?;
         }
-        w.line("extern __shared__ __align__(16) unsigned char shared[];");
-        w.line(&format!(
+        writeln!(w, "extern __shared__ __align__(16) unsigned char shared[];")?;
+        writeln!(
+            w,
             "{ty} (*const ring)[{slots}][{py}][{px}] = ({ty} (*)[{slots}][{py}][{px}])shared;"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
             sh.bx,
             sh.t * slots * py * px,
             sh.bx * sh.by
-        ));
-        w.line("    (&ring[0][0][0][0])[e] = 0;");
-        w.line("__syncthreads();");
+        )?;
+        writeln!(w, "    (&ring[0][0][0][0])[e] = 0;")?;
+        writeln!(w, "__syncthreads();")?;
+        Ok(())
     }
 
     /// The body of a 3-D `temporal` kernel (see the module documentation).
-    pub(in crate::backend::gpu) fn planes(&self, w: &mut CWriter) {
+    pub(in crate::backend::gpu) fn planes(&self, w: &mut Writer) -> fmt::Result {
         let sh = self.planes_shape();
         let ty = self.st.dtype.c();
-        self.planes_tile(w, &sh);
-        self.planes_masks(w, &sh);
+        self.planes_tile(w, &sh)?;
+        self.planes_masks(w, &sh)?;
         let slots = sh.slots();
-        w.line("/* The thread's place in the rings (see `stencil_thread_x`). */");
-        w.line("const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();");
-        self.planes_rings(w, &sh);
+        writeln!(
+            w,
+            "/* The thread's place in the rings (see `stencil_thread_x`). */"
+        )?;
+        writeln!(
+            w,
+            "const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();"
+        )?;
+        self.planes_rings(w, &sh)?;
         let (r0, lag) = (sh.r[0], sh.lag());
-        w.line(&format!(
+        writeln!(
+            w,
             "/* win[s][m][j]: the thread's row j of level s at plane p - 1 - {lag} * s - {} + m, at the start of iteration p. */",
             2 * r0
-        ));
-        w.line(&format!(
-            "{ty} win[{}][{}][{}] = {{}};",
-            sh.t,
-            2 * r0 + 1,
-            sh.c
-        ));
-        self.declare_old(w, true, sh.c);
+        )?;
+        writeln!(w, "{ty} win[{}][{}][{}] = {{}};", sh.t, 2 * r0 + 1, sh.c)?;
+        self.declare_old(w, true, sh.c)?;
         let start = format!("z0 - {}", sh.t * r0);
-        w.line(&format!(
+        writeln!(
+            w,
             "unsigned slot = (unsigned)((({start}) % {slots} + {slots}) % {slots}); /* ring slot of plane p */"
-        ));
+        )?;
         // The next plane is loaded an iteration ahead, so that the barrier
         // of every plane does not wait for memory. Two planes ahead measured
         // 0.64x-1.07x of one on the 3-D suite (registers), star3d25 1.3x-1.5x
         // (still slower than `stream`).
-        w.line("/* ahead: the thread's rows of the plane the next iteration computes from. */");
-        w.line(&format!("{ty} ahead[{}];", sh.c));
-        self.planes_load(w, &sh, &start);
-        self.planes_declare_inputs(w, &sh, &start);
+        writeln!(
+            w,
+            "/* ahead: the thread's rows of the plane the next iteration computes from. */"
+        )?;
+        writeln!(w, "{ty} ahead[{}];", sh.c)?;
+        self.planes_load(w, &sh, &start)?;
+        self.planes_declare_inputs(w, &sh, &start)?;
         if sh.unrolled() {
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* Unrolled by the {} planes of a window, whose registers then move on by renaming. */",
                 sh.window()
-            ));
-            w.pragma(&format!("unroll {}", sh.window()));
+            )?;
+            w.pragma(&format!("unroll {}", sh.window()))?;
         }
-        w.line(&format!(
+        writeln!(
+            w,
             "for ({} p = {start}; p < z1 + {}; ++p) {{",
             self.index(),
             sh.t * lag
-        ));
+        )?;
         w.indent();
-        w.line("/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */");
-        w.line(&format!("{ty} cell[{}];", sh.c));
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-        w.line("    cell[j] = ahead[j];");
-        self.planes_load(w, &sh, "p + 1");
-        self.planes_take_inputs(w, &sh);
-        self.planes_levels(w, &sh);
-        w.line("/* Level 0's window moves on to plane p. */");
-        self.planes_move(w, &sh, "0", "cell");
-        self.planes_publish(w, &sh, "0");
-        w.line(&format!("slot = slot + 1 == {slots} ? 0 : slot + 1;"));
-        w.line("__syncthreads();");
+        writeln!(
+            w,
+            "/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */"
+        )?;
+        writeln!(w, "{ty} cell[{}];", sh.c)?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
+        writeln!(w, "    cell[j] = ahead[j];")?;
+        self.planes_load(w, &sh, "p + 1")?;
+        self.planes_take_inputs(w, &sh)?;
+        self.planes_levels(w, &sh)?;
+        writeln!(w, "/* Level 0's window moves on to plane p. */")?;
+        self.planes_move(w, &sh, "0", "cell")?;
+        self.planes_publish(w, &sh, "0")?;
+        writeln!(w, "slot = slot + 1 == {slots} ? 0 : slot + 1;")?;
+        writeln!(w, "__syncthreads();")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `i1`, `i2`: the thread's first cell along the fast axes; `z0..z1`: the block's chunk.
-    pub(super) fn planes_tile(&self, w: &mut CWriter, sh: &Planes) {
+    pub(super) fn planes_tile(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         let [rows, cols] = sh.tile();
         let [stored_y, stored_x] = sh.stored();
         let (m1, m2) = (sh.r[1] * sh.t, sh.r[2] * sh.t);
@@ -139,23 +158,27 @@ impl Gen<'_> {
         } else {
             (String::new(), "threadIdx.x".to_string())
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "/* This block's tile: {} threads along `{}`{columns} by {} along `{}` ({} rows each): {cols} x {rows} cells, the outer {m2} and {m1} on each side recomputed, not stored. */",
             sh.bx, self.st.axes[2], sh.by, self.st.axes[1], sh.c
-        ));
+        )?;
         let (lo2, _) = self.bounds(2);
         let (lo1, _) = self.bounds(1);
         let ix = self.index();
-        w.line(&format!(
+        writeln!(
+            w,
             "const {ix} i2 = {lo2} + ({ix}){} * {stored_x} - {m2} + {column};",
             self.block_coordinate("x")
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "const {ix} i1 = {lo1} + ({ix}){} * {stored_y} - {m1} + threadIdx.y * {};",
             self.block_coordinate("y"),
             sh.c
-        ));
-        self.chunk_bounds(w);
+        )?;
+        self.chunk_bounds(w)?;
+        Ok(())
     }
 
     /// Per row of the thread and for its column: in the statement's region
@@ -170,7 +193,7 @@ impl Gen<'_> {
     /// predicated loads the arrays measured faster (j3d27pt f64 186.8
     /// against 134.9 with bits, j3d7pt f32 645.6 against 578.8; H100,
     /// BENCHMARKS.md, 2026-11-24, session 11).
-    fn planes_masks(&self, w: &mut CWriter, sh: &Planes) {
+    fn planes_masks(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         let [rows, cols] = sh.tile();
         let (lo1, hi1) = self.bounds(1);
         let (lo2, hi2) = self.bounds(2);
@@ -182,77 +205,90 @@ impl Gen<'_> {
             rows - m1
         );
         if clamped {
-            w.line(&format!("const bool in_x = i2 >= {lo2} && i2 < {hi2};"));
+            writeln!(w, "const bool in_x = i2 >= {lo2} && i2 < {hi2};")?;
         } else {
-            w.line(&format!(
+            writeln!(
+                w,
                 "const bool grid_x = i2 >= 0 && i2 < n2, in_x = i2 >= {lo2} && i2 < {hi2};"
-            ));
+            )?;
         }
-        w.line(&format!(
+        writeln!(
+            w,
             "const bool own_x = in_x && threadIdx.x >= {m2} && threadIdx.x < {};",
             cols - m2
-        ));
+        )?;
         if clamped {
-            w.line(&format!(
+            writeln!(
+                w,
                 "const {ix} x = i2 < 0 ? 0 : i2 < n2 ? i2 : n2 - 1; /* the column, clamped to the grid */"
-            ));
-            w.line("/* Bit j: row j, in this column, in the region (in_rows) and the tile's own part (own_rows). */");
-            w.line("unsigned in_rows = 0, own_rows = 0;");
-            w.line(&format!(
+            )?;
+            writeln!(
+                w,
+                "/* Bit j: row j, in this column, in the region (in_rows) and the tile's own part (own_rows). */"
+            )?;
+            writeln!(w, "unsigned in_rows = 0, own_rows = 0;")?;
+            writeln!(
+                w,
                 "{ix} row_at[{c}]; /* row j's offset in a plane, clamped to the grid */"
-            ));
+            )?;
         } else {
-            w.line(&format!("bool grid_y[{c}], in_y[{c}], own_y[{c}];"));
+            writeln!(w, "bool grid_y[{c}], in_y[{c}], own_y[{c}];")?;
         }
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
+        w.pragma("unroll")?;
+        writeln!(w, "for (int j = 0; j < {c}; ++j) {{")?;
         w.indent();
-        w.line(&format!("const {ix} c = i1 + j;"));
+        writeln!(w, "const {ix} c = i1 + j;")?;
         if clamped {
-            w.line(&format!(
+            writeln!(
+                w,
                 "in_rows |= (unsigned)(in_x && c >= {lo1} && c < {hi1}) << j;"
-            ));
-            w.line(&format!(
+            )?;
+            writeln!(
+                w,
                 "own_rows |= (unsigned)(own_x && c >= {lo1} && c < {hi1} && {own_row}) << j;"
-            ));
-            w.line("row_at[j] = (c < 0 ? 0 : c < n1 ? c : n1 - 1) * s1 + x;");
+            )?;
+            writeln!(w, "row_at[j] = (c < 0 ? 0 : c < n1 ? c : n1 - 1) * s1 + x;")?;
         } else {
-            w.line("grid_y[j] = c >= 0 && c < n1;");
-            w.line(&format!("in_y[j] = c >= {lo1} && c < {hi1};"));
-            w.line(&format!("own_y[j] = in_y[j] && {own_row};"));
+            writeln!(w, "grid_y[j] = c >= 0 && c < n1;")?;
+            writeln!(w, "in_y[j] = c >= {lo1} && c < {hi1};")?;
+            writeln!(w, "own_y[j] = in_y[j] && {own_row};")?;
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `ahead`: the thread's rows of plane `plane` of the launch's grid
     /// (level 0): zero off the grid, or where the loads clamp
     /// ([`Planes::clamped`]) the nearest cell on it. Cells off the grid are
     /// read only by cells outside the region, which keep their value.
-    fn planes_load(&self, w: &mut CWriter, sh: &Planes, plane: &str) {
+    fn planes_load(&self, w: &mut Writer, sh: &Planes, plane: &str) -> fmt::Result {
         let name = crate::codegen::names::slot_name(self.st, self.streamed());
         let ix = self.index();
-        w.line("{");
+        writeln!(w, "{{")?;
         w.indent();
-        w.line(&format!("const {ix} z = {plane};"));
+        writeln!(w, "const {ix} z = {plane};")?;
         if sh.clamped() {
-            w.line(&format!(
+            writeln!(
+                w,
                 "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
-            ));
-            w.pragma("unroll");
-            w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-            w.line(&format!("    ahead[j] = {name}[plane_at + row_at[j]];"));
+            )?;
+            w.pragma("unroll")?;
+            writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
+            writeln!(w, "    ahead[j] = {name}[plane_at + row_at[j]];")?;
         } else {
-            w.line("const bool on_grid = z >= 0 && z < n0;");
-            w.pragma("unroll");
-            w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-            w.line(&format!(
+            writeln!(w, "const bool on_grid = z >= 0 && z < n0;")?;
+            w.pragma("unroll")?;
+            writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
+            writeln!(
+                w,
                 "    ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
                 planes_index("z")
-            ));
+            )?;
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// The reads of input grids in a level's update (and of a leapfrog's
@@ -271,132 +307,145 @@ impl Gen<'_> {
     /// `in_ahead<i>[s - 1][j]` (input read `i` of [`Self::planes_inputs`] by
     /// level `s`) and `prev_ahead[j]` (a leapfrog's previous level, read by
     /// the first level that steps): declared, and loaded for iteration `p`.
-    fn planes_declare_inputs(&self, w: &mut CWriter, sh: &Planes, p: &str) {
+    fn planes_declare_inputs(&self, w: &mut Writer, sh: &Planes, p: &str) -> fmt::Result {
         if !self.reads_inputs() {
-            return;
+            return Ok(());
         }
         let ty = self.st.dtype.c();
-        w.line("/* The input grids' cells the levels read in the next iteration, loaded an iteration ahead. */");
+        writeln!(
+            w,
+            "/* The input grids' cells the levels read in the next iteration, loaded an iteration ahead. */"
+        )?;
         for (i, a) in self.planes_inputs().iter().enumerate() {
             if self.is_own_prev(a) {
-                w.line(&format!(
+                writeln!(
+                    w,
                     "{ty} prev_ahead[{}]; /* the previous level, for the first level that steps */",
                     sh.c
-                ));
+                )?;
             } else {
-                w.line(&format!(
+                writeln!(
+                    w,
                     "{ty} in_ahead{i}[{}][{}]; /* {} */",
                     sh.t,
                     sh.c,
                     crate::codegen::names::slot_name(self.st, a.slot)
-                ));
+                )?;
             }
         }
-        self.planes_load_inputs(w, sh, p);
+        self.planes_load_inputs(w, sh, p)?;
+        Ok(())
     }
 
     /// Loads the input reads of iteration `p` into `in_ahead<i>` and
     /// `prev_ahead`, zero where the level computes no cell (never read).
-    fn planes_load_inputs(&self, w: &mut CWriter, sh: &Planes, p: &str) {
+    fn planes_load_inputs(&self, w: &mut Writer, sh: &Planes, p: &str) -> fmt::Result {
         let (lo0, hi0) = self.bounds(0);
         let ix = self.index();
         let lag = sh.lag();
-        let load = |w: &mut CWriter, a: &Access, target: &str| {
+        let load = |w: &mut Writer, a: &Access, target: &str| -> fmt::Result {
             let buf = crate::codegen::names::slot_name(self.st, a.slot);
-            w.pragma("unroll");
-            w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
+            w.pragma("unroll")?;
+            writeln!(w, "for (int j = 0; j < {}; ++j) {{", sh.c)?;
             w.indent();
-            w.line(&format!("const {ix} c = {};", planes_index("q")));
-            w.line(&format!(
+            writeln!(w, "const {ix} c = {};", planes_index("q"))?;
+            writeln!(
+                w,
                 "{target} = on && {} ? {buf}[{}] : 0;",
                 sh.inside(),
                 crate::codegen::index::offset_index(&a.offset)
-            ));
+            )?;
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
+            Ok(())
         };
         for (i, a) in self.planes_inputs().iter().enumerate() {
-            w.line("{");
+            writeln!(w, "{{")?;
             w.indent();
             if self.is_own_prev(a) {
-                w.line(&format!(
-                    "const {ix} q = {p} - {lag} * ({} - levels);",
-                    sh.t + 1
-                ));
-                w.line(&format!("const bool on = q >= {lo0} && q < {hi0};"));
-                load(w, a, "prev_ahead[j]");
+                writeln!(w, "const {ix} q = {p} - {lag} * ({} - levels);", sh.t + 1)?;
+                writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")?;
+                load(w, a, "prev_ahead[j]")?;
             } else {
-                w.pragma("unroll");
-                w.line(&format!("for (int s = 1; s <= {}; ++s) {{", sh.t));
+                w.pragma("unroll")?;
+                writeln!(w, "for (int s = 1; s <= {}; ++s) {{", sh.t)?;
                 w.indent();
-                w.line(&format!("const {ix} q = {p} - {lag} * s;"));
-                w.line(&format!("const bool on = q >= {lo0} && q < {hi0};"));
-                load(w, a, &format!("in_ahead{i}[s - 1][j]"));
+                writeln!(w, "const {ix} q = {p} - {lag} * s;")?;
+                writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")?;
+                load(w, a, &format!("in_ahead{i}[s - 1][j]"))?;
                 w.dedent();
-                w.line("}");
+                writeln!(w, "}}")?;
             }
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
         }
+        Ok(())
     }
 
     /// `in<i>` and `prev_in`: this iteration's input reads, loaded in the
     /// iteration before; the next iteration's load while this one computes.
-    fn planes_take_inputs(&self, w: &mut CWriter, sh: &Planes) {
+    fn planes_take_inputs(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         if !self.reads_inputs() {
-            return;
+            return Ok(());
         }
         let ty = self.st.dtype.c();
-        w.line("/* This iteration's input reads; the next iteration's load while it computes. */");
+        writeln!(
+            w,
+            "/* This iteration's input reads; the next iteration's load while it computes. */"
+        )?;
         for (i, a) in self.planes_inputs().iter().enumerate() {
             if self.is_own_prev(a) {
-                w.line(&format!("{ty} prev_in[{}];", sh.c));
-                w.pragma("unroll");
-                w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-                w.line("    prev_in[j] = prev_ahead[j];");
+                writeln!(w, "{ty} prev_in[{}];", sh.c)?;
+                w.pragma("unroll")?;
+                writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
+                writeln!(w, "    prev_in[j] = prev_ahead[j];")?;
                 continue;
             }
-            w.line(&format!("{ty} in{i}[{}][{}];", sh.t, sh.c));
-            w.pragma("unroll");
-            w.line(&format!("for (int s = 0; s < {}; ++s) {{", sh.t));
+            writeln!(w, "{ty} in{i}[{}][{}];", sh.t, sh.c)?;
+            w.pragma("unroll")?;
+            writeln!(w, "for (int s = 0; s < {}; ++s) {{", sh.t)?;
             w.indent();
-            w.pragma("unroll");
-            w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-            w.line(&format!("    in{i}[s][j] = in_ahead{i}[s][j];"));
+            w.pragma("unroll")?;
+            writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
+            writeln!(w, "    in{i}[s][j] = in_ahead{i}[s][j];")?;
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
         }
-        self.planes_load_inputs(w, sh, "p + 1");
+        self.planes_load_inputs(w, sh, "p + 1")?;
+        Ok(())
     }
 
     /// Every level's plane of this iteration, from the last down: the last
     /// level's is stored, the others go to their ring and window.
-    fn planes_levels(&self, w: &mut CWriter, sh: &Planes) {
+    fn planes_levels(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         let t = self.st.dtype.c();
         let lag = sh.lag();
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Level s at plane q = p - {lag} * s, from what level s - 1 finished in earlier iterations. */"
-        ));
-        w.pragma("unroll");
-        w.line(&format!("for (int s = {}; s >= 1; --s) {{", sh.t));
+        )?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int s = {}; s >= 1; --s) {{", sh.t)?;
         w.indent();
-        w.line(&format!("const {} q = p - {lag} * s;", self.index()));
+        writeln!(w, "const {} q = p - {lag} * s;", self.index())?;
         let (lo0, hi0) = self.bounds(0);
-        w.line(&format!(
+        writeln!(
+            w,
             "const bool step = {} && q >= {lo0} && q < {hi0};",
             self.real_level()
-        ));
+        )?;
         for &dz in &sh.reads {
-            w.line(&format!(
+            writeln!(
+                w,
                 "const unsigned at{} = {}; /* plane {} */",
                 plane_name(dz),
                 sh.slot(dz, "s"),
                 super::super::shifted("q", dz)
-            ));
+            )?;
         }
-        w.line(&format!("{t} next[{}];", sh.c));
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
+        writeln!(w, "{t} next[{}];", sh.c)?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int j = 0; j < {}; ++j) {{", sh.c)?;
         w.indent();
         self.level_cell(
             w,
@@ -405,38 +454,43 @@ impl Gen<'_> {
             None,
             &|a: &Access| self.planes_read(a, sh),
             sh.unrolled(),
-        );
-        w.line("next[j] = v;");
+        )?;
+        writeln!(w, "next[j] = v;")?;
         w.dedent();
-        w.line("}");
-        w.line(&format!("if (s == {}) {{", sh.t));
+        writeln!(w, "}}")?;
+        writeln!(w, "if (s == {}) {{", sh.t)?;
         w.indent();
-        w.line("/* The last level: stored where it is this block's and this tile's own. */");
-        w.line("if (q >= z0 && q < z1) {");
+        writeln!(
+            w,
+            "/* The last level: stored where it is this block's and this tile's own. */"
+        )?;
+        writeln!(w, "if (q >= z0 && q < z1) {{")?;
         w.indent();
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-        w.line(&format!("    if ({}) {{", sh.own()));
-        w.line(&format!("        out[{}] = next[j];", planes_index("q")));
+        w.pragma("unroll")?;
+        writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
+        writeln!(w, "    if ({}) {{", sh.own())?;
+        writeln!(w, "        out[{}] = next[j];", planes_index("q"))?;
         if self.leapfrog() {
-            w.line(&format!(
+            writeln!(
+                w,
                 "        out_prev[{}] = win[s - 1][{}][j];",
                 planes_index("q"),
                 sh.r[0]
-            ));
+            )?;
         }
-        w.line("    }");
+        writeln!(w, "    }}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("} else {");
+        writeln!(w, "}} else {{")?;
         w.indent();
-        self.planes_move(w, sh, "s", "next");
-        self.planes_publish(w, sh, "s");
+        self.planes_move(w, sh, "s", "next")?;
+        self.planes_publish(w, sh, "s")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// A read in a level's update: the thread's own column from its window,
@@ -485,24 +539,27 @@ impl Gen<'_> {
 
     /// Publishes the plane of level `level` that the level above reads
     /// in-plane neighbours from first in the next iteration, from the window.
-    fn planes_publish(&self, w: &mut CWriter, sh: &Planes, level: &str) {
+    fn planes_publish(&self, w: &mut Writer, sh: &Planes, level: &str) -> fmt::Result {
         let (_, hi) = sh.span();
         let m = sh.r[0] as i64 + hi;
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Level {level}'s plane {} (window plane {m}) for the level above, whose next iteration reads it. */",
             super::super::shifted(if level == "0" { "p" } else { "q" }, hi - sh.r[0] as i64)
-        ));
+        )?;
         let slot = sh.slot(hi - sh.r[0] as i64, level);
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {}; ++j)", sh.c));
-        w.line(&format!(
+        w.pragma("unroll")?;
+        writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
+        writeln!(
+            w,
             "    {} = win[{level}][{m}][j];",
             ring_cell(sh, level, &slot)
-        ));
+        )?;
+        Ok(())
     }
 
     /// Moves the window of level `level` on by one plane: the oldest drops out, `plane` comes in.
-    fn planes_move(&self, w: &mut CWriter, sh: &Planes, level: &str, plane: &str) {
+    fn planes_move(&self, w: &mut Writer, sh: &Planes, level: &str, plane: &str) -> fmt::Result {
         super::shift_window(
             w,
             level,
@@ -511,7 +568,8 @@ impl Gen<'_> {
             sh.c,
             "j",
             self.keeps_old(true),
-        );
+        )?;
+        Ok(())
     }
 
     /// The blocks a multiprocessor keeps resident at least, as the second
@@ -550,9 +608,12 @@ impl Gen<'_> {
     /// The dynamic shared memory a fused kernel's block takes (the rings of
     /// 3-D tiles, none in 2-D); where that is more than a block gets without
     /// asking, the launcher first asks for it and returns the runtime's error.
-    pub(in crate::backend::gpu) fn allow_shared(&self, w: &mut CWriter) -> usize {
+    pub(in crate::backend::gpu) fn allow_shared(
+        &self,
+        w: &mut Writer,
+    ) -> Result<usize, fmt::Error> {
         if self.dims() != 3 {
-            return 0;
+            return Ok(0);
         }
         let bytes = if self.rings() {
             self.rings_shape().shared_bytes()
@@ -561,20 +622,22 @@ impl Gen<'_> {
         };
         let api = self.d.api;
         if bytes > crate::backend::gpu::plan::SHARED_BUDGET {
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* {bytes} bytes of shared memory: more than a block gets without asking. */"
-            ));
-            w.line(&format!("{api}Error_t allowed = {api}Success;"));
+            )?;
+            writeln!(w, "{api}Error_t allowed = {api}Success;")?;
             for instance in self.instances() {
-                w.line(&format!("if (allowed == {api}Success)"));
-                w.line(&format!(
+                writeln!(w, "if (allowed == {api}Success)")?;
+                writeln!(
+                    w,
                     "    allowed = {api}FuncSetAttribute((const void *){instance}, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"
-                ));
+                )?;
             }
-            w.line(&format!("if (allowed != {api}Success)"));
-            w.line("    return (int)allowed;");
+            writeln!(w, "if (allowed != {api}Success)")?;
+            writeln!(w, "    return (int)allowed;")?;
         }
-        bytes
+        Ok(bytes)
     }
 }
 

@@ -42,8 +42,10 @@
 //! shared memory like the stepped grid ran 0.83x-0.93x `stream` on every
 //! large grid (`benchmarks/experiments/ring-inputs-f32`).
 
+use std::fmt::{self, Write as _};
+
 use super::super::Gen;
-use crate::backend::CWriter;
+use crate::backend::Writer;
 use crate::backend::gpu::plan::temporal::rings::{
     AHEAD, CELLS, LANES, Rings, SCALAR_PLANE, TILE_X, VECTOR_PLANE,
 };
@@ -107,172 +109,218 @@ impl Gen<'_> {
     }
 
     /// The functions a ring kernel calls and the kernel itself.
-    pub(in crate::backend::gpu) fn rings_kernel(&self, w: &mut CWriter) {
+    pub(in crate::backend::gpu) fn rings_kernel(&self, w: &mut Writer) -> fmt::Result {
         let sh = self.rings_shape();
-        self.rings_copies(w);
-        w.blank();
-        self.rings_unit(w, &sh);
-        w.blank();
-        self.rings_plan(w, &sh);
-        w.blank();
-        self.rings_copy_plane(w, &sh);
-        w.blank();
-        self.rings_flush(w, &sh);
-        w.blank();
-        self.rings_level(w, &sh);
-        w.blank();
-        self.rings_plane(w, &sh);
-        w.blank();
-        self.rings_main(w, &sh);
+        self.rings_copies(w)?;
+        writeln!(w)?;
+        self.rings_unit(w, &sh)?;
+        writeln!(w)?;
+        self.rings_plan(w, &sh)?;
+        writeln!(w)?;
+        self.rings_copy_plane(w, &sh)?;
+        writeln!(w)?;
+        self.rings_flush(w, &sh)?;
+        writeln!(w)?;
+        self.rings_level(w, &sh)?;
+        writeln!(w)?;
+        self.rings_plane(w, &sh)?;
+        writeln!(w)?;
+        self.rings_main(w, &sh)?;
+        Ok(())
     }
 
     /// The 8-byte asynchronous copy and its groups (synchronous copies
     /// where the source is compiled for the host: the tests' emulated device).
-    fn rings_copies(&self, w: &mut CWriter) {
+    fn rings_copies(&self, w: &mut Writer) -> fmt::Result {
         let s = &self.sym;
-        w.line(
-            "/* Starts an 8-byte copy from global to shared memory (zeros where `on` is false). */",
-        );
-        w.line(&format!(
+        writeln!(
+            w,
+            "/* Starts an 8-byte copy from global to shared memory (zeros where `on` is false). */"
+        )?;
+        writeln!(
+            w,
             "static __device__ __forceinline__ void {s}_copy(float *dst, const float *src, bool on)"
-        ));
-        w.line("{");
-        w.line("#if defined(__CUDA_ARCH__)");
-        w.line("    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);");
-        w.line("    asm volatile(\"cp.async.ca.shared.global [%0], [%1], 8, %2;\" ::\"r\"(to), \"l\"(src), \"r\"(on ? 8 : 0) : \"memory\");");
-        w.line("#else");
-        w.line("    dst[0] = on ? src[0] : 0.0f;");
-        w.line("    dst[1] = on ? src[1] : 0.0f;");
-        w.line("#endif");
-        w.line("}");
-        w.blank();
-        w.line("/* Closes the group of copies started since the last one. */");
-        w.line(&format!(
-            "static __device__ __forceinline__ void {s}_commit()"
-        ));
-        w.line("{");
-        w.line("#if defined(__CUDA_ARCH__)");
-        w.line("    asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
-        w.line("#endif");
-        w.line("}");
-        w.blank();
-        w.line("/* Waits until at most N groups of copies are in flight. */");
-        w.line("template <int N>");
-        w.line(&format!(
-            "static __device__ __forceinline__ void {s}_wait()"
-        ));
-        w.line("{");
-        w.line("#if defined(__CUDA_ARCH__)");
-        w.line("    asm volatile(\"cp.async.wait_group %0;\" ::\"n\"(N) : \"memory\");");
-        w.line("#endif");
-        w.line("}");
+        )?;
+        writeln!(w, "{{")?;
+        writeln!(w, "#if defined(__CUDA_ARCH__)")?;
+        writeln!(
+            w,
+            "    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);"
+        )?;
+        writeln!(
+            w,
+            "    asm volatile(\"cp.async.ca.shared.global [%0], [%1], 8, %2;\" ::\"r\"(to), \"l\"(src), \"r\"(on ? 8 : 0) : \"memory\");"
+        )?;
+        writeln!(w, "#else")?;
+        writeln!(w, "    dst[0] = on ? src[0] : 0.0f;")?;
+        writeln!(w, "    dst[1] = on ? src[1] : 0.0f;")?;
+        writeln!(w, "#endif")?;
+        writeln!(w, "}}")?;
+        writeln!(w)?;
+        writeln!(
+            w,
+            "/* Closes the group of copies started since the last one. */"
+        )?;
+        writeln!(w, "static __device__ __forceinline__ void {s}_commit()")?;
+        writeln!(w, "{{")?;
+        writeln!(w, "#if defined(__CUDA_ARCH__)")?;
+        writeln!(
+            w,
+            "    asm volatile(\"cp.async.commit_group;\" ::: \"memory\");"
+        )?;
+        writeln!(w, "#endif")?;
+        writeln!(w, "}}")?;
+        writeln!(w)?;
+        writeln!(
+            w,
+            "/* Waits until at most N groups of copies are in flight. */"
+        )?;
+        writeln!(w, "template <int N>")?;
+        writeln!(w, "static __device__ __forceinline__ void {s}_wait()")?;
+        writeln!(w, "{{")?;
+        writeln!(w, "#if defined(__CUDA_ARCH__)")?;
+        writeln!(
+            w,
+            "    asm volatile(\"cp.async.wait_group %0;\" ::\"n\"(N) : \"memory\");"
+        )?;
+        writeln!(w, "#endif")?;
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `<sym>_unit`: what a thread keeps across the march.
-    fn rings_unit(&self, w: &mut CWriter, sh: &Rings) {
+    fn rings_unit(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
         let s = &self.sym;
         let wn = sh.window();
-        w.line(&format!(
+        writeln!(
+            w,
             "/* What a thread of a `{}` block keeps across the march. */",
             self.st.name
-        ));
-        w.line(&format!("struct {s}_unit {{"));
+        )?;
+        writeln!(w, "struct {s}_unit {{")?;
         w.indent();
-        w.line(&format!(
+        writeln!(
+            w,
             "bool first;        /* level 1 (warps 0-{}), else level 2 */",
             sh.w1 - 1
-        ));
-        w.line("int rs, cs;        /* its row and first column in the level-1 tile */");
-        w.line("bool own;          /* its cells are the stored tile's */");
-        w.line("bool grid[4], in[4]; /* each cell on the grid, in the region */");
-        w.line("bool pair[2];      /* each 8-byte pair of its cells on the grid */");
-        w.line("int cell;          /* its first cell's offset in a plane */");
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
+            "int rs, cs;        /* its row and first column in the level-1 tile */"
+        )?;
+        writeln!(
+            w,
+            "bool own;          /* its cells are the stored tile's */"
+        )?;
+        writeln!(
+            w,
+            "bool grid[4], in[4]; /* each cell on the grid, in the region */"
+        )?;
+        writeln!(
+            w,
+            "bool pair[2];      /* each 8-byte pair of its cells on the grid */"
+        )?;
+        writeln!(
+            w,
+            "int cell;          /* its first cell's offset in a plane */"
+        )?;
+        writeln!(
+            w,
             "float w[{wn}][4];   /* its cells' window along `{}` */",
             self.st.axes[0]
-        ));
+        )?;
         for (k, g) in self.cell_grids().iter().enumerate() {
-            w.line(&format!(
+            writeln!(
+                w,
                 "float next{k}[4];   /* `{}` at its cells, at the next plane it computes */",
                 g.first
-            ));
+            )?;
         }
-        w.line(&format!(
+        writeln!(
+            w,
             "int csrc[{}], cdst; /* its 8-byte pairs of a copied plane: offsets in a plane (0 off the grid), in a slot (-1: none) */",
             sh.passes
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "bool con[{}], clast; /* each pair on the grid; the last pass's row in the tile */",
             sh.passes
-        ));
-        w.line("int fsrc, fdst;    /* its staged pair: offset in a staged plane (-1: none), in a plane */");
+        )?;
+        writeln!(
+            w,
+            "int fsrc, fdst;    /* its staged pair: offset in a staged plane (-1: none), in a plane */"
+        )?;
         w.dedent();
-        w.line("};");
+        writeln!(w, "}};")?;
+        Ok(())
     }
 
     /// `<sym>_plan`: a thread's share of each plane's copy and store.
-    fn rings_plan(&self, w: &mut CWriter, sh: &Rings) {
+    fn rings_plan(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
         let s = &self.sym;
         let [uy, ux] = sh.copied();
         let (pairs, rows) = (ux / 2, sh.pass_rows);
         let (_, hi1) = self.bounds(1);
         let (_, hi2) = self.bounds(2);
-        w.line("/* A thread's share of each plane's copy (pair k % P of rows k / P + passes) and of each staged store (pair k of both levels). */");
-        w.line(&format!(
+        writeln!(
+            w,
+            "/* A thread's share of each plane's copy (pair k % P of rows k / P + passes) and of each staged store (pair k of both levels). */"
+        )?;
+        writeln!(
+            w,
             "static __device__ __forceinline__ void {s}_plan({s}_unit &t, const int n1, const int n2, const int oy, const int ox)"
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line("const int k = (int)stencil_thread_x();");
-        w.line("t.cdst = -1;");
-        w.line(&format!("if (k < {}) {{", rows * pairs));
+        writeln!(w, "const int k = (int)stencil_thread_x();")?;
+        writeln!(w, "t.cdst = -1;")?;
+        writeln!(w, "if (k < {}) {{", rows * pairs)?;
         w.indent();
-        w.line(&format!(
-            "const int r = k / {pairs}, c = 2 * (k % {pairs});"
-        ));
-        w.line(&format!("const int x = ox - {} + c;", 2 * sh.r[2]));
+        writeln!(w, "const int r = k / {pairs}, c = 2 * (k % {pairs});")?;
+        writeln!(w, "const int x = ox - {} + c;", 2 * sh.r[2])?;
         for h in 0..sh.passes {
             let y = super::super::shifted(&format!("oy - {} + r", 2 * sh.r[1]), (h * rows) as i64);
-            w.line(&format!(
-                "t.con[{h}] = {y} >= 0 && {y} < n1 && x >= 0 && x < n2;"
-            ));
-            w.line(&format!("t.csrc[{h}] = t.con[{h}] ? ({y}) * n2 + x : 0;"));
+            writeln!(w, "t.con[{h}] = {y} >= 0 && {y} < n1 && x >= 0 && x < n2;")?;
+            writeln!(w, "t.csrc[{h}] = t.con[{h}] ? ({y}) * n2 + x : 0;")?;
         }
-        w.line(&format!("t.clast = r + {} < {uy};", (sh.passes - 1) * rows));
-        w.line(&format!("t.cdst = r * {} + c;", sh.pitch));
+        writeln!(w, "t.clast = r + {} < {uy};", (sh.passes - 1) * rows)?;
+        writeln!(w, "t.cdst = r * {} + c;", sh.pitch)?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         let fp = TILE_X / 2;
-        w.line("t.fsrc = -1;");
-        w.line(&format!("if (k < {}) {{", fp * sh.ty));
+        writeln!(w, "t.fsrc = -1;")?;
+        writeln!(w, "if (k < {}) {{", fp * sh.ty)?;
         w.indent();
-        w.line(&format!("const int row = k / {fp}, c = 2 * (k % {fp});"));
-        w.line("const int y = oy + row, x = ox + c;");
-        w.line(&format!("if (y < {hi1} && x < {hi2}) {{"));
-        w.line(&format!("    t.fsrc = row * {} + c;", TILE_X + 4));
-        w.line("    t.fdst = y * n2 + x;");
-        w.line("}");
+        writeln!(w, "const int row = k / {fp}, c = 2 * (k % {fp});")?;
+        writeln!(w, "const int y = oy + row, x = ox + c;")?;
+        writeln!(w, "if (y < {hi1} && x < {hi2}) {{")?;
+        writeln!(w, "    t.fsrc = row * {} + c;", TILE_X + 4)?;
+        writeln!(w, "    t.fdst = y * n2 + x;")?;
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `<sym>_copy_plane`: starts the copy of a plane of the stepped grid.
-    fn rings_copy_plane(&self, w: &mut CWriter, sh: &Rings) {
+    fn rings_copy_plane(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
         let s = &self.sym;
         let grid = slot_name(self.st, self.streamed());
-        w.line("/* Starts the copy of plane p of the tile grown by twice the radius into `slot` (zeros off the grid; nothing but the group for p < 0). */");
-        w.line(&format!(
+        writeln!(
+            w,
+            "/* Starts the copy of plane p of the tile grown by twice the radius into `slot` (zeros off the grid; nothing but the group for p < 0). */"
+        )?;
+        writeln!(
+            w,
             "static __device__ __forceinline__ void {s}_copy_plane(float *slot, const float *__restrict__ {grid}, const {s}_unit &t, const int p, const int n0, const size_t s0)"
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line("const bool plane = p >= 0 && p < n0;");
-        w.line(&format!(
-            "const float *const at = {grid} + (plane ? p : 0) * s0;"
-        ));
-        w.line("if (t.cdst >= 0) {");
+        writeln!(w, "const bool plane = p >= 0 && p < n0;")?;
+        writeln!(w, "const float *const at = {grid} + (plane ? p : 0) * s0;")?;
+        writeln!(w, "if (t.cdst >= 0) {{")?;
         w.indent();
         for h in 0..sh.passes {
             let copy = format!(
@@ -280,21 +328,22 @@ impl Gen<'_> {
                 super::super::shifted("t.cdst", (h * sh.pass_rows * sh.pitch) as i64)
             );
             if h + 1 == sh.passes && sh.passes * sh.pass_rows > sh.copied()[0] {
-                w.line("if (t.clast)");
-                w.line(&format!("    {copy}"));
+                writeln!(w, "if (t.clast)")?;
+                writeln!(w, "    {copy}")?;
             } else {
-                w.line(&copy);
+                writeln!(w, "{}", copy)?;
             }
         }
         w.dedent();
-        w.line("}");
-        w.line(&format!("{s}_commit();"));
+        writeln!(w, "}}")?;
+        writeln!(w, "{s}_commit();")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `<sym>_flush`: stores the staged planes, rows of 8-byte pairs.
-    fn rings_flush(&self, w: &mut CWriter, sh: &Rings) {
+    fn rings_flush(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
         let s = &self.sym;
         let rz = sh.r[0];
         let mut params = vec![
@@ -309,7 +358,8 @@ impl Gen<'_> {
         if sh.both {
             params.push("float *__restrict__ out_prev".into());
         }
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Stores the planes staged at plane p of the march: level 2 at p - {} to `out`{}. */",
             2 * rz + 1,
             if sh.both {
@@ -317,32 +367,38 @@ impl Gen<'_> {
             } else {
                 String::new()
             }
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "static __device__ __forceinline__ void {s}_flush({})",
             params.join(", ")
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line("if (t.fsrc < 0)");
-        w.line("    return;");
-        w.line(&format!("const int q2 = p - {};", 2 * rz + 1));
-        w.line("if (q2 >= z0 && q2 < z1)");
-        w.line("    *(float2 *)&(out + q2 * s0)[t.fdst] = *(const float2 *)&stage[t.fsrc];");
+        writeln!(w, "if (t.fsrc < 0)")?;
+        writeln!(w, "    return;")?;
+        writeln!(w, "const int q2 = p - {};", 2 * rz + 1)?;
+        writeln!(w, "if (q2 >= z0 && q2 < z1)")?;
+        writeln!(
+            w,
+            "    *(float2 *)&(out + q2 * s0)[t.fdst] = *(const float2 *)&stage[t.fsrc];"
+        )?;
         if sh.both {
-            w.line(&format!("const int q1 = p - {rz};"));
-            w.line("if (q1 >= z0 && q1 < z1)");
-            w.line(&format!(
+            writeln!(w, "const int q1 = p - {rz};")?;
+            writeln!(w, "if (q1 >= z0 && q1 < z1)")?;
+            writeln!(
+                w,
                 "    *(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[{} + t.fsrc];",
                 sh.staged()
-            ));
+            )?;
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `<sym>_level<M>`: 4 cells of a level at one plane.
-    fn rings_level(&self, w: &mut CWriter, sh: &Rings) {
+    fn rings_level(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
         let s = &self.sym;
         let [rz, _, rx] = sh.r;
         let (wn, pitch) = (sh.window(), sh.pitch);
@@ -362,10 +418,11 @@ impl Gen<'_> {
                 }
             }
         });
-        w.line(&format!(
+        writeln!(
+            w,
             "/* 4 cells of a level at plane q, row rc of the ring plane `at`, its columns cb + {rx} ..: w[(M + k) % {wn}] holds the level below at plane q - {rz} + k. */"
-        ));
-        w.line("template <int M>");
+        )?;
+        writeln!(w, "template <int M>")?;
         let mut params = vec![
             "const float *at".to_string(),
             "const int rc".into(),
@@ -375,34 +432,38 @@ impl Gen<'_> {
         params.extend((0..grids.len()).map(|k| format!("const float (&now{k})[4]")));
         params.extend(self.vector_params(true));
         params.push("float (&res)[4]".into());
-        w.line(&format!(
+        writeln!(
+            w,
             "static __device__ __forceinline__ void {s}_level({})",
             params.join(", ")
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Neighbours along `{}` (xs[i]: column cb + i) and along `{}`, from the ring. */",
             self.st.axes[2], self.st.axes[1]
-        ));
-        w.line(&format!("float xs[{}];", 2 * rx + CELLS));
+        )?;
+        writeln!(w, "float xs[{}];", 2 * rx + CELLS)?;
         for &k in &xs {
-            w.line("{");
-            w.line(&format!(
+            writeln!(w, "{{")?;
+            writeln!(
+                w,
                 "    const float4 v = *(const float4 *)&at[rc * {pitch} + cb + {}];",
                 4 * k
-            ));
+            )?;
             for (e, c) in ["x", "y", "z", "w"].iter().enumerate() {
-                w.line(&format!("    xs[{}] = v.{c};", 4 * k + e as i64));
+                writeln!(w, "    xs[{}] = v.{c};", 4 * k + e as i64)?;
             }
-            w.line("}");
+            writeln!(w, "}}")?;
         }
         for &dy in &ys {
-            w.line(&format!(
+            writeln!(
+                w,
                 "const float4 {} = *(const float4 *)&at[({}) * {pitch} + cb + {rx}];",
                 row_name(dy),
                 super::super::shifted("rc", dy)
-            ));
+            )?;
         }
         for j in 0..CELLS {
             let value = self.value(&|a: &Access| {
@@ -423,10 +484,11 @@ impl Gen<'_> {
                     format!("w[(M + {}) % {wn}][{j}]", rz as i64 + dz)
                 }
             });
-            w.line(&format!("res[{j}] = {value};"));
+            writeln!(w, "res[{j}] = {value};")?;
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// The kernel's grid pointers and run-time parameters, declared or
@@ -441,7 +503,7 @@ impl Gen<'_> {
     }
 
     /// `<sym>_plane<M>`: plane p of the march, p - (the march's first) = M modulo the window.
-    fn rings_plane(&self, w: &mut CWriter, sh: &Rings) {
+    fn rings_plane(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
         let s = &self.sym;
         let [rz, ry, rx] = sh.r;
         let wn = sh.window();
@@ -466,102 +528,114 @@ impl Gen<'_> {
         ];
         params.extend(self.rings_pointers(true));
         let flush_args = if sh.both { "out, out_prev" } else { "out" };
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Plane p of the march (p = M modulo {wn} from its start): level 1 at p - {rz}, level 2 at p - {}; ring slots and windows known at compile time. */",
             2 * rz + 1
-        ));
-        w.line("template <int M>");
-        w.line(&format!(
+        )?;
+        writeln!(w, "template <int M>")?;
+        writeln!(
+            w,
             "static __device__ __forceinline__ void {s}_plane({})",
             params.join(", ")
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line(&format!("/* The copy of plane p + {AHEAD} starts; the grids read at the cell load for the next plane. */"));
-        w.line(&format!("const int ahead = p + {AHEAD};"));
-        w.line(&format!(
+        writeln!(
+            w,
+            "/* The copy of plane p + {AHEAD} starts; the grids read at the cell load for the next plane. */"
+        )?;
+        writeln!(w, "const int ahead = p + {AHEAD};")?;
+        writeln!(
+            w,
             "{s}_copy_plane(uring + (M + {AHEAD}) % {wn} * {uslot}, {grid}, t, ahead < z1 + {} ? ahead : -1, n0, s0);",
             2 * rz
-        ));
-        w.line(&format!(
-            "const int q = p - (t.first ? {rz} : {});",
-            2 * rz + 1
-        ));
+        )?;
+        writeln!(w, "const int q = p - (t.first ? {rz} : {});", 2 * rz + 1)?;
         for (k, _) in grids.iter().enumerate() {
-            w.line(&format!("float now{k}[4];"));
-            w.pragma("unroll");
-            w.line("for (int j = 0; j < 4; ++j)");
-            w.line(&format!("    now{k}[j] = t.next{k}[j];"));
+            writeln!(w, "float now{k}[4];")?;
+            w.pragma("unroll")?;
+            writeln!(w, "for (int j = 0; j < 4; ++j)")?;
+            writeln!(w, "    now{k}[j] = t.next{k}[j];")?;
         }
         if !grids.is_empty() {
-            w.line(&format!("if (q + 1 >= {lo0} && q + 1 < {hi0}) {{"));
+            writeln!(w, "if (q + 1 >= {lo0} && q + 1 < {hi0}) {{")?;
             w.indent();
-            w.line("const size_t at = (q + 1) * s0;");
+            writeln!(w, "const size_t at = (q + 1) * s0;")?;
             for (k, g) in grids.iter().enumerate() {
                 let from = if g.first == g.second {
                     g.first.clone()
                 } else {
                     format!("(t.first ? {} : {})", g.first, g.second)
                 };
-                w.line(&format!("const float *const g{k} = {from} + at + t.cell;"));
+                writeln!(w, "const float *const g{k} = {from} + at + t.cell;")?;
             }
-            w.line("if (quads) {");
+            writeln!(w, "if (quads) {{")?;
             w.indent();
-            w.line(
-                "/* Rows of whole 16-byte quads: a lane's 4 cells are one load of each grid. */",
-            );
-            w.line("if (t.pair[0]) {");
+            writeln!(
+                w,
+                "/* Rows of whole 16-byte quads: a lane's 4 cells are one load of each grid. */"
+            )?;
+            writeln!(w, "if (t.pair[0]) {{")?;
             w.indent();
             for k in 0..grids.len() {
-                w.line(&format!("const float4 v{k} = *(const float4 *)g{k};"));
+                writeln!(w, "const float4 v{k} = *(const float4 *)g{k};")?;
                 for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
-                    w.line(&format!("t.next{k}[{j}] = v{k}.{c};"));
+                    writeln!(w, "t.next{k}[{j}] = v{k}.{c};")?;
                 }
             }
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
             w.dedent();
-            w.line("} else {");
+            writeln!(w, "}} else {{")?;
             w.indent();
-            w.pragma("unroll");
-            w.line("for (int h = 0; h < 2; ++h)");
-            w.line("    if (t.pair[h]) {");
+            w.pragma("unroll")?;
+            writeln!(w, "for (int h = 0; h < 2; ++h)")?;
+            writeln!(w, "    if (t.pair[h]) {{")?;
             for k in 0..grids.len() {
-                w.line(&format!(
+                writeln!(
+                    w,
                     "        const float2 v{k} = *(const float2 *)(g{k} + 2 * h);"
-                ));
-                w.line(&format!("        t.next{k}[2 * h] = v{k}.x;"));
-                w.line(&format!("        t.next{k}[2 * h + 1] = v{k}.y;"));
+                )?;
+                writeln!(w, "        t.next{k}[2 * h] = v{k}.x;")?;
+                writeln!(w, "        t.next{k}[2 * h + 1] = v{k}.y;")?;
             }
-            w.line("    }");
+            writeln!(w, "    }}")?;
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
         }
-        w.line(&format!("{s}_wait<{AHEAD}>();"));
-        w.line("__syncthreads();");
-        w.line("/* What the previous plane staged is stored; this plane stages into the other half. */");
-        w.line(&format!(
+        writeln!(w, "{s}_wait<{AHEAD}>();")?;
+        writeln!(w, "__syncthreads();")?;
+        writeln!(
+            w,
+            "/* What the previous plane staged is stored; this plane stages into the other half. */"
+        )?;
+        writeln!(
+            w,
             "{s}_flush(stage + ((p - 1) & 1) * {}, t, p - 1, z0, z1, s0, {flush_args});",
             levels * staged
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "float *const staged = stage + (p & 1) * {};",
             levels * staged
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "/* The newest plane's cells join the window: the grid at p, or level 1 at p - {}. */",
             rz + 1
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "const float4 c = t.first ? *(const float4 *)&uring[M * {uslot} + (t.rs + {ry}) * {p} + t.cs + {rx}] : *(const float4 *)&sring[(M + {rz}) % {wn} * {sslot} + t.rs * {p} + t.cs];",
             p = sh.pitch
-        ));
+        )?;
         for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
-            w.line(&format!("t.w[(M + {}) % {wn}][{j}] = c.{c};", 2 * rz));
+            writeln!(w, "t.w[(M + {}) % {wn}][{j}] = c.{c};", 2 * rz)?;
         }
-        w.line("float res[4];");
+        writeln!(w, "float res[4];")?;
         let args = |at: &str, rc: &str, cb: &str| {
             let mut a = vec![at.to_string(), rc.to_string(), cb.to_string(), "t.w".into()];
             a.extend((0..grids.len()).map(|k| format!("now{k}")));
@@ -580,47 +654,58 @@ impl Gen<'_> {
             &format!("t.cs - {rx}"),
         );
         let tile_cell = format!("(t.rs - {ry}) * {} + t.cs - {rx}", TILE_X + 4);
-        w.line("if (t.first) {");
+        writeln!(w, "if (t.first) {{")?;
         w.indent();
-        w.line("/* Level 1 at q, from the grid's ring; cells off the region keep their value. */");
-        w.line(&format!("if (q < z0 - {rz} || q >= z1 + {rz})"));
-        w.line("    return;");
-        w.line(&format!("const bool zin = q >= {lo0} && q < {hi0};"));
-        w.line(&format!("{s}_level<M>({first});"));
-        w.pragma("unroll");
-        w.line("for (int j = 0; j < 4; ++j)");
-        w.line(&format!(
+        writeln!(
+            w,
+            "/* Level 1 at q, from the grid's ring; cells off the region keep their value. */"
+        )?;
+        writeln!(w, "if (q < z0 - {rz} || q >= z1 + {rz})")?;
+        writeln!(w, "    return;")?;
+        writeln!(w, "const bool zin = q >= {lo0} && q < {hi0};")?;
+        writeln!(w, "{s}_level<M>({first});")?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int j = 0; j < 4; ++j)")?;
+        writeln!(
+            w,
             "    res[j] = zin && t.in[j] ? res[j] : t.grid[j] ? t.w[(M + {rz}) % {wn}][j] : 0.0f;"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "*(float4 *)&sring[(M + {}) % {wn} * {sslot} + t.rs * {} + t.cs] = float4{{res[0], res[1], res[2], res[3]}};",
             rz + 1,
             sh.pitch
-        ));
+        )?;
         if sh.both {
-            w.line("if (t.own)");
-            w.line(&format!(
+            writeln!(w, "if (t.own)")?;
+            writeln!(
+                w,
                 "    *(float4 *)&staged[{staged} + {tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
-            ));
+            )?;
         }
         w.dedent();
-        w.line("} else {");
+        writeln!(w, "}} else {{")?;
         w.indent();
-        w.line("/* Level 2 at q, from level 1's ring: the tile's own cells. */");
-        w.line("if (q < z0 || q >= z1)");
-        w.line("    return;");
-        w.line(&format!("{s}_level<M>({second});"));
-        w.line(&format!(
+        writeln!(
+            w,
+            "/* Level 2 at q, from level 1's ring: the tile's own cells. */"
+        )?;
+        writeln!(w, "if (q < z0 || q >= z1)")?;
+        writeln!(w, "    return;")?;
+        writeln!(w, "{s}_level<M>({second});")?;
+        writeln!(
+            w,
             "*(float4 *)&staged[{tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
-        ));
+        )?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// The ring kernel: each thread's place, its plan, the march.
-    fn rings_main(&self, w: &mut CWriter, sh: &Rings) {
+    fn rings_main(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
         let s = &self.sym;
         let [rz, ry, rx] = sh.r;
         let wn = sh.window();
@@ -636,35 +721,40 @@ impl Gen<'_> {
         params.extend(self.rings_pointers(true));
         params.push("const int chunk".into());
         params.push("const bool quads".into());
-        w.line(&format!(
+        writeln!(
+            w,
             "static __global__ void __launch_bounds__({}, 1) {}({})",
             sh.threads(),
             self.kernel_name(),
             params.join(", ")
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Shared memory: the grid's ring ({wn} planes of {uy} rows), level 1's ({wn} of {LANES}), rows of {} floats; the staged planes. */",
             sh.pitch
-        ));
-        w.line("extern __shared__ __align__(16) unsigned char shared[];");
-        w.line("float *const uring = (float *)shared;");
-        w.line(&format!("float *const sring = uring + {};", wn * uslot));
-        w.line(&format!("float *const stage = sring + {};", wn * sslot));
-        w.line(
-            "const int warp = (int)stencil_thread_x() / 32, lane = (int)stencil_thread_x() % 32;",
-        );
-        w.line(&format!(
+        )?;
+        writeln!(w, "extern __shared__ __align__(16) unsigned char shared[];")?;
+        writeln!(w, "float *const uring = (float *)shared;")?;
+        writeln!(w, "float *const sring = uring + {};", wn * uslot)?;
+        writeln!(w, "float *const stage = sring + {};", wn * sslot)?;
+        writeln!(
+            w,
+            "const int warp = (int)stencil_thread_x() / 32, lane = (int)stencil_thread_x() % 32;"
+        )?;
+        writeln!(
+            w,
             "/* This block's tile: {TILE_X} x {} cells of (`{}`, `{}`) from (oy, ox). */",
             sh.ty, self.st.axes[2], self.st.axes[1]
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "const int oy = {lo1} + (int)blockIdx.y * {}, ox = {lo2} + (int)blockIdx.x * {TILE_X};",
             sh.ty
-        ));
-        w.line(&format!("{s}_unit t;"));
-        w.line(&format!("t.first = warp < {}; /* warp-uniform */", sh.w1));
+        )?;
+        writeln!(w, "{s}_unit t;")?;
+        writeln!(w, "t.first = warp < {}; /* warp-uniform */", sh.w1)?;
         // A quarter warp takes 8 rows of one column group, so that its
         // 16-byte shared loads hit distinct banks (the pitch is 4 modulo 8).
         // Where the grids read at the cell load in 8-byte pairs, a warp takes
@@ -678,75 +768,84 @@ impl Gen<'_> {
         // a multiple of 8.
         debug_assert_eq!(sh.ty % 8, 0);
         let (g1, g2) = (sh.w1, TILE_X / CELLS);
-        w.line("/* A lane's row and first column; a quarter warp takes 8 rows of one column group (its 16-byte shared loads hit distinct banks). Pairs: a warp takes 4 neighbouring groups of 8 rows. Quads: a lane a row, the quarters' groups 3 apart. */");
-        w.line("if (t.first) {");
-        w.line("    const int k = 4 * warp + lane / 8;");
-        w.line(&format!(
-            "    t.rs = quads ? lane : 8 * (k / {g1}) + lane % 8;"
-        ));
-        w.line(&format!(
+        writeln!(
+            w,
+            "/* A lane's row and first column; a quarter warp takes 8 rows of one column group (its 16-byte shared loads hit distinct banks). Pairs: a warp takes 4 neighbouring groups of 8 rows. Quads: a lane a row, the quarters' groups 3 apart. */"
+        )?;
+        writeln!(w, "if (t.first) {{")?;
+        writeln!(w, "    const int k = 4 * warp + lane / 8;")?;
+        writeln!(w, "    t.rs = quads ? lane : 8 * (k / {g1}) + lane % 8;")?;
+        writeln!(
+            w,
             "    t.cs = 4 * (quads ? (warp + 3 * (lane / 8)) % {g1} : k % {g1});"
-        ));
-        w.line("} else {");
-        w.line(&format!(
+        )?;
+        writeln!(w, "}} else {{")?;
+        writeln!(
+            w,
             "    const int u = (warp - {}) * 32 + lane, k = u / 8;",
             sh.w1
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "    t.rs = {ry} + (quads ? u % {ty} : 8 * (k / {g2}) + lane % 8);",
             ty = sh.ty
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "    t.cs = {rx} + 4 * (quads ? (u / {ty} + 3 * (u % {ty} / 8)) % {g2} : k % {g2});",
             ty = sh.ty
-        ));
-        w.line("}");
-        w.line(&format!(
-            "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(w, "}}")?;
+        writeln!(w, "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;")?;
+        writeln!(
+            w,
             "t.own = t.rs >= {ry} && t.rs < {} && t.cs >= {rx} && t.cs < {};",
             ry + sh.ty,
             rx + TILE_X
-        ));
-        w.pragma("unroll");
-        w.line("for (int j = 0; j < 4; ++j) {");
+        )?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int j = 0; j < 4; ++j) {{")?;
         w.indent();
-        w.line("t.grid[j] = gy >= 0 && gy < n1 && gx + j >= 0 && gx + j < n2;");
-        w.line(&format!(
+        writeln!(
+            w,
+            "t.grid[j] = gy >= 0 && gy < n1 && gx + j >= 0 && gx + j < n2;"
+        )?;
+        writeln!(
+            w,
             "t.in[j] = gy >= {lo1} && gy < {hi1} && gx + j >= {lo2} && gx + j < {hi2};"
-        ));
+        )?;
         for k in 0..self.cell_grids().len() {
-            w.line(&format!("t.next{k}[j] = 0.0f;"));
+            writeln!(w, "t.next{k}[j] = 0.0f;")?;
         }
-        w.pragma("unroll");
-        w.line(&format!("for (int m = 0; m < {wn}; ++m)"));
-        w.line("    t.w[m][j] = 0.0f;");
+        w.pragma("unroll")?;
+        writeln!(w, "for (int m = 0; m < {wn}; ++m)")?;
+        writeln!(w, "    t.w[m][j] = 0.0f;")?;
         w.dedent();
-        w.line("}");
-        w.line("t.pair[0] = t.grid[0];");
-        w.line("t.pair[1] = t.grid[2];");
-        w.line("t.cell = gy * n2 + gx;");
-        w.line(&format!("{s}_plan(t, n1, n2, oy, ox);"));
-        w.line(&format!("const int z0 = {lo0} + (int)blockIdx.z * chunk;"));
-        w.line(&format!(
-            "const int z1 = z0 + chunk < {hi0} ? z0 + chunk : {hi0};"
-        ));
-        w.line("const size_t s0 = (size_t)n1 * n2;");
-        w.line(&format!(
+        writeln!(w, "}}")?;
+        writeln!(w, "t.pair[0] = t.grid[0];")?;
+        writeln!(w, "t.pair[1] = t.grid[2];")?;
+        writeln!(w, "t.cell = gy * n2 + gx;")?;
+        writeln!(w, "{s}_plan(t, n1, n2, oy, ox);")?;
+        writeln!(w, "const int z0 = {lo0} + (int)blockIdx.z * chunk;")?;
+        writeln!(w, "const int z1 = z0 + chunk < {hi0} ? z0 + chunk : {hi0};")?;
+        writeln!(w, "const size_t s0 = (size_t)n1 * n2;")?;
+        writeln!(
+            w,
             "/* The march: plane p of the grid is copied {AHEAD} planes ahead; level 2 finishes plane z1 - 1 at p = z1 + {}. */",
             2 * rz
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "const int first = z0 - {}, last = z1 + {};",
             2 * rz,
             2 * rz
-        ));
-        w.pragma("unroll");
-        w.line(&format!("for (int i = 0; i < {AHEAD}; ++i)"));
-        w.line(&format!(
+        )?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int i = 0; i < {AHEAD}; ++i)")?;
+        writeln!(
+            w,
             "    {s}_copy_plane(uring + i * {uslot}, {grid}, t, first + i, n0, s0);"
-        ));
+        )?;
         let mut args = vec![
             "t".to_string(),
             "uring".into(),
@@ -761,27 +860,30 @@ impl Gen<'_> {
         ];
         args.extend(self.rings_pointers(false));
         let args = args.join(", ");
-        w.line(&format!("/* Unrolled by the {wn} planes of a window. */"));
-        w.line(&format!("for (int p0 = first; p0 <= last; p0 += {wn}) {{"));
+        writeln!(w, "/* Unrolled by the {wn} planes of a window. */")?;
+        writeln!(w, "for (int p0 = first; p0 <= last; p0 += {wn}) {{")?;
         w.indent();
         for m in 0..wn {
-            w.line(&format!("if (p0 + {m} > last)"));
-            w.line("    break;");
-            w.line(&format!(
+            writeln!(w, "if (p0 + {m} > last)")?;
+            writeln!(w, "    break;")?;
+            writeln!(
+                w,
                 "{s}_plane<{m}>({});",
                 args.replace("PHASE", &m.to_string())
-            ));
+            )?;
         }
         w.dedent();
-        w.line("}");
-        w.line("__syncthreads();");
+        writeln!(w, "}}")?;
+        writeln!(w, "__syncthreads();")?;
         let flush_args = if sh.both { "out, out_prev" } else { "out" };
-        w.line(&format!(
+        writeln!(
+            w,
             "{s}_flush(stage + (last & 1) * {}, t, last, z0, z1, s0, {flush_args});",
             sh.stored_levels() * sh.staged()
-        ));
+        )?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// The blocks of a launch along CUDA's `x`, `y` and `z`: one per tile
@@ -808,23 +910,29 @@ impl Gen<'_> {
     /// (`benchmarks/experiments/ring-inputs-f32`, `build-vstream.sh`).
     pub(in crate::backend::gpu) fn rings_preferred(
         &self,
-        w: &mut CWriter,
+        w: &mut Writer,
         single: &Self,
-    ) -> String {
-        w.line("/* The ring kernel where planes are large; on smaller ones, single steps (in 16-byte vectors where rows are whole vectors). */");
-        w.line(&format!(
+    ) -> Result<String, fmt::Error> {
+        writeln!(
+            w,
+            "/* The ring kernel where planes are large; on smaller ones, single steps (in 16-byte vectors where rows are whole vectors). */"
+        )?;
+        writeln!(
+            w,
             "const bool vectors = {};",
             single.twins()[0].launch_condition().join(" && ")
-        ));
-        format!("(ptrdiff_t)n1 * n2 > (vectors ? {VECTOR_PLANE} : {SCALAR_PLANE})")
+        )?;
+        Ok(format!(
+            "(ptrdiff_t)n1 * n2 > (vectors ? {VECTOR_PLANE} : {SCALAR_PLANE})"
+        ))
     }
 
     /// Launches the ring kernel over the region for 2 steps: the chunk whose
     /// waves of blocks end first, the shared memory asked for, and `quads`
     /// (whether the grids read at the cell load 16 bytes a lane).
-    pub(in crate::backend::gpu) fn rings_launch(&self, w: &mut CWriter) {
+    pub(in crate::backend::gpu) fn rings_launch(&self, w: &mut Writer) -> fmt::Result {
         let sh = self.rings_shape();
-        let bytes = self.allow_shared(w);
+        let bytes = self.allow_shared(w)?;
         let name = self.kernel_name();
         // A lane's first cell is 4-aligned along `x` when the region starts there.
         debug_assert_eq!(self.info.halo[2] % CELLS, 0);
@@ -838,12 +946,13 @@ impl Gen<'_> {
                 }
             }
         }
-        w.line(
-            "/* Rows of whole 16-byte quads: the grids read at the cell load 4 cells at a time. */",
-        );
-        w.line(&format!("const bool quads = {};", quads.join(" && ")));
+        writeln!(
+            w,
+            "/* Rows of whole 16-byte quads: the grids read at the cell load 4 cells at a time. */"
+        )?;
+        writeln!(w, "const bool quads = {};", quads.join(" && "))?;
         let extra = 4 * sh.r[0] + 1;
-        self.wave_chunk(w, &name, bytes, extra, &self.temporal_across(), false);
+        self.wave_chunk(w, &name, bytes, extra, &self.temporal_across(), false)?;
         let blocks = self.rings_grid("chunk");
         let mut arguments: Vec<String> = (0..3).map(|a| format!("(int)n{a}")).collect();
         arguments.extend(self.rings_pointers(false));
@@ -856,7 +965,8 @@ impl Gen<'_> {
             &blocks,
             bytes,
             &arguments.join(", "),
-        );
+        )?;
+        Ok(())
     }
 }
 

@@ -34,10 +34,12 @@
 //! the best single step, and 1.09x, 1.08x and 1.16x the kernel of
 //! [`super::planes`] (BENCHMARKS.md, 2026-11-28, session 38).
 
+use std::fmt::{self, Write as _};
+
 use super::super::{Gen, Plan};
 use crate::backend::gpu::plan::temporal::planes::Planes;
 use crate::backend::gpu::plan::temporal::sums::{COLUMNS, plan_runs};
-use crate::backend::{CExpr, CWriter};
+use crate::backend::{CExpr, Writer};
 use crate::codegen::expr;
 use crate::ir::{Expr, Stencil};
 
@@ -94,151 +96,186 @@ impl Gen<'_> {
     }
 
     /// The body of a z-sums kernel.
-    pub(in crate::backend::gpu) fn sums_kernel(&self, w: &mut CWriter) {
+    pub(in crate::backend::gpu) fn sums_kernel(&self, w: &mut Writer) -> fmt::Result {
         let sh = self.planes_shape();
-        self.planes_tile(w, &sh);
-        self.sums_masks(w, &sh);
-        w.line("/* The thread's place in the rings (see `stencil_thread_x`). */");
-        w.line("const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();");
-        self.planes_rings(w, &sh);
+        self.planes_tile(w, &sh)?;
+        self.sums_masks(w, &sh)?;
+        writeln!(
+            w,
+            "/* The thread's place in the rings (see `stencil_thread_x`). */"
+        )?;
+        writeln!(
+            w,
+            "const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();"
+        )?;
+        self.planes_rings(w, &sh)?;
         let (t, c, v) = (sh.t, sh.c, sh.v);
         let ty = self.st.dtype.c();
-        w.line("/* sum[s - 1][m]: level s's sums of the thread's cells at the planes p0 + m modulo 3 (p0: the first plane). */");
-        w.line(&format!("{ty} sum[{t}][3][{c}][{v}] = {{}};"));
-        w.line("/* own0[m]: level 0's cells at the planes p0 + m modulo 2. */");
-        w.line(&format!("{ty} own0[2][{c}][{v}] = {{}};"));
+        writeln!(
+            w,
+            "/* sum[s - 1][m]: level s's sums of the thread's cells at the planes p0 + m modulo 3 (p0: the first plane). */"
+        )?;
+        writeln!(w, "{ty} sum[{t}][3][{c}][{v}] = {{}};")?;
+        writeln!(
+            w,
+            "/* own0[m]: level 0's cells at the planes p0 + m modulo 2. */"
+        )?;
+        writeln!(w, "{ty} own0[2][{c}][{v}] = {{}};")?;
         if t > 1 {
-            w.line("/* own[s - 1][m]: level s's at the planes p0 + m modulo 3 (the last level's are stored). */");
-            w.line(&format!("{ty} own[{}][3][{c}][{v}] = {{}};", t - 1));
+            writeln!(
+                w,
+                "/* own[s - 1][m]: level s's at the planes p0 + m modulo 3 (the last level's are stored). */"
+            )?;
+            writeln!(w, "{ty} own[{}][3][{c}][{v}] = {{}};", t - 1)?;
         }
-        w.line("/* ahead: the thread's cells of the plane the next iteration starts from. */");
-        w.line(&format!("{ty} ahead[{c}][{v}];"));
+        writeln!(
+            w,
+            "/* ahead: the thread's cells of the plane the next iteration starts from. */"
+        )?;
+        writeln!(w, "{ty} ahead[{c}][{v}];")?;
         let ix = self.index();
-        w.line(&format!("{ix} p = z0 - {t};"));
-        w.line(&format!(
+        writeln!(w, "{ix} p = z0 - {t};")?;
+        writeln!(
+            w,
             "const {ix} end = z1 + {}; /* the last level finishes plane z1 - 1 at p = end - 1 */",
             2 * t - 1
-        ));
-        self.sums_load(w, &sh, "p");
-        w.line("for (;;) {");
+        )?;
+        self.sums_load(w, &sh, "p")?;
+        writeln!(w, "for (;;) {{")?;
         w.indent();
-        w.line("/* Iteration p = p0 + 6 k + i: ring slot i % 2, sum i % 3, unrolled so that both are static. */");
-        w.pragma("unroll");
-        w.line(&format!("for (int i = 0; i < {UNROLL}; ++i) {{"));
+        writeln!(
+            w,
+            "/* Iteration p = p0 + 6 k + i: ring slot i % 2, sum i % 3, unrolled so that both are static. */"
+        )?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int i = 0; i < {UNROLL}; ++i) {{")?;
         w.indent();
-        self.sums_iteration(w, &sh);
-        w.line("if (++p == end)");
-        w.line("    break;");
+        self.sums_iteration(w, &sh)?;
+        writeln!(w, "if (++p == end)")?;
+        writeln!(w, "    break;")?;
         w.dedent();
-        w.line("}");
-        w.line("if (p == end)");
-        w.line("    break;");
+        writeln!(w, "}}")?;
+        writeln!(w, "if (p == end)")?;
+        writeln!(w, "    break;")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `in_cells`, `own_cells`: bit `j * vector + k` for the thread's cell
     /// in row `j`, column `k`, in the statement's region (updated) and in the
     /// tile's own part (stored); `cell_at`: its offset in a plane, clamped to
     /// the grid (cells off it are read only by cells outside the region).
-    fn sums_masks(&self, w: &mut CWriter, sh: &Planes) {
+    fn sums_masks(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         let [rows, cols] = sh.tile();
         let (lo1, hi1) = self.bounds(1);
         let (lo2, hi2) = self.bounds(2);
         let (t, c, v, ix) = (sh.t, sh.c, sh.v, self.index());
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Bit j * {v} + k: the cell of row j and column k, in the region (in_cells) and the tile's own part (own_cells). */"
-        ));
-        w.line("unsigned in_cells = 0, own_cells = 0;");
-        w.line(&format!(
+        )?;
+        writeln!(w, "unsigned in_cells = 0, own_cells = 0;")?;
+        writeln!(
+            w,
             "{ix} cell_at[{c}][{v}]; /* the cell's offset in a plane, clamped to the grid */"
-        ));
-        w.pragma("unroll");
-        w.line(&format!("for (int k = 0; k < {v}; ++k) {{"));
+        )?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int k = 0; k < {v}; ++k) {{")?;
         w.indent();
-        w.line(&format!("const {ix} x = i2 + k;"));
-        w.line(&format!("const bool in_x = x >= {lo2} && x < {hi2};"));
-        w.line(&format!(
+        writeln!(w, "const {ix} x = i2 + k;")?;
+        writeln!(w, "const bool in_x = x >= {lo2} && x < {hi2};")?;
+        writeln!(
+            w,
             "const bool own_x = in_x && threadIdx.x * {v} + k >= {t} && threadIdx.x * {v} + k < {};",
             cols - t
-        ));
-        w.line(&format!(
-            "const {ix} at_x = x < 0 ? 0 : x < n2 ? x : n2 - 1;"
-        ));
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
+        )?;
+        writeln!(w, "const {ix} at_x = x < 0 ? 0 : x < n2 ? x : n2 - 1;")?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int j = 0; j < {c}; ++j) {{")?;
         w.indent();
-        w.line(&format!("const {ix} y = i1 + j;"));
-        w.line(&format!("const bool in_y = y >= {lo1} && y < {hi1};"));
-        w.line(&format!(
+        writeln!(w, "const {ix} y = i1 + j;")?;
+        writeln!(w, "const bool in_y = y >= {lo1} && y < {hi1};")?;
+        writeln!(
+            w,
             "const bool own_y = threadIdx.y * {c} + j >= {t} && threadIdx.y * {c} + j < {};",
             rows - t
-        ));
-        w.line(&format!(
-            "in_cells |= (unsigned)(in_x && in_y) << (j * {v} + k);"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(w, "in_cells |= (unsigned)(in_x && in_y) << (j * {v} + k);")?;
+        writeln!(
+            w,
             "own_cells |= (unsigned)(own_x && in_y && own_y) << (j * {v} + k);"
-        ));
-        w.line("cell_at[j][k] = (y < 0 ? 0 : y < n1 ? y : n1 - 1) * s1 + at_x;");
+        )?;
+        writeln!(
+            w,
+            "cell_at[j][k] = (y < 0 ? 0 : y < n1 ? y : n1 - 1) * s1 + at_x;"
+        )?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `ahead`: the thread's cells of plane `plane` of the launch's grid, clamped to it.
-    fn sums_load(&self, w: &mut CWriter, sh: &Planes, plane: &str) {
+    fn sums_load(&self, w: &mut Writer, sh: &Planes, plane: &str) -> fmt::Result {
         let name = crate::codegen::names::slot_name(self.st, self.streamed());
         let ix = self.index();
-        w.line("{");
+        writeln!(w, "{{")?;
         w.indent();
-        w.line(&format!("const {ix} z = {plane};"));
-        w.line(&format!(
+        writeln!(w, "const {ix} z = {plane};")?;
+        writeln!(
+            w,
             "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
-        ));
+        )?;
         self.sums_cells(
             w,
             sh,
             &format!("ahead[j][k] = {name}[plane_at + cell_at[j][k]];"),
-        );
+        )?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// `statement` for each cell of the thread (`j`, `k`).
-    fn sums_cells(&self, w: &mut CWriter, sh: &Planes, statement: &str) {
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {}; ++j) {{", sh.c));
+    fn sums_cells(&self, w: &mut Writer, sh: &Planes, statement: &str) -> fmt::Result {
+        w.pragma("unroll")?;
+        writeln!(w, "for (int j = 0; j < {}; ++j) {{", sh.c)?;
         w.indent();
-        w.pragma("unroll");
-        w.line(&format!("for (int k = 0; k < {}; ++k)", sh.v));
-        w.line(&format!("    {statement}"));
+        w.pragma("unroll")?;
+        writeln!(w, "for (int k = 0; k < {}; ++k)", sh.v)?;
+        writeln!(w, "    {statement}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// One iteration of the plane loop: level 0's plane `p` to its ring,
     /// then every level from the last down.
-    fn sums_iteration(&self, w: &mut CWriter, sh: &Planes) {
-        w.line("/* Level 0: plane p, loaded in the iteration before, to its ring; plane p + 1 loads while this one computes. */");
-        self.sums_cells(w, sh, "own0[i % 2][j][k] = ahead[j][k];");
-        self.sums_load(w, sh, "p + 1");
+    fn sums_iteration(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
+        writeln!(
+            w,
+            "/* Level 0: plane p, loaded in the iteration before, to its ring; plane p + 1 loads while this one computes. */"
+        )?;
+        self.sums_cells(w, sh, "own0[i % 2][j][k] = ahead[j][k];")?;
+        self.sums_load(w, sh, "p + 1")?;
         self.sums_cells(
             w,
             sh,
             &format!("{} = own0[i % 2][j][k];", ring_cell(sh, 0, "i % 2")),
-        );
-        w.line("__syncthreads();");
+        )?;
+        writeln!(w, "__syncthreads();")?;
         let terms = self.sums_terms();
         for s in (1..=sh.t).rev() {
-            self.sums_level(w, sh, &terms, s);
+            self.sums_level(w, sh, &terms, s)?;
         }
+        Ok(())
     }
 
     /// Level `s` at iteration `p`: it reads level `s - 1`'s plane `p - 2 (s - 1)`
     /// and finishes its plane `q = p - 2 s + 1`.
-    fn sums_level(&self, w: &mut CWriter, sh: &Planes, terms: &Terms, s: usize) {
+    fn sums_level(&self, w: &mut Writer, sh: &Planes, terms: &Terms, s: usize) -> fmt::Result {
         let (t, c, v) = (sh.t, sh.c, sh.v);
         let ty = self.st.dtype.c();
         let (lo0, hi0) = self.bounds(0);
@@ -254,38 +291,40 @@ impl Gen<'_> {
                 format!("own[{}][(i + {}) % 3]", s - 2, m3(1)),
             )
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Level {s}: level {}'s plane {} into the sums of planes q = p - {} (finished), q + 1 and q + 2 (started). */",
             s - 1,
             super::super::shifted("p", -2 * (s as i64 - 1)),
             2 * s - 1
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line(&format!("const {} q = p - {};", self.index(), 2 * s - 1));
-        w.line(&format!(
+        writeln!(w, "const {} q = p - {};", self.index(), 2 * s - 1)?;
+        writeln!(
+            w,
             "const bool step = {s} <= levels && q >= {lo0} && q < {hi0};"
-        ));
-        w.line(&format!("{ty} next[{c}][{v}];"));
-        w.pragma("unroll");
-        w.line(&format!("for (int j = 0; j < {c}; ++j) {{"));
+        )?;
+        writeln!(w, "{ty} next[{c}][{v}];")?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (int j = 0; j < {c}; ++j) {{")?;
         w.indent();
-        w.pragma("unroll");
-        w.line(&format!("for (int k = 0; k < {v}; ++k) {{"));
+        w.pragma("unroll")?;
+        writeln!(w, "for (int k = 0; k < {v}; ++k) {{")?;
         w.indent();
         let sum = |m: i64| format!("sum[{}][(i + {m}) % 3][j][k]", s - 1);
         for (dz, target, first) in [(1, done, false), (0, mid, false), (-1, new, true)] {
             let plane_terms: Vec<_> = terms.by_offset.iter().filter(|x| x.0 == dz).collect();
             let target = sum(target);
             if first && plane_terms.is_empty() {
-                w.line(&format!("{target} = 0;"));
+                writeln!(w, "{target} = 0;")?;
             }
             for (n, (_, dy, dx, weight)) in plane_terms.iter().enumerate() {
                 let read = neighbour(sh, s, *dy, *dx, &below);
                 if first && n == 0 {
-                    w.line(&format!("{target} = {weight} * {read};"));
+                    writeln!(w, "{target} = {weight} * {read};")?;
                 } else {
-                    w.line(&format!("{target} = fmaf({weight}, {read}, {target});"));
+                    writeln!(w, "{target} = fmaf({weight}, {read}, {target});")?;
                 }
             }
             if dz == 1 {
@@ -293,18 +332,22 @@ impl Gen<'_> {
                     Some(k) => format!("{target} + {k}"),
                     None => target,
                 };
-                w.line(&format!(
+                writeln!(
+                    w,
                     "next[j][k] = step && (in_cells >> (j * {v} + k) & 1u) ? {value} : {old}[j][k];"
-                ));
+                )?;
             }
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         if s == t {
-            w.line("/* The last level: stored where it is this block's and this tile's own. */");
-            w.line("if (q >= z0 && q < z1) {");
+            writeln!(
+                w,
+                "/* The last level: stored where it is this block's and this tile's own. */"
+            )?;
+            writeln!(w, "if (q >= z0 && q < z1) {{")?;
             w.indent();
             self.sums_cells(
                 w,
@@ -312,14 +355,15 @@ impl Gen<'_> {
                 &format!(
                     "if (own_cells >> (j * {v} + k) & 1u) out[q * s0 + (i1 + j) * s1 + i2 + k] = next[j][k];"
                 ),
-            );
+            )?;
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
         } else {
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* Plane q for level {}: in registers, and in the ring its next iteration reads. */",
                 s + 1
-            ));
+            )?;
             self.sums_cells(
                 w,
                 sh,
@@ -329,10 +373,11 @@ impl Gen<'_> {
                     s - 1,
                     m3(1)
                 ),
-            );
+            )?;
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 }
 

@@ -42,9 +42,10 @@
 //! barriers (BENCHMARKS.md, 2026-11-29, session 44).
 
 use std::collections::BTreeSet;
+use std::fmt::{self, Write as _};
 
 use super::super::Gen;
-use crate::backend::CWriter;
+use crate::backend::Writer;
 use crate::backend::gpu::plan::temporal::planes::Planes;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Strategy};
@@ -98,29 +99,37 @@ impl Gen<'_> {
     /// The functions a kernel of vectors calls: the thread's place
     /// (`<sym>_thread`), one level's vector at one plane (`<sym>_level`) and
     /// one iteration of the plane loop (`<sym>_plane`).
-    pub(in crate::backend::gpu) fn vector_functions(&self, w: &mut CWriter) {
+    pub(in crate::backend::gpu) fn vector_functions(&self, w: &mut Writer) -> fmt::Result {
         let sh = self.planes_shape();
-        w.line(&format!(
+        writeln!(
+            w,
             "/* A thread's place in a tile of `{}` and what it computes. */",
             self.st.name
-        ));
-        w.line(&format!("struct {}_thread {{", self.sym));
+        )?;
+        writeln!(w, "struct {}_thread {{", self.sym)?;
         w.indent();
-        w.line("int n0, s0, s1, levels, z0, z1, p0;");
-        w.line("int i1, i2;   /* its vector's first cell along the fast axes */");
-        w.line("int row, col; /* the same in the rings */");
-        w.line("bool grid, inside, own; /* its vector is on the grid, in the region, the tile's own to store */");
-        w.line("unsigned need; /* bit s: its warp computes level s */");
+        writeln!(w, "int n0, s0, s1, levels, z0, z1, p0;")?;
+        writeln!(
+            w,
+            "int i1, i2;   /* its vector's first cell along the fast axes */"
+        )?;
+        writeln!(w, "int row, col; /* the same in the rings */")?;
+        writeln!(
+            w,
+            "bool grid, inside, own; /* its vector is on the grid, in the region, the tile's own to store */"
+        )?;
+        writeln!(w, "unsigned need; /* bit s: its warp computes level s */")?;
         w.dedent();
-        w.line("};");
-        w.blank();
-        self.vector_level(w, &sh);
-        w.blank();
-        self.vector_plane(w, &sh);
+        writeln!(w, "}};")?;
+        writeln!(w)?;
+        self.vector_level(w, &sh)?;
+        writeln!(w)?;
+        self.vector_plane(w, &sh)?;
+        Ok(())
     }
 
     /// `<sym>_level<PHASE>`: one vector of a level at one plane.
-    fn vector_level(&self, w: &mut CWriter, sh: &Planes) {
+    fn vector_level(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         let (vt, t) = (self.vector_type(), self.st.dtype.c());
         let [_, px] = sh.padded();
         let (r0, wn, v) = (sh.r[0], sh.window(), self.vector as i64);
@@ -134,13 +143,15 @@ impl Gen<'_> {
                 reads[2].insert((e + dx).div_euclid(v));
             }
         });
-        w.line(&format!(
+        writeln!(
+            w,
             "/* One vector of a level at plane q: `win` is the level below's window (its plane q - {r0} + m at"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "   win[(m + PHASE) % {wn}]), `rg` its ring plane q; where `keep`, the cells keep their value. */"
-        ));
-        w.line("template <int PHASE>");
+        )?;
+        writeln!(w, "template <int PHASE>")?;
         let mut params = vec![
             format!("const {vt} (&win)[{wn}]"),
             format!("const {t} (*const rg)[{px}]"),
@@ -149,42 +160,44 @@ impl Gen<'_> {
             "const bool keep".into(),
         ];
         params.extend(self.vector_params(true));
-        w.line(&format!(
+        writeln!(
+            w,
             "static __device__ __forceinline__ {vt} {}_level({})",
             self.sym,
             params.join(", ")
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line(&format!("const {vt} c = win[({r0} + PHASE) % {wn}];"));
-        w.line(&format!(
+        writeln!(w, "const {vt} c = win[({r0} + PHASE) % {wn}];")?;
+        writeln!(
+            w,
             "/* Neighbours in the plane, from the ring: whole vectors along `{}`, rows along `{}`. */",
             axes[2], axes[1]
-        ));
+        )?;
         for &k in reads[2].iter().filter(|&&k| k != 0) {
-            w.line(&format!(
+            writeln!(
+                w,
                 "const {vt} {} = *(const {vt} *)&rg[row][{}];",
                 neighbour(&axes[2], k),
                 super::super::shifted("col", k * v)
-            ));
+            )?;
         }
         for &dy in reads[1].iter().filter(|&&d| d != 0) {
-            w.line(&format!(
+            writeln!(
+                w,
                 "const {vt} {} = *(const {vt} *)&rg[{}][col];",
                 neighbour(&axes[1], dy),
                 super::super::shifted("row", dy)
-            ));
+            )?;
         }
-        w.line(&format!(
-            "/* Neighbours along `{}`, from the window. */",
-            axes[0]
-        ));
+        writeln!(w, "/* Neighbours along `{}`, from the window. */", axes[0])?;
         for &dz in reads[0].iter().filter(|&&d| d != 0) {
-            w.line(&format!(
+            writeln!(
+                w,
                 "const {vt} {} = win[({} + PHASE) % {wn}];",
                 neighbour(&axes[0], dz),
                 r0 as i64 + dz
-            ));
+            )?;
         }
         let mut out = Vec::new();
         for e in 0..v {
@@ -206,13 +219,14 @@ impl Gen<'_> {
                 format!("{name}.{}", component(part))
             });
             let part = component(e);
-            w.line(&format!("const {t} u{part} = {value};"));
+            writeln!(w, "const {t} u{part} = {value};")?;
             out.push(format!("keep ? c.{part} : u{part}"));
         }
-        w.line(&format!("const {vt} next = {{{}}};", out.join(", ")));
-        w.line("return next;");
+        writeln!(w, "const {vt} next = {{{}}};", out.join(", "))?;
+        writeln!(w, "return next;")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// The ring slot of plane `plane` (a C expression, non-negative after
@@ -226,7 +240,7 @@ impl Gen<'_> {
 
     /// `<sym>_plane<PHASE>`: iteration `p` of the plane loop (every level's
     /// plane, the barrier that ends `lead` iterations); whether another follows.
-    fn vector_plane(&self, w: &mut CWriter, sh: &Planes) {
+    fn vector_plane(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         let (vt, t) = (self.vector_type(), self.st.dtype.c());
         let [py, px] = sh.padded();
         let (r0, wn, slots, lead) = (sh.r[0], sh.window(), sh.slots(), sh.lead);
@@ -259,86 +273,99 @@ impl Gen<'_> {
         let keep = |s: usize| {
             format!("const bool keep = !({s} <= k.levels && q >= {lo0} && q < {hi0} && k.inside);")
         };
-        let publish = |w: &mut CWriter, s: usize, plane: &str| {
-            w.line(&format!(
+        let publish = |w: &mut Writer, s: usize, plane: &str| -> fmt::Result {
+            writeln!(
+                w,
                 "*({vt} *)&ring[{s}][{}][k.row][k.col] = win[{s}][({} + PHASE) % {wn}];",
                 self.vector_slot(sh, &format!("{plane} - {lag} + {lead}")),
                 r0 + lead
-            ));
+            )?;
+            Ok(())
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Iteration p of the plane loop (PHASE: p's place in a window of {wn} planes): level s at plane p - {lag} * s; whether another follows. */"
-        ));
-        w.line("template <int PHASE>");
-        w.line(&format!(
+        )?;
+        writeln!(w, "template <int PHASE>")?;
+        writeln!(
+            w,
             "static __device__ __forceinline__ bool {}_plane({})",
             self.sym,
             params.join(", ")
-        ));
-        w.line("{");
+        )?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line("const int n0 = k.n0;");
-        w.line("/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */");
-        w.line(&format!("const {vt} cell = ahead;"));
-        w.line("{");
+        writeln!(w, "const int n0 = k.n0;")?;
+        writeln!(
+            w,
+            "/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */"
+        )?;
+        writeln!(w, "const {vt} cell = ahead;")?;
+        writeln!(w, "{{")?;
         w.indent();
-        w.line("const int z = p + 1;");
-        w.line(&format!(
+        writeln!(w, "const int z = p + 1;")?;
+        writeln!(
+            w,
             "ahead = z >= 0 && z < n0 && k.grid ? *(const {vt} *)&{grid}[z * k.s0 + k.i1 * k.s1 + k.i2] : {vt}{{}};"
-        ));
+        )?;
         w.dedent();
-        w.line("}");
-        w.line(&format!(
+        writeln!(w, "}}")?;
+        writeln!(
+            w,
             "/* Level {steps}, the last: stored where it is the tile's own. */"
-        ));
-        w.line(&format!("if (k.need >> {steps} & 1u) {{"));
+        )?;
+        writeln!(w, "if (k.need >> {steps} & 1u) {{")?;
         w.indent();
-        w.line(&format!("const int q = p - {};", lag * steps));
-        w.line("if (q >= k.z0 && q < k.z1) {");
+        writeln!(w, "const int q = p - {};", lag * steps)?;
+        writeln!(w, "if (q >= k.z0 && q < k.z1) {{")?;
         w.indent();
-        w.line(&keep(steps));
-        w.line(&format!("const {vt} v = {};", level(steps - 1, "q")));
-        w.line("if (k.own)");
-        w.line(&format!(
-            "    *({vt} *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;"
-        ));
+        writeln!(w, "{}", keep(steps))?;
+        writeln!(w, "const {vt} v = {};", level(steps - 1, "q"))?;
+        writeln!(w, "if (k.own)")?;
+        writeln!(w, "    *({vt} *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
         for s in (1..steps).rev() {
-            w.line(&format!(
+            writeln!(
+                w,
                 "/* Level {s}: to its window and, {lead} iterations before the level above reads it, its ring. */"
-            ));
-            w.line(&format!("if (k.need >> {s} & 1u) {{"));
+            )?;
+            writeln!(w, "if (k.need >> {s} & 1u) {{")?;
             w.indent();
-            w.line(&format!("const int q = p - {};", lag * s));
-            w.line(&keep(s));
-            w.line(&format!("win[{s}][PHASE] = {};", level(s - 1, "q")));
-            publish(w, s, "q");
+            writeln!(w, "const int q = p - {};", lag * s)?;
+            writeln!(w, "{}", keep(s))?;
+            writeln!(w, "win[{s}][PHASE] = {};", level(s - 1, "q"))?;
+            publish(w, s, "q")?;
             w.dedent();
-            w.line("}");
+            writeln!(w, "}}")?;
         }
-        w.line("/* Level 0's window moves on to plane p, and publishes. */");
-        w.line("win[0][PHASE] = cell;");
-        publish(w, 0, "p");
+        writeln!(
+            w,
+            "/* Level 0's window moves on to plane p, and publishes. */"
+        )?;
+        writeln!(w, "win[0][PHASE] = cell;")?;
+        publish(w, 0, "p")?;
         let last = if wn % lead == 0 {
             format!("PHASE % {lead} == {}", lead - 1)
         } else {
             format!("(p - k.p0) % {lead} == {}", lead - 1)
         };
-        w.line(&format!(
+        writeln!(
+            w,
             "/* One barrier every {lead} iterations: between a ring plane's publication and its read, and its read and its next write. */"
-        ));
-        w.line(&format!("if ({last})"));
-        w.line("    __syncthreads();");
-        w.line("return ++p < end;");
+        )?;
+        writeln!(w, "if ({last})")?;
+        writeln!(w, "    __syncthreads();")?;
+        writeln!(w, "return ++p < end;")?;
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 
     /// The body of a 3-D `temporal` kernel of vectors (see the module documentation).
-    pub(in crate::backend::gpu) fn vectors(&self, w: &mut CWriter) {
+    pub(in crate::backend::gpu) fn vectors(&self, w: &mut Writer) -> fmt::Result {
         let sh = self.planes_shape();
         let (vt, v) = (self.vector_type(), self.vector);
         let [rows, cols] = sh.tile();
@@ -346,74 +373,93 @@ impl Gen<'_> {
         let (m1, m2) = (sh.r[1] * sh.t, sh.r[2] * sh.t);
         let (steps, wn) = (sh.t, sh.window());
         let ((lo1, hi1), (lo2, hi2)) = (self.bounds(1), self.bounds(2));
-        w.line(&format!(
+        writeln!(
+            w,
             "/* This block's tile: {} threads along `{}` of {v} cells each by {} along `{}`: {cols} x {rows} cells, the outer {m2} and {m1} on each side recomputed, not stored. */",
             sh.bx, self.st.axes[2], sh.by, self.st.axes[1]
-        ));
-        self.chunk_bounds(w);
-        w.line("/* The thread's place in the rings (see `stencil_thread_x`). */");
-        w.line("const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();");
-        w.line(&format!("{}_thread k;", self.sym));
-        w.line("k.n0 = n0;");
-        w.line("k.s0 = s0;");
-        w.line("k.s1 = s1;");
-        w.line("k.levels = levels;");
-        w.line("k.z0 = z0;");
-        w.line("k.z1 = z1;");
-        w.line(&format!(
+        )?;
+        self.chunk_bounds(w)?;
+        writeln!(
+            w,
+            "/* The thread's place in the rings (see `stencil_thread_x`). */"
+        )?;
+        writeln!(
+            w,
+            "const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();"
+        )?;
+        writeln!(w, "{}_thread k;", self.sym)?;
+        writeln!(w, "k.n0 = n0;")?;
+        writeln!(w, "k.s0 = s0;")?;
+        writeln!(w, "k.s1 = s1;")?;
+        writeln!(w, "k.levels = levels;")?;
+        writeln!(w, "k.z0 = z0;")?;
+        writeln!(w, "k.z1 = z1;")?;
+        writeln!(
+            w,
             "k.i2 = {lo2} + (int){} * {stored_x} - {m2} + {v} * (int)tx;",
             self.block_coordinate("x")
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "k.i1 = {lo1} + (int){} * {stored_y} - {m1} + (int)ty;",
             self.block_coordinate("y")
-        ));
-        w.line(&format!("k.row = {} + (int)ty;", sh.r[1]));
-        w.line(&format!("k.col = {} + {v} * (int)tx;", sh.r[2]));
-        w.line("/* Rows are whole vectors (n2 is a multiple of the vector, as is the radius): a vector is wholly on the grid or off it, in the region or out. */");
-        w.line("k.grid = k.i1 >= 0 && k.i1 < n1 && k.i2 >= 0 && k.i2 < n2;");
-        w.line(&format!(
+        )?;
+        writeln!(w, "k.row = {} + (int)ty;", sh.r[1])?;
+        writeln!(w, "k.col = {} + {v} * (int)tx;", sh.r[2])?;
+        writeln!(
+            w,
+            "/* Rows are whole vectors (n2 is a multiple of the vector, as is the radius): a vector is wholly on the grid or off it, in the region or out. */"
+        )?;
+        writeln!(
+            w,
+            "k.grid = k.i1 >= 0 && k.i1 < n1 && k.i2 >= 0 && k.i2 < n2;"
+        )?;
+        writeln!(
+            w,
             "k.inside = k.i1 >= {lo1} && k.i1 < {hi1} && k.i2 >= {lo2} && k.i2 < {hi2};"
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(
+            w,
             "k.own = k.inside && ty >= {m1} && ty < {} && tx >= {} && tx < {};",
             rows - m1,
             m2 / v,
             (cols - m2) / v
-        ));
+        )?;
         let warp = self.d.warp;
-        w.line(&format!(
+        writeln!(
+            w,
             "/* This warp's rows [first, last); level s is needed in rows [{} s, {rows} - {} s). */",
             sh.r[1], sh.r[1]
-        ));
-        w.line(&format!(
-            "const unsigned warp = (ty * {} + tx) / {warp};",
-            sh.bx
-        ));
-        w.line(&format!(
+        )?;
+        writeln!(w, "const unsigned warp = (ty * {} + tx) / {warp};", sh.bx)?;
+        writeln!(
+            w,
             "const unsigned first = warp * {warp} / {}, last = ((warp + 1) * {warp} - 1) / {} + 1;",
             sh.bx, sh.bx
-        ));
-        w.line("k.need = 0;");
-        w.pragma("unroll");
-        w.line(&format!("for (unsigned s = 1; s <= {steps}; ++s)"));
-        w.line(&format!(
+        )?;
+        writeln!(w, "k.need = 0;")?;
+        w.pragma("unroll")?;
+        writeln!(w, "for (unsigned s = 1; s <= {steps}; ++s)")?;
+        writeln!(
+            w,
             "    k.need |= (unsigned)(last > {r} * s && first < {rows} - {r} * s) << s;",
             r = sh.r[1]
-        ));
-        self.planes_rings(w, &sh);
-        w.line(&format!(
+        )?;
+        self.planes_rings(w, &sh)?;
+        writeln!(
+            w,
             "/* win[s][(m + PHASE) % {wn}]: the thread's vector of level s at plane p - {wn} - {} * s + m, in iteration p. */",
             sh.lag()
-        ));
-        w.line(&format!("{vt} win[{steps}][{wn}] = {{}};"));
-        w.line(&format!("int p = z0 - {};", steps * sh.r[0]));
-        w.line("k.p0 = p;");
+        )?;
+        writeln!(w, "{vt} win[{steps}][{wn}] = {{}};")?;
+        writeln!(w, "int p = z0 - {};", steps * sh.r[0])?;
+        writeln!(w, "k.p0 = p;")?;
         let grid = slot_name(self.st, self.streamed());
-        w.line(&format!(
+        writeln!(
+            w,
             "{vt} ahead = p >= 0 && k.grid ? *(const {vt} *)&{grid}[p * s0 + k.i1 * s1 + k.i2] : {vt}{{}};"
-        ));
-        w.line(&format!("const int end = z1 + {};", sh.lag() * steps));
+        )?;
+        writeln!(w, "const int end = z1 + {};", sh.lag() * steps)?;
         let mut args = vec![
             "k".to_string(),
             "p".into(),
@@ -426,17 +472,19 @@ impl Gen<'_> {
         ];
         args.extend(self.vector_params(false));
         let args = args.join(", ");
-        w.line(&format!(
+        writeln!(
+            w,
             "/* Unrolled by the {wn} planes of a window, whose registers then move on by renaming. */"
-        ));
-        w.line("for (;;) {");
+        )?;
+        writeln!(w, "for (;;) {{")?;
         w.indent();
         for phase in 0..wn {
-            w.line(&format!("if (!{}_plane<{phase}>({args}))", self.sym));
-            w.line("    break;");
+            writeln!(w, "if (!{}_plane<{phase}>({args}))", self.sym)?;
+            writeln!(w, "    break;")?;
         }
         w.dedent();
-        w.line("}");
+        writeln!(w, "}}")?;
+        Ok(())
     }
 }
 
