@@ -233,19 +233,18 @@ fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::R
     }
     let last = dims - 1;
     w.pragma("omp simd")?;
-    writeln!(
-        w,
-        "for (ptrdiff_t i{last} = b{last}; i{last} < e{last}; ++i{last}) {{"
+    w.block(
+        format_args!("for (ptrdiff_t i{last} = b{last}; i{last} < e{last}; ++i{last})"),
+        |w| {
+            writeln!(
+                w,
+                "const ptrdiff_t c = {}i{last};",
+                if dims > 1 { "row + " } else { "" }
+            )?;
+            writeln!(w, "out[c] = {value};")?;
+            Ok(())
+        },
     )?;
-    w.indent();
-    writeln!(
-        w,
-        "const ptrdiff_t c = {}i{last};",
-        if dims > 1 { "row + " } else { "" }
-    )?;
-    writeln!(w, "out[c] = {value};")?;
-    w.dedent();
-    writeln!(w, "}}")?;
     if dims > 1 {
         w.dedent();
         writeln!(w, "}}")?;
@@ -355,13 +354,16 @@ fn periodic_frame(
     }
     let row_loops = |w: &mut Writer| -> fmt::Result {
         if r > 0 {
-            writeln!(w, "for (ptrdiff_t i{last} = 0; i{last} < {r}; ++i{last})")?;
-            writeln!(w, "    {call}")?;
-            writeln!(
-                w,
-                "for (ptrdiff_t i{last} = n{last} - {r}; i{last} < n{last}; ++i{last})"
+            w.guarded(
+                format_args!("for (ptrdiff_t i{last} = 0; i{last} < {r}; ++i{last})"),
+                format_args!("{call}"),
             )?;
-            writeln!(w, "    {call}")?;
+            w.guarded(
+                format_args!(
+                    "for (ptrdiff_t i{last} = n{last} - {r}; i{last} < n{last}; ++i{last})"
+                ),
+                format_args!("{call}"),
+            )?;
         }
         Ok(())
     };
@@ -370,11 +372,10 @@ fn periodic_frame(
     } else {
         writeln!(w, "if ({}) {{", outer_edge.join(" || "))?;
         w.indent();
-        writeln!(
-            w,
-            "for (ptrdiff_t i{last} = 0; i{last} < n{last}; ++i{last})"
+        w.guarded(
+            format_args!("for (ptrdiff_t i{last} = 0; i{last} < n{last}; ++i{last})"),
+            format_args!("{call}"),
         )?;
-        writeln!(w, "    {call}")?;
         w.dedent();
         if r > 0 {
             writeln!(w, "}} else {{")?;

@@ -52,8 +52,36 @@ impl Writer {
         body: impl FnOnce(&mut Self) -> fmt::Result,
     ) -> fmt::Result {
         writeln!(self, "{head}")?;
+        self.braces(body)
+    }
+
+    /// Writes what `body` writes between braces on lines of their own, one
+    /// level deeper.
+    pub fn braces(&mut self, body: impl FnOnce(&mut Self) -> fmt::Result) -> fmt::Result {
         writeln!(self, "{{")?;
         self.scope(body)?;
+        writeln!(self, "}}")
+    }
+
+    /// Writes `head`, an `if` or a loop without braces, and one level
+    /// deeper the one line it governs.
+    pub fn guarded(&mut self, head: impl fmt::Display, line: impl fmt::Display) -> fmt::Result {
+        writeln!(self, "{head}")?;
+        self.scope(|w| writeln!(w, "{line}"))
+    }
+
+    /// Writes `head {`, what `then` writes, `} else {`, what `otherwise`
+    /// writes, and `}`, each branch one level deeper.
+    pub fn if_else(
+        &mut self,
+        head: impl fmt::Display,
+        then: impl FnOnce(&mut Self) -> fmt::Result,
+        otherwise: impl FnOnce(&mut Self) -> fmt::Result,
+    ) -> fmt::Result {
+        writeln!(self, "{head} {{")?;
+        self.scope(then)?;
+        writeln!(self, "}} else {{")?;
+        self.scope(otherwise)?;
         writeln!(self, "}}")
     }
 

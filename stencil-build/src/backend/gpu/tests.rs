@@ -1,5 +1,5 @@
-use super::plan::model::*;
 use super::plan::companions::small_plan;
+use super::plan::model::*;
 use super::plan::*;
 use super::*;
 use crate::analysis::Analysis;

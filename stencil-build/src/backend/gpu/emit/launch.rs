@@ -99,20 +99,20 @@ impl Gen<'_> {
             w,
             "   march rows or planes leave too few warps to hide the latency there). */"
         )?;
-        writeln!(w, "{{")?;
-        w.indent();
-        naive.residency(w, &naive.twins()[0].kernel_name(), 0)?;
-        writeln!(
-            w,
-            "if ({} < (ptrdiff_t){cells} * multiprocessors) {{",
-            self.cells()
-        )?;
-        w.indent();
-        naive.launch_twins(w)?;
-        w.dedent();
-        writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.braces(|w| {
+            naive.residency(w, &naive.twins()[0].kernel_name(), 0)?;
+            w.block(
+                format_args!(
+                    "if ({} < (ptrdiff_t){cells} * multiprocessors)",
+                    self.cells()
+                ),
+                |w| {
+                    naive.launch_twins(w)?;
+                    Ok(())
+                },
+            )?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -180,11 +180,13 @@ impl Gen<'_> {
     /// session asks `<sym>_fuses` first.
     pub(super) fn launch_fused_or_refuse(&self, w: &mut Writer) -> fmt::Result {
         let fused = &self.twins()[0];
-        writeln!(w, "if ({}) {{", fused.launch_condition().join(" && "))?;
-        w.indent();
-        fused.launch(w)?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block(
+            format_args!("if ({})", fused.launch_condition().join(" && ")),
+            |w| {
+                fused.launch(w)?;
+                Ok(())
+            },
+        )?;
         writeln!(
             w,
             "/* Grids the kernel cannot take run one step a launch (`{}_fuses`). */",
@@ -212,13 +214,12 @@ impl Gen<'_> {
                 "/* It writes the new level to `out_prev`'s buffer, which the caller reads as the current level next (its levels turn by one). */"
             )?;
         }
-        writeln!(w, "if ({one}) {{")?;
-        w.indent();
-        self.launch_small_steps(w)?;
-        single.launch_small_planes(w)?;
-        single.launch_twins(w)?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block(format_args!("if ({one})"), |w| {
+            self.launch_small_steps(w)?;
+            single.launch_small_planes(w)?;
+            single.launch_twins(w)?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -242,11 +243,10 @@ impl Gen<'_> {
             if let Some(guard) = guard {
                 when.insert(0, guard.to_string());
             }
-            writeln!(w, "if ({}) {{", when.join(" && "))?;
-            w.indent();
-            twin.launch(w)?;
-            w.dedent();
-            writeln!(w, "}}")?;
+            w.block(format_args!("if ({})", when.join(" && ")), |w| {
+                twin.launch(w)?;
+                Ok(())
+            })?;
         }
         Ok(())
     }
@@ -381,8 +381,10 @@ impl Gen<'_> {
             w,
             "const {api}Error_t status = {RESIDENCY}((const void *){kernel}, {threads}, {bytes}, &multiprocessors, &per_multiprocessor);"
         )?;
-        writeln!(w, "if (status != {api}Success)")?;
-        writeln!(w, "    return (int)status;")?;
+        w.guarded(
+            format_args!("if (status != {api}Success)"),
+            "return (int)status;",
+        )?;
         Ok(())
     }
 
@@ -470,11 +472,7 @@ impl Gen<'_> {
         } else {
             "1".into()
         };
-        writeln!(
-            w,
-            "for (ptrdiff_t n = {first}; n <= most && n <= cells; ++n) {{"
-        )?;
-        w.indent();
+        w.block(format_args!("for (ptrdiff_t n = {first}; n <= most && n <= cells; ++n)"), |w| {
         writeln!(
             w,
             "const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;"
@@ -484,8 +482,8 @@ impl Gen<'_> {
         writeln!(w, "    best = time;")?;
         writeln!(w, "    chunk = (int)planes;")?;
         writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         w.dedent();
         writeln!(w, "}}")?;
         Ok(())

@@ -10,8 +10,10 @@ use crate::codegen::index::linear_index;
 impl Gen<'_> {
     pub(super) fn naive(&self, w: &mut Writer) -> fmt::Result {
         self.thread_cells(w, 0)?;
-        writeln!(w, "if ({})", self.guard(0..self.dims()))?;
-        writeln!(w, "    return;")?;
+        w.guarded(
+            format_args!("if ({})", self.guard(0..self.dims())),
+            "return;",
+        )?;
         writeln!(w, "const ptrdiff_t c = {};", linear_index(self.dims()))?;
         let value = self.value(&|a| self.global_read(a));
         writeln!(w, "out[c] = {value};")?;

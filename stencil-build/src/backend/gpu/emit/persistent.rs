@@ -149,15 +149,19 @@ impl Gen<'_> {
                 w,
                 "/* `occupancy = {k}`: fewer blocks, each taking more tiles in turn. */"
             )?;
-            writeln!(w, "if (per_multiprocessor > {k})")?;
-            writeln!(w, "    per_multiprocessor = {k};")?;
+            w.guarded(
+                format_args!("if (per_multiprocessor > {k})"),
+                format_args!("per_multiprocessor = {k};"),
+            )?;
         }
         writeln!(
             w,
             "const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;"
         )?;
-        writeln!(w, "if (resident == 0)")?;
-        writeln!(w, "    return (int){api}ErrorCooperativeLaunchTooLarge;")?;
+        w.guarded(
+            "if (resident == 0)",
+            format_args!("return (int){api}ErrorCooperativeLaunchTooLarge;"),
+        )?;
         writeln!(
             w,
             "const dim3 grid((unsigned)(tiles < resident ? tiles : resident));"

@@ -50,8 +50,7 @@ impl Gen<'_> {
         let dims = self.dims();
         self.chunk_bounds(w)?;
         self.thread_cells(w, 1)?;
-        writeln!(w, "if ({})", self.guard(1..dims))?;
-        writeln!(w, "    return;")?;
+        w.guarded(format_args!("if ({})", self.guard(1..dims)), "return;")?;
         Ok(())
     }
 
@@ -377,11 +376,15 @@ impl Gen<'_> {
             if v == 1 || self.periodic() {
                 writeln!(w, "{}", load)?;
             } else if x < 0 {
-                writeln!(w, "if (i{last}{} >= 0)", signed(x))?;
-                writeln!(w, "    {load}")?;
+                w.guarded(
+                    format_args!("if (i{last}{} >= 0)", signed(x)),
+                    format_args!("{load}"),
+                )?;
             } else {
-                writeln!(w, "if (i{last} + {x} < n{last})")?;
-                writeln!(w, "    {load}")?;
+                w.guarded(
+                    format_args!("if (i{last} + {x} < n{last})"),
+                    format_args!("{load}"),
+                )?;
             }
         }
         Ok(())
@@ -436,8 +439,10 @@ impl Gen<'_> {
                 w.indent();
                 for k in 0..v {
                     let i = shifted(&format!("i{last}"), k as i64);
-                    writeln!(w, "if ({i} >= {lo} && {i} < {hi})")?;
-                    writeln!(w, "    out[{}] = o{k};", shifted(&at, k as i64))?;
+                    w.guarded(
+                        format_args!("if ({i} >= {lo} && {i} < {hi})"),
+                        format_args!("out[{}] = o{k};", shifted(&at, k as i64)),
+                    )?;
                 }
                 w.dedent();
                 writeln!(w, "}}")?;

@@ -257,17 +257,17 @@ impl Gen<'_> {
         writeln!(w, "template <int H, int V, bool ODD>")?;
         let mut parameters = self.typed_extents(self.parameters("__restrict__", true), "ptrdiff_t");
         parameters.push("const int chunk".into());
-        writeln!(
-            w,
-            "static __global__ void __launch_bounds__({THREADS} / H) {}({})",
-            self.kernel_name(),
-            parameters.join(", ")
+        w.definition(
+            format_args!(
+                "static __global__ void __launch_bounds__({THREADS} / H) {}({})",
+                self.kernel_name(),
+                parameters.join(", ")
+            ),
+            |w| {
+                self.tensor_body(w, &shape)?;
+                Ok(())
+            },
         )?;
-        writeln!(w, "{{")?;
-        w.indent();
-        self.tensor_body(w, &shape)?;
-        w.dedent();
-        writeln!(w, "}}")?;
         Ok(())
     }
 
@@ -298,26 +298,15 @@ impl Gen<'_> {
         )?;
         writeln!(w, "   pairs then move as single cells. */")?;
         writeln!(w, "template <int H, int V, bool ODD>")?;
-        writeln!(
-            w,
-            "static __device__ __forceinline__ void {}_plane(double *slot, const double *plane, const double *any, const ptrdiff_t n1, const ptrdiff_t n2, const ptrdiff_t y0, const ptrdiff_t x0, const int odd)",
-            self.sym
-        )?;
-        writeln!(w, "{{")?;
-        w.indent();
+        w.definition(format_args!("static __device__ __forceinline__ void {}_plane(double *slot, const double *plane, const double *any, const ptrdiff_t n1, const ptrdiff_t n2, const ptrdiff_t y0, const ptrdiff_t x0, const int odd)", self.sym), |w| {
         writeln!(
             w,
             "constexpr int copies = {cols} / V, threads = {THREADS} / H; /* a row's, a block's */"
         )?;
         w.pragma("unroll")?;
-        writeln!(
-            w,
-            "for (int k = 0; k < ({rows} * copies + threads - 1) / threads; ++k) {{"
-        )?;
-        w.indent();
+    w.block(format_args!("for (int k = 0; k < ({rows} * copies + threads - 1) / threads; ++k)"), |w| {
         writeln!(w, "const int e = threadIdx.x + k * threads;")?;
-        writeln!(w, "if (e >= {rows} * copies)")?;
-        writeln!(w, "    break;")?;
+        w.guarded(format_args!("if (e >= {rows} * copies)"), "break;")?;
         writeln!(w, "const int r = e / copies, c = e % copies * V;")?;
         writeln!(w, "const ptrdiff_t y = y0 + r, x = x0 + c;")?;
         writeln!(w, "const bool row = plane != NULL && y >= 0 && y < n1;")?;
@@ -345,11 +334,11 @@ impl Gen<'_> {
             "    stencil_copy_async<V>(to, on ? &plane[y * n2 + x] : any, on);"
         )?;
         writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         writeln!(w, "stencil_copies_commit();")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -446,16 +435,17 @@ impl Gen<'_> {
             )
         };
         w.pragma("unroll")?;
-        writeln!(w, "for (int i = 0; i < {AHEAD}; ++i)")?;
-        writeln!(w, "    {}", plane("(zlo + i)").replace("{}", "i"))?;
+        w.guarded(
+            format_args!("for (int i = 0; i < {AHEAD}; ++i)"),
+            format_args!("{}", plane("(zlo + i)").replace("{}", "i")),
+        )?;
         writeln!(w, "for (ptrdiff_t p0 = zlo; p0 < zhi; p0 += {window}) {{")?;
         w.indent();
         w.pragma("unroll")?;
         writeln!(w, "for (int ph = 0; ph < {window}; ++ph) {{")?;
         w.indent();
         writeln!(w, "const ptrdiff_t p = p0 + ph;")?;
-        writeln!(w, "if (p >= zhi)")?;
-        writeln!(w, "    break;")?;
+        w.guarded("if (p >= zhi)", "break;")?;
         writeln!(
             w,
             "{}",
@@ -478,21 +468,19 @@ impl Gen<'_> {
         )?;
         let newest = window_at(window, 2 * depth);
         w.pragma("unroll")?;
-        writeln!(w, "for (int h = 0; h < H; ++h) {{")?;
-        w.indent();
-        writeln!(
-            w,
-            "const double2 fresh = stencil_load_pair<V>(now + 8 * h * {pitch}, true, true);"
-        )?;
-        writeln!(w, "w0[h][{newest}] = fresh.x;")?;
-        writeln!(w, "w1[h][{newest}] = fresh.y;")?;
-        w.dedent();
-        writeln!(w, "}}")?;
-        writeln!(w, "if (q >= zo) {{")?;
-        w.indent();
-        self.tensor_update(w, shape)?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block("for (int h = 0; h < H; ++h)", |w| {
+            writeln!(
+                w,
+                "const double2 fresh = stencil_load_pair<V>(now + 8 * h * {pitch}, true, true);"
+            )?;
+            writeln!(w, "w0[h][{newest}] = fresh.x;")?;
+            writeln!(w, "w1[h][{newest}] = fresh.y;")?;
+            Ok(())
+        })?;
+        w.block("if (q >= zo)", |w| {
+            self.tensor_update(w, shape)?;
+            Ok(())
+        })?;
         for s in ["at_p", "at_q", "at_ahead"] {
             writeln!(w, "{s} = {s} + 1 == {slots} ? 0 : {s} + 1;")?;
         }
@@ -603,8 +591,7 @@ impl Gen<'_> {
             }
         }
         w.pragma("unroll")?;
-        writeln!(w, "for (int h = 0; h < H; ++h) {{")?;
-        w.indent();
+        w.block("for (int h = 0; h < H; ++h)", |w| {
         writeln!(
             w,
             "const double in0 = sx[2 * h] + sy[2 * h], in1 = sx[2 * h + 1] + sy[2 * h + 1];"
@@ -623,8 +610,8 @@ impl Gen<'_> {
         writeln!(w, "    if (mine1[h])")?;
         writeln!(w, "        out[ch + 1] = r1;")?;
         writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -771,8 +758,10 @@ impl Gen<'_> {
             w,
             "const {api}Error_t allowed = {api}FuncSetAttribute((const void *)kernel, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"
         )?;
-        writeln!(w, "if (allowed != {api}Success)")?;
-        writeln!(w, "    return (int)allowed;")?;
+        w.guarded(
+            format_args!("if (allowed != {api}Success)"),
+            "return (int)allowed;",
+        )?;
         let mut blocks = vec![
             format!("({} + {TILE} - 1) / {TILE}", self.extent(2)),
             format!("({} + {TILE} - 1) / {TILE}", self.extent(1)),
@@ -815,11 +804,10 @@ impl Gen<'_> {
             w,
             "const ptrdiff_t waves = resident > 0 ? (across * ((cells + chunk - 1) / chunk) + resident - 1) / resident : 0;"
         )?;
-        writeln!(w, "if ({when}) {{")?;
-        w.indent();
-        small.launch_twins(w)?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block(format_args!("if ({when})"), |w| {
+            small.launch_twins(w)?;
+            Ok(())
+        })?;
         Ok(())
     }
 }

@@ -80,19 +80,16 @@ impl Gen<'_> {
                     .map(|a| format!("g{a} < n{a}"))
                     .collect::<Vec<_>>()
                     .join(" && ");
-                writeln!(w, "if ({inside})")?;
-                writeln!(
-                    w,
-                    "    {name}{index} = {}[{global}];",
-                    slot_name(self.st, slot)
+                w.guarded(
+                    format_args!("if ({inside})"),
+                    format_args!("{name}{index} = {}[{global}];", slot_name(self.st, slot)),
                 )?;
             }
             w.dedent();
             writeln!(w, "}}")?;
         }
         writeln!(w, "__syncthreads();")?;
-        writeln!(w, "if ({})", self.guard(0..dims))?;
-        writeln!(w, "    return;")?;
+        w.guarded(format_args!("if ({})", self.guard(0..dims)), "return;")?;
         writeln!(w, "const ptrdiff_t c = {};", linear_index(dims))?;
         let staged = self.staged();
         let value = self.value(&|a: &Access| {

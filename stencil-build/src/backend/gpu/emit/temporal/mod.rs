@@ -270,10 +270,11 @@ impl Gen<'_> {
             "/* A tile that loads and computes only rows and columns inside the region, over all {} steps, runs without checks. */",
             sh.t
         )?;
-        writeln!(w, "if ({})", self.inside(&sh).join(" && "))?;
-        writeln!(w, "    {}", call(", false"))?;
-        writeln!(w, "else")?;
-        writeln!(w, "    {}", call(", true"))?;
+        w.guarded(
+            format_args!("if ({})", self.inside(&sh).join(" && ")),
+            format_args!("{}", call(", false")),
+        )?;
+        w.guarded("else", format_args!("{}", call(", true")))?;
         Ok(())
     }
 
@@ -529,11 +530,10 @@ impl Gen<'_> {
         w.indent();
         self.store_level(w, sh)?;
         w.dedent();
-        writeln!(w, "}} else {{")?;
-        w.indent();
-        self.move_window(w, sh, "s", "next")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block("} else", |w| {
+            self.move_window(w, sh, "s", "next")?;
+            Ok(())
+        })?;
         w.dedent();
         writeln!(w, "}}")?;
         Ok(())
@@ -680,8 +680,10 @@ impl Gen<'_> {
             shifted("q", m as i64 - sh.r[0] as i64)
         )?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int k = 0; k < {}; ++k)", sh.v)?;
-        writeln!(w, "    nb{m}[k + {rl}] = win[s - 1][{m}][k];")?;
+        w.guarded(
+            format_args!("for (int k = 0; k < {}; ++k)", sh.v),
+            format_args!("nb{m}[k + {rl}] = win[s - 1][{m}][k];"),
+        )?;
         for c in (lo..v + hi).filter(|c| !(0..v).contains(c)) {
             let from = format!("win[s - 1][{m}][{}]", c.rem_euclid(v));
             let moved = self.d.shuffle(&from, c.div_euclid(v), LANES);

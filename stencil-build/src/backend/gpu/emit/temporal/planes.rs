@@ -56,14 +56,15 @@ impl Gen<'_> {
             w,
             "{ty} (*const ring)[{slots}][{py}][{px}] = ({ty} (*)[{slots}][{py}][{px}])shared;"
         )?;
-        writeln!(
-            w,
-            "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
-            sh.bx,
-            sh.t * slots * py * px,
-            sh.bx * sh.by
+        w.guarded(
+            format_args!(
+                "for (int e = threadIdx.y * {} + threadIdx.x; e < {}; e += {})",
+                sh.bx,
+                sh.t * slots * py * px,
+                sh.bx * sh.by
+            ),
+            "(&ring[0][0][0][0])[e] = 0;",
         )?;
-        writeln!(w, "    (&ring[0][0][0][0])[e] = 0;")?;
         writeln!(w, "__syncthreads();")?;
         Ok(())
     }
@@ -116,21 +117,15 @@ impl Gen<'_> {
             )?;
             w.pragma(&format!("unroll {}", sh.window()))?;
         }
-        writeln!(
-            w,
-            "for ({} p = {start}; p < z1 + {}; ++p) {{",
-            self.index(),
-            sh.t * lag
-        )?;
-        w.indent();
+        w.block(format_args!("for ({} p = {start}; p < z1 + {}; ++p)", self.index(),
+            sh.t * lag), |w| {
         writeln!(
             w,
             "/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */"
         )?;
         writeln!(w, "{ty} cell[{}];", sh.c)?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
-        writeln!(w, "    cell[j] = ahead[j];")?;
+        w.guarded(format_args!("for (int j = 0; j < {}; ++j)", sh.c), "cell[j] = ahead[j];")?;
         self.planes_load(w, &sh, "p + 1")?;
         self.planes_take_inputs(w, &sh)?;
         self.planes_levels(w, &sh)?;
@@ -139,8 +134,8 @@ impl Gen<'_> {
         self.planes_publish(w, &sh, "0")?;
         writeln!(w, "slot = slot + 1 == {slots} ? 0 : slot + 1;")?;
         writeln!(w, "__syncthreads();")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -274,16 +269,19 @@ impl Gen<'_> {
                 "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
             )?;
             w.pragma("unroll")?;
-            writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
-            writeln!(w, "    ahead[j] = {name}[plane_at + row_at[j]];")?;
+            w.guarded(
+                format_args!("for (int j = 0; j < {}; ++j)", sh.c),
+                format_args!("ahead[j] = {name}[plane_at + row_at[j]];"),
+            )?;
         } else {
             writeln!(w, "const bool on_grid = z >= 0 && z < n0;")?;
             w.pragma("unroll")?;
-            writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
-            writeln!(
-                w,
-                "    ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
-                planes_index("z")
+            w.guarded(
+                format_args!("for (int j = 0; j < {}; ++j)", sh.c),
+                format_args!(
+                    "ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
+                    planes_index("z")
+                ),
             )?;
         }
         w.dedent();
@@ -346,17 +344,16 @@ impl Gen<'_> {
         let load = |w: &mut Writer, a: &Access, target: &str| -> fmt::Result {
             let buf = crate::codegen::names::slot_name(self.st, a.slot);
             w.pragma("unroll")?;
-            writeln!(w, "for (int j = 0; j < {}; ++j) {{", sh.c)?;
-            w.indent();
-            writeln!(w, "const {ix} c = {};", planes_index("q"))?;
-            writeln!(
-                w,
-                "{target} = on && {} ? {buf}[{}] : 0;",
-                sh.inside(),
-                crate::codegen::index::offset_index(&a.offset)
-            )?;
-            w.dedent();
-            writeln!(w, "}}")?;
+            w.block(format_args!("for (int j = 0; j < {}; ++j)", sh.c), |w| {
+                writeln!(w, "const {ix} c = {};", planes_index("q"))?;
+                writeln!(
+                    w,
+                    "{target} = on && {} ? {buf}[{}] : 0;",
+                    sh.inside(),
+                    crate::codegen::index::offset_index(&a.offset)
+                )?;
+                Ok(())
+            })?;
             Ok(())
         };
         for (i, a) in self.planes_inputs().iter().enumerate() {
@@ -368,13 +365,12 @@ impl Gen<'_> {
                 load(w, a, "prev_ahead[j]")?;
             } else {
                 w.pragma("unroll")?;
-                writeln!(w, "for (int s = 1; s <= {}; ++s) {{", sh.t)?;
-                w.indent();
-                writeln!(w, "const {ix} q = {p} - {lag} * s;")?;
-                writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")?;
-                load(w, a, &format!("in_ahead{i}[s - 1][j]"))?;
-                w.dedent();
-                writeln!(w, "}}")?;
+                w.block(format_args!("for (int s = 1; s <= {}; ++s)", sh.t), |w| {
+                    writeln!(w, "const {ix} q = {p} - {lag} * s;")?;
+                    writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")?;
+                    load(w, a, &format!("in_ahead{i}[s - 1][j]"))?;
+                    Ok(())
+                })?;
             }
             w.dedent();
             writeln!(w, "}}")?;
@@ -397,19 +393,22 @@ impl Gen<'_> {
             if self.is_own_prev(a) {
                 writeln!(w, "{ty} prev_in[{}];", sh.c)?;
                 w.pragma("unroll")?;
-                writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
-                writeln!(w, "    prev_in[j] = prev_ahead[j];")?;
+                w.guarded(
+                    format_args!("for (int j = 0; j < {}; ++j)", sh.c),
+                    "prev_in[j] = prev_ahead[j];",
+                )?;
                 continue;
             }
             writeln!(w, "{ty} in{i}[{}][{}];", sh.t, sh.c)?;
             w.pragma("unroll")?;
-            writeln!(w, "for (int s = 0; s < {}; ++s) {{", sh.t)?;
-            w.indent();
-            w.pragma("unroll")?;
-            writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
-            writeln!(w, "    in{i}[s][j] = in_ahead{i}[s][j];")?;
-            w.dedent();
-            writeln!(w, "}}")?;
+            w.block(format_args!("for (int s = 0; s < {}; ++s)", sh.t), |w| {
+                w.pragma("unroll")?;
+                w.guarded(
+                    format_args!("for (int j = 0; j < {}; ++j)", sh.c),
+                    format_args!("in{i}[s][j] = in_ahead{i}[s][j];"),
+                )?;
+                Ok(())
+            })?;
         }
         self.planes_load_inputs(w, sh, "p + 1")?;
         Ok(())
@@ -445,19 +444,18 @@ impl Gen<'_> {
         }
         writeln!(w, "{t} next[{}];", sh.c)?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int j = 0; j < {}; ++j) {{", sh.c)?;
-        w.indent();
-        self.level_cell(
-            w,
-            &format!("win[s - 1][{}][j]", sh.r[0]),
-            &format!("step && {}", sh.inside()),
-            None,
-            &|a: &Access| self.planes_read(a, sh),
-            sh.unrolled(),
-        )?;
-        writeln!(w, "next[j] = v;")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block(format_args!("for (int j = 0; j < {}; ++j)", sh.c), |w| {
+            self.level_cell(
+                w,
+                &format!("win[s - 1][{}][j]", sh.r[0]),
+                &format!("step && {}", sh.inside()),
+                None,
+                &|a: &Access| self.planes_read(a, sh),
+                sh.unrolled(),
+            )?;
+            writeln!(w, "next[j] = v;")?;
+            Ok(())
+        })?;
         writeln!(w, "if (s == {}) {{", sh.t)?;
         w.indent();
         writeln!(
@@ -467,8 +465,10 @@ impl Gen<'_> {
         writeln!(w, "if (q >= z0 && q < z1) {{")?;
         w.indent();
         w.pragma("unroll")?;
-        writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
-        writeln!(w, "    if ({}) {{", sh.own())?;
+        w.guarded(
+            format_args!("for (int j = 0; j < {}; ++j)", sh.c),
+            format_args!("if ({}) {{", sh.own()),
+        )?;
         writeln!(w, "        out[{}] = next[j];", planes_index("q"))?;
         if self.leapfrog() {
             writeln!(
@@ -482,12 +482,11 @@ impl Gen<'_> {
         w.dedent();
         writeln!(w, "}}")?;
         w.dedent();
-        writeln!(w, "}} else {{")?;
-        w.indent();
-        self.planes_move(w, sh, "s", "next")?;
-        self.planes_publish(w, sh, "s")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block("} else", |w| {
+            self.planes_move(w, sh, "s", "next")?;
+            self.planes_publish(w, sh, "s")?;
+            Ok(())
+        })?;
         w.dedent();
         writeln!(w, "}}")?;
         Ok(())
@@ -549,11 +548,9 @@ impl Gen<'_> {
         )?;
         let slot = sh.slot(hi - sh.r[0] as i64, level);
         w.pragma("unroll")?;
-        writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
-        writeln!(
-            w,
-            "    {} = win[{level}][{m}][j];",
-            ring_cell(sh, level, &slot)
+        w.guarded(
+            format_args!("for (int j = 0; j < {}; ++j)", sh.c),
+            format_args!("{} = win[{level}][{m}][j];", ring_cell(sh, level, &slot)),
         )?;
         Ok(())
     }
@@ -628,14 +625,12 @@ impl Gen<'_> {
             )?;
             writeln!(w, "{api}Error_t allowed = {api}Success;")?;
             for instance in self.instances() {
-                writeln!(w, "if (allowed == {api}Success)")?;
-                writeln!(
-                    w,
-                    "    allowed = {api}FuncSetAttribute((const void *){instance}, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"
-                )?;
+                w.guarded(format_args!("if (allowed == {api}Success)"), format_args!("allowed = {api}FuncSetAttribute((const void *){instance}, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"))?;
             }
-            writeln!(w, "if (allowed != {api}Success)")?;
-            writeln!(w, "    return (int)allowed;")?;
+            w.guarded(
+                format_args!("if (allowed != {api}Success)"),
+                "return (int)allowed;",
+            )?;
         }
         Ok(bytes)
     }

@@ -289,16 +289,15 @@ impl Gen<'_> {
         writeln!(w, "}}")?;
         let fp = TILE_X / 2;
         writeln!(w, "t.fsrc = -1;")?;
-        writeln!(w, "if (k < {}) {{", fp * sh.ty)?;
-        w.indent();
-        writeln!(w, "const int row = k / {fp}, c = 2 * (k % {fp});")?;
-        writeln!(w, "const int y = oy + row, x = ox + c;")?;
-        writeln!(w, "if (y < {hi1} && x < {hi2}) {{")?;
-        writeln!(w, "    t.fsrc = row * {} + c;", TILE_X + 4)?;
-        writeln!(w, "    t.fdst = y * n2 + x;")?;
-        writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block(format_args!("if (k < {})", fp * sh.ty), |w| {
+            writeln!(w, "const int row = k / {fp}, c = 2 * (k % {fp});")?;
+            writeln!(w, "const int y = oy + row, x = ox + c;")?;
+            writeln!(w, "if (y < {hi1} && x < {hi2}) {{")?;
+            writeln!(w, "    t.fsrc = row * {} + c;", TILE_X + 4)?;
+            writeln!(w, "    t.fdst = y * n2 + x;")?;
+            writeln!(w, "}}")?;
+            Ok(())
+        })?;
         w.dedent();
         writeln!(w, "}}")?;
         Ok(())
@@ -328,8 +327,7 @@ impl Gen<'_> {
                 super::super::shifted("t.cdst", (h * sh.pass_rows * sh.pitch) as i64)
             );
             if h + 1 == sh.passes && sh.passes * sh.pass_rows > sh.copied()[0] {
-                writeln!(w, "if (t.clast)")?;
-                writeln!(w, "    {copy}")?;
+                w.guarded("if (t.clast)", format_args!("{copy}"))?;
             } else {
                 writeln!(w, "{}", copy)?;
             }
@@ -375,22 +373,15 @@ impl Gen<'_> {
         )?;
         writeln!(w, "{{")?;
         w.indent();
-        writeln!(w, "if (t.fsrc < 0)")?;
-        writeln!(w, "    return;")?;
+        w.guarded("if (t.fsrc < 0)", "return;")?;
         writeln!(w, "const int q2 = p - {};", 2 * rz + 1)?;
-        writeln!(w, "if (q2 >= z0 && q2 < z1)")?;
-        writeln!(
-            w,
-            "    *(float2 *)&(out + q2 * s0)[t.fdst] = *(const float2 *)&stage[t.fsrc];"
+        w.guarded(
+            "if (q2 >= z0 && q2 < z1)",
+            "*(float2 *)&(out + q2 * s0)[t.fdst] = *(const float2 *)&stage[t.fsrc];",
         )?;
         if sh.both {
             writeln!(w, "const int q1 = p - {rz};")?;
-            writeln!(w, "if (q1 >= z0 && q1 < z1)")?;
-            writeln!(
-                w,
-                "    *(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[{} + t.fsrc];",
-                sh.staged()
-            )?;
+            w.guarded("if (q1 >= z0 && q1 < z1)", format_args!("*(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[{} + t.fsrc];", sh.staged()))?;
         }
         w.dedent();
         writeln!(w, "}}")?;
@@ -555,8 +546,10 @@ impl Gen<'_> {
         for (k, _) in grids.iter().enumerate() {
             writeln!(w, "float now{k}[4];")?;
             w.pragma("unroll")?;
-            writeln!(w, "for (int j = 0; j < 4; ++j)")?;
-            writeln!(w, "    now{k}[j] = t.next{k}[j];")?;
+            w.guarded(
+                "for (int j = 0; j < 4; ++j)",
+                format_args!("now{k}[j] = t.next{k}[j];"),
+            )?;
         }
         if !grids.is_empty() {
             writeln!(w, "if (q + 1 >= {lo0} && q + 1 < {hi0}) {{")?;
@@ -590,8 +583,7 @@ impl Gen<'_> {
             writeln!(w, "}} else {{")?;
             w.indent();
             w.pragma("unroll")?;
-            writeln!(w, "for (int h = 0; h < 2; ++h)")?;
-            writeln!(w, "    if (t.pair[h]) {{")?;
+            w.guarded("for (int h = 0; h < 2; ++h)", "if (t.pair[h]) {")?;
             for k in 0..grids.len() {
                 writeln!(
                     w,
@@ -660,15 +652,18 @@ impl Gen<'_> {
             w,
             "/* Level 1 at q, from the grid's ring; cells off the region keep their value. */"
         )?;
-        writeln!(w, "if (q < z0 - {rz} || q >= z1 + {rz})")?;
-        writeln!(w, "    return;")?;
+        w.guarded(
+            format_args!("if (q < z0 - {rz} || q >= z1 + {rz})"),
+            "return;",
+        )?;
         writeln!(w, "const bool zin = q >= {lo0} && q < {hi0};")?;
         writeln!(w, "{s}_level<M>({first});")?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int j = 0; j < 4; ++j)")?;
-        writeln!(
-            w,
-            "    res[j] = zin && t.in[j] ? res[j] : t.grid[j] ? t.w[(M + {rz}) % {wn}][j] : 0.0f;"
+        w.guarded(
+            "for (int j = 0; j < 4; ++j)",
+            format_args!(
+                "res[j] = zin && t.in[j] ? res[j] : t.grid[j] ? t.w[(M + {rz}) % {wn}][j] : 0.0f;"
+            ),
         )?;
         writeln!(
             w,
@@ -677,28 +672,22 @@ impl Gen<'_> {
             sh.pitch
         )?;
         if sh.both {
-            writeln!(w, "if (t.own)")?;
-            writeln!(
-                w,
-                "    *(float4 *)&staged[{staged} + {tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
-            )?;
+            w.guarded("if (t.own)", format_args!("*(float4 *)&staged[{staged} + {tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"))?;
         }
         w.dedent();
-        writeln!(w, "}} else {{")?;
-        w.indent();
-        writeln!(
-            w,
-            "/* Level 2 at q, from level 1's ring: the tile's own cells. */"
-        )?;
-        writeln!(w, "if (q < z0 || q >= z1)")?;
-        writeln!(w, "    return;")?;
-        writeln!(w, "{s}_level<M>({second});")?;
-        writeln!(
-            w,
-            "*(float4 *)&staged[{tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
-        )?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block("} else", |w| {
+            writeln!(
+                w,
+                "/* Level 2 at q, from level 1's ring: the tile's own cells. */"
+            )?;
+            w.guarded("if (q < z0 || q >= z1)", "return;")?;
+            writeln!(w, "{s}_level<M>({second});")?;
+            writeln!(
+                w,
+                "*(float4 *)&staged[{tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
+            )?;
+            Ok(())
+        })?;
         w.dedent();
         writeln!(w, "}}")?;
         Ok(())
@@ -818,8 +807,10 @@ impl Gen<'_> {
             writeln!(w, "t.next{k}[j] = 0.0f;")?;
         }
         w.pragma("unroll")?;
-        writeln!(w, "for (int m = 0; m < {wn}; ++m)")?;
-        writeln!(w, "    t.w[m][j] = 0.0f;")?;
+        w.guarded(
+            format_args!("for (int m = 0; m < {wn}; ++m)"),
+            "t.w[m][j] = 0.0f;",
+        )?;
         w.dedent();
         writeln!(w, "}}")?;
         writeln!(w, "t.pair[0] = t.grid[0];")?;
@@ -841,10 +832,9 @@ impl Gen<'_> {
             2 * rz
         )?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int i = 0; i < {AHEAD}; ++i)")?;
-        writeln!(
-            w,
-            "    {s}_copy_plane(uring + i * {uslot}, {grid}, t, first + i, n0, s0);"
+        w.guarded(
+            format_args!("for (int i = 0; i < {AHEAD}; ++i)"),
+            format_args!("{s}_copy_plane(uring + i * {uslot}, {grid}, t, first + i, n0, s0);"),
         )?;
         let mut args = vec![
             "t".to_string(),
@@ -864,8 +854,7 @@ impl Gen<'_> {
         writeln!(w, "for (int p0 = first; p0 <= last; p0 += {wn}) {{")?;
         w.indent();
         for m in 0..wn {
-            writeln!(w, "if (p0 + {m} > last)")?;
-            writeln!(w, "    break;")?;
+            w.guarded(format_args!("if (p0 + {m} > last)"), "break;")?;
             writeln!(
                 w,
                 "{s}_plane<{m}>({});",

@@ -141,24 +141,20 @@ impl Gen<'_> {
             2 * t - 1
         )?;
         self.sums_load(w, &sh, "p")?;
-        writeln!(w, "for (;;) {{")?;
-        w.indent();
+        w.block("for (;;)", |w| {
         writeln!(
             w,
             "/* Iteration p = p0 + 6 k + i: ring slot i % 2, sum i % 3, unrolled so that both are static. */"
         )?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int i = 0; i < {UNROLL}; ++i) {{")?;
-        w.indent();
+    w.block(format_args!("for (int i = 0; i < {UNROLL}; ++i)"), |w| {
         self.sums_iteration(w, &sh)?;
-        writeln!(w, "if (++p == end)")?;
-        writeln!(w, "    break;")?;
-        w.dedent();
-        writeln!(w, "}}")?;
-        writeln!(w, "if (p == end)")?;
-        writeln!(w, "    break;")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.guarded("if (++p == end)", "break;")?;
+        Ok(())
+    })?;
+        w.guarded("if (p == end)", "break;")?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -181,8 +177,7 @@ impl Gen<'_> {
             "{ix} cell_at[{c}][{v}]; /* the cell's offset in a plane, clamped to the grid */"
         )?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int k = 0; k < {v}; ++k) {{")?;
-        w.indent();
+        w.block(format_args!("for (int k = 0; k < {v}; ++k)"), |w| {
         writeln!(w, "const {ix} x = i2 + k;")?;
         writeln!(w, "const bool in_x = x >= {lo2} && x < {hi2};")?;
         writeln!(
@@ -192,8 +187,7 @@ impl Gen<'_> {
         )?;
         writeln!(w, "const {ix} at_x = x < 0 ? 0 : x < n2 ? x : n2 - 1;")?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int j = 0; j < {c}; ++j) {{")?;
-        w.indent();
+    w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
         writeln!(w, "const {ix} y = i1 + j;")?;
         writeln!(w, "const bool in_y = y >= {lo1} && y < {hi1};")?;
         writeln!(
@@ -210,10 +204,10 @@ impl Gen<'_> {
             w,
             "cell_at[j][k] = (y < 0 ? 0 : y < n1 ? y : n1 - 1) * s1 + at_x;"
         )?;
-        w.dedent();
-        writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -221,33 +215,33 @@ impl Gen<'_> {
     fn sums_load(&self, w: &mut Writer, sh: &Planes, plane: &str) -> fmt::Result {
         let name = crate::codegen::names::slot_name(self.st, self.streamed());
         let ix = self.index();
-        writeln!(w, "{{")?;
-        w.indent();
-        writeln!(w, "const {ix} z = {plane};")?;
-        writeln!(
-            w,
-            "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
-        )?;
-        self.sums_cells(
-            w,
-            sh,
-            &format!("ahead[j][k] = {name}[plane_at + cell_at[j][k]];"),
-        )?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.braces(|w| {
+            writeln!(w, "const {ix} z = {plane};")?;
+            writeln!(
+                w,
+                "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
+            )?;
+            self.sums_cells(
+                w,
+                sh,
+                &format!("ahead[j][k] = {name}[plane_at + cell_at[j][k]];"),
+            )?;
+            Ok(())
+        })?;
         Ok(())
     }
 
     /// `statement` for each cell of the thread (`j`, `k`).
     fn sums_cells(&self, w: &mut Writer, sh: &Planes, statement: &str) -> fmt::Result {
         w.pragma("unroll")?;
-        writeln!(w, "for (int j = 0; j < {}; ++j) {{", sh.c)?;
-        w.indent();
-        w.pragma("unroll")?;
-        writeln!(w, "for (int k = 0; k < {}; ++k)", sh.v)?;
-        writeln!(w, "    {statement}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block(format_args!("for (int j = 0; j < {}; ++j)", sh.c), |w| {
+            w.pragma("unroll")?;
+            w.guarded(
+                format_args!("for (int k = 0; k < {}; ++k)", sh.v),
+                format_args!("{statement}"),
+            )?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -347,8 +341,7 @@ impl Gen<'_> {
                 w,
                 "/* The last level: stored where it is this block's and this tile's own. */"
             )?;
-            writeln!(w, "if (q >= z0 && q < z1) {{")?;
-            w.indent();
+            w.block("if (q >= z0 && q < z1)", |w| {
             self.sums_cells(
                 w,
                 sh,
@@ -356,8 +349,8 @@ impl Gen<'_> {
                     "if (own_cells >> (j * {v} + k) & 1u) out[q * s0 + (i1 + j) * s1 + i2 + k] = next[j][k];"
                 ),
             )?;
-            w.dedent();
-            writeln!(w, "}}")?;
+            Ok(())
+        })?;
         } else {
             writeln!(
                 w,

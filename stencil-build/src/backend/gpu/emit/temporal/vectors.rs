@@ -301,45 +301,43 @@ impl Gen<'_> {
             "/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */"
         )?;
         writeln!(w, "const {vt} cell = ahead;")?;
-        writeln!(w, "{{")?;
-        w.indent();
+        w.braces(|w| {
         writeln!(w, "const int z = p + 1;")?;
         writeln!(
             w,
             "ahead = z >= 0 && z < n0 && k.grid ? *(const {vt} *)&{grid}[z * k.s0 + k.i1 * k.s1 + k.i2] : {vt}{{}};"
         )?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         writeln!(
             w,
             "/* Level {steps}, the last: stored where it is the tile's own. */"
         )?;
-        writeln!(w, "if (k.need >> {steps} & 1u) {{")?;
-        w.indent();
-        writeln!(w, "const int q = p - {};", lag * steps)?;
-        writeln!(w, "if (q >= k.z0 && q < k.z1) {{")?;
-        w.indent();
-        writeln!(w, "{}", keep(steps))?;
-        writeln!(w, "const {vt} v = {};", level(steps - 1, "q"))?;
-        writeln!(w, "if (k.own)")?;
-        writeln!(w, "    *({vt} *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;")?;
-        w.dedent();
-        writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block(format_args!("if (k.need >> {steps} & 1u)"), |w| {
+            writeln!(w, "const int q = p - {};", lag * steps)?;
+            w.block("if (q >= k.z0 && q < k.z1)", |w| {
+                writeln!(w, "{}", keep(steps))?;
+                writeln!(w, "const {vt} v = {};", level(steps - 1, "q"))?;
+                w.guarded(
+                    "if (k.own)",
+                    format_args!("*({vt} *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;"),
+                )?;
+                Ok(())
+            })?;
+            Ok(())
+        })?;
         for s in (1..steps).rev() {
             writeln!(
                 w,
                 "/* Level {s}: to its window and, {lead} iterations before the level above reads it, its ring. */"
             )?;
-            writeln!(w, "if (k.need >> {s} & 1u) {{")?;
-            w.indent();
-            writeln!(w, "const int q = p - {};", lag * s)?;
-            writeln!(w, "{}", keep(s))?;
-            writeln!(w, "win[{s}][PHASE] = {};", level(s - 1, "q"))?;
-            publish(w, s, "q")?;
-            w.dedent();
-            writeln!(w, "}}")?;
+            w.block(format_args!("if (k.need >> {s} & 1u)"), |w| {
+                writeln!(w, "const int q = p - {};", lag * s)?;
+                writeln!(w, "{}", keep(s))?;
+                writeln!(w, "win[{s}][PHASE] = {};", level(s - 1, "q"))?;
+                publish(w, s, "q")?;
+                Ok(())
+            })?;
         }
         writeln!(
             w,
@@ -356,8 +354,7 @@ impl Gen<'_> {
             w,
             "/* One barrier every {lead} iterations: between a ring plane's publication and its read, and its read and its next write. */"
         )?;
-        writeln!(w, "if ({last})")?;
-        writeln!(w, "    __syncthreads();")?;
+        w.guarded(format_args!("if ({last})"), "__syncthreads();")?;
         writeln!(w, "return ++p < end;")?;
         w.dedent();
         writeln!(w, "}}")?;
@@ -439,11 +436,12 @@ impl Gen<'_> {
         )?;
         writeln!(w, "k.need = 0;")?;
         w.pragma("unroll")?;
-        writeln!(w, "for (unsigned s = 1; s <= {steps}; ++s)")?;
-        writeln!(
-            w,
-            "    k.need |= (unsigned)(last > {r} * s && first < {rows} - {r} * s) << s;",
-            r = sh.r[1]
+        w.guarded(
+            format_args!("for (unsigned s = 1; s <= {steps}; ++s)"),
+            format_args!(
+                "k.need |= (unsigned)(last > {r} * s && first < {rows} - {r} * s) << s;",
+                r = sh.r[1]
+            ),
         )?;
         self.planes_rings(w, &sh)?;
         writeln!(
@@ -479,8 +477,10 @@ impl Gen<'_> {
         writeln!(w, "for (;;) {{")?;
         w.indent();
         for phase in 0..wn {
-            writeln!(w, "if (!{}_plane<{phase}>({args}))", self.sym)?;
-            writeln!(w, "    break;")?;
+            w.guarded(
+                format_args!("if (!{}_plane<{phase}>({args}))", self.sym),
+                "break;",
+            )?;
         }
         w.dedent();
         writeln!(w, "}}")?;
