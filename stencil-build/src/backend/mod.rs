@@ -111,14 +111,12 @@ pub fn powi_helper(w: &mut Writer, dtype: Dtype, qualifiers: &str) -> fmt::Resul
         w,
         "/* x^n by repeated multiplication, as every backend computes it. */"
     )?;
-    writeln!(w, "{qualifiers} {t} stencil_powi({t} x, int n)")?;
-    writeln!(w, "{{")?;
-    writeln!(w, "    {t} r = {one};")?;
-    writeln!(w, "    for (int k = n < 0 ? -n : n; k > 0; --k)")?;
-    writeln!(w, "        r *= x;")?;
-    writeln!(w, "    return n < 0 ? {one} / r : r;")?;
-    writeln!(w, "}}")?;
-    Ok(())
+    let head = format!("{qualifiers} {t} stencil_powi({t} x, int n)");
+    w.definition(head, |w| {
+        writeln!(w, "{t} r = {one};")?;
+        w.guarded("for (int k = n < 0 ? -n : n; k > 0; --k)", "r *= x;")?;
+        writeln!(w, "return n < 0 ? {one} / r : r;")
+    })
 }
 
 /// C-family spelling of expressions (C11, CUDA, HIP): `<math.h>` functions

@@ -154,16 +154,17 @@ fn statement(
         join(&lo),
         if frame { " Frame: wrapped reads." } else { "" }
     )?;
-    writeln!(w, "void {sym}({})", parameters(st, s, false))?;
-    writeln!(w, "{{")?;
-    w.indent();
-    strides(w, st.dims())?;
-    interior(w, st, s, &lo)?;
-    if frame {
-        periodic_frame(w, st, s, &info.reach, &sym)?;
-    }
-    w.dedent();
-    writeln!(w, "}}")?;
+    w.definition(
+        format_args!("void {sym}({})", parameters(st, s, false)),
+        |w| {
+            strides(w, st.dims())?;
+            interior(w, st, s, &lo)?;
+            if frame {
+                periodic_frame(w, st, s, &info.reach, &sym)?;
+            }
+            Ok(())
+        },
+    )?;
 
     Ok(())
 }
@@ -276,28 +277,25 @@ fn wrapped_cell(
         w,
         "/* One cell of the periodic frame, reads wrapped around the grid. */"
     )?;
-    writeln!(
-        w,
-        "static inline void {sym}_at({})",
-        parameters(st, s, true)
+    w.definition(
+        format_args!("static inline void {sym}_at({})", parameters(st, s, true)),
+        |w| {
+            if reach[0] == 0 {
+                writeln!(
+                    w,
+                    "(void)n0; /* no read leaves its plane along the slowest axis */"
+                )?;
+            }
+            strides(w, dims)?;
+            writeln!(
+                w,
+                "const ptrdiff_t c = {};",
+                crate::codegen::index::linear_index(dims)
+            )?;
+            writeln!(w, "out[c] = {value};")?;
+            Ok(())
+        },
     )?;
-    writeln!(w, "{{")?;
-    w.indent();
-    if reach[0] == 0 {
-        writeln!(
-            w,
-            "(void)n0; /* no read leaves its plane along the slowest axis */"
-        )?;
-    }
-    strides(w, dims)?;
-    writeln!(
-        w,
-        "const ptrdiff_t c = {};",
-        crate::codegen::index::linear_index(dims)
-    )?;
-    writeln!(w, "out[c] = {value};")?;
-    w.dedent();
-    writeln!(w, "}}")?;
     Ok(())
 }
 

@@ -139,25 +139,23 @@ fn exec_update(w: &mut Writer, prefix: &str, d: &Dialect) -> fmt::Result {
         w,
         "   `exec` must not be replayed) where the launches differ in kind. */"
     )?;
-    writeln!(
-        w,
+    let head = format!(
         "extern \"C\" int {prefix}_{}_exec_update(void *exec, void *graph)",
         d.name
-    )?;
-    writeln!(w, "{{")?;
-    let found = if d.graph_update == GraphUpdate::ResultInfo {
-        writeln!(w, "    cudaGraphExecUpdateResultInfo info;")?;
-        "&info"
-    } else {
-        writeln!(w, "    {api}GraphNode_t node;")?;
-        writeln!(w, "    {api}GraphExecUpdateResult result;")?;
-        "&node, &result"
-    };
-    writeln!(
-        w,
-        "    return (int){api}GraphExecUpdate(({api}GraphExec_t)exec, ({api}Graph_t)graph, {found});"
-    )?;
-    writeln!(w, "}}")?;
-    writeln!(w)?;
-    Ok(())
+    );
+    w.definition(head, |w| {
+        let found = if d.graph_update == GraphUpdate::ResultInfo {
+            writeln!(w, "cudaGraphExecUpdateResultInfo info;")?;
+            "&info"
+        } else {
+            writeln!(w, "{api}GraphNode_t node;")?;
+            writeln!(w, "{api}GraphExecUpdateResult result;")?;
+            "&node, &result"
+        };
+        writeln!(
+            w,
+            "return (int){api}GraphExecUpdate(({api}GraphExec_t)exec, ({api}Graph_t)graph, {found});"
+        )
+    })?;
+    writeln!(w)
 }

@@ -52,14 +52,12 @@ pub(super) fn header(
     if st.boundary == Boundary::Periodic && (offsets || plan.strategy != Strategy::Naive) {
         writeln!(w)?;
         writeln!(w, "/* `i` wrapped onto 0..n, for any i. */")?;
-        writeln!(
-            w,
-            "static __device__ __forceinline__ ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)"
-        )?;
-        writeln!(w, "{{")?;
-        writeln!(w, "    const ptrdiff_t m = i % n;")?;
-        writeln!(w, "    return m < 0 ? m + n : m;")?;
-        writeln!(w, "}}")?;
+        let head =
+            "static __device__ __forceinline__ ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)";
+        w.definition(head, |w| {
+            writeln!(w, "const ptrdiff_t m = i % n;")?;
+            writeln!(w, "return m < 0 ? m + n : m;")
+        })?;
     }
     if st.statements.iter().any(|s| s.expr.uses_powi()) {
         writeln!(w)?;

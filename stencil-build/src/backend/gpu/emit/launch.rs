@@ -53,9 +53,7 @@ impl Gen<'_> {
         }
         // The stream: 0 (the legacy stream), or the session's while it captures a graph.
         params.push(format!("{}Stream_t stream", self.d.api));
-        writeln!(w, "extern \"C\" int {}({})", self.sym, params.join(", "))?;
-        writeln!(w, "{{")?;
-        w.indent();
+        w.definition(format_args!("extern \"C\" int {}({})", self.sym, params.join(", ")), |w| {
         writeln!(
             w,
             "/* A failed runtime call (an allocation, say) leaves its error as the last one;"
@@ -78,8 +76,8 @@ impl Gen<'_> {
             self.launch_small_planes(w)?;
             self.launch_twins(w)?;
         }
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -157,21 +155,17 @@ impl Gen<'_> {
             "/* Whether a launch of several steps fuses them on these grids (1), or the caller must run"
         )?;
         writeln!(w, "   one step a launch (0). */")?;
-        writeln!(
-            w,
-            "extern \"C\" int {}_fuses({})",
-            self.sym,
-            params.join(", ")
+        w.definition(
+            format_args!("extern \"C\" int {}_fuses({})", self.sym, params.join(", ")),
+            |w| {
+                let mut when = self.twins()[0].launch_condition();
+                if let Some(single) = self.single_step().filter(|_| self.rings()) {
+                    when.push(self.rings_preferred(w, &single)?);
+                }
+                writeln!(w, "return {};", when.join(" && "))?;
+                Ok(())
+            },
         )?;
-        writeln!(w, "{{")?;
-        w.indent();
-        let mut when = self.twins()[0].launch_condition();
-        if let Some(single) = self.single_step().filter(|_| self.rings()) {
-            when.push(self.rings_preferred(w, &single)?);
-        }
-        writeln!(w, "return {};", when.join(" && "))?;
-        w.dedent();
-        writeln!(w, "}}")?;
         Ok(())
     }
 

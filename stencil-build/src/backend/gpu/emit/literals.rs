@@ -140,9 +140,8 @@ impl Gen<'_> {
             "   immediate) from the kernel's parameters, where a `__constant__` table would slow every launch. */"
         )?;
         writeln!(w, "struct {}_literals {{", self.sym)?;
-        writeln!(w, "    double v[{}];", entries.len())?;
-        writeln!(w, "}};")?;
-        Ok(())
+        w.scope(|w| writeln!(w, "double v[{}];", entries.len()))?;
+        writeln!(w, "}};")
     }
 
     /// `lits`, the value of the table of literals ([`Self::literal_table`]),

@@ -390,24 +390,24 @@ impl Gen<'_> {
             )?;
             writeln!(w, "template <int CHUNK>")?;
         }
-        writeln!(
-            w,
-            "static __global__ void __launch_bounds__({}) {}({parameters})",
-            self.launch_bounds(),
-            self.kernel_name(),
+        w.definition(
+            format_args!(
+                "static __global__ void __launch_bounds__({}) {}({parameters})",
+                self.launch_bounds(),
+                self.kernel_name()
+            ),
+            |w| {
+                self.strides(w)?;
+                match self.plan.strategy {
+                    Strategy::Tiled => self.tiled(w),
+                    Strategy::Stream => self.stream(w),
+                    Strategy::Temporal => self.temporal(w),
+                    Strategy::Persistent => self.persistent(w),
+                    _ => self.naive(w),
+                }?;
+                Ok(())
+            },
         )?;
-        writeln!(w, "{{")?;
-        w.indent();
-        self.strides(w)?;
-        match self.plan.strategy {
-            Strategy::Tiled => self.tiled(w),
-            Strategy::Stream => self.stream(w),
-            Strategy::Temporal => self.temporal(w),
-            Strategy::Persistent => self.persistent(w),
-            _ => self.naive(w),
-        }?;
-        w.dedent();
-        writeln!(w, "}}")?;
 
         Ok(())
     }

@@ -89,11 +89,7 @@ impl Gen<'_> {
             w,
             "/* Sweeps of {t} fused steps (the last one fuses what is left): even sweeps read `a` and write `b`, odd ones the other way. */"
         )?;
-        writeln!(
-            w,
-            "for (unsigned long long done = 0; done < steps; done += {t}) {{"
-        )?;
-        w.indent();
+        w.block(format_args!("for (unsigned long long done = 0; done < steps; done += {t})"), |w| {
         writeln!(
             w,
             "const int levels = steps - done < {t} ? (int)(steps - done) : {t};"
@@ -103,11 +99,7 @@ impl Gen<'_> {
             writeln!(w, "{ty} *const {written} = odd ? a{x} : b{x};")?;
             writeln!(w, "const {ty} *const {start} = odd ? b{x} : a{x};")?;
         }
-        writeln!(
-            w,
-            "for ({ix} tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x) {{"
-        )?;
-        w.indent();
+    w.block(format_args!("for ({ix} tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x)"), |w| {
         writeln!(w, "const {ix} tile_x = tile_index % tiles_x;")?;
         if grid.len() == 2 {
             writeln!(w, "const {ix} tile_y = tile_index / tiles_x;")?;
@@ -116,15 +108,15 @@ impl Gen<'_> {
             writeln!(w, "const {ix} tile_z = tile_index / (tiles_x * tiles_y);")?;
         }
         self.temporal(w)?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         writeln!(
             w,
             "/* Every tile of this sweep is written before the next sweep reads any. */"
         )?;
         writeln!(w, "cooperative_groups::this_grid().sync();")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 

@@ -166,10 +166,8 @@ impl Gen<'_> {
             self.store(w, &rows, z)?;
             return Ok(());
         }
-        writeln!(w, "for ({} z = z0; z < z1; z += {c}) {{", self.index())?;
-        w.indent();
-        writeln!(w, "if (z + {c} < z1) {{")?;
-        w.indent();
+        w.block(format_args!("for ({} z = z0; z < z1; z += {c})", self.index()), |w| {
+    w.block(format_args!("if (z + {c} < z1)"), |w| {
         writeln!(
             w,
             "/* Load what the next iteration reads first: its new planes, and the neighbours it reads in planes already held. */"
@@ -179,11 +177,10 @@ impl Gen<'_> {
                 self.load_plane(w, (g, row), m, ("z", c), self.fresh_cells(row, m))?;
             }
         }
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         self.store(w, &rows, z)?;
-        writeln!(w, "if (z + {c} < z1) {{")?;
-        w.indent();
+    w.block(format_args!("if (z + {c} < z1)"), |w| {
         writeln!(
             w,
             "/* Move the windows on by {c} plane{}. */",
@@ -198,10 +195,10 @@ impl Gen<'_> {
                 }
             }
         }
-        w.dedent();
-        writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -350,19 +347,18 @@ impl Gen<'_> {
                 self.row_index(row, plane, 0)
             )?;
         } else if own {
-            writeln!(w, "{{")?;
-            w.indent();
-            let vt = format!("{}{v}", self.st.dtype.c());
-            writeln!(
-                w,
-                "const {vt} q = *(const {vt} *)&{buf}[{}];",
-                self.row_index(row, plane, 0)
-            )?;
-            for (k, part) in ["x", "y", "z", "w"].iter().take(v as usize).enumerate() {
-                writeln!(w, "w{g}[{m}][{}] = q.{part};", k as i64 - xmin)?;
-            }
-            w.dedent();
-            writeln!(w, "}}")?;
+            w.braces(|w| {
+                let vt = format!("{}{v}", self.st.dtype.c());
+                writeln!(
+                    w,
+                    "const {vt} q = *(const {vt} *)&{buf}[{}];",
+                    self.row_index(row, plane, 0)
+                )?;
+                for (k, part) in ["x", "y", "z", "w"].iter().take(v as usize).enumerate() {
+                    writeln!(w, "w{g}[{m}][{}] = q.{part};", k as i64 - xmin)?;
+                }
+                Ok(())
+            })?;
         }
         for &x in needed.iter().filter(|&&x| !(0..v).contains(&x)) {
             let load = format!(
@@ -435,17 +431,16 @@ impl Gen<'_> {
                 writeln!(w, "if (i{last} >= {lo} && i{last} + {v} <= {hi}) {{")?;
                 writeln!(w, "    const {vt} q = {{{}}};", parts.join(", "))?;
                 writeln!(w, "    *({vt} *)&out[{at}] = q;")?;
-                writeln!(w, "}} else {{")?;
-                w.indent();
-                for k in 0..v {
-                    let i = shifted(&format!("i{last}"), k as i64);
-                    w.guarded(
-                        format_args!("if ({i} >= {lo} && {i} < {hi})"),
-                        format_args!("out[{}] = o{k};", shifted(&at, k as i64)),
-                    )?;
-                }
-                w.dedent();
-                writeln!(w, "}}")?;
+                w.block("} else", |w| {
+                    for k in 0..v {
+                        let i = shifted(&format!("i{last}"), k as i64);
+                        w.guarded(
+                            format_args!("if ({i} >= {lo} && {i} < {hi})"),
+                            format_args!("out[{}] = o{k};", shifted(&at, k as i64)),
+                        )?;
+                    }
+                    Ok(())
+                })?;
             }
             w.dedent();
             writeln!(w, "}}")?;

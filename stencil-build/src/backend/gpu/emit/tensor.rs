@@ -216,28 +216,28 @@ impl Gen<'_> {
             let args: Vec<String> = std::iter::once("const int d".to_string())
                 .chain(self.param_names().iter().map(|p| format!("const {t} {p}")))
                 .collect();
-            writeln!(
-                w,
-                "static __device__ __forceinline__ double {}_c{axis}({})",
-                self.sym,
-                args.join(", ")
+            w.definition(
+                format_args!(
+                    "static __device__ __forceinline__ double {}_c{axis}({})",
+                    self.sym,
+                    args.join(", ")
+                ),
+                |w| {
+                    writeln!(w, "switch (d) {{")?;
+                    for (i, c) in coefficients.iter().enumerate() {
+                        if let Some(c) = c {
+                            let d = i as i64 - MAX_PLANE_REACH as i64;
+                            writeln!(w, "case {d}:")?;
+                            // Coefficients read no grid: the read closure is never called.
+                            writeln!(w, "    return {};", self.print(c, &|_| String::new()))?;
+                        }
+                    }
+                    writeln!(w, "default:")?;
+                    writeln!(w, "    return 0.0;")?;
+                    writeln!(w, "}}")?;
+                    Ok(())
+                },
             )?;
-            writeln!(w, "{{")?;
-            w.indent();
-            writeln!(w, "switch (d) {{")?;
-            for (i, c) in coefficients.iter().enumerate() {
-                if let Some(c) = c {
-                    let d = i as i64 - MAX_PLANE_REACH as i64;
-                    writeln!(w, "case {d}:")?;
-                    // Coefficients read no grid: the read closure is never called.
-                    writeln!(w, "    return {};", self.print(c, &|_| String::new()))?;
-                }
-            }
-            writeln!(w, "default:")?;
-            writeln!(w, "    return 0.0;")?;
-            writeln!(w, "}}")?;
-            w.dedent();
-            writeln!(w, "}}")?;
             writeln!(w)?;
         }
         self.tensor_copy_function(w, &shape)?;
@@ -439,11 +439,9 @@ impl Gen<'_> {
             format_args!("for (int i = 0; i < {AHEAD}; ++i)"),
             format_args!("{}", plane("(zlo + i)").replace("{}", "i")),
         )?;
-        writeln!(w, "for (ptrdiff_t p0 = zlo; p0 < zhi; p0 += {window}) {{")?;
-        w.indent();
+        w.block(format_args!("for (ptrdiff_t p0 = zlo; p0 < zhi; p0 += {window})"), |w| {
         w.pragma("unroll")?;
-        writeln!(w, "for (int ph = 0; ph < {window}; ++ph) {{")?;
-        w.indent();
+    w.block(format_args!("for (int ph = 0; ph < {window}; ++ph)"), |w| {
         writeln!(w, "const ptrdiff_t p = p0 + ph;")?;
         w.guarded("if (p >= zhi)", "break;")?;
         writeln!(
@@ -484,10 +482,10 @@ impl Gen<'_> {
         for s in ["at_p", "at_q", "at_ahead"] {
             writeln!(w, "{s} = {s} + 1 == {slots} ? 0 : {s} + 1;")?;
         }
-        w.dedent();
-        writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
+        Ok(())
+    })?;
 
         Ok(())
     }
@@ -581,13 +579,12 @@ impl Gen<'_> {
                 step(w, st)?;
             }
             if shape.wide() {
-                writeln!(w, "if (H == 2) {{")?;
-                w.indent();
-                for st in &wide {
-                    step(w, st)?;
-                }
-                w.dedent();
-                writeln!(w, "}}")?;
+                w.block("if (H == 2)", |w| {
+                    for st in &wide {
+                        step(w, st)?;
+                    }
+                    Ok(())
+                })?;
             }
         }
         w.pragma("unroll")?;
@@ -673,8 +670,7 @@ impl Gen<'_> {
         }
         writeln!(w, "{}", self.input_registers(shape, "", ""))?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int h = 0; h < H; ++h) {{")?;
-        w.indent();
+        w.block("for (int h = 0; h < H; ++h)", |w| {
         writeln!(
             w,
             "const bool on0 = q + 1 >= zo && q + 1 < zend && mine0[h], on1 = q + 1 >= zo && q + 1 < zend && mine1[h];"
@@ -695,8 +691,8 @@ impl Gen<'_> {
                 slot_name(self.st, slot)
             )?;
         }
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 

@@ -36,57 +36,58 @@ impl Gen<'_> {
             let dims_decl: String = ext.iter().map(|e| format!("[{e}]")).collect();
             writeln!(w, "__shared__ {t} {name}{dims_decl};")?;
             let total: usize = ext.iter().product();
-            writeln!(
-                w,
-                "for (int k = tid; k < {total}; k += {}) {{",
-                self.plan.threads()
-            )?;
-            w.indent();
-            let mut stride = 1;
-            let mut coords = vec![String::new(); dims];
-            for a in (0..dims).rev() {
-                coords[a] = if stride == 1 {
-                    format!("k % {}", ext[a])
-                } else {
-                    format!("k / {stride} % {}", ext[a])
-                };
-                stride *= ext[a];
-            }
-            for a in 0..dims {
-                writeln!(w, "const int a{a} = {};", coords[a])?;
-                let g = format!("o{a} - {} + a{a}", r[a]);
-                let g = if self.periodic() {
-                    format!("stencil_mod({g}, n{a})")
-                } else {
-                    g
-                };
-                writeln!(w, "const ptrdiff_t g{a} = {g};")?;
-            }
-            let index: String = (0..dims).map(|a| format!("[a{a}]")).collect();
-            let global = (0..dims)
-                .map(|a| {
-                    if a + 1 < dims {
-                        format!("g{a} * s{a}")
-                    } else {
-                        format!("g{a}")
+            w.block(
+                format_args!(
+                    "for (int k = tid; k < {total}; k += {})",
+                    self.plan.threads()
+                ),
+                |w| {
+                    let mut stride = 1;
+                    let mut coords = vec![String::new(); dims];
+                    for a in (0..dims).rev() {
+                        coords[a] = if stride == 1 {
+                            format!("k % {}", ext[a])
+                        } else {
+                            format!("k / {stride} % {}", ext[a])
+                        };
+                        stride *= ext[a];
                     }
-                })
-                .collect::<Vec<_>>()
-                .join(" + ");
-            if self.periodic() {
-                writeln!(w, "{name}{index} = {}[{global}];", slot_name(self.st, slot))?;
-            } else {
-                let inside = (0..dims)
-                    .map(|a| format!("g{a} < n{a}"))
-                    .collect::<Vec<_>>()
-                    .join(" && ");
-                w.guarded(
-                    format_args!("if ({inside})"),
-                    format_args!("{name}{index} = {}[{global}];", slot_name(self.st, slot)),
-                )?;
-            }
-            w.dedent();
-            writeln!(w, "}}")?;
+                    for a in 0..dims {
+                        writeln!(w, "const int a{a} = {};", coords[a])?;
+                        let g = format!("o{a} - {} + a{a}", r[a]);
+                        let g = if self.periodic() {
+                            format!("stencil_mod({g}, n{a})")
+                        } else {
+                            g
+                        };
+                        writeln!(w, "const ptrdiff_t g{a} = {g};")?;
+                    }
+                    let index: String = (0..dims).map(|a| format!("[a{a}]")).collect();
+                    let global = (0..dims)
+                        .map(|a| {
+                            if a + 1 < dims {
+                                format!("g{a} * s{a}")
+                            } else {
+                                format!("g{a}")
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" + ");
+                    if self.periodic() {
+                        writeln!(w, "{name}{index} = {}[{global}];", slot_name(self.st, slot))?;
+                    } else {
+                        let inside = (0..dims)
+                            .map(|a| format!("g{a} < n{a}"))
+                            .collect::<Vec<_>>()
+                            .join(" && ");
+                        w.guarded(
+                            format_args!("if ({inside})"),
+                            format_args!("{name}{index} = {}[{global}];", slot_name(self.st, slot)),
+                        )?;
+                    }
+                    Ok(())
+                },
+            )?;
         }
         writeln!(w, "__syncthreads();")?;
         w.guarded(format_args!("if ({})", self.guard(0..dims)), "return;")?;

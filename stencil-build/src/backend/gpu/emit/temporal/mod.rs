@@ -160,21 +160,23 @@ fn shift_window(
 ) -> fmt::Result {
     let last = planes - 1;
     w.pragma("unroll")?;
-    writeln!(w, "for (int {var} = 0; {var} < {cells}; ++{var}) {{")?;
-    w.indent();
-    if keep {
-        writeln!(w, "old[{level}][{var}] = win[{level}][0][{var}];")?;
-    }
-    for m in 0..last {
-        writeln!(
-            w,
-            "win[{level}][{m}][{var}] = win[{level}][{}][{var}];",
-            m + 1
-        )?;
-    }
-    writeln!(w, "win[{level}][{last}][{var}] = {incoming}[{var}];")?;
-    w.dedent();
-    writeln!(w, "}}")?;
+    w.block(
+        format_args!("for (int {var} = 0; {var} < {cells}; ++{var})"),
+        |w| {
+            if keep {
+                writeln!(w, "old[{level}][{var}] = win[{level}][0][{var}];")?;
+            }
+            for m in 0..last {
+                writeln!(
+                    w,
+                    "win[{level}][{m}][{var}] = win[{level}][{}][{var}];",
+                    m + 1
+                )?;
+            }
+            writeln!(w, "win[{level}][{last}][{var}] = {incoming}[{var}];")?;
+            Ok(())
+        },
+    )?;
     Ok(())
 }
 
@@ -326,14 +328,8 @@ impl Gen<'_> {
         } else {
             writeln!(w, "template <typename I>")?;
         }
-        writeln!(
-            w,
-            "static __device__ __forceinline__ void {}_tile({})",
-            self.sym,
-            parameters.join(", ")
-        )?;
-        writeln!(w, "{{")?;
-        w.indent();
+        w.definition(format_args!("static __device__ __forceinline__ void {}_tile({})", self.sym,
+            parameters.join(", ")), |w| {
         writeln!(w, "const I s0 = n1;")?;
         self.literal_alias(w)?;
         writeln!(w, "const int lane = threadIdx.x % {LANES};")?;
@@ -359,13 +355,8 @@ impl Gen<'_> {
             )?;
             w.pragma(&format!("unroll {count}"))?;
         }
-        writeln!(
-            w,
-            "for (I p = z0 - {}; p < z1 + {}; ++p) {{",
-            sh.t * r0,
-            sh.t * lag
-        )?;
-        w.indent();
+    w.block(format_args!("for (I p = z0 - {}; p < z1 + {}; ++p)", sh.t * r0,
+            sh.t * lag), |w| {
         self.load_level0(w, &sh)?;
         if !sh.skew {
             writeln!(w, "/* Level 0's window moves on to row p. */")?;
@@ -376,10 +367,10 @@ impl Gen<'_> {
             writeln!(w, "/* Level 0's window moves on to row p. */")?;
             self.move_window(w, &sh, "0", "plane")?;
         }
-        w.dedent();
-        writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -561,14 +552,13 @@ impl Gen<'_> {
             return Ok(());
         }
         writeln!(w, "{t} v = {own};")?;
-        writeln!(w, "if ({inside}) {{")?;
-        w.indent();
-        if let Some(index) = index.filter(|_| self.reads_inputs()) {
-            writeln!(w, "const {} c = {index};", self.body_index())?;
-        }
-        writeln!(w, "v = {};", self.value(read))?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block(format_args!("if ({inside})"), |w| {
+            if let Some(index) = index.filter(|_| self.reads_inputs()) {
+                writeln!(w, "const {} c = {index};", self.body_index())?;
+            }
+            writeln!(w, "v = {};", self.value(read))?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -720,23 +710,22 @@ impl Gen<'_> {
             w,
             "/* The last level: stored where it is this block's and this tile's own. */"
         )?;
-        writeln!(w, "if (q >= z0 && q < z1) {{")?;
-        w.indent();
-        sh.open_cells(w)?;
-        writeln!(w, "if (own_x[k]) {{")?;
-        writeln!(w, "    out[{}] = next[k];", index("q"))?;
-        if self.leapfrog() {
-            writeln!(
-                w,
-                "    out_prev[{}] = win[s - 1][{}][k];",
-                index("q"),
-                sh.r[0]
-            )?;
-        }
-        writeln!(w, "}}")?;
-        sh.close_cells(w)?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block("if (q >= z0 && q < z1)", |w| {
+            sh.open_cells(w)?;
+            writeln!(w, "if (own_x[k]) {{")?;
+            writeln!(w, "    out[{}] = next[k];", index("q"))?;
+            if self.leapfrog() {
+                writeln!(
+                    w,
+                    "    out_prev[{}] = win[s - 1][{}][k];",
+                    index("q"),
+                    sh.r[0]
+                )?;
+            }
+            writeln!(w, "}}")?;
+            sh.close_cells(w)?;
+            Ok(())
+        })?;
         Ok(())
     }
 

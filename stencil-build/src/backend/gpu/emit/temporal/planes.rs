@@ -230,26 +230,25 @@ impl Gen<'_> {
             writeln!(w, "bool grid_y[{c}], in_y[{c}], own_y[{c}];")?;
         }
         w.pragma("unroll")?;
-        writeln!(w, "for (int j = 0; j < {c}; ++j) {{")?;
-        w.indent();
-        writeln!(w, "const {ix} c = i1 + j;")?;
-        if clamped {
-            writeln!(
-                w,
-                "in_rows |= (unsigned)(in_x && c >= {lo1} && c < {hi1}) << j;"
-            )?;
-            writeln!(
-                w,
-                "own_rows |= (unsigned)(own_x && c >= {lo1} && c < {hi1} && {own_row}) << j;"
-            )?;
-            writeln!(w, "row_at[j] = (c < 0 ? 0 : c < n1 ? c : n1 - 1) * s1 + x;")?;
-        } else {
-            writeln!(w, "grid_y[j] = c >= 0 && c < n1;")?;
-            writeln!(w, "in_y[j] = c >= {lo1} && c < {hi1};")?;
-            writeln!(w, "own_y[j] = in_y[j] && {own_row};")?;
-        }
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
+            writeln!(w, "const {ix} c = i1 + j;")?;
+            if clamped {
+                writeln!(
+                    w,
+                    "in_rows |= (unsigned)(in_x && c >= {lo1} && c < {hi1}) << j;"
+                )?;
+                writeln!(
+                    w,
+                    "own_rows |= (unsigned)(own_x && c >= {lo1} && c < {hi1} && {own_row}) << j;"
+                )?;
+                writeln!(w, "row_at[j] = (c < 0 ? 0 : c < n1 ? c : n1 - 1) * s1 + x;")?;
+            } else {
+                writeln!(w, "grid_y[j] = c >= 0 && c < n1;")?;
+                writeln!(w, "in_y[j] = c >= {lo1} && c < {hi1};")?;
+                writeln!(w, "own_y[j] = in_y[j] && {own_row};")?;
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -260,32 +259,31 @@ impl Gen<'_> {
     fn planes_load(&self, w: &mut Writer, sh: &Planes, plane: &str) -> fmt::Result {
         let name = crate::codegen::names::slot_name(self.st, self.streamed());
         let ix = self.index();
-        writeln!(w, "{{")?;
-        w.indent();
-        writeln!(w, "const {ix} z = {plane};")?;
-        if sh.clamped() {
-            writeln!(
-                w,
-                "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
-            )?;
-            w.pragma("unroll")?;
-            w.guarded(
-                format_args!("for (int j = 0; j < {}; ++j)", sh.c),
-                format_args!("ahead[j] = {name}[plane_at + row_at[j]];"),
-            )?;
-        } else {
-            writeln!(w, "const bool on_grid = z >= 0 && z < n0;")?;
-            w.pragma("unroll")?;
-            w.guarded(
-                format_args!("for (int j = 0; j < {}; ++j)", sh.c),
-                format_args!(
-                    "ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
-                    planes_index("z")
-                ),
-            )?;
-        }
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.braces(|w| {
+            writeln!(w, "const {ix} z = {plane};")?;
+            if sh.clamped() {
+                writeln!(
+                    w,
+                    "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
+                )?;
+                w.pragma("unroll")?;
+                w.guarded(
+                    format_args!("for (int j = 0; j < {}; ++j)", sh.c),
+                    format_args!("ahead[j] = {name}[plane_at + row_at[j]];"),
+                )?;
+            } else {
+                writeln!(w, "const bool on_grid = z >= 0 && z < n0;")?;
+                w.pragma("unroll")?;
+                w.guarded(
+                    format_args!("for (int j = 0; j < {}; ++j)", sh.c),
+                    format_args!(
+                        "ahead[j] = on_grid && grid_y[j] && grid_x ? {name}[{}] : 0;",
+                        planes_index("z")
+                    ),
+                )?;
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -357,23 +355,22 @@ impl Gen<'_> {
             Ok(())
         };
         for (i, a) in self.planes_inputs().iter().enumerate() {
-            writeln!(w, "{{")?;
-            w.indent();
-            if self.is_own_prev(a) {
-                writeln!(w, "const {ix} q = {p} - {lag} * ({} - levels);", sh.t + 1)?;
-                writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")?;
-                load(w, a, "prev_ahead[j]")?;
-            } else {
-                w.pragma("unroll")?;
-                w.block(format_args!("for (int s = 1; s <= {}; ++s)", sh.t), |w| {
-                    writeln!(w, "const {ix} q = {p} - {lag} * s;")?;
+            w.braces(|w| {
+                if self.is_own_prev(a) {
+                    writeln!(w, "const {ix} q = {p} - {lag} * ({} - levels);", sh.t + 1)?;
                     writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")?;
-                    load(w, a, &format!("in_ahead{i}[s - 1][j]"))?;
-                    Ok(())
-                })?;
-            }
-            w.dedent();
-            writeln!(w, "}}")?;
+                    load(w, a, "prev_ahead[j]")?;
+                } else {
+                    w.pragma("unroll")?;
+                    w.block(format_args!("for (int s = 1; s <= {}; ++s)", sh.t), |w| {
+                        writeln!(w, "const {ix} q = {p} - {lag} * s;")?;
+                        writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")?;
+                        load(w, a, &format!("in_ahead{i}[s - 1][j]"))?;
+                        Ok(())
+                    })?;
+                }
+                Ok(())
+            })?;
         }
         Ok(())
     }
@@ -424,71 +421,69 @@ impl Gen<'_> {
             "/* Level s at plane q = p - {lag} * s, from what level s - 1 finished in earlier iterations. */"
         )?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int s = {}; s >= 1; --s) {{", sh.t)?;
-        w.indent();
-        writeln!(w, "const {} q = p - {lag} * s;", self.index())?;
-        let (lo0, hi0) = self.bounds(0);
-        writeln!(
-            w,
-            "const bool step = {} && q >= {lo0} && q < {hi0};",
-            self.real_level()
-        )?;
-        for &dz in &sh.reads {
+        w.block(format_args!("for (int s = {}; s >= 1; --s)", sh.t), |w| {
+            writeln!(w, "const {} q = p - {lag} * s;", self.index())?;
+            let (lo0, hi0) = self.bounds(0);
             writeln!(
                 w,
-                "const unsigned at{} = {}; /* plane {} */",
-                plane_name(dz),
-                sh.slot(dz, "s"),
-                super::super::shifted("q", dz)
+                "const bool step = {} && q >= {lo0} && q < {hi0};",
+                self.real_level()
             )?;
-        }
-        writeln!(w, "{t} next[{}];", sh.c)?;
-        w.pragma("unroll")?;
-        w.block(format_args!("for (int j = 0; j < {}; ++j)", sh.c), |w| {
-            self.level_cell(
-                w,
-                &format!("win[s - 1][{}][j]", sh.r[0]),
-                &format!("step && {}", sh.inside()),
-                None,
-                &|a: &Access| self.planes_read(a, sh),
-                sh.unrolled(),
-            )?;
-            writeln!(w, "next[j] = v;")?;
-            Ok(())
-        })?;
-        writeln!(w, "if (s == {}) {{", sh.t)?;
-        w.indent();
-        writeln!(
-            w,
-            "/* The last level: stored where it is this block's and this tile's own. */"
-        )?;
-        writeln!(w, "if (q >= z0 && q < z1) {{")?;
-        w.indent();
-        w.pragma("unroll")?;
-        w.guarded(
-            format_args!("for (int j = 0; j < {}; ++j)", sh.c),
-            format_args!("if ({}) {{", sh.own()),
-        )?;
-        writeln!(w, "        out[{}] = next[j];", planes_index("q"))?;
-        if self.leapfrog() {
+            for &dz in &sh.reads {
+                writeln!(
+                    w,
+                    "const unsigned at{} = {}; /* plane {} */",
+                    plane_name(dz),
+                    sh.slot(dz, "s"),
+                    super::super::shifted("q", dz)
+                )?;
+            }
+            writeln!(w, "{t} next[{}];", sh.c)?;
+            w.pragma("unroll")?;
+            w.block(format_args!("for (int j = 0; j < {}; ++j)", sh.c), |w| {
+                self.level_cell(
+                    w,
+                    &format!("win[s - 1][{}][j]", sh.r[0]),
+                    &format!("step && {}", sh.inside()),
+                    None,
+                    &|a: &Access| self.planes_read(a, sh),
+                    sh.unrolled(),
+                )?;
+                writeln!(w, "next[j] = v;")?;
+                Ok(())
+            })?;
+            writeln!(w, "if (s == {}) {{", sh.t)?;
+            w.indent();
             writeln!(
                 w,
-                "        out_prev[{}] = win[s - 1][{}][j];",
-                planes_index("q"),
-                sh.r[0]
+                "/* The last level: stored where it is this block's and this tile's own. */"
             )?;
-        }
-        writeln!(w, "    }}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
-        w.dedent();
-        w.block("} else", |w| {
-            self.planes_move(w, sh, "s", "next")?;
-            self.planes_publish(w, sh, "s")?;
+            w.block("if (q >= z0 && q < z1)", |w| {
+                w.pragma("unroll")?;
+                w.guarded(
+                    format_args!("for (int j = 0; j < {}; ++j)", sh.c),
+                    format_args!("if ({}) {{", sh.own()),
+                )?;
+                writeln!(w, "        out[{}] = next[j];", planes_index("q"))?;
+                if self.leapfrog() {
+                    writeln!(
+                        w,
+                        "        out_prev[{}] = win[s - 1][{}][j];",
+                        planes_index("q"),
+                        sh.r[0]
+                    )?;
+                }
+                writeln!(w, "    }}")?;
+                Ok(())
+            })?;
+            w.dedent();
+            w.block("} else", |w| {
+                self.planes_move(w, sh, "s", "next")?;
+                self.planes_publish(w, sh, "s")?;
+                Ok(())
+            })?;
             Ok(())
         })?;
-        w.dedent();
-        writeln!(w, "}}")?;
         Ok(())
     }
 

@@ -266,16 +266,10 @@ impl Gen<'_> {
             w,
             "/* A thread's share of each plane's copy (pair k % P of rows k / P + passes) and of each staged store (pair k of both levels). */"
         )?;
-        writeln!(
-            w,
-            "static __device__ __forceinline__ void {s}_plan({s}_unit &t, const int n1, const int n2, const int oy, const int ox)"
-        )?;
-        writeln!(w, "{{")?;
-        w.indent();
+        w.definition(format_args!("static __device__ __forceinline__ void {s}_plan({s}_unit &t, const int n1, const int n2, const int oy, const int ox)"), |w| {
         writeln!(w, "const int k = (int)stencil_thread_x();")?;
         writeln!(w, "t.cdst = -1;")?;
-        writeln!(w, "if (k < {}) {{", rows * pairs)?;
-        w.indent();
+    w.block(format_args!("if (k < {})", rows * pairs), |w| {
         writeln!(w, "const int r = k / {pairs}, c = 2 * (k % {pairs});")?;
         writeln!(w, "const int x = ox - {} + c;", 2 * sh.r[2])?;
         for h in 0..sh.passes {
@@ -285,8 +279,8 @@ impl Gen<'_> {
         }
         writeln!(w, "t.clast = r + {} < {uy};", (sh.passes - 1) * rows)?;
         writeln!(w, "t.cdst = r * {} + c;", sh.pitch)?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         let fp = TILE_X / 2;
         writeln!(w, "t.fsrc = -1;")?;
         w.block(format_args!("if (k < {})", fp * sh.ty), |w| {
@@ -298,8 +292,8 @@ impl Gen<'_> {
             writeln!(w, "}}")?;
             Ok(())
         })?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -311,16 +305,10 @@ impl Gen<'_> {
             w,
             "/* Starts the copy of plane p of the tile grown by twice the radius into `slot` (zeros off the grid; nothing but the group for p < 0). */"
         )?;
-        writeln!(
-            w,
-            "static __device__ __forceinline__ void {s}_copy_plane(float *slot, const float *__restrict__ {grid}, const {s}_unit &t, const int p, const int n0, const size_t s0)"
-        )?;
-        writeln!(w, "{{")?;
-        w.indent();
+        w.definition(format_args!("static __device__ __forceinline__ void {s}_copy_plane(float *slot, const float *__restrict__ {grid}, const {s}_unit &t, const int p, const int n0, const size_t s0)"), |w| {
         writeln!(w, "const bool plane = p >= 0 && p < n0;")?;
         writeln!(w, "const float *const at = {grid} + (plane ? p : 0) * s0;")?;
-        writeln!(w, "if (t.cdst >= 0) {{")?;
-        w.indent();
+    w.block("if (t.cdst >= 0)", |w| {
         for h in 0..sh.passes {
             let copy = format!(
                 "{s}_copy(&slot[{}], at + t.csrc[{h}], plane && t.con[{h}]);",
@@ -332,11 +320,11 @@ impl Gen<'_> {
                 writeln!(w, "{}", copy)?;
             }
         }
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         writeln!(w, "{s}_commit();")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -366,13 +354,7 @@ impl Gen<'_> {
                 String::new()
             }
         )?;
-        writeln!(
-            w,
-            "static __device__ __forceinline__ void {s}_flush({})",
-            params.join(", ")
-        )?;
-        writeln!(w, "{{")?;
-        w.indent();
+        w.definition(format_args!("static __device__ __forceinline__ void {s}_flush({})", params.join(", ")), |w| {
         w.guarded("if (t.fsrc < 0)", "return;")?;
         writeln!(w, "const int q2 = p - {};", 2 * rz + 1)?;
         w.guarded(
@@ -383,8 +365,8 @@ impl Gen<'_> {
             writeln!(w, "const int q1 = p - {rz};")?;
             w.guarded("if (q1 >= z0 && q1 < z1)", format_args!("*(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[{} + t.fsrc];", sh.staged()))?;
         }
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -525,13 +507,7 @@ impl Gen<'_> {
             2 * rz + 1
         )?;
         writeln!(w, "template <int M>")?;
-        writeln!(
-            w,
-            "static __device__ __forceinline__ void {s}_plane({})",
-            params.join(", ")
-        )?;
-        writeln!(w, "{{")?;
-        w.indent();
+        w.definition(format_args!("static __device__ __forceinline__ void {s}_plane({})", params.join(", ")), |w| {
         writeln!(
             w,
             "/* The copy of plane p + {AHEAD} starts; the grids read at the cell load for the next plane. */"
@@ -552,8 +528,7 @@ impl Gen<'_> {
             )?;
         }
         if !grids.is_empty() {
-            writeln!(w, "if (q + 1 >= {lo0} && q + 1 < {hi0}) {{")?;
-            w.indent();
+        w.block(format_args!("if (q + 1 >= {lo0} && q + 1 < {hi0})"), |w| {
             writeln!(w, "const size_t at = (q + 1) * s0;")?;
             for (k, g) in grids.iter().enumerate() {
                 let from = if g.first == g.second {
@@ -569,19 +544,17 @@ impl Gen<'_> {
                 w,
                 "/* Rows of whole 16-byte quads: a lane's 4 cells are one load of each grid. */"
             )?;
-            writeln!(w, "if (t.pair[0]) {{")?;
-            w.indent();
+        w.block("if (t.pair[0])", |w| {
             for k in 0..grids.len() {
                 writeln!(w, "const float4 v{k} = *(const float4 *)g{k};")?;
                 for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
                     writeln!(w, "t.next{k}[{j}] = v{k}.{c};")?;
                 }
             }
+            Ok(())
+        })?;
             w.dedent();
-            writeln!(w, "}}")?;
-            w.dedent();
-            writeln!(w, "}} else {{")?;
-            w.indent();
+        w.block("} else", |w| {
             w.pragma("unroll")?;
             w.guarded("for (int h = 0; h < 2; ++h)", "if (t.pair[h]) {")?;
             for k in 0..grids.len() {
@@ -593,10 +566,10 @@ impl Gen<'_> {
                 writeln!(w, "        t.next{k}[2 * h + 1] = v{k}.y;")?;
             }
             writeln!(w, "    }}")?;
-            w.dedent();
-            writeln!(w, "}}")?;
-            w.dedent();
-            writeln!(w, "}}")?;
+            Ok(())
+        })?;
+            Ok(())
+        })?;
         }
         writeln!(w, "{s}_wait<{AHEAD}>();")?;
         writeln!(w, "__syncthreads();")?;
@@ -688,8 +661,8 @@ impl Gen<'_> {
             )?;
             Ok(())
         })?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -710,15 +683,9 @@ impl Gen<'_> {
         params.extend(self.rings_pointers(true));
         params.push("const int chunk".into());
         params.push("const bool quads".into());
-        writeln!(
-            w,
-            "static __global__ void __launch_bounds__({}, 1) {}({})",
-            sh.threads(),
+        w.definition(format_args!("static __global__ void __launch_bounds__({}, 1) {}({})", sh.threads(),
             self.kernel_name(),
-            params.join(", ")
-        )?;
-        writeln!(w, "{{")?;
-        w.indent();
+            params.join(", ")), |w| {
         writeln!(
             w,
             "/* Shared memory: the grid's ring ({wn} planes of {uy} rows), level 1's ({wn} of {LANES}), rows of {} floats; the staged planes. */",
@@ -793,8 +760,7 @@ impl Gen<'_> {
             rx + TILE_X
         )?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int j = 0; j < 4; ++j) {{")?;
-        w.indent();
+    w.block("for (int j = 0; j < 4; ++j)", |w| {
         writeln!(
             w,
             "t.grid[j] = gy >= 0 && gy < n1 && gx + j >= 0 && gx + j < n2;"
@@ -811,8 +777,8 @@ impl Gen<'_> {
             format_args!("for (int m = 0; m < {wn}; ++m)"),
             "t.w[m][j] = 0.0f;",
         )?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         writeln!(w, "t.pair[0] = t.grid[0];")?;
         writeln!(w, "t.pair[1] = t.grid[2];")?;
         writeln!(w, "t.cell = gy * n2 + gx;")?;
@@ -851,8 +817,7 @@ impl Gen<'_> {
         args.extend(self.rings_pointers(false));
         let args = args.join(", ");
         writeln!(w, "/* Unrolled by the {wn} planes of a window. */")?;
-        writeln!(w, "for (int p0 = first; p0 <= last; p0 += {wn}) {{")?;
-        w.indent();
+    w.block(format_args!("for (int p0 = first; p0 <= last; p0 += {wn})"), |w| {
         for m in 0..wn {
             w.guarded(format_args!("if (p0 + {m} > last)"), "break;")?;
             writeln!(
@@ -861,8 +826,8 @@ impl Gen<'_> {
                 args.replace("PHASE", &m.to_string())
             )?;
         }
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         writeln!(w, "__syncthreads();")?;
         let flush_args = if sh.both { "out, out_prev" } else { "out" };
         writeln!(
@@ -870,8 +835,8 @@ impl Gen<'_> {
             "{s}_flush(stage + (last & 1) * {}, t, last, z0, z1, s0, {flush_args});",
             sh.stored_levels() * sh.staged()
         )?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 

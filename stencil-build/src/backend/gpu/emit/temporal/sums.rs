@@ -301,11 +301,9 @@ impl Gen<'_> {
         )?;
         writeln!(w, "{ty} next[{c}][{v}];")?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int j = 0; j < {c}; ++j) {{")?;
-        w.indent();
-        w.pragma("unroll")?;
-        writeln!(w, "for (int k = 0; k < {v}; ++k) {{")?;
-        w.indent();
+        w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
+            w.pragma("unroll")?;
+            w.block(format_args!("for (int k = 0; k < {v}; ++k)"), |w| {
         let sum = |m: i64| format!("sum[{}][(i + {m}) % 3][j][k]", s - 1);
         for (dz, target, first) in [(1, done, false), (0, mid, false), (-1, new, true)] {
             let plane_terms: Vec<_> = terms.by_offset.iter().filter(|x| x.0 == dz).collect();
@@ -332,10 +330,10 @@ impl Gen<'_> {
                 )?;
             }
         }
-        w.dedent();
-        writeln!(w, "}}")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
+            Ok(())
+        })?;
         if s == t {
             writeln!(
                 w,

@@ -160,14 +160,8 @@ impl Gen<'_> {
             "const bool keep".into(),
         ];
         params.extend(self.vector_params(true));
-        writeln!(
-            w,
-            "static __device__ __forceinline__ {vt} {}_level({})",
-            self.sym,
-            params.join(", ")
-        )?;
-        writeln!(w, "{{")?;
-        w.indent();
+        w.definition(format_args!("static __device__ __forceinline__ {vt} {}_level({})", self.sym,
+            params.join(", ")), |w| {
         writeln!(w, "const {vt} c = win[({r0} + PHASE) % {wn}];")?;
         writeln!(
             w,
@@ -224,8 +218,8 @@ impl Gen<'_> {
         }
         writeln!(w, "const {vt} next = {{{}}};", out.join(", "))?;
         writeln!(w, "return next;")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+        Ok(())
+    })?;
         Ok(())
     }
 
@@ -474,16 +468,15 @@ impl Gen<'_> {
             w,
             "/* Unrolled by the {wn} planes of a window, whose registers then move on by renaming. */"
         )?;
-        writeln!(w, "for (;;) {{")?;
-        w.indent();
-        for phase in 0..wn {
-            w.guarded(
-                format_args!("if (!{}_plane<{phase}>({args}))", self.sym),
-                "break;",
-            )?;
-        }
-        w.dedent();
-        writeln!(w, "}}")?;
+        w.block("for (;;)", |w| {
+            for phase in 0..wn {
+                w.guarded(
+                    format_args!("if (!{}_plane<{phase}>({args}))", self.sym),
+                    "break;",
+                )?;
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 }
