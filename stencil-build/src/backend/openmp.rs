@@ -200,61 +200,49 @@ fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::R
     w.pragma(&format!(
         "omp parallel for collapse({dims}) schedule(static)"
     ))?;
-    for a in 0..dims {
-        writeln!(
-            w,
-            "for (ptrdiff_t b{a} = {}; b{a} < {}; b{a} += {})",
-            lo[a],
-            upper(a, lo[a]),
-            block[a]
-        )?;
-        w.indent();
-    }
-    w.dedent();
-    writeln!(w, "{{")?;
-    w.indent();
-    for a in 0..dims {
-        writeln!(
-            w,
-            "const ptrdiff_t e{a} = stencil_min(b{a} + {}, {});",
-            block[a],
-            upper(a, lo[a])
-        )?;
-    }
-    for a in 0..dims - 1 {
-        writeln!(w, "for (ptrdiff_t i{a} = b{a}; i{a} < e{a}; ++i{a})")?;
-        w.indent();
-    }
-    if dims > 1 {
-        w.dedent();
-        writeln!(w, "{{")?;
-        w.indent();
-        let row: Vec<String> = (0..dims - 1).map(|a| format!("i{a} * s{a}")).collect();
-        writeln!(w, "const ptrdiff_t row = {};", row.join(" + "))?;
-    }
+    let blocks: Vec<String> = (0..dims)
+        .map(|a| {
+            format!(
+                "for (ptrdiff_t b{a} = {}; b{a} < {}; b{a} += {})",
+                lo[a],
+                upper(a, lo[a]),
+                block[a]
+            )
+        })
+        .collect();
     let last = dims - 1;
-    w.pragma("omp simd")?;
-    w.block(
-        format_args!("for (ptrdiff_t i{last} = b{last}; i{last} < e{last}; ++i{last})"),
-        |w| {
+    let cells = |w: &mut Writer| {
+        w.pragma("omp simd")?;
+        w.block(
+            format_args!("for (ptrdiff_t i{last} = b{last}; i{last} < e{last}; ++i{last})"),
+            |w| {
+                let row = if dims > 1 { "row + " } else { "" };
+                writeln!(w, "const ptrdiff_t c = {row}i{last};")?;
+                writeln!(w, "out[c] = {value};")
+            },
+        )
+    };
+    w.nest(&blocks, |w| {
+        for a in 0..dims {
             writeln!(
                 w,
-                "const ptrdiff_t c = {}i{last};",
-                if dims > 1 { "row + " } else { "" }
+                "const ptrdiff_t e{a} = stencil_min(b{a} + {}, {});",
+                block[a],
+                upper(a, lo[a])
             )?;
-            writeln!(w, "out[c] = {value};")?;
-            Ok(())
-        },
-    )?;
-    if dims > 1 {
-        w.dedent();
-        writeln!(w, "}}")?;
-        w.dedent_by(dims - 2);
-    }
-    w.dedent();
-    writeln!(w, "}}")?;
-    w.dedent_by(dims - 1);
-    Ok(())
+        }
+        if dims == 1 {
+            return cells(w);
+        }
+        let rows: Vec<String> = (0..last)
+            .map(|a| format!("for (ptrdiff_t i{a} = b{a}; i{a} < e{a}; ++i{a})"))
+            .collect();
+        w.nest(&rows, |w| {
+            let row: Vec<String> = (0..last).map(|a| format!("i{a} * s{a}")).collect();
+            writeln!(w, "const ptrdiff_t row = {};", row.join(" + "))?;
+            cells(w)
+        })
+    })
 }
 
 /// `static inline void <sym>_at(i0.., n0.., out, slots.., params..)`: one cell with wrapped reads.
@@ -338,56 +326,46 @@ fn periodic_frame(
         "/* The frame: cells within ({}) of an edge. */",
         join(reach)
     )?;
-    if dims > 1 {
-        w.pragma(&format!(
-            "omp parallel for collapse({last}) schedule(static)"
-        ))?;
-        for a in 0..last {
-            writeln!(w, "for (ptrdiff_t i{a} = 0; i{a} < n{a}; ++i{a})")?;
-            w.indent();
-        }
-        w.dedent();
-        writeln!(w, "{{")?;
-        w.indent();
-    }
     let row_loops = |w: &mut Writer| -> fmt::Result {
         if r > 0 {
             w.guarded(
                 format_args!("for (ptrdiff_t i{last} = 0; i{last} < {r}; ++i{last})"),
-                format_args!("{call}"),
+                &call,
             )?;
             w.guarded(
                 format_args!(
                     "for (ptrdiff_t i{last} = n{last} - {r}; i{last} < n{last}; ++i{last})"
                 ),
-                format_args!("{call}"),
+                &call,
             )?;
         }
         Ok(())
     };
-    if outer_edge.is_empty() {
-        row_loops(w)?;
-    } else {
-        writeln!(w, "if ({}) {{", outer_edge.join(" || "))?;
-        w.indent();
-        w.guarded(
-            format_args!("for (ptrdiff_t i{last} = 0; i{last} < n{last}; ++i{last})"),
-            format_args!("{call}"),
-        )?;
-        w.dedent();
-        if r > 0 {
-            writeln!(w, "}} else {{")?;
-            w.indent();
-            row_loops(w)?;
-            w.dedent();
+    let row = |w: &mut Writer| {
+        if outer_edge.is_empty() {
+            return row_loops(w);
         }
-        writeln!(w, "}}")?;
+        let whole = |w: &mut Writer| {
+            w.guarded(
+                format_args!("for (ptrdiff_t i{last} = 0; i{last} < n{last}; ++i{last})"),
+                &call,
+            )
+        };
+        let head = format!("if ({})", outer_edge.join(" || "));
+        if r > 0 {
+            w.if_else(head, whole, row_loops)
+        } else {
+            w.block(head, whole)
+        }
+    };
+    if dims == 1 {
+        return row(w);
     }
-    if dims > 1 {
-        w.dedent();
-        writeln!(w, "}}")?;
-        w.dedent_by(last - 1);
-    }
-
-    Ok(())
+    w.pragma(&format!(
+        "omp parallel for collapse({last}) schedule(static)"
+    ))?;
+    let rows: Vec<String> = (0..last)
+        .map(|a| format!("for (ptrdiff_t i{a} = 0; i{a} < n{a}; ++i{a})"))
+        .collect();
+    w.nest(&rows, row)
 }

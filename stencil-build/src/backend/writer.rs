@@ -85,6 +85,25 @@ impl Writer {
         writeln!(self, "}}")
     }
 
+    /// Writes a nest of loops without braces of their own, `heads` from the
+    /// outermost in, each one level deeper, then what `body` writes between
+    /// braces at the innermost loop's level.
+    pub fn nest(
+        &mut self,
+        heads: &[String],
+        body: impl FnOnce(&mut Self) -> fmt::Result,
+    ) -> fmt::Result {
+        for (k, head) in heads.iter().enumerate() {
+            if k > 0 {
+                self.indent();
+            }
+            writeln!(self, "{head}")?;
+        }
+        self.braces(body)?;
+        self.dedent_by(heads.len().saturating_sub(1));
+        Ok(())
+    }
+
     /// Writes what `body` writes one level deeper.
     pub fn scope(&mut self, body: impl FnOnce(&mut Self) -> fmt::Result) -> fmt::Result {
         self.indent();

@@ -675,7 +675,7 @@ fn the_model_picks_what_measured_fastest_and_fills_in_defaults() {
          [fields]\nu = { role = \"state\", levels = 2 }\nvel = { role = \"input\" }\n\
          [[update]]\ntarget = \"u\"\nexpr = \"2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*(u[-1,0,0] + u[1,0,0] + \
          u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1] - 6*u[0,0,0])\"\n"
-            .to_string(),
+        .to_string(),
     );
     assert!(register_words(&wave3d_vel, 2, 2, 4) > AUTO_REGISTER_WORDS);
     assert_eq!(

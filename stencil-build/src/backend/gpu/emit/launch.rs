@@ -53,31 +53,32 @@ impl Gen<'_> {
         }
         // The stream: 0 (the legacy stream), or the session's while it captures a graph.
         params.push(format!("{}Stream_t stream", self.d.api));
-        w.definition(format_args!("extern \"C\" int {}({})", self.sym, params.join(", ")), |w| {
-        writeln!(
-            w,
-            "/* A failed runtime call (an allocation, say) leaves its error as the last one;"
-        )?;
-        writeln!(
-            w,
-            "   it was reported by that call, so it must not be taken for this launch's. */"
-        )?;
-        writeln!(w, "(void){}GetLastError();", self.d.api)?;
-        // `tensor`'s launch decides itself where its small grids go.
-        if let Some(single) = self.single_step().filter(|_| !self.plan.small_grids()) {
-            self.launch_one_step(w, &single)?;
-        }
-        if self.splits_steps() {
-            self.launch_fused_or_refuse(w)?;
-        } else {
-            if !self.plan.fuses_steps() {
-                self.launch_small_steps(w)?;
+        let head = format!("extern \"C\" int {}({})", self.sym, params.join(", "));
+        w.definition(head, |w| {
+            writeln!(
+                w,
+                "/* A failed runtime call (an allocation, say) leaves its error as the last one;"
+            )?;
+            writeln!(
+                w,
+                "   it was reported by that call, so it must not be taken for this launch's. */"
+            )?;
+            writeln!(w, "(void){}GetLastError();", self.d.api)?;
+            // `tensor`'s launch decides itself where its small grids go.
+            if let Some(single) = self.single_step().filter(|_| !self.plan.small_grids()) {
+                self.launch_one_step(w, &single)?;
             }
-            self.launch_small_planes(w)?;
-            self.launch_twins(w)?;
-        }
-        Ok(())
-    })?;
+            if self.splits_steps() {
+                self.launch_fused_or_refuse(w)?;
+            } else {
+                if !self.plan.fuses_steps() {
+                    self.launch_small_steps(w)?;
+                }
+                self.launch_small_planes(w)?;
+                self.launch_twins(w)?;
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -466,18 +467,19 @@ impl Gen<'_> {
         } else {
             "1".into()
         };
-        w.block(format_args!("for (ptrdiff_t n = {first}; n <= most && n <= cells; ++n)"), |w| {
-        writeln!(
-            w,
-            "const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;"
-        )?;
-        writeln!(w, "const ptrdiff_t time = waves * (planes + {extra});")?;
-        writeln!(w, "if (best < 0 || time < best) {{")?;
-        writeln!(w, "    best = time;")?;
-        writeln!(w, "    chunk = (int)planes;")?;
-        writeln!(w, "}}")?;
-        Ok(())
-    })?;
+        let head = format!("for (ptrdiff_t n = {first}; n <= most && n <= cells; ++n)");
+        w.block(head, |w| {
+            writeln!(
+                w,
+                "const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;"
+            )?;
+            writeln!(w, "const ptrdiff_t time = waves * (planes + {extra});")?;
+            writeln!(w, "if (best < 0 || time < best) {{")?;
+            writeln!(w, "    best = time;")?;
+            writeln!(w, "    chunk = (int)planes;")?;
+            writeln!(w, "}}")?;
+            Ok(())
+        })?;
         w.dedent();
         writeln!(w, "}}")?;
         Ok(())

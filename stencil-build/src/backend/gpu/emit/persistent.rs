@@ -89,34 +89,38 @@ impl Gen<'_> {
             w,
             "/* Sweeps of {t} fused steps (the last one fuses what is left): even sweeps read `a` and write `b`, odd ones the other way. */"
         )?;
-        w.block(format_args!("for (unsigned long long done = 0; done < steps; done += {t})"), |w| {
-        writeln!(
-            w,
-            "const int levels = steps - done < {t} ? (int)(steps - done) : {t};"
-        )?;
-        writeln!(w, "const bool odd = done / {t} % 2 == 1;")?;
-        for (written, start, x) in self.alternated() {
-            writeln!(w, "{ty} *const {written} = odd ? a{x} : b{x};")?;
-            writeln!(w, "const {ty} *const {start} = odd ? b{x} : a{x};")?;
-        }
-    w.block(format_args!("for ({ix} tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x)"), |w| {
-        writeln!(w, "const {ix} tile_x = tile_index % tiles_x;")?;
-        if grid.len() == 2 {
-            writeln!(w, "const {ix} tile_y = tile_index / tiles_x;")?;
-        } else {
-            writeln!(w, "const {ix} tile_y = tile_index / tiles_x % tiles_y;")?;
-            writeln!(w, "const {ix} tile_z = tile_index / (tiles_x * tiles_y);")?;
-        }
-        self.temporal(w)?;
-        Ok(())
-    })?;
-        writeln!(
-            w,
-            "/* Every tile of this sweep is written before the next sweep reads any. */"
-        )?;
-        writeln!(w, "cooperative_groups::this_grid().sync();")?;
-        Ok(())
-    })?;
+        let head = format!("for (unsigned long long done = 0; done < steps; done += {t})");
+        w.block(head, |w| {
+            writeln!(
+                w,
+                "const int levels = steps - done < {t} ? (int)(steps - done) : {t};"
+            )?;
+            writeln!(w, "const bool odd = done / {t} % 2 == 1;")?;
+            for (written, start, x) in self.alternated() {
+                writeln!(w, "{ty} *const {written} = odd ? a{x} : b{x};")?;
+                writeln!(w, "const {ty} *const {start} = odd ? b{x} : a{x};")?;
+            }
+            let head = format!(
+                "for ({ix} tile_index = blockIdx.x; tile_index < tiles; tile_index += gridDim.x)"
+            );
+            w.block(head, |w| {
+                writeln!(w, "const {ix} tile_x = tile_index % tiles_x;")?;
+                if grid.len() == 2 {
+                    writeln!(w, "const {ix} tile_y = tile_index / tiles_x;")?;
+                } else {
+                    writeln!(w, "const {ix} tile_y = tile_index / tiles_x % tiles_y;")?;
+                    writeln!(w, "const {ix} tile_z = tile_index / (tiles_x * tiles_y);")?;
+                }
+                self.temporal(w)?;
+                Ok(())
+            })?;
+            writeln!(
+                w,
+                "/* Every tile of this sweep is written before the next sweep reads any. */"
+            )?;
+            writeln!(w, "cooperative_groups::this_grid().sync();")?;
+            Ok(())
+        })?;
         Ok(())
     }
 

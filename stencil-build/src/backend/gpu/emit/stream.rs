@@ -166,39 +166,40 @@ impl Gen<'_> {
             self.store(w, &rows, z)?;
             return Ok(());
         }
-        w.block(format_args!("for ({} z = z0; z < z1; z += {c})", self.index()), |w| {
-    w.block(format_args!("if (z + {c} < z1)"), |w| {
-        writeln!(
-            w,
-            "/* Load what the next iteration reads first: its new planes, and the neighbours it reads in planes already held. */"
-        )?;
-        for (g, row) in rows.iter().enumerate() {
-            for m in c..row.depth() + 2 * c {
-                self.load_plane(w, (g, row), m, ("z", c), self.fresh_cells(row, m))?;
-            }
-        }
-        Ok(())
-    })?;
-        self.store(w, &rows, z)?;
-    w.block(format_args!("if (z + {c} < z1)"), |w| {
-        writeln!(
-            w,
-            "/* Move the windows on by {c} plane{}. */",
-            if c > 1 { "s" } else { "" }
-        )?;
-        for (g, row) in rows.iter().enumerate() {
-            let (xmin, _) = row.span(self.vector);
-            for m in 0..row.depth() + c {
-                for x in self.window_cells(row, m) {
-                    let k = x - xmin;
-                    writeln!(w, "w{g}[{m}][{k}] = w{g}[{}][{k}];", m + c)?;
+        let head = format!("for ({} z = z0; z < z1; z += {c})", self.index());
+        w.block(head, |w| {
+            w.block(format_args!("if (z + {c} < z1)"), |w| {
+                writeln!(
+                    w,
+                    "/* Load what the next iteration reads first: its new planes, and the neighbours it reads in planes already held. */"
+                )?;
+                for (g, row) in rows.iter().enumerate() {
+                    for m in c..row.depth() + 2 * c {
+                        self.load_plane(w, (g, row), m, ("z", c), self.fresh_cells(row, m))?;
+                    }
                 }
-            }
-        }
-        Ok(())
-    })?;
-        Ok(())
-    })?;
+                Ok(())
+            })?;
+            self.store(w, &rows, z)?;
+            w.block(format_args!("if (z + {c} < z1)"), |w| {
+                writeln!(
+                    w,
+                    "/* Move the windows on by {c} plane{}. */",
+                    if c > 1 { "s" } else { "" }
+                )?;
+                for (g, row) in rows.iter().enumerate() {
+                    let (xmin, _) = row.span(self.vector);
+                    for m in 0..row.depth() + c {
+                        for x in self.window_cells(row, m) {
+                            let k = x - xmin;
+                            writeln!(w, "w{g}[{m}][{k}] = w{g}[{}][{k}];", m + c)?;
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+            Ok(())
+        })?;
         Ok(())
     }
 

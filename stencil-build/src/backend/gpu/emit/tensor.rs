@@ -298,47 +298,52 @@ impl Gen<'_> {
         )?;
         writeln!(w, "   pairs then move as single cells. */")?;
         writeln!(w, "template <int H, int V, bool ODD>")?;
-        w.definition(format_args!("static __device__ __forceinline__ void {}_plane(double *slot, const double *plane, const double *any, const ptrdiff_t n1, const ptrdiff_t n2, const ptrdiff_t y0, const ptrdiff_t x0, const int odd)", self.sym), |w| {
-        writeln!(
-            w,
-            "constexpr int copies = {cols} / V, threads = {THREADS} / H; /* a row's, a block's */"
-        )?;
-        w.pragma("unroll")?;
-    w.block(format_args!("for (int k = 0; k < ({rows} * copies + threads - 1) / threads; ++k)"), |w| {
-        writeln!(w, "const int e = threadIdx.x + k * threads;")?;
-        w.guarded(format_args!("if (e >= {rows} * copies)"), "break;")?;
-        writeln!(w, "const int r = e / copies, c = e % copies * V;")?;
-        writeln!(w, "const ptrdiff_t y = y0 + r, x = x0 + c;")?;
-        writeln!(w, "const bool row = plane != NULL && y >= 0 && y < n1;")?;
-        writeln!(
-            w,
-            "const bool on = row && x >= 0 && x < n2, on1 = row && x + 1 >= 0 && x + 1 < n2;"
-        )?;
-        writeln!(w, "double *const to = &slot[r * {pitch} + c];")?;
-        writeln!(w, "if (V == 2 && ODD && (((odd + r) & 1) || on != on1)) {{")?;
-        writeln!(
-            w,
-            "    /* A pair that starts odd, or across the grid's edge: its cells one at a time. */"
-        )?;
-        writeln!(
-            w,
-            "    stencil_copy_async<1>(to, on ? &plane[y * n2 + x] : any, on);"
-        )?;
-        writeln!(
-            w,
-            "    stencil_copy_async<1>(to + 1, on1 ? &plane[y * n2 + x + 1] : any, on1);"
-        )?;
-        writeln!(w, "}} else {{")?;
-        writeln!(
-            w,
-            "    stencil_copy_async<V>(to, on ? &plane[y * n2 + x] : any, on);"
-        )?;
-        writeln!(w, "}}")?;
-        Ok(())
-    })?;
-        writeln!(w, "stencil_copies_commit();")?;
-        Ok(())
-    })?;
+        let head = format!(
+            "static __device__ __forceinline__ void {}_plane(double *slot, const double *plane, const double *any, const ptrdiff_t n1, const ptrdiff_t n2, const ptrdiff_t y0, const ptrdiff_t x0, const int odd)",
+            self.sym
+        );
+        w.definition(head, |w| {
+            writeln!(
+                w,
+                "constexpr int copies = {cols} / V, threads = {THREADS} / H; /* a row's, a block's */"
+            )?;
+            w.pragma("unroll")?;
+            let head = format!("for (int k = 0; k < ({rows} * copies + threads - 1) / threads; ++k)");
+            w.block(head, |w| {
+                writeln!(w, "const int e = threadIdx.x + k * threads;")?;
+                w.guarded(format_args!("if (e >= {rows} * copies)"), "break;")?;
+                writeln!(w, "const int r = e / copies, c = e % copies * V;")?;
+                writeln!(w, "const ptrdiff_t y = y0 + r, x = x0 + c;")?;
+                writeln!(w, "const bool row = plane != NULL && y >= 0 && y < n1;")?;
+                writeln!(
+                    w,
+                    "const bool on = row && x >= 0 && x < n2, on1 = row && x + 1 >= 0 && x + 1 < n2;"
+                )?;
+                writeln!(w, "double *const to = &slot[r * {pitch} + c];")?;
+                writeln!(w, "if (V == 2 && ODD && (((odd + r) & 1) || on != on1)) {{")?;
+                writeln!(
+                    w,
+                    "    /* A pair that starts odd, or across the grid's edge: its cells one at a time. */"
+                )?;
+                writeln!(
+                    w,
+                    "    stencil_copy_async<1>(to, on ? &plane[y * n2 + x] : any, on);"
+                )?;
+                writeln!(
+                    w,
+                    "    stencil_copy_async<1>(to + 1, on1 ? &plane[y * n2 + x + 1] : any, on1);"
+                )?;
+                writeln!(w, "}} else {{")?;
+                writeln!(
+                    w,
+                    "    stencil_copy_async<V>(to, on ? &plane[y * n2 + x] : any, on);"
+                )?;
+                writeln!(w, "}}")?;
+                Ok(())
+            })?;
+            writeln!(w, "stencil_copies_commit();")?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -439,53 +444,54 @@ impl Gen<'_> {
             format_args!("for (int i = 0; i < {AHEAD}; ++i)"),
             format_args!("{}", plane("(zlo + i)").replace("{}", "i")),
         )?;
-        w.block(format_args!("for (ptrdiff_t p0 = zlo; p0 < zhi; p0 += {window})"), |w| {
-        w.pragma("unroll")?;
-    w.block(format_args!("for (int ph = 0; ph < {window}; ++ph)"), |w| {
-        writeln!(w, "const ptrdiff_t p = p0 + ph;")?;
-        w.guarded("if (p >= zhi)", "break;")?;
-        writeln!(
-            w,
-            "{}",
-            plane(&format!("(p + {AHEAD})")).replace("{}", "at_ahead")
-        )?;
-        writeln!(
-            w,
-            "const ptrdiff_t q = p - {depth}, c = q * s0 + iy * n2 + ix;"
-        )?;
-        self.tensor_inputs(w, shape)?;
-        writeln!(
-            w,
-            "stencil_copies_wait<{AHEAD}>(); /* plane p has arrived */"
-        )?;
-        writeln!(w, "__syncthreads();")?;
-        writeln!(w, "/* Plane p joins the window. */")?;
-        writeln!(
-            w,
-            "const double *const now = ring + at_p * {tile} + ({ry} + by + g) * {pitch} + {rx} + bx + 2 * t;"
-        )?;
-        let newest = window_at(window, 2 * depth);
-        w.pragma("unroll")?;
-        w.block("for (int h = 0; h < H; ++h)", |w| {
-            writeln!(
-                w,
-                "const double2 fresh = stencil_load_pair<V>(now + 8 * h * {pitch}, true, true);"
-            )?;
-            writeln!(w, "w0[h][{newest}] = fresh.x;")?;
-            writeln!(w, "w1[h][{newest}] = fresh.y;")?;
+        let head = format!("for (ptrdiff_t p0 = zlo; p0 < zhi; p0 += {window})");
+        w.block(head, |w| {
+            w.pragma("unroll")?;
+            w.block(format_args!("for (int ph = 0; ph < {window}; ++ph)"), |w| {
+                writeln!(w, "const ptrdiff_t p = p0 + ph;")?;
+                w.guarded("if (p >= zhi)", "break;")?;
+                writeln!(
+                    w,
+                    "{}",
+                    plane(&format!("(p + {AHEAD})")).replace("{}", "at_ahead")
+                )?;
+                writeln!(
+                    w,
+                    "const ptrdiff_t q = p - {depth}, c = q * s0 + iy * n2 + ix;"
+                )?;
+                self.tensor_inputs(w, shape)?;
+                writeln!(
+                    w,
+                    "stencil_copies_wait<{AHEAD}>(); /* plane p has arrived */"
+                )?;
+                writeln!(w, "__syncthreads();")?;
+                writeln!(w, "/* Plane p joins the window. */")?;
+                writeln!(
+                    w,
+                    "const double *const now = ring + at_p * {tile} + ({ry} + by + g) * {pitch} + {rx} + bx + 2 * t;"
+                )?;
+                let newest = window_at(window, 2 * depth);
+                w.pragma("unroll")?;
+                w.block("for (int h = 0; h < H; ++h)", |w| {
+                    writeln!(
+                        w,
+                        "const double2 fresh = stencil_load_pair<V>(now + 8 * h * {pitch}, true, true);"
+                    )?;
+                    writeln!(w, "w0[h][{newest}] = fresh.x;")?;
+                    writeln!(w, "w1[h][{newest}] = fresh.y;")?;
+                    Ok(())
+                })?;
+                w.block("if (q >= zo)", |w| {
+                    self.tensor_update(w, shape)?;
+                    Ok(())
+                })?;
+                for s in ["at_p", "at_q", "at_ahead"] {
+                    writeln!(w, "{s} = {s} + 1 == {slots} ? 0 : {s} + 1;")?;
+                }
+                Ok(())
+            })?;
             Ok(())
         })?;
-        w.block("if (q >= zo)", |w| {
-            self.tensor_update(w, shape)?;
-            Ok(())
-        })?;
-        for s in ["at_p", "at_q", "at_ahead"] {
-            writeln!(w, "{s} = {s} + 1 == {slots} ? 0 : {s} + 1;")?;
-        }
-        Ok(())
-    })?;
-        Ok(())
-    })?;
 
         Ok(())
     }
@@ -589,26 +595,26 @@ impl Gen<'_> {
         }
         w.pragma("unroll")?;
         w.block("for (int h = 0; h < H; ++h)", |w| {
-        writeln!(
-            w,
-            "const double in0 = sx[2 * h] + sy[2 * h], in1 = sx[2 * h + 1] + sy[2 * h + 1];"
-        )?;
-        self.tensor_results(w, shape)?;
-        writeln!(w, "const ptrdiff_t ch = c + 8 * h * n2;")?;
-        writeln!(
-            w,
-            "/* A 16-byte store where the pair is aligned (ODD: every other row) and both cells are stored. */"
-        )?;
-        writeln!(w, "if (V == 2 && (!ODD || ch % 2 == 0) && mine1[h]) {{")?;
-        writeln!(w, "    *(double2 *)&out[ch] = make_double2(r0, r1);")?;
-        writeln!(w, "}} else {{")?;
-        writeln!(w, "    if (mine0[h])")?;
-        writeln!(w, "        out[ch] = r0;")?;
-        writeln!(w, "    if (mine1[h])")?;
-        writeln!(w, "        out[ch + 1] = r1;")?;
-        writeln!(w, "}}")?;
-        Ok(())
-    })?;
+            writeln!(
+                w,
+                "const double in0 = sx[2 * h] + sy[2 * h], in1 = sx[2 * h + 1] + sy[2 * h + 1];"
+            )?;
+            self.tensor_results(w, shape)?;
+            writeln!(w, "const ptrdiff_t ch = c + 8 * h * n2;")?;
+            writeln!(
+                w,
+                "/* A 16-byte store where the pair is aligned (ODD: every other row) and both cells are stored. */"
+            )?;
+            writeln!(w, "if (V == 2 && (!ODD || ch % 2 == 0) && mine1[h]) {{")?;
+            writeln!(w, "    *(double2 *)&out[ch] = make_double2(r0, r1);")?;
+            writeln!(w, "}} else {{")?;
+            writeln!(w, "    if (mine0[h])")?;
+            writeln!(w, "        out[ch] = r0;")?;
+            writeln!(w, "    if (mine1[h])")?;
+            writeln!(w, "        out[ch + 1] = r1;")?;
+            writeln!(w, "}}")?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -671,28 +677,28 @@ impl Gen<'_> {
         writeln!(w, "{}", self.input_registers(shape, "", ""))?;
         w.pragma("unroll")?;
         w.block("for (int h = 0; h < H; ++h)", |w| {
-        writeln!(
-            w,
-            "const bool on0 = q + 1 >= zo && q + 1 < zend && mine0[h], on1 = q + 1 >= zo && q + 1 < zend && mine1[h];"
-        )?;
-        writeln!(w, "const ptrdiff_t ch = c + 8 * h * n2;")?;
-        for &(slot, dz) in &shape.others {
-            let name = input_name(self.st, slot, dz);
-            let at = match dz + 1 {
-                0 => "ch".to_string(),
-                d if d < 0 => format!("ch - {} * s0", -d),
-                1 => "ch + s0".to_string(),
-                d => format!("ch + {d} * s0"),
-            };
-            writeln!(w, "{name}[h] = next_{name}[h];")?;
             writeln!(
                 w,
-                "next_{name}[h] = stencil_load_pair<ODD ? 1 : V>({} + {at}, on0, on1);",
-                slot_name(self.st, slot)
+                "const bool on0 = q + 1 >= zo && q + 1 < zend && mine0[h], on1 = q + 1 >= zo && q + 1 < zend && mine1[h];"
             )?;
-        }
-        Ok(())
-    })?;
+            writeln!(w, "const ptrdiff_t ch = c + 8 * h * n2;")?;
+            for &(slot, dz) in &shape.others {
+                let name = input_name(self.st, slot, dz);
+                let at = match dz + 1 {
+                    0 => "ch".to_string(),
+                    d if d < 0 => format!("ch - {} * s0", -d),
+                    1 => "ch + s0".to_string(),
+                    d => format!("ch + {d} * s0"),
+                };
+                writeln!(w, "{name}[h] = next_{name}[h];")?;
+                writeln!(
+                    w,
+                    "next_{name}[h] = stencil_load_pair<ODD ? 1 : V>({} + {at}, on0, on1);",
+                    slot_name(self.st, slot)
+                )?;
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 

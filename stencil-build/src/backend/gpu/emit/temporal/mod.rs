@@ -328,49 +328,54 @@ impl Gen<'_> {
         } else {
             writeln!(w, "template <typename I>")?;
         }
-        w.definition(format_args!("static __device__ __forceinline__ void {}_tile({})", self.sym,
-            parameters.join(", ")), |w| {
-        writeln!(w, "const I s0 = n1;")?;
-        self.literal_alias(w)?;
-        writeln!(w, "const int lane = threadIdx.x % {LANES};")?;
-        writeln!(
-            w,
-            "const I i1 = {} + tile - {} + lane * {};",
-            self.bounds(1).0,
-            sh.margin(),
-            sh.v
-        )?;
-        self.masks(w, &sh)?;
-        writeln!(
-            w,
-            "/* win[s][m]: level s (s steps after the launch's grid) at row p - 1 - {lag} * s - {} + m, at the start of iteration p. */",
-            2 * r0
-        )?;
-        writeln!(w, "{t} win[{}][{}][{}] = {{}};", sh.t, sh.planes(), sh.v)?;
-        self.declare_old(w, sh.skew, sh.v)?;
-        if let Some(count) = self.row_unroll(&sh) {
+        let head = format!(
+            "static __device__ __forceinline__ void {}_tile({})",
+            self.sym,
+            parameters.join(", ")
+        );
+        w.definition(head, |w| {
+            writeln!(w, "const I s0 = n1;")?;
+            self.literal_alias(w)?;
+            writeln!(w, "const int lane = threadIdx.x % {LANES};")?;
             writeln!(
                 w,
-                "/* Unrolled by the window's rows, so that the windows move on by renaming registers. */"
+                "const I i1 = {} + tile - {} + lane * {};",
+                self.bounds(1).0,
+                sh.margin(),
+                sh.v
             )?;
-            w.pragma(&format!("unroll {count}"))?;
-        }
-    w.block(format_args!("for (I p = z0 - {}; p < z1 + {}; ++p)", sh.t * r0,
-            sh.t * lag), |w| {
-        self.load_level0(w, &sh)?;
-        if !sh.skew {
-            writeln!(w, "/* Level 0's window moves on to row p. */")?;
-            self.move_window(w, &sh, "0", "plane")?;
-        }
-        self.levels(w, &sh)?;
-        if sh.skew {
-            writeln!(w, "/* Level 0's window moves on to row p. */")?;
-            self.move_window(w, &sh, "0", "plane")?;
-        }
-        Ok(())
-    })?;
-        Ok(())
-    })?;
+            self.masks(w, &sh)?;
+            writeln!(
+                w,
+                "/* win[s][m]: level s (s steps after the launch's grid) at row p - 1 - {lag} * s - {} + m, at the start of iteration p. */",
+                2 * r0
+            )?;
+            writeln!(w, "{t} win[{}][{}][{}] = {{}};", sh.t, sh.planes(), sh.v)?;
+            self.declare_old(w, sh.skew, sh.v)?;
+            if let Some(count) = self.row_unroll(&sh) {
+                writeln!(
+                    w,
+                    "/* Unrolled by the window's rows, so that the windows move on by renaming registers. */"
+                )?;
+                w.pragma(&format!("unroll {count}"))?;
+            }
+            let head = format!("for (I p = z0 - {}; p < z1 + {}; ++p)", sh.t * r0,
+                sh.t * lag);
+            w.block(head, |w| {
+                self.load_level0(w, &sh)?;
+                if !sh.skew {
+                    writeln!(w, "/* Level 0's window moves on to row p. */")?;
+                    self.move_window(w, &sh, "0", "plane")?;
+                }
+                self.levels(w, &sh)?;
+                if sh.skew {
+                    writeln!(w, "/* Level 0's window moves on to row p. */")?;
+                    self.move_window(w, &sh, "0", "plane")?;
+                }
+                Ok(())
+            })?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -1007,9 +1012,9 @@ pub(in crate::backend::gpu) mod tests {
         let code = cuda(&persistent).unwrap();
         assert!(
             code.contains("const double v = step && in_x[k] ? u : win[s - 1][1][k];")
-                && code.contains("const double (&lit)[6] = lits.v;")
-                && code.contains("void *arguments[] = {(void *)&n0_32, (void *)&n1_32, (void *)&out, (void *)&cur_u, (void *)&lits, (void *)&steps};")
-                && !code.contains("#pragma unroll 3"),
+            && code.contains("const double (&lit)[6] = lits.v;")
+            && code.contains("void *arguments[] = {(void *)&n0_32, (void *)&n1_32, (void *)&out, (void *)&cur_u, (void *)&lits, (void *)&steps};")
+            && !code.contains("#pragma unroll 3"),
             "{code}"
         );
         // No `__constant__` variable: one costs every launch of the file's kernels.
@@ -1069,8 +1074,8 @@ pub(in crate::backend::gpu) mod tests {
         );
         let code = cuda(&st).unwrap();
         let (fused, single) = code
-            .split_once("/* The kernel of launches of one step: `stream`, blocks of 1 x 2 x 64 threads, marching 2 cells")
-            .unwrap_or_else(|| panic!("a single-step kernel after the fused ones:\n{code}"));
+        .split_once("/* The kernel of launches of one step: `stream`, blocks of 1 x 2 x 64 threads, marching 2 cells")
+        .unwrap_or_else(|| panic!("a single-step kernel after the fused ones:\n{code}"));
         assert!(fused.contains("int levels"), "{fused}");
         // The single step's own kernels, named after the launcher, without `levels`.
         assert!(single.contains("__update_u_step_kernel("), "{single}");

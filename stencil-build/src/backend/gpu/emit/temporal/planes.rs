@@ -117,25 +117,30 @@ impl Gen<'_> {
             )?;
             w.pragma(&format!("unroll {}", sh.window()))?;
         }
-        w.block(format_args!("for ({} p = {start}; p < z1 + {}; ++p)", self.index(),
-            sh.t * lag), |w| {
-        writeln!(
-            w,
-            "/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */"
-        )?;
-        writeln!(w, "{ty} cell[{}];", sh.c)?;
-        w.pragma("unroll")?;
-        w.guarded(format_args!("for (int j = 0; j < {}; ++j)", sh.c), "cell[j] = ahead[j];")?;
-        self.planes_load(w, &sh, "p + 1")?;
-        self.planes_take_inputs(w, &sh)?;
-        self.planes_levels(w, &sh)?;
-        writeln!(w, "/* Level 0's window moves on to plane p. */")?;
-        self.planes_move(w, &sh, "0", "cell")?;
-        self.planes_publish(w, &sh, "0")?;
-        writeln!(w, "slot = slot + 1 == {slots} ? 0 : slot + 1;")?;
-        writeln!(w, "__syncthreads();")?;
-        Ok(())
-    })?;
+        let head = format!(
+            "for ({} p = {start}; p < z1 + {}; ++p)",
+            self.index(),
+            sh.t * lag
+        );
+        w.block(head, |w| {
+            writeln!(
+                w,
+                "/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */"
+            )?;
+            writeln!(w, "{ty} cell[{}];", sh.c)?;
+            w.pragma("unroll")?;
+            let head = format!("for (int j = 0; j < {}; ++j)", sh.c);
+            w.guarded(head, "cell[j] = ahead[j];")?;
+            self.planes_load(w, &sh, "p + 1")?;
+            self.planes_take_inputs(w, &sh)?;
+            self.planes_levels(w, &sh)?;
+            writeln!(w, "/* Level 0's window moves on to plane p. */")?;
+            self.planes_move(w, &sh, "0", "cell")?;
+            self.planes_publish(w, &sh, "0")?;
+            writeln!(w, "slot = slot + 1 == {slots} ? 0 : slot + 1;")?;
+            writeln!(w, "__syncthreads();")?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -362,7 +367,8 @@ impl Gen<'_> {
                     load(w, a, "prev_ahead[j]")?;
                 } else {
                     w.pragma("unroll")?;
-                    w.block(format_args!("for (int s = 1; s <= {}; ++s)", sh.t), |w| {
+                    let head = format!("for (int s = 1; s <= {}; ++s)", sh.t);
+                    w.block(head, |w| {
                         writeln!(w, "const {ix} q = {p} - {lag} * s;")?;
                         writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")?;
                         load(w, a, &format!("in_ahead{i}[s - 1][j]"))?;
@@ -620,7 +626,8 @@ impl Gen<'_> {
             )?;
             writeln!(w, "{api}Error_t allowed = {api}Success;")?;
             for instance in self.instances() {
-                w.guarded(format_args!("if (allowed == {api}Success)"), format_args!("allowed = {api}FuncSetAttribute((const void *){instance}, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"))?;
+                let head = format!("if (allowed == {api}Success)");
+                w.guarded(head, format_args!("allowed = {api}FuncSetAttribute((const void *){instance}, {api}FuncAttributeMaxDynamicSharedMemorySize, {bytes});"))?;
             }
             w.guarded(
                 format_args!("if (allowed != {api}Success)"),

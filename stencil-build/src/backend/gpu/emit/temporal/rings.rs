@@ -266,34 +266,40 @@ impl Gen<'_> {
             w,
             "/* A thread's share of each plane's copy (pair k % P of rows k / P + passes) and of each staged store (pair k of both levels). */"
         )?;
-        w.definition(format_args!("static __device__ __forceinline__ void {s}_plan({s}_unit &t, const int n1, const int n2, const int oy, const int ox)"), |w| {
-        writeln!(w, "const int k = (int)stencil_thread_x();")?;
-        writeln!(w, "t.cdst = -1;")?;
-    w.block(format_args!("if (k < {})", rows * pairs), |w| {
-        writeln!(w, "const int r = k / {pairs}, c = 2 * (k % {pairs});")?;
-        writeln!(w, "const int x = ox - {} + c;", 2 * sh.r[2])?;
-        for h in 0..sh.passes {
-            let y = super::super::shifted(&format!("oy - {} + r", 2 * sh.r[1]), (h * rows) as i64);
-            writeln!(w, "t.con[{h}] = {y} >= 0 && {y} < n1 && x >= 0 && x < n2;")?;
-            writeln!(w, "t.csrc[{h}] = t.con[{h}] ? ({y}) * n2 + x : 0;")?;
-        }
-        writeln!(w, "t.clast = r + {} < {uy};", (sh.passes - 1) * rows)?;
-        writeln!(w, "t.cdst = r * {} + c;", sh.pitch)?;
-        Ok(())
-    })?;
-        let fp = TILE_X / 2;
-        writeln!(w, "t.fsrc = -1;")?;
-        w.block(format_args!("if (k < {})", fp * sh.ty), |w| {
-            writeln!(w, "const int row = k / {fp}, c = 2 * (k % {fp});")?;
-            writeln!(w, "const int y = oy + row, x = ox + c;")?;
-            writeln!(w, "if (y < {hi1} && x < {hi2}) {{")?;
-            writeln!(w, "    t.fsrc = row * {} + c;", TILE_X + 4)?;
-            writeln!(w, "    t.fdst = y * n2 + x;")?;
-            writeln!(w, "}}")?;
+        let head = format!(
+            "static __device__ __forceinline__ void {s}_plan({s}_unit &t, const int n1, const int n2, const int oy, const int ox)"
+        );
+        w.definition(head, |w| {
+            writeln!(w, "const int k = (int)stencil_thread_x();")?;
+            writeln!(w, "t.cdst = -1;")?;
+            w.block(format_args!("if (k < {})", rows * pairs), |w| {
+                writeln!(w, "const int r = k / {pairs}, c = 2 * (k % {pairs});")?;
+                writeln!(w, "const int x = ox - {} + c;", 2 * sh.r[2])?;
+                for h in 0..sh.passes {
+                    let y = super::super::shifted(
+                        &format!("oy - {} + r", 2 * sh.r[1]),
+                        (h * rows) as i64,
+                    );
+                    writeln!(w, "t.con[{h}] = {y} >= 0 && {y} < n1 && x >= 0 && x < n2;")?;
+                    writeln!(w, "t.csrc[{h}] = t.con[{h}] ? ({y}) * n2 + x : 0;")?;
+                }
+                writeln!(w, "t.clast = r + {} < {uy};", (sh.passes - 1) * rows)?;
+                writeln!(w, "t.cdst = r * {} + c;", sh.pitch)?;
+                Ok(())
+            })?;
+            let fp = TILE_X / 2;
+            writeln!(w, "t.fsrc = -1;")?;
+            w.block(format_args!("if (k < {})", fp * sh.ty), |w| {
+                writeln!(w, "const int row = k / {fp}, c = 2 * (k % {fp});")?;
+                writeln!(w, "const int y = oy + row, x = ox + c;")?;
+                writeln!(w, "if (y < {hi1} && x < {hi2}) {{")?;
+                writeln!(w, "    t.fsrc = row * {} + c;", TILE_X + 4)?;
+                writeln!(w, "    t.fdst = y * n2 + x;")?;
+                writeln!(w, "}}")?;
+                Ok(())
+            })?;
             Ok(())
         })?;
-        Ok(())
-    })?;
         Ok(())
     }
 
@@ -305,26 +311,29 @@ impl Gen<'_> {
             w,
             "/* Starts the copy of plane p of the tile grown by twice the radius into `slot` (zeros off the grid; nothing but the group for p < 0). */"
         )?;
-        w.definition(format_args!("static __device__ __forceinline__ void {s}_copy_plane(float *slot, const float *__restrict__ {grid}, const {s}_unit &t, const int p, const int n0, const size_t s0)"), |w| {
-        writeln!(w, "const bool plane = p >= 0 && p < n0;")?;
-        writeln!(w, "const float *const at = {grid} + (plane ? p : 0) * s0;")?;
-    w.block("if (t.cdst >= 0)", |w| {
-        for h in 0..sh.passes {
-            let copy = format!(
-                "{s}_copy(&slot[{}], at + t.csrc[{h}], plane && t.con[{h}]);",
-                super::super::shifted("t.cdst", (h * sh.pass_rows * sh.pitch) as i64)
-            );
-            if h + 1 == sh.passes && sh.passes * sh.pass_rows > sh.copied()[0] {
-                w.guarded("if (t.clast)", format_args!("{copy}"))?;
-            } else {
-                writeln!(w, "{}", copy)?;
-            }
-        }
-        Ok(())
-    })?;
-        writeln!(w, "{s}_commit();")?;
-        Ok(())
-    })?;
+        let head = format!(
+            "static __device__ __forceinline__ void {s}_copy_plane(float *slot, const float *__restrict__ {grid}, const {s}_unit &t, const int p, const int n0, const size_t s0)"
+        );
+        w.definition(head, |w| {
+            writeln!(w, "const bool plane = p >= 0 && p < n0;")?;
+            writeln!(w, "const float *const at = {grid} + (plane ? p : 0) * s0;")?;
+            w.block("if (t.cdst >= 0)", |w| {
+                for h in 0..sh.passes {
+                    let copy = format!(
+                        "{s}_copy(&slot[{}], at + t.csrc[{h}], plane && t.con[{h}]);",
+                        super::super::shifted("t.cdst", (h * sh.pass_rows * sh.pitch) as i64)
+                    );
+                    if h + 1 == sh.passes && sh.passes * sh.pass_rows > sh.copied()[0] {
+                        w.guarded("if (t.clast)", format_args!("{copy}"))?;
+                    } else {
+                        writeln!(w, "{}", copy)?;
+                    }
+                }
+                Ok(())
+            })?;
+            writeln!(w, "{s}_commit();")?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -354,19 +363,24 @@ impl Gen<'_> {
                 String::new()
             }
         )?;
-        w.definition(format_args!("static __device__ __forceinline__ void {s}_flush({})", params.join(", ")), |w| {
-        w.guarded("if (t.fsrc < 0)", "return;")?;
-        writeln!(w, "const int q2 = p - {};", 2 * rz + 1)?;
-        w.guarded(
-            "if (q2 >= z0 && q2 < z1)",
-            "*(float2 *)&(out + q2 * s0)[t.fdst] = *(const float2 *)&stage[t.fsrc];",
-        )?;
-        if sh.both {
-            writeln!(w, "const int q1 = p - {rz};")?;
-            w.guarded("if (q1 >= z0 && q1 < z1)", format_args!("*(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[{} + t.fsrc];", sh.staged()))?;
-        }
-        Ok(())
-    })?;
+        let head = format!(
+            "static __device__ __forceinline__ void {s}_flush({})",
+            params.join(", ")
+        );
+        w.definition(head, |w| {
+            w.guarded("if (t.fsrc < 0)", "return;")?;
+            writeln!(w, "const int q2 = p - {};", 2 * rz + 1)?;
+            w.guarded(
+                "if (q2 >= z0 && q2 < z1)",
+                "*(float2 *)&(out + q2 * s0)[t.fdst] = *(const float2 *)&stage[t.fsrc];",
+            )?;
+            if sh.both {
+                writeln!(w, "const int q1 = p - {rz};")?;
+                let head = "if (q1 >= z0 && q1 < z1)";
+                w.guarded(head, format_args!("*(float2 *)&(out_prev + q1 * s0)[t.fdst] = *(const float2 *)&stage[{} + t.fsrc];", sh.staged()))?;
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -507,162 +521,167 @@ impl Gen<'_> {
             2 * rz + 1
         )?;
         writeln!(w, "template <int M>")?;
-        w.definition(format_args!("static __device__ __forceinline__ void {s}_plane({})", params.join(", ")), |w| {
-        writeln!(
-            w,
-            "/* The copy of plane p + {AHEAD} starts; the grids read at the cell load for the next plane. */"
-        )?;
-        writeln!(w, "const int ahead = p + {AHEAD};")?;
-        writeln!(
-            w,
-            "{s}_copy_plane(uring + (M + {AHEAD}) % {wn} * {uslot}, {grid}, t, ahead < z1 + {} ? ahead : -1, n0, s0);",
-            2 * rz
-        )?;
-        writeln!(w, "const int q = p - (t.first ? {rz} : {});", 2 * rz + 1)?;
-        for (k, _) in grids.iter().enumerate() {
-            writeln!(w, "float now{k}[4];")?;
-            w.pragma("unroll")?;
-            w.guarded(
-                "for (int j = 0; j < 4; ++j)",
-                format_args!("now{k}[j] = t.next{k}[j];"),
+        let head = format!(
+            "static __device__ __forceinline__ void {s}_plane({})",
+            params.join(", ")
+        );
+        w.definition(head, |w| {
+            writeln!(
+                w,
+                "/* The copy of plane p + {AHEAD} starts; the grids read at the cell load for the next plane. */"
             )?;
-        }
-        if !grids.is_empty() {
-        w.block(format_args!("if (q + 1 >= {lo0} && q + 1 < {hi0})"), |w| {
-            writeln!(w, "const size_t at = (q + 1) * s0;")?;
-            for (k, g) in grids.iter().enumerate() {
-                let from = if g.first == g.second {
-                    g.first.clone()
-                } else {
-                    format!("(t.first ? {} : {})", g.first, g.second)
-                };
-                writeln!(w, "const float *const g{k} = {from} + at + t.cell;")?;
+            writeln!(w, "const int ahead = p + {AHEAD};")?;
+            writeln!(
+                w,
+                "{s}_copy_plane(uring + (M + {AHEAD}) % {wn} * {uslot}, {grid}, t, ahead < z1 + {} ? ahead : -1, n0, s0);",
+                2 * rz
+            )?;
+            writeln!(w, "const int q = p - (t.first ? {rz} : {});", 2 * rz + 1)?;
+            for (k, _) in grids.iter().enumerate() {
+                writeln!(w, "float now{k}[4];")?;
+                w.pragma("unroll")?;
+                w.guarded(
+                    "for (int j = 0; j < 4; ++j)",
+                    format_args!("now{k}[j] = t.next{k}[j];"),
+                )?;
             }
-            writeln!(w, "if (quads) {{")?;
+            if !grids.is_empty() {
+                w.block(format_args!("if (q + 1 >= {lo0} && q + 1 < {hi0})"), |w| {
+                    writeln!(w, "const size_t at = (q + 1) * s0;")?;
+                    for (k, g) in grids.iter().enumerate() {
+                        let from = if g.first == g.second {
+                            g.first.clone()
+                        } else {
+                            format!("(t.first ? {} : {})", g.first, g.second)
+                        };
+                        writeln!(w, "const float *const g{k} = {from} + at + t.cell;")?;
+                    }
+                    writeln!(w, "if (quads) {{")?;
+                    w.indent();
+                    writeln!(
+                        w,
+                        "/* Rows of whole 16-byte quads: a lane's 4 cells are one load of each grid. */"
+                    )?;
+                    w.block("if (t.pair[0])", |w| {
+                        for k in 0..grids.len() {
+                            writeln!(w, "const float4 v{k} = *(const float4 *)g{k};")?;
+                            for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
+                                writeln!(w, "t.next{k}[{j}] = v{k}.{c};")?;
+                            }
+                        }
+                        Ok(())
+                    })?;
+                    w.dedent();
+                    w.block("} else", |w| {
+                        w.pragma("unroll")?;
+                        w.guarded("for (int h = 0; h < 2; ++h)", "if (t.pair[h]) {")?;
+                        for k in 0..grids.len() {
+                            writeln!(
+                                w,
+                                "        const float2 v{k} = *(const float2 *)(g{k} + 2 * h);"
+                            )?;
+                            writeln!(w, "        t.next{k}[2 * h] = v{k}.x;")?;
+                            writeln!(w, "        t.next{k}[2 * h + 1] = v{k}.y;")?;
+                        }
+                        writeln!(w, "    }}")?;
+                        Ok(())
+                    })?;
+                    Ok(())
+                })?;
+            }
+            writeln!(w, "{s}_wait<{AHEAD}>();")?;
+            writeln!(w, "__syncthreads();")?;
+            writeln!(
+                w,
+                "/* What the previous plane staged is stored; this plane stages into the other half. */"
+            )?;
+            writeln!(
+                w,
+                "{s}_flush(stage + ((p - 1) & 1) * {}, t, p - 1, z0, z1, s0, {flush_args});",
+                levels * staged
+            )?;
+            writeln!(
+                w,
+                "float *const staged = stage + (p & 1) * {};",
+                levels * staged
+            )?;
+            writeln!(
+                w,
+                "/* The newest plane's cells join the window: the grid at p, or level 1 at p - {}. */",
+                rz + 1
+            )?;
+            writeln!(
+                w,
+                "const float4 c = t.first ? *(const float4 *)&uring[M * {uslot} + (t.rs + {ry}) * {p} + t.cs + {rx}] : *(const float4 *)&sring[(M + {rz}) % {wn} * {sslot} + t.rs * {p} + t.cs];",
+                p = sh.pitch
+            )?;
+            for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
+                writeln!(w, "t.w[(M + {}) % {wn}][{j}] = c.{c};", 2 * rz)?;
+            }
+            writeln!(w, "float res[4];")?;
+            let args = |at: &str, rc: &str, cb: &str| {
+                let mut a = vec![at.to_string(), rc.to_string(), cb.to_string(), "t.w".into()];
+                a.extend((0..grids.len()).map(|k| format!("now{k}")));
+                a.extend(self.vector_params(false));
+                a.push("res".into());
+                a.join(", ")
+            };
+            let first = args(
+                &format!("uring + (M + {}) % {wn} * {uslot}", rz + 1),
+                &format!("t.rs + {ry}"),
+                "t.cs",
+            );
+            let second = args(
+                &format!("sring + M * {sslot}"),
+                "t.rs",
+                &format!("t.cs - {rx}"),
+            );
+            let tile_cell = format!("(t.rs - {ry}) * {} + t.cs - {rx}", TILE_X + 4);
+            writeln!(w, "if (t.first) {{")?;
             w.indent();
             writeln!(
                 w,
-                "/* Rows of whole 16-byte quads: a lane's 4 cells are one load of each grid. */"
+                "/* Level 1 at q, from the grid's ring; cells off the region keep their value. */"
             )?;
-        w.block("if (t.pair[0])", |w| {
-            for k in 0..grids.len() {
-                writeln!(w, "const float4 v{k} = *(const float4 *)g{k};")?;
-                for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
-                    writeln!(w, "t.next{k}[{j}] = v{k}.{c};")?;
-                }
-            }
-            Ok(())
-        })?;
-            w.dedent();
-        w.block("} else", |w| {
+            w.guarded(
+                format_args!("if (q < z0 - {rz} || q >= z1 + {rz})"),
+                "return;",
+            )?;
+            writeln!(w, "const bool zin = q >= {lo0} && q < {hi0};")?;
+            writeln!(w, "{s}_level<M>({first});")?;
             w.pragma("unroll")?;
-            w.guarded("for (int h = 0; h < 2; ++h)", "if (t.pair[h]) {")?;
-            for k in 0..grids.len() {
+            w.guarded(
+                "for (int j = 0; j < 4; ++j)",
+                format_args!(
+                    "res[j] = zin && t.in[j] ? res[j] : t.grid[j] ? t.w[(M + {rz}) % {wn}][j] : 0.0f;"
+                ),
+            )?;
+            writeln!(
+                w,
+                "*(float4 *)&sring[(M + {}) % {wn} * {sslot} + t.rs * {} + t.cs] = float4{{res[0], res[1], res[2], res[3]}};",
+                rz + 1,
+                sh.pitch
+            )?;
+            if sh.both {
+                let head = "if (t.own)";
+                w.guarded(head, format_args!("*(float4 *)&staged[{staged} + {tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"))?;
+            }
+            w.dedent();
+            w.block("} else", |w| {
                 writeln!(
                     w,
-                    "        const float2 v{k} = *(const float2 *)(g{k} + 2 * h);"
+                    "/* Level 2 at q, from level 1's ring: the tile's own cells. */"
                 )?;
-                writeln!(w, "        t.next{k}[2 * h] = v{k}.x;")?;
-                writeln!(w, "        t.next{k}[2 * h + 1] = v{k}.y;")?;
-            }
-            writeln!(w, "    }}")?;
+                w.guarded("if (q < z0 || q >= z1)", "return;")?;
+                writeln!(w, "{s}_level<M>({second});")?;
+                writeln!(
+                    w,
+                    "*(float4 *)&staged[{tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
+                )?;
+                Ok(())
+            })?;
             Ok(())
         })?;
-            Ok(())
-        })?;
-        }
-        writeln!(w, "{s}_wait<{AHEAD}>();")?;
-        writeln!(w, "__syncthreads();")?;
-        writeln!(
-            w,
-            "/* What the previous plane staged is stored; this plane stages into the other half. */"
-        )?;
-        writeln!(
-            w,
-            "{s}_flush(stage + ((p - 1) & 1) * {}, t, p - 1, z0, z1, s0, {flush_args});",
-            levels * staged
-        )?;
-        writeln!(
-            w,
-            "float *const staged = stage + (p & 1) * {};",
-            levels * staged
-        )?;
-        writeln!(
-            w,
-            "/* The newest plane's cells join the window: the grid at p, or level 1 at p - {}. */",
-            rz + 1
-        )?;
-        writeln!(
-            w,
-            "const float4 c = t.first ? *(const float4 *)&uring[M * {uslot} + (t.rs + {ry}) * {p} + t.cs + {rx}] : *(const float4 *)&sring[(M + {rz}) % {wn} * {sslot} + t.rs * {p} + t.cs];",
-            p = sh.pitch
-        )?;
-        for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
-            writeln!(w, "t.w[(M + {}) % {wn}][{j}] = c.{c};", 2 * rz)?;
-        }
-        writeln!(w, "float res[4];")?;
-        let args = |at: &str, rc: &str, cb: &str| {
-            let mut a = vec![at.to_string(), rc.to_string(), cb.to_string(), "t.w".into()];
-            a.extend((0..grids.len()).map(|k| format!("now{k}")));
-            a.extend(self.vector_params(false));
-            a.push("res".into());
-            a.join(", ")
-        };
-        let first = args(
-            &format!("uring + (M + {}) % {wn} * {uslot}", rz + 1),
-            &format!("t.rs + {ry}"),
-            "t.cs",
-        );
-        let second = args(
-            &format!("sring + M * {sslot}"),
-            "t.rs",
-            &format!("t.cs - {rx}"),
-        );
-        let tile_cell = format!("(t.rs - {ry}) * {} + t.cs - {rx}", TILE_X + 4);
-        writeln!(w, "if (t.first) {{")?;
-        w.indent();
-        writeln!(
-            w,
-            "/* Level 1 at q, from the grid's ring; cells off the region keep their value. */"
-        )?;
-        w.guarded(
-            format_args!("if (q < z0 - {rz} || q >= z1 + {rz})"),
-            "return;",
-        )?;
-        writeln!(w, "const bool zin = q >= {lo0} && q < {hi0};")?;
-        writeln!(w, "{s}_level<M>({first});")?;
-        w.pragma("unroll")?;
-        w.guarded(
-            "for (int j = 0; j < 4; ++j)",
-            format_args!(
-                "res[j] = zin && t.in[j] ? res[j] : t.grid[j] ? t.w[(M + {rz}) % {wn}][j] : 0.0f;"
-            ),
-        )?;
-        writeln!(
-            w,
-            "*(float4 *)&sring[(M + {}) % {wn} * {sslot} + t.rs * {} + t.cs] = float4{{res[0], res[1], res[2], res[3]}};",
-            rz + 1,
-            sh.pitch
-        )?;
-        if sh.both {
-            w.guarded("if (t.own)", format_args!("*(float4 *)&staged[{staged} + {tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"))?;
-        }
-        w.dedent();
-        w.block("} else", |w| {
-            writeln!(
-                w,
-                "/* Level 2 at q, from level 1's ring: the tile's own cells. */"
-            )?;
-            w.guarded("if (q < z0 || q >= z1)", "return;")?;
-            writeln!(w, "{s}_level<M>({second});")?;
-            writeln!(
-                w,
-                "*(float4 *)&staged[{tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
-            )?;
-            Ok(())
-        })?;
-        Ok(())
-    })?;
         Ok(())
     }
 
@@ -683,160 +702,164 @@ impl Gen<'_> {
         params.extend(self.rings_pointers(true));
         params.push("const int chunk".into());
         params.push("const bool quads".into());
-        w.definition(format_args!("static __global__ void __launch_bounds__({}, 1) {}({})", sh.threads(),
+        let head = format!(
+            "static __global__ void __launch_bounds__({}, 1) {}({})",
+            sh.threads(),
             self.kernel_name(),
-            params.join(", ")), |w| {
-        writeln!(
-            w,
-            "/* Shared memory: the grid's ring ({wn} planes of {uy} rows), level 1's ({wn} of {LANES}), rows of {} floats; the staged planes. */",
-            sh.pitch
-        )?;
-        writeln!(w, "extern __shared__ __align__(16) unsigned char shared[];")?;
-        writeln!(w, "float *const uring = (float *)shared;")?;
-        writeln!(w, "float *const sring = uring + {};", wn * uslot)?;
-        writeln!(w, "float *const stage = sring + {};", wn * sslot)?;
-        writeln!(
-            w,
-            "const int warp = (int)stencil_thread_x() / 32, lane = (int)stencil_thread_x() % 32;"
-        )?;
-        writeln!(
-            w,
-            "/* This block's tile: {TILE_X} x {} cells of (`{}`, `{}`) from (oy, ox). */",
-            sh.ty, self.st.axes[2], self.st.axes[1]
-        )?;
-        writeln!(
-            w,
-            "const int oy = {lo1} + (int)blockIdx.y * {}, ox = {lo2} + (int)blockIdx.x * {TILE_X};",
-            sh.ty
-        )?;
-        writeln!(w, "{s}_unit t;")?;
-        writeln!(w, "t.first = warp < {}; /* warp-uniform */", sh.w1)?;
-        // A quarter warp takes 8 rows of one column group, so that its
-        // 16-byte shared loads hit distinct banks (the pitch is 4 modulo 8).
-        // Where the grids read at the cell load in 8-byte pairs, a warp takes
-        // 4 neighbouring groups of the same 8 rows: its two loads of a grid
-        // touch 8 rows, not 32 (acoustic25 f32 on 750-cell rows: 1.09x on
-        // the H200, BENCHMARKS.md, 2026-11-28, session 39). Where they load
-        // 16-byte quads, a lane takes a row and the quarters' groups 3 apart,
-        // spread over L1's banks (that ran 1.03x-1.12x the other on rows of
-        // whole quads: 768 and 744 cells, 512^3 and 400^3, the same session).
-        // Level 2's groups are a permutation of each row's because `ty` is
-        // a multiple of 8.
-        debug_assert_eq!(sh.ty % 8, 0);
-        let (g1, g2) = (sh.w1, TILE_X / CELLS);
-        writeln!(
-            w,
-            "/* A lane's row and first column; a quarter warp takes 8 rows of one column group (its 16-byte shared loads hit distinct banks). Pairs: a warp takes 4 neighbouring groups of 8 rows. Quads: a lane a row, the quarters' groups 3 apart. */"
-        )?;
-        writeln!(w, "if (t.first) {{")?;
-        writeln!(w, "    const int k = 4 * warp + lane / 8;")?;
-        writeln!(w, "    t.rs = quads ? lane : 8 * (k / {g1}) + lane % 8;")?;
-        writeln!(
-            w,
-            "    t.cs = 4 * (quads ? (warp + 3 * (lane / 8)) % {g1} : k % {g1});"
-        )?;
-        writeln!(w, "}} else {{")?;
-        writeln!(
-            w,
-            "    const int u = (warp - {}) * 32 + lane, k = u / 8;",
-            sh.w1
-        )?;
-        writeln!(
-            w,
-            "    t.rs = {ry} + (quads ? u % {ty} : 8 * (k / {g2}) + lane % 8);",
-            ty = sh.ty
-        )?;
-        writeln!(
-            w,
-            "    t.cs = {rx} + 4 * (quads ? (u / {ty} + 3 * (u % {ty} / 8)) % {g2} : k % {g2});",
-            ty = sh.ty
-        )?;
-        writeln!(w, "}}")?;
-        writeln!(w, "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;")?;
-        writeln!(
-            w,
-            "t.own = t.rs >= {ry} && t.rs < {} && t.cs >= {rx} && t.cs < {};",
-            ry + sh.ty,
-            rx + TILE_X
-        )?;
-        w.pragma("unroll")?;
-    w.block("for (int j = 0; j < 4; ++j)", |w| {
-        writeln!(
-            w,
-            "t.grid[j] = gy >= 0 && gy < n1 && gx + j >= 0 && gx + j < n2;"
-        )?;
-        writeln!(
-            w,
-            "t.in[j] = gy >= {lo1} && gy < {hi1} && gx + j >= {lo2} && gx + j < {hi2};"
-        )?;
-        for k in 0..self.cell_grids().len() {
-            writeln!(w, "t.next{k}[j] = 0.0f;")?;
-        }
-        w.pragma("unroll")?;
-        w.guarded(
-            format_args!("for (int m = 0; m < {wn}; ++m)"),
-            "t.w[m][j] = 0.0f;",
-        )?;
-        Ok(())
-    })?;
-        writeln!(w, "t.pair[0] = t.grid[0];")?;
-        writeln!(w, "t.pair[1] = t.grid[2];")?;
-        writeln!(w, "t.cell = gy * n2 + gx;")?;
-        writeln!(w, "{s}_plan(t, n1, n2, oy, ox);")?;
-        writeln!(w, "const int z0 = {lo0} + (int)blockIdx.z * chunk;")?;
-        writeln!(w, "const int z1 = z0 + chunk < {hi0} ? z0 + chunk : {hi0};")?;
-        writeln!(w, "const size_t s0 = (size_t)n1 * n2;")?;
-        writeln!(
-            w,
-            "/* The march: plane p of the grid is copied {AHEAD} planes ahead; level 2 finishes plane z1 - 1 at p = z1 + {}. */",
-            2 * rz
-        )?;
-        writeln!(
-            w,
-            "const int first = z0 - {}, last = z1 + {};",
-            2 * rz,
-            2 * rz
-        )?;
-        w.pragma("unroll")?;
-        w.guarded(
-            format_args!("for (int i = 0; i < {AHEAD}; ++i)"),
-            format_args!("{s}_copy_plane(uring + i * {uslot}, {grid}, t, first + i, n0, s0);"),
-        )?;
-        let mut args = vec![
-            "t".to_string(),
-            "uring".into(),
-            "sring".into(),
-            "stage".into(),
-            "p0 + PHASE".into(),
-            "z0".into(),
-            "z1".into(),
-            "n0".into(),
-            "s0".into(),
-            "quads".into(),
-        ];
-        args.extend(self.rings_pointers(false));
-        let args = args.join(", ");
-        writeln!(w, "/* Unrolled by the {wn} planes of a window. */")?;
-    w.block(format_args!("for (int p0 = first; p0 <= last; p0 += {wn})"), |w| {
-        for m in 0..wn {
-            w.guarded(format_args!("if (p0 + {m} > last)"), "break;")?;
+            params.join(", ")
+        );
+        w.definition(head, |w| {
             writeln!(
                 w,
-                "{s}_plane<{m}>({});",
-                args.replace("PHASE", &m.to_string())
+                "/* Shared memory: the grid's ring ({wn} planes of {uy} rows), level 1's ({wn} of {LANES}), rows of {} floats; the staged planes. */",
+                sh.pitch
             )?;
-        }
-        Ok(())
-    })?;
-        writeln!(w, "__syncthreads();")?;
-        let flush_args = if sh.both { "out, out_prev" } else { "out" };
-        writeln!(
-            w,
-            "{s}_flush(stage + (last & 1) * {}, t, last, z0, z1, s0, {flush_args});",
-            sh.stored_levels() * sh.staged()
-        )?;
-        Ok(())
-    })?;
+            writeln!(w, "extern __shared__ __align__(16) unsigned char shared[];")?;
+            writeln!(w, "float *const uring = (float *)shared;")?;
+            writeln!(w, "float *const sring = uring + {};", wn * uslot)?;
+            writeln!(w, "float *const stage = sring + {};", wn * sslot)?;
+            writeln!(
+                w,
+                "const int warp = (int)stencil_thread_x() / 32, lane = (int)stencil_thread_x() % 32;"
+            )?;
+            writeln!(
+                w,
+                "/* This block's tile: {TILE_X} x {} cells of (`{}`, `{}`) from (oy, ox). */",
+                sh.ty, self.st.axes[2], self.st.axes[1]
+            )?;
+            writeln!(
+                w,
+                "const int oy = {lo1} + (int)blockIdx.y * {}, ox = {lo2} + (int)blockIdx.x * {TILE_X};",
+                sh.ty
+            )?;
+            writeln!(w, "{s}_unit t;")?;
+            writeln!(w, "t.first = warp < {}; /* warp-uniform */", sh.w1)?;
+            // A quarter warp takes 8 rows of one column group, so that its
+            // 16-byte shared loads hit distinct banks (the pitch is 4 modulo 8).
+            // Where the grids read at the cell load in 8-byte pairs, a warp takes
+            // 4 neighbouring groups of the same 8 rows: its two loads of a grid
+            // touch 8 rows, not 32 (acoustic25 f32 on 750-cell rows: 1.09x on
+            // the H200, BENCHMARKS.md, 2026-11-28, session 39). Where they load
+            // 16-byte quads, a lane takes a row and the quarters' groups 3 apart,
+            // spread over L1's banks (that ran 1.03x-1.12x the other on rows of
+            // whole quads: 768 and 744 cells, 512^3 and 400^3, the same session).
+            // Level 2's groups are a permutation of each row's because `ty` is
+            // a multiple of 8.
+            debug_assert_eq!(sh.ty % 8, 0);
+            let (g1, g2) = (sh.w1, TILE_X / CELLS);
+            writeln!(
+                w,
+                "/* A lane's row and first column; a quarter warp takes 8 rows of one column group (its 16-byte shared loads hit distinct banks). Pairs: a warp takes 4 neighbouring groups of 8 rows. Quads: a lane a row, the quarters' groups 3 apart. */"
+            )?;
+            writeln!(w, "if (t.first) {{")?;
+            writeln!(w, "    const int k = 4 * warp + lane / 8;")?;
+            writeln!(w, "    t.rs = quads ? lane : 8 * (k / {g1}) + lane % 8;")?;
+            writeln!(
+                w,
+                "    t.cs = 4 * (quads ? (warp + 3 * (lane / 8)) % {g1} : k % {g1});"
+            )?;
+            writeln!(w, "}} else {{")?;
+            writeln!(
+                w,
+                "    const int u = (warp - {}) * 32 + lane, k = u / 8;",
+                sh.w1
+            )?;
+            writeln!(
+                w,
+                "    t.rs = {ry} + (quads ? u % {ty} : 8 * (k / {g2}) + lane % 8);",
+                ty = sh.ty
+            )?;
+            writeln!(
+                w,
+                "    t.cs = {rx} + 4 * (quads ? (u / {ty} + 3 * (u % {ty} / 8)) % {g2} : k % {g2});",
+                ty = sh.ty
+            )?;
+            writeln!(w, "}}")?;
+            writeln!(w, "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;")?;
+            writeln!(
+                w,
+                "t.own = t.rs >= {ry} && t.rs < {} && t.cs >= {rx} && t.cs < {};",
+                ry + sh.ty,
+                rx + TILE_X
+            )?;
+            w.pragma("unroll")?;
+            w.block("for (int j = 0; j < 4; ++j)", |w| {
+                writeln!(
+                    w,
+                    "t.grid[j] = gy >= 0 && gy < n1 && gx + j >= 0 && gx + j < n2;"
+                )?;
+                writeln!(
+                    w,
+                    "t.in[j] = gy >= {lo1} && gy < {hi1} && gx + j >= {lo2} && gx + j < {hi2};"
+                )?;
+                for k in 0..self.cell_grids().len() {
+                    writeln!(w, "t.next{k}[j] = 0.0f;")?;
+                }
+                w.pragma("unroll")?;
+                w.guarded(
+                    format_args!("for (int m = 0; m < {wn}; ++m)"),
+                    "t.w[m][j] = 0.0f;",
+                )?;
+                Ok(())
+            })?;
+            writeln!(w, "t.pair[0] = t.grid[0];")?;
+            writeln!(w, "t.pair[1] = t.grid[2];")?;
+            writeln!(w, "t.cell = gy * n2 + gx;")?;
+            writeln!(w, "{s}_plan(t, n1, n2, oy, ox);")?;
+            writeln!(w, "const int z0 = {lo0} + (int)blockIdx.z * chunk;")?;
+            writeln!(w, "const int z1 = z0 + chunk < {hi0} ? z0 + chunk : {hi0};")?;
+            writeln!(w, "const size_t s0 = (size_t)n1 * n2;")?;
+            writeln!(
+                w,
+                "/* The march: plane p of the grid is copied {AHEAD} planes ahead; level 2 finishes plane z1 - 1 at p = z1 + {}. */",
+                2 * rz
+            )?;
+            writeln!(
+                w,
+                "const int first = z0 - {}, last = z1 + {};",
+                2 * rz,
+                2 * rz
+            )?;
+            w.pragma("unroll")?;
+            w.guarded(
+                format_args!("for (int i = 0; i < {AHEAD}; ++i)"),
+                format_args!("{s}_copy_plane(uring + i * {uslot}, {grid}, t, first + i, n0, s0);"),
+            )?;
+            let mut args = vec![
+                "t".to_string(),
+                "uring".into(),
+                "sring".into(),
+                "stage".into(),
+                "p0 + PHASE".into(),
+                "z0".into(),
+                "z1".into(),
+                "n0".into(),
+                "s0".into(),
+                "quads".into(),
+            ];
+            args.extend(self.rings_pointers(false));
+            let args = args.join(", ");
+            writeln!(w, "/* Unrolled by the {wn} planes of a window. */")?;
+            w.block(format_args!("for (int p0 = first; p0 <= last; p0 += {wn})"), |w| {
+                for m in 0..wn {
+                    w.guarded(format_args!("if (p0 + {m} > last)"), "break;")?;
+                    writeln!(
+                        w,
+                        "{s}_plane<{m}>({});",
+                        args.replace("PHASE", &m.to_string())
+                    )?;
+                }
+                Ok(())
+            })?;
+            writeln!(w, "__syncthreads();")?;
+            let flush_args = if sh.both { "out, out_prev" } else { "out" };
+            writeln!(
+                w,
+                "{s}_flush(stage + (last & 1) * {}, t, last, z0, z1, s0, {flush_args});",
+                sh.stored_levels() * sh.staged()
+            )?;
+            Ok(())
+        })?;
         Ok(())
     }
 

@@ -142,19 +142,19 @@ impl Gen<'_> {
         )?;
         self.sums_load(w, &sh, "p")?;
         w.block("for (;;)", |w| {
-        writeln!(
-            w,
-            "/* Iteration p = p0 + 6 k + i: ring slot i % 2, sum i % 3, unrolled so that both are static. */"
-        )?;
-        w.pragma("unroll")?;
-    w.block(format_args!("for (int i = 0; i < {UNROLL}; ++i)"), |w| {
-        self.sums_iteration(w, &sh)?;
-        w.guarded("if (++p == end)", "break;")?;
-        Ok(())
-    })?;
-        w.guarded("if (p == end)", "break;")?;
-        Ok(())
-    })?;
+            writeln!(
+                w,
+                "/* Iteration p = p0 + 6 k + i: ring slot i % 2, sum i % 3, unrolled so that both are static. */"
+            )?;
+            w.pragma("unroll")?;
+            w.block(format_args!("for (int i = 0; i < {UNROLL}; ++i)"), |w| {
+                self.sums_iteration(w, &sh)?;
+                w.guarded("if (++p == end)", "break;")?;
+                Ok(())
+            })?;
+            w.guarded("if (p == end)", "break;")?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -178,36 +178,36 @@ impl Gen<'_> {
         )?;
         w.pragma("unroll")?;
         w.block(format_args!("for (int k = 0; k < {v}; ++k)"), |w| {
-        writeln!(w, "const {ix} x = i2 + k;")?;
-        writeln!(w, "const bool in_x = x >= {lo2} && x < {hi2};")?;
-        writeln!(
-            w,
-            "const bool own_x = in_x && threadIdx.x * {v} + k >= {t} && threadIdx.x * {v} + k < {};",
-            cols - t
-        )?;
-        writeln!(w, "const {ix} at_x = x < 0 ? 0 : x < n2 ? x : n2 - 1;")?;
-        w.pragma("unroll")?;
-    w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
-        writeln!(w, "const {ix} y = i1 + j;")?;
-        writeln!(w, "const bool in_y = y >= {lo1} && y < {hi1};")?;
-        writeln!(
-            w,
-            "const bool own_y = threadIdx.y * {c} + j >= {t} && threadIdx.y * {c} + j < {};",
-            rows - t
-        )?;
-        writeln!(w, "in_cells |= (unsigned)(in_x && in_y) << (j * {v} + k);")?;
-        writeln!(
-            w,
-            "own_cells |= (unsigned)(own_x && in_y && own_y) << (j * {v} + k);"
-        )?;
-        writeln!(
-            w,
-            "cell_at[j][k] = (y < 0 ? 0 : y < n1 ? y : n1 - 1) * s1 + at_x;"
-        )?;
-        Ok(())
-    })?;
-        Ok(())
-    })?;
+            writeln!(w, "const {ix} x = i2 + k;")?;
+            writeln!(w, "const bool in_x = x >= {lo2} && x < {hi2};")?;
+            writeln!(
+                w,
+                "const bool own_x = in_x && threadIdx.x * {v} + k >= {t} && threadIdx.x * {v} + k < {};",
+                cols - t
+            )?;
+            writeln!(w, "const {ix} at_x = x < 0 ? 0 : x < n2 ? x : n2 - 1;")?;
+            w.pragma("unroll")?;
+            w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
+                writeln!(w, "const {ix} y = i1 + j;")?;
+                writeln!(w, "const bool in_y = y >= {lo1} && y < {hi1};")?;
+                writeln!(
+                    w,
+                    "const bool own_y = threadIdx.y * {c} + j >= {t} && threadIdx.y * {c} + j < {};",
+                    rows - t
+                )?;
+                writeln!(w, "in_cells |= (unsigned)(in_x && in_y) << (j * {v} + k);")?;
+                writeln!(
+                    w,
+                    "own_cells |= (unsigned)(own_x && in_y && own_y) << (j * {v} + k);"
+                )?;
+                writeln!(
+                    w,
+                    "cell_at[j][k] = (y < 0 ? 0 : y < n1 ? y : n1 - 1) * s1 + at_x;"
+                )?;
+                Ok(())
+            })?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -304,34 +304,34 @@ impl Gen<'_> {
         w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
             w.pragma("unroll")?;
             w.block(format_args!("for (int k = 0; k < {v}; ++k)"), |w| {
-        let sum = |m: i64| format!("sum[{}][(i + {m}) % 3][j][k]", s - 1);
-        for (dz, target, first) in [(1, done, false), (0, mid, false), (-1, new, true)] {
-            let plane_terms: Vec<_> = terms.by_offset.iter().filter(|x| x.0 == dz).collect();
-            let target = sum(target);
-            if first && plane_terms.is_empty() {
-                writeln!(w, "{target} = 0;")?;
-            }
-            for (n, (_, dy, dx, weight)) in plane_terms.iter().enumerate() {
-                let read = neighbour(sh, s, *dy, *dx, &below);
-                if first && n == 0 {
-                    writeln!(w, "{target} = {weight} * {read};")?;
-                } else {
-                    writeln!(w, "{target} = fmaf({weight}, {read}, {target});")?;
+                let sum = |m: i64| format!("sum[{}][(i + {m}) % 3][j][k]", s - 1);
+                for (dz, target, first) in [(1, done, false), (0, mid, false), (-1, new, true)] {
+                    let plane_terms: Vec<_> = terms.by_offset.iter().filter(|x| x.0 == dz).collect();
+                    let target = sum(target);
+                    if first && plane_terms.is_empty() {
+                        writeln!(w, "{target} = 0;")?;
+                    }
+                    for (n, (_, dy, dx, weight)) in plane_terms.iter().enumerate() {
+                        let read = neighbour(sh, s, *dy, *dx, &below);
+                        if first && n == 0 {
+                            writeln!(w, "{target} = {weight} * {read};")?;
+                        } else {
+                            writeln!(w, "{target} = fmaf({weight}, {read}, {target});")?;
+                        }
+                    }
+                    if dz == 1 {
+                        let value = match &terms.constant {
+                            Some(k) => format!("{target} + {k}"),
+                            None => target,
+                        };
+                        writeln!(
+                            w,
+                            "next[j][k] = step && (in_cells >> (j * {v} + k) & 1u) ? {value} : {old}[j][k];"
+                        )?;
+                    }
                 }
-            }
-            if dz == 1 {
-                let value = match &terms.constant {
-                    Some(k) => format!("{target} + {k}"),
-                    None => target,
-                };
-                writeln!(
-                    w,
-                    "next[j][k] = step && (in_cells >> (j * {v} + k) & 1u) ? {value} : {old}[j][k];"
-                )?;
-            }
-        }
-        Ok(())
-    })?;
+                Ok(())
+            })?;
             Ok(())
         })?;
         if s == t {
@@ -340,15 +340,15 @@ impl Gen<'_> {
                 "/* The last level: stored where it is this block's and this tile's own. */"
             )?;
             w.block("if (q >= z0 && q < z1)", |w| {
-            self.sums_cells(
-                w,
-                sh,
-                &format!(
-                    "if (own_cells >> (j * {v} + k) & 1u) out[q * s0 + (i1 + j) * s1 + i2 + k] = next[j][k];"
-                ),
-            )?;
-            Ok(())
-        })?;
+                self.sums_cells(
+                    w,
+                    sh,
+                    &format!(
+                        "if (own_cells >> (j * {v} + k) & 1u) out[q * s0 + (i1 + j) * s1 + i2 + k] = next[j][k];"
+                    ),
+                )?;
+                Ok(())
+            })?;
         } else {
             writeln!(
                 w,

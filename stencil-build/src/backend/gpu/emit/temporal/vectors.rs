@@ -160,66 +160,70 @@ impl Gen<'_> {
             "const bool keep".into(),
         ];
         params.extend(self.vector_params(true));
-        w.definition(format_args!("static __device__ __forceinline__ {vt} {}_level({})", self.sym,
-            params.join(", ")), |w| {
-        writeln!(w, "const {vt} c = win[({r0} + PHASE) % {wn}];")?;
-        writeln!(
-            w,
-            "/* Neighbours in the plane, from the ring: whole vectors along `{}`, rows along `{}`. */",
-            axes[2], axes[1]
-        )?;
-        for &k in reads[2].iter().filter(|&&k| k != 0) {
+        let head = format!(
+            "static __device__ __forceinline__ {vt} {}_level({})",
+            self.sym,
+            params.join(", ")
+        );
+        w.definition(head, |w| {
+            writeln!(w, "const {vt} c = win[({r0} + PHASE) % {wn}];")?;
             writeln!(
                 w,
-                "const {vt} {} = *(const {vt} *)&rg[row][{}];",
-                neighbour(&axes[2], k),
-                super::super::shifted("col", k * v)
+                "/* Neighbours in the plane, from the ring: whole vectors along `{}`, rows along `{}`. */",
+                axes[2], axes[1]
             )?;
-        }
-        for &dy in reads[1].iter().filter(|&&d| d != 0) {
-            writeln!(
-                w,
-                "const {vt} {} = *(const {vt} *)&rg[{}][col];",
-                neighbour(&axes[1], dy),
-                super::super::shifted("row", dy)
-            )?;
-        }
-        writeln!(w, "/* Neighbours along `{}`, from the window. */", axes[0])?;
-        for &dz in reads[0].iter().filter(|&&d| d != 0) {
-            writeln!(
-                w,
-                "const {vt} {} = win[({} + PHASE) % {wn}];",
-                neighbour(&axes[0], dz),
-                r0 as i64 + dz
-            )?;
-        }
-        let mut out = Vec::new();
-        for e in 0..v {
-            let value = self.value(&|a: &Access| {
-                let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
-                let (name, part) = if dz != 0 {
-                    (neighbour(&axes[0], dz), e)
-                } else if dy != 0 {
-                    (neighbour(&axes[1], dy), e)
-                } else {
-                    let k = (e + dx).div_euclid(v);
-                    let name = if k == 0 {
-                        "c".to_string()
+            for &k in reads[2].iter().filter(|&&k| k != 0) {
+                writeln!(
+                    w,
+                    "const {vt} {} = *(const {vt} *)&rg[row][{}];",
+                    neighbour(&axes[2], k),
+                    super::super::shifted("col", k * v)
+                )?;
+            }
+            for &dy in reads[1].iter().filter(|&&d| d != 0) {
+                writeln!(
+                    w,
+                    "const {vt} {} = *(const {vt} *)&rg[{}][col];",
+                    neighbour(&axes[1], dy),
+                    super::super::shifted("row", dy)
+                )?;
+            }
+            writeln!(w, "/* Neighbours along `{}`, from the window. */", axes[0])?;
+            for &dz in reads[0].iter().filter(|&&d| d != 0) {
+                writeln!(
+                    w,
+                    "const {vt} {} = win[({} + PHASE) % {wn}];",
+                    neighbour(&axes[0], dz),
+                    r0 as i64 + dz
+                )?;
+            }
+            let mut out = Vec::new();
+            for e in 0..v {
+                let value = self.value(&|a: &Access| {
+                    let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
+                    let (name, part) = if dz != 0 {
+                        (neighbour(&axes[0], dz), e)
+                    } else if dy != 0 {
+                        (neighbour(&axes[1], dy), e)
                     } else {
-                        neighbour(&axes[2], k)
+                        let k = (e + dx).div_euclid(v);
+                        let name = if k == 0 {
+                            "c".to_string()
+                        } else {
+                            neighbour(&axes[2], k)
+                        };
+                        (name, (e + dx).rem_euclid(v))
                     };
-                    (name, (e + dx).rem_euclid(v))
-                };
-                format!("{name}.{}", component(part))
-            });
-            let part = component(e);
-            writeln!(w, "const {t} u{part} = {value};")?;
-            out.push(format!("keep ? c.{part} : u{part}"));
-        }
-        writeln!(w, "const {vt} next = {{{}}};", out.join(", "))?;
-        writeln!(w, "return next;")?;
-        Ok(())
-    })?;
+                    format!("{name}.{}", component(part))
+                });
+                let part = component(e);
+                writeln!(w, "const {t} u{part} = {value};")?;
+                out.push(format!("keep ? c.{part} : u{part}"));
+            }
+            writeln!(w, "const {vt} next = {{{}}};", out.join(", "))?;
+            writeln!(w, "return next;")?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -296,13 +300,13 @@ impl Gen<'_> {
         )?;
         writeln!(w, "const {vt} cell = ahead;")?;
         w.braces(|w| {
-        writeln!(w, "const int z = p + 1;")?;
-        writeln!(
-            w,
-            "ahead = z >= 0 && z < n0 && k.grid ? *(const {vt} *)&{grid}[z * k.s0 + k.i1 * k.s1 + k.i2] : {vt}{{}};"
-        )?;
-        Ok(())
-    })?;
+            writeln!(w, "const int z = p + 1;")?;
+            writeln!(
+                w,
+                "ahead = z >= 0 && z < n0 && k.grid ? *(const {vt} *)&{grid}[z * k.s0 + k.i1 * k.s1 + k.i2] : {vt}{{}};"
+            )?;
+            Ok(())
+        })?;
         writeln!(
             w,
             "/* Level {steps}, the last: stored where it is the tile's own. */"
@@ -643,8 +647,8 @@ mod tests {
         let auto = GpuTiling::model(Strategy::Auto);
         let star2_f64 = crate::backend::gpu::tests::lowered(
             STAR_F64
-                .replace("EXPR", "sum(r, 1, 2, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])")
-                .replace("TILING", ""),
+            .replace("EXPR", "sum(r, 1, 2, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])")
+            .replace("TILING", ""),
         );
         // 2 steps of double2: windows of 2 x 5 vectors, 6 neighbours, 80
         // registers: 24 rows of 32 threads (85 each), not 32 (64 each).
