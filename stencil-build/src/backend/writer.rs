@@ -44,6 +44,18 @@ impl Writer {
         writeln!(self, "}}")
     }
 
+    /// Writes `head {`, what `body` writes one level deeper, and `};`: a C
+    /// `struct` or an initializer.
+    pub fn declaration(
+        &mut self,
+        head: impl fmt::Display,
+        body: impl FnOnce(&mut Self) -> fmt::Result,
+    ) -> fmt::Result {
+        writeln!(self, "{head} {{")?;
+        self.scope(body)?;
+        writeln!(self, "}};")
+    }
+
     /// Writes a definition: `head` on a line of its own, then what `body`
     /// writes between braces on lines of their own, one level deeper.
     pub fn definition(

@@ -446,42 +446,41 @@ impl Gen<'_> {
             "const ptrdiff_t resident = (ptrdiff_t)multiprocessors * per_multiprocessor;"
         )?;
         writeln!(w, "int chunk = {chunk};")?;
-        writeln!(w, "if (cells > 0 && across > 0 && resident > 0) {{")?;
-        w.indent();
-        writeln!(
-            w,
-            "/* n chunks along the axis: from {} to chunks of a quarter of the plan's length, and enough to fill the device. */",
-            if capped {
-                "chunks of the plan's length"
-            } else {
-                "one chunk"
-            }
-        )?;
-        writeln!(
-            w,
-            "const ptrdiff_t most = 4 * ((cells + {chunk} - 1) / {chunk}) + resident / across + 1;"
-        )?;
-        writeln!(w, "ptrdiff_t best = -1;")?;
-        let first = if capped {
-            format!("(cells + {chunk} - 1) / {chunk}")
-        } else {
-            "1".into()
-        };
-        let head = format!("for (ptrdiff_t n = {first}; n <= most && n <= cells; ++n)");
-        w.block(head, |w| {
+        w.block("if (cells > 0 && across > 0 && resident > 0)", |w| {
             writeln!(
                 w,
-                "const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;"
+                "/* n chunks along the axis: from {} to chunks of a quarter of the plan's length, and enough to fill the device. */",
+                if capped {
+                    "chunks of the plan's length"
+                } else {
+                    "one chunk"
+                }
             )?;
-            writeln!(w, "const ptrdiff_t time = waves * (planes + {extra});")?;
-            writeln!(w, "if (best < 0 || time < best) {{")?;
-            writeln!(w, "    best = time;")?;
-            writeln!(w, "    chunk = (int)planes;")?;
-            writeln!(w, "}}")?;
+            writeln!(
+                w,
+                "const ptrdiff_t most = 4 * ((cells + {chunk} - 1) / {chunk}) + resident / across + 1;"
+            )?;
+            writeln!(w, "ptrdiff_t best = -1;")?;
+            let first = if capped {
+                format!("(cells + {chunk} - 1) / {chunk}")
+            } else {
+                "1".into()
+            };
+            let head = format!("for (ptrdiff_t n = {first}; n <= most && n <= cells; ++n)");
+            w.block(head, |w| {
+                writeln!(
+                    w,
+                    "const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;"
+                )?;
+                writeln!(w, "const ptrdiff_t time = waves * (planes + {extra});")?;
+                writeln!(w, "if (best < 0 || time < best) {{")?;
+                writeln!(w, "    best = time;")?;
+                writeln!(w, "    chunk = (int)planes;")?;
+                writeln!(w, "}}")?;
+                Ok(())
+            })?;
             Ok(())
         })?;
-        w.dedent();
-        writeln!(w, "}}")?;
         Ok(())
     }
 

@@ -197,62 +197,60 @@ impl Gen<'_> {
             "/* What a thread of a `{}` block keeps across the march. */",
             self.st.name
         )?;
-        writeln!(w, "struct {s}_unit {{")?;
-        w.indent();
-        writeln!(
-            w,
-            "bool first;        /* level 1 (warps 0-{}), else level 2 */",
-            sh.w1 - 1
-        )?;
-        writeln!(
-            w,
-            "int rs, cs;        /* its row and first column in the level-1 tile */"
-        )?;
-        writeln!(
-            w,
-            "bool own;          /* its cells are the stored tile's */"
-        )?;
-        writeln!(
-            w,
-            "bool grid[4], in[4]; /* each cell on the grid, in the region */"
-        )?;
-        writeln!(
-            w,
-            "bool pair[2];      /* each 8-byte pair of its cells on the grid */"
-        )?;
-        writeln!(
-            w,
-            "int cell;          /* its first cell's offset in a plane */"
-        )?;
-        writeln!(
-            w,
-            "float w[{wn}][4];   /* its cells' window along `{}` */",
-            self.st.axes[0]
-        )?;
-        for (k, g) in self.cell_grids().iter().enumerate() {
+        w.declaration(format_args!("struct {s}_unit"), |w| {
             writeln!(
                 w,
-                "float next{k}[4];   /* `{}` at its cells, at the next plane it computes */",
-                g.first
+                "bool first;        /* level 1 (warps 0-{}), else level 2 */",
+                sh.w1 - 1
             )?;
-        }
-        writeln!(
-            w,
-            "int csrc[{}], cdst; /* its 8-byte pairs of a copied plane: offsets in a plane (0 off the grid), in a slot (-1: none) */",
-            sh.passes
-        )?;
-        writeln!(
-            w,
-            "bool con[{}], clast; /* each pair on the grid; the last pass's row in the tile */",
-            sh.passes
-        )?;
-        writeln!(
-            w,
-            "int fsrc, fdst;    /* its staged pair: offset in a staged plane (-1: none), in a plane */"
-        )?;
-        w.dedent();
-        writeln!(w, "}};")?;
-        Ok(())
+            writeln!(
+                w,
+                "int rs, cs;        /* its row and first column in the level-1 tile */"
+            )?;
+            writeln!(
+                w,
+                "bool own;          /* its cells are the stored tile's */"
+            )?;
+            writeln!(
+                w,
+                "bool grid[4], in[4]; /* each cell on the grid, in the region */"
+            )?;
+            writeln!(
+                w,
+                "bool pair[2];      /* each 8-byte pair of its cells on the grid */"
+            )?;
+            writeln!(
+                w,
+                "int cell;          /* its first cell's offset in a plane */"
+            )?;
+            writeln!(
+                w,
+                "float w[{wn}][4];   /* its cells' window along `{}` */",
+                self.st.axes[0]
+            )?;
+            for (k, g) in self.cell_grids().iter().enumerate() {
+                writeln!(
+                    w,
+                    "float next{k}[4];   /* `{}` at its cells, at the next plane it computes */",
+                    g.first
+                )?;
+            }
+            writeln!(
+                w,
+                "int csrc[{}], cdst; /* its 8-byte pairs of a copied plane: offsets in a plane (0 off the grid), in a slot (-1: none) */",
+                sh.passes
+            )?;
+            writeln!(
+                w,
+                "bool con[{}], clast; /* each pair on the grid; the last pass's row in the tile */",
+                sh.passes
+            )?;
+            writeln!(
+                w,
+                "int fsrc, fdst;    /* its staged pair: offset in a staged plane (-1: none), in a plane */"
+            )?;
+            Ok(())
+        })
     }
 
     /// `<sym>_plan`: a thread's share of each plane's copy and store.
@@ -419,63 +417,61 @@ impl Gen<'_> {
         params.extend((0..grids.len()).map(|k| format!("const float (&now{k})[4]")));
         params.extend(self.vector_params(true));
         params.push("float (&res)[4]".into());
-        writeln!(
-            w,
+        let head = format!(
             "static __device__ __forceinline__ void {s}_level({})",
             params.join(", ")
-        )?;
-        writeln!(w, "{{")?;
-        w.indent();
-        writeln!(
-            w,
-            "/* Neighbours along `{}` (xs[i]: column cb + i) and along `{}`, from the ring. */",
-            self.st.axes[2], self.st.axes[1]
-        )?;
-        writeln!(w, "float xs[{}];", 2 * rx + CELLS)?;
-        for &k in &xs {
-            writeln!(w, "{{")?;
+        );
+        w.definition(head, |w| {
             writeln!(
                 w,
-                "    const float4 v = *(const float4 *)&at[rc * {pitch} + cb + {}];",
-                4 * k
+                "/* Neighbours along `{}` (xs[i]: column cb + i) and along `{}`, from the ring. */",
+                self.st.axes[2], self.st.axes[1]
             )?;
-            for (e, c) in ["x", "y", "z", "w"].iter().enumerate() {
-                writeln!(w, "    xs[{}] = v.{c};", 4 * k + e as i64)?;
-            }
-            writeln!(w, "}}")?;
-        }
-        for &dy in &ys {
-            writeln!(
-                w,
-                "const float4 {} = *(const float4 *)&at[({}) * {pitch} + cb + {rx}];",
-                row_name(dy),
-                super::super::shifted("rc", dy)
-            )?;
-        }
-        for j in 0..CELLS {
-            let value = self.value(&|a: &Access| {
-                let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
-                if a.slot != streamed {
-                    let k = grids.iter().position(|g| g.slot == a.slot).unwrap_or(0);
-                    return format!("now{k}[{j}]");
-                }
-                if dy != 0 {
-                    format!("{}.{}", row_name(dy), ["x", "y", "z", "w"][j])
-                } else if dx != 0 || dz == 0 {
-                    if dz == 0 && dx == 0 {
-                        format!("w[(M + {rz}) % {wn}][{j}]")
-                    } else {
-                        format!("xs[{}]", rx as i64 + j as i64 + dx)
+            writeln!(w, "float xs[{}];", 2 * rx + CELLS)?;
+            for &k in &xs {
+                w.braces(|w| {
+                    writeln!(
+                        w,
+                        "const float4 v = *(const float4 *)&at[rc * {pitch} + cb + {}];",
+                        4 * k
+                    )?;
+                    for (e, c) in ["x", "y", "z", "w"].iter().enumerate() {
+                        writeln!(w, "xs[{}] = v.{c};", 4 * k + e as i64)?;
                     }
-                } else {
-                    format!("w[(M + {}) % {wn}][{j}]", rz as i64 + dz)
-                }
-            });
-            writeln!(w, "res[{j}] = {value};")?;
-        }
-        w.dedent();
-        writeln!(w, "}}")?;
-        Ok(())
+                    Ok(())
+                })?;
+            }
+            for &dy in &ys {
+                writeln!(
+                    w,
+                    "const float4 {} = *(const float4 *)&at[({}) * {pitch} + cb + {rx}];",
+                    row_name(dy),
+                    super::super::shifted("rc", dy)
+                )?;
+            }
+            for j in 0..CELLS {
+                let value = self.value(&|a: &Access| {
+                    let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
+                    if a.slot != streamed {
+                        let k = grids.iter().position(|g| g.slot == a.slot).unwrap_or(0);
+                        return format!("now{k}[{j}]");
+                    }
+                    if dy != 0 {
+                        format!("{}.{}", row_name(dy), ["x", "y", "z", "w"][j])
+                    } else if dx != 0 || dz == 0 {
+                        if dz == 0 && dx == 0 {
+                            format!("w[(M + {rz}) % {wn}][{j}]")
+                        } else {
+                            format!("xs[{}]", rx as i64 + j as i64 + dx)
+                        }
+                    } else {
+                        format!("w[(M + {}) % {wn}][{j}]", rz as i64 + dz)
+                    }
+                });
+                writeln!(w, "res[{j}] = {value};")?;
+            }
+            Ok(())
+        })
     }
 
     /// The kernel's grid pointers and run-time parameters, declared or
@@ -546,7 +542,8 @@ impl Gen<'_> {
                 )?;
             }
             if !grids.is_empty() {
-                w.block(format_args!("if (q + 1 >= {lo0} && q + 1 < {hi0})"), |w| {
+                let head = format!("if (q + 1 >= {lo0} && q + 1 < {hi0})");
+                w.block(head, |w| {
                     writeln!(w, "const size_t at = (q + 1) * s0;")?;
                     for (k, g) in grids.iter().enumerate() {
                         let from = if g.first == g.second {
@@ -556,36 +553,39 @@ impl Gen<'_> {
                         };
                         writeln!(w, "const float *const g{k} = {from} + at + t.cell;")?;
                     }
-                    writeln!(w, "if (quads) {{")?;
-                    w.indent();
-                    writeln!(
-                        w,
-                        "/* Rows of whole 16-byte quads: a lane's 4 cells are one load of each grid. */"
-                    )?;
-                    w.block("if (t.pair[0])", |w| {
-                        for k in 0..grids.len() {
-                            writeln!(w, "const float4 v{k} = *(const float4 *)g{k};")?;
-                            for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
-                                writeln!(w, "t.next{k}[{j}] = v{k}.{c};")?;
+                    let quads = |w: &mut Writer| {
+                        writeln!(
+                            w,
+                            "/* Rows of whole 16-byte quads: a lane's 4 cells are one load of each grid. */"
+                        )?;
+                        w.block("if (t.pair[0])", |w| {
+                            for k in 0..grids.len() {
+                                writeln!(w, "const float4 v{k} = *(const float4 *)g{k};")?;
+                                for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
+                                    writeln!(w, "t.next{k}[{j}] = v{k}.{c};")?;
+                                }
                             }
-                        }
-                        Ok(())
-                    })?;
-                    w.dedent();
-                    w.block("} else", |w| {
+                            Ok(())
+                        })
+                    };
+                    let pairs = |w: &mut Writer| {
                         w.pragma("unroll")?;
-                        w.guarded("for (int h = 0; h < 2; ++h)", "if (t.pair[h]) {")?;
-                        for k in 0..grids.len() {
-                            writeln!(
-                                w,
-                                "        const float2 v{k} = *(const float2 *)(g{k} + 2 * h);"
-                            )?;
-                            writeln!(w, "        t.next{k}[2 * h] = v{k}.x;")?;
-                            writeln!(w, "        t.next{k}[2 * h + 1] = v{k}.y;")?;
-                        }
-                        writeln!(w, "    }}")?;
-                        Ok(())
-                    })?;
+                        writeln!(w, "for (int h = 0; h < 2; ++h)")?;
+                        w.scope(|w| {
+                            w.block("if (t.pair[h])", |w| {
+                                for k in 0..grids.len() {
+                                    writeln!(
+                                        w,
+                                        "const float2 v{k} = *(const float2 *)(g{k} + 2 * h);"
+                                    )?;
+                                    writeln!(w, "t.next{k}[2 * h] = v{k}.x;")?;
+                                    writeln!(w, "t.next{k}[2 * h + 1] = v{k}.y;")?;
+                                }
+                                Ok(())
+                            })
+                        })
+                    };
+                    w.if_else("if (quads)", quads, pairs)?;
                     Ok(())
                 })?;
             }
@@ -637,37 +637,39 @@ impl Gen<'_> {
                 &format!("t.cs - {rx}"),
             );
             let tile_cell = format!("(t.rs - {ry}) * {} + t.cs - {rx}", TILE_X + 4);
-            writeln!(w, "if (t.first) {{")?;
-            w.indent();
-            writeln!(
-                w,
-                "/* Level 1 at q, from the grid's ring; cells off the region keep their value. */"
-            )?;
-            w.guarded(
-                format_args!("if (q < z0 - {rz} || q >= z1 + {rz})"),
-                "return;",
-            )?;
-            writeln!(w, "const bool zin = q >= {lo0} && q < {hi0};")?;
-            writeln!(w, "{s}_level<M>({first});")?;
-            w.pragma("unroll")?;
-            w.guarded(
-                "for (int j = 0; j < 4; ++j)",
-                format_args!(
-                    "res[j] = zin && t.in[j] ? res[j] : t.grid[j] ? t.w[(M + {rz}) % {wn}][j] : 0.0f;"
-                ),
-            )?;
-            writeln!(
-                w,
-                "*(float4 *)&sring[(M + {}) % {wn} * {sslot} + t.rs * {} + t.cs] = float4{{res[0], res[1], res[2], res[3]}};",
-                rz + 1,
-                sh.pitch
-            )?;
-            if sh.both {
-                let head = "if (t.own)";
-                w.guarded(head, format_args!("*(float4 *)&staged[{staged} + {tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"))?;
-            }
-            w.dedent();
-            w.block("} else", |w| {
+            let level1 = |w: &mut Writer| {
+                writeln!(
+                    w,
+                    "/* Level 1 at q, from the grid's ring; cells off the region keep their value. */"
+                )?;
+                w.guarded(
+                    format_args!("if (q < z0 - {rz} || q >= z1 + {rz})"),
+                    "return;",
+                )?;
+                writeln!(w, "const bool zin = q >= {lo0} && q < {hi0};")?;
+                writeln!(w, "{s}_level<M>({first});")?;
+                w.pragma("unroll")?;
+                w.guarded(
+                    "for (int j = 0; j < 4; ++j)",
+                    format_args!(
+                        "res[j] = zin && t.in[j] ? res[j] : t.grid[j] ? t.w[(M + {rz}) % {wn}][j] : 0.0f;"
+                    ),
+                )?;
+                writeln!(
+                    w,
+                    "*(float4 *)&sring[(M + {}) % {wn} * {sslot} + t.rs * {} + t.cs] = float4{{res[0], res[1], res[2], res[3]}};",
+                    rz + 1,
+                    sh.pitch
+                )?;
+                if sh.both {
+                    let store = format!(
+                        "*(float4 *)&staged[{staged} + {tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
+                    );
+                    w.guarded("if (t.own)", store)?;
+                }
+                Ok(())
+            };
+            let level2 = |w: &mut Writer| {
                 writeln!(
                     w,
                     "/* Level 2 at q, from level 1's ring: the tile's own cells. */"
@@ -679,7 +681,8 @@ impl Gen<'_> {
                     "*(float4 *)&staged[{tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
                 )?;
                 Ok(())
-            })?;
+            };
+            w.if_else("if (t.first)", level1, level2)?;
             Ok(())
         })?;
         Ok(())
@@ -840,7 +843,8 @@ impl Gen<'_> {
             args.extend(self.rings_pointers(false));
             let args = args.join(", ");
             writeln!(w, "/* Unrolled by the {wn} planes of a window. */")?;
-            w.block(format_args!("for (int p0 = first; p0 <= last; p0 += {wn})"), |w| {
+            let head = format!("for (int p0 = first; p0 <= last; p0 += {wn})");
+            w.block(head, |w| {
                 for m in 0..wn {
                     w.guarded(format_args!("if (p0 + {m} > last)"), "break;")?;
                     writeln!(

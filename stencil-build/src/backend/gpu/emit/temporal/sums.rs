@@ -292,82 +292,81 @@ impl Gen<'_> {
             super::super::shifted("p", -2 * (s as i64 - 1)),
             2 * s - 1
         )?;
-        writeln!(w, "{{")?;
-        w.indent();
-        writeln!(w, "const {} q = p - {};", self.index(), 2 * s - 1)?;
-        writeln!(
-            w,
-            "const bool step = {s} <= levels && q >= {lo0} && q < {hi0};"
-        )?;
-        writeln!(w, "{ty} next[{c}][{v}];")?;
-        w.pragma("unroll")?;
-        w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
-            w.pragma("unroll")?;
-            w.block(format_args!("for (int k = 0; k < {v}; ++k)"), |w| {
-                let sum = |m: i64| format!("sum[{}][(i + {m}) % 3][j][k]", s - 1);
-                for (dz, target, first) in [(1, done, false), (0, mid, false), (-1, new, true)] {
-                    let plane_terms: Vec<_> = terms.by_offset.iter().filter(|x| x.0 == dz).collect();
-                    let target = sum(target);
-                    if first && plane_terms.is_empty() {
-                        writeln!(w, "{target} = 0;")?;
-                    }
-                    for (n, (_, dy, dx, weight)) in plane_terms.iter().enumerate() {
-                        let read = neighbour(sh, s, *dy, *dx, &below);
-                        if first && n == 0 {
-                            writeln!(w, "{target} = {weight} * {read};")?;
-                        } else {
-                            writeln!(w, "{target} = fmaf({weight}, {read}, {target});")?;
-                        }
-                    }
-                    if dz == 1 {
-                        let value = match &terms.constant {
-                            Some(k) => format!("{target} + {k}"),
-                            None => target,
-                        };
-                        writeln!(
-                            w,
-                            "next[j][k] = step && (in_cells >> (j * {v} + k) & 1u) ? {value} : {old}[j][k];"
-                        )?;
-                    }
-                }
-                Ok(())
-            })?;
-            Ok(())
-        })?;
-        if s == t {
+        w.braces(|w| {
+            writeln!(w, "const {} q = p - {};", self.index(), 2 * s - 1)?;
             writeln!(
                 w,
-                "/* The last level: stored where it is this block's and this tile's own. */"
+                "const bool step = {s} <= levels && q >= {lo0} && q < {hi0};"
             )?;
-            w.block("if (q >= z0 && q < z1)", |w| {
+            writeln!(w, "{ty} next[{c}][{v}];")?;
+            w.pragma("unroll")?;
+            w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
+                w.pragma("unroll")?;
+                w.block(format_args!("for (int k = 0; k < {v}; ++k)"), |w| {
+                    let sum = |m: i64| format!("sum[{}][(i + {m}) % 3][j][k]", s - 1);
+                    for (dz, target, first) in [(1, done, false), (0, mid, false), (-1, new, true)] {
+                        let plane_terms: Vec<_> = terms.by_offset.iter().filter(|x| x.0 == dz).collect();
+                        let target = sum(target);
+                        if first && plane_terms.is_empty() {
+                            writeln!(w, "{target} = 0;")?;
+                        }
+                        for (n, (_, dy, dx, weight)) in plane_terms.iter().enumerate() {
+                            let read = neighbour(sh, s, *dy, *dx, &below);
+                            if first && n == 0 {
+                                writeln!(w, "{target} = {weight} * {read};")?;
+                            } else {
+                                writeln!(w, "{target} = fmaf({weight}, {read}, {target});")?;
+                            }
+                        }
+                        if dz == 1 {
+                            let value = match &terms.constant {
+                                Some(k) => format!("{target} + {k}"),
+                                None => target,
+                            };
+                            writeln!(
+                                w,
+                                "next[j][k] = step && (in_cells >> (j * {v} + k) & 1u) ? {value} : {old}[j][k];"
+                            )?;
+                        }
+                    }
+                    Ok(())
+                })?;
+                Ok(())
+            })?;
+            if s == t {
+                writeln!(
+                    w,
+                    "/* The last level: stored where it is this block's and this tile's own. */"
+                )?;
+                w.block("if (q >= z0 && q < z1)", |w| {
+                    self.sums_cells(
+                        w,
+                        sh,
+                        &format!(
+                            "if (own_cells >> (j * {v} + k) & 1u) out[q * s0 + (i1 + j) * s1 + i2 + k] = next[j][k];"
+                        ),
+                    )?;
+                    Ok(())
+                })?;
+            } else {
+                writeln!(
+                    w,
+                    "/* Plane q for level {}: in registers, and in the ring its next iteration reads. */",
+                    s + 1
+                )?;
                 self.sums_cells(
                     w,
                     sh,
                     &format!(
-                        "if (own_cells >> (j * {v} + k) & 1u) out[q * s0 + (i1 + j) * s1 + i2 + k] = next[j][k];"
+                        "{} = own[{}][(i + {}) % 3][j][k] = next[j][k];",
+                        ring_cell(sh, s, "(i + 1) % 2"),
+                        s - 1,
+                        m3(1)
                     ),
                 )?;
-                Ok(())
-            })?;
-        } else {
-            writeln!(
-                w,
-                "/* Plane q for level {}: in registers, and in the ring its next iteration reads. */",
-                s + 1
-            )?;
-            self.sums_cells(
-                w,
-                sh,
-                &format!(
-                    "{} = own[{}][(i + {}) % 3][j][k] = next[j][k];",
-                    ring_cell(sh, s, "(i + 1) % 2"),
-                    s - 1,
-                    m3(1)
-                ),
-            )?;
-        }
-        w.dedent();
-        writeln!(w, "}}")?;
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 }

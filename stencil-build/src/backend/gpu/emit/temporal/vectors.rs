@@ -285,77 +285,75 @@ impl Gen<'_> {
             "/* Iteration p of the plane loop (PHASE: p's place in a window of {wn} planes): level s at plane p - {lag} * s; whether another follows. */"
         )?;
         writeln!(w, "template <int PHASE>")?;
-        writeln!(
-            w,
+        let head = format!(
             "static __device__ __forceinline__ bool {}_plane({})",
             self.sym,
             params.join(", ")
-        )?;
-        writeln!(w, "{{")?;
-        w.indent();
-        writeln!(w, "const int n0 = k.n0;")?;
-        writeln!(
-            w,
-            "/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */"
-        )?;
-        writeln!(w, "const {vt} cell = ahead;")?;
-        w.braces(|w| {
-            writeln!(w, "const int z = p + 1;")?;
+        );
+        w.definition(head, |w| {
+            writeln!(w, "const int n0 = k.n0;")?;
             writeln!(
                 w,
-                "ahead = z >= 0 && z < n0 && k.grid ? *(const {vt} *)&{grid}[z * k.s0 + k.i1 * k.s1 + k.i2] : {vt}{{}};"
+                "/* Level 0: plane p, loaded in the iteration before; plane p + 1 loads while this one computes. */"
             )?;
-            Ok(())
-        })?;
-        writeln!(
-            w,
-            "/* Level {steps}, the last: stored where it is the tile's own. */"
-        )?;
-        w.block(format_args!("if (k.need >> {steps} & 1u)"), |w| {
-            writeln!(w, "const int q = p - {};", lag * steps)?;
-            w.block("if (q >= k.z0 && q < k.z1)", |w| {
-                writeln!(w, "{}", keep(steps))?;
-                writeln!(w, "const {vt} v = {};", level(steps - 1, "q"))?;
-                w.guarded(
-                    "if (k.own)",
-                    format_args!("*({vt} *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;"),
+            writeln!(w, "const {vt} cell = ahead;")?;
+            w.braces(|w| {
+                writeln!(w, "const int z = p + 1;")?;
+                writeln!(
+                    w,
+                    "ahead = z >= 0 && z < n0 && k.grid ? *(const {vt} *)&{grid}[z * k.s0 + k.i1 * k.s1 + k.i2] : {vt}{{}};"
                 )?;
                 Ok(())
             })?;
-            Ok(())
-        })?;
-        for s in (1..steps).rev() {
             writeln!(
                 w,
-                "/* Level {s}: to its window and, {lead} iterations before the level above reads it, its ring. */"
+                "/* Level {steps}, the last: stored where it is the tile's own. */"
             )?;
-            w.block(format_args!("if (k.need >> {s} & 1u)"), |w| {
-                writeln!(w, "const int q = p - {};", lag * s)?;
-                writeln!(w, "{}", keep(s))?;
-                writeln!(w, "win[{s}][PHASE] = {};", level(s - 1, "q"))?;
-                publish(w, s, "q")?;
+            w.block(format_args!("if (k.need >> {steps} & 1u)"), |w| {
+                writeln!(w, "const int q = p - {};", lag * steps)?;
+                w.block("if (q >= k.z0 && q < k.z1)", |w| {
+                    writeln!(w, "{}", keep(steps))?;
+                    writeln!(w, "const {vt} v = {};", level(steps - 1, "q"))?;
+                    w.guarded(
+                        "if (k.own)",
+                        format_args!("*({vt} *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;"),
+                    )?;
+                    Ok(())
+                })?;
                 Ok(())
             })?;
-        }
-        writeln!(
-            w,
-            "/* Level 0's window moves on to plane p, and publishes. */"
-        )?;
-        writeln!(w, "win[0][PHASE] = cell;")?;
-        publish(w, 0, "p")?;
-        let last = if wn % lead == 0 {
-            format!("PHASE % {lead} == {}", lead - 1)
-        } else {
-            format!("(p - k.p0) % {lead} == {}", lead - 1)
-        };
-        writeln!(
-            w,
-            "/* One barrier every {lead} iterations: between a ring plane's publication and its read, and its read and its next write. */"
-        )?;
-        w.guarded(format_args!("if ({last})"), "__syncthreads();")?;
-        writeln!(w, "return ++p < end;")?;
-        w.dedent();
-        writeln!(w, "}}")?;
+            for s in (1..steps).rev() {
+                writeln!(
+                    w,
+                    "/* Level {s}: to its window and, {lead} iterations before the level above reads it, its ring. */"
+                )?;
+                w.block(format_args!("if (k.need >> {s} & 1u)"), |w| {
+                    writeln!(w, "const int q = p - {};", lag * s)?;
+                    writeln!(w, "{}", keep(s))?;
+                    writeln!(w, "win[{s}][PHASE] = {};", level(s - 1, "q"))?;
+                    publish(w, s, "q")?;
+                    Ok(())
+                })?;
+            }
+            writeln!(
+                w,
+                "/* Level 0's window moves on to plane p, and publishes. */"
+            )?;
+            writeln!(w, "win[0][PHASE] = cell;")?;
+            publish(w, 0, "p")?;
+            let last = if wn % lead == 0 {
+                format!("PHASE % {lead} == {}", lead - 1)
+            } else {
+                format!("(p - k.p0) % {lead} == {}", lead - 1)
+            };
+            writeln!(
+                w,
+                "/* One barrier every {lead} iterations: between a ring plane's publication and its read, and its read and its next write. */"
+            )?;
+            w.guarded(format_args!("if ({last})"), "__syncthreads();")?;
+            writeln!(w, "return ++p < end;")?;
+            Ok(())
+        })?;
         Ok(())
     }
 
