@@ -96,19 +96,11 @@ impl Shape {
         LANES * self.v - 2 * self.margin()
     }
 
-    /// Opens the unrolled loop over a lane's cells of a row (`k`).
-    fn open_cells(&self, w: &mut Writer) -> fmt::Result {
+    /// The unrolled loop over a lane's cells of a row (`k`), around what
+    /// `body` writes.
+    fn cells(&self, w: &mut Writer, body: impl FnOnce(&mut Writer) -> fmt::Result) -> fmt::Result {
         w.pragma("unroll")?;
-        writeln!(w, "for (int k = 0; k < {}; ++k) {{", self.v)?;
-        w.indent();
-        Ok(())
-    }
-
-    fn close_cells(&self, w: &mut Writer) -> fmt::Result {
-        w.dedent();
-        writeln!(w, "}}")?;
-
-        Ok(())
+        w.block(format_args!("for (int k = 0; k < {}; ++k)", self.v), body)
     }
 }
 
@@ -436,20 +428,21 @@ impl Gen<'_> {
         let margin = sh.margin();
         let n = sh.v;
         writeln!(w, "bool grid_x[{n}], in_x[{n}], own_x[{n}];")?;
-        sh.open_cells(w)?;
-        writeln!(w, "const I c = i1 + k;")?;
-        writeln!(w, "grid_x[k] = {};", sh.checked("c >= 0 && c < n1"))?;
-        writeln!(
-            w,
-            "in_x[k] = {};",
-            sh.checked(&format!("c >= {lo} && c < {hi}"))
-        )?;
-        writeln!(
-            w,
-            "own_x[k] = in_x[k] && lane * {n} + k >= {margin} && lane * {n} + k < {};",
-            LANES * n - margin
-        )?;
-        sh.close_cells(w)?;
+        sh.cells(w, |w| {
+            writeln!(w, "const I c = i1 + k;")?;
+            writeln!(w, "grid_x[k] = {};", sh.checked("c >= 0 && c < n1"))?;
+            writeln!(
+                w,
+                "in_x[k] = {};",
+                sh.checked(&format!("c >= {lo} && c < {hi}"))
+            )?;
+            writeln!(
+                w,
+                "own_x[k] = in_x[k] && lane * {n} + k >= {margin} && lane * {n} + k < {};",
+                LANES * n - margin
+            )?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -466,13 +459,14 @@ impl Gen<'_> {
             "const bool on_grid = {};",
             sh.checked("p >= 0 && p < n0")
         )?;
-        sh.open_cells(w)?;
-        writeln!(
-            w,
-            "plane[k] = on_grid && grid_x[k] ? {name}[{}] : 0;",
-            index("p")
-        )?;
-        sh.close_cells(w)?;
+        sh.cells(w, |w| {
+            writeln!(
+                w,
+                "plane[k] = on_grid && grid_x[k] ? {name}[{}] : 0;",
+                index("p")
+            )?;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -482,14 +476,14 @@ impl Gen<'_> {
     /// down, so that each window moves only after the level above has read it.
     fn levels(&self, w: &mut Writer, sh: &Shape) -> fmt::Result {
         let t = self.st.dtype.c();
-        if sh.skew {
+        let head = if sh.skew {
             writeln!(
                 w,
                 "/* Level s at row q = p - {} * s, from level s - 1's window: independent of the other levels of this iteration. */",
                 sh.lag
             )?;
             w.pragma("unroll")?;
-            writeln!(w, "for (int s = {}; s >= 1; --s) {{", sh.t)?;
+            format!("for (int s = {}; s >= 1; --s)", sh.t)
         } else {
             writeln!(
                 w,
@@ -497,42 +491,38 @@ impl Gen<'_> {
                 sh.lag
             )?;
             w.pragma("unroll")?;
-            writeln!(w, "for (int s = 1; s <= {}; ++s) {{", sh.t)?;
-        }
-        w.indent();
-        writeln!(w, "const I q = p - {} * s;", sh.lag)?;
-        let (lo0, hi0) = self.bounds(0);
-        writeln!(
-            w,
-            "const bool step = {};",
-            sh.checked(&format!("{} && q >= {lo0} && q < {hi0}", self.real_level()))
-        )?;
-        for (&m, cols) in &self.neighbourhoods(sh) {
-            self.neighbourhood(w, sh, m, cols, t)?;
-        }
-        writeln!(w, "{t} next[{}];", sh.v)?;
-        sh.open_cells(w)?;
-        self.level_cell(
-            w,
-            &format!("win[s - 1][{}][k]", sh.r[0]),
-            "step && in_x[k]",
-            Some(&index("q")),
-            &|a: &Access| self.level_read(a, sh),
-            self.selects_levels(),
-        )?;
-        writeln!(w, "next[k] = v;")?;
-        sh.close_cells(w)?;
-        writeln!(w, "if (s == {}) {{", sh.t)?;
-        w.indent();
-        self.store_level(w, sh)?;
-        w.dedent();
-        w.block("} else", |w| {
-            self.move_window(w, sh, "s", "next")?;
-            Ok(())
-        })?;
-        w.dedent();
-        writeln!(w, "}}")?;
-        Ok(())
+            format!("for (int s = 1; s <= {}; ++s)", sh.t)
+        };
+        w.block(head, |w| {
+            writeln!(w, "const I q = p - {} * s;", sh.lag)?;
+            let (lo0, hi0) = self.bounds(0);
+            writeln!(
+                w,
+                "const bool step = {};",
+                sh.checked(&format!("{} && q >= {lo0} && q < {hi0}", self.real_level()))
+            )?;
+            for (&m, cols) in &self.neighbourhoods(sh) {
+                self.neighbourhood(w, sh, m, cols, t)?;
+            }
+            writeln!(w, "{t} next[{}];", sh.v)?;
+            sh.cells(w, |w| {
+                self.level_cell(
+                    w,
+                    &format!("win[s - 1][{}][k]", sh.r[0]),
+                    "step && in_x[k]",
+                    Some(&index("q")),
+                    &|a: &Access| self.level_read(a, sh),
+                    self.selects_levels(),
+                )?;
+                writeln!(w, "next[k] = v;")?;
+                Ok(())
+            })?;
+            w.if_else(
+                format_args!("if (s == {})", sh.t),
+                |w| self.store_level(w, sh),
+                |w| self.move_window(w, sh, "s", "next"),
+            )
+        })
     }
 
     /// `v`: a cell of a level, `own` (the cell one level down) where it is
@@ -716,19 +706,20 @@ impl Gen<'_> {
             "/* The last level: stored where it is this block's and this tile's own. */"
         )?;
         w.block("if (q >= z0 && q < z1)", |w| {
-            sh.open_cells(w)?;
-            writeln!(w, "if (own_x[k]) {{")?;
-            writeln!(w, "    out[{}] = next[k];", index("q"))?;
-            if self.leapfrog() {
-                writeln!(
-                    w,
-                    "    out_prev[{}] = win[s - 1][{}][k];",
-                    index("q"),
-                    sh.r[0]
-                )?;
-            }
-            writeln!(w, "}}")?;
-            sh.close_cells(w)?;
+            sh.cells(w, |w| {
+                writeln!(w, "if (own_x[k]) {{")?;
+                writeln!(w, "    out[{}] = next[k];", index("q"))?;
+                if self.leapfrog() {
+                    writeln!(
+                        w,
+                        "    out_prev[{}] = win[s - 1][{}][k];",
+                        index("q"),
+                        sh.r[0]
+                    )?;
+                }
+                writeln!(w, "}}")?;
+                Ok(())
+            })?;
             Ok(())
         })?;
         Ok(())
