@@ -458,36 +458,35 @@ impl Gen<'_> {
                 writeln!(w, "next[j] = v;")?;
                 Ok(())
             })?;
-            writeln!(w, "if (s == {}) {{", sh.t)?;
-            w.indent();
-            writeln!(
-                w,
-                "/* The last level: stored where it is this block's and this tile's own. */"
-            )?;
-            w.block("if (q >= z0 && q < z1)", |w| {
-                w.pragma("unroll")?;
-                w.guarded(
-                    format_args!("for (int j = 0; j < {}; ++j)", sh.c),
-                    format_args!("if ({}) {{", sh.own()),
+            let last = |w: &mut Writer| {
+                writeln!(
+                    w,
+                    "/* The last level: stored where it is this block's and this tile's own. */"
                 )?;
-                writeln!(w, "        out[{}] = next[j];", planes_index("q"))?;
-                if self.leapfrog() {
-                    writeln!(
-                        w,
-                        "        out_prev[{}] = win[s - 1][{}][j];",
-                        planes_index("q"),
-                        sh.r[0]
-                    )?;
-                }
-                writeln!(w, "    }}")?;
-                Ok(())
-            })?;
-            w.dedent();
-            w.block("} else", |w| {
+                w.block("if (q >= z0 && q < z1)", |w| {
+                    w.pragma("unroll")?;
+                    writeln!(w, "for (int j = 0; j < {}; ++j)", sh.c)?;
+                    w.scope(|w| {
+                        w.block(format_args!("if ({})", sh.own()), |w| {
+                            writeln!(w, "out[{}] = next[j];", planes_index("q"))?;
+                            if self.leapfrog() {
+                                writeln!(
+                                    w,
+                                    "out_prev[{}] = win[s - 1][{}][j];",
+                                    planes_index("q"),
+                                    sh.r[0]
+                                )?;
+                            }
+                            Ok(())
+                        })
+                    })
+                })
+            };
+            let below = |w: &mut Writer| {
                 self.planes_move(w, sh, "s", "next")?;
-                self.planes_publish(w, sh, "s")?;
-                Ok(())
-            })?;
+                self.planes_publish(w, sh, "s")
+            };
+            w.if_else(format_args!("if (s == {})", sh.t), last, below)?;
             Ok(())
         })?;
         Ok(())

@@ -106,21 +106,20 @@ impl Gen<'_> {
             "/* A thread's place in a tile of `{}` and what it computes. */",
             self.st.name
         )?;
-        writeln!(w, "struct {}_thread {{", self.sym)?;
-        w.indent();
-        writeln!(w, "int n0, s0, s1, levels, z0, z1, p0;")?;
-        writeln!(
-            w,
-            "int i1, i2;   /* its vector's first cell along the fast axes */"
-        )?;
-        writeln!(w, "int row, col; /* the same in the rings */")?;
-        writeln!(
-            w,
-            "bool grid, inside, own; /* its vector is on the grid, in the region, the tile's own to store */"
-        )?;
-        writeln!(w, "unsigned need; /* bit s: its warp computes level s */")?;
-        w.dedent();
-        writeln!(w, "}};")?;
+        w.declaration(format_args!("struct {}_thread", self.sym), |w| {
+            writeln!(w, "int n0, s0, s1, levels, z0, z1, p0;")?;
+            writeln!(
+                w,
+                "int i1, i2;   /* its vector's first cell along the fast axes */"
+            )?;
+            writeln!(w, "int row, col; /* the same in the rings */")?;
+            writeln!(
+                w,
+                "bool grid, inside, own; /* its vector is on the grid, in the region, the tile's own to store */"
+            )?;
+            writeln!(w, "unsigned need; /* bit s: its warp computes level s */")?;
+            Ok(())
+        })?;
         writeln!(w)?;
         self.vector_level(w, &sh)?;
         writeln!(w)?;
