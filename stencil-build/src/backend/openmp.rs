@@ -70,26 +70,20 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
     writeln!(w, "#include <math.h>")?;
     writeln!(w, "#include <stddef.h>")?;
     writeln!(w)?;
-    writeln!(
-        w,
-        "static inline ptrdiff_t stencil_min(ptrdiff_t a, ptrdiff_t b)"
+    w.definition(
+        "static inline ptrdiff_t stencil_min(ptrdiff_t a, ptrdiff_t b)",
+        |w| writeln!(w, "return a < b ? a : b;"),
     )?;
-    writeln!(w, "{{")?;
-    writeln!(w, "    return a < b ? a : b;")?;
-    writeln!(w, "}}")?;
     if st.boundary == Boundary::Periodic {
         writeln!(w)?;
         writeln!(
             w,
             "/* The coordinate `i` (at most one extent off the grid) wrapped onto 0..n. */"
         )?;
-        writeln!(
-            w,
-            "static inline ptrdiff_t stencil_wrap(ptrdiff_t i, ptrdiff_t n)"
+        w.definition(
+            "static inline ptrdiff_t stencil_wrap(ptrdiff_t i, ptrdiff_t n)",
+            |w| writeln!(w, "return i < 0 ? i + n : (i >= n ? i - n : i);"),
         )?;
-        writeln!(w, "{{")?;
-        writeln!(w, "    return i < 0 ? i + n : (i >= n ? i - n : i);")?;
-        writeln!(w, "}}")?;
     }
     if st.statements.iter().any(|s| s.expr.uses_powi()) {
         writeln!(w)?;

@@ -129,6 +129,15 @@ impl Writer {
         writeln!(self, "#pragma {text}")
     }
 
+    /// Writes the preprocessor line `text` (`#if ...`) at the start of its
+    /// line, whatever the scopes open around it.
+    pub fn directive(&mut self, text: &str) -> fmt::Result {
+        let level = std::mem::take(&mut self.level);
+        writeln!(self, "{text}")?;
+        self.level = level;
+        Ok(())
+    }
+
     /// Indents the following lines one level more.
     pub fn indent(&mut self) {
         self.level += 1;

@@ -118,22 +118,19 @@ pub fn opaque_thread_helpers(w: &mut Writer, axes: &[&str]) -> fmt::Result {
             w,
             "/* threadIdx.{axis}, which the compiler cannot merge with other indices. */"
         )?;
-        writeln!(
-            w,
-            "static __device__ __forceinline__ unsigned stencil_thread_{axis}()"
-        )?;
-        writeln!(w, "{{")?;
-        writeln!(w, "#if defined(__CUDA_ARCH__)")?;
-        writeln!(w, "    unsigned v;")?;
-        writeln!(
-            w,
-            "    asm volatile(\"mov.u32 %0, %%tid.{axis};\" : \"=r\"(v));"
-        )?;
-        writeln!(w, "    return v;")?;
-        writeln!(w, "#else")?;
-        writeln!(w, "    return threadIdx.{axis};")?;
-        writeln!(w, "#endif")?;
-        writeln!(w, "}}")?;
+        let head = format!("static __device__ __forceinline__ unsigned stencil_thread_{axis}()");
+        w.definition(head, |w| {
+            w.directive("#if defined(__CUDA_ARCH__)")?;
+            writeln!(w, "unsigned v;")?;
+            writeln!(
+                w,
+                "asm volatile(\"mov.u32 %0, %%tid.{axis};\" : \"=r\"(v));"
+            )?;
+            writeln!(w, "return v;")?;
+            w.directive("#else")?;
+            writeln!(w, "return threadIdx.{axis};")?;
+            w.directive("#endif")
+        })?;
     }
     Ok(())
 }
@@ -241,13 +238,12 @@ impl Gen<'_> {
             self.plan.threads() / LANES,
             sh.stored()
         )?;
-        writeln!(w, "if ({lo} + tile >= {hi})")?;
         let leave = if self.plan.strategy == Strategy::Persistent {
-            "continue"
+            "continue;"
         } else {
-            "return"
+            "return;"
         };
-        writeln!(w, "    {leave};")?;
+        w.guarded(format_args!("if ({lo} + tile >= {hi})"), leave)?;
         self.chunk_bounds(w)?;
         let call = |edge: &str| {
             format!(
@@ -707,18 +703,13 @@ impl Gen<'_> {
         )?;
         w.block("if (q >= z0 && q < z1)", |w| {
             sh.cells(w, |w| {
-                writeln!(w, "if (own_x[k]) {{")?;
-                writeln!(w, "    out[{}] = next[k];", index("q"))?;
-                if self.leapfrog() {
-                    writeln!(
-                        w,
-                        "    out_prev[{}] = win[s - 1][{}][k];",
-                        index("q"),
-                        sh.r[0]
-                    )?;
-                }
-                writeln!(w, "}}")?;
-                Ok(())
+                w.block("if (own_x[k])", |w| {
+                    writeln!(w, "out[{}] = next[k];", index("q"))?;
+                    if self.leapfrog() {
+                        writeln!(w, "out_prev[{}] = win[s - 1][{}][k];", index("q"), sh.r[0])?;
+                    }
+                    Ok(())
+                })
             })?;
             Ok(())
         })?;
