@@ -137,55 +137,50 @@ impl Gen<'_> {
             w,
             "/* Starts an 8-byte copy from global to shared memory (zeros where `on` is false). */"
         )?;
-        writeln!(
-            w,
+        let head = format!(
             "static __device__ __forceinline__ void {s}_copy(float *dst, const float *src, bool on)"
-        )?;
-        writeln!(w, "{{")?;
-        writeln!(w, "#if defined(__CUDA_ARCH__)")?;
-        writeln!(
-            w,
-            "    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);"
-        )?;
-        writeln!(
-            w,
-            "    asm volatile(\"cp.async.ca.shared.global [%0], [%1], 8, %2;\" ::\"r\"(to), \"l\"(src), \"r\"(on ? 8 : 0) : \"memory\");"
-        )?;
-        writeln!(w, "#else")?;
-        writeln!(w, "    dst[0] = on ? src[0] : 0.0f;")?;
-        writeln!(w, "    dst[1] = on ? src[1] : 0.0f;")?;
-        writeln!(w, "#endif")?;
-        writeln!(w, "}}")?;
+        );
+        w.definition(head, |w| {
+            w.directive("#if defined(__CUDA_ARCH__)")?;
+            writeln!(w, "const unsigned to = (unsigned)__cvta_generic_to_shared(dst);")?;
+            writeln!(
+                w,
+                "asm volatile(\"cp.async.ca.shared.global [%0], [%1], 8, %2;\" ::\"r\"(to), \"l\"(src), \"r\"(on ? 8 : 0) : \"memory\");"
+            )?;
+            w.directive("#else")?;
+            writeln!(w, "dst[0] = on ? src[0] : 0.0f;")?;
+            writeln!(w, "dst[1] = on ? src[1] : 0.0f;")?;
+            w.directive("#endif")
+        })?;
         writeln!(w)?;
         writeln!(
             w,
             "/* Closes the group of copies started since the last one. */"
         )?;
-        writeln!(w, "static __device__ __forceinline__ void {s}_commit()")?;
-        writeln!(w, "{{")?;
-        writeln!(w, "#if defined(__CUDA_ARCH__)")?;
-        writeln!(
-            w,
-            "    asm volatile(\"cp.async.commit_group;\" ::: \"memory\");"
-        )?;
-        writeln!(w, "#endif")?;
-        writeln!(w, "}}")?;
+        let head = format!("static __device__ __forceinline__ void {s}_commit()");
+        w.definition(head, |w| {
+            w.directive("#if defined(__CUDA_ARCH__)")?;
+            writeln!(
+                w,
+                "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");"
+            )?;
+            w.directive("#endif")
+        })?;
         writeln!(w)?;
         writeln!(
             w,
             "/* Waits until at most N groups of copies are in flight. */"
         )?;
         writeln!(w, "template <int N>")?;
-        writeln!(w, "static __device__ __forceinline__ void {s}_wait()")?;
-        writeln!(w, "{{")?;
-        writeln!(w, "#if defined(__CUDA_ARCH__)")?;
-        writeln!(
-            w,
-            "    asm volatile(\"cp.async.wait_group %0;\" ::\"n\"(N) : \"memory\");"
-        )?;
-        writeln!(w, "#endif")?;
-        writeln!(w, "}}")?;
-        Ok(())
+        let head = format!("static __device__ __forceinline__ void {s}_wait()");
+        w.definition(head, |w| {
+            w.directive("#if defined(__CUDA_ARCH__)")?;
+            writeln!(
+                w,
+                "asm volatile(\"cp.async.wait_group %0;\" ::\"n\"(N) : \"memory\");"
+            )?;
+            w.directive("#endif")
+        })
     }
 
     /// `<sym>_unit`: what a thread keeps across the march.
@@ -290,11 +285,10 @@ impl Gen<'_> {
             w.block(format_args!("if (k < {})", fp * sh.ty), |w| {
                 writeln!(w, "const int row = k / {fp}, c = 2 * (k % {fp});")?;
                 writeln!(w, "const int y = oy + row, x = ox + c;")?;
-                writeln!(w, "if (y < {hi1} && x < {hi2}) {{")?;
-                writeln!(w, "    t.fsrc = row * {} + c;", TILE_X + 4)?;
-                writeln!(w, "    t.fdst = y * n2 + x;")?;
-                writeln!(w, "}}")?;
-                Ok(())
+                w.block(format_args!("if (y < {hi1} && x < {hi2})"), |w| {
+                    writeln!(w, "t.fsrc = row * {} + c;", TILE_X + 4)?;
+                    writeln!(w, "t.fdst = y * n2 + x;")
+                })
             })?;
             Ok(())
         })?;
@@ -754,30 +748,21 @@ impl Gen<'_> {
                 w,
                 "/* A lane's row and first column; a quarter warp takes 8 rows of one column group (its 16-byte shared loads hit distinct banks). Pairs: a warp takes 4 neighbouring groups of 8 rows. Quads: a lane a row, the quarters' groups 3 apart. */"
             )?;
-            writeln!(w, "if (t.first) {{")?;
-            writeln!(w, "    const int k = 4 * warp + lane / 8;")?;
-            writeln!(w, "    t.rs = quads ? lane : 8 * (k / {g1}) + lane % 8;")?;
-            writeln!(
-                w,
-                "    t.cs = 4 * (quads ? (warp + 3 * (lane / 8)) % {g1} : k % {g1});"
-            )?;
-            writeln!(w, "}} else {{")?;
-            writeln!(
-                w,
-                "    const int u = (warp - {}) * 32 + lane, k = u / 8;",
-                sh.w1
-            )?;
-            writeln!(
-                w,
-                "    t.rs = {ry} + (quads ? u % {ty} : 8 * (k / {g2}) + lane % 8);",
-                ty = sh.ty
-            )?;
-            writeln!(
-                w,
-                "    t.cs = {rx} + 4 * (quads ? (u / {ty} + 3 * (u % {ty} / 8)) % {g2} : k % {g2});",
-                ty = sh.ty
-            )?;
-            writeln!(w, "}}")?;
+            let level1 = |w: &mut Writer| {
+                writeln!(w, "const int k = 4 * warp + lane / 8;")?;
+                writeln!(w, "t.rs = quads ? lane : 8 * (k / {g1}) + lane % 8;")?;
+                writeln!(w, "t.cs = 4 * (quads ? (warp + 3 * (lane / 8)) % {g1} : k % {g1});")
+            };
+            let level2 = |w: &mut Writer| {
+                let ty = sh.ty;
+                writeln!(w, "const int u = (warp - {}) * 32 + lane, k = u / 8;", sh.w1)?;
+                writeln!(w, "t.rs = {ry} + (quads ? u % {ty} : 8 * (k / {g2}) + lane % 8);")?;
+                writeln!(
+                    w,
+                    "t.cs = {rx} + 4 * (quads ? (u / {ty} + 3 * (u % {ty} / 8)) % {g2} : k % {g2});"
+                )
+            };
+            w.if_else("if (t.first)", level1, level2)?;
             writeln!(w, "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;")?;
             writeln!(
                 w,
