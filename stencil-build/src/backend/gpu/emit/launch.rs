@@ -473,11 +473,10 @@ impl Gen<'_> {
                     "const ptrdiff_t planes = (cells + n - 1) / n, waves = (across * n + resident - 1) / resident;"
                 )?;
                 writeln!(w, "const ptrdiff_t time = waves * (planes + {extra});")?;
-                writeln!(w, "if (best < 0 || time < best) {{")?;
-                writeln!(w, "    best = time;")?;
-                writeln!(w, "    chunk = (int)planes;")?;
-                writeln!(w, "}}")?;
-                Ok(())
+                w.block("if (best < 0 || time < best)", |w| {
+                    writeln!(w, "best = time;")?;
+                    writeln!(w, "chunk = (int)planes;")
+                })
             })?;
             Ok(())
         })?;

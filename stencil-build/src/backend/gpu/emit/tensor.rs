@@ -223,19 +223,18 @@ impl Gen<'_> {
                     args.join(", ")
                 ),
                 |w| {
+                    // Case labels at the level of their `switch`.
                     writeln!(w, "switch (d) {{")?;
                     for (i, c) in coefficients.iter().enumerate() {
                         if let Some(c) = c {
                             let d = i as i64 - MAX_PLANE_REACH as i64;
-                            writeln!(w, "case {d}:")?;
                             // Coefficients read no grid: the read closure is never called.
-                            writeln!(w, "    return {};", self.print(c, &|_| String::new()))?;
+                            let value = self.print(c, &|_| String::new());
+                            w.guarded(format_args!("case {d}:"), format_args!("return {value};"))?;
                         }
                     }
-                    writeln!(w, "default:")?;
-                    writeln!(w, "    return 0.0;")?;
-                    writeln!(w, "}}")?;
-                    Ok(())
+                    w.guarded("default:", "return 0.0;")?;
+                    writeln!(w, "}}")
                 },
             )?;
             writeln!(w)?;
@@ -320,26 +319,21 @@ impl Gen<'_> {
                     "const bool on = row && x >= 0 && x < n2, on1 = row && x + 1 >= 0 && x + 1 < n2;"
                 )?;
                 writeln!(w, "double *const to = &slot[r * {pitch} + c];")?;
-                writeln!(w, "if (V == 2 && ODD && (((odd + r) & 1) || on != on1)) {{")?;
-                writeln!(
-                    w,
-                    "    /* A pair that starts odd, or across the grid's edge: its cells one at a time. */"
-                )?;
-                writeln!(
-                    w,
-                    "    stencil_copy_async<1>(to, on ? &plane[y * n2 + x] : any, on);"
-                )?;
-                writeln!(
-                    w,
-                    "    stencil_copy_async<1>(to + 1, on1 ? &plane[y * n2 + x + 1] : any, on1);"
-                )?;
-                writeln!(w, "}} else {{")?;
-                writeln!(
-                    w,
-                    "    stencil_copy_async<V>(to, on ? &plane[y * n2 + x] : any, on);"
-                )?;
-                writeln!(w, "}}")?;
-                Ok(())
+                let cells = |w: &mut Writer| {
+                    writeln!(
+                        w,
+                        "/* A pair that starts odd, or across the grid's edge: its cells one at a time. */"
+                    )?;
+                    writeln!(w, "stencil_copy_async<1>(to, on ? &plane[y * n2 + x] : any, on);")?;
+                    writeln!(
+                        w,
+                        "stencil_copy_async<1>(to + 1, on1 ? &plane[y * n2 + x + 1] : any, on1);"
+                    )
+                };
+                let pair = |w: &mut Writer| {
+                    writeln!(w, "stencil_copy_async<V>(to, on ? &plane[y * n2 + x] : any, on);")
+                };
+                w.if_else("if (V == 2 && ODD && (((odd + r) & 1) || on != on1))", cells, pair)
             })?;
             writeln!(w, "stencil_copies_commit();")?;
             Ok(())
@@ -387,10 +381,10 @@ impl Gen<'_> {
         let (_, hi_x) = self.bounds(2);
         writeln!(w, "bool mine0[H], mine1[H];")?;
         w.pragma("unroll")?;
-        writeln!(w, "for (int h = 0; h < H; ++h) {{")?;
-        writeln!(w, "    mine0[h] = iy + 8 * h < {hi_y} && ix < {hi_x};")?;
-        writeln!(w, "    mine1[h] = iy + 8 * h < {hi_y} && ix + 1 < {hi_x};")?;
-        writeln!(w, "}}")?;
+        w.block("for (int h = 0; h < H; ++h)", |w| {
+            writeln!(w, "mine0[h] = iy + 8 * h < {hi_y} && ix < {hi_x};")?;
+            writeln!(w, "mine1[h] = iy + 8 * h < {hi_y} && ix + 1 < {hi_x};")
+        })?;
         writeln!(
             w,
             "/* The block's chunk of `{}`: `chunk` planes from zo. */",
@@ -605,15 +599,14 @@ impl Gen<'_> {
                 w,
                 "/* A 16-byte store where the pair is aligned (ODD: every other row) and both cells are stored. */"
             )?;
-            writeln!(w, "if (V == 2 && (!ODD || ch % 2 == 0) && mine1[h]) {{")?;
-            writeln!(w, "    *(double2 *)&out[ch] = make_double2(r0, r1);")?;
-            writeln!(w, "}} else {{")?;
-            writeln!(w, "    if (mine0[h])")?;
-            writeln!(w, "        out[ch] = r0;")?;
-            writeln!(w, "    if (mine1[h])")?;
-            writeln!(w, "        out[ch + 1] = r1;")?;
-            writeln!(w, "}}")?;
-            Ok(())
+            w.if_else(
+                "if (V == 2 && (!ODD || ch % 2 == 0) && mine1[h])",
+                |w| writeln!(w, "*(double2 *)&out[ch] = make_double2(r0, r1);"),
+                |w| {
+                    w.guarded("if (mine0[h])", "out[ch] = r0;")?;
+                    w.guarded("if (mine1[h])", "out[ch + 1] = r1;")
+                },
+            )
         })?;
         Ok(())
     }
