@@ -105,22 +105,21 @@ impl Writer {
         heads: &[String],
         body: impl FnOnce(&mut Self) -> fmt::Result,
     ) -> fmt::Result {
+        let depth = heads.len().saturating_sub(1);
         for (k, head) in heads.iter().enumerate() {
-            if k > 0 {
-                self.indent();
-            }
+            self.level += usize::from(k > 0);
             writeln!(self, "{head}")?;
         }
         self.braces(body)?;
-        self.dedent_by(heads.len().saturating_sub(1));
+        self.level -= depth;
         Ok(())
     }
 
     /// Writes what `body` writes one level deeper.
     pub fn scope(&mut self, body: impl FnOnce(&mut Self) -> fmt::Result) -> fmt::Result {
-        self.indent();
+        self.level += 1;
         body(self)?;
-        self.dedent();
+        self.level -= 1;
         Ok(())
     }
 
@@ -138,20 +137,6 @@ impl Writer {
         Ok(())
     }
 
-    /// Indents the following lines one level more.
-    pub fn indent(&mut self) {
-        self.level += 1;
-    }
-
-    /// Indents the following lines one level less.
-    pub fn dedent(&mut self) {
-        self.dedent_by(1);
-    }
-
-    /// Indents the following lines `n` levels less.
-    pub fn dedent_by(&mut self, n: usize) {
-        self.level = self.level.saturating_sub(n);
-    }
 
     /// Writes `text`, lines another writer finished, as it is.
     pub fn append(&mut self, text: &str) {
