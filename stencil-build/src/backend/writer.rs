@@ -137,7 +137,6 @@ impl Writer {
         Ok(())
     }
 
-
     /// Writes `text`, lines another writer finished, as it is.
     pub fn append(&mut self, text: &str) {
         self.out.push_str(text);

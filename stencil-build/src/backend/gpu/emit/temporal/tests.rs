@@ -317,7 +317,9 @@ fn lanes_trade_neighbours_by_shuffles_and_store_only_their_own_cells() {
     let code = cuda(&st64).unwrap();
     assert!(!code.contains("EDGE"), "{code}");
     assert!(
-        code.contains("    p_cuda__s__update_u_tile<int>(n0, n1, out, cur_u, cur_k, levels, tile, z0, z1);"),
+        code.contains(
+            "    p_cuda__s__update_u_tile<int>(n0, n1, out, cur_u, cur_k, levels, tile, z0, z1);"
+        ),
         "{code}"
     );
     let hip = source(

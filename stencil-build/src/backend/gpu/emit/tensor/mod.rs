@@ -341,13 +341,39 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// The body of a `tensor` kernel: the lane's place, the block's chunk,
+    /// the coefficients and windows, then the march through the planes.
     fn tensor_body(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
-        let [hz, hy, hx] = [self.info.halo[0], self.info.halo[1], self.info.halo[2]];
-        let [ry, rx] = shape.reach;
-        let (depth, window, slots, pitch) = (shape.depth, shape.window(), shape.slots, shape.pitch);
+        self.tensor_places(w, shape)?;
+        self.tensor_chunk(w, shape)?;
+        let (depth, window, slots) = (shape.depth, shape.window(), shape.slots);
         let plane_slot = slot_name(self.st, shape.sum.slot);
-        let tile = shape.rows * pitch;
-        let s0 = "n1 * n2";
+        self.tensor_coefficients(w, shape)?;
+        writeln!(
+            w,
+            "/* This lane's cells of `{plane_slot}` at planes q - {depth} .. q + {depth} (q: the plane computed), by phase. */"
+        )?;
+        writeln!(w, "double w0[H][{window}] = {{}}, w1[H][{window}] = {{}};")?;
+        self.tensor_prefetch_registers(w, shape)?;
+        writeln!(
+            w,
+            "/* Ring slots of plane p (just arrived), of q = p - {depth} (computed) and of p + {AHEAD} (on its way). */"
+        )?;
+        writeln!(
+            w,
+            "int at_p = 0, at_q = {}, at_ahead = {AHEAD};",
+            (slots - depth) % slots
+        )?;
+        self.tensor_march(w, shape)
+    }
+
+    /// The ring, the block's tile and this lane's cells of it, and which of
+    /// them are in the region (`mine0`, `mine1`).
+    fn tensor_places(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
+        let [hy, hx] = [self.info.halo[1], self.info.halo[2]];
+        let [ry, rx] = shape.reach;
+        let (slots, pitch) = (shape.slots, shape.pitch);
+        let plane_slot = slot_name(self.st, shape.sum.slot);
         writeln!(
             w,
             "/* {slots} planes of the {}-by-{} tile of `{plane_slot}` (rows {pitch} doubles apart). */",
@@ -385,6 +411,15 @@ impl Gen<'_> {
             writeln!(w, "mine0[h] = iy + 8 * h < {hi_y} && ix < {hi_x};")?;
             writeln!(w, "mine1[h] = iy + 8 * h < {hi_y} && ix + 1 < {hi_x};")
         })?;
+        Ok(())
+    }
+
+    /// The block's chunk of planes and the planes of the summed grid it reads.
+    fn tensor_chunk(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
+        let hz = self.info.halo[0];
+        let depth = shape.depth;
+        let plane_slot = slot_name(self.st, shape.sum.slot);
+        let s0 = "n1 * n2";
         writeln!(
             w,
             "/* The block's chunk of `{}`: `chunk` planes from zo. */",
@@ -411,22 +446,16 @@ impl Gen<'_> {
             w,
             "const auto first_odd = [=](const ptrdiff_t p) {{ return ODD ? (int)((p * s0 + y0 * n2 + x0) & 1) : 0; }};"
         )?;
-        self.tensor_coefficients(w, shape)?;
-        writeln!(
-            w,
-            "/* This lane's cells of `{plane_slot}` at planes q - {depth} .. q + {depth} (q: the plane computed), by phase. */"
-        )?;
-        writeln!(w, "double w0[H][{window}] = {{}}, w1[H][{window}] = {{}};")?;
-        self.tensor_prefetch_registers(w, shape)?;
-        writeln!(
-            w,
-            "/* Ring slots of plane p (just arrived), of q = p - {depth} (computed) and of p + {AHEAD} (on its way). */"
-        )?;
-        writeln!(
-            w,
-            "int at_p = 0, at_q = {}, at_ahead = {AHEAD};",
-            (slots - depth) % slots
-        )?;
+        Ok(())
+    }
+
+    /// The march: planes copied `AHEAD` ahead into the ring, each joining
+    /// the window as it arrives, the plane `depth` behind computed.
+    fn tensor_march(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
+        let [ry, rx] = shape.reach;
+        let (depth, window, slots, pitch) = (shape.depth, shape.window(), shape.slots, shape.pitch);
+        let plane_slot = slot_name(self.st, shape.sum.slot);
+        let tile = shape.rows * pitch;
         let plane = |p: &str| {
             format!(
                 "{}_plane<H, V, ODD>(ring + {{}} * {tile}, {p} < zhi ? {plane_slot} + {p} * s0 : NULL, {plane_slot}, n1, n2, y0, x0, first_odd({p}));",

@@ -80,15 +80,15 @@ fn a_star_of_radius_4_runs_8_products_a_warp_and_plane_in_pairs_of_cells() {
     assert!(code.contains(
         "auto *const kernel = !aligned ? (wide ? p_cuda__s__update_u_kernel<2, 1, false> : p_cuda__s__update_u_kernel<1, 1, false>) : wide ? p_cuda__s__update_u_kernel<2, 2, false> : p_cuda__s__update_u_kernel<1, 2, true>;"
     ));
-    assert!(code.contains(
-        "static __global__ void __launch_bounds__(512 / H) p_cuda__s__update_u_kernel("
-    ));
+    assert!(
+        code.contains(
+            "static __global__ void __launch_bounds__(512 / H) p_cuda__s__update_u_kernel("
+        )
+    );
     assert!(code.contains("const dim3 block(threads);"));
     // 4 planes in flight, the window's 9 and one more: 10 slots of 40 rows of 44 doubles.
     assert!(
-        code.contains(
-            "/* 10 planes of the 40-by-40 tile of `cur_u` (rows 44 doubles apart). */"
-        )
+        code.contains("/* 10 planes of the 40-by-40 tile of `cur_u` (rows 44 doubles apart). */")
     );
     assert!(code.contains("FuncAttributeMaxDynamicSharedMemorySize, 140800);"));
     // Pairs on aligned grids; on rows of odd length, those that start at an even cell.
@@ -96,17 +96,17 @@ fn a_star_of_radius_4_runs_8_products_a_warp_and_plane_in_pairs_of_cells() {
     assert!(code.contains("if (V == 2 && (!ODD || ch % 2 == 0) && mine1[h]) {"));
     assert!(code.contains("stencil_copies_wait<4>();"));
     // Chunks of at most 256 planes, shortened where waves of blocks end sooner.
-    assert!(code.contains(
-        "for (ptrdiff_t n = (cells + 256 - 1) / 256; n <= most && n <= cells; ++n) {"
-    ));
+    assert!(
+        code.contains(
+            "for (ptrdiff_t n = (cells + 256 - 1) / 256; n <= most && n <= cells; ++n) {"
+        )
+    );
     assert!(
         code.contains("const ptrdiff_t time = waves * (planes + 8);"),
         "the window's 8 planes"
     );
     assert!(
-        code.contains(
-            "kernel<<<grid, block, 140800, stream>>>(n0, n1, n2, out, cur_u, chunk);"
-        )
+        code.contains("kernel<<<grid, block, 140800, stream>>>(n0, n1, n2, out, cur_u, chunk);")
     );
     assert!(code.contains("w0[h][(ph + 8) % 9] = fresh.x;"));
     // The update reads the window along `z`: `u[-4,0,0]` is the oldest plane.
@@ -204,9 +204,7 @@ fn auto_runs_naive_then_stream_on_small_grids_and_tensor_by_name_does_not() {
                 .find("kernel<<<grid, block, 140800, stream>>>")
                 .unwrap()
     );
-    assert!(
-        code.contains("/* The kernel of small grids: `stream`, blocks of 1 x 2 x 64 threads")
-    );
+    assert!(code.contains("/* The kernel of small grids: `stream`, blocks of 1 x 2 x 64 threads"));
     assert!(code.contains("; small grids run `stream` in 16-byte vectors."));
     // Residency is asked of the runtime through the file's one cached helper.
     assert_eq!(
