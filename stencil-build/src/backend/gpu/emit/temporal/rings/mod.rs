@@ -484,9 +484,7 @@ impl Gen<'_> {
         let s = &self.sym;
         let [rz, ry, rx] = sh.r;
         let wn = sh.window();
-        let (lo0, hi0) = self.bounds(0);
         let grid = slot_name(self.st, self.streamed());
-        let grids = self.cell_grids();
         let [uy, _] = sh.copied();
         let (uslot, sslot) = (uy * sh.pitch, LANES * sh.pitch);
         let staged = sh.staged();
@@ -527,62 +525,7 @@ impl Gen<'_> {
                 2 * rz
             )?;
             writeln!(w, "const int q = p - (t.first ? {rz} : {});", 2 * rz + 1)?;
-            for (k, _) in grids.iter().enumerate() {
-                writeln!(w, "float now{k}[4];")?;
-                w.pragma("unroll")?;
-                w.guarded(
-                    "for (int j = 0; j < 4; ++j)",
-                    format_args!("now{k}[j] = t.next{k}[j];"),
-                )?;
-            }
-            if !grids.is_empty() {
-                let head = format!("if (q + 1 >= {lo0} && q + 1 < {hi0})");
-                w.block(head, |w| {
-                    writeln!(w, "const size_t at = (q + 1) * s0;")?;
-                    for (k, g) in grids.iter().enumerate() {
-                        let from = if g.first == g.second {
-                            g.first.clone()
-                        } else {
-                            format!("(t.first ? {} : {})", g.first, g.second)
-                        };
-                        writeln!(w, "const float *const g{k} = {from} + at + t.cell;")?;
-                    }
-                    let quads = |w: &mut Writer| {
-                        writeln!(
-                            w,
-                            "/* Rows of whole 16-byte quads: a lane's 4 cells are one load of each grid. */"
-                        )?;
-                        w.block("if (t.pair[0])", |w| {
-                            for k in 0..grids.len() {
-                                writeln!(w, "const float4 v{k} = *(const float4 *)g{k};")?;
-                                for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
-                                    writeln!(w, "t.next{k}[{j}] = v{k}.{c};")?;
-                                }
-                            }
-                            Ok(())
-                        })
-                    };
-                    let pairs = |w: &mut Writer| {
-                        w.pragma("unroll")?;
-                        writeln!(w, "for (int h = 0; h < 2; ++h)")?;
-                        w.scope(|w| {
-                            w.block("if (t.pair[h])", |w| {
-                                for k in 0..grids.len() {
-                                    writeln!(
-                                        w,
-                                        "const float2 v{k} = *(const float2 *)(g{k} + 2 * h);"
-                                    )?;
-                                    writeln!(w, "t.next{k}[2 * h] = v{k}.x;")?;
-                                    writeln!(w, "t.next{k}[2 * h + 1] = v{k}.y;")?;
-                                }
-                                Ok(())
-                            })
-                        })
-                    };
-                    w.if_else("if (quads)", quads, pairs)?;
-                    Ok(())
-                })?;
-            }
+            self.rings_cell_loads(w)?;
             writeln!(w, "{s}_wait<{AHEAD}>();")?;
             writeln!(w, "__syncthreads();")?;
             writeln!(
@@ -612,73 +555,152 @@ impl Gen<'_> {
             for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
                 writeln!(w, "t.w[(M + {}) % {wn}][{j}] = c.{c};", 2 * rz)?;
             }
-            writeln!(w, "float res[4];")?;
-            let args = |at: &str, rc: &str, cb: &str| {
-                let mut a = vec![at.to_string(), rc.to_string(), cb.to_string(), "t.w".into()];
-                a.extend((0..grids.len()).map(|k| format!("now{k}")));
-                a.extend(self.vector_params(false));
-                a.push("res".into());
-                a.join(", ")
-            };
-            let first = args(
-                &format!("uring + (M + {}) % {wn} * {uslot}", rz + 1),
-                &format!("t.rs + {ry}"),
-                "t.cs",
-            );
-            let second = args(
-                &format!("sring + M * {sslot}"),
-                "t.rs",
-                &format!("t.cs - {rx}"),
-            );
-            let tile_cell = format!("(t.rs - {ry}) * {} + t.cs - {rx}", TILE_X + 4);
-            let level1 = |w: &mut Writer| {
-                writeln!(
-                    w,
-                    "/* Level 1 at q, from the grid's ring; cells off the region keep their value. */"
-                )?;
-                w.guarded(
-                    format_args!("if (q < z0 - {rz} || q >= z1 + {rz})"),
-                    "return;",
-                )?;
-                writeln!(w, "const bool zin = q >= {lo0} && q < {hi0};")?;
-                writeln!(w, "{s}_level<M>({first});")?;
-                w.pragma("unroll")?;
-                w.guarded(
-                    "for (int j = 0; j < 4; ++j)",
-                    format_args!(
-                        "res[j] = zin && t.in[j] ? res[j] : t.grid[j] ? t.w[(M + {rz}) % {wn}][j] : 0.0f;"
-                    ),
-                )?;
-                writeln!(
-                    w,
-                    "*(float4 *)&sring[(M + {}) % {wn} * {sslot} + t.rs * {} + t.cs] = float4{{res[0], res[1], res[2], res[3]}};",
-                    rz + 1,
-                    sh.pitch
-                )?;
-                if sh.both {
-                    let store = format!(
-                        "*(float4 *)&staged[{staged} + {tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
-                    );
-                    w.guarded("if (t.own)", store)?;
-                }
-                Ok(())
-            };
-            let level2 = |w: &mut Writer| {
-                writeln!(
-                    w,
-                    "/* Level 2 at q, from level 1's ring: the tile's own cells. */"
-                )?;
-                w.guarded("if (q < z0 || q >= z1)", "return;")?;
-                writeln!(w, "{s}_level<M>({second});")?;
-                writeln!(
-                    w,
-                    "*(float4 *)&staged[{tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
-                )?;
-                Ok(())
-            };
-            w.if_else("if (t.first)", level1, level2)?;
+            self.rings_levels(w, sh)?;
             Ok(())
         })?;
+        Ok(())
+    }
+
+    /// The grids read at the cell: this plane's values (`now<k>`), and the
+    /// next plane's loaded into the thread's `next<k>`.
+    fn rings_cell_loads(&self, w: &mut Writer) -> fmt::Result {
+        let (lo0, hi0) = self.bounds(0);
+        let grids = self.cell_grids();
+        for (k, _) in grids.iter().enumerate() {
+            writeln!(w, "float now{k}[4];")?;
+            w.pragma("unroll")?;
+            w.guarded(
+                "for (int j = 0; j < 4; ++j)",
+                format_args!("now{k}[j] = t.next{k}[j];"),
+            )?;
+        }
+        if !grids.is_empty() {
+            let head = format!("if (q + 1 >= {lo0} && q + 1 < {hi0})");
+            w.block(head, |w| {
+                writeln!(w, "const size_t at = (q + 1) * s0;")?;
+                for (k, g) in grids.iter().enumerate() {
+                    let from = if g.first == g.second {
+                        g.first.clone()
+                    } else {
+                        format!("(t.first ? {} : {})", g.first, g.second)
+                    };
+                    writeln!(w, "const float *const g{k} = {from} + at + t.cell;")?;
+                }
+                let quads = |w: &mut Writer| {
+                    writeln!(
+                        w,
+                        "/* Rows of whole 16-byte quads: a lane's 4 cells are one load of each grid. */"
+                    )?;
+                    w.block("if (t.pair[0])", |w| {
+                        for k in 0..grids.len() {
+                            writeln!(w, "const float4 v{k} = *(const float4 *)g{k};")?;
+                            for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
+                                writeln!(w, "t.next{k}[{j}] = v{k}.{c};")?;
+                            }
+                        }
+                        Ok(())
+                    })
+                };
+                let pairs = |w: &mut Writer| {
+                    w.pragma("unroll")?;
+                    writeln!(w, "for (int h = 0; h < 2; ++h)")?;
+                    w.scope(|w| {
+                        w.block("if (t.pair[h])", |w| {
+                            for k in 0..grids.len() {
+                                writeln!(
+                                    w,
+                                    "const float2 v{k} = *(const float2 *)(g{k} + 2 * h);"
+                                )?;
+                                writeln!(w, "t.next{k}[2 * h] = v{k}.x;")?;
+                                writeln!(w, "t.next{k}[2 * h + 1] = v{k}.y;")?;
+                            }
+                            Ok(())
+                        })
+                    })
+                };
+                w.if_else("if (quads)", quads, pairs)?;
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Level 1 (warps of `t.first`) or level 2 of plane `q`, from the rings,
+    /// into the next level's ring or the staged plane.
+    fn rings_levels(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
+        let s = &self.sym;
+        let [rz, ry, rx] = sh.r;
+        let wn = sh.window();
+        let (lo0, hi0) = self.bounds(0);
+        let grids = self.cell_grids();
+        let [uy, _] = sh.copied();
+        let (uslot, sslot) = (uy * sh.pitch, LANES * sh.pitch);
+        let staged = sh.staged();
+        writeln!(w, "float res[4];")?;
+        let args = |at: &str, rc: &str, cb: &str| {
+            let mut a = vec![at.to_string(), rc.to_string(), cb.to_string(), "t.w".into()];
+            a.extend((0..grids.len()).map(|k| format!("now{k}")));
+            a.extend(self.vector_params(false));
+            a.push("res".into());
+            a.join(", ")
+        };
+        let first = args(
+            &format!("uring + (M + {}) % {wn} * {uslot}", rz + 1),
+            &format!("t.rs + {ry}"),
+            "t.cs",
+        );
+        let second = args(
+            &format!("sring + M * {sslot}"),
+            "t.rs",
+            &format!("t.cs - {rx}"),
+        );
+        let tile_cell = format!("(t.rs - {ry}) * {} + t.cs - {rx}", TILE_X + 4);
+        let level1 = |w: &mut Writer| {
+            writeln!(
+                w,
+                "/* Level 1 at q, from the grid's ring; cells off the region keep their value. */"
+            )?;
+            w.guarded(
+                format_args!("if (q < z0 - {rz} || q >= z1 + {rz})"),
+                "return;",
+            )?;
+            writeln!(w, "const bool zin = q >= {lo0} && q < {hi0};")?;
+            writeln!(w, "{s}_level<M>({first});")?;
+            w.pragma("unroll")?;
+            w.guarded(
+                "for (int j = 0; j < 4; ++j)",
+                format_args!(
+                    "res[j] = zin && t.in[j] ? res[j] : t.grid[j] ? t.w[(M + {rz}) % {wn}][j] : 0.0f;"
+                ),
+            )?;
+            writeln!(
+                w,
+                "*(float4 *)&sring[(M + {}) % {wn} * {sslot} + t.rs * {} + t.cs] = float4{{res[0], res[1], res[2], res[3]}};",
+                rz + 1,
+                sh.pitch
+            )?;
+            if sh.both {
+                let store = format!(
+                    "*(float4 *)&staged[{staged} + {tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
+                );
+                w.guarded("if (t.own)", store)?;
+            }
+            Ok(())
+        };
+        let level2 = |w: &mut Writer| {
+            writeln!(
+                w,
+                "/* Level 2 at q, from level 1's ring: the tile's own cells. */"
+            )?;
+            w.guarded("if (q < z0 || q >= z1)", "return;")?;
+            writeln!(w, "{s}_level<M>({second});")?;
+            writeln!(
+                w,
+                "*(float4 *)&staged[{tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
+            )?;
+            Ok(())
+        };
+        w.if_else("if (t.first)", level1, level2)?;
         Ok(())
     }
 
