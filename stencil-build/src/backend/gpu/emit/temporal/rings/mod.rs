@@ -706,13 +706,9 @@ impl Gen<'_> {
 
     /// The ring kernel: each thread's place, its plan, the march.
     fn rings_main(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
-        let s = &self.sym;
-        let [rz, ry, rx] = sh.r;
         let wn = sh.window();
         let [uy, _] = sh.copied();
         let (uslot, sslot) = (uy * sh.pitch, LANES * sh.pitch);
-        let ((lo0, hi0), (lo1, hi1), (lo2, hi2)) = (self.bounds(0), self.bounds(1), self.bounds(2));
-        let grid = slot_name(self.st, self.streamed());
         let mut params = vec![
             "const int n0".to_string(),
             "const int n1".into(),
@@ -741,136 +737,170 @@ impl Gen<'_> {
                 w,
                 "const int warp = (int)stencil_thread_x() / 32, lane = (int)stencil_thread_x() % 32;"
             )?;
+            self.rings_place(w, sh)?;
+            self.rings_march(w, sh)
+        })
+    }
+
+    /// A thread's place: its block's tile, its level, row and columns, and
+    /// which of its cells are on the grid and in the region.
+    fn rings_place(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
+        let s = &self.sym;
+        let [_, ry, rx] = sh.r;
+        let wn = sh.window();
+        let ((lo1, hi1), (lo2, hi2)) = (self.bounds(1), self.bounds(2));
+        writeln!(
+            w,
+            "/* This block's tile: {TILE_X} x {} cells of (`{}`, `{}`) from (oy, ox). */",
+            sh.ty, self.st.axes[2], self.st.axes[1]
+        )?;
+        writeln!(
+            w,
+            "const int oy = {lo1} + (int)blockIdx.y * {}, ox = {lo2} + (int)blockIdx.x * {TILE_X};",
+            sh.ty
+        )?;
+        writeln!(w, "{s}_unit t;")?;
+        writeln!(w, "t.first = warp < {}; /* warp-uniform */", sh.w1)?;
+        // A quarter warp takes 8 rows of one column group, so that its
+        // 16-byte shared loads hit distinct banks (the pitch is 4 modulo 8).
+        // Where the grids read at the cell load in 8-byte pairs, a warp takes
+        // 4 neighbouring groups of the same 8 rows: its two loads of a grid
+        // touch 8 rows, not 32 (acoustic25 f32 on 750-cell rows: 1.09x on
+        // the H200, BENCHMARKS.md, 2026-11-28, session 39). Where they load
+        // 16-byte quads, a lane takes a row and the quarters' groups 3 apart,
+        // spread over L1's banks (that ran 1.03x-1.12x the other on rows of
+        // whole quads: 768 and 744 cells, 512^3 and 400^3, the same session).
+        // Level 2's groups are a permutation of each row's because `ty` is
+        // a multiple of 8.
+        debug_assert_eq!(sh.ty % 8, 0);
+        let (g1, g2) = (sh.w1, TILE_X / CELLS);
+        writeln!(
+            w,
+            "/* A lane's row and first column; a quarter warp takes 8 rows of one column group (its 16-byte shared loads hit distinct banks). Pairs: a warp takes 4 neighbouring groups of 8 rows. Quads: a lane a row, the quarters' groups 3 apart. */"
+        )?;
+        let level1 = |w: &mut Writer| {
+            writeln!(w, "const int k = 4 * warp + lane / 8;")?;
+            writeln!(w, "t.rs = quads ? lane : 8 * (k / {g1}) + lane % 8;")?;
             writeln!(
                 w,
-                "/* This block's tile: {TILE_X} x {} cells of (`{}`, `{}`) from (oy, ox). */",
-                sh.ty, self.st.axes[2], self.st.axes[1]
+                "t.cs = 4 * (quads ? (warp + 3 * (lane / 8)) % {g1} : k % {g1});"
+            )
+        };
+        let level2 = |w: &mut Writer| {
+            let ty = sh.ty;
+            writeln!(
+                w,
+                "const int u = (warp - {}) * 32 + lane, k = u / 8;",
+                sh.w1
             )?;
             writeln!(
                 w,
-                "const int oy = {lo1} + (int)blockIdx.y * {}, ox = {lo2} + (int)blockIdx.x * {TILE_X};",
-                sh.ty
-            )?;
-            writeln!(w, "{s}_unit t;")?;
-            writeln!(w, "t.first = warp < {}; /* warp-uniform */", sh.w1)?;
-            // A quarter warp takes 8 rows of one column group, so that its
-            // 16-byte shared loads hit distinct banks (the pitch is 4 modulo 8).
-            // Where the grids read at the cell load in 8-byte pairs, a warp takes
-            // 4 neighbouring groups of the same 8 rows: its two loads of a grid
-            // touch 8 rows, not 32 (acoustic25 f32 on 750-cell rows: 1.09x on
-            // the H200, BENCHMARKS.md, 2026-11-28, session 39). Where they load
-            // 16-byte quads, a lane takes a row and the quarters' groups 3 apart,
-            // spread over L1's banks (that ran 1.03x-1.12x the other on rows of
-            // whole quads: 768 and 744 cells, 512^3 and 400^3, the same session).
-            // Level 2's groups are a permutation of each row's because `ty` is
-            // a multiple of 8.
-            debug_assert_eq!(sh.ty % 8, 0);
-            let (g1, g2) = (sh.w1, TILE_X / CELLS);
-            writeln!(
-                w,
-                "/* A lane's row and first column; a quarter warp takes 8 rows of one column group (its 16-byte shared loads hit distinct banks). Pairs: a warp takes 4 neighbouring groups of 8 rows. Quads: a lane a row, the quarters' groups 3 apart. */"
-            )?;
-            let level1 = |w: &mut Writer| {
-                writeln!(w, "const int k = 4 * warp + lane / 8;")?;
-                writeln!(w, "t.rs = quads ? lane : 8 * (k / {g1}) + lane % 8;")?;
-                writeln!(w, "t.cs = 4 * (quads ? (warp + 3 * (lane / 8)) % {g1} : k % {g1});")
-            };
-            let level2 = |w: &mut Writer| {
-                let ty = sh.ty;
-                writeln!(w, "const int u = (warp - {}) * 32 + lane, k = u / 8;", sh.w1)?;
-                writeln!(w, "t.rs = {ry} + (quads ? u % {ty} : 8 * (k / {g2}) + lane % 8);")?;
-                writeln!(
-                    w,
-                    "t.cs = {rx} + 4 * (quads ? (u / {ty} + 3 * (u % {ty} / 8)) % {g2} : k % {g2});"
-                )
-            };
-            w.if_else("if (t.first)", level1, level2)?;
-            writeln!(w, "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;")?;
-            writeln!(
-                w,
-                "t.own = t.rs >= {ry} && t.rs < {} && t.cs >= {rx} && t.cs < {};",
-                ry + sh.ty,
-                rx + TILE_X
-            )?;
-            w.pragma("unroll")?;
-            w.block("for (int j = 0; j < 4; ++j)", |w| {
-                writeln!(
-                    w,
-                    "t.grid[j] = gy >= 0 && gy < n1 && gx + j >= 0 && gx + j < n2;"
-                )?;
-                writeln!(
-                    w,
-                    "t.in[j] = gy >= {lo1} && gy < {hi1} && gx + j >= {lo2} && gx + j < {hi2};"
-                )?;
-                for k in 0..self.cell_grids().len() {
-                    writeln!(w, "t.next{k}[j] = 0.0f;")?;
-                }
-                w.pragma("unroll")?;
-                w.guarded(
-                    format_args!("for (int m = 0; m < {wn}; ++m)"),
-                    "t.w[m][j] = 0.0f;",
-                )?;
-                Ok(())
-            })?;
-            writeln!(w, "t.pair[0] = t.grid[0];")?;
-            writeln!(w, "t.pair[1] = t.grid[2];")?;
-            writeln!(w, "t.cell = gy * n2 + gx;")?;
-            writeln!(w, "{s}_plan(t, n1, n2, oy, ox);")?;
-            writeln!(w, "const int z0 = {lo0} + (int)blockIdx.z * chunk;")?;
-            writeln!(w, "const int z1 = z0 + chunk < {hi0} ? z0 + chunk : {hi0};")?;
-            writeln!(w, "const size_t s0 = (size_t)n1 * n2;")?;
-            writeln!(
-                w,
-                "/* The march: plane p of the grid is copied {AHEAD} planes ahead; level 2 finishes plane z1 - 1 at p = z1 + {}. */",
-                2 * rz
+                "t.rs = {ry} + (quads ? u % {ty} : 8 * (k / {g2}) + lane % 8);"
             )?;
             writeln!(
                 w,
-                "const int first = z0 - {}, last = z1 + {};",
-                2 * rz,
-                2 * rz
+                "t.cs = {rx} + 4 * (quads ? (u / {ty} + 3 * (u % {ty} / 8)) % {g2} : k % {g2});"
+            )
+        };
+        w.if_else("if (t.first)", level1, level2)?;
+        writeln!(w, "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;")?;
+        writeln!(
+            w,
+            "t.own = t.rs >= {ry} && t.rs < {} && t.cs >= {rx} && t.cs < {};",
+            ry + sh.ty,
+            rx + TILE_X
+        )?;
+        w.pragma("unroll")?;
+        w.block("for (int j = 0; j < 4; ++j)", |w| {
+            writeln!(
+                w,
+                "t.grid[j] = gy >= 0 && gy < n1 && gx + j >= 0 && gx + j < n2;"
             )?;
+            writeln!(
+                w,
+                "t.in[j] = gy >= {lo1} && gy < {hi1} && gx + j >= {lo2} && gx + j < {hi2};"
+            )?;
+            for k in 0..self.cell_grids().len() {
+                writeln!(w, "t.next{k}[j] = 0.0f;")?;
+            }
             w.pragma("unroll")?;
             w.guarded(
-                format_args!("for (int i = 0; i < {AHEAD}; ++i)"),
-                format_args!("{s}_copy_plane(uring + i * {uslot}, {grid}, t, first + i, n0, s0);"),
-            )?;
-            let mut args = vec![
-                "t".to_string(),
-                "uring".into(),
-                "sring".into(),
-                "stage".into(),
-                "p0 + PHASE".into(),
-                "z0".into(),
-                "z1".into(),
-                "n0".into(),
-                "s0".into(),
-                "quads".into(),
-            ];
-            args.extend(self.rings_pointers(false));
-            let args = args.join(", ");
-            writeln!(w, "/* Unrolled by the {wn} planes of a window. */")?;
-            let head = format!("for (int p0 = first; p0 <= last; p0 += {wn})");
-            w.block(head, |w| {
-                for m in 0..wn {
-                    w.guarded(format_args!("if (p0 + {m} > last)"), "break;")?;
-                    writeln!(
-                        w,
-                        "{s}_plane<{m}>({});",
-                        args.replace("PHASE", &m.to_string())
-                    )?;
-                }
-                Ok(())
-            })?;
-            writeln!(w, "__syncthreads();")?;
-            let flush_args = if sh.both { "out, out_prev" } else { "out" };
-            writeln!(
-                w,
-                "{s}_flush(stage + (last & 1) * {}, t, last, z0, z1, s0, {flush_args});",
-                sh.stored_levels() * sh.staged()
+                format_args!("for (int m = 0; m < {wn}; ++m)"),
+                "t.w[m][j] = 0.0f;",
             )?;
             Ok(())
         })?;
+        writeln!(w, "t.pair[0] = t.grid[0];")?;
+        writeln!(w, "t.pair[1] = t.grid[2];")?;
+        writeln!(w, "t.cell = gy * n2 + gx;")?;
+        writeln!(w, "{s}_plan(t, n1, n2, oy, ox);")?;
+        Ok(())
+    }
+
+    /// The march of a block through its chunk: planes copied `AHEAD` ahead,
+    /// the plane function unrolled by the window's planes, the last staged
+    /// plane stored.
+    fn rings_march(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
+        let s = &self.sym;
+        let rz = sh.r[0];
+        let wn = sh.window();
+        let [uy, _] = sh.copied();
+        let uslot = uy * sh.pitch;
+        let (lo0, hi0) = self.bounds(0);
+        let grid = slot_name(self.st, self.streamed());
+        writeln!(w, "const int z0 = {lo0} + (int)blockIdx.z * chunk;")?;
+        writeln!(w, "const int z1 = z0 + chunk < {hi0} ? z0 + chunk : {hi0};")?;
+        writeln!(w, "const size_t s0 = (size_t)n1 * n2;")?;
+        writeln!(
+            w,
+            "/* The march: plane p of the grid is copied {AHEAD} planes ahead; level 2 finishes plane z1 - 1 at p = z1 + {}. */",
+            2 * rz
+        )?;
+        writeln!(
+            w,
+            "const int first = z0 - {}, last = z1 + {};",
+            2 * rz,
+            2 * rz
+        )?;
+        w.pragma("unroll")?;
+        w.guarded(
+            format_args!("for (int i = 0; i < {AHEAD}; ++i)"),
+            format_args!("{s}_copy_plane(uring + i * {uslot}, {grid}, t, first + i, n0, s0);"),
+        )?;
+        let mut args = vec![
+            "t".to_string(),
+            "uring".into(),
+            "sring".into(),
+            "stage".into(),
+            "p0 + PHASE".into(),
+            "z0".into(),
+            "z1".into(),
+            "n0".into(),
+            "s0".into(),
+            "quads".into(),
+        ];
+        args.extend(self.rings_pointers(false));
+        let args = args.join(", ");
+        writeln!(w, "/* Unrolled by the {wn} planes of a window. */")?;
+        let head = format!("for (int p0 = first; p0 <= last; p0 += {wn})");
+        w.block(head, |w| {
+            for m in 0..wn {
+                w.guarded(format_args!("if (p0 + {m} > last)"), "break;")?;
+                writeln!(
+                    w,
+                    "{s}_plane<{m}>({});",
+                    args.replace("PHASE", &m.to_string())
+                )?;
+            }
+            Ok(())
+        })?;
+        writeln!(w, "__syncthreads();")?;
+        let flush_args = if sh.both { "out, out_prev" } else { "out" };
+        writeln!(
+            w,
+            "{s}_flush(stage + (last & 1) * {}, t, last, z0, z1, s0, {flush_args});",
+            sh.stored_levels() * sh.staged()
+        )?;
         Ok(())
     }
 
