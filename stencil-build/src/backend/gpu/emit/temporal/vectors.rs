@@ -235,50 +235,68 @@ impl Gen<'_> {
         format!("(unsigned)({plane} + {base}) % {slots}")
     }
 
-    /// `<sym>_plane<PHASE>`: iteration `p` of the plane loop (every level's
-    /// plane, the barrier that ends `lead` iterations); whether another follows.
-    fn vector_plane(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
+    /// The parameters of `<sym>_plane`.
+    fn vector_plane_params(&self, sh: &Planes) -> Vec<String> {
         let (vt, t) = (self.vector_type(), self.st.dtype.c());
         let [py, px] = sh.padded();
-        let (r0, wn, slots, lead) = (sh.r[0], sh.window(), sh.slots(), sh.lead);
-        let (steps, lag) = (sh.t, sh.lag());
         let grid = slot_name(self.st, self.streamed());
-        let (lo0, hi0) = self.bounds(0);
         let mut params = vec![
             format!("const {}_thread &k", self.sym),
             "int &p".into(),
             "const int end".into(),
             format!("{vt} &ahead"),
-            format!("{vt} (&win)[{steps}][{wn}]"),
-            format!("{t} (*const ring)[{slots}][{py}][{px}]"),
+            format!("{vt} (&win)[{}][{}]", sh.t, sh.window()),
+            format!("{t} (*const ring)[{}][{py}][{px}]", sh.slots()),
             format!("{t} *__restrict__ out"),
             format!("const {t} *__restrict__ {grid}"),
         ];
         params.extend(self.vector_params(true));
-        let passed = self.vector_params(false);
-        let level = |below: usize, plane: &str| {
-            let mut args = vec![
-                format!("win[{below}]"),
-                format!("ring[{below}][{}]", self.vector_slot(sh, plane)),
-                "k.row".into(),
-                "k.col".into(),
-                "keep".into(),
-            ];
-            args.extend(passed.iter().cloned());
-            format!("{}_level<PHASE>({})", self.sym, args.join(", "))
-        };
-        let keep = |s: usize| {
-            format!("const bool keep = !({s} <= k.levels && q >= {lo0} && q < {hi0} && k.inside);")
-        };
-        let publish = |w: &mut Writer, s: usize, plane: &str| -> fmt::Result {
-            writeln!(
-                w,
-                "*({vt} *)&ring[{s}][{}][k.row][k.col] = win[{s}][({} + PHASE) % {wn}];",
-                self.vector_slot(sh, &format!("{plane} - {lag} + {lead}")),
-                r0 + lead
-            )?;
-            Ok(())
-        };
+        params
+    }
+
+    /// The call of `<sym>_level` for the level above `below` at `plane`.
+    fn vector_level_call(&self, sh: &Planes, below: usize, plane: &str) -> String {
+        let mut args = vec![
+            format!("win[{below}]"),
+            format!("ring[{below}][{}]", self.vector_slot(sh, plane)),
+            "k.row".into(),
+            "k.col".into(),
+            "keep".into(),
+        ];
+        args.extend(self.vector_params(false));
+        format!("{}_level<PHASE>({})", self.sym, args.join(", "))
+    }
+
+    /// `keep`: whether level `s` keeps the value below (off its steps, its
+    /// chunk or the region).
+    fn vector_keep(&self, s: usize) -> String {
+        let (lo0, hi0) = self.bounds(0);
+        format!("const bool keep = !({s} <= k.levels && q >= {lo0} && q < {hi0} && k.inside);")
+    }
+
+    /// Level `s` publishes its vector at `plane` to its ring, `lead`
+    /// iterations before the level above reads it.
+    fn vector_publish(&self, w: &mut Writer, sh: &Planes, s: usize, plane: &str) -> fmt::Result {
+        let (wn, lead, lag) = (sh.window(), sh.lead, sh.lag());
+        writeln!(
+            w,
+            "*({} *)&ring[{s}][{}][k.row][k.col] = win[{s}][({} + PHASE) % {wn}];",
+            self.vector_type(),
+            self.vector_slot(sh, &format!("{plane} - {lag} + {lead}")),
+            sh.r[0] + lead
+        )
+    }
+
+    /// `<sym>_plane<PHASE>`: iteration `p` of the plane loop (every level's
+    /// plane, the barrier that ends `lead` iterations); whether another follows.
+    fn vector_plane(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
+        let vt = self.vector_type();
+        let (wn, lead) = (sh.window(), sh.lead);
+        let (steps, lag) = (sh.t, sh.lag());
+        let grid = slot_name(self.st, self.streamed());
+        let level = |below: usize, plane: &str| self.vector_level_call(sh, below, plane);
+        let keep = |s: usize| self.vector_keep(s);
+        let publish = |w: &mut Writer, s: usize, plane: &str| self.vector_publish(w, sh, s, plane);
         writeln!(
             w,
             "/* Iteration p of the plane loop (PHASE: p's place in a window of {wn} planes): level s at plane p - {lag} * s; whether another follows. */"
@@ -287,7 +305,7 @@ impl Gen<'_> {
         let head = format!(
             "static __device__ __forceinline__ bool {}_plane({})",
             self.sym,
-            params.join(", ")
+            self.vector_plane_params(sh).join(", ")
         );
         w.definition(head, |w| {
             writeln!(w, "const int n0 = k.n0;")?;
@@ -356,29 +374,15 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// The body of a 3-D `temporal` kernel of vectors (see the module documentation).
-    pub(in crate::backend::gpu) fn vectors(&self, w: &mut Writer) -> fmt::Result {
-        let sh = self.planes_shape();
-        let (vt, v) = (self.vector_type(), self.vector);
+    /// The thread's `<sym>_thread`: its place in the tile, the grid and the
+    /// rings, and the levels its warp computes.
+    fn vector_place(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
+        let v = self.vector;
         let [rows, cols] = sh.tile();
         let [stored_y, stored_x] = sh.stored();
         let (m1, m2) = (sh.r[1] * sh.t, sh.r[2] * sh.t);
-        let (steps, wn) = (sh.t, sh.window());
+        let steps = sh.t;
         let ((lo1, hi1), (lo2, hi2)) = (self.bounds(1), self.bounds(2));
-        writeln!(
-            w,
-            "/* This block's tile: {} threads along `{}` of {v} cells each by {} along `{}`: {cols} x {rows} cells, the outer {m2} and {m1} on each side recomputed, not stored. */",
-            sh.bx, self.st.axes[2], sh.by, self.st.axes[1]
-        )?;
-        self.chunk_bounds(w)?;
-        writeln!(
-            w,
-            "/* The thread's place in the rings (see `stencil_thread_x`). */"
-        )?;
-        writeln!(
-            w,
-            "const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();"
-        )?;
         writeln!(w, "{}_thread k;", self.sym)?;
         writeln!(w, "k.n0 = n0;")?;
         writeln!(w, "k.s0 = s0;")?;
@@ -438,6 +442,31 @@ impl Gen<'_> {
                 r = sh.r[1]
             ),
         )?;
+        Ok(())
+    }
+
+    /// The body of a 3-D `temporal` kernel of vectors (see the module documentation).
+    pub(in crate::backend::gpu) fn vectors(&self, w: &mut Writer) -> fmt::Result {
+        let sh = self.planes_shape();
+        let (vt, v) = (self.vector_type(), self.vector);
+        let [rows, cols] = sh.tile();
+        let (m1, m2) = (sh.r[1] * sh.t, sh.r[2] * sh.t);
+        let (steps, wn) = (sh.t, sh.window());
+        writeln!(
+            w,
+            "/* This block's tile: {} threads along `{}` of {v} cells each by {} along `{}`: {cols} x {rows} cells, the outer {m2} and {m1} on each side recomputed, not stored. */",
+            sh.bx, self.st.axes[2], sh.by, self.st.axes[1]
+        )?;
+        self.chunk_bounds(w)?;
+        writeln!(
+            w,
+            "/* The thread's place in the rings (see `stencil_thread_x`). */"
+        )?;
+        writeln!(
+            w,
+            "const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();"
+        )?;
+        self.vector_place(w, &sh)?;
         self.planes_rings(w, &sh)?;
         writeln!(
             w,
