@@ -339,3 +339,6 @@ pub fn auto_tensor(st: &Stencil) -> bool {
 /// (cubes of 224 to 512, 1024 x 128 x 128, 48 x 512 x 512, 96 x 256 x 256,
 /// 512 x 160 x 160).
 pub const SMALL_GRID_EFFICIENCY: usize = 62;
+
+#[cfg(test)]
+mod tests;

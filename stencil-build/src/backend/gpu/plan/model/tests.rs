@@ -1,0 +1,354 @@
+//! `auto`'s model: what it picks for each family of stencils, and the
+//! defaults it fills in for the strategies a spec names.
+
+use crate::backend::gpu::plan::model::{AUTO_REGISTER_WORDS, WIDE_REGISTER_WORDS};
+use crate::backend::gpu::plan::{Plan, register_words, resolve, small_planes_plan, step_plan};
+use crate::backend::gpu::tests::{heat2d, lowered, stencil};
+use crate::backend::gpu::{CUDA, Dialect, HIP, emit};
+use crate::ir::{GpuTiling, Stencil, Strategy};
+
+/// A plan's strategy, block, chunk, coarsening and vector.
+type Shape = (Strategy, Vec<usize>, usize, usize, usize);
+
+fn shape(r: Plan) -> Shape {
+    (r.strategy, r.block, r.chunk, r.coarsen, r.vector)
+}
+
+/// The plan `t` resolves to for `st` on `d`.
+fn plan(st: &Stencil, t: &GpuTiling, d: &Dialect) -> Shape {
+    shape(resolve(t, st, d).unwrap())
+}
+
+/// `auto`'s strategy, and the plan of its launches of one step.
+fn one_step(st: &Stencil, d: &Dialect) -> (Strategy, Shape) {
+    let fused = resolve(&GpuTiling::model(Strategy::Auto), st, d).unwrap();
+    let r = step_plan(&fused, st, d).unwrap();
+    (fused.strategy, shape(r))
+}
+
+/// A 3-D leapfrog in f32 reading `reads`.
+fn leapfrog(axes: &str, reads: &str) -> Stencil {
+    emit::temporal::tests::leapfrog(axes, "f32", reads, "")
+}
+
+const J2D5PT: &str = "u[-1,0] + u[0,-1] + u[0,0] + u[0,1] + u[1,0]";
+const J3D7PT: &str =
+    "u[-1,0,0] + u[0,-1,0] + u[0,0,-1] + u[0,0,0] + u[0,0,1] + u[0,1,0] + u[1,0,0]";
+const SKEW: &str = "u[-1,0,0] + u[1,0,0] + u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1] + u[1,1,0]";
+const STAR4: &str =
+    "sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])";
+
+#[test]
+fn auto_fuses_the_steps_where_fused_launches_measured_faster() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    let line = stencil("\"x\"", "f32", "u[-1] + u[1]");
+    assert_eq!(
+        plan(&line, &auto, &CUDA),
+        (Strategy::Naive, vec![256], 1, 1, 1)
+    );
+    let j2d32 = stencil("\"y\", \"x\"", "f32", J2D5PT);
+    assert_eq!(
+        register_words(&j2d32, 4, 4, 4),
+        6 * 6,
+        "6 planes of 6 cells"
+    );
+    assert_eq!(
+        plan(&j2d32, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 128], 256, 1, 4),
+        "2-D steps that fuse are fused"
+    );
+    let j2d64 = stencil("\"y\", \"x\"", "f64", J2D5PT);
+    assert_eq!(
+        plan(&j2d64, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 128], 256, 1, 2)
+    );
+    let (periodic, _) = heat2d("periodic");
+    assert_eq!(
+        plan(&periodic, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 256], 4, 4, 1),
+        "periodic steps do not fuse"
+    );
+    let j3d32 = stencil("\"z\", \"y\", \"x\"", "f32", J3D7PT);
+    assert_eq!(
+        plan(&j3d32, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 4, 64], 128, 8, 1),
+        "3-D stars of radius 1 fuse, over tiles of 64 x 32 cells (f32: 8 rows a thread)"
+    );
+    assert_eq!(
+        plan(&j3d32, &auto, &HIP),
+        (Strategy::Temporal, vec![1, 8, 32], 128, 4, 1),
+        "tiles of 32 x 32 cells where shared memory holds 64 KiB"
+    );
+    let j3d64 = stencil("\"z\", \"y\", \"x\"", "f64", J3D7PT);
+    assert_eq!(register_words(&j3d64, 2, 2, 2), 4 * 4 * 2 + 2 * (2 * 2 * 2));
+    assert_eq!(plan(&j3d64, &auto, &HIP).0, Strategy::Temporal);
+    let skew32 = stencil("\"z\", \"y\", \"x\"", "f32", SKEW);
+    assert_eq!(
+        plan(&skew32, &auto, &CUDA).0,
+        Strategy::Temporal,
+        "3-D f32 stencils of radius 1 or 2 fuse"
+    );
+    let skew64 = stencil("\"z\", \"y\", \"x\"", "f64", SKEW);
+    assert_eq!(
+        plan(&skew64, &auto, &CUDA).0,
+        Strategy::Temporal,
+        "3-D f64 stencils of radius 1 fuse"
+    );
+    let r2 = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f64",
+        "u[-2,0,0] + u[0,0,0] + u[0,2,0]",
+    );
+    assert_eq!(
+        plan(&r2, &auto, &CUDA).0,
+        Strategy::Temporal,
+        "3-D f64 stars of radius 2 fuse"
+    );
+    let wave2d = leapfrog("\"y\", \"x\"", "u[-1,0] + u[0,1]");
+    assert_eq!(
+        plan(&wave2d, &auto, &CUDA).0,
+        Strategy::Temporal,
+        "2-D leapfrogs fuse"
+    );
+    let wave3d = leapfrog("\"z\", \"y\", \"x\"", "u[-1,0,0] + u[0,0,1]");
+    assert_eq!(
+        plan(&wave3d, &auto, &CUDA),
+        (Strategy::Persistent, vec![1, 8, 64], 128, 4, 1),
+        "3-D leapfrogs of radius 1 fuse, in f32 in one launch"
+    );
+    let wave3d64 =
+        emit::temporal::tests::leapfrog("\"z\", \"y\", \"x\"", "f64", "u[-1,0,0] + u[0,0,1]", "");
+    assert_eq!(plan(&wave3d64, &auto, &CUDA).0, Strategy::Temporal);
+    let wave3d_vel = lowered(
+        "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+         [fields]\nu = { role = \"state\", levels = 2 }\nvel = { role = \"input\" }\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"2*u[0,0,0] - u.prev[0,0,0] + vel[0,0,0]*(u[-1,0,0] + u[1,0,0] + \
+         u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[0,0,1] - 6*u[0,0,0])\"\n"
+        .to_string(),
+    );
+    assert!(register_words(&wave3d_vel, 2, 2, 4) > AUTO_REGISTER_WORDS);
+    assert_eq!(
+        one_step(&wave3d_vel, &CUDA),
+        (
+            Strategy::Persistent,
+            (Strategy::Stream, vec![1, 2, 64], 4, 1, 4)
+        ),
+        "one step of wave3d: 16-byte vectors, though it reads two more grids"
+    );
+    let wide3d = leapfrog("\"z\", \"y\", \"x\"", "u[-2,0,0] + u[0,0,1]");
+    assert_eq!(
+        plan(&wide3d, &auto, &CUDA).0,
+        Strategy::Stream,
+        "wider 3-D leapfrogs step one at a time"
+    );
+    let box2 = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f64",
+        "u[-2,0,0] + u[0,2,0] + u[1,2,0]",
+    );
+    assert_eq!(
+        plan(&box2, &auto, &CUDA).0,
+        Strategy::Stream,
+        "other 3-D f64 stencils of radius 2 stay single-step"
+    );
+    let skew_small = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f32",
+        "u[0,-1,0] + u[0,1,0] + u[1,1,1]",
+    );
+    assert_eq!(
+        plan(&skew_small, &auto, &HIP),
+        (Strategy::Temporal, vec![1, 8, 32], 128, 4, 2),
+        "the fused 3-D tiling on HIP too, in z sums (in-plane reads in two planes)"
+    );
+}
+
+#[test]
+fn auto_single_steps_keep_their_windows_within_the_register_budget() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    let wide = stencil("\"z\", \"y\", \"x\"", "f32", STAR4);
+    assert!(register_words(&wide, 2, 2, 4) > AUTO_REGISTER_WORDS);
+    assert_eq!(
+        plan(&wide, &auto, &HIP),
+        (Strategy::Stream, vec![1, 2, 64], 4, 1, 4),
+        "too many registers for single-pass blocks: 16-byte vectors marching chunks of 4 planes"
+    );
+    assert_eq!(
+        plan(&wide, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 32, 16], 128, 1, 4),
+        "f32 stars of radius 4 fuse in threads of vectors where the rings fit"
+    );
+    let star2 = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f32",
+        "sum(r, 1, 2, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])",
+    );
+    assert_eq!(
+        plan(&star2, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 32, 32], 128, 1, 2),
+        "f32 stars of radius 2 fuse in 64 x 32 tiles of 2-cell vectors (j3d13pt)"
+    );
+    assert_eq!(
+        plan(&star2, &auto, &HIP),
+        (Strategy::Temporal, vec![1, 8, 32], 128, 4, 1),
+        "on HIP, whose rings hold a lead of 1 only, in columns of 4 rows"
+    );
+    assert_eq!(register_words(&wide, 4, 1, 4), WIDE_REGISTER_WORDS);
+    let wide_f64 = stencil("\"z\", \"y\", \"x\"", "f64", STAR4);
+    assert_eq!(
+        plan(&wide_f64, &auto, &HIP),
+        (Strategy::Stream, vec![1, 4, 64], 64, 1, 1),
+        "its f64 window is over the budget: one cell per thread through chunks of 64 planes"
+    );
+    assert_eq!(
+        plan(&wide_f64, &auto, &CUDA),
+        (Strategy::Tensor, vec![1, 16, 32], 256, 1, 1),
+        "on CUDA its in-plane sum goes to the FP64 tensor cores, a plane at a time"
+    );
+    let star2_f64 = Stencil {
+        dtype: crate::ir::Dtype::F64,
+        ..star2.clone()
+    };
+    assert!(register_words(&star2_f64, 4, 1, 2) <= WIDE_REGISTER_WORDS);
+    let wide_inputs = lowered(format!(
+        "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+         [fields]\nu = {{ role = \"state\" }}\nk = {{ role = \"input\" }}\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"k[0,0,0] * ({STAR4})\"\n"
+    ));
+    assert!(register_words(&wide_inputs, 4, 1, 4) > WIDE_REGISTER_WORDS);
+    assert_eq!(
+        plan(&wide_inputs, &auto, &HIP),
+        (Strategy::Stream, vec![1, 4, 64], 64, 1, 1),
+        "reading another grid too, over the budget: one cell per thread through chunks of 64 planes"
+    );
+    assert_eq!(
+        plan(&wide_inputs, &auto, &CUDA),
+        (Strategy::Temporal, vec![1, 16, 32], 128, 1, 4),
+        "on CUDA, the ring kernel (on large planes) and single steps in 16-byte vectors"
+    );
+    let steps = step_plan(
+        &resolve(&auto, &wide_inputs, &CUDA).unwrap(),
+        &wide_inputs,
+        &CUDA,
+    )
+    .unwrap();
+    assert_eq!(
+        (steps.strategy, &steps.block[..], steps.chunk, steps.vector),
+        (Strategy::Stream, &[1, 8, 32][..], 64, 4),
+        "a star of reach 4 in-plane: `planes_stream`'s blocks marching 64 planes"
+    );
+    assert!(steps.vector_planes());
+    let small = small_planes_plan(&steps, &wide_inputs, &CUDA).unwrap();
+    assert_eq!(
+        (&small.block[..], small.chunk, small.vector),
+        (&[1, 2, 64][..], 4, 4),
+        "and on small planes blocks marching 4"
+    );
+    let wider = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f32",
+        "sum(r, 1, 6, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])",
+    );
+    assert!(register_words(&wider, 4, 1, 4) > WIDE_REGISTER_WORDS);
+    assert_eq!(
+        plan(&wider, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
+        "wider still: one cell per thread"
+    );
+    let wide_2d = stencil(
+        "\"y\", \"x\"",
+        "f64",
+        "sum(r, 1, 8, u[r,0] + u[0,r] + u[-r,0] + u[0,-r])",
+    );
+    assert!(register_words(&wide_2d, 4, 4, 1) > AUTO_REGISTER_WORDS);
+    assert!(register_words(&wide_2d, 4, 1, 2) > WIDE_REGISTER_WORDS);
+    let periodic_2d = Stencil {
+        boundary: crate::ir::Boundary::Periodic,
+        ..wide_2d
+    };
+    assert_eq!(
+        plan(&periodic_2d, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 256], 64, 1, 1),
+        "2-D stencils that neither fuse nor fit the vectors' window: one cell per thread through chunks of 64 rows"
+    );
+    let j2d9pt = stencil(
+        "\"y\", \"x\"",
+        "f32",
+        "u[-2,0] + u[-1,0] + u[0,-2] + u[0,-1] + u[0,0] + u[0,1] + u[0,2] + u[1,0] + u[2,0]",
+    );
+    assert!(register_words(&j2d9pt, 4, 4, 4) > AUTO_REGISTER_WORDS);
+    assert_eq!(
+        one_step(&j2d9pt, &HIP),
+        (Strategy::Temporal, (Strategy::Stream, vec![1, 64], 4, 1, 4)),
+        "one step of a 2-D stencil of radius 2: 16-byte vectors marching chunks of 4 rows"
+    );
+    let periodic_9pt = Stencil {
+        boundary: crate::ir::Boundary::Periodic,
+        dtype: crate::ir::Dtype::F64,
+        ..j2d9pt
+    };
+    assert_eq!(
+        plan(&periodic_9pt, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 64], 4, 1, 2),
+        "and where it does not fuse"
+    );
+}
+
+#[test]
+fn named_strategies_get_the_models_defaults() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    let j2d64 = stencil("\"y\", \"x\"", "f64", J2D5PT);
+    let j3d64 = stencil("\"z\", \"y\", \"x\"", "f64", J3D7PT);
+    let skew64 = stencil("\"z\", \"y\", \"x\"", "f64", SKEW);
+    let stream = GpuTiling {
+        strategy: Strategy::Stream,
+        ..auto.clone()
+    };
+    assert_eq!(
+        plan(&j3d64, &stream, &CUDA),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 1)
+    );
+    let tiled = GpuTiling {
+        strategy: Strategy::Tiled,
+        ..auto.clone()
+    };
+    assert_eq!(plan(&j2d64, &tiled, &CUDA).1, vec![8, 32]);
+    let temporal = GpuTiling {
+        strategy: Strategy::Temporal,
+        ..auto.clone()
+    };
+    let t = resolve(&temporal, &j2d64, &CUDA).unwrap();
+    assert_eq!(
+        (t.block, t.chunk, t.vector, t.time_block),
+        (vec![1, 128], 256, 2, 6),
+        "2-D f64: 64-cell warp tiles, 6 skewed steps in three quarters of the register budget"
+    );
+    let t = resolve(&temporal, &j3d64, &CUDA).unwrap();
+    assert_eq!(
+        (t.block, t.chunk, t.coarsen, t.vector, t.time_block),
+        (vec![1, 8, 64], 128, 4, 1, 3),
+        "3-D f64 stars of radius 1: tiles of 64 x 32 cells, 3 steps (rings of 2 planes, 108 KiB)"
+    );
+    let t = resolve(&temporal, &skew64, &CUDA).unwrap();
+    assert_eq!(
+        (t.block, t.coarsen, t.time_block),
+        (vec![1, 8, 32], 4, 2),
+        "other 3-D f64 stencils of radius 1: tiles of 32 x 32 cells, 2 steps (rings of 3 planes here, 55 KiB)"
+    );
+    let t = resolve(&temporal, &j3d64, &HIP).unwrap();
+    assert_eq!(
+        (t.block, t.time_block),
+        (vec![1, 8, 32], 3),
+        "HIP: rings within its 64 KiB (55 KiB)"
+    );
+    let persistent = GpuTiling {
+        strategy: Strategy::Persistent,
+        ..auto
+    };
+    let p = resolve(&persistent, &j2d64, &CUDA).unwrap();
+    assert_eq!(
+        (p.strategy, p.block, p.chunk, p.vector, p.time_block),
+        (Strategy::Persistent, vec![1, 128], 256, 2, 6),
+        "`persistent` takes `temporal`'s tiling"
+    );
+}
