@@ -104,6 +104,11 @@ fn auto_fuses_the_steps_where_fused_launches_measured_faster() {
         Strategy::Temporal,
         "3-D f64 stars of radius 2 fuse"
     );
+}
+
+#[test]
+fn auto_fuses_leapfrogs_of_radius_1() {
+    let auto = GpuTiling::model(Strategy::Auto);
     let wave2d = leapfrog("\"y\", \"x\"", "u[-1,0] + u[0,1]");
     assert_eq!(
         plan(&wave2d, &auto, &CUDA).0,
@@ -244,6 +249,11 @@ fn auto_single_steps_keep_their_windows_within_the_register_budget() {
         (&[1, 2, 64][..], 4, 4),
         "and on small planes blocks marching 4"
     );
+}
+
+#[test]
+fn auto_single_steps_of_wider_stencils_compute_a_cell_a_thread() {
+    let auto = GpuTiling::model(Strategy::Auto);
     let wider = stencil(
         "\"z\", \"y\", \"x\"",
         "f32",
