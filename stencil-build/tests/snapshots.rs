@@ -1,0 +1,71 @@
+//! Snapshots of the generated code, reviewed files under `snapshots/`:
+//! every example spec for every backend, and each GPU strategy on a 2-D and
+//! a 3-D example, so that a change to a kernel or to the Rust API shows in
+//! review as a readable diff. After a change that is meant, review and
+//! accept the new text with `cargo insta review` (or rerun the tests with
+//! `INSTA_UPDATE=always` and read the diff in version control).
+
+use std::path::Path;
+
+use stencil_build::generate;
+
+/// The example crates, each with one spec named after it.
+const EXAMPLES: [&str; 5] = ["heat2d", "heat3d", "hyperdiffusion2d", "star3d25", "wave2d"];
+
+/// The spec of example `name`, and its path from the workspace's root (as
+/// the generated files name it, the same on every machine).
+fn example(name: &str) -> (String, String) {
+    let path = format!("examples/{name}/stencils/{name}.stencil.toml");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(&path);
+    let text = std::fs::read_to_string(file).expect("the example's spec");
+    (path, text)
+}
+
+/// Snapshots in `snapshots/`, named as given.
+fn settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings
+}
+
+#[test]
+fn every_example_for_every_backend() {
+    settings().bind(|| {
+        for name in EXAMPLES {
+            let (path, text) = example(name);
+            let sources = generate(&path, &text).expect("the example builds");
+            insta::assert_snapshot!(format!("{name}.rs"), sources.rust);
+            insta::assert_snapshot!(format!("{name}.c"), sources.openmp);
+            insta::assert_snapshot!(format!("{name}.cu"), sources.cuda);
+            insta::assert_snapshot!(format!("{name}.hip"), sources.hip);
+        }
+    });
+}
+
+/// CUDA's kernels of example `name`, in `dtype` and with a fixed boundary,
+/// with each of `strategies` named in `[tiling.cuda]`.
+fn strategies(name: &str, dtype: &str, strategies: &[&str]) {
+    let (path, text) = example(name);
+    let text = text
+        .replace("\"f32\"", &format!("\"{dtype}\""))
+        .replace("\"f64\"", &format!("\"{dtype}\""))
+        .replace("\"periodic\"", "\"fixed\"");
+    for strategy in strategies {
+        let spec = format!("{text}\n[tiling.cuda]\nstrategy = \"{strategy}\"\n");
+        let sources = generate(&path, &spec).unwrap_or_else(|e| panic!("{strategy}: {e}"));
+        insta::assert_snapshot!(format!("{name}-{dtype}-{strategy}.cu"), sources.cuda);
+    }
+}
+
+#[test]
+fn each_gpu_strategy() {
+    settings().bind(|| {
+        let all = ["naive", "tiled", "stream", "temporal", "persistent"];
+        strategies("heat2d", "f32", &all);
+        strategies("heat3d", "f64", &all);
+        strategies("wave2d", "f64", &["temporal", "persistent"]);
+        strategies("star3d25", "f64", &["tensor"]);
+        strategies("star3d25", "f32", &["temporal"]);
+    });
+}
