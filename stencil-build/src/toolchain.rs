@@ -332,7 +332,7 @@ fn on_cpu_error(d: &gpu::Dialect, e: cc::Error) -> Error {
     }
 }
 
-/// The GPU source `text` as C++ for [`build_on_cpu`]: each launch
+/// The GPU source `text` as C++ for the emulated device: each launch
 /// `kernel<<<grid, block[, shared[, stream]]>>>(args)` becomes
 /// `cuda_on_cpu::launch(kernel, grid, block, shared, stream, args)` and the
 /// declaration of the dynamic shared memory a `using` of the header's

@@ -132,7 +132,7 @@ pub fn stencil_module(
 /// Extern declarations, per statement the launch, and the questions asked
 /// before a launch of several steps: whether each kernel without a scalar
 /// twin fuses them on the session's grids (`<symbol>_fuses`,
-/// [`super::temporal::splits_steps`]).
+/// [`splits_steps`](crate::backend::gpu::plan::temporal::splits_steps)).
 fn kernels(
     st: &Stencil,
     plan: &Plan,

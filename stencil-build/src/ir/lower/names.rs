@@ -111,7 +111,7 @@ pub(super) fn stencil_name(
     }
 }
 
-/// Names declared so far across [fields], [params] and [constants].
+/// Names declared so far across `[fields]`, `[params]` and `[constants]`.
 #[derive(Default)]
 pub(super) struct Names(HashMap<String, &'static str>);
 

@@ -82,8 +82,8 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// `auto`'s single steps on small grids ([`naive_plan`]): `naive`'s
-    /// kernel where the grid has fewer than [`SMALL_STEP_CELLS`] cells per
+    /// `auto`'s single steps on small grids ([`naive_plan`](crate::backend::gpu::plan::companions::naive_plan)): `naive`'s
+    /// kernel where the grid has fewer than [`SMALL_STEP_CELLS`](crate::backend::gpu::plan::model::SMALL_STEP_CELLS) cells per
     /// multiprocessor (the device's, asked once through [`RESIDENCY`]).
     pub(super) fn launch_small_steps(&self, w: &mut Writer) -> fmt::Result {
         let Some(naive) = self.small_naive() else {
@@ -115,7 +115,7 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// [`planes_stream`]'s small-grid kernel ([`small_plan`]) on planes of
+    /// [`planes_stream`](crate::backend::gpu::plan::model::planes_stream)'s small-grid kernel ([`small_plan`](crate::backend::gpu::plan::companions::small_plan)) on planes of
     /// fewer than [`SMALL_PLANES`] cells; nothing for the other plans.
     pub(super) fn launch_small_planes(&self, w: &mut Writer) -> fmt::Result {
         let Some(small) = self.single_step().filter(|_| self.plan.vector_planes()) else {
@@ -406,7 +406,7 @@ impl Gen<'_> {
     }
 
     /// `chunk` for a kernel whose blocks march the slowest axis (`temporal`
-    /// of vectors, `tensor`, the scalar twins of [`scalar_stream`]): the
+    /// of vectors, `tensor`, the scalar twins of [`scalar_stream`](crate::backend::gpu::plan::companions::scalar_stream)): the
     /// length whose waves of blocks (as many as
     /// stay resident at once, `across` a chunk) end first, each block
     /// marching its chunk and `extra` planes more (those its levels lag

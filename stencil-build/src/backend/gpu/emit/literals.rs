@@ -88,7 +88,7 @@ impl Dialect for Banked<'_> {
 
 impl Gen<'_> {
     /// Whether the update reads its literals from a table passed by value
-    /// ([`literals`]): 2-D fused f64 kernels on CUDA. In `temporal`, j2d5pt's
+    /// ([`Banked`]): 2-D fused f64 kernels on CUDA. In `temporal`, j2d5pt's
     /// loop fell from 983 to 658 instructions for 3 rows and ran 1.09x-1.15x
     /// (H100, BENCHMARKS.md, session 27); with the selection
     /// ([`Self::selects_levels`]) `persistent` gained too (session 28). The

@@ -4,7 +4,7 @@
 //! strategy shares (parameters, strides, index math, reads, guards) are
 //! here, each strategy's kernel body in a module of its own ([`naive`],
 //! [`tiled`], [`stream`], [`temporal`], [`persistent`], [`tensor`]), the
-//! launchers in [`launch`], the file's header and helpers in [`header`].
+//! launchers in [`launch`], the file's header and helpers in [`mod@header`].
 
 mod header;
 mod launch;
@@ -119,27 +119,27 @@ struct Gen<'a> {
     wide: bool,
     /// The plan of the scalar twins of a 3-D `temporal` kernel of vectors,
     /// which run the grids whose rows are not whole vectors and the largest
-    /// ones ([`temporal::scalar_twin`]).
+    /// ones ([`crate::backend::gpu::plan::temporal::scalar_twin`]).
     scalar: Option<&'a Plan>,
     /// The plan of the scalar twins of this file's 3-D `stream` kernels of
-    /// vectors ([`scalar_stream`]); `None` in 2-D, where they keep their
+    /// vectors ([`scalar_stream`](crate::backend::gpu::plan::companions::scalar_stream)); `None` in 2-D, where they keep their
     /// kernel's plan.
     defaults: Option<&'a Plan>,
     /// Whether this is a `stream` kernel's twin without vectors, for the
     /// grids whose rows are not whole vectors.
     fallback: bool,
     /// Whether this kernel of vectors has no twin without them: the small
-    /// planes' kernel of [`planes_stream`], whose grids of rows that are not
+    /// planes' kernel of [`planes_stream`](crate::backend::gpu::plan::model::planes_stream), whose grids of rows that are not
     /// whole vectors run the plan's own twin ([`Gen::launch_small_planes`]).
     vectors_only: bool,
     /// The plan of the other single-step kernel of the file: the one a fused
-    /// launch of one step runs instead ([`step_plan`]), or the one `auto`'s
-    /// `tensor` runs on small planes ([`small_plan`]).
+    /// launch of one step runs instead ([`step_plan`](crate::backend::gpu::plan::companions::step_plan)), or the one `auto`'s
+    /// `tensor` runs on small planes ([`small_plan`](crate::backend::gpu::plan::companions::small_plan)).
     step: Option<&'a Plan>,
     /// The plan of the small planes' kernel of the single-step kernel
-    /// (`step`) where that is [`planes_stream`]'s ([`small_planes_plan`]).
+    /// (`step`) where that is [`planes_stream`](crate::backend::gpu::plan::model::planes_stream)'s ([`small_planes_plan`](crate::backend::gpu::plan::companions::small_planes_plan)).
     step_small: Option<&'a Plan>,
-    /// The plan of `auto`'s single steps on small grids ([`naive_plan`]).
+    /// The plan of `auto`'s single steps on small grids ([`naive_plan`](crate::backend::gpu::plan::companions::naive_plan)).
     naive: Option<&'a Plan>,
     /// The launcher's parameter the kernel writes: `out`, or `out_prev` for
     /// the single-step kernel of a fused leapfrog ([`Self::single_step`]).
@@ -339,7 +339,7 @@ impl Gen<'_> {
         plan::fused_leapfrog(self.st, self.plan, self.s.target)
     }
 
-    /// The statement's C parameters (see [`super::c_parameters`]), with a
+    /// The statement's C parameters (see [`crate::backend::c_parameters`]), with a
     /// leapfrog's `out_prev` after `out` and, in a kernel or function that
     /// [`Self::banks_literals`], the literals last (`lits`).
     fn parameters(&self, qualifier: &str, kernel: bool) -> Vec<String> {

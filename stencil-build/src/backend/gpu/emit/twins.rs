@@ -65,7 +65,7 @@ impl Gen<'_> {
 
     /// Whether this kernel of 16-byte vectors of f32 has a twin of 8-byte
     /// pairs, for the grids whose rows are whole pairs but not whole
-    /// vectors: [`planes_stream`]'s (acoustic25's rows of 750 cells ran
+    /// vectors: [`planes_stream`](crate::backend::gpu::plan::model::planes_stream)'s (acoustic25's rows of 750 cells ran
     /// 1.17x its scalar twin's speed in pairs on the H200, session 41).
     pub(super) fn pairs(&self) -> bool {
         self.plan.vector_planes() && self.plan.vector == 4
@@ -73,7 +73,7 @@ impl Gen<'_> {
 
     /// Whether this kernel marches the chunk of planes its launcher chose
     /// (an argument, [`Self::wave_chunk`]), at most its plan's: a scalar
-    /// twin of [`scalar_stream`], whose chunks of 64 planes would leave
+    /// twin of [`scalar_stream`](crate::backend::gpu::plan::companions::scalar_stream), whose chunks of 64 planes would leave
     /// multiprocessors idle on smaller grids.
     pub(super) fn shortens_chunk(&self) -> bool {
         self.fallback && self.defaults.is_some()
@@ -92,8 +92,8 @@ impl Gen<'_> {
 
     /// The generator of the file's other single-step kernel: the one that
     /// launches of one step run where this kernel fuses steps
-    /// ([`step_plan`]), its kernels named after `<sym>_step`, or the one
-    /// `auto`'s `tensor` runs on small planes ([`small_plan`]), named after
+    /// ([`step_plan`](crate::backend::gpu::plan::companions::step_plan)), its kernels named after `<sym>_step`, or the one
+    /// `auto`'s `tensor` runs on small planes ([`small_plan`](crate::backend::gpu::plan::companions::small_plan)), named after
     /// `<sym>_small`. A fused leapfrog's one step writes the
     /// buffer of `out_prev`, which the session then reads as the current
     /// level (its levels turn by one after such a launch, by two after a
@@ -112,7 +112,7 @@ impl Gen<'_> {
     }
 
     /// The generator of `auto`'s single steps on small grids
-    /// ([`naive_plan`]), its kernels named after `<sym>_naive`: it writes
+    /// ([`naive_plan`](crate::backend::gpu::plan::companions::naive_plan)), its kernels named after `<sym>_naive`: it writes
     /// what the launcher's other single steps write ([`Self::single_step`]).
     pub(super) fn small_naive(&self) -> Option<Self> {
         self.naive.map(|plan| self.one_step_kernel(plan, "naive"))

@@ -20,7 +20,7 @@ const NAMED: [Strategy; 6] = [
 /// in turn halved and doubled (every block extent, `chunk`, `coarsen`,
 /// `vector`) or one less and one more (`time_block`, `occupancy`), and the
 /// model's plan of every other strategy. Each is the plan a spec naming
-/// it gets: settled by [`resolve`] and accepted by [`fit`] and by the
+/// it gets: settled by [`resolve`] and accepted by [`fit()`] and by the
 /// spec's own checks ([`spec_accepts`]), both as asked and with every key
 /// written out (a model default a spec could not write, such as 32-lane
 /// rows on a 64-lane dialect, is left out). Each plan once, `plan` itself
@@ -101,7 +101,7 @@ fn neighbours(t: &GpuTiling) -> Vec<GpuTiling> {
 
 /// Whether a spec whose `[tiling.<d>]` is `t` passes the spec's checks of
 /// it for `st` (the ranges and combinations of keys, whether the strategy
-/// can compute `st`), which [`resolve`] and [`fit`] assume.
+/// can compute `st`), which [`resolve`] and [`fit()`] assume.
 fn spec_accepts(t: &GpuTiling, st: &Stencil, d: &Dialect) -> bool {
     let dims = st.dims();
     let fused = t.strategy.fuses_steps();

@@ -79,13 +79,13 @@ pub fn small_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
 }
 
 /// The kernel [`planes_stream`]'s plan runs on planes of fewer than
-/// [`SMALL_PLANES`] cells ([`small_plan`]); `None` for the other plans.
+/// [`SMALL_PLANES`](crate::backend::gpu::plan::model::SMALL_PLANES) cells ([`small_plan`]); `None` for the other plans.
 pub fn small_planes_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
     small_plan(plan, st, d).filter(|_| plan.vector_planes())
 }
 
 /// The plan of the kernel `auto`'s single steps run on small grids, those of
-/// fewer than [`small_step_cells`] cells per multiprocessor: `naive`, one
+/// fewer than [`small_step_cells`](crate::backend::gpu::plan::model::small_step_cells) cells per multiprocessor: `naive`, one
 /// cell a thread. On the H100 with graphs (`naive` and the single-step
 /// kernels timed in one run; BENCHMARKS.md, 2026-11-27, session 32) `naive`
 /// was the fastest single step on 48^3 and 512^2 (110k-262k cells) for 12
@@ -109,7 +109,7 @@ pub fn naive_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
 /// The plan of the scalar twins of a 3-D `stream` kernel of vectors, which
 /// run the grids whose rows are not whole vectors: `stream`'s defaults (one
 /// cell a thread, blocks of `[1, 8, 32]` threads on CUDA), their chunk of
-/// planes the launcher's, at most 64 ([`Gen::shortens_chunk`]). On the
+/// planes the launcher's, at most 64 (`Gen::shortens_chunk`). On the
 /// H200, on 300 x 994 x 750 (f32) and 300 x 994 x 749 (f64), the twin of
 /// `[1, 2, 64]` threads and chunks of 4 planes ran 0.79x-0.91x `stream`'s
 /// defaults on 12 of the suite's 16 3-D stencil and dtype pairs, 0.95x-1.07x

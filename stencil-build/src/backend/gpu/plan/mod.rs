@@ -1,8 +1,8 @@
 //! The plan space: what a plan is ([`Plan`], a strategy with every
 //! parameter settled), which plans are valid for a stencil on a dialect
-//! ([`fit`]), how `auto` picks one ([`model`]), the other kernels a plan's
+//! ([`mod@fit`]), how `auto` picks one ([`model`]), the other kernels a plan's
 //! file carries ([`companions`]) and the plans around a point
-//! ([`candidates`]). Plans are data: the emitters (`super::emit`) take a
+//! ([`mod@candidates`]). Plans are data: the emitters (`super::emit`) take a
 //! settled plan and never decide one.
 
 mod candidates;
@@ -53,8 +53,8 @@ pub struct Plan {
 impl Plan {
     /// `auto`'s single steps that run another kernel on small grids,
     /// `stream` in 16-byte vectors of blocks of `[1, 2, 64]` threads
-    /// marching 4 planes ([`small_plan`]): `tensor`, on the grids where its
-    /// blocks would compute too little ([`tensor::SMALL_GRID_EFFICIENCY`]),
+    /// marching 4 planes ([`small_plan`](crate::backend::gpu::plan::companions::small_plan)): `tensor`, on the grids where its
+    /// blocks would compute too little ([`SMALL_GRID_EFFICIENCY`](crate::backend::gpu::plan::model::SMALL_GRID_EFFICIENCY)),
     /// and [`Self::vector_planes`], on planes of fewer than [`SMALL_PLANES`]
     /// cells. False for the other plans and for strategies named in the
     /// spec.
@@ -62,7 +62,7 @@ impl Plan {
         self.chosen && (self.strategy == Strategy::Tensor || self.vector_planes())
     }
 
-    /// `auto`'s single steps of [`planes_stream`]: `stream` of 16-byte
+    /// `auto`'s single steps of [`planes_stream`](crate::backend::gpu::plan::model::planes_stream): `stream` of 16-byte
     /// vectors marching chunks of [`crate::ir::STREAM_CHUNK`] planes (its
     /// other `stream` plans march 2 or 4 planes, or compute one cell a
     /// thread).
@@ -157,8 +157,8 @@ impl Plan {
 ///   cudaMemcpy bound, 1.6x naive); 2-D f64 `coarsen = chunk = 4`, blocks
 ///   `[1, 256]` (98%, 1.1x); 3-D `coarsen = chunk = 2`, 16-byte vectors,
 ///   blocks `[1, 2, 64]`, 32-bit indices. Its values sit in registers, so a
-///   stencil whose footprint needs more than [`AUTO_REGISTER_WORDS`] of them
-///   per thread (wide or multi-grid stencils) gets [`wide_stream`] instead
+///   stencil whose footprint needs more than [`AUTO_REGISTER_WORDS`](crate::backend::gpu::plan::model::AUTO_REGISTER_WORDS) of them
+///   per thread (wide or multi-grid stencils) gets [`wide_stream`](crate::backend::gpu::plan::model::wide_stream) instead
 ///   (one update), `naive` otherwise, as do 1-D stencils;
 /// - otherwise blocks hold 256 threads, the contiguous axis a multiple of the
 ///   warp (32 lanes for CUDA, 64 for HIP): `[256]`, `[8, 32]`, `[2, 4, 32]`;
@@ -166,10 +166,10 @@ impl Plan {
 ///   cells, one per iteration, one per thread along the contiguous axis;
 /// - on CUDA, `auto`'s single step is `tensor` for f64 3-D stencils whose
 ///   in-plane sum matrix products can take, reaching 3 cells or more
-///   ([`tensor::auto_tensor`]);
+///   ([`auto_tensor`](crate::backend::gpu::plan::model::auto_tensor));
 /// - `auto` is `temporal` (with [`temporal::defaults`]) where
-///   [`temporal::auto_fuses`] says the steps fuse and it measured faster,
-///   and `persistent` where [`temporal::auto_persists`] says that one launch
+///   [`auto_fuses`](crate::backend::gpu::plan::model::auto_fuses) says the steps fuse and it measured faster,
+///   and `persistent` where [`auto_persists`](crate::backend::gpu::plan::model::auto_persists) says that one launch
 ///   of every step measured faster still, on the suite's grids; on smaller
 ///   ones single steps can win, so each session of such a plan times the
 ///   two on its own grids and keeps the faster ([`Plan::measures`]).

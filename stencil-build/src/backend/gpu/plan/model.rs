@@ -16,7 +16,7 @@ use crate::ir::{Access, Dtype, GpuTiling, Stencil, Strategy, plane_sum, untensor
 /// in-flight sums, and more cost occupancy).
 pub const AUTO_REGISTER_WORDS: usize = 48;
 
-/// `auto`, settled for `st` (see [`resolve`]).
+/// `auto`, settled for `st` (see [`resolve`](crate::backend::gpu::plan::resolve)).
 pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
     if d.async_copies && auto_rings(st, d) {
         return GpuTiling {
@@ -40,9 +40,9 @@ pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
     single_step(st, d)
 }
 
-/// `auto`'s single-step kernel for `st` (see [`resolve`]): what it picks
+/// `auto`'s single-step kernel for `st` (see [`resolve`](crate::backend::gpu::plan::resolve)): what it picks
 /// where steps do not fuse, and what the fused strategies launch for one
-/// step ([`step_plan`]).
+/// step ([`step_plan`](crate::backend::gpu::plan::companions::step_plan)).
 pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
     if d.tensor_cores && auto_tensor(st) {
         if super::tensor::reads_one_grid(st) {
@@ -109,7 +109,7 @@ pub const WIDE_PLANES_REACH: usize = 4;
 
 /// Cells of a plane under which [`planes_stream`]'s launcher runs `stream`
 /// in 16-byte vectors of blocks of `[1, 2, 64]` threads marching 4 planes
-/// ([`small_plan`]). On the H200 (`benchmarks/experiments/tensor-m16`,
+/// ([`small_plan`](crate::backend::gpu::plan::companions::small_plan)). On the H200 (`benchmarks/experiments/tensor-m16`,
 /// session 40) that kernel ran acoustic25 f64 0.97x-1.01x as fast as the best
 /// of [`planes_stream`]'s blocks marching 4, 8, 16 or 64 planes on planes of
 /// up to 256 x 256 cells (cubes of 128 to 256, 129 x 131 x 133; `naive` ran
@@ -120,7 +120,7 @@ pub const WIDE_PLANES_REACH: usize = 4;
 pub const SMALL_PLANES: usize = 400 * 400;
 
 /// `auto`'s single step on CUDA for a stencil `tensor` could compute
-/// ([`tensor::auto_tensor`]) whose update reads other grids at the cell than
+/// ([`auto_tensor`]) whose update reads other grids at the cell than
 /// the one it sums in-plane (acoustic25 f64: the previous level and the
 /// velocity): `stream`'s blocks of `[1, 8, 32]` threads marching 64 planes,
 /// each thread 16 bytes of a row. On the H200 they ran acoustic25 f64
@@ -128,7 +128,7 @@ pub const SMALL_PLANES: usize = 400 * 400;
 /// 416 cells or more (cubes of 416 and 512, 300 x 448 x 448, 128 x 512 x
 /// 512, 64 x 994 x 750, the suite's 300 x 994 x 750;
 /// `benchmarks/experiments/tensor-m16`, session 40); small planes run
-/// [`small_plan`]'s kernel ([`SMALL_PLANES`]), the smallest grids `naive`
+/// [`small_plan`](crate::backend::gpu::plan::companions::small_plan)'s kernel ([`SMALL_PLANES`]), the smallest grids `naive`
 /// ([`SMALL_STEP_CELLS_MORE_GRIDS`]).
 pub fn planes_stream(st: &Stencil) -> GpuTiling {
     GpuTiling {
@@ -138,7 +138,7 @@ pub fn planes_stream(st: &Stencil) -> GpuTiling {
 }
 
 /// Cells per multiprocessor under which `auto`'s single steps run `naive`'s
-/// kernel ([`naive_plan`]): 541k cells on the H100's 132.
+/// kernel ([`naive_plan`](crate::backend::gpu::plan::companions::naive_plan)): 541k cells on the H100's 132.
 pub const SMALL_STEP_CELLS: usize = 4096;
 
 /// [`SMALL_STEP_CELLS`] for [`planes_stream`]'s plan, whose small grids
@@ -151,7 +151,7 @@ pub const SMALL_STEP_CELLS: usize = 4096;
 pub const SMALL_STEP_CELLS_MORE_GRIDS: usize = 8192;
 
 /// Cells per multiprocessor under which `plan`'s single steps run `naive`'s
-/// kernel where [`naive_plan`] has one: [`SMALL_STEP_CELLS_MORE_GRIDS`] for
+/// kernel where [`naive_plan`](crate::backend::gpu::plan::companions::naive_plan) has one: [`SMALL_STEP_CELLS_MORE_GRIDS`] for
 /// [`planes_stream`]'s plan ([`Plan::vector_planes`]), else
 /// [`SMALL_STEP_CELLS`].
 pub fn small_step_cells(plan: &Plan) -> usize {
@@ -182,7 +182,7 @@ pub const WIDE_REGISTER_WORDS: usize = 184;
 /// over the budget measured slower with the vectors (star3d25 f64, 264
 /// words: 0.98x-0.99x; acoustic25, 200 and 280 words: 0.79x in f32, 0.81x
 /// in f64, on 300 x 994 x 750, where the f32 vectors ran their scalar twin,
-/// then of their own blocks and chunks ([`scalar_stream`] since session 37);
+/// then of their own blocks and chunks ([`scalar_stream`](crate::backend::gpu::plan::companions::scalar_stream) since session 37);
 /// on 512^3 they ran 1.25x in f32, 0.83x in f64, session 23).
 pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     if register_words(st, 4, 1, 16 / st.dtype.size()) <= WIDE_REGISTER_WORDS {
@@ -287,7 +287,7 @@ pub fn auto_persists(st: &Stencil) -> bool {
 /// Whether `auto` takes this kernel for `st` on dialect `d`: CUDA, f32
 /// stars of radius 4 or 8 along the fast axes that read other grids at the
 /// cell, whose sessions launch it on large planes only
-/// ([`Gen::rings_preferred`]). On the H100 (BENCHMARKS.md, 2026-11-26,
+/// (`Gen::rings_preferred`). On the H100 (BENCHMARKS.md, 2026-11-26,
 /// session 23), where the session launches it, against the single steps
 /// it would run otherwise: acoustic25 f32 (a leapfrog) 0.91x-1.37x on 16
 /// grids (0.91x on 300 x 400 x 402 alone; 1.32x on the suite's), and
@@ -313,7 +313,7 @@ pub const AUTO_MIN_REACH: usize = 3;
 
 /// Whether `tensor` can compute `st`'s one statement, reaching
 /// [`AUTO_MIN_REACH`] cells in-plane: then `auto`'s single step on CUDA is
-/// `tensor` where the update reads no other grid ([`reads_one_grid`]), else
+/// `tensor` where the update reads no other grid ([`reads_one_grid`](crate::backend::gpu::plan::tensor::reads_one_grid)), else
 /// `stream` in 16-byte vectors (`super::planes_stream`).
 pub fn auto_tensor(st: &Stencil) -> bool {
     if untensorable(st, "cuda").is_some() {

@@ -16,7 +16,7 @@ const _: () = assert!(THREADS == (TILE / 8) * (TILE / 8) * 32);
 
 /// Whether `st`'s update reads no other grid than the one it sums in-plane:
 /// then its `tensor` launcher runs warps of 16 x 8 cells where rows are of
-/// an even number of cells ([`Shape::wide`]).
+/// an even number of cells (`Shape::wide`).
 pub fn reads_one_grid(st: &Stencil) -> bool {
     let name = |a: &Access| slot_name(st, a.slot);
     plane_sum(&st.statements[0], &name).is_ok_and(|sum| other_reads(&sum).is_empty())

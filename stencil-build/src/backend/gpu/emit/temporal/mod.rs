@@ -25,7 +25,7 @@
 //! One kernel serves every number of steps up to `time_block`: levels past
 //! the launch's `levels` keep their value, so the steps left over after the
 //! last whole time block run as one launch of the same kernel (but one step,
-//! which runs the single-step kernel beside it: [`super::step_plan`]).
+//! which runs the single-step kernel beside it: [`step_plan`](crate::backend::gpu::plan::companions::step_plan)).
 //!
 //! A leapfrog (a field of two time levels, read at its previous level only
 //! at the cell itself) fuses the same way: level `s` reads level `s - 2` at

@@ -572,7 +572,7 @@ impl Gen<'_> {
     /// The blocks a multiprocessor keeps resident at least, as the second
     /// launch bound: enough for [`RESIDENT_THREADS`], for an unrolled f32
     /// 3-D fused kernel in CUDA with 32-bit indices whose windows take at
-    /// most [`BOUNDED_WINDOWS`] registers. Not in HIP, whose second bound
+    /// most [`BOUNDED_WINDOWS`](crate::backend::gpu::plan::temporal::planes::BOUNDED_WINDOWS) registers. Not in HIP, whose second bound
     /// means something else, nor where the bound made ptxas spill: in f64,
     /// with 64-bit indices, with larger windows (8 rows over 4 steps).
     pub(in crate::backend::gpu) fn resident_blocks(&self) -> Option<usize> {

@@ -25,7 +25,7 @@
 //! too large for 32-bit indices, run the scalar kernel of
 //! [`super::planes`] (the vector kernel's twin) where `auto` would fuse the
 //! steps without vectors, and one step a launch otherwise
-//! ([`super::splits_steps`]).
+//! ([`splits_steps`](crate::backend::gpu::plan::temporal::splits_steps)).
 //!
 //! On the H100 a hand-written kernel of this design ran star3d25 f32 with
 //! 2 fused steps at 1.07x `stream` (2.46x the scalar kernel's; 36

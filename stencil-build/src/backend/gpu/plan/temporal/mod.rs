@@ -107,7 +107,7 @@ pub fn rings_plan(plan: &Plan, st: &Stencil) -> bool {
 /// with no scalar twin: on the grids it cannot take, the session runs one
 /// step a launch (the single-step kernel), asking the launcher's
 /// `<symbol>_fuses` first. So are the stencils whose steps `auto` would not
-/// fuse without vectors ([`auto_fuses`]): on 513^3 (rows of no whole
+/// fuse without vectors ([`auto_fuses`](crate::backend::gpu::plan::model::auto_fuses)): on 513^3 (rows of no whole
 /// vectors), star3d25 f32's scalar twin ran 76.4 GCells/s against
 /// `stream`'s 180.0 (0.42x; H100, BENCHMARKS.md, 2026-11-26, session 23),
 /// and a leapfrog's ring kernel's 0.57x (acoustic25 f32, session 20). j3d13pt
@@ -142,7 +142,7 @@ pub fn reads_inputs(st: &Stencil) -> bool {
 }
 
 /// Whether 2-D warp tiles wholly inside the region run a copy of their loop
-/// without checks (`EDGE`, [`Gen::warp_tile_function`]): in f32, where it
+/// without checks (`EDGE`, `Gen::warp_tile_function`): in f32, where it
 /// lifted j2d5pt from 1412 to 1536 GCells/s (both with 32-bit indices; in
 /// the suite, with them, j2d9pt went from 487 to 774); not
 /// in f64 (skewed), where the second copy's registers cost occupancy:

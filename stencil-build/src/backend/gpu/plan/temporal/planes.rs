@@ -29,7 +29,7 @@ pub const MAX_UNROLL: usize = 3;
 pub const MAX_BOUNDED_UNROLL: usize = 9;
 
 /// Threads per multiprocessor an unrolled f32 kernel keeps resident at
-/// least, by its launch bounds ([`Gen::launch_bounds`]): without them the
+/// least, by its launch bounds (`Gen::launch_bounds`): without them the
 /// unrolled loop took registers that cost a block per multiprocessor
 /// (j3d7pt, 32 x 32 tiles: 439 GCells/s unbounded, 501 with 768 threads;
 /// 64 x 32 tiles: 511 and 545; H100, BENCHMARKS.md, 2026-11-23, session 6).

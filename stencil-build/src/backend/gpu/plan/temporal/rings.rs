@@ -13,7 +13,7 @@ pub const AHEAD: usize = 2;
 
 /// The largest plane (cells of the two fast axes) on which the session runs
 /// two single steps instead of the ring kernel where the single step moves
-/// 16-byte vectors ([`Gen::rings_preferred`]).
+/// 16-byte vectors (`Gen::rings_preferred`).
 pub const VECTOR_PLANE: usize = 458752;
 
 /// The same where the single step's rows are not whole vectors.

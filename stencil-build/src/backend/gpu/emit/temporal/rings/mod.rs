@@ -28,7 +28,7 @@
 //! be whole 8-byte pairs (an even contiguous extent, 8-byte aligned
 //! buffers). On the other grids, those too large for 32-bit in-plane
 //! offsets and those of small planes ([`Gen::rings_preferred`]), the
-//! session runs one step a launch ([`super::splits_steps`]).
+//! session runs one step a launch ([`splits_steps`](crate::backend::gpu::plan::temporal::splits_steps)).
 //! `cp.async` is CUDA's (sm_80 and later): HIP is refused.
 //!
 //! On the H100 the generated kernel ran acoustic25 f32 at 1.03x-1.17x
