@@ -417,99 +417,121 @@ impl Graphs {
     }
 }
 
-pub(super) fn session(
-    st: &Stencil,
-    plan: &Plan,
-    d: &Dialect,
-    launches: &[TokenStream],
-    fuses: &[TokenStream],
-) -> TokenStream {
-    let uses_params = st.statements.iter().any(|s| !s.params_used().is_empty());
-    let params = if uses_params {
-        ident("params")
-    } else {
-        ident("_params")
-    };
-    let real = ident(st.dtype.rust());
-    let dims = usize_lit(st.dims());
-    // The grids' buffers, named as the spec names them, in a struct of their own: the
-    // session's other members cannot collide with a user's name.
-    let mut grid_members = Vec::new();
-    let mut grid_alloc = Vec::new();
-    let mut members = Vec::new();
-    let mut alloc = Vec::new();
-    let mut upload_params = Vec::new();
-    let mut upload = Vec::new();
-    let mut download_params = Vec::new();
-    let mut download = Vec::new();
-    let mut advance = Vec::new();
-    // After a launch of one step, where that runs the single-step kernel: a fused
-    // leapfrog's levels turn by one (it wrote `next_prev`'s buffer), the others as always.
-    let mut advance_one = Vec::new();
-    let one_step_kernel = plan::step_plan(plan, st, d).is_some();
-    let mut turns_by_one = false;
-    let mut fresh_init = Vec::new();
-    let mut fused_fresh = None;
-    let mut state_fields = Vec::new();
-    let mut fresh_flags = Vec::new();
-    for (i, f) in st.fields.iter().enumerate() {
-        let id = ident(&f.name);
-        let name = &f.name;
-        match f.role {
-            Role::Input | Role::Temp => {
-                grid_members.push(quote!(#id: dev::Buffer<#real>));
-                grid_alloc.push(quote!(#id: dev::Buffer::new(NAME, cells)?));
-                if f.role == Role::Input {
-                    upload_params.push(quote!(#id: &[#real]));
-                    upload.push(quote!(self.grids.#id.upload(NAME, #name, #id)?;));
+/// What each grid of a stencil adds to its `Session`: its buffers, how they
+/// are allocated, uploaded, downloaded and turned after a step.
+#[derive(Default)]
+struct GridParts {
+    /// Members of the `Grids` struct, and their allocations.
+    members: Vec<TokenStream>,
+    alloc: Vec<TokenStream>,
+    /// Members of the session itself (the frame flags), and their values.
+    session_members: Vec<TokenStream>,
+    session_alloc: Vec<TokenStream>,
+    upload_params: Vec<TokenStream>,
+    upload: Vec<TokenStream>,
+    download_params: Vec<TokenStream>,
+    download: Vec<TokenStream>,
+    /// Each state field's turn after a step.
+    advance: Vec<TokenStream>,
+    /// After a launch of one step, where that runs the single-step kernel: a
+    /// fused leapfrog's levels turn by one (it wrote `next_prev`'s buffer),
+    /// the others as always.
+    advance_one: Vec<TokenStream>,
+    turns_by_one: bool,
+    /// Uploads mark each 2-level field's previous level as fresh (its frame
+    /// not yet copied), the fused leapfrog's flag among them.
+    fresh_init: Vec<TokenStream>,
+    fused_fresh: Option<Ident>,
+    fresh_flags: Vec<Ident>,
+    state_fields: Vec<Ident>,
+}
+
+impl GridParts {
+    /// The grids of `st` under `plan`.
+    fn of(st: &Stencil, plan: &Plan, d: &Dialect) -> Self {
+        let mut g = GridParts::default();
+        let real = ident(st.dtype.rust());
+        let one_step_kernel = plan::step_plan(plan, st, d).is_some();
+        for (i, f) in st.fields.iter().enumerate() {
+            let id = ident(&f.name);
+            let name = &f.name;
+            match f.role {
+                Role::Input | Role::Temp => {
+                    g.members.push(quote!(#id: dev::Buffer<#real>));
+                    g.alloc.push(quote!(#id: dev::Buffer::new(NAME, cells)?));
+                    if f.role == Role::Input {
+                        g.upload_params.push(quote!(#id: &[#real]));
+                        g.upload
+                            .push(quote!(self.grids.#id.upload(NAME, #name, #id)?;));
+                    }
                 }
-            }
-            Role::State { levels } => {
-                state_fields.push(id.clone());
-                let levels = usize_lit(levels as usize);
-                let fused = fused_leapfrog(st, plan, i);
-                grid_members.push(quote!(#id: dev::Levels<#real>));
-                grid_alloc.push(quote!(#id: dev::Levels::new(NAME, #levels, #fused, cells)?));
-                advance.push(quote!(self.grids.#id.advance();));
-                if fused && one_step_kernel {
-                    turns_by_one = true;
-                    advance_one.push(quote!(self.grids.#id.advance_one();));
-                } else {
-                    advance_one.push(quote!(self.grids.#id.advance();));
-                }
-                upload_params.push(quote!(#id: &[#real]));
-                download_params.push(quote!(#id: &mut [#real]));
-                upload.push(quote!(self.grids.#id.upload_from(NAME, #name, #id)?;));
-                download.push(
-                    quote!(self.grids.#id.level(self.grids.#id.cur_level()).download(NAME, #name, #id)?;),
-                );
-                if f.has_prev() {
-                    let prev = format_ident!("{}_prev", f.name);
-                    let pname = format!("{}_prev", f.name);
-                    upload_params.push(quote!(#prev: &[#real]));
-                    download_params.push(quote!(#prev: &mut [#real]));
-                    upload.push(quote!(self.grids.#id.level_mut(0).upload(NAME, #pname, #prev)?;));
-                    download.push(quote!(self.grids.#id.level(0).download(NAME, #pname, #prev)?;));
-                    if st.boundary == Boundary::Fixed {
-                        let fresh = format_ident!("{}__fresh", f.name);
-                        fresh_flags.push(fresh.clone());
-                        members.push(quote!(#fresh: bool));
-                        alloc.push(quote!(#fresh: false));
-                        fresh_init.push(quote!(self.#fresh = true;));
-                        if fused_leapfrog(st, plan, i) {
-                            fused_fresh = Some(fresh);
-                        }
+                Role::State { levels } => {
+                    g.state_fields.push(id.clone());
+                    let levels = usize_lit(levels as usize);
+                    let fused = fused_leapfrog(st, plan, i);
+                    g.members.push(quote!(#id: dev::Levels<#real>));
+                    g.alloc
+                        .push(quote!(#id: dev::Levels::new(NAME, #levels, #fused, cells)?));
+                    g.advance.push(quote!(self.grids.#id.advance();));
+                    if fused && one_step_kernel {
+                        g.turns_by_one = true;
+                        g.advance_one.push(quote!(self.grids.#id.advance_one();));
+                    } else {
+                        g.advance_one.push(quote!(self.grids.#id.advance();));
+                    }
+                    g.upload_params.push(quote!(#id: &[#real]));
+                    g.download_params.push(quote!(#id: &mut [#real]));
+                    g.upload
+                        .push(quote!(self.grids.#id.upload_from(NAME, #name, #id)?;));
+                    g.download.push(
+                        quote!(self.grids.#id.level(self.grids.#id.cur_level()).download(NAME, #name, #id)?;),
+                    );
+                    if f.has_prev() {
+                        g.previous_level(st, f, fused);
                     }
                 }
             }
         }
+        g
     }
+
+    /// The previous level of 2-level field `f` (`fused`: a fused leapfrog's).
+    fn previous_level(&mut self, st: &Stencil, f: &crate::ir::Field, fused: bool) {
+        let real = ident(st.dtype.rust());
+        let id = ident(&f.name);
+        let prev = format_ident!("{}_prev", f.name);
+        let pname = format!("{}_prev", f.name);
+        self.upload_params.push(quote!(#prev: &[#real]));
+        self.download_params.push(quote!(#prev: &mut [#real]));
+        self.upload
+            .push(quote!(self.grids.#id.level_mut(0).upload(NAME, #pname, #prev)?;));
+        self.download
+            .push(quote!(self.grids.#id.level(0).download(NAME, #pname, #prev)?;));
+        if st.boundary == Boundary::Fixed {
+            let fresh = format_ident!("{}__fresh", f.name);
+            self.fresh_flags.push(fresh.clone());
+            self.session_members.push(quote!(#fresh: bool));
+            self.session_alloc.push(quote!(#fresh: false));
+            self.fresh_init.push(quote!(self.#fresh = true;));
+            if fused {
+                self.fused_fresh = Some(fresh);
+            }
+        }
+    }
+}
+
+/// Where `plan` fuses steps: how a launch turns the buffers, and the most
+/// steps it fuses (`most`); `fuses`: the fused kernels' `_fuses` calls.
+fn fused_turn(
+    plan: &Plan,
+    g: &GridParts,
+    fuses: &[TokenStream],
+) -> Option<(TokenStream, TokenStream)> {
+    let (advance, advance_one) = (&g.advance, &g.advance_one);
+    let turns_by_one = g.turns_by_one;
+    let fused_fresh = g.fused_fresh.clone();
     let persistent = plan.strategy == Strategy::Persistent;
-    let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
-    let graphs = Graphs::new(&state_fields, &fresh_flags, &names, &params);
-    let graph = Graphs::branch(&params, persistent, true);
-    // A plan that fuses steps: how a launch turns the buffers, and the most steps it fuses.
-    let fused = if persistent {
+    if persistent {
         let time_block = plan.time_block as u64;
         let turn = if turns_by_one {
             quote! {
@@ -569,21 +591,16 @@ pub(super) fn session(
         Some((turn, most))
     } else {
         None
-    };
-    let step = match fused {
-        Some((turn, most)) => {
-            let whole_graphs = Graphs::branch(&params, persistent, false);
-            fused_step(
-                plan,
-                &params,
-                &most,
-                launches,
-                &turn,
-                [&graph, &whole_graphs],
-            )
-        }
-        None => single_step(plan, &params, launches, &advance, &graph),
-    };
+    }
+}
+
+/// The session's `fusion` member, its reset and its measurement: what a
+/// plan that fuses steps keeps of its trial.
+fn fusion_members(
+    plan: &Plan,
+    members: &mut Vec<TokenStream>,
+    alloc: &mut Vec<TokenStream>,
+) -> (Option<TokenStream>, TokenStream) {
     let fusion = if plan.measures() {
         quote!(super::super::Fusion::Measure)
     } else if plan.fuses_steps() {
@@ -608,6 +625,46 @@ pub(super) fn session(
     } else {
         quote!(None)
     };
+    (reset_trial, measurement)
+}
+
+pub(super) fn session(
+    st: &Stencil,
+    plan: &Plan,
+    d: &Dialect,
+    launches: &[TokenStream],
+    fuses: &[TokenStream],
+) -> TokenStream {
+    let uses_params = st.statements.iter().any(|s| !s.params_used().is_empty());
+    let params = if uses_params {
+        ident("params")
+    } else {
+        ident("_params")
+    };
+    let dims = usize_lit(st.dims());
+    // The grids' buffers, named as the spec names them, in a struct of their own: the
+    // session's other members cannot collide with a user's name.
+    let g = GridParts::of(st, plan, d);
+    let (mut members, mut alloc) = (g.session_members.clone(), g.session_alloc.clone());
+    let persistent = plan.strategy == Strategy::Persistent;
+    let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
+    let graphs = Graphs::new(&g.state_fields, &g.fresh_flags, &names, &params);
+    let graph = Graphs::branch(&params, persistent, true);
+    let step = match fused_turn(plan, &g, fuses) {
+        Some((turn, most)) => {
+            let whole_graphs = Graphs::branch(&params, persistent, false);
+            fused_step(
+                plan,
+                &params,
+                &most,
+                launches,
+                &turn,
+                [&graph, &whole_graphs],
+            )
+        }
+        None => single_step(plan, &params, launches, &g.advance, &graph),
+    };
+    let (reset_trial, measurement) = fusion_members(plan, &mut members, &mut alloc);
     members.extend(graphs.members);
     alloc.extend(graphs.alloc);
     let graph_methods = graphs.methods;
@@ -620,6 +677,16 @@ pub(super) fn session(
          Device memory is freed on drop, also when a call fails half-way.",
         st.name, d.title
     ));
+    let GridParts {
+        members: grid_members,
+        alloc: grid_alloc,
+        upload_params,
+        upload,
+        download_params,
+        download,
+        fresh_init,
+        ..
+    } = g;
     quote! {
         /// The session's device buffers, one member per grid of the spec.
         #[allow(non_snake_case)]
