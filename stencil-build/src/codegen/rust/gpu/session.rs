@@ -520,6 +520,46 @@ impl GridParts {
     }
 }
 
+impl GridParts {
+    /// `Session::upload`: every length checked, then each grid copied.
+    fn upload_method(&self, st: &Stencil) -> TokenStream {
+        let (upload_params, upload, fresh_init) =
+            (&self.upload_params, &self.upload, &self.fresh_init);
+        // What the session checks before it copies any grid: every grid it uploads.
+        let upload_lengths = grid_lengths(st);
+        quote! {
+        /// Copies the state grids (each 2-level field followed by its `_prev` level) and the
+        /// input grids, in declaration order, to the device. Every length is checked before the
+        /// first copy, so a wrong one changes nothing; a runtime error during the copies (a
+        /// device already in error) can leave some grids copied.
+        pub fn upload(&mut self, #(#upload_params),*) -> Result<(), StencilError> {
+            // Every length before the first copy: an `Err` leaves the device as it was.
+            super::check_arguments(&self.shape, &[#upload_lengths])?;
+            #(#upload)*
+            #(#fresh_init)*
+            self.steps = 0;
+            Ok(())
+        }
+        }
+    }
+
+    /// `Session::download`: every length checked, then each state grid copied back.
+    fn download_method(&self, st: &Stencil) -> TokenStream {
+        let (download_params, download) = (&self.download_params, &self.download);
+        // The state grids it downloads.
+        let download_lengths = lengths(grid_names_where(st, |f| f.role != Role::Input));
+        quote! {
+        /// Copies the state grids (each 2-level field followed by its `_prev` level) back.
+        pub fn download(&self, #(#download_params),*) -> Result<(), StencilError> {
+            // Every length before the first copy: an `Err` leaves the grids as they were.
+            super::check_arguments(&self.shape, &[#download_lengths])?;
+            #(#download)*
+            Ok(())
+        }
+        }
+    }
+}
+
 /// Where `plan` fuses steps: how a launch turns the buffers, and the most
 /// steps it fuses (`most`); `fuses`: the fused kernels' `_fuses` calls.
 fn fused_turn(
@@ -594,13 +634,13 @@ fn fused_turn(
     }
 }
 
-/// The session's `fusion` member, its reset and its measurement: what a
-/// plan that fuses steps keeps of its trial.
+/// The session's `fusion` member (and, where `plan` fuses steps, what it
+/// keeps of its trial), and its methods.
 fn fusion_members(
     plan: &Plan,
     members: &mut Vec<TokenStream>,
     alloc: &mut Vec<TokenStream>,
-) -> (Option<TokenStream>, TokenStream) {
+) -> TokenStream {
     let fusion = if plan.measures() {
         quote!(super::super::Fusion::Measure)
     } else if plan.fuses_steps() {
@@ -625,7 +665,31 @@ fn fusion_members(
     } else {
         quote!(None)
     };
-    (reset_trial, measurement)
+    quote! {
+    /// How launches of several steps run: measured on these grids, fused, or one step a
+    /// launch (`Fusion`); after a measurement, the faster of the two. A session whose
+    /// fused kernel cannot take its grids (one without a scalar twin, on rows that are
+    /// not whole vectors or on planes too small for it) runs one step a launch and, where
+    /// it was to measure, says `Single` from its first step.
+    pub fn fusion(&self) -> super::super::Fusion {
+        self.fusion
+    }
+
+    /// Sets how launches of several steps run; `Measure` times them again. Plans of one
+    /// step a launch, and fused kernels on grids they cannot take, run one step a launch
+    /// whatever it says.
+    pub fn set_fusion(&mut self, fusion: super::super::Fusion) {
+        self.fusion = fusion;
+        #reset_trial
+    }
+
+    /// What the session's measurement timed, once it decided (`fusion` then says the
+    /// faster way); `None` before, after `set_fusion`, and for sessions that never
+    /// measure.
+    pub fn measurement(&self) -> Option<super::super::Measurement> {
+        #measurement
+    }
+    }
 }
 
 pub(super) fn session(
@@ -664,14 +728,11 @@ pub(super) fn session(
         }
         None => single_step(plan, &params, launches, &g.advance, &graph),
     };
-    let (reset_trial, measurement) = fusion_members(plan, &mut members, &mut alloc);
+    let fusion_methods = fusion_members(plan, &mut members, &mut alloc);
     members.extend(graphs.members);
     alloc.extend(graphs.alloc);
     let graph_methods = graphs.methods;
-    // What the session checks before it copies any grid: every grid it uploads, the
-    // state grids it downloads.
-    let upload_lengths = grid_lengths(st);
-    let download_lengths = lengths(grid_names_where(st, |f| f.role != Role::Input));
+    let (upload, download) = (g.upload_method(st), g.download_method(st));
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
          Device memory is freed on drop, also when a call fails half-way.",
@@ -680,11 +741,6 @@ pub(super) fn session(
     let GridParts {
         members: grid_members,
         alloc: grid_alloc,
-        upload_params,
-        upload,
-        download_params,
-        download,
-        fresh_init,
         ..
     } = g;
     quote! {
@@ -718,44 +774,11 @@ pub(super) fn session(
                 self.shape
             }
 
-            /// Copies the state grids (each 2-level field followed by its `_prev` level) and the
-            /// input grids, in declaration order, to the device. Every length is checked before the
-            /// first copy, so a wrong one changes nothing; a runtime error during the copies (a
-            /// device already in error) can leave some grids copied.
-            pub fn upload(&mut self, #(#upload_params),*) -> Result<(), StencilError> {
-                // Every length before the first copy: an `Err` leaves the device as it was.
-                super::check_arguments(&self.shape, &[#upload_lengths])?;
-                #(#upload)*
-                #(#fresh_init)*
-                self.steps = 0;
-                Ok(())
-            }
+            #upload
 
             #step
 
-            /// How launches of several steps run: measured on these grids, fused, or one step a
-            /// launch (`Fusion`); after a measurement, the faster of the two. A session whose
-            /// fused kernel cannot take its grids (one without a scalar twin, on rows that are
-            /// not whole vectors or on planes too small for it) runs one step a launch and, where
-            /// it was to measure, says `Single` from its first step.
-            pub fn fusion(&self) -> super::super::Fusion {
-                self.fusion
-            }
-
-            /// Sets how launches of several steps run; `Measure` times them again. Plans of one
-            /// step a launch, and fused kernels on grids they cannot take, run one step a launch
-            /// whatever it says.
-            pub fn set_fusion(&mut self, fusion: super::super::Fusion) {
-                self.fusion = fusion;
-                #reset_trial
-            }
-
-            /// What the session's measurement timed, once it decided (`fusion` then says the
-            /// faster way); `None` before, after `set_fusion`, and for sessions that never
-            /// measure.
-            pub fn measurement(&self) -> Option<super::super::Measurement> {
-                #measurement
-            }
+            #fusion_methods
 
             #graph_methods
 
@@ -764,13 +787,7 @@ pub(super) fn session(
                 dev::synchronize(NAME)
             }
 
-            /// Copies the state grids (each 2-level field followed by its `_prev` level) back.
-            pub fn download(&self, #(#download_params),*) -> Result<(), StencilError> {
-                // Every length before the first copy: an `Err` leaves the grids as they were.
-                super::check_arguments(&self.shape, &[#download_lengths])?;
-                #(#download)*
-                Ok(())
-            }
+            #download
         }
     }
 }
