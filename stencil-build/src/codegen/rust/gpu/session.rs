@@ -3,7 +3,7 @@
 //! kernels one step or several fused steps at a time and replays runs of
 //! launches as graphs.
 
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::backend::gpu::Dialect;
@@ -210,25 +210,6 @@ impl Graphs {
     fn new(levels: &[Ident], fresh: &[Ident], params: &[Ident], params_ident: &Ident) -> Graphs {
         let key_len = usize_lit(2 + levels.len() + params.len());
         let turns_len = usize_lit(levels.len());
-        let index: Vec<_> = (0..levels.len()).map(usize_lit).collect();
-        let replay_doc = docs(&format!(
-            "Runs `launches` launches (up to {GRAPH_LAUNCHES}) of `fused` steps as one graph: the one \
-             captured for the same launches, steps a launch, parameters and order of the buffers. \
-             Where the session keeps none, it captures one first; a run of fewer than \
-             {GRAPH_LAUNCHES} launches only where the same run came before since its last capture. \
-             The session keeps {GRAPHS_KEPT}; past that, the least recently replayed takes the new \
-             launches in place. `false` (nothing ran) before the frames are copied, for a short run \
-             seen for the first time, and where the capture gave no graph: after {CAPTURE_TRIES} \
-             such captures in a row, graphs are off from then on."
-        ));
-        let set_doc = docs(&format!(
-            "Turns graphs on or off: on, each run of {GRAPH_LAUNCHES} launches in a `step` call is \
-             captured once as a graph (per steps a launch, parameters and order of the buffers) \
-             and replayed, and so is a shorter run of {SHORT_GRAPH_LAUNCHES} or more (a short call, \
-             or the rest of a long one) from the second time it comes, which saves most of each \
-             launch's cost on small grids."
-        ));
-        let graph_launches = GRAPH_LAUNCHES;
         let members = vec![
             quote!(stream: Option<dev::Stream>),
             quote!(kept: Vec<([u64; #key_len], [usize; #turns_len], dev::Graph)>),
@@ -249,132 +230,185 @@ impl Graphs {
             quote!(failed: 0),
             quote!(seen: Vec::new()),
         ];
-        let graphs_kept = GRAPHS_KEPT;
-        let capture_tries = CAPTURE_TRIES;
+        let replay = Graphs::replay_method(levels, fresh, params, params_ident);
+        let accessors = Graphs::accessors(key_len);
         let methods = quote! {
-            #replay_doc
-            fn replay(&mut self, #params_ident: Params, fused: u64, launches: u64) -> Result<bool, StencilError> {
-                if #(self.#fresh ||)* !self.graphs {
-                    return Ok(false);
-                }
-                let key = [fused, launches, #(self.grids.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
-                let (key, after, graph) = match self.kept.iter().position(|entry| entry.0 == key) {
-                    Some(at) => self.kept.remove(at),
-                    None => {
-                        if launches < #graph_launches && !self.seen_before(key) {
-                            return Ok(false);
-                        }
-                        let stream = match self.stream.take() {
-                            Some(stream) => stream,
-                            None => dev::Stream::new(NAME)?,
-                        };
-                        let (steps, turns) = (self.steps, [#(self.grids.#levels.turn()),*]);
-                        let captured = dev::Captured::record(&stream, &mut || {
-                            for _ in 0..launches {
-                                self.launch(#params_ident, fused, stream.ptr())?;
-                            }
-                            Ok(())
-                        });
-                        // What the captured launches leave, then the session as before them.
-                        let after = [#(self.grids.#levels.turn()),*];
-                        self.steps = steps;
-                        #(self.grids.#levels.set_turn(turns[#index]);)*
-                        self.stream = Some(stream);
-                        // Where the session keeps as many graphs as it may, the least recently
-                        // replayed takes the new launches in place; else, or where the runtime
-                        // refuses that, they are instantiated (the old graph dropped after its
-                        // replays ran).
-                        let oldest = if self.kept.len() == #graphs_kept {
-                            Some(self.kept.remove(0).2)
-                        } else {
-                            None
-                        };
-                        let graph = match (captured, oldest) {
-                            (Some(captured), Some(mut graph)) => {
-                                if graph.update(&captured) {
-                                    self.updates += 1;
-                                    Some(graph)
-                                } else {
-                                    drop(graph);
-                                    dev::Graph::new(&captured)
-                                }
-                            }
-                            (Some(captured), None) => dev::Graph::new(&captured),
-                            (None, _) => None,
-                        };
-                        let Some(graph) = graph else {
-                            // Another thread may have invalidated the capture: the next run
-                            // of launches tries again, up to a limit.
-                            self.failed += 1;
-                            if self.failed == #capture_tries {
-                                self.graphs = false;
-                                self.kept.clear();
-                            }
-                            return Ok(false);
-                        };
-                        self.failed = 0;
-                        self.captures += 1;
-                        (key, after, graph)
-                    }
-                };
-                graph.replay(NAME)?;
-                #(self.grids.#levels.set_turn(after[#index]);)*
-                self.kept.push((key, after, graph));
-                self.steps += launches * fused;
-                self.replays += 1;
-                Ok(true)
-            }
+            #replay
 
-            /// Whether the run of `key` came before since it was last captured (the session
-            /// remembers as many such runs as it keeps graphs); notes it where not, and
-            /// forgets it where so.
-            fn seen_before(&mut self, key: [u64; #key_len]) -> bool {
-                if let Some(at) = self.seen.iter().position(|seen| *seen == key) {
-                    self.seen.remove(at);
-                    return true;
-                }
-                if self.seen.len() == #graphs_kept {
-                    self.seen.remove(0);
-                }
-                self.seen.push(key);
-                false
-            }
-
-            /// Whether runs of many launches are replayed as graphs (on by default; off
-            /// after captures in a row gave no graph).
-            pub fn graphs(&self) -> bool {
-                self.graphs
-            }
-
-            #set_doc
-            pub fn set_graphs(&mut self, on: bool) {
-                self.graphs = on;
-                self.failed = 0;
-                self.kept.clear();
-            }
-
-            /// Graphs replayed since the session was made.
-            #[doc(hidden)]
-            pub fn replays(&self) -> u64 {
-                self.replays
-            }
-
-            /// Graphs captured since the session was made.
-            #[doc(hidden)]
-            pub fn captures(&self) -> u64 {
-                self.captures
-            }
-
-            /// Captures that updated a kept graph in place instead of instantiating one.
-            #[doc(hidden)]
-            pub fn updates(&self) -> u64 {
-                self.updates
-            }
+            #accessors
         };
         Graphs {
             members,
             alloc,
             methods,
+        }
+    }
+
+    /// `replay`: a run of launches as one graph, captured where the session
+    /// keeps none for it ([`Self::capture`]).
+    fn replay_method(
+        levels: &[Ident],
+        fresh: &[Ident],
+        params: &[Ident],
+        params_ident: &Ident,
+    ) -> TokenStream {
+        let index: Vec<_> = (0..levels.len()).map(usize_lit).collect();
+        let capture = Graphs::capture(levels, params_ident);
+        let replay_doc = docs(&format!(
+            "Runs `launches` launches (up to {GRAPH_LAUNCHES}) of `fused` steps as one graph: the one \
+             captured for the same launches, steps a launch, parameters and order of the buffers. \
+             Where the session keeps none, it captures one first; a run of fewer than \
+             {GRAPH_LAUNCHES} launches only where the same run came before since its last capture. \
+             The session keeps {GRAPHS_KEPT}; past that, the least recently replayed takes the new \
+             launches in place. `false` (nothing ran) before the frames are copied, for a short run \
+             seen for the first time, and where the capture gave no graph: after {CAPTURE_TRIES} \
+             such captures in a row, graphs are off from then on."
+        ));
+        quote! {
+        #replay_doc
+        fn replay(&mut self, #params_ident: Params, fused: u64, launches: u64) -> Result<bool, StencilError> {
+            if #(self.#fresh ||)* !self.graphs {
+                return Ok(false);
+            }
+            let key = [fused, launches, #(self.grids.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
+            let (key, after, graph) = match self.kept.iter().position(|entry| entry.0 == key) {
+                Some(at) => self.kept.remove(at),
+                None => {
+                    #capture
+                }
+            };
+            graph.replay(NAME)?;
+            #(self.grids.#levels.set_turn(after[#index]);)*
+            self.kept.push((key, after, graph));
+            self.steps += launches * fused;
+            self.replays += 1;
+            Ok(true)
+        }
+        }
+    }
+
+    /// The capture of a run of launches the session keeps no graph for: the
+    /// launches recorded on the session's stream, the buffers turned back,
+    /// the graph instantiated or a kept one updated in place.
+    fn capture(levels: &[Ident], params_ident: &Ident) -> TokenStream {
+        let index: Vec<_> = (0..levels.len()).map(usize_lit).collect();
+        let graph_launches = GRAPH_LAUNCHES;
+        let graphs_kept = GRAPHS_KEPT;
+        let capture_tries = CAPTURE_TRIES;
+        quote! {
+            if launches < #graph_launches && !self.seen_before(key) {
+                return Ok(false);
+            }
+            let stream = match self.stream.take() {
+                Some(stream) => stream,
+                None => dev::Stream::new(NAME)?,
+            };
+            let (steps, turns) = (self.steps, [#(self.grids.#levels.turn()),*]);
+            let captured = dev::Captured::record(&stream, &mut || {
+                for _ in 0..launches {
+                    self.launch(#params_ident, fused, stream.ptr())?;
+                }
+                Ok(())
+            });
+            // What the captured launches leave, then the session as before them.
+            let after = [#(self.grids.#levels.turn()),*];
+            self.steps = steps;
+            #(self.grids.#levels.set_turn(turns[#index]);)*
+            self.stream = Some(stream);
+            // Where the session keeps as many graphs as it may, the least recently
+            // replayed takes the new launches in place; else, or where the runtime
+            // refuses that, they are instantiated (the old graph dropped after its
+            // replays ran).
+            let oldest = if self.kept.len() == #graphs_kept {
+                Some(self.kept.remove(0).2)
+            } else {
+                None
+            };
+            let graph = match (captured, oldest) {
+                (Some(captured), Some(mut graph)) => {
+                    if graph.update(&captured) {
+                        self.updates += 1;
+                        Some(graph)
+                    } else {
+                        drop(graph);
+                        dev::Graph::new(&captured)
+                    }
+                }
+                (Some(captured), None) => dev::Graph::new(&captured),
+                (None, _) => None,
+            };
+            let Some(graph) = graph else {
+                // Another thread may have invalidated the capture: the next run
+                // of launches tries again, up to a limit.
+                self.failed += 1;
+                if self.failed == #capture_tries {
+                    self.graphs = false;
+                    self.kept.clear();
+                }
+                return Ok(false);
+            };
+            self.failed = 0;
+            self.captures += 1;
+            (key, after, graph)
+        }
+    }
+
+    /// `seen_before` and the session's graph switch and counters.
+    fn accessors(key_len: Literal) -> TokenStream {
+        let graphs_kept = GRAPHS_KEPT;
+        let set_doc = docs(&format!(
+            "Turns graphs on or off: on, each run of {GRAPH_LAUNCHES} launches in a `step` call is \
+             captured once as a graph (per steps a launch, parameters and order of the buffers) \
+             and replayed, and so is a shorter run of {SHORT_GRAPH_LAUNCHES} or more (a short call, \
+             or the rest of a long one) from the second time it comes, which saves most of each \
+             launch's cost on small grids."
+        ));
+        quote! {
+        /// Whether the run of `key` came before since it was last captured (the session
+        /// remembers as many such runs as it keeps graphs); notes it where not, and
+        /// forgets it where so.
+        fn seen_before(&mut self, key: [u64; #key_len]) -> bool {
+            if let Some(at) = self.seen.iter().position(|seen| *seen == key) {
+                self.seen.remove(at);
+                return true;
+            }
+            if self.seen.len() == #graphs_kept {
+                self.seen.remove(0);
+            }
+            self.seen.push(key);
+            false
+        }
+
+        /// Whether runs of many launches are replayed as graphs (on by default; off
+        /// after captures in a row gave no graph).
+        pub fn graphs(&self) -> bool {
+            self.graphs
+        }
+
+        #set_doc
+        pub fn set_graphs(&mut self, on: bool) {
+            self.graphs = on;
+            self.failed = 0;
+            self.kept.clear();
+        }
+
+        /// Graphs replayed since the session was made.
+        #[doc(hidden)]
+        pub fn replays(&self) -> u64 {
+            self.replays
+        }
+
+        /// Graphs captured since the session was made.
+        #[doc(hidden)]
+        pub fn captures(&self) -> u64 {
+            self.captures
+        }
+
+        /// Captures that updated a kept graph in place instead of instantiating one.
+        #[doc(hidden)]
+        pub fn updates(&self) -> u64 {
+            self.updates
+        }
         }
     }
 
