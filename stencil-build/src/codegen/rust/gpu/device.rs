@@ -15,19 +15,11 @@ use crate::codegen::rust::docs;
 pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStream {
     let module = format_ident!("stencil_{}", d.name);
     let f = |name: &str| format_ident!("{prefix}_{}_{name}", d.name);
-    let (malloc, free, upload, download, copy, zero, sync, count, error) = (
-        f("malloc"),
-        f("free"),
-        f("upload"),
-        f("download"),
-        f("copy"),
-        f("zero"),
-        f("synchronize"),
-        f("device_count"),
-        f("error_string"),
-    );
+    let (copy, sync) = (f("copy"), f("synchronize"));
     let graphs = graphs_module(&f, &sync);
-    let backend = d.name;
+    let calls = calls(&f, d.name);
+    let (buffer, buffer_drop) = buffer(&f);
+    let levels = levels();
     let (copy_extern, copy_impl) = if frame_copies {
         (
             quote! { unsafe extern "C" { fn #copy(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int; } },
@@ -65,190 +57,241 @@ pub fn runtime_module(prefix: &str, d: &Dialect, frame_copies: bool) -> TokenStr
 
             #copy_extern
 
-            unsafe extern "C" {
-                fn #malloc(ptr: *mut *mut c_void, bytes: usize) -> c_int;
-                fn #free(ptr: *mut c_void) -> c_int;
-                fn #upload(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int;
-                fn #download(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int;
-                fn #zero(ptr: *mut c_void, bytes: usize) -> c_int;
-                fn #sync() -> c_int;
-                fn #count(count: *mut c_int) -> c_int;
-                fn #error(code: c_int) -> *const c_char;
-            }
+            #calls
 
-            /// `Ok` for status 0, else the runtime's message for `call`.
-            pub fn check(stencil: &'static str, call: &'static str, code: c_int) -> Result<(), StencilError> {
-                if code == 0 {
-                    return Ok(());
-                }
-                stencil_safety!("the runtime returns a static NUL-terminated string for every code.");
-                let message = unsafe { ::std::ffi::CStr::from_ptr(#error(code)) }.to_string_lossy().into_owned();
-                Err(StencilError::Device { stencil, backend: #backend, call, message })
-            }
-
-            pub fn device_count() -> Result<usize, StencilError> {
-                let mut n: c_int = 0;
-                stencil_safety!("writes one int.");
-                let code = unsafe { #count(&mut n) };
-                check("", "device_count", code)?;
-                Ok(n.max(0) as usize)
-            }
-
-            /// Waits for every kernel launched so far; reports their errors.
-            pub fn synchronize(stencil: &'static str) -> Result<(), StencilError> {
-                stencil_safety!("no arguments.");
-                let code = unsafe { #sync() };
-                check(stencil, "synchronize", code)
-            }
-
-            /// `len` values on the device, zeroed, freed on drop.
-            pub struct Buffer<T> {
-                ptr: *mut T,
-                len: usize,
-            }
-
-            impl<T: Copy> Buffer<T> {
-                pub fn new(stencil: &'static str, len: usize) -> Result<Self, StencilError> {
-                    let bytes = len.checked_mul(::std::mem::size_of::<T>()).ok_or(StencilError::ShapeOverflow { stencil })?;
-                    let mut ptr: *mut c_void = ::std::ptr::null_mut();
-                    stencil_safety!("writes one pointer; nothing is freed unless the allocation succeeded.");
-                    let code = unsafe { #malloc(&mut ptr, bytes) };
-                    check(stencil, "malloc", code)?;
-                    let buffer = Buffer { ptr: ptr.cast(), len };
-                    stencil_safety!("`ptr` holds `bytes` bytes.");
-                    let code = unsafe { #zero(ptr, bytes) };
-                    check(stencil, "memset", code)?;
-                    Ok(buffer)
-                }
-
-                fn bytes(&self) -> usize {
-                    self.len * ::std::mem::size_of::<T>()
-                }
-
-                /// Copies `src` (of exactly `len` values) to the device.
-                pub fn upload(&mut self, stencil: &'static str, field: &'static str, src: &[T]) -> Result<(), StencilError> {
-                    super::stencil_runtime::check_len(stencil, field, self.len, src.len())?;
-                    stencil_safety!("both sides hold `len` values.");
-                    let code = unsafe { #upload(self.ptr.cast(), src.as_ptr().cast(), self.bytes()) };
-                    check(stencil, "upload", code)
-                }
-
-                /// Copies the device values to `dst` (of exactly `len` values); waits for the kernels before.
-                pub fn download(&self, stencil: &'static str, field: &'static str, dst: &mut [T]) -> Result<(), StencilError> {
-                    super::stencil_runtime::check_len(stencil, field, self.len, dst.len())?;
-                    stencil_safety!("both sides hold `len` values.");
-                    let code = unsafe { #download(dst.as_mut_ptr().cast(), self.ptr.cast(), self.bytes()) };
-                    check(stencil, "download", code)
-                }
-
-                pub fn ptr(&self) -> *mut T {
-                    self.ptr
-                }
-            }
+            #buffer
 
             #copy_impl
 
             #graphs
 
-            impl<T> Drop for Buffer<T> {
-                fn drop(&mut self) {
-                    stencil_safety!("`ptr` came from the runtime's malloc and is freed once. A failure here (a device already in error) cannot be reported from `drop`.");
-                    unsafe { #free(self.ptr.cast()) };
-                }
-            }
+            #buffer_drop
 
-            /// The time levels of one state field on the device, rotated each launch.
-            pub struct Levels<T> {
-                /// Physical buffers: `[prev,] cur, [next_prev,] next` at turn 0.
-                pub bufs: Vec<Buffer<T>>,
-                /// Time levels a launch reads (1, or 2 for a leapfrog).
-                levels: usize,
-                turn: usize,
-            }
-
-            impl<T: Copy> Levels<T> {
-                /// `levels` time levels, and the buffers a launch writes: `next`, and with
-                /// `fused_leapfrog` also `next_prev` (a launch of fused leapfrog steps
-                /// writes the last two time levels).
-                pub fn new(stencil: &'static str, levels: usize, fused_leapfrog: bool, len: usize) -> Result<Self, StencilError> {
-                    let count = levels + 1 + usize::from(fused_leapfrog);
-                    let bufs = (0..count).map(|_| Buffer::new(stencil, len)).collect::<Result<_, _>>()?;
-                    Ok(Levels { bufs, levels, turn: 0 })
-                }
-
-                /// The level `cur` is: 0, or 1 after `prev`.
-                pub fn cur_level(&self) -> usize {
-                    self.levels - 1
-                }
-
-                /// The buffer holding `level` (0 = prev, `cur_level()` = cur, len - 1 = next).
-                pub fn level(&self, level: usize) -> &Buffer<T> {
-                    &self.bufs[(level + self.turn) % self.bufs.len()]
-                }
-
-                pub fn level_mut(&mut self, level: usize) -> &mut Buffer<T> {
-                    let n = self.bufs.len();
-                    &mut self.bufs[(level + self.turn) % n]
-                }
-
-                #[allow(dead_code)] // only stencils reading this level use it
-                pub fn cur(&self) -> *mut T {
-                    self.level(self.cur_level()).ptr()
-                }
-
-                #[allow(dead_code)] // only fused leapfrog steps write it
-                pub fn next_prev(&self) -> *mut T {
-                    self.level(self.bufs.len() - 2).ptr()
-                }
-
-                #[allow(dead_code)] // only stencils reading this level use it
-                pub fn next(&self) -> *mut T {
-                    self.level(self.bufs.len() - 1).ptr()
-                }
-
-                #[allow(dead_code)] // only stencils reading this level use it
-                pub fn prev(&self) -> *mut T {
-                    self.level(0).ptr()
-                }
-
-                /// Which buffer holds each level: the turn, modulo the buffers.
-                pub fn turn(&self) -> usize {
-                    self.turn % self.bufs.len()
-                }
-
-                /// Puts the buffers in the order of `turn` (a value of [`Levels::turn`]).
-                pub fn set_turn(&mut self, turn: usize) {
-                    self.turn = turn;
-                }
-
-                /// Back to turn 0, where the buffers are in order `[prev,] cur, next`.
-                pub fn reset(&mut self) {
-                    self.turn = 0;
-                }
-
-                /// Back to turn 0, with `src` in every buffer but `prev`: the frame
-                /// a launch does not write.
-                pub fn upload_from(&mut self, stencil: &'static str, field: &'static str, src: &[T]) -> Result<(), StencilError> {
-                    self.reset();
-                    for level in self.cur_level()..self.bufs.len() {
-                        self.level_mut(level).upload(stencil, field, src)?;
-                    }
-                    Ok(())
-                }
-
-                /// After a launch: what it wrote (the buffers past those it read) is read next.
-                pub fn advance(&mut self) {
-                    self.turn += self.bufs.len() - self.levels;
-                }
-
-                /// After a launch of one step of fused leapfrog steps, which wrote only
-                /// `next_prev`'s buffer: `cur` becomes `prev` and that buffer `cur`.
-                #[allow(dead_code)] // only fused leapfrog steps use it
-                pub fn advance_one(&mut self) {
-                    self.turn += 1;
-                }
-            }
+            #levels
         }
+    }
+}
+
+/// The runtime's calls (`f` names them), the check of their status, the
+/// device count and the synchronization.
+fn calls(f: &dyn Fn(&str) -> Ident, backend: &str) -> TokenStream {
+    let (malloc, free, upload, download, zero, sync, count, error) = (
+        f("malloc"),
+        f("free"),
+        f("upload"),
+        f("download"),
+        f("zero"),
+        f("synchronize"),
+        f("device_count"),
+        f("error_string"),
+    );
+    quote! {
+    unsafe extern "C" {
+        fn #malloc(ptr: *mut *mut c_void, bytes: usize) -> c_int;
+        fn #free(ptr: *mut c_void) -> c_int;
+        fn #upload(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int;
+        fn #download(dst: *mut c_void, src: *const c_void, bytes: usize) -> c_int;
+        fn #zero(ptr: *mut c_void, bytes: usize) -> c_int;
+        fn #sync() -> c_int;
+        fn #count(count: *mut c_int) -> c_int;
+        fn #error(code: c_int) -> *const c_char;
+    }
+
+    /// `Ok` for status 0, else the runtime's message for `call`.
+    pub fn check(stencil: &'static str, call: &'static str, code: c_int) -> Result<(), StencilError> {
+        if code == 0 {
+            return Ok(());
+        }
+        stencil_safety!("the runtime returns a static NUL-terminated string for every code.");
+        let message = unsafe { ::std::ffi::CStr::from_ptr(#error(code)) }.to_string_lossy().into_owned();
+        Err(StencilError::Device { stencil, backend: #backend, call, message })
+    }
+
+    pub fn device_count() -> Result<usize, StencilError> {
+        let mut n: c_int = 0;
+        stencil_safety!("writes one int.");
+        let code = unsafe { #count(&mut n) };
+        check("", "device_count", code)?;
+        Ok(n.max(0) as usize)
+    }
+
+    /// Waits for every kernel launched so far; reports their errors.
+    pub fn synchronize(stencil: &'static str) -> Result<(), StencilError> {
+        stencil_safety!("no arguments.");
+        let code = unsafe { #sync() };
+        check(stencil, "synchronize", code)
+    }
+    }
+}
+
+/// `Buffer`: `len` values on the device, and its `Drop`.
+fn buffer(f: &dyn Fn(&str) -> Ident) -> (TokenStream, TokenStream) {
+    let (malloc, free, upload, download, zero) = (
+        f("malloc"),
+        f("free"),
+        f("upload"),
+        f("download"),
+        f("zero"),
+    );
+    let buffer = quote! {
+    /// `len` values on the device, zeroed, freed on drop.
+    pub struct Buffer<T> {
+        ptr: *mut T,
+        len: usize,
+    }
+
+    impl<T: Copy> Buffer<T> {
+        pub fn new(stencil: &'static str, len: usize) -> Result<Self, StencilError> {
+            let bytes = len.checked_mul(::std::mem::size_of::<T>()).ok_or(StencilError::ShapeOverflow { stencil })?;
+            let mut ptr: *mut c_void = ::std::ptr::null_mut();
+            stencil_safety!("writes one pointer; nothing is freed unless the allocation succeeded.");
+            let code = unsafe { #malloc(&mut ptr, bytes) };
+            check(stencil, "malloc", code)?;
+            let buffer = Buffer { ptr: ptr.cast(), len };
+            stencil_safety!("`ptr` holds `bytes` bytes.");
+            let code = unsafe { #zero(ptr, bytes) };
+            check(stencil, "memset", code)?;
+            Ok(buffer)
+        }
+
+        fn bytes(&self) -> usize {
+            self.len * ::std::mem::size_of::<T>()
+        }
+
+        /// Copies `src` (of exactly `len` values) to the device.
+        pub fn upload(&mut self, stencil: &'static str, field: &'static str, src: &[T]) -> Result<(), StencilError> {
+            super::stencil_runtime::check_len(stencil, field, self.len, src.len())?;
+            stencil_safety!("both sides hold `len` values.");
+            let code = unsafe { #upload(self.ptr.cast(), src.as_ptr().cast(), self.bytes()) };
+            check(stencil, "upload", code)
+        }
+
+        /// Copies the device values to `dst` (of exactly `len` values); waits for the kernels before.
+        pub fn download(&self, stencil: &'static str, field: &'static str, dst: &mut [T]) -> Result<(), StencilError> {
+            super::stencil_runtime::check_len(stencil, field, self.len, dst.len())?;
+            stencil_safety!("both sides hold `len` values.");
+            let code = unsafe { #download(dst.as_mut_ptr().cast(), self.ptr.cast(), self.bytes()) };
+            check(stencil, "download", code)
+        }
+
+        pub fn ptr(&self) -> *mut T {
+            self.ptr
+        }
+    }
+    };
+    let drop = quote! {
+    impl<T> Drop for Buffer<T> {
+        fn drop(&mut self) {
+            stencil_safety!("`ptr` came from the runtime's malloc and is freed once. A failure here (a device already in error) cannot be reported from `drop`.");
+            unsafe { #free(self.ptr.cast()) };
+        }
+    }
+    };
+    (buffer, drop)
+}
+
+/// `Levels`: the time levels of one state field, rotated each launch.
+fn levels() -> TokenStream {
+    let turns = turns();
+    quote! {
+    /// The time levels of one state field on the device, rotated each launch.
+    pub struct Levels<T> {
+        /// Physical buffers: `[prev,] cur, [next_prev,] next` at turn 0.
+        pub bufs: Vec<Buffer<T>>,
+        /// Time levels a launch reads (1, or 2 for a leapfrog).
+        levels: usize,
+        turn: usize,
+    }
+
+    impl<T: Copy> Levels<T> {
+        /// `levels` time levels, and the buffers a launch writes: `next`, and with
+        /// `fused_leapfrog` also `next_prev` (a launch of fused leapfrog steps
+        /// writes the last two time levels).
+        pub fn new(stencil: &'static str, levels: usize, fused_leapfrog: bool, len: usize) -> Result<Self, StencilError> {
+            let count = levels + 1 + usize::from(fused_leapfrog);
+            let bufs = (0..count).map(|_| Buffer::new(stencil, len)).collect::<Result<_, _>>()?;
+            Ok(Levels { bufs, levels, turn: 0 })
+        }
+
+        /// The level `cur` is: 0, or 1 after `prev`.
+        pub fn cur_level(&self) -> usize {
+            self.levels - 1
+        }
+
+        /// The buffer holding `level` (0 = prev, `cur_level()` = cur, len - 1 = next).
+        pub fn level(&self, level: usize) -> &Buffer<T> {
+            &self.bufs[(level + self.turn) % self.bufs.len()]
+        }
+
+        pub fn level_mut(&mut self, level: usize) -> &mut Buffer<T> {
+            let n = self.bufs.len();
+            &mut self.bufs[(level + self.turn) % n]
+        }
+
+        #[allow(dead_code)] // only stencils reading this level use it
+        pub fn cur(&self) -> *mut T {
+            self.level(self.cur_level()).ptr()
+        }
+
+        #[allow(dead_code)] // only fused leapfrog steps write it
+        pub fn next_prev(&self) -> *mut T {
+            self.level(self.bufs.len() - 2).ptr()
+        }
+
+        #[allow(dead_code)] // only stencils reading this level use it
+        pub fn next(&self) -> *mut T {
+            self.level(self.bufs.len() - 1).ptr()
+        }
+
+        #[allow(dead_code)] // only stencils reading this level use it
+        pub fn prev(&self) -> *mut T {
+            self.level(0).ptr()
+        }
+
+        #turns
+    }
+    }
+}
+
+/// The methods of `Levels` that turn its buffers.
+fn turns() -> TokenStream {
+    quote! {
+    /// Which buffer holds each level: the turn, modulo the buffers.
+    pub fn turn(&self) -> usize {
+        self.turn % self.bufs.len()
+    }
+
+    /// Puts the buffers in the order of `turn` (a value of [`Levels::turn`]).
+    pub fn set_turn(&mut self, turn: usize) {
+        self.turn = turn;
+    }
+
+    /// Back to turn 0, where the buffers are in order `[prev,] cur, next`.
+    pub fn reset(&mut self) {
+        self.turn = 0;
+    }
+
+    /// Back to turn 0, with `src` in every buffer but `prev`: the frame
+    /// a launch does not write.
+    pub fn upload_from(&mut self, stencil: &'static str, field: &'static str, src: &[T]) -> Result<(), StencilError> {
+        self.reset();
+        for level in self.cur_level()..self.bufs.len() {
+            self.level_mut(level).upload(stencil, field, src)?;
+        }
+        Ok(())
+    }
+
+    /// After a launch: what it wrote (the buffers past those it read) is read next.
+    pub fn advance(&mut self) {
+        self.turn += self.bufs.len() - self.levels;
+    }
+
+    /// After a launch of one step of fused leapfrog steps, which wrote only
+    /// `next_prev`'s buffer: `cur` becomes `prev` and that buffer `cur`.
+    #[allow(dead_code)] // only fused leapfrog steps use it
+    pub fn advance_one(&mut self) {
+        self.turn += 1;
+    }
     }
 }
 
