@@ -312,6 +312,7 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
         f("exec_destroy"),
         f("exec_update"),
     );
+    let graph = graph(f, sync);
     quote! {
         unsafe extern "C" {
             fn #stream_create(stream: *mut *mut c_void) -> c_int;
@@ -386,46 +387,60 @@ fn graphs_module(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
             }
         }
 
-        /// Captured launches, instantiated, replayed on the legacy stream.
-        pub struct Graph {
-            exec: *mut c_void,
+        #graph
+    }
+}
+
+/// `Graph`: captured launches, instantiated and replayed on the legacy
+/// stream (`f` names a runtime call, `sync` the synchronization).
+fn graph(f: &dyn Fn(&str) -> Ident, sync: &Ident) -> TokenStream {
+    let (instantiate, replay, exec_destroy, exec_update) = (
+        f("instantiate"),
+        f("replay"),
+        f("exec_destroy"),
+        f("exec_update"),
+    );
+    quote! {
+    /// Captured launches, instantiated, replayed on the legacy stream.
+    pub struct Graph {
+        exec: *mut c_void,
+    }
+
+    impl Graph {
+        /// `captured` instantiated; `None` where the runtime refused.
+        pub fn new(captured: &Captured) -> Option<Graph> {
+            let mut exec: *mut c_void = ::std::ptr::null_mut();
+            stencil_safety!("writes one handle from a graph the runtime captured.");
+            let made = unsafe { #instantiate(&mut exec, captured.graph) };
+            (made == 0 && !exec.is_null()).then_some(Graph { exec })
         }
 
-        impl Graph {
-            /// `captured` instantiated; `None` where the runtime refused.
-            pub fn new(captured: &Captured) -> Option<Graph> {
-                let mut exec: *mut c_void = ::std::ptr::null_mut();
-                stencil_safety!("writes one handle from a graph the runtime captured.");
-                let made = unsafe { #instantiate(&mut exec, captured.graph) };
-                (made == 0 && !exec.is_null()).then_some(Graph { exec })
-            }
-
-            /// Takes `captured`'s launches in place, where they are this graph's with other
-            /// arguments (no instantiation, and replays already queued run what they had).
-            /// `false` where the runtime refused (other kernels or grids): then the graph must
-            /// not be replayed again.
-            pub fn update(&mut self, captured: &Captured) -> bool {
-                stencil_safety!("an instantiated graph and a captured one, both alive.");
-                let updated = unsafe { #exec_update(self.exec, captured.graph) };
-                updated == 0
-            }
-
-            /// Queues the captured launches on the legacy stream, after what is queued there.
-            pub fn replay(&self, stencil: &'static str) -> Result<(), StencilError> {
-                stencil_safety!("an instantiated graph of this session's launches, whose buffers it owns.");
-                let code = unsafe { #replay(self.exec) };
-                check(stencil, "graph launch", code)
-            }
+        /// Takes `captured`'s launches in place, where they are this graph's with other
+        /// arguments (no instantiation, and replays already queued run what they had).
+        /// `false` where the runtime refused (other kernels or grids): then the graph must
+        /// not be replayed again.
+        pub fn update(&mut self, captured: &Captured) -> bool {
+            stencil_safety!("an instantiated graph and a captured one, both alive.");
+            let updated = unsafe { #exec_update(self.exec, captured.graph) };
+            updated == 0
         }
 
-        impl Drop for Graph {
-            fn drop(&mut self) {
-                stencil_safety!("instantiated by the runtime, destroyed once, after its replays ran. A failure here (a device already in error) cannot be reported from `drop`.");
-                unsafe {
-                    #sync();
-                    #exec_destroy(self.exec);
-                }
+        /// Queues the captured launches on the legacy stream, after what is queued there.
+        pub fn replay(&self, stencil: &'static str) -> Result<(), StencilError> {
+            stencil_safety!("an instantiated graph of this session's launches, whose buffers it owns.");
+            let code = unsafe { #replay(self.exec) };
+            check(stencil, "graph launch", code)
+        }
+    }
+
+    impl Drop for Graph {
+        fn drop(&mut self) {
+            stencil_safety!("instantiated by the runtime, destroyed once, after its replays ran. A failure here (a device already in error) cannot be reported from `drop`.");
+            unsafe {
+                #sync();
+                #exec_destroy(self.exec);
             }
         }
+    }
     }
 }
