@@ -56,7 +56,44 @@ pub fn stencil_module(
     ));
     let grids = grids_entry(d.name);
     let session_ident = crate::codegen::rust::unshadowed(st, "session");
-    let module_doc = docs(&format!(
+    let module_doc = module_doc(st, plan, d, small_steps);
+    quote! {
+        #module_doc
+        pub mod #module {
+            use super::*;
+            use super::super::#dev as dev;
+
+            /// The tiling compiled into these kernels.
+            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy, small_grids: #small_grids, small_steps: #small_steps };
+
+            #[allow(non_snake_case)]
+            unsafe extern "C" {
+                #(#externs)*
+            }
+
+            #session
+
+            #run_doc
+            pub fn run(#args) -> Result<(), StencilError> {
+                super::check_arguments(&shape, &[#lengths])?;
+                if steps == 0 {
+                    return Ok(());
+                }
+                let mut #session_ident = Session::new(shape)?;
+                #session_ident.upload(#upload_args)?;
+                #session_ident.step(params, steps)?;
+                #session_ident.download(#download_args)
+            }
+
+            #grids
+        }
+    }
+}
+
+/// The doc comment of a stencil's `cuda` (or `hip`) module: its plan in words.
+fn module_doc(st: &Stencil, plan: &Plan, d: &Dialect, small_steps: bool) -> TokenStream {
+    let strategy = plan.strategy.name();
+    docs(&format!(
         "{} kernels (strategy `{strategy}`, blocks of {:?} threads{}{}), with [`Session`] for grids kept on the device.",
         d.title,
         plan.block,
@@ -95,38 +132,7 @@ pub fn stencil_module(
         } else {
             ""
         }
-    ));
-    quote! {
-        #module_doc
-        pub mod #module {
-            use super::*;
-            use super::super::#dev as dev;
-
-            /// The tiling compiled into these kernels.
-            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy, small_grids: #small_grids, small_steps: #small_steps };
-
-            #[allow(non_snake_case)]
-            unsafe extern "C" {
-                #(#externs)*
-            }
-
-            #session
-
-            #run_doc
-            pub fn run(#args) -> Result<(), StencilError> {
-                super::check_arguments(&shape, &[#lengths])?;
-                if steps == 0 {
-                    return Ok(());
-                }
-                let mut #session_ident = Session::new(shape)?;
-                #session_ident.upload(#upload_args)?;
-                #session_ident.step(params, steps)?;
-                #session_ident.download(#download_args)
-            }
-
-            #grids
-        }
-    }
+    ))
 }
 
 /// Extern declarations, per statement the launch, and the questions asked
@@ -141,17 +147,7 @@ fn kernels(
 ) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
     let real = ident(st.dtype.rust());
     let persistent = plan.strategy == Strategy::Persistent;
-    let (levels_param, levels_arg) = match plan.strategy {
-        Strategy::Temporal => (
-            quote!(levels: ::std::os::raw::c_int,),
-            quote!(fused as ::std::os::raw::c_int,),
-        ),
-        Strategy::Persistent => (
-            quote!(steps: ::std::os::raw::c_ulonglong,),
-            quote!(fused as ::std::os::raw::c_ulonglong,),
-        ),
-        _ => (quote!(), quote!()),
-    };
+    let (levels_param, levels_arg) = levels_argument(plan);
     let dims = st.dims();
     let mut externs = Vec::new();
     let mut launches = Vec::new();
@@ -222,20 +218,7 @@ fn kernels(
                 #ask(#(self.shape[#axis] as isize,)* #out, #out_prev_arg #(#reads,)*) != 0
             });
         }
-        let frame = (st.boundary == Boundary::Fixed && target.has_prev()).then(|| {
-            let id = ident(&target.name);
-            let fresh = format_ident!("{}__fresh", target.name);
-            quote! {
-                // The caller's previous level (the first buffer) may have another frame:
-                // before it is first written, give it the current level's (which is kept
-                // from then on). After the first launch, no launch reads it.
-                if self.#fresh && self.steps > 0 {
-                    let cur = self.grids.#id.cur();
-                    self.grids.#id.bufs[0].copy_from(NAME, cur)?;
-                    self.#fresh = false;
-                }
-            }
-        });
+        let frame = frame_copy(st, s.target);
         launches.push(quote! {
             #frame
             stencil_safety!("every pointer is a device buffer of this session, all of `shape`'s cell count; the kernel touches only those cells and `out` is none of its inputs.");
@@ -244,6 +227,42 @@ fn kernels(
         });
     }
     (externs, launches, fuses)
+}
+
+/// The parameter of a fused kernel's launcher that counts its steps, and
+/// the argument a launch of `fused` steps passes.
+fn levels_argument(plan: &Plan) -> (TokenStream, TokenStream) {
+    match plan.strategy {
+        Strategy::Temporal => (
+            quote!(levels: ::std::os::raw::c_int,),
+            quote!(fused as ::std::os::raw::c_int,),
+        ),
+        Strategy::Persistent => (
+            quote!(steps: ::std::os::raw::c_ulonglong,),
+            quote!(fused as ::std::os::raw::c_ulonglong,),
+        ),
+        _ => (quote!(), quote!()),
+    }
+}
+
+/// Before a launch that writes 2-level field `target` with a fixed
+/// boundary: the caller's previous level takes the current level's frame.
+fn frame_copy(st: &Stencil, target: usize) -> Option<TokenStream> {
+    let target = &st.fields[target];
+    (st.boundary == Boundary::Fixed && target.has_prev()).then(|| {
+        let id = ident(&target.name);
+        let fresh = format_ident!("{}__fresh", target.name);
+        quote! {
+            // The caller's previous level (the first buffer) may have another frame:
+            // before it is first written, give it the current level's (which is kept
+            // from then on). After the first launch, no launch reads it.
+            if self.#fresh && self.steps > 0 {
+                let cur = self.grids.#id.cur();
+                self.grids.#id.bufs[0].copy_from(NAME, cur)?;
+                self.#fresh = false;
+            }
+        }
+    })
 }
 
 /// The device pointer a statement writes.
