@@ -70,168 +70,180 @@ pub(super) fn preamble(linked: &Linked, needs: &Needs) -> TokenStream {
         .gpus()
         .map(|g| super::gpu::runtime_module(&g.prefix, &g.dialect, needs.frame))
         .collect();
-    let gpu = (!runtimes.is_empty()).then(|| {
-        let small_steps_doc = docs(&format!(
-            "`auto`'s choice of another strategy than `naive`: single steps on small grids \
-             (under {} cells per multiprocessor; {} for a `stream` of 16-byte vectors marching \
-             64 planes, `auto`'s for the f64 stars of radius 3 or more whose update reads more grids) \
-             run `naive`'s kernel.",
-            crate::backend::gpu::plan::SMALL_STEP_CELLS,
-            crate::backend::gpu::plan::SMALL_STEP_CELLS_MORE_GRIDS
-        ));
-        let small_grids_doc = docs(&format!(
-            "`auto`'s choice of `tensor`, or of `stream` of 16-byte vectors marching 64 planes: \
-             small grids (where `tensor`'s blocks would compute too little; planes of fewer than \
-             {} cells) run `stream` in 16-byte vectors of blocks of [1, 2, 64] threads marching 4 \
-             planes (false for the other plans).",
-            crate::backend::gpu::plan::SMALL_PLANES
-        ));
-        quote! {
-            /// Tiling compiled into a stencil's GPU kernels.
-            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-            pub struct GpuTiling {
-                /// `naive`, `tiled`, `stream`, `tensor`, `temporal` or `persistent`.
-                pub strategy: &'static str,
-                /// Threads per block per axis, in axis order.
-                pub block: &'static [usize],
-                /// Cells of the slowest axis each block marches through (`stream`, `tensor`, `temporal`; 1 otherwise).
-                pub chunk: usize,
-                /// Cells of the slowest axis a `stream` thread computes per iteration, or of the
-                /// middle axis a 3-D `temporal` thread computes (1 otherwise).
-                pub coarsen: usize,
-                /// Cells of the contiguous axis a `stream` thread computes as one vector, or a
-                /// `temporal` lane computes (1 otherwise).
-                pub vector: usize,
-                /// Steps fused per launch (`temporal`, `persistent`; 1 otherwise).
-                pub time_block: usize,
-                /// The most blocks per multiprocessor a `persistent` launch keeps resident
-                /// (`None`: as many as fit, and for the other strategies).
-                pub occupancy: Option<usize>,
-                #small_grids_doc
-                pub small_grids: bool,
-                #small_steps_doc
-                pub small_steps: bool,
-            }
-
-            /// How a GPU session runs launches of several steps where its plan fuses them
-            /// (`temporal` of several steps a launch, `persistent`): `Session::fusion`,
-            /// `Session::set_fusion`.
-            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-            pub enum Fusion {
-                /// Time a fused launch against as many launches of the single-step kernel on the
-                /// session's grids, once, then keep the faster (the default where `auto` chose
-                /// the fused strategy): on small grids single steps can win.
-                Measure,
-                /// Fused launches (the default where the spec names the strategy).
-                Fused,
-                /// One step a launch, through the single-step kernel (the only way of plans that
-                /// do not fuse).
-                Single,
-            }
-
-            /// What a session's measurement (`Fusion::Measure`) timed, on its grids: the
-            /// fastest part of each way, every part `steps` steps from an idle device to an
-            /// idle device (`Session::measurement`).
-            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-            pub struct Measurement {
-                /// The steps each timed part ran: a fused launch's, or as many as a whole
-                /// graph of such launches runs where the session timed graphs.
-                pub steps: u64,
-                /// The fastest part of fused launches.
-                pub fused: ::std::time::Duration,
-                /// The fastest part of launches of one step.
-                pub single: ::std::time::Duration,
-            }
-
-            impl Measurement {
-                /// The way the session keeps: single steps where their part took less than
-                /// 98% of the fused launches' part, else fused launches.
-                pub fn faster(&self) -> Fusion {
-                    if self.single.as_nanos() * 50 < self.fused.as_nanos() * 49 {
-                        Fusion::Single
-                    } else {
-                        Fusion::Fused
-                    }
-                }
-            }
-
-            #(#runtimes)*
-        }
-    });
+    let gpu = (!runtimes.is_empty()).then(|| gpu_preamble(&runtimes));
+    let error = stencil_error();
     quote! {
-        /// An error from a generated stencil function. Nothing is written to
-        /// the caller's grids when one is returned.
-        #[derive(Clone, Debug, PartialEq, Eq)]
-        #[non_exhaustive]
-        pub enum StencilError {
-            /// An extent of the shape is smaller than the stencil allows (`2 * RADIUS + 1`).
-            ShapeTooSmall {
-                /// The stencil.
-                stencil: &'static str,
-                /// The axis.
-                axis: &'static str,
-                /// The extent given.
-                extent: usize,
-                /// The smallest legal extent.
-                min: usize,
-            },
-            /// The shape's cell count does not fit in memory addresses.
-            ShapeOverflow {
-                /// The stencil.
-                stencil: &'static str,
-            },
-            /// A generic entry point (`run_grids`) got the wrong number of axes, grids or params.
-            ArgumentCount {
-                /// The stencil.
-                stencil: &'static str,
-                /// `"axes"`, `"grids"` or `"params"`.
-                what: &'static str,
-                /// How many the stencil takes.
-                expected: usize,
-                /// How many were given.
-                actual: usize,
-            },
-            /// The GPU runtime reported an error.
-            Device {
-                /// The stencil (empty for calls not tied to one).
-                stencil: &'static str,
-                /// `cuda` or `hip`.
-                backend: &'static str,
-                /// The call that failed: a kernel (`update_<field>`) or a runtime call.
-                call: &'static str,
-                /// The runtime's message.
-                message: String,
-            },
-            /// A grid's length differs from the shape's cell count.
-            LengthMismatch {
-                /// The stencil.
-                stencil: &'static str,
-                /// The argument.
-                field: &'static str,
-                /// The shape's cell count.
-                expected: usize,
-                /// The slice's length.
-                actual: usize,
-            },
-        }
-
-        impl ::std::fmt::Display for StencilError {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match self {
-                    StencilError::ShapeTooSmall { stencil, axis, extent, min } => write!(f, "{stencil}: axis `{axis}` has {extent} cells but the stencil needs at least {min}"),
-                    StencilError::ShapeOverflow { stencil } => write!(f, "{stencil}: the shape has more cells than fit in memory"),
-                    StencilError::Device { stencil, backend, call, message } => write!(f, "{stencil}: {backend} `{call}` failed: {message}"),
-                    StencilError::ArgumentCount { stencil, what, expected, actual } => write!(f, "{stencil}: takes {expected} {what}, got {actual}"),
-                    StencilError::LengthMismatch { stencil, field, expected, actual } => write!(f, "{stencil}: `{field}` has {actual} elements but the shape has {expected} cells"),
-                }
-            }
-        }
-
-        impl ::std::error::Error for StencilError {}
+        #error
 
         #openmp
         #gpu
         #runtime
+    }
+}
+
+/// The types every GPU backend's modules share: `GpuTiling`, `Fusion`,
+/// `Measurement`, then each dialect's runtime module (`runtimes`).
+fn gpu_preamble(runtimes: &[TokenStream]) -> TokenStream {
+    let small_steps_doc = docs(&format!(
+        "`auto`'s choice of another strategy than `naive`: single steps on small grids \
+         (under {} cells per multiprocessor; {} for a `stream` of 16-byte vectors marching \
+         64 planes, `auto`'s for the f64 stars of radius 3 or more whose update reads more grids) \
+         run `naive`'s kernel.",
+        crate::backend::gpu::plan::SMALL_STEP_CELLS,
+        crate::backend::gpu::plan::SMALL_STEP_CELLS_MORE_GRIDS
+    ));
+    let small_grids_doc = docs(&format!(
+        "`auto`'s choice of `tensor`, or of `stream` of 16-byte vectors marching 64 planes: \
+         small grids (where `tensor`'s blocks would compute too little; planes of fewer than \
+         {} cells) run `stream` in 16-byte vectors of blocks of [1, 2, 64] threads marching 4 \
+         planes (false for the other plans).",
+        crate::backend::gpu::plan::SMALL_PLANES
+    ));
+    quote! {
+        /// Tiling compiled into a stencil's GPU kernels.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct GpuTiling {
+            /// `naive`, `tiled`, `stream`, `tensor`, `temporal` or `persistent`.
+            pub strategy: &'static str,
+            /// Threads per block per axis, in axis order.
+            pub block: &'static [usize],
+            /// Cells of the slowest axis each block marches through (`stream`, `tensor`, `temporal`; 1 otherwise).
+            pub chunk: usize,
+            /// Cells of the slowest axis a `stream` thread computes per iteration, or of the
+            /// middle axis a 3-D `temporal` thread computes (1 otherwise).
+            pub coarsen: usize,
+            /// Cells of the contiguous axis a `stream` thread computes as one vector, or a
+            /// `temporal` lane computes (1 otherwise).
+            pub vector: usize,
+            /// Steps fused per launch (`temporal`, `persistent`; 1 otherwise).
+            pub time_block: usize,
+            /// The most blocks per multiprocessor a `persistent` launch keeps resident
+            /// (`None`: as many as fit, and for the other strategies).
+            pub occupancy: Option<usize>,
+            #small_grids_doc
+            pub small_grids: bool,
+            #small_steps_doc
+            pub small_steps: bool,
+        }
+
+        /// How a GPU session runs launches of several steps where its plan fuses them
+        /// (`temporal` of several steps a launch, `persistent`): `Session::fusion`,
+        /// `Session::set_fusion`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Fusion {
+            /// Time a fused launch against as many launches of the single-step kernel on the
+            /// session's grids, once, then keep the faster (the default where `auto` chose
+            /// the fused strategy): on small grids single steps can win.
+            Measure,
+            /// Fused launches (the default where the spec names the strategy).
+            Fused,
+            /// One step a launch, through the single-step kernel (the only way of plans that
+            /// do not fuse).
+            Single,
+        }
+
+        /// What a session's measurement (`Fusion::Measure`) timed, on its grids: the
+        /// fastest part of each way, every part `steps` steps from an idle device to an
+        /// idle device (`Session::measurement`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Measurement {
+            /// The steps each timed part ran: a fused launch's, or as many as a whole
+            /// graph of such launches runs where the session timed graphs.
+            pub steps: u64,
+            /// The fastest part of fused launches.
+            pub fused: ::std::time::Duration,
+            /// The fastest part of launches of one step.
+            pub single: ::std::time::Duration,
+        }
+
+        impl Measurement {
+            /// The way the session keeps: single steps where their part took less than
+            /// 98% of the fused launches' part, else fused launches.
+            pub fn faster(&self) -> Fusion {
+                if self.single.as_nanos() * 50 < self.fused.as_nanos() * 49 {
+                    Fusion::Single
+                } else {
+                    Fusion::Fused
+                }
+            }
+        }
+
+        #(#runtimes)*
+    }
+}
+
+/// `StencilError`, what every generated function returns on failure.
+fn stencil_error() -> TokenStream {
+    quote! {
+    /// An error from a generated stencil function. Nothing is written to
+    /// the caller's grids when one is returned.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    #[non_exhaustive]
+    pub enum StencilError {
+        /// An extent of the shape is smaller than the stencil allows (`2 * RADIUS + 1`).
+        ShapeTooSmall {
+            /// The stencil.
+            stencil: &'static str,
+            /// The axis.
+            axis: &'static str,
+            /// The extent given.
+            extent: usize,
+            /// The smallest legal extent.
+            min: usize,
+        },
+        /// The shape's cell count does not fit in memory addresses.
+        ShapeOverflow {
+            /// The stencil.
+            stencil: &'static str,
+        },
+        /// A generic entry point (`run_grids`) got the wrong number of axes, grids or params.
+        ArgumentCount {
+            /// The stencil.
+            stencil: &'static str,
+            /// `"axes"`, `"grids"` or `"params"`.
+            what: &'static str,
+            /// How many the stencil takes.
+            expected: usize,
+            /// How many were given.
+            actual: usize,
+        },
+        /// The GPU runtime reported an error.
+        Device {
+            /// The stencil (empty for calls not tied to one).
+            stencil: &'static str,
+            /// `cuda` or `hip`.
+            backend: &'static str,
+            /// The call that failed: a kernel (`update_<field>`) or a runtime call.
+            call: &'static str,
+            /// The runtime's message.
+            message: String,
+        },
+        /// A grid's length differs from the shape's cell count.
+        LengthMismatch {
+            /// The stencil.
+            stencil: &'static str,
+            /// The argument.
+            field: &'static str,
+            /// The shape's cell count.
+            expected: usize,
+            /// The slice's length.
+            actual: usize,
+        },
+    }
+
+    impl ::std::fmt::Display for StencilError {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match self {
+                StencilError::ShapeTooSmall { stencil, axis, extent, min } => write!(f, "{stencil}: axis `{axis}` has {extent} cells but the stencil needs at least {min}"),
+                StencilError::ShapeOverflow { stencil } => write!(f, "{stencil}: the shape has more cells than fit in memory"),
+                StencilError::Device { stencil, backend, call, message } => write!(f, "{stencil}: {backend} `{call}` failed: {message}"),
+                StencilError::ArgumentCount { stencil, what, expected, actual } => write!(f, "{stencil}: takes {expected} {what}, got {actual}"),
+                StencilError::LengthMismatch { stencil, field, expected, actual } => write!(f, "{stencil}: `{field}` has {actual} elements but the shape has {expected} cells"),
+            }
+        }
+    }
+
+    impl ::std::error::Error for StencilError {}
     }
 }
 
