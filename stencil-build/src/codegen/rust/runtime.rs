@@ -288,6 +288,7 @@ fn openmp_preamble(prefix: &str) -> TokenStream {
 /// `Trial`: a GPU session's measurement of its fused launches against single
 /// steps (`Fusion::Measure`).
 fn trial_helper() -> TokenStream {
+    let next = trial_next();
     quote! {
         /// A session's measurement of fused launches against single steps, in parts, each run
         /// within one `step` call that has the steps for it: a fused launch and a single step
@@ -346,67 +347,74 @@ fn trial_helper() -> TokenStream {
                 }
             }
 
-            /// Runs the next part: `run(steps, each)` runs `steps` steps in launches of `each`
-            /// (fused where `each > 1`), replaying runs of `graph` launches as graphs where
-            /// `graph > 1`; `wait` waits for the device. Returns the steps run and, after the
-            /// last part, what the trial timed (whose `faster` is the way to keep).
-            pub fn next(
-                &mut self,
-                span: u64,
-                graph: u64,
-                run: &mut dyn FnMut(u64, u64) -> Result<(), StencilError>,
-                wait: &dyn Fn() -> Result<(), StencilError>,
-            ) -> Result<(u64, Option<super::Measurement>), StencilError> {
-                let steps = span * self.scale;
-                let mut timed = |each: u64| {
-                    wait()?;
-                    let start = ::std::time::Instant::now();
-                    run(steps, each)?;
-                    wait()?;
-                    Ok::<_, StencilError>(start.elapsed())
-                };
-                let ran = match self.part {
-                    0 => {
-                        run(span, span)?;
-                        span
-                    }
-                    1 => {
-                        run(1, 1)?;
-                        1
-                    }
-                    p => {
-                        let fused = matches!((p - 2) % 4, 0 | 3);
-                        let took = timed(if fused { span } else { 1 })?;
-                        let best = if fused { &mut self.fused } else { &mut self.single };
-                        *best = (*best).min(took);
-                        self.spent += took;
-                        steps
-                    }
-                };
-                self.part += 1;
-                // Timed parts run, and whole cycles of them.
-                let timed_parts = self.part.saturating_sub(2);
-                if timed_parts == 4 && self.scale == 1 && graph > 1 && self.single < Self::QUICK.saturating_mul(span as u32) {
-                    *self = Trial { part: 2, scale: graph, ..Trial::default() };
-                    return Ok((ran, None));
-                }
-                let cycles = timed_parts / 4;
-                let clear = self.fused.min(self.single).saturating_mul(2) < self.fused.max(self.single);
-                let enough = if self.spent >= Self::SPENT {
-                    cycles >= Self::CYCLES || clear && cycles >= Self::CLEAR_CYCLES
-                } else {
-                    cycles >= Self::MOST_CYCLES
-                };
-                // Timed parts that end a cycle.
-                let done = cycles * 4 == timed_parts && enough;
-                if !done {
-                    return Ok((ran, None));
-                }
-                let measured = super::Measurement { steps, fused: self.fused, single: self.single };
-                *self = Trial::default();
-                Ok((ran, Some(measured)))
-            }
+            #next
         }
+    }
+}
+
+/// `Trial::next`: one part of the trial, and once it is done what it timed.
+fn trial_next() -> TokenStream {
+    quote! {
+    /// Runs the next part: `run(steps, each)` runs `steps` steps in launches of `each`
+    /// (fused where `each > 1`), replaying runs of `graph` launches as graphs where
+    /// `graph > 1`; `wait` waits for the device. Returns the steps run and, after the
+    /// last part, what the trial timed (whose `faster` is the way to keep).
+    pub fn next(
+        &mut self,
+        span: u64,
+        graph: u64,
+        run: &mut dyn FnMut(u64, u64) -> Result<(), StencilError>,
+        wait: &dyn Fn() -> Result<(), StencilError>,
+    ) -> Result<(u64, Option<super::Measurement>), StencilError> {
+        let steps = span * self.scale;
+        let mut timed = |each: u64| {
+            wait()?;
+            let start = ::std::time::Instant::now();
+            run(steps, each)?;
+            wait()?;
+            Ok::<_, StencilError>(start.elapsed())
+        };
+        let ran = match self.part {
+            0 => {
+                run(span, span)?;
+                span
+            }
+            1 => {
+                run(1, 1)?;
+                1
+            }
+            p => {
+                let fused = matches!((p - 2) % 4, 0 | 3);
+                let took = timed(if fused { span } else { 1 })?;
+                let best = if fused { &mut self.fused } else { &mut self.single };
+                *best = (*best).min(took);
+                self.spent += took;
+                steps
+            }
+        };
+        self.part += 1;
+        // Timed parts run, and whole cycles of them.
+        let timed_parts = self.part.saturating_sub(2);
+        if timed_parts == 4 && self.scale == 1 && graph > 1 && self.single < Self::QUICK.saturating_mul(span as u32) {
+            *self = Trial { part: 2, scale: graph, ..Trial::default() };
+            return Ok((ran, None));
+        }
+        let cycles = timed_parts / 4;
+        let clear = self.fused.min(self.single).saturating_mul(2) < self.fused.max(self.single);
+        let enough = if self.spent >= Self::SPENT {
+            cycles >= Self::CYCLES || clear && cycles >= Self::CLEAR_CYCLES
+        } else {
+            cycles >= Self::MOST_CYCLES
+        };
+        // Timed parts that end a cycle.
+        let done = cycles * 4 == timed_parts && enough;
+        if !done {
+            return Ok((ran, None));
+        }
+        let measured = super::Measurement { steps, fused: self.fused, single: self.single };
+        *self = Trial::default();
+        Ok((ran, Some(measured)))
+    }
     }
 }
 
@@ -498,8 +506,8 @@ fn runtime(needs: &Needs, trial: bool) -> TokenStream {
     }
 }
 
-/// `Levels` and `Io`, with only the accessors some statement uses.
-fn levels(needs: &Needs) -> TokenStream {
+/// The accessors of `Levels` some statement uses: `next`, `cur`, `prev`.
+fn level_accessors(needs: &Needs) -> TokenStream {
     let accessor = |on: bool, name: &str, level: TokenStream, doc: &str| {
         let name = ident(name);
         let doc = docs(doc);
@@ -520,6 +528,16 @@ fn levels(needs: &Needs) -> TokenStream {
         "The level at the start of the step.",
     );
     let prev = accessor(needs.prev, "prev", quote!(0), "The previous level.");
+    quote! {
+        #next
+        #cur
+        #prev
+    }
+}
+
+/// `Levels` and `Io`, with only the accessors some statement uses.
+fn levels(needs: &Needs) -> TokenStream {
+    let accessors = level_accessors(needs);
     let (prev_field, prev_find, prev_init) = if needs.own_prev {
         (
             quote! { /// The previous level (the current one for single-level fields).
@@ -566,9 +584,7 @@ fn levels(needs: &Needs) -> TokenStream {
                 (level + self.turn) % self.bufs.len()
             }
 
-            #next
-            #cur
-            #prev
+            #accessors
 
             /// Borrows the levels for the statement that writes this field.
             pub fn io(&mut self) -> Io<'_, T> {
