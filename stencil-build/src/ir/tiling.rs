@@ -250,49 +250,14 @@ fn gpu(
     };
     let marches =
         strategy == Strategy::Stream || strategy == Strategy::Tensor || strategy.fuses_steps();
-    let fused = strategy.name();
-    let coarsen = match &s.coarsen {
-        None => None,
-        Some(c) if !marches => return Err(marching_only(c, "coarsen", src)),
-        Some(c) if strategy == Strategy::Tensor => return Err(tensor_fixed(c, "coarsen", src)),
-        Some(c) if strategy.fuses_steps() && dims != 3 => {
-            return Err(src
-                .error(
-                    c.span(),
-                    format!("`coarsen` of `{fused}` sets the cells per thread along the middle axis of a 3-D stencil"),
-                )
-                .with_hint(format!("remove `coarsen`: a 2-D `{fused}` thread computes one row")));
-        }
-        Some(c) if strategy.fuses_steps() => Some(bounded(c, 1, 32, "coarsen", src)?),
-        Some(c) => Some(bounded(c, 1, 16, "coarsen", src)?),
-    };
+    let coarsen = gpu_coarsen(s.coarsen.as_ref(), strategy, dims, src)?;
     let chunk = match &s.chunk {
         None => None,
         Some(c) if !marches => return Err(marching_only(c, "chunk", src)),
         Some(c) => Some(bounded(c, 1, 1 << 20, "chunk", src)?),
     };
-    if let (true, Some(b), Some(list)) = (marches, &block, &s.block)
-        && b[0] != 1
-    {
-        let mut fixed = b.clone();
-        fixed[0] = 1;
-        let (what, hint) = if strategy == Strategy::Stream {
-            (
-                "`stream` runs one thread per column of the slowest axis",
-                "set the cells per block along that axis with `chunk`",
-            )
-        } else {
-            (
-                &*format!("`{fused}` marches each block along the slowest axis"),
-                "set the planes per block along that axis with `chunk`",
-            )
-        };
-        return Err(src
-            .error(
-                list.get_ref()[0].span(),
-                format!("{what}: its block extent there is 1, not {}", b[0]),
-            )
-            .with_hint(format!("write block = {fixed:?}; {hint}")));
+    if let (true, Some(b), Some(list)) = (marches, &block, &s.block) {
+        marching_block(b, list, strategy, src)?;
     }
     if marches && dims < 2 {
         return Err(src
@@ -305,29 +270,7 @@ fn gpu(
             )
             .with_hint("use `strategy = \"tiled\"` for a 1-D stencil"));
     }
-    let vector = match &s.vector {
-        None => None,
-        Some(v) if !marches => return Err(marching_only(v, "vector", src)),
-        Some(v) if strategy == Strategy::Tensor => return Err(tensor_fixed(v, "vector", src)),
-        Some(v) if strategy == Strategy::Persistent && dims == 3 => {
-            return Err(src
-                .error(
-                    v.span(),
-                    "`vector` of `persistent` sets the cells per lane of a 2-D stencil".to_string(),
-                )
-                .with_hint(
-                    "remove `vector`: a 3-D `persistent` thread computes one column of the contiguous axis (set its rows with `coarsen`), \
-                     or use `strategy = \"temporal\"`, whose threads can compute a vector",
-                ));
-        }
-        Some(v) if strategy.fuses_steps() && dims != 3 => Some(bounded(v, 1, 8, "vector", src)?),
-        Some(v) if ![1, 2, 4].contains(v.get_ref()) => {
-            return Err(src
-                .error(v.span(), format!("`vector = {}` cannot work", v.get_ref()))
-                .with_hint("use 1, 2 or 4 cells (at most 16 bytes: 2 in f64)"));
-        }
-        Some(v) => Some(*v.get_ref() as usize),
-    };
+    let vector = gpu_vector(s.vector.as_ref(), strategy, dims, src)?;
     let occupancy = match &s.occupancy {
         None => None,
         Some(o) if strategy != Strategy::Persistent => {
@@ -349,6 +292,100 @@ fn gpu(
         vector,
         occupancy,
     })
+}
+
+/// `vector` of `[tiling.<gpu>]` for `strategy` on `dims` axes.
+fn gpu_vector(
+    vector: Option<&Spanned<i64>>,
+    strategy: Strategy,
+    dims: usize,
+    src: &Source,
+) -> Result<Option<usize>, Diagnostic> {
+    let marches =
+        strategy == Strategy::Stream || strategy == Strategy::Tensor || strategy.fuses_steps();
+    Ok(match vector {
+        None => None,
+        Some(v) if !marches => return Err(marching_only(v, "vector", src)),
+        Some(v) if strategy == Strategy::Tensor => return Err(tensor_fixed(v, "vector", src)),
+        Some(v) if strategy == Strategy::Persistent && dims == 3 => {
+            return Err(src
+                .error(
+                    v.span(),
+                    "`vector` of `persistent` sets the cells per lane of a 2-D stencil".to_string(),
+                )
+                .with_hint(
+                    "remove `vector`: a 3-D `persistent` thread computes one column of the contiguous axis (set its rows with `coarsen`), \
+                     or use `strategy = \"temporal\"`, whose threads can compute a vector",
+                ));
+        }
+        Some(v) if strategy.fuses_steps() && dims != 3 => Some(bounded(v, 1, 8, "vector", src)?),
+        Some(v) if ![1, 2, 4].contains(v.get_ref()) => {
+            return Err(src
+                .error(v.span(), format!("`vector = {}` cannot work", v.get_ref()))
+                .with_hint("use 1, 2 or 4 cells (at most 16 bytes: 2 in f64)"));
+        }
+        Some(v) => Some(*v.get_ref() as usize),
+    })
+}
+
+/// `coarsen` of `[tiling.<gpu>]` for `strategy` on `dims` axes.
+fn gpu_coarsen(
+    coarsen: Option<&Spanned<i64>>,
+    strategy: Strategy,
+    dims: usize,
+    src: &Source,
+) -> Result<Option<usize>, Diagnostic> {
+    let marches =
+        strategy == Strategy::Stream || strategy == Strategy::Tensor || strategy.fuses_steps();
+    let fused = strategy.name();
+    Ok(match coarsen {
+        None => None,
+        Some(c) if !marches => return Err(marching_only(c, "coarsen", src)),
+        Some(c) if strategy == Strategy::Tensor => return Err(tensor_fixed(c, "coarsen", src)),
+        Some(c) if strategy.fuses_steps() && dims != 3 => {
+            return Err(src
+                .error(
+                    c.span(),
+                    format!("`coarsen` of `{fused}` sets the cells per thread along the middle axis of a 3-D stencil"),
+                )
+                .with_hint(format!("remove `coarsen`: a 2-D `{fused}` thread computes one row")));
+        }
+        Some(c) if strategy.fuses_steps() => Some(bounded(c, 1, 32, "coarsen", src)?),
+        Some(c) => Some(bounded(c, 1, 16, "coarsen", src)?),
+    })
+}
+
+/// A marching strategy's block `b` (given as `list`), whose slowest axis
+/// has one thread.
+fn marching_block(
+    b: &[usize],
+    list: &Spanned<Vec<Spanned<i64>>>,
+    strategy: Strategy,
+    src: &Source,
+) -> Result<(), Diagnostic> {
+    let fused = strategy.name();
+    if b[0] != 1 {
+        let mut fixed = b.to_vec();
+        fixed[0] = 1;
+        let (what, hint) = if strategy == Strategy::Stream {
+            (
+                "`stream` runs one thread per column of the slowest axis",
+                "set the cells per block along that axis with `chunk`",
+            )
+        } else {
+            (
+                &*format!("`{fused}` marches each block along the slowest axis"),
+                "set the planes per block along that axis with `chunk`",
+            )
+        };
+        return Err(src
+            .error(
+                list.get_ref()[0].span(),
+                format!("{what}: its block extent there is 1, not {}", b[0]),
+            )
+            .with_hint(format!("write block = {fixed:?}; {hint}")));
+    }
+    Ok(())
 }
 
 /// The error for `key` set with `tensor`, whose lanes each compute two cells
