@@ -584,17 +584,34 @@ fn gpu_source(
     prefix: &str,
     d: &gpu::Dialect,
 ) -> Result<(String, gpu::Plan), Error> {
-    let tiling = match d.name {
-        "hip" => &st.tiling.hip,
-        _ => &st.tiling.cuda,
+    let plan = gpu_plan(st, d)?;
+    Ok((gpu::source(st, an, &plan, prefix, d), plan))
+}
+
+/// The plan `st`'s `[tiling.<d>]` asks for, settled and checked.
+fn gpu_plan(st: &Stencil, d: &gpu::Dialect) -> Result<gpu::Plan, Error> {
+    let tiling = if *d == gpu::HIP {
+        &st.tiling.hip
+    } else {
+        &st.tiling.cuda
     };
-    let plan = gpu::resolve(tiling, st, d)
+    gpu::resolve(tiling, st, d)
         .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), st, d))
         .map_err(|message| Error::Toolchain {
             backend: d.name,
             message: format!("{}: {message}", st.path.display()),
-        })?;
-    Ok((gpu::source(st, an, &plan, prefix, d), plan))
+        })
+}
+
+/// The spec `text` (reported as coming from `path`), checked and lowered.
+fn lowered(path: &Path, text: &str) -> Result<Stencil, Error> {
+    let src = spec::Source {
+        path: path.to_path_buf(),
+        text: text.to_string(),
+    };
+    spec::parse(&src)
+        .and_then(|s| checked(&s, &src))
+        .map_err(|d| Error::Spec(vec![d]))
 }
 
 /// What stencil-build generates for one spec, every backend included, before
@@ -617,13 +634,7 @@ pub struct Sources {
 /// becomes, or to validate specs outside a build. Errors are the ones
 /// [`compile`](crate::compile) reports, located in `text`.
 pub fn generate(path: impl AsRef<Path>, text: &str) -> Result<Sources, Error> {
-    let src = spec::Source {
-        path: path.as_ref().to_path_buf(),
-        text: text.to_string(),
-    };
-    let st = spec::parse(&src)
-        .and_then(|s| checked(&s, &src))
-        .map_err(|d| Error::Spec(vec![d]))?;
+    let st = lowered(path.as_ref(), text)?;
     let an = analyse(&st);
     let prefix = "stencils";
     let (cuda, cuda_plan) = gpu_source(&st, &an, prefix, &gpu::CUDA)?;
@@ -679,20 +690,9 @@ pub struct PlanSpaces {
 /// each GPU backend, the plan it gets and the plans around it. Errors are
 /// the ones [`compile`](crate::compile) reports, located in `text`.
 pub fn plan_space(path: impl AsRef<Path>, text: &str) -> Result<PlanSpaces, Error> {
-    let src = spec::Source {
-        path: path.as_ref().to_path_buf(),
-        text: text.to_string(),
-    };
-    let st = spec::parse(&src)
-        .and_then(|s| checked(&s, &src))
-        .map_err(|d| Error::Spec(vec![d]))?;
-    let space = |d: &gpu::Dialect, tiling: &crate::ir::GpuTiling| -> Result<PlanSpace, Error> {
-        let plan = gpu::resolve(tiling, &st, d)
-            .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), &st, d))
-            .map_err(|message| Error::Toolchain {
-                backend: d.name,
-                message: format!("{}: {message}", st.path.display()),
-            })?;
+    let st = lowered(path.as_ref(), text)?;
+    let space = |d: &gpu::Dialect| -> Result<PlanSpace, Error> {
+        let plan = gpu_plan(&st, d)?;
         let around = gpu::plan::candidates(&plan, &st, d);
         Ok(PlanSpace {
             chosen: plan.section(d.name),
@@ -700,8 +700,8 @@ pub fn plan_space(path: impl AsRef<Path>, text: &str) -> Result<PlanSpaces, Erro
         })
     };
     Ok(PlanSpaces {
-        cuda: space(&gpu::CUDA, &st.tiling.cuda)?,
-        hip: space(&gpu::HIP, &st.tiling.hip)?,
+        cuda: space(&gpu::CUDA)?,
+        hip: space(&gpu::HIP)?,
     })
 }
 

@@ -39,9 +39,7 @@ impl Writer {
         head: impl fmt::Display,
         body: impl FnOnce(&mut Self) -> fmt::Result,
     ) -> fmt::Result {
-        writeln!(self, "{head} {{")?;
-        self.scope(body)?;
-        writeln!(self, "}}")
+        self.enclosed(head, body, "}")
     }
 
     /// Writes `head {`, what `body` writes one level deeper, and `};`: a C
@@ -51,9 +49,19 @@ impl Writer {
         head: impl fmt::Display,
         body: impl FnOnce(&mut Self) -> fmt::Result,
     ) -> fmt::Result {
+        self.enclosed(head, body, "};")
+    }
+
+    /// Writes `head {`, what `body` writes one level deeper, and `close`.
+    fn enclosed(
+        &mut self,
+        head: impl fmt::Display,
+        body: impl FnOnce(&mut Self) -> fmt::Result,
+        close: &str,
+    ) -> fmt::Result {
         writeln!(self, "{head} {{")?;
         self.scope(body)?;
-        writeln!(self, "}};")
+        writeln!(self, "{close}")
     }
 
     /// Writes a definition: `head` on a line of its own, then what `body`

@@ -79,6 +79,12 @@ impl Strategy {
     pub fn fuses_steps(self) -> bool {
         matches!(self, Strategy::Temporal | Strategy::Persistent)
     }
+
+    /// Whether its blocks march along the slowest axis (`stream`, `tensor`,
+    /// the fused strategies), `chunk` cells of it a block.
+    pub fn marches(self) -> bool {
+        matches!(self, Strategy::Stream | Strategy::Tensor) || self.fuses_steps()
+    }
 }
 
 /// Cells of the slowest axis a `stream` block marches through when `chunk` is not given.
@@ -248,8 +254,7 @@ fn gpu(
         }
         Some(t) => Some(bounded(t, 1, 64, "time_block", src)?),
     };
-    let marches =
-        strategy == Strategy::Stream || strategy == Strategy::Tensor || strategy.fuses_steps();
+    let marches = strategy.marches();
     let coarsen = gpu_coarsen(s.coarsen.as_ref(), strategy, dims, src)?;
     let chunk = match &s.chunk {
         None => None,
@@ -301,8 +306,7 @@ fn gpu_vector(
     dims: usize,
     src: &Source,
 ) -> Result<Option<usize>, Diagnostic> {
-    let marches =
-        strategy == Strategy::Stream || strategy == Strategy::Tensor || strategy.fuses_steps();
+    let marches = strategy.marches();
     Ok(match vector {
         None => None,
         Some(v) if !marches => return Err(marching_only(v, "vector", src)),
@@ -335,8 +339,7 @@ fn gpu_coarsen(
     dims: usize,
     src: &Source,
 ) -> Result<Option<usize>, Diagnostic> {
-    let marches =
-        strategy == Strategy::Stream || strategy == Strategy::Tensor || strategy.fuses_steps();
+    let marches = strategy.marches();
     let fused = strategy.name();
     Ok(match coarsen {
         None => None,

@@ -105,7 +105,7 @@ fn neighbours(t: &GpuTiling) -> Vec<GpuTiling> {
 fn spec_accepts(t: &GpuTiling, st: &Stencil, d: &Dialect) -> bool {
     let dims = st.dims();
     let fused = t.strategy.fuses_steps();
-    let marches = matches!(t.strategy, Strategy::Stream | Strategy::Tensor) || fused;
+    let marches = t.strategy.marches();
     let within = |v: Option<usize>, most: usize| v.is_none_or(|v| (1..=most).contains(&v));
     let block_ok = t.block.as_ref().is_none_or(|b| {
         let cells = match t.vector {

@@ -103,7 +103,7 @@ impl Plan {
     /// Whether its blocks march along the slowest axis (`stream`, `tensor`,
     /// the fused strategies), which `chunk` counts the cells of.
     pub fn marches(&self) -> bool {
-        matches!(self.strategy, Strategy::Stream | Strategy::Tensor) || self.strategy.fuses_steps()
+        self.strategy.marches()
     }
 
     /// The tiling that names this plan, every key its strategy takes given:
