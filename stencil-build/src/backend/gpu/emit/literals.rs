@@ -16,9 +16,10 @@ use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 
 use super::Gen;
+use crate::backend::gpu::plan::temporal::variants;
 use crate::backend::{CExpr, Writer};
 use crate::codegen::expr::{self, Dialect};
-use crate::ir::{Access, Dtype, Func};
+use crate::ir::{Access, Func};
 
 /// [`CExpr`] with its literals as entries of the table `lit`.
 pub struct Banked<'a> {
@@ -88,17 +89,9 @@ impl Dialect for Banked<'_> {
 
 impl Gen<'_> {
     /// Whether the update reads its literals from a table passed by value
-    /// ([`Banked`]): 2-D fused f64 kernels on CUDA. In `temporal`, j2d5pt's
-    /// loop fell from 983 to 658 instructions for 3 rows and ran 1.09x-1.15x
-    /// (H100, BENCHMARKS.md, session 27); with the selection
-    /// ([`Self::selects_levels`]) `persistent` gained too (session 28). The
-    /// 3-D kernels keep their literals inline: there the table ran j3d7pt
-    /// f64 0.87x-0.89x and j3d27pt 0.78x-0.81x, poisson 1.07x (session 28).
+    /// ([`Banked`]): [`variants::banks_literals`].
     pub(super) fn banks_literals(&self) -> bool {
-        self.warp_tiles()
-            && self.plan.strategy.fuses_steps()
-            && self.st.dtype == Dtype::F64
-            && self.d.tuned
+        variants::banks_literals(self.plan, self.st, self.d)
     }
 
     /// The entries of the update's table of literals, where it

@@ -47,9 +47,8 @@ use std::fmt::{self, Write as _};
 
 use super::{Gen, shifted};
 use crate::backend::Writer;
-use crate::backend::gpu::plan::temporal::{
-    LANES, MAX_UNROLLED_POINTS, radius, reads_inputs, skewed, splits,
-};
+use crate::backend::gpu::plan::temporal::variants;
+use crate::backend::gpu::plan::temporal::{LANES, radius, reads_inputs, skewed, splits};
 use crate::codegen::index::offset_index;
 use crate::ir::{Access, Slot, Strategy, Version};
 
@@ -368,21 +367,12 @@ impl Gen<'_> {
     }
 
     /// How a 2-D `temporal` warp tile function unrolls its loop over the
-    /// rows (the argument of `#pragma unroll`; see [`MAX_UNROLLED_POINTS`]):
-    /// by the window's rows where its stencil reads at most that many cells
-    /// of the field it steps; a leapfrog only in the copy without checks
-    /// (`EDGE`, f32), since unrolling both took wave2d f32 from 157 to 201
-    /// registers, 2 blocks a multiprocessor instead of 3 (0.78x-0.91x), and
-    /// f64 leapfrogs (no such copy) measured 0.83x-0.91x. `None`: not
-    /// unrolled; nor in `persistent`, where it ran 0.92x-1.12x in f32 and,
-    /// in f64, lost to the literals and selection without it (j2d9pt
-    /// 0.77x-0.91x with both; BENCHMARKS.md, session 28), or HIP (hipcc,
-    /// clang, leaves a loop of shuffles as it is and warns).
+    /// rows (the argument of `#pragma unroll`): by the window's rows where
+    /// [`variants::unrolls_rows`], a leapfrog's only in the copy without
+    /// checks; `None`: not unrolled.
     fn row_unroll(&self, sh: &Shape) -> Option<String> {
         let rows = sh.planes();
-        let suited = self.d.tuned
-            && self.plan.strategy == Strategy::Temporal
-            && self.reads(self.streamed()).len() <= MAX_UNROLLED_POINTS;
+        let suited = variants::unrolls_rows(self.plan, self.st, self.d);
         match (suited, self.leapfrog(), sh.split) {
             (false, _, _) | (true, true, false) => None,
             (true, false, _) => Some(rows.to_string()),
@@ -391,17 +381,9 @@ impl Gen<'_> {
     }
 
     /// Whether a 2-D fused level computes its update at every cell and
-    /// selects it (no branch): in kernels without a copy without checks
-    /// (f64, [`splits`]) where every read comes from the windows (not a
-    /// leapfrog's previous level or an input grid, read from global
-    /// memory). With the literals in constant memory, `temporal` ran j2d5pt
-    /// f64 1.14x-1.33x, j2d9pt-gol f64 1.36x-1.55x, j2d25pt f64 1.25x-1.44x
-    /// (H100, BENCHMARKS.md, session 27), `persistent` j2d5pt f64
-    /// 1.39x-1.58x, j2d9pt-gol 1.16x-1.40x, j2d25pt 1.09x-1.30x and j2d9pt
-    /// 0.94x-1.35x (session 28). The f32 kernels' checked copies lost with
-    /// it (j2d5pt 0.60x-0.86x); HIP was not measured.
+    /// selects it (no branch): [`variants::selects_levels`].
     fn selects_levels(&self) -> bool {
-        self.d.tuned && self.plan.strategy.fuses_steps() && !splits(self.st) && !self.reads_inputs()
+        variants::selects_levels(self.plan, self.st, self.d)
     }
 
     /// The warp tile function's grids and parameters: the kernel's, with

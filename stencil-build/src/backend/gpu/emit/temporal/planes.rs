@@ -21,9 +21,9 @@ use std::fmt::{self, Write as _};
 
 use super::super::Gen;
 use crate::backend::Writer;
-use crate::backend::gpu::plan::temporal::planes::{Planes, RESIDENT_THREADS};
-use crate::backend::gpu::plan::temporal::sums;
-use crate::ir::{Access, Dtype};
+use crate::backend::gpu::plan::temporal::planes::Planes;
+use crate::backend::gpu::plan::temporal::variants;
+use crate::ir::Access;
 
 impl Gen<'_> {
     pub(in crate::backend::gpu) fn planes_shape(&self) -> Planes {
@@ -570,25 +570,9 @@ impl Gen<'_> {
     }
 
     /// The blocks a multiprocessor keeps resident at least, as the second
-    /// launch bound: enough for [`RESIDENT_THREADS`], for an unrolled f32
-    /// 3-D fused kernel in CUDA with 32-bit indices whose windows take at
-    /// most [`BOUNDED_WINDOWS`](crate::backend::gpu::plan::temporal::planes::BOUNDED_WINDOWS) registers. Not in HIP, whose second bound
-    /// means something else, nor where the bound made ptxas spill: in f64,
-    /// with 64-bit indices, with larger windows (8 rows over 4 steps).
+    /// launch bound: [`variants::resident_blocks`].
     pub(in crate::backend::gpu) fn resident_blocks(&self) -> Option<usize> {
-        let candidate = self.dims() == 3
-            && self.plan.strategy.fuses_steps()
-            && self.st.dtype == Dtype::F32
-            && self.d.min_blocks_bound
-            && !self.wide;
-        if candidate && self.sums() {
-            return Some(sums::RESIDENT_BLOCKS);
-        }
-        if !candidate || self.vector != 1 {
-            return None;
-        }
-        let sh = self.planes_shape();
-        (sh.unrolled() && sh.bounded()).then(|| RESIDENT_THREADS.div_ceil(self.plan.threads()))
+        variants::resident_blocks(self.plan, self.st, self.d, self.wide)
     }
 
     /// One block per tile of the region, along CUDA's `x`, `y` and `z`, in

@@ -6,6 +6,7 @@
 pub mod planes;
 pub mod rings;
 pub mod sums;
+pub mod variants;
 pub mod vectors;
 
 use super::{Dialect, Plan};
