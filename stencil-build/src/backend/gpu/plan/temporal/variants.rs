@@ -49,10 +49,10 @@ pub fn selects_levels(plan: &Plan, st: &Stencil, d: &Dialect) -> bool {
 }
 
 /// Whether the update reads its literals from a table passed by value
-/// ([`Banked`]): 2-D fused f64 kernels on CUDA. In `temporal`, j2d5pt's
+/// (the emitter's `Banked`): 2-D fused f64 kernels on CUDA. In `temporal`, j2d5pt's
 /// loop fell from 983 to 658 instructions for 3 rows and ran 1.09x-1.15x
 /// (H100, BENCHMARKS.md, session 27); with the selection
-/// ([`Self::selects_levels`]) `persistent` gained too (session 28). The
+/// ([`selects_levels`]) `persistent` gained too (session 28). The
 /// 3-D kernels keep their literals inline: there the table ran j3d7pt
 /// f64 0.87x-0.89x and j3d27pt 0.78x-0.81x, poisson 1.07x (session 28).
 pub fn banks_literals(plan: &Plan, st: &Stencil, d: &Dialect) -> bool {
