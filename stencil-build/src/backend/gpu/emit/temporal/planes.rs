@@ -76,14 +76,7 @@ impl Gen<'_> {
         self.planes_tile(w, &sh)?;
         self.planes_masks(w, &sh)?;
         let slots = sh.slots();
-        writeln!(
-            w,
-            "/* The thread's place in the rings (see `stencil_thread_x`). */"
-        )?;
-        writeln!(
-            w,
-            "const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();"
-        )?;
+        self.ring_place(w)?;
         self.planes_rings(w, &sh)?;
         let (r0, lag) = (sh.r[0], sh.lag());
         writeln!(
@@ -255,6 +248,19 @@ impl Gen<'_> {
             Ok(())
         })?;
         Ok(())
+    }
+
+    /// The thread's place in the rings (`tx`, `ty`), through the coordinates
+    /// the compiler cannot see through.
+    pub(in crate::backend::gpu) fn ring_place(&self, w: &mut Writer) -> fmt::Result {
+        writeln!(
+            w,
+            "/* The thread's place in the rings (see `stencil_thread_x`). */"
+        )?;
+        writeln!(
+            w,
+            "const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();"
+        )
     }
 
     /// `ahead`: the thread's rows of plane `plane` of the launch's grid

@@ -100,14 +100,7 @@ impl Gen<'_> {
         let sh = self.planes_shape();
         self.planes_tile(w, &sh)?;
         self.sums_masks(w, &sh)?;
-        writeln!(
-            w,
-            "/* The thread's place in the rings (see `stencil_thread_x`). */"
-        )?;
-        writeln!(
-            w,
-            "const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();"
-        )?;
+        self.ring_place(w)?;
         self.planes_rings(w, &sh)?;
         let (t, c, v) = (sh.t, sh.c, sh.v);
         let ty = self.st.dtype.c();

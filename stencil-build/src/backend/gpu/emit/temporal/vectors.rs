@@ -458,14 +458,7 @@ impl Gen<'_> {
             sh.bx, self.st.axes[2], sh.by, self.st.axes[1]
         )?;
         self.chunk_bounds(w)?;
-        writeln!(
-            w,
-            "/* The thread's place in the rings (see `stencil_thread_x`). */"
-        )?;
-        writeln!(
-            w,
-            "const unsigned tx = stencil_thread_x(), ty = stencil_thread_y();"
-        )?;
+        self.ring_place(w)?;
         self.vector_place(w, &sh)?;
         self.planes_rings(w, &sh)?;
         writeln!(
