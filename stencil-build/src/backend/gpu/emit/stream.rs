@@ -60,7 +60,7 @@ impl Gen<'_> {
     /// fill the device. A constant chunk keeps the kernels of larger grids
     /// as they were: with the length an argument, ptxas gave the suite's
     /// poisson f64 150 registers instead of 126, 0.73x as fast (H100,
-    /// BENCHMARKS.md, 2026-11-24, session 12). Not a ring kernel, which
+    /// BENCHMARKS.md, 2026-11-24). Not a ring kernel, which
     /// takes its chunk as an argument.
     pub(super) fn chunked(&self) -> bool {
         self.plan.strategy == Strategy::Temporal && !self.wide && !self.rings()

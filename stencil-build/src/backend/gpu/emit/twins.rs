@@ -66,7 +66,7 @@ impl Gen<'_> {
     /// Whether this kernel of 16-byte vectors of f32 has a twin of 8-byte
     /// pairs, for the grids whose rows are whole pairs but not whole
     /// vectors: [`planes_stream`](crate::backend::gpu::plan::model::planes_stream)'s (acoustic25's rows of 750 cells ran
-    /// 1.17x its scalar twin's speed in pairs on the H200, session 41).
+    /// 1.17x its scalar twin's speed in pairs on the H200).
     pub(super) fn pairs(&self) -> bool {
         self.plan.vector_planes() && self.plan.vector == 4
     }

@@ -79,7 +79,7 @@ impl Plan {
     /// (the generated Rust's `Fusion::Measure`). On the H100
     /// neither won on every grid: fused launches lost up to 9x on small
     /// grids and won up to 2.7x on large ones, the crossing depending on the
-    /// stencil (BENCHMARKS.md, 2026-11-26, session 26). False for single-step
+    /// stencil (BENCHMARKS.md, 2026-11-26). False for single-step
     /// plans and for strategies named in the spec.
     pub fn measures(&self) -> bool {
         self.chosen && self.fuses_steps()

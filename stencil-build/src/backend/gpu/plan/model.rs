@@ -66,7 +66,7 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
         // and in f64 on the geometric mean (1.11x: 1.20x to 1.43x on poisson,
         // star3d25 and acoustic25, 0.93x to 0.99x on j3d13pt, j3d17pt and
         // j3d27pt; H100, BENCHMARKS.md, 2026-11-23); 2-D j2d9pt and j2d25pt
-        // 1.12x to 2.10x (2026-11-25, session 15). Multi-update stencils
+        // 1.12x to 2.10x (2026-11-25). Multi-update stencils
         // (unmeasured) stay `naive`.
         if st.dims() > 1 && st.statements.len() == 1 {
             return wide_stream(st, d);
@@ -94,8 +94,7 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// (8-byte pairs, where the scalar twin ran before); on planes under
 /// [`SMALL_PLANES`] (256^3, where the blocks marching 64 planes ran
 /// 0.92x-0.99x) its launcher runs the blocks marching 4
-/// (`benchmarks/experiments/wide-planes`, session 42; `planes-stream`,
-/// session 41).
+/// (`benchmarks/experiments/wide-planes`; `planes-stream`).
 pub fn wide_planes(st: &Stencil) -> bool {
     let r = temporal::radius(st);
     st.dims() == 3
@@ -109,13 +108,12 @@ pub const WIDE_PLANES_REACH: usize = 4;
 
 /// Cells of a plane under which [`planes_stream`]'s launcher runs `stream`
 /// in 16-byte vectors of blocks of `[1, 2, 64]` threads marching 4 planes
-/// ([`small_plan`](crate::backend::gpu::plan::companions::small_plan)). On the H200 (`benchmarks/experiments/tensor-m16`,
-/// session 40) that kernel ran acoustic25 f64 0.97x-1.01x as fast as the best
+/// ([`small_plan`](crate::backend::gpu::plan::companions::small_plan)). On the H200 (`benchmarks/experiments/tensor-m16`) that kernel ran acoustic25 f64 0.97x-1.01x as fast as the best
 /// of [`planes_stream`]'s blocks marching 4, 8, 16 or 64 planes on planes of
 /// up to 256 x 256 cells (cubes of 128 to 256, 129 x 131 x 133; `naive` ran
 /// 100^3 1.21x faster), while on planes of 416 x 416 cells and more the
 /// chunks of 64 ran 1.05x-1.12x `tensor`, which it ran before. On the H100
-/// (session 25) it ran 1.04x-2.33x `tensor` on planes of up to 384 x 384
+/// it ran 1.04x-2.33x `tensor` on planes of up to 384 x 384
 /// cells, 0.79x-0.96x from 416 x 416 on.
 pub const SMALL_PLANES: usize = 400 * 400;
 
@@ -127,7 +125,7 @@ pub const SMALL_PLANES: usize = 400 * 400;
 /// 1.05x-1.12x as fast as `tensor` on every grid measured of planes of 416 x
 /// 416 cells or more (cubes of 416 and 512, 300 x 448 x 448, 128 x 512 x
 /// 512, 64 x 994 x 750, the suite's 300 x 994 x 750;
-/// `benchmarks/experiments/tensor-m16`, session 40); small planes run
+/// `benchmarks/experiments/tensor-m16`); small planes run
 /// [`small_plan`](crate::backend::gpu::plan::companions::small_plan)'s kernel ([`SMALL_PLANES`]), the smallest grids `naive`
 /// ([`SMALL_STEP_CELLS_MORE_GRIDS`]).
 pub fn planes_stream(st: &Stencil) -> GpuTiling {
@@ -145,9 +143,9 @@ pub const SMALL_STEP_CELLS: usize = 4096;
 /// otherwise run `stream` in 16-byte vectors ([`SMALL_PLANES`]): 1.08M cells
 /// on the H100. There acoustic25 f64 ran `naive` 1.07x-1.11x faster than
 /// that `stream` on 100^3 (1M cells) in three sessions (30-32), and 0.98x as
-/// fast on 128^3 (2.1M; BENCHMARKS.md, 2026-11-27, session 30), when
+/// fast on 128^3 (2.1M; BENCHMARKS.md, 2026-11-27), when
 /// `auto` ran `tensor` on its large planes; on the H200, 1.21x on 100^3 and
-/// 0.97x on 128^3 (session 40).
+/// 0.97x on 128^3.
 pub const SMALL_STEP_CELLS_MORE_GRIDS: usize = 8192;
 
 /// Cells per multiprocessor under which `plan`'s single steps run `naive`'s
@@ -177,13 +175,13 @@ pub const WIDE_REGISTER_WORDS: usize = 184;
 /// j3d13pt) and in f64 (1.13x to 1.29x; BENCHMARKS.md, 2026-11-24, session
 /// 9); 2-D j2d9pt and j2d25pt 1.11x to 1.36x (and `naive` 1.12x to 2.10x);
 /// the leapfrogs, which read two more grids, wave3d 1.11x (f32) and 1.04x
-/// (f64), wave2d f32 1.04x (2026-11-25, session 15). Otherwise `stream`'s
+/// (f64), wave2d f32 1.04x (2026-11-25). Otherwise `stream`'s
 /// defaults, chunks of 64 planes or rows, one cell per thread: the windows
 /// over the budget measured slower with the vectors (star3d25 f64, 264
 /// words: 0.98x-0.99x; acoustic25, 200 and 280 words: 0.79x in f32, 0.81x
 /// in f64, on 300 x 994 x 750, where the f32 vectors ran their scalar twin,
-/// then of their own blocks and chunks ([`scalar_stream`](crate::backend::gpu::plan::companions::scalar_stream) since session 37);
-/// on 512^3 they ran 1.25x in f32, 0.83x in f64, session 23).
+/// then of their own blocks and chunks ([`scalar_stream`](crate::backend::gpu::plan::companions::scalar_stream));
+/// on 512^3 they ran 1.25x in f32, 0.83x in f64).
 pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     if register_words(st, 4, 1, 16 / st.dtype.size()) <= WIDE_REGISTER_WORDS {
         return vector_stream(st, d);
@@ -210,7 +208,7 @@ pub fn vector_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
 
 /// Whether `auto` fuses the steps of `st` (x the best single-step strategy,
 /// `stream` with 16-byte vectors or its defaults; H100, BENCHMARKS.md,
-/// 2026-11-24, session 11, s11b): 2-D stencils whose steps fuse (f32
+/// 2026-11-24): 2-D stencils whose steps fuse (f32
 /// 1.30x-4.52x, f64 1.13x-3.32x); 3-D stencils of radius 1 (f32 j3d7pt
 /// 1.81x, j3d17pt 1.17x, j3d27pt 1.11x, poisson 1.18x; f64 2.13x, 1.33x,
 /// 1.36x, 1.37x) and 3-D stars of radius 2 (j3d13pt 1.06x and 1.08x;
@@ -219,7 +217,7 @@ pub fn vector_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// in f32 it fuses in threads of vectors, [`auto_vector`]).
 /// Leapfrogs in 2-D (wave2d: f32 3.80x, f64 2.84x) and 3-D leapfrogs of
 /// radius 1 (wave3d: f32 1.37x, in one `persistent` launch, f64 1.49x), not
-/// wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32; session 10).
+/// wider ones (acoustic25, radius 4: 0.40x with 2 steps in f32).
 pub fn auto_fuses(st: &Stencil) -> bool {
     let r = radius(st);
     let within = |most: usize| r.iter().all(|&r| r <= most);
@@ -237,7 +235,7 @@ pub fn auto_fuses(st: &Stencil) -> bool {
 /// 4, else 2 cells where it is even, for stars that read only the field
 /// they update, where the default tiles fuse at least 2 steps and dialect
 /// `d`'s shared memory holds the rings of a lead of [`vectors::MAX_LEAD`].
-/// On the H100 (BENCHMARKS.md, 2026-11-25, session 13, s13c), against the
+/// On the H100 (BENCHMARKS.md, 2026-11-25), against the
 /// best kernel without vectors: star3d25 f32 (2 steps) 255.4 GCells/s
 /// against `stream`'s 236.0 (1.08x; `temporal` without vectors was 0.74x),
 /// j3d13pt f32 (3 steps) 469.5 against `temporal`'s 351.5 (1.34x; 2 steps
@@ -245,8 +243,7 @@ pub fn auto_fuses(st: &Stencil) -> bool {
 /// (1.32x). Not star3d25 f64, whose windows leave room for one step only
 /// (2 steps in 32 rows spilled: 20.6 GCells/s), nor stars of odd radius
 /// along the contiguous axis (j3d7pt: the scalar kernel's columns reuse
-/// their rows from registers, and vectors measured 0.77x-0.88x by hand;
-/// session 12).
+/// their rows from registers, and vectors measured 0.77x-0.88x by hand).
 pub fn auto_vector(st: &Stencil, d: &Dialect) -> Option<usize> {
     let r = radius(st);
     let v = match (st.dtype, r.get(2).copied().unwrap_or(0)) {
@@ -273,10 +270,10 @@ pub fn auto_vector(st: &Stencil, d: &Dialect) -> Option<usize> {
 
 /// Whether `auto` fuses the steps of `st` (where [`auto_fuses`]) in one
 /// `persistent` launch rather than `temporal` launches: 3-D leapfrogs in
-/// f32 (wave3d: 258.3 against 242.1 GCells/s in s11, 1.07x; 1.06x in s10b,
-/// 1.05x in s10c; H100, BENCHMARKS.md, 2026-11-24). Not in f64 (wave3d:
+/// f32 (wave3d: 258.3 against 242.1 GCells/s, 1.07x; 1.06x and
+/// 1.05x in two more runs; H100, BENCHMARKS.md, 2026-11-24). Not in f64 (wave3d:
 /// 127.7 against 138.2), nor on any other suite stencil `auto` fuses, where
-/// `persistent` measured 0.70x-0.92x `temporal` in s11b.
+/// `persistent` measured 0.70x-0.92x `temporal`.
 pub fn auto_persists(st: &Stencil) -> bool {
     st.dims() == 3
         && st.dtype == Dtype::F32
@@ -287,8 +284,7 @@ pub fn auto_persists(st: &Stencil) -> bool {
 /// Whether `auto` takes this kernel for `st` on dialect `d`: CUDA, f32
 /// stars of radius 4 or 8 along the fast axes that read other grids at the
 /// cell, whose sessions launch it on large planes only
-/// (`Gen::rings_preferred`). On the H100 (BENCHMARKS.md, 2026-11-26,
-/// session 23), where the session launches it, against the single steps
+/// (`Gen::rings_preferred`). On the H100 (BENCHMARKS.md, 2026-11-26), where the session launches it, against the single steps
 /// it would run otherwise: acoustic25 f32 (a leapfrog) 0.91x-1.37x on 16
 /// grids (0.91x on 300 x 400 x 402 alone; 1.32x on the suite's), and
 /// coefstar3d f32 (two input grids) 1.07x-1.28x on 5; the 13 grids of
@@ -308,7 +304,7 @@ pub fn auto_rings(st: &Stencil, d: &Dialect) -> bool {
 /// tensor cores: star3d25 f64 (reach 4) ran at 1.34x the best other single
 /// step and acoustic25 f64 at 1.03x; the stars of reach 1 and 2 at
 /// 0.43x-0.81x, and they fuse their steps (`temporal`) instead (H100,
-/// BENCHMARKS.md, session 16).
+/// BENCHMARKS.md).
 pub const AUTO_MIN_REACH: usize = 3;
 
 /// Whether `tensor` can compute `st`'s one statement, reaching
@@ -332,7 +328,7 @@ pub fn auto_tensor(st: &Stencil) -> bool {
 /// edge, and reads its window's `2 x depth` planes more than its chunk; on
 /// grids of few tiles the chunks that fill the device are short. The share
 /// is the region's cells over `1024 x resident blocks x waves x (chunk + 2
-/// depth)`. On the H100 (BENCHMARKS.md, session 25) star3d25 f64 ran
+/// depth)`. On the H100 (BENCHMARKS.md) star3d25 f64 ran
 /// `stream` 1.06x-1.99x faster than `tensor` where the share was 0.13-0.56
 /// (cubes of 64 to 176), about as fast at 0.59-0.67 (256 x 144 x 144: 0.99x;
 /// 192^3: 1.04x; 160^3: 0.93x), and 0.74x-0.98x as fast from 0.72 on

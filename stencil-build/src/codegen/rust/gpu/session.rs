@@ -177,7 +177,7 @@ const GRAPH_LAUNCHES: u64 = 48;
 /// calls alternate between two graphs; with one kept, each call captured its
 /// graph again (on the H100 `temporal` j2d5pt f64 on 512^2, whose calls of
 /// 1000 steps end with 23 launches outside graphs, ran 0.90x-0.95x `naive`
-/// in such calls and 1.00x in calls of 10000; BENCHMARKS.md, session 33).
+/// in such calls and 1.00x in calls of 10000; BENCHMARKS.md).
 ///
 /// Past 4, a new capture updates the least recently replayed graph in place
 /// where the runtime allows (the same launches with other arguments:

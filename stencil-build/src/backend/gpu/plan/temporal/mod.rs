@@ -110,8 +110,8 @@ pub fn rings_plan(plan: &Plan, st: &Stencil) -> bool {
 /// `<symbol>_fuses` first. So are the stencils whose steps `auto` would not
 /// fuse without vectors ([`auto_fuses`](crate::backend::gpu::plan::model::auto_fuses)): on 513^3 (rows of no whole
 /// vectors), star3d25 f32's scalar twin ran 76.4 GCells/s against
-/// `stream`'s 180.0 (0.42x; H100, BENCHMARKS.md, 2026-11-26, session 23),
-/// and a leapfrog's ring kernel's 0.57x (acoustic25 f32, session 20). j3d13pt
+/// `stream`'s 180.0 (0.42x; H100, BENCHMARKS.md, 2026-11-26),
+/// and a leapfrog's ring kernel's 0.57x (acoustic25 f32). j3d13pt
 /// keeps its twin: 1.04x (f32) and 1.22x (f64) the best single step there.
 pub fn splits_steps(plan: &Plan, st: &Stencil) -> bool {
     vector_plan(plan, st) && !super::model::auto_fuses(st)
@@ -148,7 +148,7 @@ pub fn reads_inputs(st: &Stencil) -> bool {
 /// the suite, with them, j2d9pt went from 487 to 774); not
 /// in f64 (skewed), where the second copy's registers cost occupancy:
 /// j2d9pt f64 328 with it, 404 without (j2d5pt f64: 628 and 611; H100,
-/// BENCHMARKS.md, 2026-11-23, session 5).
+/// BENCHMARKS.md, 2026-11-23).
 pub fn splits(st: &Stencil) -> bool {
     !skewed(st)
 }

@@ -24,7 +24,7 @@ impl Gen<'_> {
     /// smaller ones two single steps ran faster: `stream` in 16-byte vectors,
     /// whose blocks march 4 planes and find the planes of their neighbours
     /// along the slowest axis in L2 while a plane is small. acoustic25 f32 (H100, BENCHMARKS.md,
-    /// 2026-11-26, session 23): where rows are whole vectors, the vectors ran
+    /// 2026-11-26): where rows are whole vectors, the vectors ran
     /// 1.12x-1.72x the ring kernel on planes of 16384 to 409600 cells, and
     /// 0.80x-0.99x on 495616 to 1048576; elsewhere their scalar twin ran
     /// 2.05x on 12740 cells, 0.92x-1.10x on 66048 to 264196, and
