@@ -90,8 +90,7 @@ pub fn file_header(
         radius.join(", ")
     )?;
     writeln!(w, " * {strategy}")?;
-    writeln!(w, " */")?;
-    Ok(())
+    writeln!(w, " */")
 }
 
 /// The float literal suffix of a C-family language (`f` for `float`).

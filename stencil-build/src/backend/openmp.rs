@@ -158,9 +158,7 @@ fn statement(
             }
             Ok(())
         },
-    )?;
-
-    Ok(())
+    )
 }
 
 fn strides(w: &mut Writer, dims: usize) -> fmt::Result {
@@ -277,8 +275,7 @@ fn wrapped_cell(
             writeln!(w, "out[c] = {value};")?;
             Ok(())
         },
-    )?;
-    Ok(())
+    )
 }
 
 /// A read with every shifted coordinate wrapped onto the grid.

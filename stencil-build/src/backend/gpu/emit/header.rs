@@ -144,8 +144,7 @@ pub(super) fn single_step_kernel(w: &mut Writer, g: &Gen, purpose: &str) -> fmt:
         join_x(&g.plan.block),
         detail(g.st, g.plan, g.d)
     )?;
-    twins(w, g)?;
-    Ok(())
+    twins(w, g)
 }
 
 /// The kernels of `g`'s twins, each after the first with what it is for.

@@ -105,12 +105,8 @@ impl Gen<'_> {
                     "if ({} < (ptrdiff_t){cells} * multiprocessors)",
                     self.cells()
                 ),
-                |w| {
-                    naive.launch_twins(w)?;
-                    Ok(())
-                },
-            )?;
-            Ok(())
+                |w| naive.launch_twins(w),
+            )
         })?;
         Ok(())
     }
@@ -166,8 +162,7 @@ impl Gen<'_> {
                 writeln!(w, "return {};", when.join(" && "))?;
                 Ok(())
             },
-        )?;
-        Ok(())
+        )
     }
 
     /// The launcher's fused launch where [`Self::splits_steps`]: the
@@ -177,10 +172,7 @@ impl Gen<'_> {
         let fused = &self.twins()[0];
         w.block(
             format_args!("if ({})", fused.launch_condition().join(" && ")),
-            |w| {
-                fused.launch(w)?;
-                Ok(())
-            },
+            |w| fused.launch(w),
         )?;
         writeln!(
             w,
@@ -212,16 +204,14 @@ impl Gen<'_> {
         w.block(format_args!("if ({one})"), |w| {
             self.launch_small_steps(w)?;
             single.launch_small_planes(w)?;
-            single.launch_twins(w)?;
-            Ok(())
+            single.launch_twins(w)
         })?;
         Ok(())
     }
 
     /// Launches the first of the twins whose condition the grid meets.
     pub(super) fn launch_twins(&self, w: &mut Writer) -> fmt::Result {
-        self.launch_twins_where(w, None)?;
-        Ok(())
+        self.launch_twins_where(w, None)
     }
 
     /// [`Self::launch_twins`], each twin only where the grid also meets
@@ -239,8 +229,7 @@ impl Gen<'_> {
                 when.insert(0, guard.to_string());
             }
             w.block(format_args!("if ({})", when.join(" && ")), |w| {
-                twin.launch(w)?;
-                Ok(())
+                twin.launch(w)
             })?;
         }
         Ok(())
@@ -332,8 +321,7 @@ impl Gen<'_> {
         let warm_up = self.rows().iter().map(Row::depth).max().unwrap_or(0);
         self.wave_chunk(w, &self.kernel_name(), 0, warm_up, &blocks[..2], true)?;
         let arguments = format!("{}, chunk", self.arguments());
-        self.launch_lines(w, &threads.join(", "), &blocks, 0, &arguments)?;
-        Ok(())
+        self.launch_lines(w, &threads.join(", "), &blocks, 0, &arguments)
     }
 
     /// Cells of the region along axis `a`, as a C expression.
@@ -356,8 +344,7 @@ impl Gen<'_> {
         shared: usize,
         arguments: &str,
     ) -> fmt::Result {
-        self.launch_named(w, &self.kernel_name(), threads, blocks, shared, arguments)?;
-        Ok(())
+        self.launch_named(w, &self.kernel_name(), threads, blocks, shared, arguments)
     }
 
     /// `multiprocessors` and `per_multiprocessor`, the blocks of `kernel`
@@ -379,8 +366,7 @@ impl Gen<'_> {
         w.guarded(
             format_args!("if (status != {api}Success)"),
             "return (int)status;",
-        )?;
-        Ok(())
+        )
     }
 
     /// What the chunk rules start from: the resident blocks of instance
@@ -401,8 +387,7 @@ impl Gen<'_> {
             "const ptrdiff_t cells = {}, across = {};",
             self.extent(0),
             across.join(" * ")
-        )?;
-        Ok(())
+        )
     }
 
     /// `chunk` for a kernel whose blocks march the slowest axis (`temporal`

@@ -407,9 +407,7 @@ impl Gen<'_> {
                 }?;
                 Ok(())
             },
-        )?;
-
-        Ok(())
+        )
     }
 
     /// `s<a>`: the cells between neighbours along axis `a`, but the

@@ -111,8 +111,7 @@ impl Gen<'_> {
                     writeln!(w, "const {ix} tile_y = tile_index / tiles_x % tiles_y;")?;
                     writeln!(w, "const {ix} tile_z = tile_index / (tiles_x * tiles_y);")?;
                 }
-                self.temporal(w)?;
-                Ok(())
+                self.temporal(w)
             })?;
             writeln!(
                 w,
@@ -181,8 +180,7 @@ impl Gen<'_> {
         writeln!(
             w,
             "return (int){api}LaunchCooperativeKernel({kernel}, grid, block, arguments, {bytes}, stream);"
-        )?;
-        Ok(())
+        )
     }
 }
 

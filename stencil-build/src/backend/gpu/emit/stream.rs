@@ -97,8 +97,7 @@ impl Gen<'_> {
             w,
             "const {} z1 = z0 + {chunk} < {hi0} ? z0 + {chunk} : {hi0};",
             self.index()
-        )?;
-        Ok(())
+        )
     }
 
     /// This block's tile along CUDA's axis `c` (`x`, `y`, `z`): the block's
@@ -233,8 +232,7 @@ impl Gen<'_> {
             self.st.dtype.c(),
             row.window(self.plan.chunk, self.plan.coarsen),
             xmax - xmin + 1
-        )?;
-        Ok(())
+        )
     }
 
     /// The cells (offsets from `i<last>`) window slot `m` of `row` holds when

@@ -164,8 +164,7 @@ fn shift_window(
             writeln!(w, "win[{level}][{last}][{var}] = {incoming}[{var}];")?;
             Ok(())
         },
-    )?;
-    Ok(())
+    )
 }
 
 /// The flat grid index of a lane's cell `k` in row `row`.
@@ -418,8 +417,7 @@ impl Gen<'_> {
                 w,
                 "own_x[k] = in_x[k] && lane * {n} + k >= {margin} && lane * {n} + k < {};",
                 LANES * n - margin
-            )?;
-            Ok(())
+            )
         })?;
         Ok(())
     }
@@ -442,8 +440,7 @@ impl Gen<'_> {
                 w,
                 "plane[k] = on_grid && grid_x[k] ? {name}[{}] : 0;",
                 index("p")
-            )?;
-            Ok(())
+            )
         })?;
         Ok(())
     }
@@ -605,8 +602,7 @@ impl Gen<'_> {
             "{} old[{}][{cells}] = {{}};",
             self.st.dtype.c(),
             self.plan.time_block
-        )?;
-        Ok(())
+        )
     }
 
     /// Per window row read, the offsets along the contiguous axis read there.
@@ -673,8 +669,7 @@ impl Gen<'_> {
     /// Moves the window of level `level` on by one row: the oldest drops out, `row` comes in.
     fn move_window(&self, w: &mut Writer, sh: &Shape, level: &str, row: &str) -> fmt::Result {
         let keep = self.keeps_old(sh.skew);
-        shift_window(w, level, row, sh.planes(), sh.v, "k", keep)?;
-        Ok(())
+        shift_window(w, level, row, sh.planes(), sh.v, "k", keep)
     }
 
     /// Stores the last level's row `q` where it is in the block's chunk and the tile's own part.
@@ -722,8 +717,7 @@ impl Gen<'_> {
         )?;
         let arguments = format!("{}, levels, chunk", self.arguments());
         let blocks = self.temporal_grid("chunk");
-        self.launch_named(w, "kernel", &threads, &blocks, bytes, &arguments)?;
-        Ok(())
+        self.launch_named(w, "kernel", &threads, &blocks, bytes, &arguments)
     }
 
     /// `chunk`, the cells of the slowest axis each block marches: the
@@ -757,8 +751,7 @@ impl Gen<'_> {
         writeln!(
             w,
             "const int chunk = cells > 0 && parts > (cells + {chunk} - 1) / {chunk} ? (int)((cells + parts - 1) / parts) : {chunk};"
-        )?;
-        Ok(())
+        )
     }
 
     /// The blocks of one chunk of a `temporal` launch: its grid without

@@ -170,8 +170,7 @@ impl Gen<'_> {
             self.block_coordinate("y"),
             sh.c
         )?;
-        self.chunk_bounds(w)?;
-        Ok(())
+        self.chunk_bounds(w)
     }
 
     /// Per row of the thread and for its column: in the statement's region
@@ -340,8 +339,7 @@ impl Gen<'_> {
                 )?;
             }
         }
-        self.planes_load_inputs(w, sh, p)?;
-        Ok(())
+        self.planes_load_inputs(w, sh, p)
     }
 
     /// Loads the input reads of iteration `p` into `in_ahead<i>` and
@@ -360,8 +358,7 @@ impl Gen<'_> {
                     "{target} = on && {} ? {buf}[{}] : 0;",
                     sh.inside(),
                     crate::codegen::index::offset_index(&a.offset)
-                )?;
-                Ok(())
+                )
             })?;
             Ok(())
         };
@@ -415,12 +412,10 @@ impl Gen<'_> {
                 w.guarded(
                     format_args!("for (int j = 0; j < {}; ++j)", sh.c),
                     format_args!("in{i}[s][j] = in_ahead{i}[s][j];"),
-                )?;
-                Ok(())
+                )
             })?;
         }
-        self.planes_load_inputs(w, sh, "p + 1")?;
-        Ok(())
+        self.planes_load_inputs(w, sh, "p + 1")
     }
 
     /// Every level's plane of this iteration, from the last down: the last
@@ -557,8 +552,7 @@ impl Gen<'_> {
         w.guarded(
             format_args!("for (int j = 0; j < {}; ++j)", sh.c),
             format_args!("{} = win[{level}][{m}][j];", ring_cell(sh, level, &slot)),
-        )?;
-        Ok(())
+        )
     }
 
     /// Moves the window of level `level` on by one plane: the oldest drops out, `plane` comes in.
@@ -571,8 +565,7 @@ impl Gen<'_> {
             sh.c,
             "j",
             self.keeps_old(true),
-        )?;
-        Ok(())
+        )
     }
 
     /// The blocks a multiprocessor keeps resident at least, as the second

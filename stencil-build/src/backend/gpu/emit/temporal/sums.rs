@@ -196,8 +196,7 @@ impl Gen<'_> {
                 writeln!(
                     w,
                     "cell_at[j][k] = (y < 0 ? 0 : y < n1 ? y : n1 - 1) * s1 + at_x;"
-                )?;
-                Ok(())
+                )
             })?;
             Ok(())
         })?;
@@ -218,8 +217,7 @@ impl Gen<'_> {
                 w,
                 sh,
                 &format!("ahead[j][k] = {name}[plane_at + cell_at[j][k]];"),
-            )?;
-            Ok(())
+            )
         })?;
         Ok(())
     }
@@ -232,8 +230,7 @@ impl Gen<'_> {
             w.guarded(
                 format_args!("for (int k = 0; k < {}; ++k)", sh.v),
                 format_args!("{statement}"),
-            )?;
-            Ok(())
+            )
         })?;
         Ok(())
     }
@@ -338,8 +335,7 @@ impl Gen<'_> {
                         &format!(
                             "if (own_cells >> (j * {v} + k) & 1u) out[q * s0 + (i1 + j) * s1 + i2 + k] = next[j][k];"
                         ),
-                    )?;
-                    Ok(())
+                    )
                 })?;
             } else {
                 writeln!(

@@ -123,8 +123,7 @@ impl Gen<'_> {
         writeln!(w)?;
         self.vector_level(w, &sh)?;
         writeln!(w)?;
-        self.vector_plane(w, &sh)?;
-        Ok(())
+        self.vector_plane(w, &sh)
     }
 
     /// `<sym>_level<PHASE>`: one vector of a level at one plane.
@@ -319,8 +318,7 @@ impl Gen<'_> {
                 writeln!(
                     w,
                     "ahead = z >= 0 && z < n0 && k.grid ? *(const {vt} *)&{grid}[z * k.s0 + k.i1 * k.s1 + k.i2] : {vt}{{}};"
-                )?;
-                Ok(())
+                )
             })?;
             writeln!(
                 w,
@@ -334,8 +332,7 @@ impl Gen<'_> {
                     w.guarded(
                         "if (k.own)",
                         format_args!("*({vt} *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;"),
-                    )?;
-                    Ok(())
+                    )
                 })?;
                 Ok(())
             })?;
@@ -348,8 +345,7 @@ impl Gen<'_> {
                     writeln!(w, "const int q = p - {};", lag * s)?;
                     writeln!(w, "{}", keep(s))?;
                     writeln!(w, "win[{s}][PHASE] = {};", level(s - 1, "q"))?;
-                    publish(w, s, "q")?;
-                    Ok(())
+                    publish(w, s, "q")
                 })?;
             }
             writeln!(
@@ -441,8 +437,7 @@ impl Gen<'_> {
                 "k.need |= (unsigned)(last > {r} * s && first < {rows} - {r} * s) << s;",
                 r = sh.r[1]
             ),
-        )?;
-        Ok(())
+        )
     }
 
     /// The body of a 3-D `temporal` kernel of vectors (see the module documentation).

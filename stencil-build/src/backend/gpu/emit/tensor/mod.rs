@@ -262,12 +262,8 @@ impl Gen<'_> {
                 self.kernel_name(),
                 parameters.join(", ")
             ),
-            |w| {
-                self.tensor_body(w, &shape)?;
-                Ok(())
-            },
-        )?;
-        Ok(())
+            |w| self.tensor_body(w, &shape),
+        )
     }
 
     /// `p_<name>` of each runtime parameter the statement reads.
@@ -445,8 +441,7 @@ impl Gen<'_> {
         writeln!(
             w,
             "const auto first_odd = [=](const ptrdiff_t p) {{ return ODD ? (int)((p * s0 + y0 * n2 + x0) & 1) : 0; }};"
-        )?;
-        Ok(())
+        )
     }
 
     /// The march: planes copied `AHEAD` ahead into the ring, each joining
@@ -505,8 +500,7 @@ impl Gen<'_> {
                     Ok(())
                 })?;
                 w.block("if (q >= zo)", |w| {
-                    self.tensor_update(w, shape)?;
-                    Ok(())
+                    self.tensor_update(w, shape)
                 })?;
                 for s in ["at_p", "at_q", "at_ahead"] {
                     writeln!(w, "{s} = {s} + 1 == {slots} ? 0 : {s} + 1;")?;
@@ -601,8 +595,7 @@ impl Gen<'_> {
                     c(top),
                     c(bottom),
                     s * pitch
-                )?;
-                Ok(())
+                )
             };
             for st in &both {
                 step(w, st)?;
@@ -797,8 +790,7 @@ impl Gen<'_> {
         }
         blocks.push(format!("({} + chunk - 1) / chunk", self.extent(0)));
         let arguments = format!("{}, chunk", self.arguments());
-        self.launch_named(w, "kernel", "threads", &blocks, bytes, &arguments)?;
-        Ok(())
+        self.launch_named(w, "kernel", "threads", &blocks, bytes, &arguments)
     }
 }
 
@@ -828,10 +820,7 @@ impl Gen<'_> {
             w,
             "const ptrdiff_t waves = resident > 0 ? (across * ((cells + chunk - 1) / chunk) + resident - 1) / resident : 0;"
         )?;
-        w.block(format_args!("if ({when})"), |w| {
-            small.launch_twins(w)?;
-            Ok(())
-        })?;
+        w.block(format_args!("if ({when})"), |w| small.launch_twins(w))?;
         Ok(())
     }
 }

@@ -87,7 +87,6 @@ impl Gen<'_> {
             &blocks,
             bytes,
             &arguments.join(", "),
-        )?;
-        Ok(())
+        )
     }
 }

@@ -125,8 +125,7 @@ impl Gen<'_> {
         writeln!(w)?;
         self.rings_plane(w, &sh)?;
         writeln!(w)?;
-        self.rings_main(w, &sh)?;
-        Ok(())
+        self.rings_main(w, &sh)
     }
 
     /// The 8-byte asynchronous copy and its groups (synchronous copies
@@ -243,8 +242,7 @@ impl Gen<'_> {
             writeln!(
                 w,
                 "int fsrc, fdst;    /* its staged pair: offset in a staged plane (-1: none), in a plane */"
-            )?;
-            Ok(())
+            )
         })
     }
 
@@ -555,8 +553,7 @@ impl Gen<'_> {
             for (j, c) in ["x", "y", "z", "w"].iter().enumerate() {
                 writeln!(w, "t.w[(M + {}) % {wn}][{j}] = c.{c};", 2 * rz)?;
             }
-            self.rings_levels(w, sh)?;
-            Ok(())
+            self.rings_levels(w, sh)
         })?;
         Ok(())
     }
@@ -618,8 +615,7 @@ impl Gen<'_> {
                         })
                     })
                 };
-                w.if_else("if (quads)", quads, pairs)?;
-                Ok(())
+                w.if_else("if (quads)", quads, pairs)
             })?;
         }
         Ok(())
@@ -697,11 +693,9 @@ impl Gen<'_> {
             writeln!(
                 w,
                 "*(float4 *)&staged[{tile_cell}] = float4{{res[0], res[1], res[2], res[3]}};"
-            )?;
-            Ok(())
+            )
         };
-        w.if_else("if (t.first)", level1, level2)?;
-        Ok(())
+        w.if_else("if (t.first)", level1, level2)
     }
 
     /// The ring kernel: each thread's place, its plan, the march.
@@ -827,8 +821,7 @@ impl Gen<'_> {
             w.guarded(
                 format_args!("for (int m = 0; m < {wn}; ++m)"),
                 "t.w[m][j] = 0.0f;",
-            )?;
-            Ok(())
+            )
         })?;
         writeln!(w, "t.pair[0] = t.grid[0];")?;
         writeln!(w, "t.pair[1] = t.grid[2];")?;
@@ -900,8 +893,7 @@ impl Gen<'_> {
             w,
             "{s}_flush(stage + (last & 1) * {}, t, last, z0, z1, s0, {flush_args});",
             sh.stored_levels() * sh.staged()
-        )?;
-        Ok(())
+        )
     }
 }
 
