@@ -742,8 +742,9 @@ pub(super) fn session(
     let dims = usize_lit(st.dims());
     // The grids' buffers, named as the spec names them, in a struct of their own: the
     // session's other members cannot collide with a user's name.
-    let g = GridParts::of(st, plan, d);
-    let (mut members, mut alloc) = (g.session_members.clone(), g.session_alloc.clone());
+    let mut g = GridParts::of(st, plan, d);
+    let mut members = std::mem::take(&mut g.session_members);
+    let mut alloc = std::mem::take(&mut g.session_alloc);
     let persistent = plan.strategy == Strategy::Persistent;
     let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
     let graphs = Graphs::new(&g.state_fields, &g.fresh_flags, &names, &params);
