@@ -275,6 +275,17 @@ impl Statement {
         used
     }
 
+    /// The distinct offsets at which the statement reads `slot`, sorted.
+    pub fn offsets(&self, slot: Slot) -> Vec<Vec<i64>> {
+        let mut out = std::collections::BTreeSet::new();
+        self.expr.for_each_read(&mut |a| {
+            if a.slot == slot {
+                out.insert(a.offset.clone());
+            }
+        });
+        out.into_iter().collect()
+    }
+
     /// The distinct slots read, sorted.
     pub fn slots(&self) -> Vec<Slot> {
         let mut slots = Vec::new();

@@ -17,7 +17,6 @@ mod tensor;
 mod tiled;
 mod twins;
 
-use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 
 use super::plan::{self, Companions, Plan};
@@ -197,13 +196,7 @@ impl Gen<'_> {
     }
 
     fn reads(&self, slot: Slot) -> Vec<Vec<i64>> {
-        let mut out = BTreeSet::new();
-        self.s.expr.for_each_read(&mut |a| {
-            if a.slot == slot {
-                out.insert(a.offset.clone());
-            }
-        });
-        out.into_iter().collect()
+        self.s.offsets(slot)
     }
 
     /// Largest |offset| per axis of the reads of `slot`.

@@ -25,13 +25,9 @@ pub fn unrolls_rows(plan: &Plan, st: &Stencil, d: &Dialect) -> bool {
         field: s.target,
         version: Version::Start,
     };
-    let mut cells = std::collections::BTreeSet::new();
-    s.expr.for_each_read(&mut |a| {
-        if a.slot == streamed {
-            cells.insert(a.offset.clone());
-        }
-    });
-    d.tuned && plan.strategy == Strategy::Temporal && cells.len() <= MAX_UNROLLED_POINTS
+    d.tuned
+        && plan.strategy == Strategy::Temporal
+        && s.offsets(streamed).len() <= MAX_UNROLLED_POINTS
 }
 
 /// Whether a 2-D fused level computes its update at every cell and
