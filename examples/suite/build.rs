@@ -192,7 +192,7 @@ const VARIANTS: &[Variant] = &[
     planes("temporal_t4", [1, 8, 32], 4, 4, false),
     // Taller columns per thread: more rows above and below from registers.
     // (4 steps of these tiles, `temporal_t4_c8`, wrote past the rings on the
-    // H100 though not on the emulated device: left out, BENCHMARKS.md.)
+    // H100 though not on the emulated device: left out.)
     planes("temporal_t3_c8", [1, 4, 32], 8, 3, false),
     planes("temporal_t3_c8_w", [1, 4, 64], 8, 3, false),
     // Wider tiles with 2 steps for every 3-D stencil: less of each tile
@@ -215,7 +215,7 @@ const VARIANTS: &[Variant] = &[
         ..temporal("temporal_vec2", 3, 2)
     },
     // In f64, 24 rows of 32 threads (the j3d13pt prototype's tile, 1.24x
-    // `auto`; BENCHMARKS.md, 2026-11-24, session 12): 768 threads.
+    // `auto`): 768 threads.
     Variant {
         vector: Some((2, 2)),
         block3: Some([1, 24, 32]),

@@ -17,8 +17,9 @@
 //! `reference::run` (the pure-Rust oracle) and one module per enabled backend
 //! (`openmp::run`), plus constants describing the stencil (`RADIUS`,
 //! `FLOPS_PER_CELL`, ...). The backends are chosen by the calling crate's
-//! Cargo features (`openmp`) or by [`Config::backend`]. See the README for
-//! the spec format.
+//! Cargo features (`openmp`, `cuda`, `hip`) or by [`Config::backend`]. The
+//! guide in the repository's `docs/` (`mdbook build docs`) has the spec
+//! format, the strategies and the generated API.
 
 mod analysis;
 mod backend;

@@ -127,8 +127,7 @@ pub fn gencode_flags(archs: &[String]) -> Result<Vec<String>, Error> {
 /// relocatable device code (`--device-c`) when there are several, and
 /// `ptxas` then allocated more registers (j3d13pt f64's fused kernel 147
 /// instead of 128, a block less per multiprocessor: 118 GCells/s on the
-/// H100 where the same kernel compiled whole ran at 168; BENCHMARKS.md,
-/// 2026-11-23). A unit is compiled whole, as one source was. The
+/// H100 where the same kernel compiled whole ran at 168). A unit is compiled whole, as one source was. The
 /// sources do not call into each other. The units compile on `NUM_JOBS`
 /// threads, as `cc` would have.
 ///
@@ -230,7 +229,7 @@ fn jobs() -> usize {
 /// precompiled once: on 2 cores that took the tests' emulated build (the
 /// heat3d, wave2d, star3d25 and leapfrog3d variants, 419 tests) from 410 s
 /// to 274 s against `-O2` without the prelude, and the tests ran as long
-/// (169 s against 177 s; BENCHMARKS.md, 2026-11-27).
+/// (169 s against 177 s).
 pub fn build_on_cpu(
     files: &[PathBuf],
     lib_name: &str,

@@ -469,7 +469,7 @@ inline cudaError_t cudaMemset(void *ptr, int value, size_t bytes) {
     memset(ptr, value, bytes);
     return cudaSuccess;
 }
-/* As CUDA's (measured on the H100, benchmarks/experiments/capture-threads):
+/* As CUDA's (measured on the H100, design notes, `capture-threads`):
  * while another thread captures, whatever its capture mode, a device
  * synchronization fails and ends that capture invalidated. */
 inline cudaError_t cudaDeviceSynchronize() {

@@ -28,7 +28,8 @@ fn every_variant_is_registered() {
         let tensor = 2 * (7 + stencil_tests::RANDOM_TENSOR);
         16 * 4 * 7 - 4 * 5 + random * 7 - random_1d * 5 + fused + tensor
     } else {
-        16 * 4 + random
+        // Two of the four pairs each without the whole matrix (tests/build.rs).
+        16 * if stencil_tests::FULL_MATRIX { 4 } else { 2 } + random
     };
     assert_eq!(
         stencil_tests::F32.len() + stencil_tests::F64.len(),
@@ -657,7 +658,7 @@ fn cuda_captures_that_give_no_graph_are_tried_again_then_turn_graphs_off() {
 /// fails, and each call of 48 steps replays its graph (a capture that gave
 /// none would leave the call without one). A device synchronization fails
 /// while another thread captures and ends that capture
-/// (`benchmarks/experiments/capture-threads`; the emulated device does the
+/// (design notes, `capture-threads`; the emulated device does the
 /// same), so sessions wait for the legacy stream instead.
 #[cfg(any(feature = "cuda", feature = "hip"))]
 macro_rules! graphs_in_threads {

@@ -10,7 +10,8 @@
 //! The GPU strategies get random stencils from `build.rs`: a fixed set drawn
 //! from the same strategy, built with every strategy as `random_*` variants.
 //!
-//! `PROPTEST_CASES` sets the number of cases (default 64).
+//! `PROPTEST_CASES` sets the number of cases (default 64 with
+//! `STENCIL_TESTS=full`, 16 otherwise).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,6 +1,6 @@
 //! Misuse at run time is an `Err` naming what is wrong, and leaves the grids untouched.
 
-use stencil_tests::{StencilError, heat3d_f64_fixed as heat3d, wave2d_f32_fixed as wave};
+use stencil_tests::{StencilError, heat3d_f64_fixed as heat3d, wave2d_f32_periodic as wave};
 
 #[test]
 fn wrong_lengths() {
@@ -141,8 +141,8 @@ fn constants_describe_the_stencil() {
         (8, 10, 24)
     );
     assert_eq!(wave::GRIDS, ["u", "u_prev"]);
-    assert_eq!(stencil_tests::star3d25_f32_fixed::RADIUS, [4, 4, 4]);
-    assert_eq!(stencil_tests::star3d25_f32_fixed::POINTS, 25);
+    assert_eq!(stencil_tests::star3d25_f32_periodic::RADIUS, [4, 4, 4]);
+    assert_eq!(stencil_tests::star3d25_f32_periodic::POINTS, 25);
 }
 
 /// A device allocation that fails is `Err(Device)` with the runtime's message,

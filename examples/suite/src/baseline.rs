@@ -44,10 +44,15 @@ pub fn load(
     let mut rows = Vec::new();
     macro_rules! row {
         ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, [$($g:literal),*]) => {
-            if $variant == "naive" && o.wants($stencil, $dtype, $variant) {
+            if $variant == "naive" && o.wants($stencil, $dtype, $variant) { 'row: {
                 use crate::$m as s;
                 let grids = [$($g),*].len();
                 let file = dir.join(concat!($stencil, "_", $dtype, ".bin"));
+                let measured_here = measured.iter().any(|m| m.stencil == $stencil && m.dtype == $dtype);
+                if !measured_here && !file.exists() {
+                    // A stencil baseline.py does not write (the leapfrogs): no rows to check.
+                    break 'row;
+                }
                 let data = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
                 let size = std::mem::size_of::<s::Real>();
                 let cells: usize = crate::CHECK_SHAPE[3 - s::DIMS..].iter().product();
@@ -103,7 +108,7 @@ pub fn load(
                         radius: s::RADIUS.to_vec(),
                     });
                 }
-            }
+            } }
         };
     }
     include!(concat!(env!("OUT_DIR"), "/variants.rs"));

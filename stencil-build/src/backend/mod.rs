@@ -158,7 +158,7 @@ impl Dialect for CExpr<'_> {
     /// Kernels multiply by the reciprocal of a literal divisor: an IEEE
     /// division is a dozen GPU instructions, and compilers may not make the
     /// change themselves (in a hand-written temporal j2d5pt kernel, f32, it
-    /// was the difference between 230 and 1197 GCells/s: BENCHMARKS.md). The
+    /// was the difference between 230 and 1197 GCells/s). The
     /// result differs by about an ulp, well within the tolerance the tests
     /// hold every backend to; the reference divides.
     fn reciprocal(&self, divisor: f64) -> Option<String> {

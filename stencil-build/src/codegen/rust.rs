@@ -225,7 +225,7 @@ fn module_doc(st: &Stencil, an: &Analysis) -> String {
         doc.push_str(&format!(": {}", user_doc(d)));
     }
     doc.push_str(&format!(
-        "\n\nGenerated from `{}`: {} {}-D grid over axes ({}), radius {:?}, {} boundary, {} points, {} flops per cell.\n",
+        "\n\nGenerated from `{}`: {} {}-D grid over axes ({}), radius `{:?}`, {} boundary, {} points, {} flops per cell.\n",
         st.path.display(),
         st.dtype.rust(),
         st.dims(),
@@ -448,7 +448,7 @@ pub fn entry_points(sig: &Signature, kernels: &Ident, backend: &str, how: &str) 
 /// `run_grids` of a backend module whose `run` is in scope.
 pub fn grids_entry(backend: &str) -> TokenStream {
     let doc = docs(&format!(
-        "[`run`] for generic drivers: the grids in [`GRIDS`](super::GRIDS) order, the params in [`PARAMS`](super::PARAMS) order. \
+        "[`run`] for generic drivers: the grids in [`GRIDS`] order, the params in [`PARAMS`] order. \
          Counts that do not match are [`StencilError::ArgumentCount`]. Backend: `{backend}`."
     ));
     quote! {

@@ -94,7 +94,7 @@ pub const STREAM_CHUNK: usize = 64;
 /// is not given: on the H100, star3d25 f64 ran at 1.21x `stream` with 64
 /// (and 3 planes in flight), 1.30x with 128 and 1.33x with 256 (4 in
 /// flight; its warm-up of 2 r planes a block paid less often;
-/// `benchmarks/experiments/dmma-star3d25`).
+/// design notes, `dmma-star3d25`).
 pub const TENSOR_CHUNK: usize = 256;
 
 /// Tiling of a GPU backend.

@@ -10,7 +10,7 @@
 //! in one unit took nvcc 6.0-7.3 s instead of 17.1-19.4 s one by one,
 //! hipcc 4.2-4.3 s instead of 16.0-16.6 s and the emulated device's C++
 //! 4.1-4.4 s instead of 12.7-14.2 s, with the same PTX and registers for
-//! every kernel (BENCHMARKS.md, 2026-11-29).
+//! every kernel.
 //!
 //! Each source stays its own readable file. A unit `#include`s them, each
 //! inside a namespace of its own (they define the same helpers, such as

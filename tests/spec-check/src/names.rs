@@ -264,7 +264,7 @@ fn sample_with_temp(dims: usize, dtype: &str) -> String {
     )
 }
 
-/// Every identifier in the code generated for [`samples`] (comments and
+/// Every identifier in the code generated for `samples` (comments and
 /// strings left out) that has the form of a spec's name: a lower-case
 /// letter, then lower-case letters, digits and single `_`.
 pub fn generated_identifiers() -> Vec<String> {
@@ -365,7 +365,7 @@ const LAYOUTS: [(usize, &str, bool, &str, bool); 8] = [
 /// Specs, each named after its first state field, that together give each
 /// of `names` (all of which the validator takes) to a state field (the
 /// stencil's name too), an input grid, a param, a constant and a temp field
-/// in turn, in every layout of [`LAYOUTS`]; `per_spec` names a spec.
+/// in turn, in every layout of `LAYOUTS`; `per_spec` names a spec.
 pub fn specs_naming(names: &[String], per_spec: usize) -> Vec<(String, String)> {
     let mut specs = Vec::new();
     // Batches of even sizes: each holds a first state for every layout.

@@ -217,7 +217,7 @@ const GENERATED_NAMES: &[&str] = &[
 ];
 
 /// Names a spec may give that could collide with the generated code's or a
-/// target language's: [`GENERATED_NAMES`] and the words of
+/// target language's: `GENERATED_NAMES` and the words of
 /// [`crate::names::LANGUAGE_WORDS`] that the validator takes (it refuses
 /// Rust's keywords and its own reserved names).
 pub fn hostile_names() -> &'static [&'static str] {
@@ -640,10 +640,18 @@ fn render(t: &Term, names: &Names) -> String {
 }
 
 /// The proptest configuration of a test whose cases are slow (each a build
-/// or a run of the compilers): `PROPTEST_CASES` cases, else
-/// `default_cases`, and at most `max_shrink_iters` steps of shrinking, so
-/// that a failure shrinks in minutes.
-pub fn slow_cases(default_cases: u32, max_shrink_iters: u32) -> proptest::test_runner::Config {
+/// or a run of the compilers): `PROPTEST_CASES` cases, else `full_cases`
+/// where `STENCIL_TESTS=full` (as CI sets it) and a quarter of them
+/// otherwise (the README's quick `cargo test --workspace`), and at most
+/// `max_shrink_iters` steps of shrinking, so that a failure shrinks in
+/// minutes.
+pub fn slow_cases(full_cases: u32, max_shrink_iters: u32) -> proptest::test_runner::Config {
+    let full = std::env::var("STENCIL_TESTS").is_ok_and(|v| v == "full");
+    let default_cases = if full {
+        full_cases
+    } else {
+        (full_cases / 4).max(1)
+    };
     proptest::test_runner::Config {
         cases: std::env::var("PROPTEST_CASES")
             .ok()

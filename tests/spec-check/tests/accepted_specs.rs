@@ -7,7 +7,8 @@
 //!
 //! Without nvcc or hipcc their sources are not compiled here (CI has both
 //! and fails without them). `PROPTEST_CASES` sets the number of random
-//! batches (default 8, each of [`PER_CASE`] specs).
+//! batches (default 8 with `STENCIL_TESTS=full`, 2 otherwise, each of
+//! [`PER_CASE`] specs).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

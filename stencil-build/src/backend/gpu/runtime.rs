@@ -69,7 +69,7 @@ fn calls(api: &str) -> [(&'static str, &'static str, String); 16] {
         // Every launch, copy and replay of a session is queued on the legacy stream, so
         // waiting for it waits for them. Not the device: a device synchronization fails
         // while another thread captures on the same device, whatever its capture mode,
-        // and ends that capture invalidated (benchmarks/experiments/capture-threads).
+        // and ends that capture invalidated (design notes, `capture-threads`).
         ("synchronize", "void", format!("{api}StreamSynchronize(0)")),
         (
             "device_count",

@@ -175,7 +175,7 @@ pub(super) const RESIDENCY: &str = "stencil_residency";
 /// and kept in a table for the launches after. On the H100 the queries of
 /// every launch held `auto`'s star3d25 and acoustic25 f64 on 64^3 (5 us a
 /// step, the `stream` kernel of small grids) to 0.71x-0.94x that kernel
-/// launched without them; cached, 1.00x (BENCHMARKS.md).
+/// launched without them; cached, 1.00x.
 pub(super) fn residency_helper(w: &mut Writer, d: &Dialect) -> fmt::Result {
     writeln!(w)?;
     let text = RESIDENCY_HELPER

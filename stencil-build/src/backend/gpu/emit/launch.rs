@@ -277,7 +277,7 @@ impl Gen<'_> {
     /// 448, 1.13x), and 1.00x where both cover as much. acoustic25 f32, which
     /// also reads the previous level and the velocity at the cell, ran
     /// 0.92x-1.03x in pairs on the same rows and keeps its vectors
-    /// (`benchmarks/experiments/pairs-cover`).
+    /// (design notes, `pairs-cover`).
     pub(super) fn quads_cover_no_more(&self) -> String {
         let last = self.dims() - 1;
         let quads = self.plan.block[last] * self.vector;
@@ -401,7 +401,7 @@ impl Gen<'_> {
     /// suite's 512^3 grid star3d25 f32 then runs 3 chunks of 168 planes, 8
     /// full waves of the H100's 132 multiprocessors, where chunks of 128 make
     /// 10.67. Against chunks of 128 (the generated kernels in the A/B
-    /// harness, BENCHMARKS.md, 2026-11-25): at 512^3 star3d25
+    /// harness): at 512^3 star3d25
     /// f32 1.04x, j3d13pt 1.06x and 1.02x; at 256^3 1.14x, 1.01x and 1.38x;
     /// at 100^3, where a small grid gets as many chunks as fill the device,
     /// 3.8x-5.2x.

@@ -117,7 +117,7 @@ impl Gen<'_> {
     /// variable made every launch of the file's kernels, those that never
     /// read it too, 0.12 us slower in graphs on the H100 (`naive`'s j2d9pt
     /// f64 kernel 2.22 against 2.11 us a step on 512^2;
-    /// `benchmarks/experiments/constant-bank`).
+    /// design notes, `constant-bank`).
     pub(super) fn literal_table(&self, w: &mut Writer) -> fmt::Result {
         let Some(entries) = self.banked_literals() else {
             return Ok(());

@@ -243,9 +243,9 @@ impl Gen<'_> {
 
     /// Whether this kernel indexes with 32 bits where the grid allows. On
     /// the H100 that freed registers and lifted 3-D `stream` on j3d7pt by
-    /// 1.1-1.2x (BENCHMARKS.md; 2-D `stream` made no gain), and the fused
+    /// 1.1-1.2x (2-D `stream` made no gain), and the fused
     /// kernels by 1.10x (j2d5pt f32), 1.06x (f64) and 1.02x-1.07x (j3d7pt;
-    /// `scripts/gpu/experiments/interior.cu`, BENCHMARKS.md, 2026-11-23).
+    /// design notes, `interior.cu`).
     fn narrow(&self) -> bool {
         self.plan.strategy.fuses_steps()
             || self.plan.strategy == Strategy::Stream && self.dims() == 3

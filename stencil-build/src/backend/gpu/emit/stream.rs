@@ -59,8 +59,8 @@ impl Gen<'_> {
     /// indices, whose launcher shortens the chunks of grids too small to
     /// fill the device. A constant chunk keeps the kernels of larger grids
     /// as they were: with the length an argument, ptxas gave the suite's
-    /// poisson f64 150 registers instead of 126, 0.73x as fast (H100,
-    /// BENCHMARKS.md, 2026-11-24). Not a ring kernel, which
+    /// poisson f64 150 registers instead of 126, 0.73x as fast (H100).
+    /// Not a ring kernel, which
     /// takes its chunk as an argument.
     pub(super) fn chunked(&self) -> bool {
         self.plan.strategy == Strategy::Temporal && !self.wide && !self.rings()
@@ -241,7 +241,7 @@ impl Gen<'_> {
     /// Each cell is loaded as late as it can be: one iteration before its
     /// first use, by when the neighbouring threads' loads of the same row
     /// have filled the cache (loading a plane's neighbours with its row
-    /// measured 313.5 instead of 330.1 GCells/s on j3d7pt f32, BENCHMARKS.md).
+    /// measured 313.5 instead of 330.1 GCells/s on j3d7pt f32).
     pub(super) fn window_cells(&self, row: &Row, m: usize) -> BTreeSet<i64> {
         let (c, v) = (self.plan.coarsen as i64, self.vector);
         let (lo, _) = row.planes();

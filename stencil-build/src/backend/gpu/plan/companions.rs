@@ -44,7 +44,7 @@ impl Companions {
 /// The plan of the kernel a fused strategy launches for one step
 /// ([`single_step`], resolved): a fused launch of one level recomputes its
 /// tiles' overlap for nothing, and measured 0.24x-0.77x the single step on
-/// the suite (H100, BENCHMARKS.md, 2026-11-25). [`planes_stream`]'s
+/// the suite (H100). [`planes_stream`]'s
 /// plan keeps its kernel of small planes ([`Plan::vector_planes`]).
 /// `None` for the single-step strategies and for `temporal` of one step a
 /// launch, whose launches are all of one step.
@@ -87,7 +87,7 @@ pub fn small_planes_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan>
 /// The plan of the kernel `auto`'s single steps run on small grids, those of
 /// fewer than [`small_step_cells`](crate::backend::gpu::plan::model::small_step_cells) cells per multiprocessor: `naive`, one
 /// cell a thread. On the H100 with graphs (`naive` and the single-step
-/// kernels timed in one run; BENCHMARKS.md, 2026-11-27) `naive`
+/// kernels timed in one run) `naive`
 /// was the fastest single step on 48^3 and 512^2 (110k-262k cells) for 12
 /// of 14 stencil and dtype pairs, where `auto`'s `stream` in 16-byte vectors
 /// ran 0.70x-0.94x it: blocks that march 4 planes or rows, with rows of
@@ -115,7 +115,7 @@ pub fn naive_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
 /// defaults on 12 of the suite's 16 3-D stencil and dtype pairs, 0.95x-1.07x
 /// on the others (j3d7pt, j3d13pt, wave3d); `auto`'s single steps ran it,
 /// star3d25 f32 at 0.83x and the ring kernels' single steps of acoustic25
-/// f32 at 0.81x (BENCHMARKS.md, 2026-11-28). `None` in 2-D,
+/// f32 at 0.81x. `None` in 2-D,
 /// where the twin of `[1, 64]` threads ran 0.83x-1.15x the defaults'.
 pub fn scalar_stream(st: &Stencil, d: &Dialect) -> Option<Plan> {
     (st.dims() == 3)

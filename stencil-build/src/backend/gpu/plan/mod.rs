@@ -79,7 +79,7 @@ impl Plan {
     /// (the generated Rust's `Fusion::Measure`). On the H100
     /// neither won on every grid: fused launches lost up to 9x on small
     /// grids and won up to 2.7x on large ones, the crossing depending on the
-    /// stencil (BENCHMARKS.md, 2026-11-26). False for single-step
+    /// stencil. False for single-step
     /// plans and for strategies named in the spec.
     pub fn measures(&self) -> bool {
         self.chosen && self.fuses_steps()
@@ -150,7 +150,7 @@ impl Plan {
 }
 
 /// Settles `auto` and the defaults with the documented model, which follows
-/// what measured fastest on the H100 (BENCHMARKS.md, 2026-11-22):
+/// what measured fastest on the H100:
 ///
 /// - `auto` is single-pass `stream` where it beat `naive` there: 2-D f32
 ///   `coarsen = chunk = 4`, `vector = 4`, blocks `[1, 64]` (90% of the

@@ -1,10 +1,10 @@
 //! `auto`'s model: one function ([`auto`]) from a stencil and a dialect to
 //! the tiling it resolves, and the constants it decides by, each with the
 //! measurement it came from. The figures are GCells/s of the benchmark
-//! runner, `cargo run --release -p suite --features cuda -- gpu` on the GPU
-//! named (H100 in the first sessions, H200 from `tensor-m16` on), each
-//! variant against the others of the same run; BENCHMARKS.md keeps today's
-//! tables and `docs/design-notes.md` the history.
+//! runner (`suite --backend cuda`) on the GPU named (an H100 until the
+//! `tensor-m16` measurements, an H200 since), each variant against the
+//! others of the same run; `docs/design-notes.md` keeps the experiments
+//! behind them.
 
 use super::temporal::{self, leapfrog, planes, radius, rings, vectors};
 use super::{Dialect, Plan, register_words};
@@ -65,7 +65,7 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
         // `naive` on every such suite stencil: 3-D in f32 (1.02x to 1.67x)
         // and in f64 on the geometric mean (1.11x: 1.20x to 1.43x on poisson,
         // star3d25 and acoustic25, 0.93x to 0.99x on j3d13pt, j3d17pt and
-        // j3d27pt; H100, BENCHMARKS.md, 2026-11-23); 2-D j2d9pt and j2d25pt
+        // j3d27pt; H100); 2-D j2d9pt and j2d25pt
         // 1.12x to 2.10x (2026-11-25). Multi-update stencils
         // (unmeasured) stay `naive`.
         if st.dims() > 1 && st.statements.len() == 1 {
@@ -94,7 +94,7 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// (8-byte pairs, where the scalar twin ran before); on planes under
 /// [`SMALL_PLANES`] (256^3, where the blocks marching 64 planes ran
 /// 0.92x-0.99x) its launcher runs the blocks marching 4
-/// (`benchmarks/experiments/wide-planes`; `planes-stream`).
+/// (design notes, `wide-planes`; `planes-stream`).
 pub fn wide_planes(st: &Stencil) -> bool {
     let r = temporal::radius(st);
     st.dims() == 3
@@ -108,7 +108,7 @@ pub const WIDE_PLANES_REACH: usize = 4;
 
 /// Cells of a plane under which [`planes_stream`]'s launcher runs `stream`
 /// in 16-byte vectors of blocks of `[1, 2, 64]` threads marching 4 planes
-/// ([`small_plan`](crate::backend::gpu::plan::companions::small_plan)). On the H200 (`benchmarks/experiments/tensor-m16`) that kernel ran acoustic25 f64 0.97x-1.01x as fast as the best
+/// ([`small_plan`](crate::backend::gpu::plan::companions::small_plan)). On the H200 (design notes, `tensor-m16`) that kernel ran acoustic25 f64 0.97x-1.01x as fast as the best
 /// of [`planes_stream`]'s blocks marching 4, 8, 16 or 64 planes on planes of
 /// up to 256 x 256 cells (cubes of 128 to 256, 129 x 131 x 133; `naive` ran
 /// 100^3 1.21x faster), while on planes of 416 x 416 cells and more the
@@ -125,7 +125,7 @@ pub const SMALL_PLANES: usize = 400 * 400;
 /// 1.05x-1.12x as fast as `tensor` on every grid measured of planes of 416 x
 /// 416 cells or more (cubes of 416 and 512, 300 x 448 x 448, 128 x 512 x
 /// 512, 64 x 994 x 750, the suite's 300 x 994 x 750;
-/// `benchmarks/experiments/tensor-m16`); small planes run
+/// design notes, `tensor-m16`); small planes run
 /// [`small_plan`](crate::backend::gpu::plan::companions::small_plan)'s kernel ([`SMALL_PLANES`]), the smallest grids `naive`
 /// ([`SMALL_STEP_CELLS_MORE_GRIDS`]).
 pub fn planes_stream(st: &Stencil) -> GpuTiling {
@@ -143,7 +143,7 @@ pub const SMALL_STEP_CELLS: usize = 4096;
 /// otherwise run `stream` in 16-byte vectors ([`SMALL_PLANES`]): 1.08M cells
 /// on the H100. There acoustic25 f64 ran `naive` 1.07x-1.11x faster than
 /// that `stream` on 100^3 (1M cells) in three sessions (30-32), and 0.98x as
-/// fast on 128^3 (2.1M; BENCHMARKS.md, 2026-11-27), when
+/// fast on 128^3 (2.1M), when
 /// `auto` ran `tensor` on its large planes; on the H200, 1.21x on 100^3 and
 /// 0.97x on 128^3.
 pub const SMALL_STEP_CELLS_MORE_GRIDS: usize = 8192;
@@ -172,8 +172,7 @@ pub const WIDE_REGISTER_WORDS: usize = 184;
 /// bytes of the contiguous axis (4 cells in f32, 2 in f64), marching chunks
 /// of 4 rows or planes one at a time. On the H100 they beat `stream`'s
 /// defaults on every such suite stencil: 3-D in f32 (1.30x star3d25 to 1.63x
-/// j3d13pt) and in f64 (1.13x to 1.29x; BENCHMARKS.md, 2026-11-24, session
-/// 9); 2-D j2d9pt and j2d25pt 1.11x to 1.36x (and `naive` 1.12x to 2.10x);
+/// j3d13pt) and in f64 (1.13x to 1.29x); 2-D j2d9pt and j2d25pt 1.11x to 1.36x (and `naive` 1.12x to 2.10x);
 /// the leapfrogs, which read two more grids, wave3d 1.11x (f32) and 1.04x
 /// (f64), wave2d f32 1.04x (2026-11-25). Otherwise `stream`'s
 /// defaults, chunks of 64 planes or rows, one cell per thread: the windows
@@ -207,8 +206,7 @@ pub fn vector_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
 }
 
 /// Whether `auto` fuses the steps of `st` (x the best single-step strategy,
-/// `stream` with 16-byte vectors or its defaults; H100, BENCHMARKS.md,
-/// 2026-11-24): 2-D stencils whose steps fuse (f32
+/// `stream` with 16-byte vectors or its defaults; H100): 2-D stencils whose steps fuse (f32
 /// 1.30x-4.52x, f64 1.13x-3.32x); 3-D stencils of radius 1 (f32 j3d7pt
 /// 1.81x, j3d17pt 1.17x, j3d27pt 1.11x, poisson 1.18x; f64 2.13x, 1.33x,
 /// 1.36x, 1.37x) and 3-D stars of radius 2 (j3d13pt 1.06x and 1.08x;
@@ -235,7 +233,7 @@ pub fn auto_fuses(st: &Stencil) -> bool {
 /// 4, else 2 cells where it is even, for stars that read only the field
 /// they update, where the default tiles fuse at least 2 steps and dialect
 /// `d`'s shared memory holds the rings of a lead of [`vectors::MAX_LEAD`].
-/// On the H100 (BENCHMARKS.md, 2026-11-25), against the
+/// On the H100, against the
 /// best kernel without vectors: star3d25 f32 (2 steps) 255.4 GCells/s
 /// against `stream`'s 236.0 (1.08x; `temporal` without vectors was 0.74x),
 /// j3d13pt f32 (3 steps) 469.5 against `temporal`'s 351.5 (1.34x; 2 steps
@@ -271,7 +269,7 @@ pub fn auto_vector(st: &Stencil, d: &Dialect) -> Option<usize> {
 /// Whether `auto` fuses the steps of `st` (where [`auto_fuses`]) in one
 /// `persistent` launch rather than `temporal` launches: 3-D leapfrogs in
 /// f32 (wave3d: 258.3 against 242.1 GCells/s, 1.07x; 1.06x and
-/// 1.05x in two more runs; H100, BENCHMARKS.md, 2026-11-24). Not in f64 (wave3d:
+/// 1.05x in two more runs; H100). Not in f64 (wave3d:
 /// 127.7 against 138.2), nor on any other suite stencil `auto` fuses, where
 /// `persistent` measured 0.70x-0.92x `temporal`.
 pub fn auto_persists(st: &Stencil) -> bool {
@@ -284,7 +282,7 @@ pub fn auto_persists(st: &Stencil) -> bool {
 /// Whether `auto` takes this kernel for `st` on dialect `d`: CUDA, f32
 /// stars of radius 4 or 8 along the fast axes that read other grids at the
 /// cell, whose sessions launch it on large planes only
-/// (`Gen::rings_preferred`). On the H100 (BENCHMARKS.md, 2026-11-26), where the session launches it, against the single steps
+/// (`Gen::rings_preferred`). On the H100, where the session launches it, against the single steps
 /// it would run otherwise: acoustic25 f32 (a leapfrog) 0.91x-1.37x on 16
 /// grids (0.91x on 300 x 400 x 402 alone; 1.32x on the suite's), and
 /// coefstar3d f32 (two input grids) 1.07x-1.28x on 5; the 13 grids of
@@ -303,8 +301,7 @@ pub fn auto_rings(st: &Stencil, d: &Dialect) -> bool {
 /// The least in-plane reach for which `auto` computes a single step on the
 /// tensor cores: star3d25 f64 (reach 4) ran at 1.34x the best other single
 /// step and acoustic25 f64 at 1.03x; the stars of reach 1 and 2 at
-/// 0.43x-0.81x, and they fuse their steps (`temporal`) instead (H100,
-/// BENCHMARKS.md).
+/// 0.43x-0.81x, and they fuse their steps (`temporal`) instead (H100).
 pub const AUTO_MIN_REACH: usize = 3;
 
 /// Whether `tensor` can compute `st`'s one statement, reaching
@@ -328,7 +325,7 @@ pub fn auto_tensor(st: &Stencil) -> bool {
 /// edge, and reads its window's `2 x depth` planes more than its chunk; on
 /// grids of few tiles the chunks that fill the device are short. The share
 /// is the region's cells over `1024 x resident blocks x waves x (chunk + 2
-/// depth)`. On the H100 (BENCHMARKS.md) star3d25 f64 ran
+/// depth)`. On the H100 star3d25 f64 ran
 /// `stream` 1.06x-1.99x faster than `tensor` where the share was 0.13-0.56
 /// (cubes of 64 to 176), about as fast at 0.59-0.67 (256 x 144 x 144: 0.99x;
 /// 192^3: 1.04x; 160^3: 0.93x), and 0.74x-0.98x as fast from 0.72 on

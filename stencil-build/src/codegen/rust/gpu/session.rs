@@ -157,7 +157,7 @@ fn single_step(
 /// [`Graphs::branch`]). On the H100 a
 /// launch took 3.3-4.1 us from the host, so that a 7-point stencil took about
 /// 4 us a step up to 80^3; replayed from a graph, 1.5-3.2 us, and 1.1x-1.2x
-/// less on 100^3-128^3 (`benchmarks/experiments/launch-floor`).
+/// less on 100^3-128^3 (design notes, `launch-floor`).
 struct Graphs {
     /// The session's members, and their values in `Session::new`.
     members: Vec<TokenStream>,
@@ -177,20 +177,20 @@ const GRAPH_LAUNCHES: u64 = 48;
 /// calls alternate between two graphs; with one kept, each call captured its
 /// graph again (on the H100 `temporal` j2d5pt f64 on 512^2, whose calls of
 /// 1000 steps end with 23 launches outside graphs, ran 0.90x-0.95x `naive`
-/// in such calls and 1.00x in calls of 10000; BENCHMARKS.md).
+/// in such calls and 1.00x in calls of 10000).
 ///
 /// Past 4, a new capture updates the least recently replayed graph in place
 /// where the runtime allows (the same launches with other arguments:
 /// parameters that change every call), which spares the instantiation
 /// (41-45 us against 15 for 48 launches on the H100;
-/// `benchmarks/experiments/graph-update`) and the wait for the old graph's
+/// design notes, `graph-update`) and the wait for the old graph's
 /// replays before it is destroyed.
 const GRAPHS_KEPT: usize = 4;
 
 /// Captures in a row that may give no graph before a session turns graphs
 /// off. A capture that another thread's device synchronization invalidated
 /// (any thread of the process, on the same device, whatever the capture
-/// mode: `benchmarks/experiments/capture-threads`) gives none once; the next
+/// mode: design notes, `capture-threads`) gives none once; the next
 /// run of launches captures again. A runtime that refuses every capture costs
 /// this many tries, each of which records its launches without running them.
 const CAPTURE_TRIES: u32 = 3;

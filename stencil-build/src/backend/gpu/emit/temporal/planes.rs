@@ -183,8 +183,7 @@ impl Gen<'_> {
     /// row `j`), which kept j3d27pt f64 from spilling (188.2 GCells/s; 139.3
     /// with clamped loads and the arrays). With
     /// predicated loads the arrays measured faster (j3d27pt f64 186.8
-    /// against 134.9 with bits, j3d7pt f32 645.6 against 578.8; H100,
-    /// BENCHMARKS.md, 2026-11-24).
+    /// against 134.9 with bits, j3d7pt f32 645.6 against 578.8; H100).
     fn planes_masks(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         let [rows, cols] = sh.tile();
         let (lo1, hi1) = self.bounds(1);

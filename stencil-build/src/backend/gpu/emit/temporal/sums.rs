@@ -32,7 +32,7 @@
 //! of 2 columns and 4 rows, tiles of 64 x 32 cells) ran j3d17pt, j3d27pt and
 //! poisson on 512^3 at 1.01x, 1.03x and 1.10x `stream` in 16-byte vectors,
 //! the best single step, and 1.09x, 1.08x and 1.16x the kernel of
-//! [`super::planes`] (BENCHMARKS.md, 2026-11-28).
+//! [`super::planes`].
 
 use std::fmt::{self, Write as _};
 

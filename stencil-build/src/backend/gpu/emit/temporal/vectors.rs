@@ -30,7 +30,7 @@
 //! On the H100 a hand-written kernel of this design ran star3d25 f32 with
 //! 2 fused steps at 1.07x `stream` (2.46x the scalar kernel's; 36
 //! instructions per cell and level against 72.6), where `temporal` was
-//! 0.44x (BENCHMARKS.md, 2026-11-24).
+//! 0.44x.
 //!
 //! The warps are rows of the tile, so each computes its rows' vectors that
 //! no stored cell needs too (star3d25: 20 warp-levels a plane where 16.5
@@ -39,7 +39,7 @@
 //! 0.74x-0.77x, and the block without its 4 warps that compute no level
 //! 0.71x: the kernel waits on latency at its 16 warps a multiprocessor, and
 //! these layouts leave fewer warps with work, or wait on each other at the
-//! barriers (BENCHMARKS.md, 2026-11-29).
+//! barriers.
 
 use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};

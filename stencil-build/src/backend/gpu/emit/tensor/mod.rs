@@ -49,12 +49,12 @@
 //!
 //! On the H100 star3d25 f64 steps at 157.1 GCells/s, 1.34x `stream` and 83%
 //! of the bandwidth bound; acoustic25 f64, which reads two more grids, at
-//! 1.03x (BENCHMARKS.md; the prototype and the A/B runs behind
-//! it: `benchmarks/experiments/dmma-star3d25`), and on the H200's large
+//! 1.03x (the prototype and the A/B runs behind
+//! it: design notes, `dmma-star3d25`), and on the H200's large
 //! planes 0.90x-0.95x `stream` in 16-byte vectors
-//! (`benchmarks/experiments/planes-stream`). On the H200 warps of 16 x 8
+//! (design notes, `planes-stream`). On the H200 warps of 16 x 8
 //! cells run star3d25 f64 at 191.4 GCells/s on 512^3, 1.26x those of 8 x 8
-//! and 72% of the bound (`benchmarks/experiments/tensor-m16`).
+//! and 72% of the bound (design notes, `tensor-m16`).
 
 use std::fmt::{self, Write as _};
 
@@ -153,7 +153,7 @@ impl Shape {
     /// Whether the launcher runs warps of 16 x 8 cells (8 a block, H = 2)
     /// where rows are of an even number of cells: where the update reads no
     /// other grid than the one it sums in-plane. On the H200
-    /// (`benchmarks/experiments/tensor-m16`) they ran star3d25 f64 1.09x-1.26x
+    /// (design notes, `tensor-m16`) they ran star3d25 f64 1.09x-1.26x
     /// faster than 16 warps of 8 x 8 cells on every grid of even rows from
     /// 64^3 to 512^3 (191.4 against 152.3 GCells/s at 512^3; the suite: 182.8
     /// against 158.1), and 0.94x-0.96x on odd rows (29 x 45 x 133, 301 x 255

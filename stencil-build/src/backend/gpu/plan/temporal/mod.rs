@@ -21,15 +21,15 @@ pub const THREADS: usize = 128;
 
 /// Most steps the 2-D model fuses: on j2d5pt f32, 10 steps measured 1261
 /// GCells/s where 12 (the most the register budget allows) measured 1186
-/// (chunks of 256; H100, BENCHMARKS.md, 2026-11-23).
+/// (chunks of 256; H100).
 pub const MAX_TIME_BLOCK: usize = 10;
 
 /// Most cells of the stepped field a 2-D `temporal` stencil reads for its
 /// warp tile function to unroll the loop over the rows by the window's rows
 /// (`Gen::row_unroll`), so that the windows move on without moving
 /// registers (j2d5pt f32: 364 instructions a row, 76 of them moves, against
-/// 288). Against the loop without (H100, BENCHMARKS.md, 2026-11-27, session
-/// 27; 16384^2 to 2048^2, all bit-identical): j2d5pt f32 1.08x on 16384^2
+/// 288). Against the loop without (H100,
+/// 16384^2 to 2048^2, all bit-identical): j2d5pt f32 1.08x on 16384^2
 /// (0.97x-1.03x on smaller grids), f64 1.14x-1.18x; j2d9pt f32
 /// 1.09x-1.15x, f64 1.01x-1.06x; j2d9pt-gol f32 1.04x-1.12x, f64
 /// 1.08x-1.10x; wave2d f32 (the copy without checks only) 1.02x-1.07x. Not
@@ -46,7 +46,7 @@ pub const REGISTER_WORDS: usize = 96;
 ///
 /// - 2-D: warps of 32 lanes along the contiguous axis, 4 cells per lane in
 ///   f32, 2 in f64, chunks of 256 rows, the best of the
-///   variants measured on the H100 (BENCHMARKS.md, 2026-11-23);
+///   variants measured on the H100;
 ///   `time_block`: the most steps, up to [`MAX_TIME_BLOCK`], that recompute
 ///   at most a quarter of the tile and keep the windows within
 ///   [`REGISTER_WORDS`]; with a `time_block` from the spec, the default
@@ -110,7 +110,7 @@ pub fn rings_plan(plan: &Plan, st: &Stencil) -> bool {
 /// `<symbol>_fuses` first. So are the stencils whose steps `auto` would not
 /// fuse without vectors ([`auto_fuses`](crate::backend::gpu::plan::model::auto_fuses)): on 513^3 (rows of no whole
 /// vectors), star3d25 f32's scalar twin ran 76.4 GCells/s against
-/// `stream`'s 180.0 (0.42x; H100, BENCHMARKS.md, 2026-11-26),
+/// `stream`'s 180.0 (0.42x; H100),
 /// and a leapfrog's ring kernel's 0.57x (acoustic25 f32). j3d13pt
 /// keeps its twin: 1.04x (f32) and 1.22x (f64) the best single step there.
 pub fn splits_steps(plan: &Plan, st: &Stencil) -> bool {
@@ -147,8 +147,7 @@ pub fn reads_inputs(st: &Stencil) -> bool {
 /// lifted j2d5pt from 1412 to 1536 GCells/s (both with 32-bit indices; in
 /// the suite, with them, j2d9pt went from 487 to 774); not
 /// in f64 (skewed), where the second copy's registers cost occupancy:
-/// j2d9pt f64 328 with it, 404 without (j2d5pt f64: 628 and 611; H100,
-/// BENCHMARKS.md, 2026-11-23).
+/// j2d9pt f64 328 with it, 404 without (j2d5pt f64: 628 and 611; H100).
 pub fn splits(st: &Stencil) -> bool {
     !skewed(st)
 }
@@ -157,7 +156,7 @@ pub fn splits(st: &Stencil) -> bool {
 /// in f64, whose arithmetic has twice the latency, independent steps
 /// measured 587 instead of 531 GCells/s on j2d5pt (6 steps); in f32 the
 /// registers are worth more as further fused steps (chained, 12 steps: 1247,
-/// skewed, 8 steps: 1139; H100, BENCHMARKS.md, 2026-11-23).
+/// skewed, 8 steps: 1139; H100).
 pub fn skewed(st: &Stencil) -> bool {
     st.dtype == Dtype::F64
 }

@@ -7,7 +7,7 @@ use super::{Dialect, Plan, overlap_error, radius};
 use crate::ir::{Dtype, GpuTiling, Stencil, Strategy};
 
 /// Most steps the 3-D model fuses: 3 for stars of radius 1, 2 for the
-/// others (H100, BENCHMARKS.md, 2026-11-23; GCells/s, 2 and 3
+/// others (H100; GCells/s, 2 and 3
 /// steps: j3d7pt f32 352 and 494, f64 207 and 258; j3d17pt f32 354 and 327,
 /// f64 200 and 150; j3d27pt f32 305 and 273, f64 135 and 144).
 pub const MAX_TIME_BLOCK: [usize; 2] = [3, 2];
@@ -25,14 +25,14 @@ pub const MAX_UNROLL: usize = 3;
 /// 5 planes, 1.20x; star3d25, 9 planes, 1.17x). Not in f64 (by 5 and 9
 /// planes: 0.77x and 0.80x, by hand), nor without the bound (star3d25 with
 /// 2 steps: 0.89x) or in `persistent` (star3d25: the bound made ptxas
-/// spill, 0.71x; H100, BENCHMARKS.md, 2026-11-23).
+/// spill, 0.71x; H100).
 pub const MAX_BOUNDED_UNROLL: usize = 9;
 
 /// Threads per multiprocessor an unrolled f32 kernel keeps resident at
 /// least, by its launch bounds (`Gen::launch_bounds`): without them the
 /// unrolled loop took registers that cost a block per multiprocessor
 /// (j3d7pt, 32 x 32 tiles: 439 GCells/s unbounded, 501 with 768 threads;
-/// 64 x 32 tiles: 511 and 545; H100, BENCHMARKS.md, 2026-11-23).
+/// 64 x 32 tiles: 511 and 545; H100).
 pub const RESIDENT_THREADS: usize = 768;
 
 /// Most registers the windows of a thread take for its kernel to be bounded
@@ -47,15 +47,14 @@ pub const MAX_REACH: usize = 4;
 /// `[tiling]` of a 3-D `temporal` stencil with the defaults filled in:
 /// blocks of 8 rows of threads, 4 rows each, chunks of 128 planes; 64
 /// threads a row for stars of radius 1 (tiles of 64 x 32 cells: j3d7pt f32
-/// 541 GCells/s, 32 x 32: 494; f64 352 and 258, 3 steps; H100,
-/// BENCHMARKS.md, 2026-11-23) and of radius 2 (j3d13pt, 2 steps:
+/// 541 GCells/s, 32 x 32: 494; f64 352 and 258, 3 steps; H100) and of radius 2 (j3d13pt, 2 steps:
 /// f32 340.4 against 304.9, f64 170.0 against 167.1) where the
 /// dialect's shared memory holds their rings, else 32 (32 x 32 cells; the
 /// boxes with 64 x 32: j3d17pt, j3d27pt and poisson f32 0.92x-0.94x), and
 /// in f32 the stars of radius 1 in those 64 x 32
 /// cells as 4 rows of threads of 8 rows each where the spec sets neither
 /// `block` nor `coarsen` (j3d7pt 621.7 against 532.8 GCells/s, f64 340.0
-/// against 351.4; H100, BENCHMARKS.md, 2026-11-24); not f64
+/// against 351.4; H100); not f64
 /// stencils that read input grids, whose reads the kernel holds in registers
 /// too (wave3d f64, 3 steps: 39.4 with 64 x 32 tiles, 136.2 with 32 x 32);
 /// `time_block`: the most steps,
@@ -339,7 +338,7 @@ impl Planes {
     /// kernel whose windows are [`Self::bounded`]), so that the windows move on without moving
     /// registers: j3d7pt measured 1.08x (f32, 32 x 32 tiles, with
     /// [`RESIDENT_THREADS`]) and 1.26x (f64, 64 x 32 tiles) the loop without
-    /// (H100, BENCHMARKS.md, 2026-11-23).
+    /// (H100).
     pub fn unrolled(&self) -> bool {
         let bounded_f32 = !self.f64 && !self.persistent && self.bounded();
         self.window() <= MAX_UNROLL || bounded_f32 && self.window() <= MAX_BOUNDED_UNROLL
@@ -358,8 +357,7 @@ impl Planes {
     /// 1.00x-1.10x in f32 and f64; `persistent`: 1.01x-1.12x), and in
     /// `temporal` for f64 stars of radius 1 (j3d7pt 1.12x, wave3d 1.01x;
     /// `persistent`: 0.77x and 1.00x); not the other stars (j3d7pt f32
-    /// 0.84x, j3d13pt f32 0.92x, f64 0.75x in an A/B harness; H100,
-    /// BENCHMARKS.md, 2026-11-24).
+    /// 0.84x, j3d13pt f32 0.92x, f64 0.75x in an A/B harness; H100).
     pub fn clamped(&self) -> bool {
         let f64_star1 = self.f64 && self.r.iter().all(|&r| r == 1);
         self.reads.len() > 1 || f64_star1 && !self.persistent

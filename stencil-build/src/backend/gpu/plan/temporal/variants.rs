@@ -36,7 +36,7 @@ pub fn unrolls_rows(plan: &Plan, st: &Stencil, d: &Dialect) -> bool {
 /// leapfrog's previous level or an input grid, read from global
 /// memory). With the literals in constant memory, `temporal` ran j2d5pt
 /// f64 1.14x-1.33x, j2d9pt-gol f64 1.36x-1.55x, j2d25pt f64 1.25x-1.44x
-/// (H100, BENCHMARKS.md), `persistent` j2d5pt f64
+/// (H100), `persistent` j2d5pt f64
 /// 1.39x-1.58x, j2d9pt-gol 1.16x-1.40x, j2d25pt 1.09x-1.30x and j2d9pt
 /// 0.94x-1.35x. The f32 kernels' checked copies lost with
 /// it (j2d5pt 0.60x-0.86x); HIP was not measured.
@@ -47,7 +47,7 @@ pub fn selects_levels(plan: &Plan, st: &Stencil, d: &Dialect) -> bool {
 /// Whether the update reads its literals from a table passed by value
 /// (the emitter's `Banked`): 2-D fused f64 kernels on CUDA. In `temporal`, j2d5pt's
 /// loop fell from 983 to 658 instructions for 3 rows and ran 1.09x-1.15x
-/// (H100, BENCHMARKS.md); with the selection
+/// (H100); with the selection
 /// ([`selects_levels`]) `persistent` gained too. The
 /// 3-D kernels keep their literals inline: there the table ran j3d7pt
 /// f64 0.87x-0.89x and j3d27pt 0.78x-0.81x, poisson 1.07x.

@@ -7,7 +7,7 @@ use crate::ir::{GpuTiling, Stencil, Strategy};
 
 /// Most iterations between a ring plane's publication and its read
 /// (star3d25 f32, 2 steps, GCells/s: 216.6 at 1, 230.0 at 2, 247.8 at 3,
-/// 249.9 at 4; H100, BENCHMARKS.md, 2026-11-24). A window holds
+/// 249.9 at 4; H100). A window holds
 /// the plane it publishes up to `radius + 1` iterations ahead.
 pub const MAX_LEAD: usize = 4;
 
@@ -50,7 +50,7 @@ pub fn rows(st: &Stencil, v: usize, steps: usize, bx: usize) -> usize {
 /// threads' registers allow ([`rows`], at most [`ROWS`]), a row per
 /// thread, chunks of 128 planes, and the most steps, up to 3, whose tiles
 /// store at least half their cells along each fast axis (H100,
-/// BENCHMARKS.md, 2026-11-25: star3d25 f32 2 steps in 32
+/// star3d25 f32 2 steps in 32
 /// rows; j3d13pt f64 2 steps in 24 rows, 232.1 GCells/s against 221.1 in
 /// 32, which spilled). Where the rings of such tiles do not fit dialect
 /// `d`'s shared memory even with a lead of 1 (HIP's 64 KiB, in f64), the

@@ -23,13 +23,13 @@ impl Gen<'_> {
     /// C expression after the lines it needs: where planes are large. On
     /// smaller ones two single steps ran faster: `stream` in 16-byte vectors,
     /// whose blocks march 4 planes and find the planes of their neighbours
-    /// along the slowest axis in L2 while a plane is small. acoustic25 f32 (H100, BENCHMARKS.md,
-    /// 2026-11-26): where rows are whole vectors, the vectors ran
+    /// along the slowest axis in L2 while a plane is small. acoustic25 f32 (H100):
+    /// where rows are whole vectors, the vectors ran
     /// 1.12x-1.72x the ring kernel on planes of 16384 to 409600 cells, and
     /// 0.80x-0.99x on 495616 to 1048576; elsewhere their scalar twin ran
     /// 2.05x on 12740 cells, 0.92x-1.10x on 66048 to 264196, and
     /// 0.73x-0.92x on 361200 to 1011892
-    /// (`benchmarks/experiments/ring-inputs-f32`, `build-vstream.sh`).
+    /// (design notes, `ring-inputs-f32`, `build-vstream.sh`).
     pub(in crate::backend::gpu) fn rings_preferred(
         &self,
         w: &mut Writer,

@@ -32,15 +32,15 @@
 //! `cp.async` is CUDA's (sm_80 and later): HIP is refused.
 //!
 //! On the H100 the generated kernel ran acoustic25 f32 at 1.03x-1.17x
-//! `stream`'s defaults on the large grids measured, bit-identical
-//! (BENCHMARKS.md, 2026-11-26), but 0.58x-0.89x `stream` in
+//! `stream`'s defaults on the large grids measured, bit-identical,
+//! but 0.58x-0.89x `stream` in
 //! 16-byte vectors on planes of up to 409600 cells where rows are whole
 //! quads, which those grids now run. Where rows are whole
 //! 64-byte lines, the 16-byte loads of the grids read at the cell run it
 //! 1.11x-1.27x faster than 8-byte ones, which left it at 0.81x-0.93x
 //! `stream`'s defaults; copying those grids into
 //! shared memory like the stepped grid ran 0.83x-0.93x `stream` on every
-//! large grid (`benchmarks/experiments/ring-inputs-f32`).
+//! large grid (design notes, `ring-inputs-f32`).
 
 mod launch;
 
@@ -760,7 +760,7 @@ impl Gen<'_> {
         // Where the grids read at the cell load in 8-byte pairs, a warp takes
         // 4 neighbouring groups of the same 8 rows: its two loads of a grid
         // touch 8 rows, not 32 (acoustic25 f32 on 750-cell rows: 1.09x on
-        // the H200, BENCHMARKS.md, 2026-11-28). Where they load
+        // the H200). Where they load
         // 16-byte quads, a lane takes a row and the quarters' groups 3 apart,
         // spread over L1's banks (that ran 1.03x-1.12x the other on rows of
         // whole quads: 768 and 744 cells, 512^3 and 400^3, the same session).

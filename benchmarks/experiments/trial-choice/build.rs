@@ -1,3 +1,0 @@
-fn main() -> Result<(), stencil_build::Error> {
-    stencil_build::compile()
-}
