@@ -1,5 +1,5 @@
-//! Compiles each suite stencil in f32 and f64 and, with CUDA, once per GPU
-//! variant of [`VARIANTS`] (`<name>_<dtype>_<variant>`), so strategies run
+//! Compiles each suite stencil in f32 and f64 as `naive` and `auto` and, with
+//! CUDA, once per GPU variant of [`VARIANTS`] (`<name>_<dtype>_<variant>`), so strategies run
 //! side by side: every variant for the stencils tuned on ([`TUNED`]), the
 //! [`CORE`] ones for the others. Writes `variants.rs` (one `row!` per variant,
 //! with the indices of the grids its session uploads) and `compiled.rs` (the
@@ -252,7 +252,11 @@ const VARIANTS: &[Variant] = &[
     v("auto", "auto"),
 ];
 
+/// The variants the runner times on the OpenMP backend (`src/cpu.rs`).
+const CPU_VARIANTS: &[&str] = &["naive", "auto"];
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let cuda = std::env::var_os("CARGO_FEATURE_CUDA").is_some();
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     let specs_dir = out.join("suite");
     // Start empty: a variant removed from the table must not linger.
@@ -283,9 +287,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     )?;
                     continue;
                 }
-                // (What a fused strategy refuses is left out below.)
+                // (What a fused strategy refuses is left out below.) Without
+                // CUDA only the variants the OpenMP runs tell apart
+                // (`cpu::VARIANTS`): the others are the same C under other
+                // names, and their Rust API doubled the suite's build.
                 let wanted = |v: &&Variant| {
-                    (TUNED.contains(&name) || CORE.contains(&v.suffix) || v.every)
+                    (cuda || CPU_VARIANTS.contains(&v.suffix))
+                        && (TUNED.contains(&name) || CORE.contains(&v.suffix) || v.every)
                         && v.dims.is_none_or(|d| d == dims)
                         && v.dtype.is_none_or(|d| d == dtype)
                 };
@@ -321,7 +329,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     stencil_build::Config::new()
         .search_dir(&specs_dir)
         .compile()?;
-    if std::env::var_os("CARGO_FEATURE_CUDA").is_some() {
+    if cuda {
         // The bound: a timed device-to-device copy (nvcc from NVCC or PATH, as stencil-build found it).
         println!("cargo:rerun-if-changed=src/bound.cu");
         cc::Build::new()

@@ -639,6 +639,13 @@ fn render(t: &Term, names: &Names) -> String {
     s
 }
 
+/// Whether the slow tests run in full (`STENCIL_TESTS=full`, as CI sets
+/// it), or a representative part of their cases: the README's
+/// `cargo test --workspace`, which a contributor runs often.
+pub fn whole_matrix() -> bool {
+    std::env::var("STENCIL_TESTS").is_ok_and(|v| v == "full")
+}
+
 /// The proptest configuration of a test whose cases are slow (each a build
 /// or a run of the compilers): `PROPTEST_CASES` cases, else `full_cases`
 /// where `STENCIL_TESTS=full` (as CI sets it) and a quarter of them
@@ -646,8 +653,7 @@ fn render(t: &Term, names: &Names) -> String {
 /// `max_shrink_iters` steps of shrinking, so that a failure shrinks in
 /// minutes.
 pub fn slow_cases(full_cases: u32, max_shrink_iters: u32) -> proptest::test_runner::Config {
-    let full = std::env::var("STENCIL_TESTS").is_ok_and(|v| v == "full");
-    let default_cases = if full {
+    let default_cases = if whole_matrix() {
         full_cases
     } else {
         (full_cases / 4).max(1)
