@@ -1,6 +1,6 @@
 //! Misuse at run time is an `Err` naming what is wrong, and leaves the grids untouched.
 
-use stencil_tests::{StencilError, heat3d_f64_fixed as heat3d, wave2d_f32_periodic as wave};
+use stencil_tests::{StencilError, heat3d_f64_fixed as heat3d, wave2d_f64_fixed as wave};
 
 #[test]
 fn wrong_lengths() {
@@ -19,7 +19,7 @@ fn wrong_lengths() {
         err.to_string(),
         "heat3d_f64_fixed: `kappa` has 26 elements but the shape has 27 cells"
     );
-    let (mut u, mut prev) = (vec![1.0f32; 9], vec![1.0f32; 10]);
+    let (mut u, mut prev) = (vec![1.0f64; 9], vec![1.0f64; 10]);
     let err = wave::run(&mut u, &mut prev, [3, 3], wave::Params::default(), 1).unwrap_err();
     assert!(
         matches!(
@@ -141,8 +141,8 @@ fn constants_describe_the_stencil() {
         (8, 10, 24)
     );
     assert_eq!(wave::GRIDS, ["u", "u_prev"]);
-    assert_eq!(stencil_tests::star3d25_f32_periodic::RADIUS, [4, 4, 4]);
-    assert_eq!(stencil_tests::star3d25_f32_periodic::POINTS, 25);
+    assert_eq!(stencil_tests::star3d25_f64_fixed::RADIUS, [4, 4, 4]);
+    assert_eq!(stencil_tests::star3d25_f64_fixed::POINTS, 25);
 }
 
 /// A device allocation that fails is `Err(Device)` with the runtime's message,
