@@ -10,7 +10,7 @@
 //! is computed at distance `h_t - r`. With a `periodic` boundary every
 //! statement computes every cell and reads wrap around.
 
-use crate::ir::{Boundary, Expr, Role, Slot, Stencil};
+use crate::ir::{Boundary, Expr, Role, Slot, Stencil, Version};
 
 /// Derived facts about a stencil.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,7 +23,11 @@ pub struct Analysis {
     pub points: usize,
     /// Floating-point operations per cell and step.
     pub flops: usize,
-    /// Bytes moved per cell and step if every grid is read and written once.
+    /// Bytes a step must move per cell: every grid it reads as it was before
+    /// the step (each level of a state field, each input) read once, every
+    /// state field it updates written once. Temporaries, and values a
+    /// statement reads after an earlier one of the step wrote them, can stay
+    /// on chip: they count nothing.
     pub bytes: usize,
     /// Smallest legal extent per axis (`2 R + 1`).
     pub min_shape: Vec<usize>,
@@ -93,14 +97,20 @@ pub fn analyse(st: &Stencil) -> Analysis {
     }
     accesses.sort();
     accesses.dedup();
+    slots.retain(|slot| slot.version != Version::Updated);
     slots.sort();
     slots.dedup();
+    let written = st
+        .statements
+        .iter()
+        .filter(|s| st.fields[s.target].role != Role::Temp)
+        .count();
     Analysis {
         min_shape: radius.iter().map(|r| 2 * r + 1).collect(),
         radius,
         points: accesses.len(),
         flops: statements.iter().map(|s| s.flops).sum(),
-        bytes: st.dtype.size() * (slots.len() + st.statements.len()),
+        bytes: st.dtype.size() * (slots.len() + written),
         statements,
     }
 }
@@ -190,7 +200,8 @@ expr = "u[0,0] - 0.1*(lap[-2,0] + lap[0,1])"
         assert_eq!(a.radius, vec![2, 2]);
         assert_eq!(a.statements[0].halo, vec![0, 1]);
         assert_eq!(a.statements[1].halo, vec![2, 2]);
-        assert_eq!(a.bytes, 4 * (2 + 2));
+        // u read and written; the temporary stays on chip.
+        assert_eq!(a.bytes, 4 * (1 + 1));
     }
 
     #[test]

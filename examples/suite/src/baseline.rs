@@ -43,8 +43,8 @@ pub fn load(
     let dir = check_dir(json);
     let mut rows = Vec::new();
     macro_rules! row {
-        ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, [$($g:literal),*]) => {
-            if $variant == "naive" && o.wants($stencil, $dtype, $variant) { 'row: {
+        ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, $set:literal, [$($g:literal),*]) => {
+            if $set == "suite" && $variant == "naive" && o.wants($set, $stencil, $dtype, $variant) { 'row: {
                 use crate::$m as s;
                 let grids = [$($g),*].len();
                 let file = dir.join(concat!($stencil, "_", $dtype, ".bin"));
@@ -105,6 +105,7 @@ pub fn load(
                         steps: m.steps,
                         seconds: m.median_s,
                         bytes: s::BYTES_PER_CELL,
+                        flops: s::FLOPS_PER_CELL,
                         radius: s::RADIUS.to_vec(),
                     });
                 }

@@ -1,12 +1,12 @@
 //! The chart (`--chart`): GCells/s per stencil and strategy, one panel per
-//! dtype, each stencil's bound (the run's bandwidth over the bytes one step
-//! of it moves per cell) dashed across its bars, as SVG (plotters).
+//! dtype, each stencil's bound (`report::limit`: the lower of its memory and
+//! arithmetic bounds) dashed across its bars, as SVG (plotters).
 
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
-use crate::report::{Bound, Row, gcells, three_digits};
+use crate::report::{Bound, Row, gcells, limit};
 
 /// The bars drawn per stencil: each strategy once, the fastest variant, what
 /// `auto` picks, and the CuPy baseline (`--baseline`).
@@ -38,11 +38,7 @@ pub fn write(
             path.with_file_name(format!("{stem}-{backend}.svg"))
         };
         let rows: Vec<&Row> = rows.iter().filter(|r| r.backend == *backend).collect();
-        let bound = bounds
-            .iter()
-            .find(|b| b.backend == *backend)
-            .map_or(f64::NAN, |b| b.gbs);
-        draw(&file, backend, &rows, bound)?;
+        draw(&file, backend, &rows, bounds)?;
     }
     Ok(())
 }
@@ -65,7 +61,7 @@ fn draw(
     file: &PathBuf,
     backend: &str,
     rows: &[&Row],
-    bound_gbs: f64,
+    bounds: &[Bound],
 ) -> Result<(), Box<dyn std::error::Error>> {
     let mut stencils: Vec<&str> = rows.iter().map(|r| r.stencil).collect();
     stencils.sort();
@@ -75,13 +71,13 @@ fn draw(
     root.fill(&WHITE)?;
     let panels = root.split_evenly((2, 1));
     for (panel, dtype) in panels.iter().zip(["f32", "f64"]) {
-        // Each stencil's bound in cells per second: every grid read and written once.
-        let bounds: Vec<f64> = stencils
+        // Each stencil's bound in cells per second.
+        let limits: Vec<f64> = stencils
             .iter()
             .map(|s| {
                 rows.iter()
                     .find(|r| r.stencil == *s && r.dtype == dtype)
-                    .map_or(f64::NAN, |r| bound_gbs / r.bytes as f64)
+                    .map_or(f64::NAN, |r| limit(r, bounds).gcells)
             })
             .collect();
         let values: Vec<Vec<Option<f64>>> = stencils
@@ -93,14 +89,13 @@ fn draw(
             .flatten()
             .flatten()
             .copied()
-            .chain(bounds.iter().copied())
+            .chain(limits.iter().copied())
             .fold(0.0, f64::max)
             * 1.1;
         let mut chart = ChartBuilder::on(panel)
             .caption(
                 format!(
-                    "{backend} on {device}, {dtype}: GCells/s (dashed: the bound of each stencil, {} GB/s)",
-                    three_digits(bound_gbs)
+                    "{backend} on {device}, {dtype}: GCells/s (dashed: the bound of each stencil)"
                 ),
                 ("sans-serif", 18),
             )
@@ -133,7 +128,7 @@ fn draw(
             });
         }
         let dashes = (0..stencils.len() * 8)
-            .map(|k| (k as f64 / 8.0, bounds[k / 8]))
+            .map(|k| (k as f64 / 8.0, limits[k / 8]))
             .filter(|(_, bound)| bound.is_finite())
             .map(|(x, bound)| {
                 PathElement::new(vec![(x, bound), (x + 0.08, bound)], RED.stroke_width(2))

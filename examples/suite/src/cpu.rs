@@ -6,6 +6,11 @@
 use std::time::Instant;
 
 use crate::report::{Bound, Progress, Row};
+
+unsafe extern "C" {
+    fn suite_fma_flops_f32(iters: std::os::raw::c_long) -> f64;
+    fn suite_fma_flops_f64(iters: std::os::raw::c_long) -> f64;
+}
 use crate::{Options, StencilError, check, median, pattern};
 
 /// The variants with their own OpenMP tiling (the others share `auto`'s).
@@ -66,22 +71,26 @@ pub fn run(
         backend: "openmp",
         what: format!("STREAM-like copy of a {n}^2 f64 grid (OpenMP, {device})"),
         gbs: 2.0 * 8.0 * (n * n) as f64 * steps as f64 / seconds / 1e9,
+        // SAFETY: pure functions of their argument (they time their own loops).
+        flops: unsafe { [suite_fma_flops_f32(1 << 22), suite_fma_flops_f64(1 << 22)] },
     });
     let mut progress = Progress::new(o, VARIANTS);
     macro_rules! row {
-        ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, [$($g:literal),*]) => {
-            if VARIANTS.contains(&$variant) && o.wants($stencil, $dtype, $variant) {
+        ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, $set:literal, [$($g:literal),*]) => {
+            if VARIANTS.contains(&$variant) && o.wants($set, $stencil, $dtype, $variant) {
                 use crate::$m as s;
                 progress.next(&format!("openmp {}", s::NAME));
                 let grids = [$($g),*].len();
+                // Params (the random stencils' `p0`, `p1`) at their default.
+                let params = vec![s::Real::default(); s::PARAMS.len()];
                 check(
                     s::NAME,
                     s::DIMS,
                     grids,
                     s::FLOPS_PER_CELL,
                     3,
-                    |g, shape| s::openmp::run_grids(g, shape, &[], 3),
-                    |g, shape| s::reference::run_grids(g, shape, &[], 3),
+                    |g, shape| s::openmp::run_grids(g, shape, &params, 3),
+                    |g, shape| s::reference::run_grids(g, shape, &params, 3),
                 )?;
                 let shape = o.shape($stencil, s::DIMS, false);
                 let cells: usize = shape.iter().product();
@@ -89,7 +98,7 @@ pub fn run(
                 let mut refs: Vec<&mut [s::Real]> = data.iter_mut().map(Vec::as_mut_slice).collect();
                 let steps = o.steps(false);
                 let seconds = timed(o, steps, |n| {
-                    o.in_calls(n, |k| s::openmp::run_grids(&mut refs, &shape, &[], k))
+                    o.in_calls(n, |k| s::openmp::run_grids(&mut refs, &shape, &params, k))
                 })?;
                 rows.push(Row {
                     backend: "openmp",
@@ -102,6 +111,7 @@ pub fn run(
                     steps,
                     seconds,
                     bytes: s::BYTES_PER_CELL,
+                    flops: s::FLOPS_PER_CELL,
                     radius: s::RADIUS.to_vec(),
                 });
             }

@@ -11,6 +11,7 @@ unsafe extern "C" {
     fn suite_timer_stop(seconds: *mut f64) -> c_int;
     fn suite_copy_seconds(bytes: usize, reps: c_int, seconds: *mut f64) -> c_int;
     fn suite_device_name(name: *mut c_char, len: c_int) -> c_int;
+    fn suite_fma_flops(bytes: c_int, flops_per_second: *mut f64) -> c_int;
 }
 
 fn cuda(what: &str, code: c_int) -> Result<(), String> {
@@ -41,6 +42,16 @@ fn copy_bandwidth(bytes: usize, reps: usize) -> Result<f64, String> {
         suite_copy_seconds(bytes, reps as c_int, &mut seconds)
     })?;
     Ok(2.0 * bytes as f64 / seconds / 1e9)
+}
+
+/// Flops per second of multiply-adds (each two flops) in `bytes`-byte reals.
+fn fma_flops(bytes: usize) -> Result<f64, String> {
+    let mut flops = 0.0;
+    // SAFETY: writes one f64; the function allocates and frees its own buffer.
+    cuda("FMA bound", unsafe {
+        suite_fma_flops(bytes as c_int, &mut flops)
+    })?;
+    Ok(flops)
 }
 
 /// Runs `run(n)` for `o.warmup` steps, then returns the median seconds of
@@ -92,7 +103,7 @@ macro_rules! copy_kernel {
         let mut session = s::cuda::Session::new([n, n])?;
         session.upload(&pattern(n * n, 0), &pattern(n * n, 1))?;
         let seconds = timed($o, 100, |k| {
-            session.step(s::Params {}, k)?;
+            session.step(s::Params::default(), k)?;
             session.synchronize()
         })?;
         2.0 * std::mem::size_of::<s::Real>() as f64 * (n * n) as f64 * 100.0 / seconds / 1e9
@@ -110,21 +121,26 @@ pub fn run(
     // our own naive copy kernel (`copy2d`) beside it, for reference.
     let gbs = copy_bandwidth(16384 * 16384 * 8, 20)?;
     let (k32, k64) = (copy_kernel!(copy2d_f32, o), copy_kernel!(copy2d_f64, o));
+    let flops = [fma_flops(4)?, fma_flops(8)?];
     bounds.push(Bound {
         backend: "cuda",
         what: format!(
             "device-to-device cudaMemcpy of 2 GiB on {device}, CUDA events \
-             (our naive copy kernel beside it: {k32:.0} GB/s in f32, {k64:.0} in f64)"
+             (our naive copy kernel beside it: {k32:.0} GB/s in f32, {k64:.0} in f64); \
+             multiply-adds: chains of 8 a thread, 8 blocks of 256 a multiprocessor"
         ),
         gbs,
+        flops,
     });
     let mut progress = Progress::new(o, &[]);
     macro_rules! row {
-        ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, [$($g:literal),*]) => {
-            if o.wants($stencil, $dtype, $variant) {
+        ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, $set:literal, [$($g:literal),*]) => {
+            if o.wants($set, $stencil, $dtype, $variant) {
                 use crate::$m as s;
                 progress.next(&format!("cuda {}", s::NAME));
                 let grids = [$($g),*].len();
+                // Params (the random stencils' `p0`, `p1`) at their default, as `Params::default()`.
+                let params = vec![s::Real::default(); s::PARAMS.len()];
                 // Past two whole time blocks and a partial one, where steps are fused.
                 let fused = 3.max(2 * s::cuda::TILING.time_block as u64 + 1);
                 check(
@@ -133,8 +149,8 @@ pub fn run(
                     grids,
                     s::FLOPS_PER_CELL,
                     fused,
-                    |g, shape| s::cuda::run_grids(g, shape, &[], fused),
-                    |g, shape| s::reference::run_grids(g, shape, &[], fused),
+                    |g, shape| s::cuda::run_grids(g, shape, &params, fused),
+                    |g, shape| s::reference::run_grids(g, shape, &params, fused),
                 )?;
                 let shape: [usize; s::DIMS] = o.shape($stencil, s::DIMS, true).try_into().unwrap();
                 let cells: usize = shape.iter().product();
@@ -153,11 +169,11 @@ pub fn run(
                         if session.fusion() != crate::Fusion::Measure {
                             break;
                         }
-                        o.in_calls(run, |k| session.step(s::Params {}, k))?;
+                        o.in_calls(run, |k| session.step(s::Params::default(), k))?;
                     }
                 }
                 let seconds = timed(o, steps, |n| {
-                    o.in_calls(n, |k| session.step(s::Params {}, k))?;
+                    o.in_calls(n, |k| session.step(s::Params::default(), k))?;
                     session.synchronize()
                 })?;
                 let t = s::cuda::TILING;
@@ -172,7 +188,7 @@ pub fn run(
                     ];
                     let seconds = timed_in_turn(o, steps, both.len(), |way, n| {
                         session.set_fusion(both[way].0);
-                        o.in_calls(n, |k| session.step(s::Params {}, k))?;
+                        o.in_calls(n, |k| session.step(s::Params::default(), k))?;
                         session.synchronize()
                     })?;
                     for ((way, variant), seconds) in both.into_iter().zip(seconds) {
@@ -196,6 +212,7 @@ pub fn run(
                         steps,
                         seconds,
                         bytes: s::BYTES_PER_CELL,
+                        flops: s::FLOPS_PER_CELL,
                         radius: s::RADIUS.to_vec(),
                     });
                 }

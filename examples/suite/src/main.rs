@@ -1,5 +1,9 @@
 //! The suite runner: every SUITE.md stencil, in f32 and f64, with every
-//! compiled strategy on every enabled backend, beside the bandwidth bound
+//! compiled strategy on every enabled backend, and with the feature `corpus`
+//! the performance corpus (`corpus/`: AN5D's stencils, families of user
+//! stencils, random ones) as `auto` builds it, each beside its own bound: the
+//! lower of the memory bound (its bytes a cell at the copy bandwidth) and the
+//! arithmetic bound (its flops a cell at the multiply-add throughput), both
 //! measured in the same run on the same device. Each configuration is first
 //! checked against the reference on a small grid of odd extents, then timed:
 //! warm-up steps, then the median of several timed runs (CUDA events on the
@@ -30,6 +34,25 @@ pub enum Backend {
     Openmp,
 }
 
+/// A set of stencils the runner measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Set {
+    /// The SUITE.md stencils (`stencils/`), with every compiled variant.
+    Suite,
+    /// The performance corpus (`corpus/`, feature `corpus`), as `auto` builds it.
+    Corpus,
+}
+
+impl Set {
+    /// The set's name, as `build.rs` lists it.
+    fn name(self) -> &'static str {
+        match self {
+            Set::Suite => "suite",
+            Set::Corpus => "corpus",
+        }
+    }
+}
+
 /// What to run, and where the results go.
 #[derive(Parser, Debug)]
 #[command(
@@ -40,6 +63,9 @@ pub struct Options {
     /// `-` stands for `_`); repeat for several. Default: all.
     #[arg(long = "stencil", value_name = "NAME")]
     pub stencils: Vec<String>,
+    /// A set of stencils to run; repeat for several. Default: every one compiled in.
+    #[arg(long = "set", value_enum)]
+    pub sets: Vec<Set>,
     /// A backend to run; repeat for several. Default: every one compiled in.
     #[arg(long = "backend", value_enum)]
     pub backends: Vec<Backend>,
@@ -49,6 +75,9 @@ pub struct Options {
     /// An element type to run. Default: both.
     #[arg(long = "dtype", value_parser = ["f32", "f64"])]
     pub dtypes: Vec<String>,
+    /// Cells of the 1-D grids [default: 2^28 on the GPU, 2^24 on the CPU].
+    #[arg(long)]
+    pub size1: Option<usize>,
     /// Extent of each axis of the 2-D grids [default: 16384 on the GPU, 4096 on the CPU].
     #[arg(long)]
     pub size2: Option<usize>,
@@ -119,11 +148,12 @@ fn parse_shape3(s: &str) -> Result<[usize; 3], String> {
 impl Options {
     /// Whether the configuration is selected; `naive` always is, as every
     /// row's speed-up is measured against it.
-    pub fn wants(&self, stencil: &str, dtype: &str, variant: &str) -> bool {
+    pub fn wants(&self, set: &str, stencil: &str, dtype: &str, variant: &str) -> bool {
         let any = |list: &[String], x: &str| list.is_empty() || list.iter().any(|l| l == x);
         // SUITE.md's `j2d9pt-gol` is the runner's `j2d9pt_gol`.
         let stencils: Vec<String> = self.stencils.iter().map(|s| s.replace('-', "_")).collect();
-        any(&stencils, stencil)
+        (self.sets.is_empty() || self.sets.iter().any(|s| s.name() == set))
+            && any(&stencils, stencil)
             && any(&self.dtypes, dtype)
             && (variant == "naive" || any(&self.variants, variant))
     }
@@ -139,6 +169,7 @@ impl Options {
             return shape.to_vec();
         }
         match (dims, self.size2, self.size3) {
+            (1, _, _) => vec![self.size1.unwrap_or(if gpu { 1 << 28 } else { 1 << 24 })],
             (2, Some(n), _) | (3, _, Some(n)) => vec![n; dims],
             (3, _, None) if gpu && stencil == "acoustic25" => vec![300, 994, 750],
             (2, None, _) => vec![if gpu { 16384 } else { 4096 }; 2],
@@ -177,8 +208,8 @@ impl Options {
     }
 }
 
-/// Every compiled configuration: (module, dtype, stencil, variant).
-pub const COMPILED: &[(&str, &str, &str, &str)] =
+/// Every compiled configuration: (module, dtype, stencil, variant, set).
+pub const COMPILED: &[(&str, &str, &str, &str, &str)] =
     include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
 
 /// The median of `reps` (at least one) measurements by `once`.

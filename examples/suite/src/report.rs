@@ -27,10 +27,13 @@ pub struct Row {
     pub steps: u64,
     /// Median seconds of one timed run.
     pub seconds: f64,
-    /// Bytes one step moves per cell when every grid is read and written
-    /// once (the generated `BYTES_PER_CELL`: 2 x 4 for a one-field f32
-    /// stencil, 4 x 4 for acoustic25's u, u.prev, velocity and new u).
+    /// Bytes a step must move per cell: every grid it reads read once,
+    /// every field it updates written once, its temporaries none (the
+    /// generated `BYTES_PER_CELL`: 2 x 4 for a one-field f32 stencil, 4 x 4
+    /// for acoustic25's u, u.prev, velocity and new u).
     pub bytes: usize,
+    /// Flops per cell and step (the generated `FLOPS_PER_CELL`).
+    pub flops: usize,
     /// The stencil's radius per axis: the frame that is not updated.
     pub radius: Vec<usize>,
 }
@@ -46,15 +49,52 @@ impl Row {
     }
 }
 
-/// A measured bandwidth bound.
+/// A backend's measured bounds: memory bandwidth and arithmetic throughput.
 #[derive(Clone, Debug)]
 pub struct Bound {
     /// The backend it bounds.
     pub backend: &'static str,
     /// How it was measured.
     pub what: String,
-    /// Bytes read + written per second.
+    /// Bytes read + written per second (GB/s) of a copy.
     pub gbs: f64,
+    /// Flops per second of independent multiply-adds (each two flops), in f32 and in f64.
+    pub flops: [f64; 2],
+}
+
+/// What bounds a row: the lower of its memory bound (its bytes a cell at the
+/// copy bandwidth) and its arithmetic bound (its flops a cell at the
+/// multiply-add throughput), in GCells/s.
+#[derive(Clone, Copy, Debug)]
+pub struct Limit {
+    /// The bound, GCells/s.
+    pub gcells: f64,
+    /// `memory` or `arithmetic`.
+    pub by: &'static str,
+}
+
+/// The bound of `r` among `bounds` (NaN where its backend measured none).
+pub fn limit(r: &Row, bounds: &[Bound]) -> Limit {
+    let Some(b) = bounds.iter().find(|b| b.backend == r.backend) else {
+        return Limit {
+            gcells: f64::NAN,
+            by: "memory",
+        };
+    };
+    let memory = b.gbs / r.bytes as f64;
+    let flops = b.flops[usize::from(r.dtype == "f64")];
+    let arithmetic = flops / 1e9 / r.flops.max(1) as f64;
+    if arithmetic < memory {
+        Limit {
+            gcells: arithmetic,
+            by: "arithmetic",
+        }
+    } else {
+        Limit {
+            gcells: memory,
+            by: "memory",
+        }
+    }
 }
 
 /// ANCHORS.md: GCells/s measured elsewhere on the GPU model of the GPU
@@ -94,11 +134,11 @@ fn or_dash(x: Option<f64>) -> String {
 }
 
 /// A row's derived figures: GCells/s, GB/s of one step, the bound, the
-/// fraction of it, the speed-up over `naive` on the same backend.
+/// speed-up over `naive` on the same backend (NaN where none ran).
 struct Figures {
     gcells: f64,
     gbs: f64,
-    bound: f64,
+    limit: Limit,
     speedup: f64,
 }
 
@@ -118,14 +158,10 @@ fn figures(r: &Row, rows: &[Row], bounds: &[Bound]) -> Figures {
                 && n.variant == "naive"
         })
         .map_or(f64::NAN, self::gcells);
-    let bound = bounds
-        .iter()
-        .find(|b| b.backend == r.backend)
-        .map_or(f64::NAN, |b| b.gbs);
     Figures {
         gcells,
         gbs: r.bytes as f64 * gcells,
-        bound,
+        limit: limit(r, bounds),
         speedup: gcells / naive,
     }
 }
@@ -139,10 +175,18 @@ pub fn write(
     let h100 = rows.iter().any(|r| r.device.contains("H100"));
     let mut md = String::new();
     for b in bounds {
-        writeln!(md, "Bound ({}): {} = {:.0} GB/s.", b.backend, b.what, b.gbs)?;
+        writeln!(
+            md,
+            "Bounds ({}): {}: copy {:.0} GB/s; multiply-adds {:.0} GFlop/s in f32, {:.0} in f64.",
+            b.backend,
+            b.what,
+            b.gbs,
+            b.flops[0] / 1e9,
+            b.flops[1] / 1e9
+        )?;
     }
     md.push('\n');
-    md.push_str("| backend | stencil | dtype | shape | variant | strategy, parameters | GCells/s | GB/s (1 step) | bound GB/s | of bound | vs naive |");
+    md.push_str("| backend | stencil | dtype | shape | variant | strategy, parameters | GCells/s | GB/s (1 step) | bound GCells/s | of bound | vs naive |");
     md.push_str(if h100 {
         " naive, ANCHORS* | AN5D, ANCHORS* |\n"
     } else {
@@ -154,9 +198,14 @@ pub fn write(
     for (k, r) in rows.iter().enumerate() {
         let f = figures(r, rows, bounds);
         let shape: Vec<String> = r.shape.iter().map(usize::to_string).collect();
+        let speedup = if f.speedup.is_nan() {
+            "–".to_string()
+        } else {
+            format!("{:.2}x", f.speedup)
+        };
         write!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.1}% | {:.2}x |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {} ({}) | {:.1}% | {speedup} |",
             r.backend,
             r.stencil,
             r.dtype,
@@ -165,9 +214,9 @@ pub fn write(
             r.strategy,
             three_digits(f.gcells),
             f.gbs,
-            f.bound,
-            100.0 * f.gbs / f.bound,
-            f.speedup
+            three_digits(f.limit.gcells),
+            f.limit.by,
+            100.0 * f.gcells / f.limit.gcells,
         )?;
         if h100 {
             let (naive, an5d) = anchor(r.stencil, r.dtype);
@@ -176,7 +225,7 @@ pub fn write(
         md.push('\n');
         writeln!(
             json,
-            "  {{\"backend\": \"{}\", \"device\": \"{}\", \"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"steps\": {}, \"warmup_steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bytes_per_cell\": {}, \"bound_gb_per_s\": {:.1}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {:.3}}}{}",
+            "  {{\"backend\": \"{}\", \"device\": \"{}\", \"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"steps\": {}, \"warmup_steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bytes_per_cell\": {}, \"flops_per_cell\": {}, \"bound_gcells_per_s\": {:.3}, \"bound_by\": \"{}\", \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {}}}{}",
             r.backend,
             r.device.replace('"', "'"),
             r.stencil,
@@ -191,9 +240,16 @@ pub fn write(
             f.gcells,
             f.gbs,
             r.bytes,
-            f.bound,
-            f.gbs / f.bound,
-            f.speedup,
+            r.flops,
+            f.limit.gcells,
+            f.limit.by,
+            f.gcells / f.limit.gcells,
+            // JSON has no NaN: a row without a `naive` beside it has null.
+            if f.speedup.is_nan() {
+                "null".to_string()
+            } else {
+                format!("{:.3}", f.speedup)
+            },
             if k + 1 < rows.len() { "," } else { "" }
         )?;
     }
@@ -227,8 +283,8 @@ impl Progress {
     pub fn new(o: &Options, variants: &[&str]) -> Self {
         let total = crate::COMPILED
             .iter()
-            .filter(|(_, dtype, stencil, variant)| {
-                o.wants(stencil, dtype, variant)
+            .filter(|(_, dtype, stencil, variant, set)| {
+                o.wants(set, stencil, dtype, variant)
                     && (variants.is_empty() || variants.contains(variant))
             })
             .count();

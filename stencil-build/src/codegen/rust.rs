@@ -281,7 +281,7 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
         pub const POINTS: usize = #points;
         /// Floating-point operations per cell and step.
         pub const FLOPS_PER_CELL: usize = #flops;
-        /// Bytes moved per cell and step when every grid is read and written once.
+        /// Bytes a step must move per cell: each grid it reads read once, each state field it updates written once (temporaries stay on chip).
         pub const BYTES_PER_CELL: usize = #bytes;
         /// `"fixed"` or `"periodic"`.
         pub const BOUNDARY: &str = #boundary;
