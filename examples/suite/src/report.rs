@@ -309,3 +309,47 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Bound, Row, limit};
+
+    fn row(dtype: &'static str, bytes: usize, flops: usize) -> Row {
+        Row {
+            backend: "cuda",
+            device: "test".into(),
+            stencil: "box",
+            dtype,
+            variant: "auto",
+            strategy: String::new(),
+            shape: vec![64, 64],
+            steps: 1,
+            seconds: 1.0,
+            bytes,
+            flops,
+            radius: vec![1, 1],
+        }
+    }
+
+    #[test]
+    fn the_bound_is_the_lower_of_memory_and_arithmetic() {
+        let bounds = [Bound {
+            backend: "cuda",
+            what: String::new(),
+            gbs: 4000.0,
+            flops: [60e12, 30e12],
+        }];
+        // 16 bytes a cell: 250 GCells/s of memory; 10 flops: 3000 in f64.
+        let l = limit(&row("f64", 16, 10), &bounds);
+        assert_eq!((l.gcells, l.by), (250.0, "memory"));
+        // 1000 flops a cell: 30 GCells/s in f64, 60 in f32.
+        let l = limit(&row("f64", 16, 1000), &bounds);
+        assert_eq!((l.gcells, l.by), (30.0, "arithmetic"));
+        let l = limit(&row("f32", 8, 1000), &bounds);
+        assert_eq!((l.gcells, l.by), (60.0, "arithmetic"));
+        // No bound measured for the backend: NaN.
+        let mut other = row("f32", 8, 10);
+        other.backend = "openmp";
+        assert!(limit(&other, &bounds).gcells.is_nan());
+    }
+}

@@ -70,6 +70,17 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
             _ => 16.0,
         };
         assert_eq!(row["bytes_per_cell"].as_f64(), Some(bytes), "{row}");
+        // The bound is the lower of the memory and the arithmetic bound, and
+        // the fraction is of it.
+        let bound = row["bound_gcells_per_s"].as_f64().unwrap();
+        assert!(bound > 0.0, "{row}");
+        assert!(
+            ["memory", "arithmetic"].contains(&row["bound_by"].as_str().unwrap()),
+            "{row}"
+        );
+        let fraction = row["fraction_of_bound"].as_f64().unwrap();
+        let gcells = row["gcells_per_s"].as_f64().unwrap();
+        assert!((fraction - gcells / bound).abs() <= 0.001 + 0.001 / bound, "{row}");
         let (gcells, gbs) = (
             row["gcells_per_s"].as_f64().unwrap(),
             row["gb_per_s"].as_f64().unwrap(),
@@ -80,7 +91,7 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
         );
     }
     let md = std::fs::read_to_string(&md).unwrap();
-    assert!(md.starts_with("Bound (openmp): STREAM-like copy"), "{md}");
+    assert!(md.starts_with("Bounds (openmp): STREAM-like copy"), "{md}");
     assert_eq!(
         md.lines().filter(|l| l.starts_with("| openmp |")).count(),
         8,
@@ -249,4 +260,40 @@ fn the_baseline_is_checked_against_the_reference_before_its_rows_are_reported() 
         stderr.contains("baseline.py j3d27pt f64 differs from the reference"),
         "{stderr}"
     );
+}
+
+/// The performance corpus (feature `corpus`): every stencil of `corpus/`
+/// checked against its reference and timed, AN5D's and the families' in
+/// both dtypes, the random ones in their own.
+#[cfg(feature = "corpus")]
+#[test]
+fn the_corpus_runs_every_stencil_against_its_bound() {
+    let out = succeeded(Command::new(env!("CARGO_BIN_EXE_suite")).args([
+        "--backend", "openmp", "--set", "corpus", "--size1", "4099", "--size2", "67", "--size3",
+        "21", "--steps", "2", "--reps", "1", "--warmup", "1",
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| openmp |"))
+        .collect();
+    let count = |dir: &str| {
+        std::fs::read_dir(format!("{}/corpus/{dir}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap()
+            .count()
+    };
+    assert_eq!(count("an5d"), 21);
+    assert_eq!(count("random"), 30);
+    assert_eq!(
+        rows.len(),
+        2 * (count("an5d") + count("families")) + count("random"),
+        "{stdout}"
+    );
+    // No suite stencil, and every row against a bound.
+    assert!(!stdout.contains("| j3d7pt |"), "{stdout}");
+    for stencil in ["an5d_box3d4r", "line_r4_periodic", "wave3d_r4", "flux3d_t3", "random_29"] {
+        assert!(stdout.contains(&format!("| {stencil} |")), "{stencil}: {stdout}");
+    }
+    assert!(stdout.contains("| 4099 |") && stdout.contains("| 21 x 21 x 21 |"));
+    assert!(rows.iter().all(|r| r.contains("(memory)") || r.contains("(arithmetic)")));
 }
