@@ -114,6 +114,7 @@ pub fn run(
                     flops: s::FLOPS_PER_CELL,
                     radius: s::RADIUS.to_vec(),
                 });
+                crate::report::save(o, rows, bounds)?;
             }
         };
     }

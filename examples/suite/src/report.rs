@@ -172,6 +172,24 @@ pub fn write(
     rows: &[Row],
     bounds: &[Bound],
 ) -> Result<(), Box<dyn std::error::Error>> {
+    let md = save(o, rows, bounds)?;
+    let devices: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r.device.as_str()).collect();
+    println!(
+        "Devices: {}\n\n{md}",
+        devices.into_iter().collect::<Vec<_>>().join("; ")
+    );
+    Ok(())
+}
+
+/// Writes the rows measured so far to the files asked for (`--markdown`,
+/// `--json`), as the runners do after each row, so that a run cut short
+/// keeps what it measured; returns the Markdown.
+pub fn save(
+    o: &Options,
+    rows: &[Row],
+    bounds: &[Bound],
+) -> Result<String, Box<dyn std::error::Error>> {
     let h100 = rows.iter().any(|r| r.device.contains("H100"));
     let mut md = String::new();
     for b in bounds {
@@ -257,19 +275,13 @@ pub fn write(
     if h100 {
         md.push_str("\n\\* ANCHORS.md: measured elsewhere on the same GPU model (H100 80GB HBM3); AN5D fuses time steps (1000 steps).\n");
     }
-    let devices: std::collections::BTreeSet<&str> =
-        rows.iter().map(|r| r.device.as_str()).collect();
-    println!(
-        "Devices: {}\n\n{md}",
-        devices.into_iter().collect::<Vec<_>>().join("; ")
-    );
     if let Some(path) = &o.markdown {
         std::fs::write(path, &md)?;
     }
     if let Some(path) = &o.json {
         std::fs::write(path, json)?;
     }
-    Ok(())
+    Ok(md)
 }
 
 /// The progress line on stderr: configuration `done` of `total`.

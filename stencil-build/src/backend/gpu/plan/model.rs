@@ -181,11 +181,33 @@ pub const WIDE_REGISTER_WORDS: usize = 184;
 /// in f64, on 300 x 994 x 750, where the f32 vectors ran their scalar twin,
 /// then of their own blocks and chunks ([`scalar_stream`](crate::backend::gpu::plan::companions::scalar_stream));
 /// on 512^3 they ran 1.25x in f32, 0.83x in f64).
+/// A 3-D window over [`SPILL_WORDS`] even one cell per thread runs `naive`
+/// ([`spills`]).
 pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     if register_words(st, 4, 1, 16 / st.dtype.size()) <= WIDE_REGISTER_WORDS {
         return vector_stream(st, d);
     }
+    if spills(st) {
+        return GpuTiling::model(Strategy::Naive);
+    }
     GpuTiling::model(Strategy::Stream)
+}
+
+/// The most 32-bit registers a thread has: a `stream` window of more spills
+/// to local memory.
+pub const SPILL_WORDS: usize = 255;
+
+/// Whether `stream`'s defaults (one cell per thread, chunks of
+/// [`STREAM_CHUNK`](crate::ir::STREAM_CHUNK) planes) would hold a 3-D window of more than
+/// [`SPILL_WORDS`]: the wide boxes. On the H200 (AN5D's boxes, 512^3, 100
+/// steps; design notes, "The performance corpus") `naive`, whose threads
+/// read from L1 and hold nothing, ran the box of radius 2 in f64 (300
+/// words) 1.16x as fast as those defaults, and the boxes of radius 3 and 4
+/// (392 words and more) 19x-21x: their windows spilled. Under the line the
+/// defaults stay: the radius-4 star in f64 (212 words) is their measured
+/// case; the box of radius 2 in f32 (150 words) ran them at 0.87x `naive`.
+pub fn spills(st: &Stencil) -> bool {
+    st.dims() == 3 && register_words(st, crate::ir::STREAM_CHUNK, 1, 1) > SPILL_WORDS
 }
 
 /// `stream` in 16-byte vectors ([`wide_stream`]'s): blocks of `[1, 64]`

@@ -362,3 +362,45 @@ fn named_strategies_get_the_models_defaults() {
         "`persistent` takes `temporal`'s tiling"
     );
 }
+
+
+/// The `(2r+1)^3` box of radius `r`, every weight 1.
+fn box3(r: i64) -> String {
+    let mut terms = Vec::new();
+    for z in -r..=r {
+        for y in -r..=r {
+            for x in -r..=r {
+                terms.push(format!("u[{z},{y},{x}]"));
+            }
+        }
+    }
+    terms.join(" + ")
+}
+
+#[test]
+fn windows_that_would_spill_run_naive() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    for d in [&CUDA, &HIP] {
+        for (r, dtype, strategy) in [
+            (2, "f32", Strategy::Stream),
+            (2, "f64", Strategy::Naive),
+            (3, "f32", Strategy::Naive),
+            (4, "f64", Strategy::Naive),
+        ] {
+            let st = stencil("\"z\", \"y\", \"x\"", dtype, &box3(r));
+            assert_eq!(
+                plan(&st, &auto, d).0,
+                strategy,
+                "the box of radius {r} in {dtype} on {}",
+                d.name
+            );
+            assert_eq!(
+                crate::backend::gpu::plan::model::spills(&st),
+                strategy == Strategy::Naive
+            );
+        }
+    }
+    // The radius-4 star in f64 holds 212 words: `stream`'s defaults (on HIP).
+    let star = stencil("\"z\", \"y\", \"x\"", "f64", STAR4);
+    assert!(!crate::backend::gpu::plan::model::spills(&star));
+}
