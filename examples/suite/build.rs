@@ -268,7 +268,15 @@ struct Lists {
 
 impl Lists {
     /// Adds the module `variant` of `name` in `dtype`, of `set`.
-    fn add(&mut self, variant: &str, dtype: &str, name: &str, suffix: &str, set: &str, grids: &str) {
+    fn add(
+        &mut self,
+        variant: &str,
+        dtype: &str,
+        name: &str,
+        suffix: &str,
+        set: &str,
+        grids: &str,
+    ) {
         // Writing to a String cannot fail.
         let _ = writeln!(
             self.runs,
@@ -301,7 +309,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if dir == "bound" {
                 let name = spec_name(&base)?;
                 for dtype in ["f32", "f64"] {
-                    write(&specs_dir, &retyped(&base, &format!("{name}_{dtype}"), dtype))?;
+                    write(
+                        &specs_dir,
+                        &retyped(&base, &format!("{name}_{dtype}"), dtype),
+                    )?;
                 }
             } else {
                 suite_variants(&base, cuda, &specs_dir, &mut lists)?;
@@ -390,7 +401,9 @@ fn corpus_variants(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let name = spec_name(base)?;
     let grids = grid_indices(base);
-    let own = base["stencil"]["dtype"].as_str().ok_or("spec without a dtype")?;
+    let own = base["stencil"]["dtype"]
+        .as_str()
+        .ok_or("spec without a dtype")?;
     let dtypes: &[&str] = if random { &[own] } else { &["f32", "f64"] };
     for &dtype in dtypes {
         let variant = format!("{name}_{dtype}_auto");

@@ -80,7 +80,10 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
         );
         let fraction = row["fraction_of_bound"].as_f64().unwrap();
         let gcells = row["gcells_per_s"].as_f64().unwrap();
-        assert!((fraction - gcells / bound).abs() <= 0.001 + 0.001 / bound, "{row}");
+        assert!(
+            (fraction - gcells / bound).abs() <= 0.001 + 0.001 / bound,
+            "{row}"
+        );
         let (gcells, gbs) = (
             row["gcells_per_s"].as_f64().unwrap(),
             row["gb_per_s"].as_f64().unwrap(),
@@ -269,8 +272,22 @@ fn the_baseline_is_checked_against_the_reference_before_its_rows_are_reported() 
 #[test]
 fn the_corpus_runs_every_stencil_against_its_bound() {
     let out = succeeded(Command::new(env!("CARGO_BIN_EXE_suite")).args([
-        "--backend", "openmp", "--set", "corpus", "--size1", "4099", "--size2", "67", "--size3",
-        "21", "--steps", "2", "--reps", "1", "--warmup", "1",
+        "--backend",
+        "openmp",
+        "--set",
+        "corpus",
+        "--size1",
+        "4099",
+        "--size2",
+        "67",
+        "--size3",
+        "21",
+        "--steps",
+        "2",
+        "--reps",
+        "1",
+        "--warmup",
+        "1",
     ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let rows: Vec<&str> = stdout
@@ -291,9 +308,21 @@ fn the_corpus_runs_every_stencil_against_its_bound() {
     );
     // No suite stencil, and every row against a bound.
     assert!(!stdout.contains("| j3d7pt |"), "{stdout}");
-    for stencil in ["an5d_box3d4r", "line_r4_periodic", "wave3d_r4", "flux3d_t3", "random_29"] {
-        assert!(stdout.contains(&format!("| {stencil} |")), "{stencil}: {stdout}");
+    for stencil in [
+        "an5d_box3d4r",
+        "line_r4_periodic",
+        "wave3d_r4",
+        "flux3d_t3",
+        "random_29",
+    ] {
+        assert!(
+            stdout.contains(&format!("| {stencil} |")),
+            "{stencil}: {stdout}"
+        );
     }
     assert!(stdout.contains("| 4099 |") && stdout.contains("| 21 x 21 x 21 |"));
-    assert!(rows.iter().all(|r| r.contains("(memory)") || r.contains("(arithmetic)")));
+    assert!(
+        rows.iter()
+            .all(|r| r.contains("(memory)") || r.contains("(arithmetic)"))
+    );
 }

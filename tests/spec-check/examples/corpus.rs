@@ -22,7 +22,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
     let strategy = RandomStencil::strategy();
     for k in 0..count {
-        let stencil = strategy.new_tree(&mut runner).map_err(|e| e.to_string())?.current();
+        let stencil = strategy
+            .new_tree(&mut runner)
+            .map_err(|e| e.to_string())?
+            .current();
         let name = format!("random_{k:02}");
         let header = format!(
             "# Random stencil {k} of the corpus: drawn from the property tests' strategy \

@@ -181,13 +181,13 @@ pub const WIDE_REGISTER_WORDS: usize = 184;
 /// in f64, on 300 x 994 x 750, where the f32 vectors ran their scalar twin,
 /// then of their own blocks and chunks ([`scalar_stream`](crate::backend::gpu::plan::companions::scalar_stream));
 /// on 512^3 they ran 1.25x in f32, 0.83x in f64).
-/// A 3-D window over [`SPILL_WORDS`] even one cell per thread runs `naive`
-/// ([`spills`]).
+/// A 3-D stencil bound by arithmetic, or whose window would spill even one
+/// cell per thread, runs `naive` ([`loads_from_l1`]).
 pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     if register_words(st, 4, 1, 16 / st.dtype.size()) <= WIDE_REGISTER_WORDS {
         return vector_stream(st, d);
     }
-    if spills(st) {
+    if loads_from_l1(st) {
         return GpuTiling::model(Strategy::Naive);
     }
     GpuTiling::model(Strategy::Stream)
@@ -197,17 +197,29 @@ pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// to local memory.
 pub const SPILL_WORDS: usize = 255;
 
-/// Whether `stream`'s defaults (one cell per thread, chunks of
-/// [`STREAM_CHUNK`](crate::ir::STREAM_CHUNK) planes) would hold a 3-D window of more than
-/// [`SPILL_WORDS`]: the wide boxes. On the H200 (AN5D's boxes, 512^3, 100
-/// steps; design notes, "The performance corpus") `naive`, whose threads
-/// read from L1 and hold nothing, ran the box of radius 2 in f64 (300
-/// words) 1.16x as fast as those defaults, and the boxes of radius 3 and 4
-/// (392 words and more) 19x-21x: their windows spilled. Under the line the
-/// defaults stay: the radius-4 star in f64 (212 words) is their measured
-/// case; the box of radius 2 in f32 (150 words) ran them at 0.87x `naive`.
-pub fn spills(st: &Stencil) -> bool {
-    st.dims() == 3 && register_words(st, crate::ir::STREAM_CHUNK, 1, 1) > SPILL_WORDS
+/// Flops per byte a step must move above which a stencil waits on
+/// arithmetic rather than on memory: between the H200's balance in f64
+/// (33 TFlop/s of multiply-adds over 4.25 TB/s, 7.8) and in f32 (60.5
+/// TFlop/s, 14.2), over the 3-D stars and the box of radius 1 (3 to 6.6).
+pub const ARITHMETIC_INTENSITY: usize = 10;
+
+/// Whether `auto` leaves a 3-D stencil too wide for the vectors to `naive`
+/// rather than `stream`'s defaults: where its flops per byte exceed
+/// [`ARITHMETIC_INTENSITY`] (the window saves memory traffic, which such a
+/// stencil does not wait on, and costs instructions), or where those
+/// defaults (one cell per thread, chunks of
+/// [`STREAM_CHUNK`](crate::ir::STREAM_CHUNK) planes) would hold more than
+/// [`SPILL_WORDS`]. On the H200 (AN5D's boxes, 512^3, 100 steps; design
+/// notes, "The performance corpus") `naive`, whose threads read from L1 and
+/// hold nothing, ran the box of radius 2 1.14x (f32, 150 words, 31 flops a
+/// byte) and 1.16x (f64, 300 words) as fast as those defaults, and the boxes
+/// of radius 3 and 4 9x-21x: their windows spilled. The radius-4 star in
+/// f64 (212 words, 2 to 3 flops a byte) keeps the defaults, its measured case.
+pub fn loads_from_l1(st: &Stencil) -> bool {
+    let an = crate::analysis::analyse(st);
+    st.dims() == 3
+        && (an.flops > ARITHMETIC_INTENSITY * an.bytes
+            || register_words(st, crate::ir::STREAM_CHUNK, 1, 1) > SPILL_WORDS)
 }
 
 /// `stream` in 16-byte vectors ([`wide_stream`]'s): blocks of `[1, 64]`
