@@ -453,10 +453,11 @@ fn check_gpu_plans(s: &spec::Spec, src: &spec::Source, st: &Stencil) -> Result<(
         (&gpu::CUDA, &s.tiling.cuda, &st.tiling.cuda),
         (&gpu::HIP, &s.tiling.hip, &st.tiling.hip),
     ];
+    let form = gpu::gpu_form(st);
     for (d, section, tiling) in asked {
         let Some(section) = section else { continue };
-        let plan = gpu::resolve(tiling, st, d)
-            .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), st, d));
+        let plan = gpu::resolve(tiling, &form, d)
+            .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), &form, d));
         if let Err(message) = plan {
             return Err(src.error(plan_key(section, &message), message));
         }
@@ -577,7 +578,8 @@ fn rust_api(stencils: &[(Stencil, Analysis)], linked: &Linked) -> Result<String,
     })
 }
 
-/// One stencil's kernels in dialect `d`, with the tiling they were generated for.
+/// One stencil's kernels in dialect `d` (those of its [`gpu::gpu_form`]),
+/// with the tiling they were generated for.
 fn gpu_source(
     st: &Stencil,
     an: &Analysis,
@@ -585,18 +587,24 @@ fn gpu_source(
     d: &gpu::Dialect,
 ) -> Result<(String, gpu::Plan), Error> {
     let plan = gpu_plan(st, d)?;
-    Ok((gpu::source(st, an, &plan, prefix, d), plan))
+    let code = match gpu::gpu_form(st) {
+        std::borrow::Cow::Borrowed(st) => gpu::source(st, an, &plan, prefix, d),
+        std::borrow::Cow::Owned(form) => gpu::source(&form, &analyse(&form), &plan, prefix, d),
+    };
+    Ok((code, plan))
 }
 
-/// The plan `st`'s `[tiling.<d>]` asks for, settled and checked.
+/// The plan `st`'s `[tiling.<d>]` asks for, settled and checked for its
+/// [`gpu::gpu_form`].
 fn gpu_plan(st: &Stencil, d: &gpu::Dialect) -> Result<gpu::Plan, Error> {
     let tiling = if *d == gpu::HIP {
         &st.tiling.hip
     } else {
         &st.tiling.cuda
     };
-    gpu::resolve(tiling, st, d)
-        .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), st, d))
+    let form = gpu::gpu_form(st);
+    gpu::resolve(tiling, &form, d)
+        .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), &form, d))
         .map_err(|message| Error::Toolchain {
             backend: d.name,
             message: format!("{}: {message}", st.path.display()),
@@ -693,7 +701,7 @@ pub fn plan_space(path: impl AsRef<Path>, text: &str) -> Result<PlanSpaces, Erro
     let st = lowered(path.as_ref(), text)?;
     let space = |d: &gpu::Dialect| -> Result<PlanSpace, Error> {
         let plan = gpu_plan(&st, d)?;
-        let around = gpu::plan::candidates(&plan, &st, d);
+        let around = gpu::plan::candidates(&plan, &gpu::gpu_form(&st), d);
         Ok(PlanSpace {
             chosen: plan.section(d.name),
             around: around.iter().map(|p| p.section(d.name)).collect(),

@@ -173,7 +173,10 @@ fn stencil_module(
     let (args, call) = (&signature.params, &signature.call);
     let gpus: Vec<TokenStream> = linked
         .gpus()
-        .map(|g| gpu::stencil_module(st, &g.plans[index], &g.prefix, &g.dialect, &signature))
+        .map(|g| {
+            let form = crate::backend::gpu::gpu_form(st);
+            gpu::stencil_module(&form, &g.plans[index], &g.prefix, &g.dialect, &signature)
+        })
         .collect();
     let (default_backend, default_doc) = match (linked.gpus().next(), &linked.openmp) {
         (Some(g), _) => (ident(g.dialect.name).into_token_stream(), g.dialect.name),

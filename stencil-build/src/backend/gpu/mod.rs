@@ -1,8 +1,9 @@
 //! The GPU kernel generator, shared by CUDA and HIP: one generator, a
 //! [`Dialect`] for what differs (headers, runtime API names, warp width).
 //!
-//! One kernel per `[[update]]`, its strategy and block shape compile-time
-//! constants:
+//! One kernel per `[[update]]` of the stencil's [`gpu_form`] (its
+//! temporaries computed inline where that is cheaper than memory), its
+//! strategy and block shape compile-time constants:
 //!
 //! - `naive`: one thread per cell, reads through `const __restrict__` pointers;
 //! - `tiled`: each block stages the tile it computes plus its halo in shared
@@ -25,11 +26,13 @@
 
 mod dialect;
 mod emit;
+mod inline;
 pub mod plan;
 mod runtime;
 
 pub use dialect::{CUDA, Dialect, GraphUpdate, HIP};
 pub use emit::source;
+pub use inline::gpu_form;
 pub use plan::{Plan, fit, resolve};
 pub use runtime::runtime_source;
 

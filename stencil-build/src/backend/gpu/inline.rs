@@ -1,0 +1,220 @@
+//! The stencil the GPU kernels compute: its temporaries computed inline by
+//! the statements that read them, so that a step's kernels neither write nor
+//! read them in memory.
+//!
+//! A temporary read at `k` offsets is computed `k` times a cell instead of
+//! crossing memory twice (written by its kernel, read by the next): in f64
+//! 16 bytes a cell, worth about 125 flops at the H200's balance (33 TFlop/s
+//! over 4.25 TB/s). Inlining every temporary of a stencil is taken where it
+//! adds at most [`INLINE_EXTRA_FLOPS`] a cell, else none is. The values are
+//! the same: a read of temporary `t` at offset `o` becomes `t`'s expression
+//! with every read shifted by `o`, and a fixed boundary's regions already
+//! make `t` computed wherever its readers read it (`analysis`).
+
+use std::collections::BTreeMap;
+
+use crate::analysis::flops;
+use crate::ir::{Access, Expr, Role, Slot, Statement, Stencil};
+
+/// The most flops a cell may spend on recomputing the temporaries it reads,
+/// over what the stencil counts: half the worth of one f64 temporary's trip
+/// through memory.
+pub const INLINE_EXTRA_FLOPS: usize = 64;
+
+/// `st` with its temporaries computed inline where that is worth it (see
+/// the module's comment), else `st` as it is.
+pub fn gpu_form(st: &Stencil) -> std::borrow::Cow<'_, Stencil> {
+    match inlined(st) {
+        Some(form) if total_flops(&form) <= total_flops(st) + INLINE_EXTRA_FLOPS => {
+            std::borrow::Cow::Owned(form)
+        }
+        _ => std::borrow::Cow::Borrowed(st),
+    }
+}
+
+fn total_flops(st: &Stencil) -> usize {
+    st.statements.iter().map(|s| flops(&s.expr)).sum()
+}
+
+/// `st` with every temporary that some statement reads computed inline and
+/// its field dropped; `None` where there is none.
+fn inlined(st: &Stencil) -> Option<Stencil> {
+    let read = |field: usize| {
+        st.statements.iter().any(|s| {
+            let mut any = false;
+            s.expr.for_each_read(&mut |a| any |= a.slot.field == field);
+            any
+        })
+    };
+    let temps: Vec<usize> = (0..st.fields.len())
+        .filter(|&f| st.fields[f].role == Role::Temp && read(f))
+        .collect();
+    if temps.is_empty() {
+        return None;
+    }
+    let mut values: BTreeMap<usize, Expr> = BTreeMap::new();
+    let mut statements = Vec::new();
+    for s in &st.statements {
+        let expr = substituted(&s.expr, &values);
+        if temps.contains(&s.target) {
+            values.insert(s.target, expr);
+            continue;
+        }
+        let names: Vec<&str> = temps.iter().map(|&t| st.fields[t].name.as_str()).collect();
+        statements.push(Statement {
+            target: s.target,
+            text: format!("{}, with {} computed inline", s.text, names.join(", ")),
+            expr,
+        });
+    }
+    Some(renumbered(st, &temps, statements))
+}
+
+/// `e` with each read of a temporary in `values` replaced by its value,
+/// shifted to the read's offset.
+fn substituted(e: &Expr, values: &BTreeMap<usize, Expr>) -> Expr {
+    map_reads(e, &mut |a| match values.get(&a.slot.field) {
+        Some(value) => shifted(value, &a.offset),
+        None => Expr::Read(a.clone()),
+    })
+}
+
+/// `e` with every read moved by `by`.
+fn shifted(e: &Expr, by: &[i64]) -> Expr {
+    map_reads(e, &mut |a| {
+        Expr::Read(Access {
+            slot: a.slot,
+            offset: a.offset.iter().zip(by).map(|(o, b)| o + b).collect(),
+        })
+    })
+}
+
+/// `e` with each read replaced by `f` of it.
+fn map_reads(e: &Expr, f: &mut impl FnMut(&Access) -> Expr) -> Expr {
+    match e {
+        Expr::Lit(_) | Expr::Param(_) => e.clone(),
+        Expr::Read(a) => f(a),
+        Expr::Neg(x) => Expr::Neg(Box::new(map_reads(x, f))),
+        Expr::PowI(x, n) => Expr::PowI(Box::new(map_reads(x, f)), *n),
+        Expr::Bin(op, a, b) => {
+            let a = map_reads(a, f);
+            Expr::Bin(*op, Box::new(a), Box::new(map_reads(b, f)))
+        }
+        Expr::Call(func, args) => Expr::Call(*func, args.iter().map(|a| map_reads(a, f)).collect()),
+    }
+}
+
+/// `st` without the fields `dropped`, its `statements` renumbered to match.
+fn renumbered(st: &Stencil, dropped: &[usize], statements: Vec<Statement>) -> Stencil {
+    let index: Vec<Option<usize>> = (0..st.fields.len())
+        .scan(0, |next, f| {
+            Some((!dropped.contains(&f)).then(|| {
+                *next += 1;
+                *next - 1
+            }))
+        })
+        .collect();
+    let field = |f: usize| index[f].expect("a kept field");
+    let statements = statements
+        .into_iter()
+        .map(|s| Statement {
+            target: field(s.target),
+            expr: map_reads(&s.expr, &mut |a| {
+                Expr::Read(Access {
+                    slot: Slot {
+                        field: field(a.slot.field),
+                        version: a.slot.version,
+                    },
+                    offset: a.offset.clone(),
+                })
+            }),
+            text: s.text,
+        })
+        .collect();
+    Stencil {
+        fields: (0..st.fields.len())
+            .filter(|f| index[*f].is_some())
+            .map(|f| st.fields[f].clone())
+            .collect(),
+        statements,
+        ..st.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gpu_form;
+    use crate::backend::gpu::tests::lowered;
+    use crate::ir::Role;
+
+    fn spec(temps: &str, updates: &str) -> String {
+        format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n\
+             [fields]\nu = {{ role = \"state\" }}\n{temps}\n{updates}"
+        )
+    }
+
+    #[test]
+    fn temporaries_are_computed_inline_at_each_offset_read() {
+        let st = lowered(spec(
+            "t = { role = \"temp\" }",
+            "[[update]]\ntarget = \"t\"\nexpr = \"u[0,1] - u[0,0]\"\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.2*(t[0,0] - t[0,-1])\"\n",
+        ));
+        let form = gpu_form(&st);
+        assert_eq!(form.statements.len(), 1);
+        assert_eq!(form.fields.len(), 1);
+        assert_eq!(form.fields[0].role, Role::State { levels: 1 });
+        let inline = lowered(spec(
+            "",
+            "[[update]]\ntarget = \"u\"\n\
+             expr = \"u[0,0] + 0.2*((u[0,1] - u[0,0]) - (u[0,0] - u[0,-1]))\"\n",
+        ));
+        assert_eq!(form.statements[0].expr, inline.statements[0].expr);
+        assert!(form.statements[0].text.ends_with("with t computed inline"));
+    }
+
+    #[test]
+    fn chains_of_temporaries_inline_through_each_other() {
+        let st = lowered(spec(
+            "a = { role = \"temp\" }\nb = { role = \"temp\" }\nw = { role = \"state\" }",
+            "[[update]]\ntarget = \"a\"\nexpr = \"u[0,1] - u[0,0]\"\n\
+             [[update]]\ntarget = \"b\"\nexpr = \"a[0,0] - a[0,-1]\"\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.1*b[0,0] + 0.1*w[0,0]\"\n\
+             [[update]]\ntarget = \"w\"\nexpr = \"0.5*w[0,0] + 0.1*b[1,0] + 0.1*u[0,0]\"\n",
+        ));
+        let form = gpu_form(&st);
+        let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["u", "w"]);
+        assert_eq!(form.statements.len(), 2);
+        // `w`'s update reads b a row down: u two and one cells left of it, a row down.
+        let mut reads = Vec::new();
+        form.statements[1]
+            .expr
+            .for_each_read(&mut |a| reads.push((a.slot.field, a.offset.clone())));
+        assert!(reads.contains(&(0, vec![1, -1])), "{reads:?}");
+        assert!(reads.contains(&(1, vec![0, 0])), "{reads:?}");
+        assert_eq!(form.statements[1].target, 1);
+    }
+
+    #[test]
+    fn temporaries_too_costly_to_recompute_stay() {
+        // Read at 9 offsets, a temporary of 17 flops adds 136 a cell.
+        let box9 = (-1..=1)
+            .flat_map(|y| (-1..=1).map(move |x| format!("t[{y},{x}]")))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let wide = (-4..=4)
+            .map(|x| format!("0.1*u[0,{x}]"))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let st = lowered(spec(
+            "t = { role = \"temp\" }",
+            &format!(
+                "[[update]]\ntarget = \"t\"\nexpr = \"{wide}\"\n\
+                 [[update]]\ntarget = \"u\"\nexpr = \"0.1*({box9})\"\n"
+            ),
+        ));
+        assert_eq!(*gpu_form(&st), st);
+    }
+}
