@@ -9,12 +9,17 @@
 //! adds at most [`INLINE_EXTRA_FLOPS`] a cell, else none is. The values are
 //! the same: a read of temporary `t` at offset `o` becomes `t`'s expression
 //! with every read shifted by `o`, and a fixed boundary's regions already
-//! make `t` computed wherever its readers read it (`analysis`).
+//! make `t` computed wherever its readers read it (`analysis`). With a fixed
+//! boundary the form must also keep the frame: `analysis` widens a step's
+//! radius by each temporary's reach on both sides, so a temporary read
+//! one-sidedly (a flux `u[0,1] - u[0,0]` read at `[0,0]` and `[0,-1]`)
+//! gives the stencil a wider frame than its inlined reads reach; such a
+//! stencil keeps its temporaries.
 
 use std::collections::BTreeMap;
 
-use crate::analysis::flops;
-use crate::ir::{Access, Expr, Role, Slot, Statement, Stencil};
+use crate::analysis::{analyse, flops};
+use crate::ir::{Access, Boundary, Expr, Role, Slot, Statement, Stencil};
 
 /// The most flops a cell may spend on recomputing the temporaries it reads,
 /// over what the stencil counts: half the worth of one f64 temporary's trip
@@ -25,11 +30,20 @@ pub const INLINE_EXTRA_FLOPS: usize = 64;
 /// the module's comment), else `st` as it is.
 pub fn gpu_form(st: &Stencil) -> std::borrow::Cow<'_, Stencil> {
     match inlined(st) {
-        Some(form) if total_flops(&form) <= total_flops(st) + INLINE_EXTRA_FLOPS => {
+        Some(form)
+            if total_flops(&form) <= total_flops(st) + INLINE_EXTRA_FLOPS
+                && same_frame(st, &form) =>
+        {
             std::borrow::Cow::Owned(form)
         }
         _ => std::borrow::Cow::Borrowed(st),
     }
+}
+
+/// Whether `form` updates the cells `st` does: every one (periodic), or
+/// those beyond the same frame.
+fn same_frame(st: &Stencil, form: &Stencil) -> bool {
+    st.boundary == Boundary::Periodic || analyse(st).radius == analyse(form).radius
 }
 
 fn total_flops(st: &Stencil) -> usize {
@@ -158,8 +172,8 @@ mod tests {
     fn temporaries_are_computed_inline_at_each_offset_read() {
         let st = lowered(spec(
             "t = { role = \"temp\" }",
-            "[[update]]\ntarget = \"t\"\nexpr = \"u[0,1] - u[0,0]\"\n\
-             [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.2*(t[0,0] - t[0,-1])\"\n",
+            "[[update]]\ntarget = \"t\"\nexpr = \"u[0,1] - 2*u[0,0] + u[0,-1]\"\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.2*(t[0,0] + t[1,0])\"\n",
         ));
         let form = gpu_form(&st);
         assert_eq!(form.statements.len(), 1);
@@ -168,7 +182,7 @@ mod tests {
         let inline = lowered(spec(
             "",
             "[[update]]\ntarget = \"u\"\n\
-             expr = \"u[0,0] + 0.2*((u[0,1] - u[0,0]) - (u[0,0] - u[0,-1]))\"\n",
+             expr = \"u[0,0] + 0.2*((u[0,1] - 2*u[0,0] + u[0,-1]) + (u[1,1] - 2*u[1,0] + u[1,-1]))\"\n",
         ));
         assert_eq!(form.statements[0].expr, inline.statements[0].expr);
         assert!(form.statements[0].text.ends_with("with t computed inline"));
@@ -178,7 +192,7 @@ mod tests {
     fn chains_of_temporaries_inline_through_each_other() {
         let st = lowered(spec(
             "a = { role = \"temp\" }\nb = { role = \"temp\" }\nw = { role = \"state\" }",
-            "[[update]]\ntarget = \"a\"\nexpr = \"u[0,1] - u[0,0]\"\n\
+            "[[update]]\ntarget = \"a\"\nexpr = \"u[0,1] - 2*u[0,0] + u[0,-1]\"\n\
              [[update]]\ntarget = \"b\"\nexpr = \"a[0,0] - a[0,-1]\"\n\
              [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.1*b[0,0] + 0.1*w[0,0]\"\n\
              [[update]]\ntarget = \"w\"\nexpr = \"0.5*w[0,0] + 0.1*b[1,0] + 0.1*u[0,0]\"\n",
@@ -187,14 +201,30 @@ mod tests {
         let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["u", "w"]);
         assert_eq!(form.statements.len(), 2);
-        // `w`'s update reads b a row down: u two and one cells left of it, a row down.
+        // `w`'s update reads b a row down: u up to two cells left of it, a row down.
         let mut reads = Vec::new();
         form.statements[1]
             .expr
             .for_each_read(&mut |a| reads.push((a.slot.field, a.offset.clone())));
-        assert!(reads.contains(&(0, vec![1, -1])), "{reads:?}");
+        assert!(reads.contains(&(0, vec![1, -2])), "{reads:?}");
         assert!(reads.contains(&(1, vec![0, 0])), "{reads:?}");
         assert_eq!(form.statements[1].target, 1);
+    }
+
+    #[test]
+    fn one_sided_temporaries_that_widen_the_frame_stay() {
+        // The flux's reach of one cell counts on both sides of the step's
+        // radius (2): inlined, its reads reach 1, and the frame would shrink.
+        let flux = spec(
+            "t = { role = \"temp\" }",
+            "[[update]]\ntarget = \"t\"\nexpr = \"u[0,1] - u[0,0]\"\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.2*(t[0,0] - t[0,-1])\"\n",
+        );
+        let st = lowered(flux.clone());
+        assert_eq!(*gpu_form(&st), st);
+        // With a periodic boundary, which has no frame, it goes inline.
+        let periodic = lowered(format!("{flux}[boundary]\nkind = \"periodic\"\n"));
+        assert_eq!(gpu_form(&periodic).statements.len(), 1);
     }
 
     #[test]
