@@ -1,9 +1,10 @@
 //! Compiles each suite stencil in f32 and f64 as `naive` and `auto` and, with
 //! CUDA, once per GPU variant of [`VARIANTS`] (`<name>_<dtype>_<variant>`), so strategies run
 //! side by side: every variant for the stencils tuned on ([`TUNED`]), the
-//! [`CORE`] ones for the others. Writes `variants.rs` (one `row!` per variant,
-//! with the indices of the grids its session uploads) and `compiled.rs` (the
-//! list of them) for the runner.
+//! [`CORE`] ones for the others; with the feature `corpus`, each stencil of
+//! [`CORPUS`] once, as its spec stands. Writes `variants.rs` (one `row!` per
+//! variant, with the indices of the grids its session uploads and its set)
+//! and `compiled.rs` (the list of them) for the runner.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
