@@ -586,28 +586,28 @@ fn gpu_source(
     prefix: &str,
     d: &gpu::Dialect,
 ) -> Result<(String, gpu::Plan), Error> {
-    let plan = gpu_plan(st, d)?;
-    let code = match gpu::gpu_form(st) {
+    let form = gpu::gpu_form(st);
+    let plan = gpu_plan(&form, d)?;
+    let code = match &form {
         std::borrow::Cow::Borrowed(st) => gpu::source(st, an, &plan, prefix, d),
-        std::borrow::Cow::Owned(form) => gpu::source(&form, &analyse(&form), &plan, prefix, d),
+        std::borrow::Cow::Owned(form) => gpu::source(form, &analyse(form), &plan, prefix, d),
     };
     Ok((code, plan))
 }
 
-/// The plan `st`'s `[tiling.<d>]` asks for, settled and checked for its
-/// [`gpu::gpu_form`].
-fn gpu_plan(st: &Stencil, d: &gpu::Dialect) -> Result<gpu::Plan, Error> {
+/// The plan the `[tiling.<d>]` of `form` (a stencil's [`gpu::gpu_form`])
+/// asks for, settled and checked.
+fn gpu_plan(form: &Stencil, d: &gpu::Dialect) -> Result<gpu::Plan, Error> {
     let tiling = if *d == gpu::HIP {
-        &st.tiling.hip
+        &form.tiling.hip
     } else {
-        &st.tiling.cuda
+        &form.tiling.cuda
     };
-    let form = gpu::gpu_form(st);
-    gpu::resolve(tiling, &form, d)
-        .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), &form, d))
+    gpu::resolve(tiling, form, d)
+        .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), form, d))
         .map_err(|message| Error::Toolchain {
             backend: d.name,
-            message: format!("{}: {message}", st.path.display()),
+            message: format!("{}: {message}", form.path.display()),
         })
 }
 
@@ -700,8 +700,9 @@ pub struct PlanSpaces {
 pub fn plan_space(path: impl AsRef<Path>, text: &str) -> Result<PlanSpaces, Error> {
     let st = lowered(path.as_ref(), text)?;
     let space = |d: &gpu::Dialect| -> Result<PlanSpace, Error> {
-        let plan = gpu_plan(&st, d)?;
-        let around = gpu::plan::candidates(&plan, &gpu::gpu_form(&st), d);
+        let form = gpu::gpu_form(&st);
+        let plan = gpu_plan(&form, d)?;
+        let around = gpu::plan::candidates(&plan, &form, d);
         Ok(PlanSpace {
             chosen: plan.section(d.name),
             around: around.iter().map(|p| p.section(d.name)).collect(),

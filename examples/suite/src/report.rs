@@ -172,7 +172,8 @@ pub fn write(
     rows: &[Row],
     bounds: &[Bound],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let md = save(o, rows, bounds)?;
+    let (md, json) = render(o, rows, bounds)?;
+    files(o, &md, &json)?;
     let devices: std::collections::BTreeSet<&str> =
         rows.iter().map(|r| r.device.as_str()).collect();
     println!(
@@ -184,12 +185,32 @@ pub fn write(
 
 /// Writes the rows measured so far to the files asked for (`--markdown`,
 /// `--json`), as the runners do after each row, so that a run cut short
-/// keeps what it measured; returns the Markdown.
-pub fn save(
+/// keeps what it measured; with neither asked for, does nothing.
+pub fn save(o: &Options, rows: &[Row], bounds: &[Bound]) -> Result<(), Box<dyn std::error::Error>> {
+    if o.markdown.is_none() && o.json.is_none() {
+        return Ok(());
+    }
+    let (md, json) = render(o, rows, bounds)?;
+    Ok(files(o, &md, &json)?)
+}
+
+/// Writes `md` and `json` to the files asked for.
+fn files(o: &Options, md: &str, json: &str) -> std::io::Result<()> {
+    if let Some(path) = &o.markdown {
+        std::fs::write(path, md)?;
+    }
+    if let Some(path) = &o.json {
+        std::fs::write(path, json)?;
+    }
+    Ok(())
+}
+
+/// The table (after the bounds) as Markdown, and the rows as JSON.
+fn render(
     o: &Options,
     rows: &[Row],
     bounds: &[Bound],
-) -> Result<String, Box<dyn std::error::Error>> {
+) -> Result<(String, String), std::fmt::Error> {
     let h100 = rows.iter().any(|r| r.device.contains("H100"));
     let mut md = String::new();
     for b in bounds {
@@ -275,13 +296,7 @@ pub fn save(
     if h100 {
         md.push_str("\n\\* ANCHORS.md: measured elsewhere on the same GPU model (H100 80GB HBM3); AN5D fuses time steps (1000 steps).\n");
     }
-    if let Some(path) = &o.markdown {
-        std::fs::write(path, &md)?;
-    }
-    if let Some(path) = &o.json {
-        std::fs::write(path, json)?;
-    }
-    Ok(md)
+    Ok((md, json))
 }
 
 /// The progress line on stderr: configuration `done` of `total`.
@@ -324,7 +339,9 @@ impl Progress {
 
 #[cfg(test)]
 mod tests {
-    use super::{Bound, Row, limit};
+    use super::{Bound, Row, limit, save};
+    use crate::Options;
+    use clap::Parser;
 
     fn row(dtype: &'static str, bytes: usize, flops: usize) -> Row {
         Row {
@@ -363,5 +380,41 @@ mod tests {
         let mut other = row("f32", 8, 10);
         other.backend = "openmp";
         assert!(limit(&other, &bounds).gcells.is_nan());
+    }
+
+    #[test]
+    fn save_writes_the_rows_so_far_to_the_files_asked_for_only() {
+        let dir = std::env::temp_dir().join(format!("suite-save-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (md, json) = (dir.join("rows.md"), dir.join("rows.json"));
+        let bounds = [Bound {
+            backend: "cuda",
+            what: "test".into(),
+            gbs: 4000.0,
+            flops: [60e12, 30e12],
+        }];
+        let rows = [row("f64", 16, 10)];
+        let none = Options::parse_from(["suite"]);
+        save(&none, &rows, &bounds).unwrap();
+        assert!(!md.exists() && !json.exists());
+        let both = Options::parse_from([
+            "suite",
+            "--markdown",
+            md.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        save(&both, &rows, &bounds).unwrap();
+        assert!(
+            std::fs::read_to_string(&md)
+                .unwrap()
+                .contains("| cuda | box | f64 |")
+        );
+        assert!(
+            std::fs::read_to_string(&json)
+                .unwrap()
+                .contains("\"stencil\": \"box\"")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -66,6 +66,7 @@ fn inlined(st: &Stencil) -> Option<Stencil> {
     if temps.is_empty() {
         return None;
     }
+    let names: Vec<&str> = temps.iter().map(|&t| st.fields[t].name.as_str()).collect();
     let mut values: BTreeMap<usize, Expr> = BTreeMap::new();
     let mut statements = Vec::new();
     for s in &st.statements {
@@ -74,7 +75,6 @@ fn inlined(st: &Stencil) -> Option<Stencil> {
             values.insert(s.target, expr);
             continue;
         }
-        let names: Vec<&str> = temps.iter().map(|&t| st.fields[t].name.as_str()).collect();
         statements.push(Statement {
             target: s.target,
             text: format!("{}, with {} computed inline", s.text, names.join(", ")),
