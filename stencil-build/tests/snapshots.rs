@@ -69,3 +69,34 @@ fn each_gpu_strategy() {
         strategies("star3d25", "f32", &["temporal"]);
     });
 }
+
+/// The kernel `naive` runs for a step of several statements, every one in
+/// one kernel: two state fields (the test crate's Gray-Scott), a
+/// temporary read on one side (the corpus's flux), an updated field read
+/// at offsets in the frame's reach (a corpus random stencil), and the Rust
+/// that launches it.
+#[test]
+fn one_kernel_for_several_statements() {
+    settings().bind(|| {
+        let specs = [
+            ("gray_scott", "tests/stencils/gray_scott.stencil.toml"),
+            (
+                "flux2d_t2",
+                "examples/suite/corpus/families/flux2d_t2.stencil.toml",
+            ),
+            (
+                "random_07",
+                "examples/suite/corpus/random/random_07.stencil.toml",
+            ),
+        ];
+        for (name, path) in specs {
+            let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+            let text = std::fs::read_to_string(file).expect("the spec");
+            let sources = generate(path, &text).expect("the spec builds");
+            insta::assert_snapshot!(format!("{name}-step.cu"), sources.cuda);
+            if name == "gray_scott" {
+                insta::assert_snapshot!("gray_scott-step.rs", sources.rust);
+            }
+        }
+    });
+}

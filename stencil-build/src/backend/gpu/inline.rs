@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use super::step;
 use crate::analysis::{analyse, flops};
 use crate::ir::{Access, Boundary, Expr, Role, Slot, Statement, Stencil};
 
@@ -29,14 +30,17 @@ pub const INLINE_EXTRA_FLOPS: usize = 64;
 /// `st` with its temporaries computed inline where that is worth it (see
 /// the module's comment), else `st` as it is.
 pub fn gpu_form(st: &Stencil) -> std::borrow::Cow<'_, Stencil> {
-    match inlined(st) {
-        Some(form)
-            if total_flops(&form) <= total_flops(st) + INLINE_EXTRA_FLOPS
-                && same_frame(st, &form) =>
-        {
-            std::borrow::Cow::Owned(form)
-        }
-        _ => std::borrow::Cow::Borrowed(st),
+    let form = inlined(st).filter(|form| {
+        total_flops(form) <= total_flops(st) + INLINE_EXTRA_FLOPS && same_frame(st, form)
+    });
+    match form {
+        // One statement: every strategy, fused steps included.
+        Some(form) if form.statements.len() == 1 => std::borrow::Cow::Owned(form),
+        // `naive` computes the whole step in one kernel, each temporary at
+        // the thread's cell in a register, in a frame of its own.
+        _ if step::fits(st) => std::borrow::Cow::Borrowed(st),
+        Some(form) => std::borrow::Cow::Owned(form),
+        None => std::borrow::Cow::Borrowed(st),
     }
 }
 
@@ -197,7 +201,11 @@ mod tests {
              [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.1*b[0,0] + 0.1*w[0,0]\"\n\
              [[update]]\ntarget = \"w\"\nexpr = \"0.5*w[0,0] + 0.1*b[1,0] + 0.1*u[0,0]\"\n",
         ));
-        let form = gpu_form(&st);
+        // Two state fields: the step fits one kernel, which computes the
+        // temporaries at the thread's cell; the inlined form is for steps
+        // that do not.
+        assert_eq!(*gpu_form(&st), st);
+        let form = super::inlined(&st).unwrap();
         let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["u", "w"]);
         assert_eq!(form.statements.len(), 2);

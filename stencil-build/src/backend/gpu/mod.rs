@@ -29,6 +29,7 @@ mod emit;
 mod inline;
 pub mod plan;
 mod runtime;
+pub mod step;
 
 pub use dialect::{CUDA, Dialect, GraphUpdate, HIP};
 pub use emit::source;
@@ -47,6 +48,12 @@ pub fn symbol(prefix: &str, d: &Dialect, st: &Stencil, s: &Statement) -> String 
         st.name,
         statement_name(st, s)
     )
+}
+
+/// The exported launcher of the kernel that computes every statement of a
+/// step ([`step::one_kernel`]).
+pub fn step_symbol(prefix: &str, d: &Dialect, st: &Stencil) -> String {
+    format!("{prefix}_{}__{}__step", d.name, st.name)
 }
 
 #[cfg(test)]

@@ -153,6 +153,10 @@ fn kernels(
     let mut launches = Vec::new();
     let mut fuses = Vec::new();
     let splits = plan::splits_steps(plan, st);
+    if gpu::step::one_kernel(st, plan) {
+        let (decl, launch) = step_kernel(st, prefix, d);
+        return (vec![decl], vec![launch], Vec::new());
+    }
     for s in &st.statements {
         let target = &st.fields[s.target];
         let (out_prev_param, out_prev_arg) = if fused_leapfrog(st, plan, s.target) {
@@ -227,6 +231,46 @@ fn kernels(
         });
     }
     (externs, launches, fuses)
+}
+
+/// The extern declaration and the launch of the kernel that computes every
+/// statement of a step ([`gpu::step::one_kernel`]): each state field's
+/// frame first where it takes one, then one launch writing every field.
+fn step_kernel(st: &Stencil, prefix: &str, d: &Dialect) -> (TokenStream, TokenStream) {
+    let real = ident(st.dtype.rust());
+    let grids = gpu::step::grids(st);
+    let sym = format_ident!("{}", gpu::step_symbol(prefix, d, st));
+    let n: Vec<Ident> = (0..st.dims()).map(|a| format_ident!("n{a}")).collect();
+    let outs: Vec<Ident> = grids
+        .outputs
+        .iter()
+        .map(|&f| format_ident!("out_{}", st.fields[f].name))
+        .collect();
+    let slots: Vec<Ident> = grids
+        .slots
+        .iter()
+        .map(|&slot| ident(&slot_name(st, slot)))
+        .collect();
+    let c_params: Vec<Ident> = grids
+        .params
+        .iter()
+        .map(|&i| format_ident!("p_{}", st.params[i]))
+        .collect();
+    let decl = quote! {
+        fn #sym(#(#n: isize,)* #(#outs: *mut #real,)* #(#slots: *const #real,)* #(#c_params: #real,)* stream: *mut ::std::os::raw::c_void) -> ::std::os::raw::c_int;
+    };
+    let frames = grids.outputs.iter().filter_map(|&f| frame_copy(st, f));
+    let written = grids.outputs.iter().map(|&f| output(st, f));
+    let reads = grids.slots.iter().map(|&slot| read(st, slot));
+    let fields = grids.params.iter().map(|&i| ident(&st.params[i]));
+    let axis: Vec<_> = (0..st.dims()).map(usize_lit).collect();
+    let launch = quote! {
+        #(#frames)*
+        stencil_safety!("every pointer is a device buffer of this session, all of `shape`'s cell count; the kernel touches only those cells and no output is one of its inputs.");
+        let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #(#written,)* #(#reads,)* #(params.#fields,)* stream) };
+        dev::check(NAME, "step", code)?;
+    };
+    (decl, launch)
 }
 
 /// The parameter of a fused kernel's launcher that counts its steps, and

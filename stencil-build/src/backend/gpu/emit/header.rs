@@ -6,8 +6,8 @@ use std::fmt::{self, Write as _};
 use super::{Gen, Plan, temporal, tensor};
 use crate::analysis::Analysis;
 use crate::backend::Writer;
-use crate::backend::gpu::Dialect;
 use crate::backend::gpu::plan::{self, SMALL_PLANES, small_planes_plan};
+use crate::backend::gpu::{Dialect, step};
 use crate::ir::{Boundary, Stencil, Strategy};
 
 /// The file's opening comment, includes and the helpers its kernels and
@@ -139,6 +139,18 @@ pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
         )
     } else if let Some(k) = plan.occupancy {
         format!(", at most {k} resident per multiprocessor")
+    } else if plan.strategy == Strategy::Naive {
+        let cells = if plan.coarsen > 1 {
+            format!(", {} cells per thread, a block apart", plan.coarsen)
+        } else {
+            String::new()
+        };
+        let step = if step::one_kernel(st, plan) {
+            "; one kernel computes every statement of the step"
+        } else {
+            ""
+        };
+        format!("{cells}{step}")
     } else {
         String::new()
     }

@@ -46,9 +46,14 @@ impl Gen<'_> {
                 }
             )?;
         } else {
+            let region = if self.whole_step.is_some() {
+                "step"
+            } else {
+                "statement"
+            };
             writeln!(
                 w,
-                "/* Launches the kernel over the statement's region; returns the launch's error code. */"
+                "/* Launches the kernel over the {region}'s region; returns the launch's error code. */"
             )?;
         }
         // The stream: 0 (the legacy stream), or the session's while it captures a graph.
@@ -306,10 +311,10 @@ impl Gen<'_> {
                 blocks[k] = format!("({} + {chunk} - 1) / {chunk}", self.extent(0));
             } else {
                 threads[component(builtin(a, dims))] = block[a].to_string();
-                let b = if a + 1 == dims {
-                    block[a] * self.vector
-                } else {
-                    block[a]
+                let b = match self.plan.strategy {
+                    Strategy::Naive if dims == 1 => block[a] * self.plan.coarsen,
+                    _ if a + 1 == dims => block[a] * self.vector,
+                    _ => block[a],
                 };
                 blocks[k] = format!("({} + {b} - 1) / {b}", self.extent(a));
             }

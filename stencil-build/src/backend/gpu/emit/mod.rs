@@ -10,6 +10,7 @@ mod header;
 mod launch;
 mod literals;
 mod naive;
+mod one_step;
 mod persistent;
 mod stream;
 pub(super) mod temporal;
@@ -20,6 +21,7 @@ mod twins;
 use std::fmt::{self, Write as _};
 
 use super::plan::{self, Companions, Plan};
+use super::step::{self, Grids};
 use super::{Dialect, symbol};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::backend::{CExpr, Writer};
@@ -32,7 +34,11 @@ use header::{RESIDENCY, header, join_x, single_step_kernel, twins};
 /// The kernel source of one stencil for dialect `d`.
 pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialect) -> String {
     let others = Companions::of(plan, st, d);
+    let grids = step::one_kernel(st, plan).then(|| step::grids(st));
     let body = Writer::text(|w| {
+        if let Some(grids) = &grids {
+            return one_step::kernel(w, st, an, plan, d, prefix, grids);
+        }
         for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
             let g = Gen {
                 st,
@@ -51,6 +57,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialec
                 step_small: others.step_small.as_ref(),
                 naive: others.naive.as_ref(),
                 output: "out",
+                whole_step: None,
             };
             statement(w, &g, k)?;
         }
@@ -143,6 +150,10 @@ struct Gen<'a> {
     /// The launcher's parameter the kernel writes: `out`, or `out_prev` for
     /// the single-step kernel of a fused leapfrog ([`Self::single_step`]).
     output: &'static str,
+    /// The grids of the step where this kernel computes every statement of
+    /// it ([`step::one_kernel`]; `s` is then the last statement that
+    /// updates a state field, whose region the kernel covers).
+    whole_step: Option<&'a Grids>,
 }
 
 /// CUDA's built-in index of axis `a` of `dims` (the contiguous axis is `x`).
@@ -218,6 +229,9 @@ impl Gen<'_> {
     /// run-time parameters and, where the kernel [`Self::banks_literals`],
     /// its literals ([`Self::literal_values`]).
     fn argument_list(&self) -> Vec<String> {
+        if let Some(grids) = self.whole_step {
+            return one_step::names(self.st, grids);
+        }
         let mut a: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
         a.push(self.output.into());
         if self.leapfrog() {
@@ -336,6 +350,9 @@ impl Gen<'_> {
     /// leapfrog's `out_prev` after `out` and, in a kernel or function that
     /// [`Self::banks_literals`], the literals last (`lits`).
     fn parameters(&self, qualifier: &str, kernel: bool) -> Vec<String> {
+        if let Some(grids) = self.whole_step {
+            return one_step::parameters(self.st, grids, qualifier, kernel);
+        }
         let mut p = crate::backend::c_parameters(self.st, self.s, qualifier, kernel);
         if self.leapfrog() {
             let at = self.dims() + 1;

@@ -35,7 +35,8 @@ pub struct Plan {
     /// Cells of the slowest axis per block (`stream`, `temporal`; 1 otherwise).
     pub chunk: usize,
     /// Cells of the slowest axis each `stream` thread computes per iteration;
-    /// rows of the middle axis of a 3-D `temporal` thread (1 otherwise).
+    /// rows of the middle axis of a 3-D `temporal` thread; cells of a 1-D
+    /// `naive` thread, a block apart ([`model::row_cells`]; 1 otherwise).
     pub coarsen: usize,
     /// Cells of the contiguous axis each `stream` thread computes, loaded and
     /// stored as one vector; cells of a 2-D `temporal` lane (1 otherwise).
@@ -225,6 +226,8 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Plan, String>
             t.coarsen.unwrap_or(1),
             t.vector.unwrap_or(1),
         )
+    } else if strategy == Strategy::Naive && dims == 1 {
+        (1, model::row_cells(st), 1)
     } else {
         (1, 1, 1)
     };

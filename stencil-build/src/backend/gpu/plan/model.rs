@@ -8,6 +8,7 @@
 
 use super::temporal::{self, leapfrog, planes, radius, rings, vectors};
 use super::{Dialect, Plan, register_words};
+use crate::backend::gpu::step;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Dtype, GpuTiling, Stencil, Strategy, plane_sum, untensorable};
 
@@ -54,6 +55,11 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
         return planes_stream(st);
     }
     let naive = GpuTiling::model(Strategy::Naive);
+    if step::fits(st) {
+        // Its statements in one kernel, each value read once from memory:
+        // the other strategies run a kernel a statement.
+        return naive;
+    }
     let (block, c, v) = match (st.dims(), st.dtype) {
         (2, Dtype::F32) => (vec![1, 64.max(d.warp)], 4, 4),
         (2, Dtype::F64) => (vec![1, 256], 4, 1),
@@ -66,8 +72,8 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
         // and in f64 on the geometric mean (1.11x: 1.20x to 1.43x on poisson,
         // star3d25 and acoustic25, 0.93x to 0.99x on j3d13pt, j3d17pt and
         // j3d27pt; H100); 2-D j2d9pt and j2d25pt
-        // 1.12x to 2.10x (2026-11-25). Multi-update stencils
-        // (unmeasured) stay `naive`.
+        // 1.12x to 2.10x (2026-11-25). Multi-update stencils whose step
+        // does not fit one kernel (unmeasured) stay `naive`.
         if st.dims() > 1 && st.statements.len() == 1 {
             return wide_stream(st, d);
         }
@@ -81,6 +87,15 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
         vector: Some(v),
         ..naive
     }
+}
+
+/// Cells each thread of a 1-D `naive` kernel computes, a block apart: 16
+/// bytes of each grid in flight a thread. With one cell a thread, f32
+/// stencils of radius 1 to 4 ran at 55%-60% of the copy bound on the H200,
+/// f64 at 81%-87% (2^28 cells; design notes, "The performance corpus"):
+/// too few loads in flight to cover the memory's latency.
+pub fn row_cells(st: &Stencil) -> usize {
+    16 / st.dtype.size()
 }
 
 /// Whether `auto`'s single step on CUDA for an f32 stencil is

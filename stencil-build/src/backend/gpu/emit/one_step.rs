@@ -1,0 +1,216 @@
+//! The kernel that computes every statement of a step at its cell
+//! ([`step::one_kernel`]): `naive`'s threads, each writing every state
+//! field the step updates, the values of earlier statements read from its
+//! locals or computed again where they are read (the module [`step`]).
+
+use std::fmt::{self, Write as _};
+
+use super::Gen;
+use super::header::twins;
+use crate::analysis::Analysis;
+use crate::backend::gpu::plan::Plan;
+use crate::backend::gpu::step::{self, Grids, Source};
+use crate::backend::gpu::{Dialect, step_symbol};
+use crate::backend::{CExpr, Writer, comment_text};
+use crate::codegen::expr;
+use crate::codegen::names::slot_name;
+use crate::ir::{Access, Role, Slot, Stencil, Version};
+
+/// The step's kernel and launcher, after a comment with its statements.
+pub(super) fn kernel(
+    w: &mut Writer,
+    st: &Stencil,
+    an: &Analysis,
+    plan: &Plan,
+    d: &Dialect,
+    prefix: &str,
+    grids: &Grids,
+) -> fmt::Result {
+    // Every state field is updated on the same region; the kernel covers it.
+    let k = (0..st.statements.len())
+        .rev()
+        .find(|&k| st.fields[st.statements[k].target].role != Role::Temp)
+        .expect("a checked stencil updates a state field");
+    writeln!(w)?;
+    writeln!(
+        w,
+        "/* The step, its {} statements in one kernel:",
+        st.statements.len()
+    )?;
+    for s in &st.statements {
+        writeln!(
+            w,
+            "   {} <- {}",
+            st.fields[s.target].name,
+            comment_text(&s.text)
+        )?;
+    }
+    writeln!(w, "*/")?;
+    let g = Gen {
+        st,
+        s: &st.statements[k],
+        info: &an.statements[k],
+        plan,
+        d,
+        sym: step_symbol(prefix, d, st),
+        vector: 1,
+        wide: true,
+        scalar: None,
+        defaults: None,
+        fallback: false,
+        vectors_only: false,
+        step: None,
+        step_small: None,
+        naive: None,
+        output: "out",
+        whole_step: Some(grids),
+    };
+    twins(w, &g)?;
+    writeln!(w)?;
+    g.launcher(w)
+}
+
+/// The names of the step kernel's parameters: extents, the outputs
+/// (`out_<field>`), the buffers it reads, its run-time parameters.
+pub(super) fn names(st: &Stencil, grids: &Grids) -> Vec<String> {
+    let mut a: Vec<String> = (0..st.dims()).map(|a| format!("n{a}")).collect();
+    a.extend(grids.outputs.iter().map(|&f| output(st, f)));
+    a.extend(grids.slots.iter().map(|&slot| slot_name(st, slot)));
+    a.extend(grids.params.iter().map(|&i| format!("p_{}", st.params[i])));
+    a
+}
+
+/// The step kernel's C parameters, as [`crate::backend::c_parameters`]
+/// spells a statement's.
+pub(super) fn parameters(
+    st: &Stencil,
+    grids: &Grids,
+    qualifier: &str,
+    const_scalars: bool,
+) -> Vec<String> {
+    let t = st.dtype.c();
+    let c = if const_scalars { "const " } else { "" };
+    let q = if qualifier.is_empty() {
+        String::new()
+    } else {
+        format!("{qualifier} ")
+    };
+    let mut p: Vec<String> = (0..st.dims())
+        .map(|a| format!("{c}ptrdiff_t n{a}"))
+        .collect();
+    p.extend(
+        grids
+            .outputs
+            .iter()
+            .map(|&f| format!("{t} *{q}{}", output(st, f))),
+    );
+    p.extend(
+        grids
+            .slots
+            .iter()
+            .map(|&slot| format!("const {t} *{q}{}", slot_name(st, slot))),
+    );
+    p.extend(
+        grids
+            .params
+            .iter()
+            .map(|&i| format!("{c}{t} p_{}", st.params[i])),
+    );
+    p
+}
+
+/// The parameter the step kernel writes field `f` through.
+fn output(st: &Stencil, f: usize) -> String {
+    format!("out_{}", st.fields[f].name)
+}
+
+/// The local holding statement `k`'s value at the thread's cell.
+fn local(st: &Stencil, k: usize) -> String {
+    slot_name(
+        st,
+        Slot {
+            field: st.statements[k].target,
+            version: Version::Updated,
+        },
+    )
+}
+
+impl Gen<'_> {
+    /// The step's statements at cell `c`, each into its local, each state
+    /// field's written.
+    pub(super) fn every_statement(&self, w: &mut Writer) -> fmt::Result {
+        let st = self.st;
+        let here = vec![0; self.dims()];
+        for (k, s) in st.statements.iter().enumerate() {
+            let value = self.computed(k, &here);
+            writeln!(w, "const {} {} = {value};", st.dtype.c(), local(st, k))?;
+            if st.fields[s.target].role != Role::Temp {
+                writeln!(w, "{}[c] = {};", output(st, s.target), local(st, k))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Statement `k`'s expression at `shift` from the thread's cell.
+    fn computed(&self, k: usize, shift: &[i64]) -> String {
+        let read = |a: &Access| self.step_read(k, a, shift);
+        expr::print(
+            &self.st.statements[k].expr,
+            &CExpr {
+                st: self.st,
+                read: &read,
+            },
+        )
+    }
+
+    /// Statement `k`'s read `a` at `shift` from the thread's cell.
+    fn step_read(&self, k: usize, a: &Access, shift: &[i64]) -> String {
+        let (source, at) = step::source(self.st, k, a, shift);
+        let moved = Access {
+            slot: a.slot,
+            offset: at.clone(),
+        };
+        match source {
+            Source::Memory => self.global_read(&moved),
+            Source::Local(j) => local(self.st, j),
+            Source::Recompute { statement, held } => {
+                let value = self.computed(statement, &at);
+                if !held {
+                    return format!("({value})");
+                }
+                let start = Access {
+                    slot: Slot {
+                        field: a.slot.field,
+                        version: Version::Start,
+                    },
+                    offset: at.clone(),
+                };
+                format!(
+                    "({} ? {value} : {})",
+                    self.updated_at(&at),
+                    self.global_read(&start)
+                )
+            }
+        }
+    }
+
+    /// Whether the cell at `at` from the thread's (which is in the region
+    /// the step updates) is in that region too: the condition along each
+    /// axis it moves on.
+    fn updated_at(&self, at: &[i64]) -> String {
+        let conditions: Vec<String> = at
+            .iter()
+            .enumerate()
+            .filter(|&(_, &d)| d != 0)
+            .map(|(a, &d)| {
+                let (lo, hi) = self.bounds(a);
+                if d < 0 {
+                    format!("i{a} - {} >= {lo}", -d)
+                } else {
+                    format!("i{a} + {d} < {hi}")
+                }
+            })
+            .collect();
+        conditions.join(" && ")
+    }
+}

@@ -1,0 +1,244 @@
+//! One kernel for a step of several statements: each thread computes every
+//! statement of the step at its cell and writes each state field it
+//! updates, so that no statement's result crosses memory to be read by the
+//! next one.
+//!
+//! A later statement's read of a value the step computed (a temporary, or a
+//! state field after its update) finds it in three ways ([`Source`]): at the
+//! thread's own cell it is the local the thread computed; elsewhere the
+//! thread computes it again there, its producer's expression shifted to the
+//! read's offset; and with a fixed boundary a state field's value in the
+//! frame, where its statement does not update it, is the value it had
+//! (`Source::Recompute { held: true }`: the kernel asks whether the cell is
+//! in the region and reads the field's buffer where it is not). The regions
+//! are `analysis`'s: a temporary is computed wherever its readers read it,
+//! so its recomputation needs no such question.
+//!
+//! Recomputing costs flops: the kernel is taken where the step computes at
+//! most [`EXTRA_FLOPS_PER_KERNEL`] flops a cell more per kernel it saves.
+//! A statement's kernel of its own writes its result and the next one reads
+//! it at least once, two trips through memory: 16 bytes a cell in f64,
+//! about 125 flops at the H200's balance (33 TFlop/s over 4.25 TB/s).
+
+use crate::analysis::flops;
+use crate::ir::{Access, Boundary, Expr, Role, Slot, Stencil, Strategy, Version};
+
+use super::plan::Plan;
+
+/// The most flops a cell may spend on recomputing values, per kernel of a
+/// statement that the step's one kernel replaces: half the worth of one
+/// f64 value's two trips through memory (see the module's comment).
+pub const EXTRA_FLOPS_PER_KERNEL: usize = 64;
+
+/// Where a read of a statement finds its value in the step's kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// In memory: a value from before the step.
+    Memory,
+    /// The local of statement `.0`, computed at this very cell.
+    Local(usize),
+    /// Computed again: statement `statement`'s expression at the read's
+    /// cell; `held`: a state field with a fixed boundary, whose frame keeps
+    /// the value it had.
+    Recompute {
+        /// The statement that computes the value.
+        statement: usize,
+        /// Whether the read's cell may be in the frame.
+        held: bool,
+    },
+}
+
+/// Where statement `reader`'s read `a`, made at `shift` from the thread's
+/// cell, finds its value; `at` is the read's offset from the thread's cell.
+pub fn source(st: &Stencil, reader: usize, a: &Access, shift: &[i64]) -> (Source, Vec<i64>) {
+    let at: Vec<i64> = a.offset.iter().zip(shift).map(|(o, s)| o + s).collect();
+    if a.slot.version != Version::Updated {
+        return (Source::Memory, at);
+    }
+    let producer = (0..reader)
+        .rev()
+        .find(|&j| st.statements[j].target == a.slot.field)
+        .expect("a checked stencil reads an updated value after its statement");
+    let source = if at.iter().all(|&d| d == 0) {
+        Source::Local(producer)
+    } else {
+        Source::Recompute {
+            statement: producer,
+            held: st.fields[a.slot.field].role != Role::Temp && st.boundary == Boundary::Fixed,
+        }
+    };
+    (source, at)
+}
+
+/// Whether `plan` computes the statements of `st` in one kernel a step:
+/// `naive`'s plans of a stencil that [`fits`].
+pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
+    plan.strategy == Strategy::Naive && fits(st)
+}
+
+/// Whether the statements of `st`, several, go in one kernel a step:
+/// recomputing costs at most [`EXTRA_FLOPS_PER_KERNEL`] a cell per kernel
+/// saved.
+pub fn fits(st: &Stencil) -> bool {
+    let saved = st.statements.len().saturating_sub(1);
+    if saved == 0 {
+        return false;
+    }
+    let alone: usize = st.statements.iter().map(|s| flops(&s.expr)).sum();
+    let mut budget = alone + EXTRA_FLOPS_PER_KERNEL * saved;
+    let here = vec![0; st.dims()];
+    (0..st.statements.len()).all(|k| spend(st, k, &st.statements[k].expr, &here, &mut budget))
+}
+
+/// Takes the flops of `e` (statement `k`'s, at `shift`) and of the values it
+/// computes again from `budget`; false once that runs out.
+fn spend(st: &Stencil, k: usize, e: &Expr, shift: &[i64], budget: &mut usize) -> bool {
+    let Some(rest) = budget.checked_sub(flops(e)) else {
+        return false;
+    };
+    *budget = rest;
+    let mut recomputed = Vec::new();
+    e.for_each_read(&mut |a| {
+        if let (Source::Recompute { statement, .. }, at) = source(st, k, a, shift) {
+            recomputed.push((statement, at));
+        }
+    });
+    recomputed
+        .into_iter()
+        .all(|(j, at)| spend(st, j, &st.statements[j].expr, &at, budget))
+}
+
+/// The grids of the step's kernel, in its parameters' order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grids {
+    /// The state fields the step writes, in the order of their statements.
+    pub outputs: Vec<usize>,
+    /// The buffers it reads: every value from before the step that a
+    /// statement or a recomputation reads, and the held frames' fields.
+    pub slots: Vec<Slot>,
+    /// The run-time parameters its statements use.
+    pub params: Vec<usize>,
+}
+
+/// The grids of `st`'s step kernel ([`one_kernel`]).
+pub fn grids(st: &Stencil) -> Grids {
+    let mut outputs = Vec::new();
+    let mut slots = Vec::new();
+    for (k, s) in st.statements.iter().enumerate() {
+        if st.fields[s.target].role != Role::Temp && !outputs.contains(&s.target) {
+            outputs.push(s.target);
+        }
+        reads(st, k, &s.expr, &vec![0; st.dims()], &mut slots);
+    }
+    slots.sort();
+    slots.dedup();
+    let mut params: Vec<usize> = st.statements.iter().flat_map(|s| s.params_used()).collect();
+    params.sort();
+    params.dedup();
+    Grids {
+        outputs,
+        slots,
+        params,
+    }
+}
+
+/// Adds the buffers `e` (statement `k`'s, at `shift`) reads to `slots`.
+fn reads(st: &Stencil, k: usize, e: &Expr, shift: &[i64], slots: &mut Vec<Slot>) {
+    let mut recomputed = Vec::new();
+    e.for_each_read(&mut |a| match source(st, k, a, shift) {
+        (Source::Memory, _) => slots.push(a.slot),
+        (Source::Local(_), _) => {}
+        (Source::Recompute { statement, held }, at) => {
+            if held {
+                slots.push(Slot {
+                    field: a.slot.field,
+                    version: Version::Start,
+                });
+            }
+            recomputed.push((statement, at));
+        }
+    });
+    for (j, at) in recomputed {
+        reads(st, j, &st.statements[j].expr, &at, slots);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::gpu::plan::Plan;
+    use crate::backend::gpu::tests::lowered;
+
+    fn naive() -> Plan {
+        Plan {
+            strategy: Strategy::Naive,
+            block: vec![256],
+            chunk: 1,
+            coarsen: 1,
+            vector: 1,
+            time_block: 1,
+            occupancy: None,
+            chosen: true,
+        }
+    }
+
+    const TWO_STATES: &str = r#"
+[stencil]
+name = "pair"
+dtype = "f64"
+axes = ["x"]
+[fields]
+u = { role = "state" }
+v = { role = "state" }
+[[update]]
+target = "u"
+expr = "0.5 * u[0] + 0.25 * (v[-1] + v[1])"
+[[update]]
+target = "v"
+expr = "v[0] + u[-1] - u[1] + u[0]"
+[boundary]
+kind = "fixed"
+"#;
+
+    #[test]
+    fn an_updated_field_is_local_at_the_cell_and_held_in_the_frame_elsewhere() {
+        let st = lowered(TWO_STATES.into());
+        let reads: Vec<(Source, Vec<i64>)> = {
+            let mut out = Vec::new();
+            st.statements[1]
+                .expr
+                .for_each_read(&mut |a| out.push(source(&st, 1, a, &[0])));
+            out
+        };
+        assert!(reads.contains(&(Source::Memory, vec![0])));
+        assert!(reads.contains(&(Source::Local(0), vec![0])));
+        assert!(reads.contains(&(
+            Source::Recompute {
+                statement: 0,
+                held: true
+            },
+            vec![-1]
+        )));
+        let g = grids(&st);
+        assert_eq!(g.outputs, vec![0, 1]);
+        // u's own buffer is read for its frame, v's for both statements.
+        assert_eq!(g.slots.len(), 2);
+        assert!(one_kernel(&st, &naive()));
+    }
+
+    #[test]
+    fn recomputing_past_the_budget_keeps_a_kernel_a_statement() {
+        // v reads u at two offsets besides its own cell: 5 flops of u each
+        // are under the budget, 150 are not.
+        let long: Vec<String> = (0..50)
+            .map(|k| format!("u[0] / (v[0] + {}.0)", k + 1))
+            .collect();
+        let text = TWO_STATES.replace("0.5 * u[0]", &long.join(" + "));
+        assert!(!one_kernel(&lowered(text), &naive()));
+        let stream = Plan {
+            strategy: Strategy::Stream,
+            ..naive()
+        };
+        assert!(!one_kernel(&lowered(TWO_STATES.into()), &stream));
+    }
+}
