@@ -44,7 +44,8 @@ fn auto_fuses_the_steps_where_fused_launches_measured_faster() {
     let line = stencil("\"x\"", "f32", "u[-1] + u[1]");
     assert_eq!(
         plan(&line, &auto, &CUDA),
-        (Strategy::Naive, vec![256], 1, 1, 1)
+        (Strategy::Naive, vec![256], 1, 4, 1),
+        "1-D threads compute 16 bytes of cells"
     );
     let j2d32 = stencil("\"y\", \"x\"", "f32", J2D5PT);
     assert_eq!(
