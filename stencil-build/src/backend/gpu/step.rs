@@ -30,6 +30,20 @@ use super::plan::Plan;
 /// f64 value's two trips through memory (see the module's comment).
 pub const EXTRA_FLOPS_PER_KERNEL: usize = 64;
 
+/// The most loads from memory a cell may spend on recomputing values in
+/// 2-D and 3-D, per kernel of a statement that the step's one kernel
+/// replaces. Each load of another row or plane is a sector the block
+/// fetches again from L2. On the H200 (100 steps, 16384^2 and 512^3,
+/// against a kernel a statement measured the day before, whose unchanged
+/// rows moved at most 1.2%; design notes, "One kernel a step") steps that
+/// recomputed 0 to 14 loads per kernel saved ran 1.03x-3.1x as fast in one
+/// kernel (flux2d_t2, flux2d_t3, flux3d_t3, random_03, random_05,
+/// random_14, random_16, random_21), and those of 21 to 28 0.80x-0.92x
+/// (random_09, random_10, flux3d_t2 in f32, random_06). In 1-D the
+/// recomputed loads are of lines the warp reads anyway: 1.8x-2.0x with 16
+/// and 20 (random_18, random_01).
+pub const RECOMPUTED_LOADS_PER_KERNEL: usize = 16;
+
 /// Where a read of a statement finds its value in the step's kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -78,7 +92,7 @@ pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
 
 /// Whether the statements of `st`, several, go in one kernel a step:
 /// recomputing costs at most [`EXTRA_FLOPS_PER_KERNEL`] a cell per kernel
-/// saved.
+/// saved, and in 2-D and 3-D at most [`RECOMPUTED_LOADS_PER_KERNEL`] loads.
 pub fn fits(st: &Stencil) -> bool {
     let saved = st.statements.len().saturating_sub(1);
     if saved == 0 {
@@ -87,7 +101,36 @@ pub fn fits(st: &Stencil) -> bool {
     let alone: usize = st.statements.iter().map(|s| flops(&s.expr)).sum();
     let mut budget = alone + EXTRA_FLOPS_PER_KERNEL * saved;
     let here = vec![0; st.dims()];
-    (0..st.statements.len()).all(|k| spend(st, k, &st.statements[k].expr, &here, &mut budget))
+    let statements = 0..st.statements.len();
+    statements
+        .clone()
+        .all(|k| spend(st, k, &st.statements[k].expr, &here, &mut budget))
+        && (st.dims() == 1
+            || statements
+                .map(|k| recomputed_loads(st, k, &st.statements[k].expr, &here, false))
+                .sum::<usize>()
+                <= RECOMPUTED_LOADS_PER_KERNEL * saved)
+}
+
+/// The loads from memory of the values `e` (statement `k`'s, at `shift`)
+/// computes again, its own too where it is `recomputed`: each read of a
+/// held frame, and every read from memory of a recomputation.
+fn recomputed_loads(st: &Stencil, k: usize, e: &Expr, shift: &[i64], recomputed: bool) -> usize {
+    let mut loads = 0;
+    let mut again = Vec::new();
+    e.for_each_read(&mut |a| match source(st, k, a, shift) {
+        (Source::Memory, _) => loads += usize::from(recomputed),
+        (Source::Local(_), _) => {}
+        (Source::Recompute { statement, held }, at) => {
+            loads += usize::from(held);
+            again.push((statement, at));
+        }
+    });
+    loads
+        + again
+            .into_iter()
+            .map(|(j, at)| recomputed_loads(st, j, &st.statements[j].expr, &at, true))
+            .sum::<usize>()
 }
 
 /// Takes the flops of `e` (statement `k`'s, at `shift`) and of the values it
@@ -224,6 +267,26 @@ kind = "fixed"
         // u's own buffer is read for its frame, v's for both statements.
         assert_eq!(g.slots.len(), 2);
         assert!(one_kernel(&st, &naive()));
+    }
+
+    #[test]
+    fn recomputed_loads_count_in_2d_not_in_1d() {
+        // v reads u at 6 offsets besides its cell, each 3 loads of u: 18 in
+        // all, over 16 for the one kernel saved.
+        let reads = "v[0] + u[-1] + u[1] + u[-2] + u[2] + u[-3] + u[3]";
+        let line = TWO_STATES.replace("v[0] + u[-1] - u[1] + u[0]", reads);
+        assert!(fits(&lowered(line.clone())));
+        let plane = line
+            .replace("[\"x\"]", "[\"y\", \"x\"]")
+            .replace("u[0]", "u[0,0]")
+            .replace("v[-1]", "v[0,-1]")
+            .replace("v[1]", "v[0,1]")
+            .replace("v[0]", "v[0,0]");
+        let plane = (1..=3).fold(plane, |p, d| {
+            p.replace(&format!("u[-{d}]"), &format!("u[-{d},0]"))
+                .replace(&format!("u[{d}]"), &format!("u[{d},0]"))
+        });
+        assert!(!fits(&lowered(plane)));
     }
 
     #[test]
