@@ -73,8 +73,9 @@ fn each_gpu_strategy() {
 /// The kernel `naive` runs for a step of several statements, every one in
 /// one kernel: temporaries read on one side (the corpus's flux), an updated
 /// field read at offsets in the frame's reach (1-D, a random stencil of the
-/// corpus), two fields of a periodic grid (3-D), and the Rust that
-/// launches the 1-D one.
+/// corpus), two fields of a periodic grid (3-D; 1-D through a temporary,
+/// its reads unwrapped away from the ends), and the Rust that launches the
+/// first 1-D one.
 #[test]
 fn one_kernel_for_several_statements() {
     settings().bind(|| {
@@ -90,6 +91,10 @@ fn one_kernel_for_several_statements() {
             (
                 "random_14",
                 "examples/suite/corpus/random/random_14.stencil.toml",
+            ),
+            (
+                "random_28",
+                "examples/suite/corpus/random/random_28.stencil.toml",
             ),
         ];
         for (name, path) in specs {

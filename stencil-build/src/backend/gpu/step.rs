@@ -185,6 +185,31 @@ pub fn grids(st: &Stencil) -> Grids {
     }
 }
 
+/// The largest |offset| per axis of the reads from memory of `st`'s step
+/// kernel, its recomputations' included.
+pub fn reach(st: &Stencil) -> Vec<usize> {
+    fn walk(st: &Stencil, k: usize, e: &Expr, shift: &[i64], reach: &mut [usize]) {
+        let mut again = Vec::new();
+        e.for_each_read(&mut |a| {
+            let (source, at) = source(st, k, a, shift);
+            if let Source::Recompute { statement, .. } = source {
+                again.push((statement, at.clone()));
+            }
+            for (r, d) in reach.iter_mut().zip(&at) {
+                *r = (*r).max(d.unsigned_abs() as usize);
+            }
+        });
+        for (j, at) in again {
+            walk(st, j, &st.statements[j].expr, &at, reach);
+        }
+    }
+    let mut reach = vec![0; st.dims()];
+    for (k, s) in st.statements.iter().enumerate() {
+        walk(st, k, &s.expr, &vec![0; st.dims()], &mut reach);
+    }
+    reach
+}
+
 /// Adds the buffers `e` (statement `k`'s, at `shift`) reads to `slots`.
 fn reads(st: &Stencil, k: usize, e: &Expr, shift: &[i64], slots: &mut Vec<Slot>) {
     let mut recomputed = Vec::new();
@@ -267,6 +292,12 @@ kind = "fixed"
         // u's own buffer is read for its frame, v's for both statements.
         assert_eq!(g.slots.len(), 2);
         assert!(one_kernel(&st, &naive()));
+    }
+
+    #[test]
+    fn the_reach_counts_the_recomputed_reads() {
+        // v reads u at -1 and 1, whose own reads of v reach one further.
+        assert_eq!(reach(&lowered(TWO_STATES.into())), vec![2]);
     }
 
     #[test]

@@ -58,6 +58,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialec
                 naive: others.naive.as_ref(),
                 output: "out",
                 whole_step: None,
+                unwrapped: false,
             };
             statement(w, &g, k)?;
         }
@@ -154,6 +155,10 @@ struct Gen<'a> {
     /// it ([`step::one_kernel`]; `s` is then the last statement that
     /// updates a state field, whose region the kernel covers).
     whole_step: Option<&'a Grids>,
+    /// Whether a periodic grid's reads go unwrapped: the thread's cells are
+    /// farther than the kernel's reach from the grid's ends ([`Self::naive`]
+    /// in 1-D).
+    unwrapped: bool,
 }
 
 /// CUDA's built-in index of axis `a` of `dims` (the contiguous axis is `x`).
@@ -446,7 +451,7 @@ impl Gen<'_> {
     /// A read straight from global memory at `c` (wrapped for periodic grids).
     fn global_read(&self, a: &Access) -> String {
         let buf = slot_name(self.st, a.slot);
-        if !self.periodic() {
+        if !self.periodic() || self.unwrapped {
             return format!("{buf}[{}]", offset_index(&a.offset));
         }
         let index = wrapped_index(&a.offset, |ax, d| {

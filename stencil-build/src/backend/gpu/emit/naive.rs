@@ -6,6 +6,7 @@ use std::fmt::{self, Write as _};
 
 use super::Gen;
 use crate::backend::Writer;
+use crate::backend::gpu::step;
 use crate::codegen::index::linear_index;
 
 impl Gen<'_> {
@@ -32,6 +33,14 @@ impl Gen<'_> {
         writeln!(w, "out[c] = {value};")
     }
 
+    /// The farthest the kernel reads from a cell along the 1-D axis.
+    fn wrap_reach(&self) -> usize {
+        match self.whole_step {
+            Some(_) => step::reach(self.st)[0],
+            None => self.info.reach[0],
+        }
+    }
+
     /// A 1-D thread's `coarsen` cells, a block apart so that each of its
     /// loads is a warp's whole row of sectors: unrolled where all are in
     /// the region, so that every load is issued before the first store
@@ -49,27 +58,41 @@ impl Gen<'_> {
             "const ptrdiff_t first = {origin}(ptrdiff_t)blockIdx.x * {} + threadIdx.x;",
             threads * cells
         )?;
-        let body = |w: &mut Writer, check: bool| -> fmt::Result {
+        let checked = |w: &mut Writer| -> fmt::Result {
             writeln!(w, "const ptrdiff_t i0 = first + k * {threads};")?;
-            if check {
-                w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
-            }
+            w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
             writeln!(w, "const ptrdiff_t c = i0;")?;
             self.cell(w)
         };
+        let last = (cells - 1) * threads;
+        let unrolled = |w: &mut Writer, g: &Gen| -> fmt::Result {
+            writeln!(w, "#pragma unroll")?;
+            w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
+                writeln!(w, "const ptrdiff_t i0 = first + k * {threads};")?;
+                writeln!(w, "const ptrdiff_t c = i0;")?;
+                g.cell(w)
+            })
+        };
         w.if_else(
-            format_args!("if (first + {} < {hi})", (cells - 1) * threads),
+            format_args!("if (first + {last} < {hi})"),
             |w| {
-                writeln!(w, "#pragma unroll")?;
-                w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
-                    body(w, false)
-                })
+                if !self.periodic() {
+                    return unrolled(w, self);
+                }
+                // Away from the ends the reads need no wrap, which costs
+                // integer work a read.
+                let r = self.wrap_reach();
+                let unwrapped = Gen {
+                    unwrapped: true,
+                    ..self.clone()
+                };
+                w.if_else(
+                    format_args!("if (first >= {r} && first + {} < n0)", last + r),
+                    |w| unrolled(w, &unwrapped),
+                    |w| unrolled(w, self),
+                )
             },
-            |w| {
-                w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
-                    body(w, true)
-                })
-            },
+            |w| w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), checked),
         )
     }
 }

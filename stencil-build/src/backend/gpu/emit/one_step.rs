@@ -64,6 +64,7 @@ pub(super) fn kernel(
         naive: None,
         output: "out",
         whole_step: Some(grids),
+        unwrapped: false,
     };
     twins(w, &g)?;
     writeln!(w)?;
