@@ -109,8 +109,9 @@ fn gpu_preamble(runtimes: &[TokenStream]) -> TokenStream {
             pub block: &'static [usize],
             /// Cells of the slowest axis each block marches through (`stream`, `tensor`, `temporal`; 1 otherwise).
             pub chunk: usize,
-            /// Cells of the slowest axis a `stream` thread computes per iteration, or of the
-            /// middle axis a 3-D `temporal` thread computes (1 otherwise).
+            /// Cells of the slowest axis a `stream` thread computes per iteration, of the
+            /// middle axis a 3-D `temporal` thread computes, or of a 1-D `naive` thread, a
+            /// block apart (1 otherwise).
             pub coarsen: usize,
             /// Cells of the contiguous axis a `stream` thread computes as one vector, or a
             /// `temporal` lane computes (1 otherwise).
