@@ -14,11 +14,13 @@
 //! are `analysis`'s: a temporary is computed wherever its readers read it,
 //! so its recomputation needs no such question.
 //!
-//! Recomputing costs flops: the kernel is taken where the step computes at
-//! most [`EXTRA_FLOPS_PER_KERNEL`] flops a cell more per kernel it saves.
-//! A statement's kernel of its own writes its result and the next one reads
-//! it at least once, two trips through memory: 16 bytes a cell in f64,
-//! about 125 flops at the H200's balance (33 TFlop/s over 4.25 TB/s).
+//! Recomputing costs flops and loads: the kernel is taken where the step
+//! computes at most [`EXTRA_FLOPS_PER_KERNEL`] flops a cell more per kernel
+//! it saves, and in 2-D and 3-D loads at most
+//! [`RECOMPUTED_LOADS_PER_KERNEL`] more. A statement's kernel of its own
+//! writes its result and the next one reads it at least once, two trips
+//! through memory: 16 bytes a cell in f64, about 125 flops at the H200's
+//! balance (33 TFlop/s over 4.25 TB/s).
 
 use crate::analysis::flops;
 use crate::ir::{Access, Boundary, Expr, Role, Slot, Stencil, Strategy, Version};
@@ -63,7 +65,7 @@ pub enum Source {
 }
 
 /// Where statement `reader`'s read `a`, made at `shift` from the thread's
-/// cell, finds its value; `at` is the read's offset from the thread's cell.
+/// cell, finds its value, and the read's offset from the thread's cell.
 pub fn source(st: &Stencil, reader: usize, a: &Access, shift: &[i64]) -> (Source, Vec<i64>) {
     let at: Vec<i64> = a.offset.iter().zip(shift).map(|(o, s)| o + s).collect();
     if a.slot.version != Version::Updated {
