@@ -11,7 +11,7 @@ use std::fmt::{self, Write as _};
 use crate::analysis::Analysis;
 use crate::codegen::expr::{Dialect, float_literal};
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Boundary, Dtype, Func, Statement, Stencil};
+use crate::ir::{Access, Boundary, Dtype, Func, Slot, Statement, Stencil};
 
 /// `n0, .., T *Q out, const T *Q <slot>, .., [const] T p_<param>, ..`: the
 /// parameters of a statement's C-family function, `Q` the pointer qualifier
@@ -19,6 +19,25 @@ use crate::ir::{Access, Boundary, Dtype, Func, Statement, Stencil};
 pub fn c_parameters(
     st: &Stencil,
     s: &Statement,
+    qualifier: &str,
+    const_scalars: bool,
+) -> Vec<String> {
+    let out = ["out".to_string()];
+    grid_parameters(
+        st,
+        (&out, &s.slots(), &s.params_used()),
+        qualifier,
+        const_scalars,
+    )
+}
+
+/// [`c_parameters`] of a function that writes through the pointers named
+/// `outputs`, reads `slots` and takes the run-time parameters `params`
+/// (`grids`): the extents, each output as `T *Q <name>`, each slot, each
+/// parameter.
+pub fn grid_parameters(
+    st: &Stencil,
+    (outputs, slots, params): (&[String], &[Slot], &[usize]),
     qualifier: &str,
     const_scalars: bool,
 ) -> Vec<String> {
@@ -34,17 +53,13 @@ pub fn c_parameters(
     let mut p: Vec<String> = (0..st.dims())
         .map(|a| format!("{c}ptrdiff_t n{a}"))
         .collect();
-    p.push(format!("{t} *{q}out"));
+    p.extend(outputs.iter().map(|out| format!("{t} *{q}{out}")));
     p.extend(
-        s.slots()
-            .into_iter()
-            .map(|slot| format!("const {t} *{q}{}", slot_name(st, slot))),
+        slots
+            .iter()
+            .map(|&slot| format!("const {t} *{q}{}", slot_name(st, slot))),
     );
-    p.extend(
-        s.params_used()
-            .into_iter()
-            .map(|i| format!("{c}{t} p_{}", st.params[i])),
-    );
+    p.extend(params.iter().map(|&i| format!("{c}{t} p_{}", st.params[i])));
     p
 }
 

@@ -23,7 +23,7 @@
 //! balance (33 TFlop/s over 4.25 TB/s).
 
 use crate::analysis::flops;
-use crate::ir::{Access, Boundary, Expr, Role, Slot, Stencil, Strategy, Version};
+use crate::ir::{Access, Boundary, Role, Slot, Stencil, Strategy, Version};
 
 use super::plan::Plan;
 
@@ -102,55 +102,84 @@ pub fn fits(st: &Stencil) -> bool {
     }
     let alone: usize = st.statements.iter().map(|s| flops(&s.expr)).sum();
     let mut budget = alone + EXTRA_FLOPS_PER_KERNEL * saved;
-    let here = vec![0; st.dims()];
-    let statements = 0..st.statements.len();
-    statements
-        .clone()
-        .all(|k| spend(st, k, &st.statements[k].expr, &here, &mut budget))
-        && (st.dims() == 1
-            || statements
-                .map(|k| recomputed_loads(st, k, &st.statements[k].expr, &here, false))
-                .sum::<usize>()
-                <= RECOMPUTED_LOADS_PER_KERNEL * saved)
-}
-
-/// The loads from memory of the values `e` (statement `k`'s, at `shift`)
-/// computes again, its own too where it is `recomputed`: each read of a
-/// held frame, and every read from memory of a recomputation.
-fn recomputed_loads(st: &Stencil, k: usize, e: &Expr, shift: &[i64], recomputed: bool) -> usize {
-    let mut loads = 0;
-    let mut again = Vec::new();
-    e.for_each_read(&mut |a| match source(st, k, a, shift) {
-        (Source::Memory, _) => loads += usize::from(recomputed),
-        (Source::Local(_), _) => {}
-        (Source::Recompute { statement, held }, at) => {
-            loads += usize::from(held);
-            again.push((statement, at));
+    // Each expression computed takes its flops; the walk stops once they
+    // run out, before recomputations nested deeper multiply.
+    let mut spend = |k: usize| match budget.checked_sub(flops(&st.statements[k].expr)) {
+        Some(rest) => {
+            budget = rest;
+            true
         }
-    });
-    loads
-        + again
-            .into_iter()
-            .map(|(j, at)| recomputed_loads(st, j, &st.statements[j].expr, &at, true))
-            .sum::<usize>()
-}
-
-/// Takes the flops of `e` (statement `k`'s, at `shift`) and of the values it
-/// computes again from `budget`; false once that runs out.
-fn spend(st: &Stencil, k: usize, e: &Expr, shift: &[i64], budget: &mut usize) -> bool {
-    let Some(rest) = budget.checked_sub(flops(e)) else {
-        return false;
+        None => false,
     };
-    *budget = rest;
-    let mut recomputed = Vec::new();
-    e.for_each_read(&mut |a| {
-        if let (Source::Recompute { statement, .. }, at) = source(st, k, a, shift) {
-            recomputed.push((statement, at));
-        }
+    if !walk_step(st, &mut spend, &mut |_| {}) {
+        return false;
+    }
+    // Each read of a held frame, and every read from memory of a value
+    // computed again.
+    let mut loads = 0;
+    walk_step(st, &mut |_| true, &mut |r| {
+        loads += usize::from(match r.source {
+            Source::Memory => r.recomputed,
+            Source::Local(_) => false,
+            Source::Recompute { held, .. } => held,
+        });
     });
-    recomputed
+    st.dims() == 1 || loads <= RECOMPUTED_LOADS_PER_KERNEL * saved
+}
+
+/// A read of the step's kernel, as [`walk_step`] meets it.
+struct Read<'a> {
+    /// The read as its statement writes it.
+    access: &'a Access,
+    /// Where the kernel finds its value.
+    source: Source,
+    /// Its offset from the thread's cell.
+    at: Vec<i64>,
+    /// Whether the expression it is in is a value computed again.
+    recomputed: bool,
+}
+
+/// Walks the expressions the step's kernel computes: every statement's at
+/// the thread's cell and, depth first, each value it computes again.
+/// `enter` gets each expression's statement before its reads go to `read`;
+/// where it answers false the walk stops, and answers false.
+fn walk_step(
+    st: &Stencil,
+    enter: &mut dyn FnMut(usize) -> bool,
+    read: &mut dyn FnMut(&Read),
+) -> bool {
+    let here = vec![0; st.dims()];
+    (0..st.statements.len()).all(|k| walk(st, k, &here, false, enter, read))
+}
+
+/// [`walk_step`] from statement `k`'s expression at `shift`.
+fn walk(
+    st: &Stencil,
+    k: usize,
+    shift: &[i64],
+    recomputed: bool,
+    enter: &mut dyn FnMut(usize) -> bool,
+    read: &mut dyn FnMut(&Read),
+) -> bool {
+    if !enter(k) {
+        return false;
+    }
+    let mut again = Vec::new();
+    st.statements[k].expr.for_each_read(&mut |access| {
+        let (source, at) = source(st, k, access, shift);
+        if let Source::Recompute { statement, .. } = source {
+            again.push((statement, at.clone()));
+        }
+        read(&Read {
+            access,
+            source,
+            at,
+            recomputed,
+        });
+    });
+    again
         .into_iter()
-        .all(|(j, at)| spend(st, j, &st.statements[j].expr, &at, budget))
+        .all(|(j, at)| walk(st, j, &at, true, enter, read))
 }
 
 /// The grids of the step's kernel, in its parameters' order.
@@ -165,16 +194,28 @@ pub struct Grids {
     pub params: Vec<usize>,
 }
 
+/// The name of the step kernel's parameter that writes field `f`.
+pub fn output_name(st: &Stencil, f: usize) -> String {
+    format!("out_{}", st.fields[f].name)
+}
+
 /// The grids of `st`'s step kernel ([`one_kernel`]).
 pub fn grids(st: &Stencil) -> Grids {
     let mut outputs = Vec::new();
-    let mut slots = Vec::new();
-    for (k, s) in st.statements.iter().enumerate() {
+    for s in &st.statements {
         if st.fields[s.target].role != Role::Temp && !outputs.contains(&s.target) {
             outputs.push(s.target);
         }
-        reads(st, k, &s.expr, &vec![0; st.dims()], &mut slots);
     }
+    let mut slots = Vec::new();
+    walk_step(st, &mut |_| true, &mut |r| match r.source {
+        Source::Memory => slots.push(r.access.slot),
+        Source::Recompute { held: true, .. } => slots.push(Slot {
+            field: r.access.slot.field,
+            version: Version::Start,
+        }),
+        _ => {}
+    });
     slots.sort();
     slots.dedup();
     let mut params: Vec<usize> = st.statements.iter().flat_map(|s| s.params_used()).collect();
@@ -187,50 +228,16 @@ pub fn grids(st: &Stencil) -> Grids {
     }
 }
 
-/// The largest |offset| per axis of the reads from memory of `st`'s step
-/// kernel, its recomputations' included.
+/// The largest |offset| per axis of the reads of `st`'s step kernel, its
+/// recomputations' included.
 pub fn reach(st: &Stencil) -> Vec<usize> {
-    fn walk(st: &Stencil, k: usize, e: &Expr, shift: &[i64], reach: &mut [usize]) {
-        let mut again = Vec::new();
-        e.for_each_read(&mut |a| {
-            let (source, at) = source(st, k, a, shift);
-            if let Source::Recompute { statement, .. } = source {
-                again.push((statement, at.clone()));
-            }
-            for (r, d) in reach.iter_mut().zip(&at) {
-                *r = (*r).max(d.unsigned_abs() as usize);
-            }
-        });
-        for (j, at) in again {
-            walk(st, j, &st.statements[j].expr, &at, reach);
-        }
-    }
     let mut reach = vec![0; st.dims()];
-    for (k, s) in st.statements.iter().enumerate() {
-        walk(st, k, &s.expr, &vec![0; st.dims()], &mut reach);
-    }
-    reach
-}
-
-/// Adds the buffers `e` (statement `k`'s, at `shift`) reads to `slots`.
-fn reads(st: &Stencil, k: usize, e: &Expr, shift: &[i64], slots: &mut Vec<Slot>) {
-    let mut recomputed = Vec::new();
-    e.for_each_read(&mut |a| match source(st, k, a, shift) {
-        (Source::Memory, _) => slots.push(a.slot),
-        (Source::Local(_), _) => {}
-        (Source::Recompute { statement, held }, at) => {
-            if held {
-                slots.push(Slot {
-                    field: a.slot.field,
-                    version: Version::Start,
-                });
-            }
-            recomputed.push((statement, at));
+    walk_step(st, &mut |_| true, &mut |r| {
+        for (most, d) in reach.iter_mut().zip(&r.at) {
+            *most = (*most).max(d.unsigned_abs() as usize);
         }
     });
-    for (j, at) in recomputed {
-        reads(st, j, &st.statements[j].expr, &at, slots);
-    }
+    reach
 }
 
 #[cfg(test)]

@@ -145,6 +145,10 @@ fn kernels(
     prefix: &str,
     d: &Dialect,
 ) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+    if gpu::step::one_kernel(st, plan) {
+        let (decl, launch) = step_kernel(st, prefix, d);
+        return (vec![decl], vec![launch], Vec::new());
+    }
     let real = ident(st.dtype.rust());
     let persistent = plan.strategy == Strategy::Persistent;
     let (levels_param, levels_arg) = levels_argument(plan);
@@ -153,10 +157,6 @@ fn kernels(
     let mut launches = Vec::new();
     let mut fuses = Vec::new();
     let splits = plan::splits_steps(plan, st);
-    if gpu::step::one_kernel(st, plan) {
-        let (decl, launch) = step_kernel(st, prefix, d);
-        return (vec![decl], vec![launch], Vec::new());
-    }
     for s in &st.statements {
         let target = &st.fields[s.target];
         let (out_prev_param, out_prev_arg) = if fused_leapfrog(st, plan, s.target) {
@@ -244,7 +244,7 @@ fn step_kernel(st: &Stencil, prefix: &str, d: &Dialect) -> (TokenStream, TokenSt
     let outs: Vec<Ident> = grids
         .outputs
         .iter()
-        .map(|&f| format_ident!("out_{}", st.fields[f].name))
+        .map(|&f| ident(&gpu::step::output_name(st, f)))
         .collect();
     let slots: Vec<Ident> = grids
         .slots

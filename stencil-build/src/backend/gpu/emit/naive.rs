@@ -58,26 +58,27 @@ impl Gen<'_> {
             "const ptrdiff_t first = {origin}(ptrdiff_t)blockIdx.x * {} + threadIdx.x;",
             threads * cells
         )?;
-        let checked = |w: &mut Writer| -> fmt::Result {
-            writeln!(w, "const ptrdiff_t i0 = first + k * {threads};")?;
-            w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
-            writeln!(w, "const ptrdiff_t c = i0;")?;
-            self.cell(w)
-        };
-        let last = (cells - 1) * threads;
-        let unrolled = |w: &mut Writer, g: &Gen| -> fmt::Result {
-            writeln!(w, "#pragma unroll")?;
+        // The thread's cells by `g`, one at a time where `checked`, else
+        // unrolled.
+        let cells_loop = |w: &mut Writer, g: &Gen, checked: bool| -> fmt::Result {
+            if !checked {
+                writeln!(w, "#pragma unroll")?;
+            }
             w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
                 writeln!(w, "const ptrdiff_t i0 = first + k * {threads};")?;
+                if checked {
+                    w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
+                }
                 writeln!(w, "const ptrdiff_t c = i0;")?;
                 g.cell(w)
             })
         };
+        let last = (cells - 1) * threads;
         w.if_else(
             format_args!("if (first + {last} < {hi})"),
             |w| {
                 if !self.periodic() {
-                    return unrolled(w, self);
+                    return cells_loop(w, self, false);
                 }
                 // Away from the ends the reads need no wrap, which costs
                 // integer work a read.
@@ -88,11 +89,11 @@ impl Gen<'_> {
                 };
                 w.if_else(
                     format_args!("if (first >= {r} && first + {} < n0)", last + r),
-                    |w| unrolled(w, &unwrapped),
-                    |w| unrolled(w, self),
+                    |w| cells_loop(w, &unwrapped, false),
+                    |w| cells_loop(w, self, false),
                 )
             },
-            |w| w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), checked),
+            |w| cells_loop(w, self, true),
         )
     }
 }

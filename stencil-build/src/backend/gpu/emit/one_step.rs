@@ -75,7 +75,7 @@ pub(super) fn kernel(
 /// (`out_<field>`), the buffers it reads, its run-time parameters.
 pub(super) fn names(st: &Stencil, grids: &Grids) -> Vec<String> {
     let mut a: Vec<String> = (0..st.dims()).map(|a| format!("n{a}")).collect();
-    a.extend(grids.outputs.iter().map(|&f| output(st, f)));
+    a.extend(grids.outputs.iter().map(|&f| step::output_name(st, f)));
     a.extend(grids.slots.iter().map(|&slot| slot_name(st, slot)));
     a.extend(grids.params.iter().map(|&i| format!("p_{}", st.params[i])));
     a
@@ -89,40 +89,17 @@ pub(super) fn parameters(
     qualifier: &str,
     const_scalars: bool,
 ) -> Vec<String> {
-    let t = st.dtype.c();
-    let c = if const_scalars { "const " } else { "" };
-    let q = if qualifier.is_empty() {
-        String::new()
-    } else {
-        format!("{qualifier} ")
-    };
-    let mut p: Vec<String> = (0..st.dims())
-        .map(|a| format!("{c}ptrdiff_t n{a}"))
+    let outputs: Vec<String> = grids
+        .outputs
+        .iter()
+        .map(|&f| step::output_name(st, f))
         .collect();
-    p.extend(
-        grids
-            .outputs
-            .iter()
-            .map(|&f| format!("{t} *{q}{}", output(st, f))),
+    let grids = (
+        outputs.as_slice(),
+        grids.slots.as_slice(),
+        grids.params.as_slice(),
     );
-    p.extend(
-        grids
-            .slots
-            .iter()
-            .map(|&slot| format!("const {t} *{q}{}", slot_name(st, slot))),
-    );
-    p.extend(
-        grids
-            .params
-            .iter()
-            .map(|&i| format!("{c}{t} p_{}", st.params[i])),
-    );
-    p
-}
-
-/// The parameter the step kernel writes field `f` through.
-fn output(st: &Stencil, f: usize) -> String {
-    format!("out_{}", st.fields[f].name)
+    crate::backend::grid_parameters(st, grids, qualifier, const_scalars)
 }
 
 /// The local holding statement `k`'s value at the thread's cell.
@@ -146,7 +123,12 @@ impl Gen<'_> {
             let value = self.computed(k, &here);
             writeln!(w, "const {} {} = {value};", st.dtype.c(), local(st, k))?;
             if st.fields[s.target].role != Role::Temp {
-                writeln!(w, "{}[c] = {};", output(st, s.target), local(st, k))?;
+                writeln!(
+                    w,
+                    "{}[c] = {};",
+                    step::output_name(st, s.target),
+                    local(st, k)
+                )?;
             }
         }
         Ok(())

@@ -487,12 +487,12 @@ impl GridParts {
         let real = ident(st.dtype.rust());
         let one_step_kernel = plan::step_plan(plan, st, d).is_some();
         // A step in one kernel keeps its temporaries in registers.
-        let temps_in_memory = !crate::backend::gpu::step::one_kernel(st, plan);
+        let temps_in_registers = crate::backend::gpu::step::one_kernel(st, plan);
         for (i, f) in st.fields.iter().enumerate() {
             let id = ident(&f.name);
             let name = &f.name;
             match f.role {
-                Role::Temp if !temps_in_memory => {}
+                Role::Temp if temps_in_registers => {}
                 Role::Input | Role::Temp => {
                     g.members.push(quote!(#id: dev::Buffer<#real>));
                     g.alloc.push(quote!(#id: dev::Buffer::new(NAME, cells)?));
