@@ -43,7 +43,8 @@ pub const EXTRA_FLOPS_PER_KERNEL: usize = 64;
 /// random_14, random_16, random_21), and those of 21 to 28 0.80x-0.92x
 /// (random_09, random_10, flux3d_t2 in f32, random_06). In 1-D the
 /// recomputed loads are of lines the warp reads anyway: 1.8x-2.0x with 16
-/// and 20 (random_18, random_01).
+/// and 20 (random_18, random_01; with threads of 16 bytes of cells, new
+/// the same day).
 pub const RECOMPUTED_LOADS_PER_KERNEL: usize = 16;
 
 /// Where a read of a statement finds its value in the step's kernel.
