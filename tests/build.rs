@@ -64,6 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let strategies: &[&str] = if cuda || hip {
         &[
             "naive",
+            "naive_c3",
             "tiled",
             "stream",
             "stream_c3",
@@ -324,7 +325,9 @@ fn retyped(
         .as_table_mut()
         .expect("[tiling] is a table");
     let mut gpu = toml::Table::new();
-    // `stream` variants beside the defaults: a window of vectors (16 bytes)
+    // `naive_c3`: 3 cells a thread (a block apart in 1-D, consecutive
+    // along the slowest axis otherwise), so that most shapes end in a
+    // thread's partial column. `stream` variants beside the defaults: a window of vectors (16 bytes)
     // moved through a chunk that is not a multiple of the coarsening;
     // single-pass blocks; and single-pass blocks of vectors. `temporal`
     // variants beside the model's: 3 fused steps in 2-D, in 3-D 3 where they
@@ -343,6 +346,7 @@ fn retyped(
     let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
     let odd_steps = if dims == 3 { 2 } else { 3 };
     let (name, keys): (&str, &[(&str, i64)]) = match strategy {
+        "naive_c3" => ("naive", &[("coarsen", 3)]),
         "stream_c3" => (
             "stream",
             &[("chunk", 8), ("coarsen", 3), ("vector", vector)],

@@ -343,6 +343,7 @@ fn gpu_coarsen(
     let fused = strategy.name();
     Ok(match coarsen {
         None => None,
+        Some(c) if strategy == Strategy::Naive => Some(bounded(c, 1, 16, "coarsen", src)?),
         Some(c) if !marches => return Err(marching_only(c, "coarsen", src)),
         Some(c) if strategy == Strategy::Tensor => return Err(tensor_fixed(c, "coarsen", src)),
         Some(c) if strategy.fuses_steps() && dims != 3 => {
@@ -404,10 +405,15 @@ fn tensor_fixed(v: &Spanned<i64>, key: &str, src: &Source) -> Diagnostic {
 /// The error for `key`, a key of the marching strategies alone, set with another.
 fn marching_only(v: &Spanned<i64>, key: &str, src: &Source) -> Diagnostic {
     let tensor = if key == "chunk" { ", `\"tensor\"`" } else { "" };
+    let naive = if key == "coarsen" {
+        "\"naive\"`, `"
+    } else {
+        ""
+    };
     src.error(
         v.span(),
         format!(
-            "`{key}` only applies to `strategy = \"stream\"`{tensor}, `\"temporal\"` or `\"persistent\"`"
+            "`{key}` only applies to `strategy = {naive}\"stream\"`{tensor}, `\"temporal\"` or `\"persistent\"`"
         ),
     )
     .with_hint(format!("set `strategy = \"stream\"` or remove `{key}`"))

@@ -609,9 +609,9 @@ fn tiling_values_that_cannot_work() {
             Some("between 1 and 64"),
         ),
         (
-            "[tiling.cuda]\nstrategy = \"naive\"\ncoarsen = 2\n",
+            "[tiling.cuda]\nstrategy = \"tiled\"\ncoarsen = 2\n",
             "2",
-            "`coarsen` only applies to `strategy = \"stream\"`, `\"temporal\"` or `\"persistent\"`",
+            "`coarsen` only applies to `strategy = \"naive\"`, `\"stream\"`, `\"temporal\"` or `\"persistent\"`",
             None,
         ),
         (

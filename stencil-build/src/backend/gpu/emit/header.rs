@@ -140,10 +140,10 @@ pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
     } else if let Some(k) = plan.occupancy {
         format!(", at most {k} resident per multiprocessor")
     } else if plan.strategy == Strategy::Naive {
-        let cells = if plan.coarsen > 1 {
-            format!(", {} cells per thread, a block apart", plan.coarsen)
-        } else {
-            String::new()
+        let cells = match (plan.coarsen, st.dims()) {
+            (1, _) => String::new(),
+            (c, 1) => format!(", {c} cells per thread, a block apart"),
+            (c, _) => format!(", {c} consecutive cells of `{}` per thread", st.axes[0]),
         };
         let step = if step::one_kernel(st, plan) {
             "; one kernel computes every statement of the step"

@@ -312,7 +312,7 @@ impl Gen<'_> {
             } else {
                 threads[component(builtin(a, dims))] = block[a].to_string();
                 let b = match self.plan.strategy {
-                    Strategy::Naive if dims == 1 => block[a] * self.plan.coarsen,
+                    Strategy::Naive if a == 0 => block[a] * self.plan.coarsen,
                     _ if a + 1 == dims => block[a] * self.vector,
                     _ => block[a],
                 };

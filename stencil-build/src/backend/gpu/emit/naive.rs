@@ -1,18 +1,26 @@
 //! `naive`: one thread per cell, reads through `const __restrict__`
 //! pointers; in 1-D each thread computes `coarsen` cells a block apart
-//! ([`row_cells`](crate::backend::gpu::plan::model::row_cells)).
+//! ([`row_cells`](crate::backend::gpu::plan::model::row_cells)), in 2-D and
+//! 3-D `coarsen` consecutive cells of the slowest axis, a weighted sum's
+//! reads each loaded once for all of them.
 
+use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use super::Gen;
-use crate::backend::Writer;
 use crate::backend::gpu::step;
-use crate::codegen::index::linear_index;
+use crate::backend::{CExpr, Writer};
+use crate::codegen::expr;
+use crate::codegen::index::{linear_index, offset_index};
+use crate::ir::{Access, Expr, Slot, weighted_sum};
 
 impl Gen<'_> {
     pub(super) fn naive(&self, w: &mut Writer) -> fmt::Result {
-        if self.plan.coarsen > 1 {
+        if self.plan.coarsen > 1 && self.dims() == 1 {
             return self.naive_row(w);
+        }
+        if self.plan.coarsen > 1 {
+            return self.naive_column(w);
         }
         self.thread_cells(w, 0)?;
         w.guarded(
@@ -95,5 +103,131 @@ impl Gen<'_> {
             },
             |w| cells_loop(w, self, true),
         )
+    }
+}
+
+/// The terms of a thread's weighted sums over its cells of the slowest
+/// axis, by the read they take: for each grid and offset from the thread's
+/// first cell (in the order of memory), the cells (`k`) whose sum takes it
+/// and with what coefficient (as C).
+type Columns = BTreeMap<(Vec<i64>, Slot), Vec<(usize, String)>>;
+
+impl Gen<'_> {
+    /// A thread's `coarsen` consecutive cells along the slowest axis (2-D,
+    /// 3-D). Where the update is a weighted sum of reads, each read the
+    /// cells share is loaded once and multiplied into every cell's sum: a
+    /// box of radius r over c cells loads (2r + c) / (c (2r + 1)) of what c
+    /// threads would, which is what bounds `naive` on wide boxes (one load
+    /// a multiply-add from L1). Else each cell's update in turn, unrolled.
+    fn naive_column(&self, w: &mut Writer) -> fmt::Result {
+        let (cells, dims) = (self.plan.coarsen, self.dims());
+        let (lo, hi) = self.bounds(0);
+        let origin = if lo == "0" {
+            String::new()
+        } else {
+            format!("{lo} + ")
+        };
+        let z = super::builtin(0, dims);
+        writeln!(
+            w,
+            "const {idx} first = {origin}(({idx})blockIdx.{z} * {} + threadIdx.{z}) * {cells};",
+            self.plan.block[0],
+            idx = self.index(),
+        )?;
+        self.thread_cells(w, 1)?;
+        w.guarded(
+            format_args!("if (first >= {hi} || {})", self.guard(1..dims)),
+            "return;",
+        )?;
+        let sums = (self.whole_step.is_none() && !self.banks_literals())
+            .then(|| weighted_sum(&self.s.expr))
+            .flatten();
+        w.if_else(
+            format_args!("if (first + {} < {hi})", cells - 1),
+            |w| match &sums {
+                Some((terms, constant)) => self.column_sums(w, terms, constant.as_ref()),
+                None => self.column_cells(w, false),
+            },
+            |w| self.column_cells(w, true),
+        )
+    }
+
+    /// The thread's cells one at a time, each its own update: unrolled, or
+    /// `checked` against the region's end.
+    fn column_cells(&self, w: &mut Writer, checked: bool) -> fmt::Result {
+        let (lo, hi) = (self.plan.coarsen, self.bounds(0).1);
+        if !checked {
+            writeln!(w, "#pragma unroll")?;
+        }
+        w.block(format_args!("for (int k = 0; k < {lo}; ++k)"), |w| {
+            writeln!(w, "const {} i0 = first + k;", self.index())?;
+            if checked {
+                w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
+            }
+            writeln!(
+                w,
+                "const {} c = {};",
+                self.index(),
+                linear_index(self.dims())
+            )?;
+            self.cell(w)
+        })
+    }
+
+    /// The thread's cells as weighted sums (`terms`, plus `constant`), one
+    /// accumulator a cell, each read loaded once.
+    fn column_sums(
+        &self,
+        w: &mut Writer,
+        terms: &[(Access, Expr)],
+        constant: Option<&Expr>,
+    ) -> fmt::Result {
+        let (cells, scalar) = (self.plan.coarsen, self.st.dtype.c());
+        let coefficient = |e: &Expr| {
+            let c = CExpr {
+                st: self.st,
+                read: &|_: &Access| unreachable!("a coefficient reads no grid"),
+            };
+            expr::print(e, &c)
+        };
+        writeln!(w, "const {} i0 = first;", self.index())?;
+        writeln!(
+            w,
+            "const {} c = {};",
+            self.index(),
+            linear_index(self.dims())
+        )?;
+        let start = constant.map_or_else(|| coefficient(&Expr::Lit(0.0)), coefficient);
+        for k in 0..cells {
+            writeln!(w, "{scalar} sum{k} = {start};")?;
+        }
+        let mut columns = Columns::new();
+        for (a, coef) in terms {
+            let coef = coefficient(coef);
+            for k in 0..cells {
+                let mut at = a.offset.clone();
+                at[0] += k as i64;
+                columns
+                    .entry((at, a.slot))
+                    .or_default()
+                    .push((k, coef.clone()));
+            }
+        }
+        for ((offset, slot), uses) in columns {
+            let read = self.global_read(&Access { slot, offset });
+            w.braces(|w| {
+                writeln!(w, "const {scalar} v = {read};")?;
+                for (k, coef) in uses {
+                    writeln!(w, "sum{k} += {coef} * v;")?;
+                }
+                Ok(())
+            })?;
+        }
+        for k in 0..cells {
+            let mut at = vec![0; self.dims()];
+            at[0] = k as i64;
+            writeln!(w, "out[{}] = sum{k};", offset_index(&at))?;
+        }
+        Ok(())
     }
 }

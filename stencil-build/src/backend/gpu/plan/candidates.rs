@@ -126,6 +126,7 @@ fn spec_accepts(t: &GpuTiling, st: &Stencil, d: &Dialect) -> bool {
     };
     let coarsen_ok = match t.coarsen {
         None => true,
+        c if t.strategy == Strategy::Naive => within(c, 16),
         Some(_) if !marches || t.strategy == Strategy::Tensor || fused && dims != 3 => false,
         c => within(c, if fused { 32 } else { 16 }),
     };

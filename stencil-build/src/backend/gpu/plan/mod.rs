@@ -112,7 +112,9 @@ impl Plan {
     pub fn tiling(&self) -> GpuTiling {
         let fused = self.strategy.fuses_steps();
         let dims = self.block.len();
-        let coarsen = self.strategy == Strategy::Stream || fused && dims == 3;
+        let coarsen = self.strategy == Strategy::Stream
+            || fused && dims == 3
+            || self.strategy == Strategy::Naive && (dims == 1 || self.coarsen > 1);
         let vector = self.strategy == Strategy::Stream
             || self.strategy == Strategy::Temporal
             || self.strategy == Strategy::Persistent && dims != 3;
@@ -226,8 +228,9 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Plan, String>
             t.coarsen.unwrap_or(1),
             t.vector.unwrap_or(1),
         )
-    } else if strategy == Strategy::Naive && dims == 1 {
-        (1, model::row_cells(st), 1)
+    } else if strategy == Strategy::Naive {
+        let cells = if dims == 1 { model::row_cells(st) } else { 1 };
+        (1, t.coarsen.unwrap_or(cells), 1)
     } else {
         (1, 1, 1)
     };
