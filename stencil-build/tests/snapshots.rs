@@ -112,3 +112,40 @@ fn one_kernel_for_several_statements() {
         }
     });
 }
+
+/// `naive` with several consecutive cells of the slowest axis a thread: a
+/// weighted sum's reads loaded once for every cell (star3d25), an update
+/// with a product of grids a cell at a time (heat3d), and a step of
+/// several statements a cell at a time (a periodic random stencil of the
+/// corpus, whose step goes in one kernel).
+#[test]
+fn naive_columns() {
+    settings().bind(|| {
+        let corpus = "examples/suite/corpus/random/random_14.stencil.toml";
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(corpus);
+        let random = std::fs::read_to_string(file).expect("the spec");
+        let specs = [
+            ("star3d25", example("star3d25"), 2, "sum1 +="),
+            (
+                "heat3d",
+                example("heat3d"),
+                4,
+                "for (int k = 0; k < 4; ++k)",
+            ),
+            (
+                "random_14",
+                (corpus.to_string(), random),
+                2,
+                "every statement",
+            ),
+        ];
+        for (name, (path, text), cells, mark) in specs {
+            let tiling = format!("\n[tiling.cuda]\nstrategy = \"naive\"\ncoarsen = {cells}\n");
+            let sources = generate(&path, &format!("{text}{tiling}")).expect("the spec builds");
+            assert!(sources.cuda.contains(mark), "{name}");
+            insta::assert_snapshot!(format!("{name}-naive_c{cells}.cu"), sources.cuda);
+        }
+    });
+}

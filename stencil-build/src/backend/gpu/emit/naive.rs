@@ -107,10 +107,16 @@ impl Gen<'_> {
 }
 
 /// The terms of a thread's weighted sums over its cells of the slowest
-/// axis, by the read they take: for each grid and offset from the thread's
-/// first cell (in the order of memory), the cells (`k`) whose sum takes it
-/// and with what coefficient (as C).
-type Columns = BTreeMap<(Vec<i64>, Slot), Vec<(usize, String)>>;
+/// axis, by the read they take: for each grid, offset along the other axes
+/// and offset along the slowest from the thread's first cell, the cells
+/// (`k`) whose sum takes it and with what coefficient (as C). In this order
+/// a coefficient's uses are at most `coarsen` reads apart: in f64, whose
+/// multiply-adds take no immediate operand, nvcc keeps each literal in
+/// registers from its first use to its last, and in the order of memory
+/// (the slowest axis first) those spans overlapped until the kernel spilled
+/// (AN5D's box of radius 3 with 4 cells a thread: 255 registers and 1 KiB
+/// of spills, against 126 and none with 2).
+type Columns = BTreeMap<(Slot, Vec<i64>, i64), Vec<(usize, String)>>;
 
 impl Gen<'_> {
     /// A thread's `coarsen` consecutive cells along the slowest axis (2-D,
@@ -205,15 +211,15 @@ impl Gen<'_> {
         for (a, coef) in terms {
             let coef = coefficient(coef);
             for k in 0..cells {
-                let mut at = a.offset.clone();
-                at[0] += k as i64;
+                let depth = a.offset[0] + k as i64;
                 columns
-                    .entry((at, a.slot))
+                    .entry((a.slot, a.offset[1..].to_vec(), depth))
                     .or_default()
                     .push((k, coef.clone()));
             }
         }
-        for ((offset, slot), uses) in columns {
+        for ((slot, across, depth), uses) in columns {
+            let offset = std::iter::once(depth).chain(across).collect();
             let read = self.global_read(&Access { slot, offset });
             w.braces(|w| {
                 writeln!(w, "const {scalar} v = {read};")?;
