@@ -90,6 +90,12 @@ fn neighbours(t: &GpuTiling) -> Vec<GpuTiling> {
             out.push(n);
         }
     }
+    if t.strategy == Strategy::Naive && t.coarsen.is_none() {
+        out.push(GpuTiling {
+            coarsen: Some(2),
+            ..t.clone()
+        });
+    }
     if t.strategy == Strategy::Persistent && t.occupancy.is_none() {
         out.push(GpuTiling {
             occupancy: Some(1),
