@@ -12,7 +12,7 @@ use crate::backend::gpu::step;
 use crate::backend::{CExpr, Writer};
 use crate::codegen::expr;
 use crate::codegen::index::{linear_index, offset_index};
-use crate::ir::{Access, Expr, Slot, weighted_sum};
+use crate::ir::{Access, Dtype, Expr, Slot, weighted_sum};
 
 impl Gen<'_> {
     pub(super) fn naive(&self, w: &mut Writer) -> fmt::Result {
@@ -107,16 +107,27 @@ impl Gen<'_> {
 }
 
 /// The terms of a thread's weighted sums over its cells of the slowest
-/// axis, by the read they take: for each grid, offset along the other axes
-/// and offset along the slowest from the thread's first cell, the cells
-/// (`k`) whose sum takes it and with what coefficient (as C). In this order
-/// a coefficient's uses are at most `coarsen` reads apart: in f64, whose
-/// multiply-adds take no immediate operand, nvcc keeps each literal in
-/// registers from its first use to its last, and in the order of memory
-/// (the slowest axis first) those spans overlapped until the kernel spilled
-/// (AN5D's box of radius 3 with 4 cells a thread: 255 registers and 1 KiB
-/// of spills, against 126 and none with 2).
-type Columns = BTreeMap<(Slot, Vec<i64>, i64), Vec<(usize, String)>>;
+/// axis, by the read they take ([`read_order`]): the read's offset from the
+/// thread's first cell, and the cells (`k`) whose sum takes it with what
+/// coefficient (as C).
+type Columns = BTreeMap<(Vec<i64>, Slot), (Vec<i64>, Vec<(usize, String)>)>;
+
+/// Where a read at `offset` from a thread's first cell goes in its column
+/// sums. In f32 the order of memory (the slowest axis first). In f64, whose
+/// multiply-adds take no immediate operand, grouped by column (the other
+/// axes first): nvcc holds each literal in registers from its first use to
+/// its last, a coefficient's uses are then at most `coarsen` reads apart,
+/// while in the order of memory those spans overlapped until the kernel
+/// spilled (AN5D's box of radius 3 with 4 cells a thread: 255 registers and
+/// 1 KiB of spills, against 80). On the H200 f64 ran 1.4x-5.5x faster
+/// grouped with 4 and 8 cells; f32 0.85x-1.17x (four of five boxes slower;
+/// design notes, "Columns of cells").
+fn read_order(offset: &[i64], dtype: Dtype) -> Vec<i64> {
+    match dtype {
+        Dtype::F32 => offset.to_vec(),
+        Dtype::F64 => offset[1..].iter().chain(&offset[..1]).copied().collect(),
+    }
+}
 
 impl Gen<'_> {
     /// A thread's `coarsen` consecutive cells along the slowest axis (2-D,
@@ -211,15 +222,14 @@ impl Gen<'_> {
         for (a, coef) in terms {
             let coef = coefficient(coef);
             for k in 0..cells {
-                let depth = a.offset[0] + k as i64;
-                columns
-                    .entry((a.slot, a.offset[1..].to_vec(), depth))
-                    .or_default()
-                    .push((k, coef.clone()));
+                let mut offset = a.offset.clone();
+                offset[0] += k as i64;
+                let key = (read_order(&offset, self.st.dtype), a.slot);
+                let (_, uses) = columns.entry(key).or_insert_with(|| (offset, Vec::new()));
+                uses.push((k, coef.clone()));
             }
         }
-        for ((slot, across, depth), uses) in columns {
-            let offset = std::iter::once(depth).chain(across).collect();
+        for ((_, slot), (offset, uses)) in columns {
             let read = self.global_read(&Access { slot, offset });
             w.braces(|w| {
                 writeln!(w, "const {scalar} v = {read};")?;

@@ -227,13 +227,14 @@ pub const ARITHMETIC_INTENSITY: usize = 10;
 /// Cells of the slowest axis each thread of `auto`'s `naive` computes
 /// where [`sums_columns`] holds: on the H200 (AN5D's boxes of radius 1 to
 /// 4, 100 steps; design notes, "Columns of cells"), 8 cells ran faster than
-/// 4 and 2 on every box in both precisions, 1.00x-1.34x 4.
+/// 4 and 2 on every box in both precisions, 1.01x-1.34x 4.
 pub const COLUMN_CELLS: usize = 8;
 
 /// Reads a cell from which [`sums_columns`] takes a weighted sum in columns
 /// at any intensity: the 2-D box of radius 3 in f64 (6 flops a byte) ran
-/// 1.33x `auto`'s fused steps before, while the boxes of 25 and 27 reads
-/// (radius 2 in 2-D, 1 in 3-D) kept their fused steps 1.12x-1.45x faster.
+/// 1.33x `auto`'s fused steps before, while on the boxes of 25 and 27 reads
+/// (radius 2 in 2-D, 1 in 3-D) the fused steps stayed 1.05x-1.62x faster
+/// than the columns, and box3d1r f32's single step of `stream` 1.41x.
 pub const COLUMN_READS: usize = 49;
 
 /// Whether `auto`'s single step is `naive` with [`COLUMN_CELLS`] consecutive
@@ -242,12 +243,13 @@ pub const COLUMN_READS: usize = 49;
 /// least [`COLUMN_READS`] reads a cell, or whose flops per byte exceed
 /// [`ARITHMETIC_INTENSITY`], or which [`loads_from_l1`] leaves to `naive`.
 /// One load a multiply-add from L1 bounds `naive` of a cell a thread there,
-/// and `stream`'s windows of such boxes spill. On the H200 (100 steps, one
-/// lease) the 3-D boxes of radius 2 to 4 ran 2.4x-3.6x `naive` of a cell a
+/// and `stream`'s windows of such boxes spill. On the H200 (100 steps, two
+/// leases) the 3-D boxes of radius 2 to 4 ran 2.4x-3.6x `naive` of a cell a
 /// thread, which `auto` ran before (f64 box3d4r 16.55 against 4.64
-/// GCells/s), and the 2-D ones of radius 3 and 4 1.00x-1.33x `auto`'s fused
-/// steps or `stream` before; where steps fuse, this is the single step the
-/// trial times against them.
+/// GCells/s), and the 2-D ones of radius 3 and 4 1.11x-2.27x what `auto`
+/// ran before (fused steps, or `stream` where the trial chose single
+/// steps); where steps fuse, this is the single step the trial times
+/// against them.
 pub fn sums_columns(st: &Stencil) -> bool {
     let an = crate::analysis::analyse(st);
     let heavy = an.points >= COLUMN_READS
