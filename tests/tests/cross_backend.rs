@@ -6,7 +6,8 @@ include!(concat!(env!("OUT_DIR"), "/cross_backend_tests.rs"));
 fn every_variant_is_registered() {
     // 5 examples + 5 suite stencils + 7 test specs, each in f32/f64 x
     // fixed/periodic, and the random stencils in one dtype and boundary each;
-    // with a GPU backend also `tiled`, four `stream` variants and `auto`
+    // with a GPU backend also `naive` of 3 cells a thread, `tiled`, four
+    // `stream` variants and `auto`
     // (tests/build.rs), the `stream` ones and `auto` not for 1-D stencils,
     // and three `temporal` and two `persistent` variants of the fixed-boundary
     // heat2d, heat3d, star3d25, j2d5pt, j3d7pt, j3d13pt, j3d27pt, coefstar3d and boxsum3d, of the
@@ -29,7 +30,7 @@ fn every_variant_is_registered() {
             + 3 * stencil_tests::RANDOM_LEAPFROG_FUSABLE
             + 8;
         let tensor = 2 * (7 + stencil_tests::RANDOM_TENSOR);
-        17 * pairs * 7 - pairs * 5 + random * 7 - random_1d * 5 + fused + tensor
+        17 * pairs * 8 - pairs * 5 + random * 8 - random_1d * 5 + fused + tensor
     } else {
         17 * pairs + random
     };

@@ -156,7 +156,9 @@ impl Gen<'_> {
             format_args!("if (first >= {hi} || {})", self.guard(1..dims)),
             "return;",
         )?;
-        let sums = (self.whole_step.is_none() && !self.banks_literals())
+        let sums = self
+            .whole_step
+            .is_none()
             .then(|| weighted_sum(&self.s.expr))
             .flatten();
         w.if_else(
@@ -200,12 +202,17 @@ impl Gen<'_> {
         constant: Option<&Expr>,
     ) -> fmt::Result {
         let (cells, scalar) = (self.plan.coarsen, self.st.dtype.c());
+        // A coefficient multiplies the read: parenthesised unless one term.
         let coefficient = |e: &Expr| {
             let c = CExpr {
                 st: self.st,
                 read: &|_: &Access| unreachable!("a coefficient reads no grid"),
             };
-            expr::print(e, &c)
+            let text = expr::print(e, &c);
+            match e {
+                Expr::Lit(_) | Expr::Param(_) => text,
+                _ => format!("({text})"),
+            }
         };
         writeln!(w, "const {} i0 = first;", self.index())?;
         writeln!(
