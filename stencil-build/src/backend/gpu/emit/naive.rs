@@ -119,9 +119,10 @@ type Columns = BTreeMap<(Vec<i64>, Slot), (Vec<i64>, Vec<(usize, String)>)>;
 /// its last, a coefficient's uses are then at most `coarsen` reads apart,
 /// while in the order of memory those spans overlapped until the kernel
 /// spilled (AN5D's box of radius 3 with 4 cells a thread: 255 registers and
-/// 1 KiB of spills, against 80). On the H200 f64 ran 1.4x-5.5x faster
-/// grouped with 4 and 8 cells; f32 0.85x-1.17x (four of five boxes slower;
-/// design notes, "Columns of cells").
+/// 1 KiB of spills, against 80). On the H200, with 8 cells a thread, f64
+/// ran 1.01x-20x as fast grouped (box3d4r 0.82 to 16.55 GCells/s); f32
+/// 0.88x-1.17x (slower on four boxes of seven; design notes, "Columns of
+/// cells").
 fn read_order(offset: &[i64], dtype: Dtype) -> Vec<i64> {
     match dtype {
         Dtype::F32 => offset.to_vec(),
