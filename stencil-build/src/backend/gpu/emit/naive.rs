@@ -255,3 +255,30 @@ impl Gen<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::read_order;
+    use crate::ir::Dtype;
+
+    /// f32 reads go in the order of memory, f64 reads column by column: a
+    /// column's reads along the slowest axis are adjacent, so that each
+    /// coefficient's uses are.
+    #[test]
+    fn reads_go_in_memory_order_in_f32_and_by_column_in_f64() {
+        let reads = [[-1, 0, 1], [0, 0, 0], [1, 0, 1], [0, 0, 1]];
+        let sorted = |dtype| {
+            let mut r = reads.to_vec();
+            r.sort_by_key(|o| read_order(o, dtype));
+            r
+        };
+        assert_eq!(
+            sorted(Dtype::F32),
+            [[-1, 0, 1], [0, 0, 0], [0, 0, 1], [1, 0, 1]]
+        );
+        assert_eq!(
+            sorted(Dtype::F64),
+            [[0, 0, 0], [-1, 0, 1], [0, 0, 1], [1, 0, 1]]
+        );
+    }
+}
