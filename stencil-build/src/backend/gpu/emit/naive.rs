@@ -175,11 +175,11 @@ impl Gen<'_> {
     /// The thread's cells one at a time, each its own update: unrolled, or
     /// `checked` against the region's end.
     fn column_cells(&self, w: &mut Writer, checked: bool) -> fmt::Result {
-        let (lo, hi) = (self.plan.coarsen, self.bounds(0).1);
+        let (cells, hi) = (self.plan.coarsen, self.bounds(0).1);
         if !checked {
             writeln!(w, "#pragma unroll")?;
         }
-        w.block(format_args!("for (int k = 0; k < {lo}; ++k)"), |w| {
+        w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
             writeln!(w, "const {} i0 = first + k;", self.index())?;
             if checked {
                 w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
