@@ -327,8 +327,9 @@ fn retyped(
     let mut gpu = toml::Table::new();
     // `naive_c3`: 3 cells a thread (a block apart in 1-D, consecutive
     // along the slowest axis otherwise), so that most shapes end in a
-    // thread's partial column. `stream` variants beside the defaults: a window of vectors (16 bytes)
-    // moved through a chunk that is not a multiple of the coarsening;
+    // thread's partial column. `stream` variants beside the defaults: a
+    // window of vectors (16 bytes) moved through a chunk that is not a
+    // multiple of the coarsening;
     // single-pass blocks; and single-pass blocks of vectors. `temporal`
     // variants beside the model's: 3 fused steps in 2-D, in 3-D 3 where they
     // build ([`fit_three_steps`]) and else 2 (the tiles grow in two axes),

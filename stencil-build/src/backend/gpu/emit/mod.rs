@@ -203,6 +203,15 @@ impl Gen<'_> {
         self.st.boundary == Boundary::Periodic
     }
 
+    /// `<first> + `, the first cell computed along axis `a` as the term an
+    /// index starts from, or nothing where that is 0.
+    fn origin(&self, a: usize) -> String {
+        match self.info.halo[a] {
+            0 => String::new(),
+            h => format!("{h} + "),
+        }
+    }
+
     /// First and one-past-last cell computed along axis `a`.
     fn bounds(&self, a: usize) -> (String, String) {
         match self.info.halo[a] {
@@ -464,12 +473,10 @@ impl Gen<'_> {
     fn thread_cells(&self, w: &mut Writer, first: usize) -> fmt::Result {
         let dims = self.dims();
         for a in first..dims {
-            let (lo, _) = self.bounds(a);
-            let lo = if self.aligned(a) { "0".to_string() } else { lo };
-            let origin = if lo == "0" {
+            let origin = if self.aligned(a) {
                 String::new()
             } else {
-                format!("{lo} + ")
+                self.origin(a)
             };
             let cell = format!(
                 "({})blockIdx.{} * {} + threadIdx.{}",

@@ -18,8 +18,7 @@ impl Gen<'_> {
     pub(super) fn naive(&self, w: &mut Writer) -> fmt::Result {
         if self.plan.coarsen > 1 && self.dims() == 1 {
             return self.naive_row(w);
-        }
-        if self.plan.coarsen > 1 {
+        } else if self.plan.coarsen > 1 {
             return self.naive_column(w);
         }
         self.thread_cells(w, 0)?;
@@ -54,39 +53,20 @@ impl Gen<'_> {
     /// the region, so that every load is issued before the first store
     /// (the pointers are `__restrict__`), one at a time at the region's end.
     fn naive_row(&self, w: &mut Writer) -> fmt::Result {
-        let (lo, hi) = self.bounds(0);
+        let hi = self.bounds(0).1;
         let (threads, cells) = (self.plan.block[0], self.plan.coarsen);
-        let origin = if lo == "0" {
-            String::new()
-        } else {
-            format!("{lo} + ")
-        };
         writeln!(
             w,
-            "const ptrdiff_t first = {origin}(ptrdiff_t)blockIdx.x * {} + threadIdx.x;",
+            "const ptrdiff_t first = {}(ptrdiff_t)blockIdx.x * {} + threadIdx.x;",
+            self.origin(0),
             threads * cells
         )?;
-        // The thread's cells by `g`, one at a time where `checked`, else
-        // unrolled.
-        let cells_loop = |w: &mut Writer, g: &Gen, checked: bool| -> fmt::Result {
-            if !checked {
-                writeln!(w, "#pragma unroll")?;
-            }
-            w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
-                writeln!(w, "const ptrdiff_t i0 = first + k * {threads};")?;
-                if checked {
-                    w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
-                }
-                writeln!(w, "const ptrdiff_t c = i0;")?;
-                g.cell(w)
-            })
-        };
         let last = (cells - 1) * threads;
         w.if_else(
             format_args!("if (first + {last} < {hi})"),
             |w| {
                 if !self.periodic() {
-                    return cells_loop(w, self, false);
+                    return self.cells_loop(w, threads, false);
                 }
                 // Away from the ends the reads need no wrap, which costs
                 // integer work a read.
@@ -97,12 +77,39 @@ impl Gen<'_> {
                 };
                 w.if_else(
                     format_args!("if (first >= {r} && first + {} < n0)", last + r),
-                    |w| cells_loop(w, &unwrapped, false),
-                    |w| cells_loop(w, self, false),
+                    |w| unwrapped.cells_loop(w, threads, false),
+                    |w| self.cells_loop(w, threads, false),
                 )
             },
-            |w| cells_loop(w, self, true),
+            |w| self.cells_loop(w, threads, true),
         )
+    }
+
+    /// The thread's `coarsen` cells, `stride` apart from `first` along the
+    /// slowest axis, each its own update: unrolled, or one at a time
+    /// `checked` against the region's end.
+    fn cells_loop(&self, w: &mut Writer, stride: usize, checked: bool) -> fmt::Result {
+        let (cells, hi) = (self.plan.coarsen, self.bounds(0).1);
+        let step = match stride {
+            1 => "k".to_string(),
+            s => format!("k * {s}"),
+        };
+        if !checked {
+            writeln!(w, "#pragma unroll")?;
+        }
+        w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
+            writeln!(w, "const {} i0 = first + {step};", self.index())?;
+            if checked {
+                w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
+            }
+            writeln!(
+                w,
+                "const {} c = {};",
+                self.index(),
+                linear_index(self.dims())
+            )?;
+            self.cell(w)
+        })
     }
 }
 
@@ -139,16 +146,12 @@ impl Gen<'_> {
     /// a multiply-add from L1). Else each cell's update in turn, unrolled.
     fn naive_column(&self, w: &mut Writer) -> fmt::Result {
         let (cells, dims) = (self.plan.coarsen, self.dims());
-        let (lo, hi) = self.bounds(0);
-        let origin = if lo == "0" {
-            String::new()
-        } else {
-            format!("{lo} + ")
-        };
+        let hi = self.bounds(0).1;
         let z = super::builtin(0, dims);
         writeln!(
             w,
-            "const {idx} first = {origin}(({idx})blockIdx.{z} * {} + threadIdx.{z}) * {cells};",
+            "const {idx} first = {}(({idx})blockIdx.{z} * {} + threadIdx.{z}) * {cells};",
+            self.origin(0),
             self.plan.block[0],
             idx = self.index(),
         )?;
@@ -166,32 +169,10 @@ impl Gen<'_> {
             format_args!("if (first + {} < {hi})", cells - 1),
             |w| match &sums {
                 Some((terms, constant)) => self.column_sums(w, terms, constant.as_ref()),
-                None => self.column_cells(w, false),
+                None => self.cells_loop(w, 1, false),
             },
-            |w| self.column_cells(w, true),
+            |w| self.cells_loop(w, 1, true),
         )
-    }
-
-    /// The thread's cells one at a time, each its own update: unrolled, or
-    /// `checked` against the region's end.
-    fn column_cells(&self, w: &mut Writer, checked: bool) -> fmt::Result {
-        let (cells, hi) = (self.plan.coarsen, self.bounds(0).1);
-        if !checked {
-            writeln!(w, "#pragma unroll")?;
-        }
-        w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
-            writeln!(w, "const {} i0 = first + k;", self.index())?;
-            if checked {
-                w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
-            }
-            writeln!(
-                w,
-                "const {} c = {};",
-                self.index(),
-                linear_index(self.dims())
-            )?;
-            self.cell(w)
-        })
     }
 
     /// The thread's cells as weighted sums (`terms`, plus `constant`), one
