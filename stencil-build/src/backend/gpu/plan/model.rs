@@ -234,7 +234,7 @@ pub const COLUMN_CELLS: usize = 8;
 /// at any intensity: the 2-D box of radius 3 in f64 (6 flops a byte) ran
 /// 1.33x `auto`'s fused steps before, while on the boxes of 25 and 27 reads
 /// (radius 2 in 2-D, 1 in 3-D) the fused steps stayed 1.05x-1.62x faster
-/// than the columns, and box3d1r f32's single step of `stream` 1.41x.
+/// than the columns, and box3d1r f32's single step of `stream` 1.40x.
 pub const COLUMN_READS: usize = 49;
 
 /// Whether `auto`'s single step is `naive` with [`COLUMN_CELLS`] consecutive
