@@ -714,11 +714,11 @@ pub fn plan_space(path: impl AsRef<Path>, text: &str) -> Result<PlanSpaces, Erro
     })
 }
 
+/// Writes a generated file where its text changed (rewritten, an unchanged
+/// `stencils.rs` would recompile the crate that includes it, and an
+/// unchanged source its kernels).
 fn write(path: &Path, text: &str) -> Result<(), Error> {
-    std::fs::write(path, text).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    toolchain::write_if_changed(path, text).map(|_| ())
 }
 
 #[cfg(test)]

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use crate::Error;
 use crate::backend::gpu;
 
+mod cache;
 mod units;
+
+pub use cache::write_if_changed;
 
 /// Removes from the folder of `files` (generated sources, all in one folder
 /// that stencil-build owns, `OUT_DIR/stencil-build/<backend>`) every file of
@@ -58,9 +61,7 @@ pub fn build_openmp(
     for flag in extra_flags {
         build.flag(flag);
     }
-    build
-        .try_compile(lib_name)
-        .map_err(|e| toolchain_error(&e))?;
+    cache::compile(&build, lib_name, files, &|e| toolchain_error(&e))?;
     if let Some(lib) = runtime {
         println!("cargo:rustc-link-lib={lib}");
     }
@@ -151,28 +152,36 @@ pub fn build_cuda(
         .into_iter()
         .chain(extra_flags.iter().cloned())
         .collect();
-    let compile = |i: usize, file: &PathBuf| {
+    // Headers a flag adds (HIP through nvcc): their text counts as the sources'.
+    let include_dirs: Vec<PathBuf> = flags
+        .iter()
+        .filter_map(|f| f.strip_prefix("-I"))
+        .map(PathBuf::from)
+        .collect();
+    let compile = |i: usize, unit: &units::Unit| {
         let mut build = cc::Build::new();
         build
             .cuda(true)
             .cudart("static")
             .env("NVCC", &nvcc)
-            .file(file)
+            .file(&unit.path)
             .opt_level(3)
             .debug(false);
         for flag in &flags {
             build.flag(flag);
         }
-        build
-            .try_compile(&format!("{lib_name}_{i}"))
-            .map_err(|e| Error::Toolchain {
+        let mut inputs = unit.inputs();
+        inputs.extend(include_dirs.iter().flat_map(|d| cache::files_under(d)));
+        cache::compile(&build, &format!("{lib_name}_{i}"), &inputs, &|e| {
+            Error::Toolchain {
                 backend: "cuda",
                 message: format!("{e}\n(nvcc: {})", nvcc.display()),
-            })
+            }
+        })
     };
     let jobs = jobs();
     let files = units::units(files, jobs)?;
-    let indexed: Vec<(usize, &PathBuf)> = files.iter().enumerate().collect();
+    let indexed: Vec<(usize, &units::Unit)> = files.iter().enumerate().collect();
     let chunk = indexed.len().div_ceil(jobs).max(1);
     std::thread::scope(|scope| {
         let workers: Vec<_> = indexed
@@ -243,7 +252,7 @@ pub fn build_on_cpu(
         build.include(dir);
     }
     if let Some(dir) = files.first().and_then(|f| f.parent()) {
-        let prelude = precompile_prelude(&build, dir, d)?;
+        let prelude = precompile_prelude(&build, dir, include_dirs, d)?;
         build.flag("-include").flag(prelude);
     }
     let mut sources = Vec::with_capacity(files.len());
@@ -254,12 +263,15 @@ pub fn build_on_cpu(
         };
         let text = std::fs::read_to_string(file).map_err(io)?;
         let cpp = file.with_extension("cpp");
-        std::fs::write(&cpp, host_launches(&text)).map_err(io)?;
+        write_if_changed(&cpp, &host_launches(&text))?;
         sources.push(cpp);
     }
     remove_stale(&sources)?;
-    build.files(units::units(&sources, jobs())?);
-    build.try_compile(lib_name).map_err(|e| on_cpu_error(d, e))
+    let units = units::units(&sources, jobs())?;
+    let mut inputs: Vec<PathBuf> = units.iter().flat_map(units::Unit::inputs).collect();
+    inputs.extend(include_dirs.iter().flat_map(|d| cache::files_under(d)));
+    build.files(units.iter().map(|u| &u.path));
+    cache::compile(&build, lib_name, &inputs, &|e| on_cpu_error(d, e))
 }
 
 /// The headers a GPU source of dialect `d` includes ([`gpu::source`]): its
@@ -277,7 +289,12 @@ fn prelude(d: &gpu::Dialect) -> [&'static str; 4] {
 /// where the precompiled one does not match the flags) or, by Clang's
 /// manual, `<header>.pch` (not tried: CI builds with GCC). Returns the
 /// header's path.
-fn precompile_prelude(build: &cc::Build, dir: &Path, d: &gpu::Dialect) -> Result<PathBuf, Error> {
+fn precompile_prelude(
+    build: &cc::Build,
+    dir: &Path,
+    include_dirs: &[PathBuf],
+    d: &gpu::Dialect,
+) -> Result<PathBuf, Error> {
     let backend = d.name;
     let header = dir.join(format!("{backend}-on-cpu-prelude.h"));
     let mut text = format!(
@@ -286,22 +303,34 @@ fn precompile_prelude(build: &cc::Build, dir: &Path, d: &gpu::Dialect) -> Result
     for include in prelude(d) {
         text.push_str(&format!("#include <{include}>\n"));
     }
-    std::fs::write(&header, text).map_err(|source| Error::Io {
-        path: header.clone(),
-        source,
-    })?;
+    write_if_changed(&header, &text)?;
     let compiler = build.try_get_compiler().map_err(|e| on_cpu_error(d, e))?;
     let precompiled = header.with_extension(if compiler.is_like_clang() {
         "h.pch"
     } else {
         "h.gch"
     });
+    let mut inputs = vec![header.clone()];
+    inputs.extend(include_dirs.iter().flat_map(|d| cache::files_under(d)));
+    cache::make_once(&precompiled, &compiler, &inputs, || {
+        precompile(&compiler, &header, &precompiled, backend)
+    })?;
+    Ok(header)
+}
+
+/// Runs `compiler` on `header` as a C++ header into `precompiled`.
+fn precompile(
+    compiler: &cc::Tool,
+    header: &Path,
+    precompiled: &Path,
+    backend: &'static str,
+) -> Result<(), Error> {
     let output = compiler
         .to_command()
         .args(["-x", "c++-header"])
-        .arg(&header)
+        .arg(header)
         .arg("-o")
-        .arg(&precompiled)
+        .arg(precompiled)
         .output()
         .map_err(|source| Error::Io {
             path: compiler.path().to_path_buf(),
@@ -317,7 +346,7 @@ fn precompile_prelude(build: &cc::Build, dir: &Path, d: &gpu::Dialect) -> Result
             ),
         });
     }
-    Ok(header)
+    Ok(())
 }
 
 /// An error of `cc` in [`build_on_cpu`].
@@ -448,11 +477,12 @@ pub fn build_hip(
         println!("cargo:rerun-if-env-changed={var}");
     }
     let hipcc = find_hipcc()?;
+    let units = units::units(files, jobs())?;
     let mut build = cc::Build::new();
     build
         .cpp(true)
         .compiler(&hipcc)
-        .files(units::units(files, jobs())?)
+        .files(units.iter().map(|u| &u.path))
         .opt_level(3)
         .warnings(false);
     // hipcc asks the machine for its AMD GPUs whenever it runs without a target (cc's
@@ -474,7 +504,8 @@ pub fn build_hip(
     for flag in extra_flags {
         build.flag(flag);
     }
-    build.try_compile(lib_name).map_err(|e| Error::Toolchain {
+    let inputs: Vec<PathBuf> = units.iter().flat_map(units::Unit::inputs).collect();
+    cache::compile(&build, lib_name, &inputs, &|e| Error::Toolchain {
         backend: "hip",
         message: format!("{e}\n(hipcc: {})", hipcc.display()),
     })?;

@@ -1,9 +1,11 @@
 //! A crate that uses stencil-build, built again and again with `cargo build
 //! -v`: editing a spec, adding one and changing `STENCIL_CUDA_ARCH` rerun its
 //! build script; nothing else does, not even the specs a build script
-//! writes into `OUT_DIR` itself. A missing toolchain fails the build with
-//! a message saying where it looked and what to set. A debug build compiles
-//! its CUDA kernels without `-G`.
+//! writes into `OUT_DIR` itself. A build script that runs again with the
+//! same specs (after `touch build.rs`) compiles no kernel and rewrites no
+//! generated file. A missing toolchain fails the build with a message
+//! saying where it looked and what to set. A debug build compiles its CUDA
+//! kernels without `-G`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,7 +32,9 @@ impl Probe {
         let manifest = format!(
             "[package]\nname = \"probe-{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
              [features]\nopenmp = []\ncuda = []\n\n\
+             [dependencies]\nstencil-rt = {{ path = {:?} }}\n\n\
              [build-dependencies]\nstencil-build = {{ path = {:?} }}\n\n[workspace]\n",
+            stencil_build.join("../stencil-rt").display().to_string(),
             stencil_build.display().to_string()
         );
         let files = [
@@ -51,8 +55,24 @@ impl Probe {
         // The workspace's lock file: the same, already downloaded, versions.
         std::fs::copy(stencil_build.join("../Cargo.lock"), dir.join("Cargo.lock")).unwrap();
         let target = root.parent().unwrap().join("rebuild-probes-target");
+        let name = format!("probe-{name}-");
+        // An earlier run's build script outputs (its kernels) are not this run's.
+        for entry in std::fs::read_dir(target.join("debug/build"))
+            .into_iter()
+            .flatten()
+        {
+            let path = entry.unwrap().path();
+            if path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&name)
+            {
+                std::fs::remove_dir_all(&path).unwrap();
+            }
+        }
         Probe {
-            name: format!("probe-{name}-"),
+            name,
             root,
             dir,
             target,
@@ -100,6 +120,81 @@ impl Probe {
         })
     }
 
+    /// The modification time of every file of the probe's `OUT_DIR` (of its
+    /// latest build script run) but `cc`'s flag probes, by name.
+    fn out_files(&self) -> Vec<(String, std::time::SystemTime)> {
+        let build = self.target.join("debug/build");
+        let out = std::fs::read_dir(&build)
+            .unwrap()
+            .map(|e| e.unwrap().path().join("out"))
+            .filter(|out| {
+                out.join("stencils.rs").is_file()
+                    && out
+                        .parent()
+                        .unwrap()
+                        .file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with(&self.name)
+            })
+            .max_by_key(|out| {
+                out.join("stencils.rs")
+                    .metadata()
+                    .unwrap()
+                    .modified()
+                    .unwrap()
+            })
+            .expect("a build script's OUT_DIR with stencils.rs");
+        let mut files = Vec::new();
+        let mut stack = vec![out.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    let name = path.strip_prefix(&out).unwrap().display().to_string();
+                    // `cc`'s probe of a flag the compiler may not take, run on every build.
+                    if !name.starts_with("flag_check") {
+                        files.push((name, path.metadata().unwrap().modified().unwrap()));
+                    }
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+
+    /// Touches `build.rs` and builds with `features`: the build script runs
+    /// again, compiles no kernel and rewrites no file of `OUT_DIR`. Returns
+    /// how long the build took.
+    fn touched_build_compiles_nothing(
+        &self,
+        features: &str,
+        env: &[(&str, Option<&str>)],
+    ) -> std::time::Duration {
+        let before = self.out_files();
+        let script = std::fs::read_to_string(self.dir.join("build.rs")).unwrap();
+        self.write("build.rs", &script);
+        let start = std::time::Instant::now();
+        // `build` sleeps first so that the touch is seen; time the build alone.
+        let (ok, log) = self.cargo_build("-v", features, env);
+        let took = start.elapsed() - std::time::Duration::from_millis(1100);
+        assert!(ok, "{log}");
+        assert!(
+            log.lines().any(|l| l.contains("Running `")
+                && l.contains(&self.name)
+                && l.contains("build-script-build")),
+            "the build script ran again: {log}"
+        );
+        assert_eq!(
+            self.out_files(),
+            before,
+            "no file of OUT_DIR was written again"
+        );
+        took
+    }
+
     fn write(&self, path: &str, text: &str) {
         let path = self.dir.join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -129,6 +224,41 @@ fn specs_and_only_specs_rerun_the_build_script() {
     );
     assert!(p.rebuilt("openmp", &[]), "a new spec in a sub-folder");
     assert!(!p.rebuilt("openmp", &[]), "and then nothing again");
+}
+
+#[test]
+fn a_build_script_run_again_on_the_same_specs_compiles_no_kernel() {
+    let p = Probe::new("touch-openmp");
+    assert!(p.rebuilt("openmp", &[]), "the first build runs it");
+    let took = p.touched_build_compiles_nothing("openmp", &[]);
+    println!("openmp: `touch build.rs`, then `cargo build`: {took:?}");
+    // An edited spec compiles its kernels again, and only that spec's file changes.
+    p.write("stencils/blur.stencil.toml", &SPEC.replace("0.25", "0.2"));
+    let before = p.out_files();
+    assert!(p.rebuilt("openmp", &[]));
+    let after = p.out_files();
+    let changed: Vec<&str> = after
+        .iter()
+        .filter(|f| !before.contains(f))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert!(changed.iter().any(|n| n.ends_with("blur.c")), "{changed:?}");
+    assert!(
+        !changed.iter().any(|n| n.ends_with("openmp_runtime.c")),
+        "{changed:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs nvcc on PATH or in CUDA_PATH/NVCC; .ci/run runs it after installing nvcc"]
+fn a_cuda_build_script_run_again_on_the_same_specs_compiles_no_kernel() {
+    let p = Probe::new("touch-cuda");
+    let arch = [("STENCIL_CUDA_ARCH", Some("sm_90"))];
+    let start = std::time::Instant::now();
+    assert!(p.rebuilt("cuda", &arch), "the first build runs it");
+    println!("cuda: the first build: {:?}", start.elapsed());
+    let took = p.touched_build_compiles_nothing("cuda", &arch);
+    println!("cuda: `touch build.rs`, then `cargo build`: {took:?}");
 }
 
 #[test]

@@ -105,7 +105,7 @@ fn cuda_temporal_grids_of_2_31_cells_or_more() {
 #[cfg(any(feature = "cuda", feature = "hip"))]
 macro_rules! until_decided {
     ($s:ident, $params:expr) => {{
-        assert_eq!(stencil_tests::stencil_runtime::Trial::MOST_CYCLES, 16);
+        assert_eq!(stencil_rt::gpu::Trial::MOST_CYCLES, 16);
         if $s.fusion() == stencil_tests::Fusion::Measure {
             assert_eq!($s.measurement(), None);
         }

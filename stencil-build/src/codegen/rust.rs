@@ -14,7 +14,7 @@ use super::names::{slot_name, statement_name};
 use super::visible_direction;
 use crate::analysis::{Analysis, StatementInfo};
 use crate::ir::{Access, Boundary, Func, Role, Statement, Stencil, Version};
-use runtime::{Needs, preamble};
+use runtime::preamble;
 
 mod gpu;
 mod openmp;
@@ -52,12 +52,11 @@ pub struct GpuLink {
 /// The modules the generated file holds beside the stencils' (the shared
 /// runtime and each GPU backend's device layer): no stencil may take their
 /// names.
-pub const RUNTIME_MODULES: [&str; 3] = ["stencil_runtime", "stencil_cuda", "stencil_hip"];
+pub const RUNTIME_MODULES: [&str; 2] = ["stencil_cuda", "stencil_hip"];
 
 /// Generates the whole `stencils.rs` for `stencils`.
 pub fn generate(stencils: &[(Stencil, Analysis)], linked: &Linked) -> Result<String, syn::Error> {
-    let needs = Needs::of(stencils);
-    let preamble = preamble(linked, &needs);
+    let preamble = preamble(linked);
     let modules = stencils
         .iter()
         .enumerate()
@@ -190,7 +189,8 @@ fn stencil_module(
         #doc
         #[allow(clippy::all)]
         pub mod #name {
-            use super::{StencilError, stencil_runtime as rt};
+            use super::StencilError;
+            use ::stencil_rt::host as rt;
 
             /// Element type of every grid and parameter.
             pub type Real = #real;

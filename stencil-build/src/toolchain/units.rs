@@ -32,12 +32,31 @@ const MOST_PER_UNIT: usize = 8;
 /// jobs finishing at different times still keep every core busy.
 const UNITS_PER_JOB: usize = 4;
 
+/// One file to compile: a source, or a unit that includes several.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unit {
+    /// The file the compiler is given.
+    pub path: PathBuf,
+    /// The generated sources it compiles (itself, for a source alone).
+    pub sources: Vec<PathBuf>,
+}
+
+impl Unit {
+    /// Every file the unit's compilation reads that stencil-build wrote:
+    /// the unit and its sources.
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        let mut inputs = vec![self.path.clone()];
+        inputs.extend(self.sources.iter().filter(|s| **s != self.path).cloned());
+        inputs
+    }
+}
+
 /// The files to compile for `sources` on `jobs` parallel compiler runs:
 /// the sources themselves where they are too few to share runs, else units
 /// of up to [`MOST_PER_UNIT`] consecutive sources each, written beside the
 /// first source as `unit-<k>.<extension>` (an earlier build's units are
 /// removed with the other stale files, [`super::remove_stale`]).
-pub fn units(sources: &[PathBuf], jobs: usize) -> Result<Vec<PathBuf>, Error> {
+pub fn units(sources: &[PathBuf], jobs: usize) -> Result<Vec<Unit>, Error> {
     let Some(first) = sources.first() else {
         return Ok(Vec::new());
     };
@@ -49,14 +68,18 @@ pub fn units(sources: &[PathBuf], jobs: usize) -> Result<Vec<PathBuf>, Error> {
     for (k, &n) in sizes.iter().enumerate() {
         let (members, tail) = rest.split_at(n);
         rest = tail;
-        match members {
-            [alone] => paths.push(alone.clone()),
+        let path = match members {
+            [alone] => alone.clone(),
             _ => {
                 let path = dir.join(format!("unit-{k}.{extension}"));
                 write_unit(&path, k, sizes.len(), members)?;
-                paths.push(path);
+                path
             }
-        }
+        };
+        paths.push(Unit {
+            path,
+            sources: members.to_vec(),
+        });
     }
     Ok(paths)
 }
@@ -86,10 +109,7 @@ fn write_unit(path: &Path, k: usize, count: usize, members: &[PathBuf]) -> Resul
         })?;
         texts.push((path.as_path(), text));
     }
-    std::fs::write(path, unit_source(k, count, &texts)).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    super::cache::write_if_changed(path, &unit_source(k, count, &texts)).map(|_| ())
 }
 
 /// The text of unit `k` of `count`: the members' `#include <...>` lines, in
@@ -181,14 +201,25 @@ mod tests {
             })
             .collect();
         // 9 sources on 2 jobs: a unit of s0 and s1, then the others alone.
-        let paths = units(&sources, 2).unwrap();
+        let units = units(&sources, 2).unwrap();
+        let paths: Vec<PathBuf> = units.iter().map(|u| u.path.clone()).collect();
         assert_eq!(paths.len(), 8);
         assert_eq!(paths[0], dir.join("unit-0.cu"));
         assert_eq!(paths[1..], sources[2..]);
+        assert_eq!(
+            units[0].inputs(),
+            [paths[0].clone(), sources[0].clone(), sources[1].clone()]
+        );
+        assert_eq!(units[1].inputs(), [sources[2].clone()]);
         let unit = std::fs::read_to_string(&paths[0]).unwrap();
         assert!(unit.contains(&format!("#include \"{}\"", sources[1].display())));
         // With many jobs every source compiles alone.
-        assert_eq!(units(&sources[..4], 8).unwrap(), sources[..4]);
+        let alone: Vec<PathBuf> = super::units(&sources[..4], 8)
+            .unwrap()
+            .into_iter()
+            .map(|u| u.path)
+            .collect();
+        assert_eq!(alone, sources[..4]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 pub use stencil_build::Sources;
 
@@ -193,6 +194,33 @@ fn compile_c(
     run(cmd, "c").map_err(|e| failure("OpenMP-C", spec, &e))
 }
 
+/// `stencil-rt` (the runtime the generated Rust calls) compiled once per
+/// process by `rustc` from its sources in this repository, for the Rust
+/// units' `--extern`; `None` where that failed (the unit then fails, saying
+/// `stencil_rt` is missing).
+fn runtime_library() -> Option<&'static Path> {
+    static LIBRARY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    LIBRARY
+        .get_or_init(|| {
+            let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../stencil-rt/src/lib.rs");
+            let dir =
+                std::env::temp_dir().join(format!("stencil-spec-check-rt-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).ok()?;
+            let mut cmd = Command::new("rustc");
+            cmd.args([
+                "--edition=2024",
+                "--crate-type=rlib",
+                "--crate-name=stencil_rt",
+            ])
+            .arg(source)
+            .arg("--out-dir")
+            .arg(&dir);
+            run(cmd, "Rust").ok()?;
+            Some(dir.join("libstencil_rt.rlib"))
+        })
+        .as_deref()
+}
+
 /// The folders of the emulated device's headers (`cuda_runtime.h`, and HIP's
 /// mapped onto it), beside this crate.
 fn emulated_device_headers() -> [PathBuf; 2] {
@@ -243,6 +271,10 @@ impl Job<'_> {
                 let mut cmd = Command::new(&c.rust);
                 cmd.args(["--edition=2024", "--crate-type=lib", "--emit=metadata"])
                     .args(["-D", "warnings"]);
+                if let Some(library) = runtime_library() {
+                    cmd.arg("--extern")
+                        .arg(format!("stencil_rt={}", library.display()));
+                }
                 if c.clippy {
                     cmd.args(["-D", "clippy::undocumented_unsafe_blocks"]);
                 }

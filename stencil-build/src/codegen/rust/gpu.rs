@@ -128,9 +128,12 @@ fn module_doc(st: &Stencil, plan: &Plan, d: &Dialect, small_steps: bool) -> Toke
             String::new()
         },
         if small_steps {
-            "; single steps on small grids run `naive`"
+            format!(
+                "; single steps on grids of fewer than {} cells per multiprocessor run `naive`",
+                plan::small_step_cells(plan)
+            )
         } else {
-            ""
+            String::new()
         }
     ))
 }
@@ -301,8 +304,7 @@ fn frame_copy(st: &Stencil, target: usize) -> Option<TokenStream> {
             // before it is first written, give it the current level's (which is kept
             // from then on). After the first launch, no launch reads it.
             if self.#fresh && self.steps > 0 {
-                let cur = self.grids.#id.cur();
-                self.grids.#id.bufs[0].copy_from(NAME, cur)?;
+                self.grids.#id.copy_cur_to_first(NAME)?;
                 self.#fresh = false;
             }
         }

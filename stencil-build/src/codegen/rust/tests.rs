@@ -77,7 +77,7 @@ mod generation {
         let auto = star_on_cuda("strategy = \"auto\"\n");
         for line in [
             "fusion: super::super::Fusion::Measure,",
-            "pub struct Trial {",
+            "trial: dev::Trial,",
             "if self.fusion == super::super::Fusion::Measure && most >= 2u64",
             "&& left >= self.trial.steps(2u64)",
             "/// One launch of `fused` steps (the single-step kernel's for one), on `stream` (null:",
@@ -86,7 +86,7 @@ mod generation {
         }
         let naive = star_on_cuda("strategy = \"naive\"\n");
         assert!(naive.contains("fusion: super::super::Fusion::Single,"));
-        assert!(!naive.contains("Trial"), "{naive}");
+        assert!(!naive.contains("trial: dev::Trial"), "{naive}");
     }
 
     #[test]
@@ -147,7 +147,7 @@ mod generation {
                     "{code}"
                 );
                 assert_eq!(
-                    code.contains("copy_from("),
+                    code.contains("copy_cur_to_first("),
                     linked.cuda.is_some() && !periodic,
                     "{code}"
                 );

@@ -16,7 +16,7 @@ pub mod tensor;
 pub use candidates::candidates;
 pub use companions::{Companions, naive_plan, small_planes_plan, step_plan};
 pub use fit::{SHARED_BUDGET, fit, register_words};
-pub use model::{SMALL_PLANES, SMALL_STEP_CELLS, SMALL_STEP_CELLS_MORE_GRIDS, small_step_cells};
+pub use model::{SMALL_PLANES, small_step_cells};
 pub use rows::{Row, rows};
 pub use temporal::{fused_leapfrog, splits_steps};
 pub use tensor::reads_one_grid;

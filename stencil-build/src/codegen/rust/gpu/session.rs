@@ -22,7 +22,7 @@ fn step_doc() -> TokenStream {
 /// `Session::step` of a plan that fuses steps, and its `launch`: launches of
 /// up to `most` steps (`most` declares it from `left`, the steps still to run), or
 /// of one as `Session::fusion` says; while it is `Measure`, the parts of the
-/// session's `rt::Trial`, each timing `span` steps (a fused launch's:
+/// session's `dev::Trial`, each timing `span` steps (a fused launch's:
 /// `time_block`, two sweeps for `persistent`). `graph` replays runs of
 /// launches as graphs where it can, `whole_graphs` (the trial's parts) only
 /// whole graphs ([`Graphs::branch`]).
@@ -688,12 +688,12 @@ fn fusion_members(
     members.push(quote!(fusion: super::super::Fusion));
     alloc.push(quote!(fusion: #fusion));
     let reset_trial = plan.fuses_steps().then(|| {
-        members.push(quote!(trial: rt::Trial));
-        alloc.push(quote!(trial: rt::Trial::default()));
+        members.push(quote!(trial: dev::Trial));
+        alloc.push(quote!(trial: dev::Trial::default()));
         members.push(quote!(measurement: Option<super::super::Measurement>));
         alloc.push(quote!(measurement: None));
         quote! {
-            self.trial = rt::Trial::default();
+            self.trial = dev::Trial::default();
             self.measurement = None;
         }
     });

@@ -1,12 +1,10 @@
-//! `Fusion::Measure`'s trial (the generated runtime's `Trial`), driven with
-//! launches that sleep instead of running kernels: which way it keeps, and
-//! after how many parts. No device is needed; the trial exists where a GPU
-//! backend is built.
-#![cfg(any(feature = "cuda", feature = "hip"))]
+//! `Fusion::Measure`'s trial ([`Trial`]), driven with launches that sleep
+//! instead of running kernels: which way it keeps, and after how many parts.
+//! No device is needed.
 
 use std::time::Duration;
-use stencil_tests::stencil_runtime::Trial;
-use stencil_tests::{Fusion, Measurement, StencilError};
+use stencil_rt::StencilError;
+use stencil_rt::gpu::{Fusion, Measurement, Trial};
 
 /// Steps a launch of several steps fuses, as a `temporal` plan's time block.
 const SPAN: u64 = 4;
