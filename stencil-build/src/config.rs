@@ -12,7 +12,7 @@ use crate::analysis::{Analysis, analyse};
 use crate::backend::{gpu, openmp};
 use crate::codegen::rust::{self, GpuLink, Linked};
 use crate::diagnostic::Diagnostic;
-use crate::ir::{Stencil, lower};
+use crate::ir::{Stencil, lower_all};
 use crate::{Error, spec, toolchain};
 
 /// A kernel backend.
@@ -157,6 +157,7 @@ impl Config {
     /// instead of with `hipcc`, `include_dir` holding a `hip/hip_runtime.h` that
     /// maps the HIP runtime calls onto CUDA. Runs the generated HIP source on an
     /// NVIDIA GPU; not a way to ship HIP code.
+    #[cfg(feature = "testing")]
     #[doc(hidden)]
     pub fn hip_through_nvcc(&mut self, include_dir: impl AsRef<Path>) -> &mut Self {
         self.hip_through_nvcc = Some(include_dir.as_ref().to_path_buf());
@@ -169,6 +170,7 @@ impl Config {
     /// and, for HIP, one holding a `hip/hip_runtime.h` that maps HIP onto it.
     /// Runs the generated kernels' logic on machines without a GPU; says
     /// nothing of their speed, and is not a way to ship.
+    #[cfg(feature = "testing")]
     #[doc(hidden)]
     pub fn gpu_on_cpu(&mut self, include_dirs: &[PathBuf]) -> &mut Self {
         self.on_cpu = include_dirs.to_vec();
@@ -414,17 +416,23 @@ fn load_all(files: &[(PathBuf, PathBuf)]) -> Result<Vec<(Stencil, Analysis)>, Er
     let mut errors = Vec::new();
     for (shown, path) in files {
         let checked = spec::load(path, shown).and_then(|(s, src)| {
-            let st = checked(&s, &src)?;
-            match stencils.iter().find(|(other, _)| other.name == st.name) {
-                Some((other, _)) => Err(duplicate(&s, &src, &st, other)),
-                None => Ok(st),
+            let all = checked(&s, &src)?;
+            for st in &all {
+                let clash = |other: &Stencil| {
+                    other.name == st.name
+                        || other.family.as_ref().unwrap_or(&other.name) == family(st)
+                };
+                if let Some((other, _)) = stencils.iter().find(|(other, _)| clash(other)) {
+                    return Err(duplicate(&s, &src, family(st), other));
+                }
             }
+            Ok(all)
         });
         match checked {
-            Ok(st) => {
+            Ok(all) => stencils.extend(all.into_iter().map(|st| {
                 let an = analyse(&st);
-                stencils.push((st, an));
-            }
+                (st, an)
+            })),
             Err(d) => errors.push(d),
         }
     }
@@ -435,11 +443,20 @@ fn load_all(files: &[(PathBuf, PathBuf)]) -> Result<Vec<(Stencil, Analysis)>, Er
     }
 }
 
-/// The stencil of spec `s`, lowered and with its GPU plans checked.
-fn checked(s: &spec::Spec, src: &spec::Source) -> Result<Stencil, Diagnostic> {
-    let st = lower(s, src)?;
-    check_gpu_plans(s, src, &st)?;
-    Ok(st)
+/// The stencils of spec `s` (one per dtype it lists), lowered and with
+/// their GPU plans checked.
+fn checked(s: &spec::Spec, src: &spec::Source) -> Result<Vec<Stencil>, Diagnostic> {
+    let all = lower_all(s, src)?;
+    for st in &all {
+        check_gpu_plans(s, src, st)?;
+    }
+    Ok(all)
+}
+
+/// The name a stencil's module has in the generated Rust: its family's for
+/// a spec that lists its dtypes.
+fn family(st: &Stencil) -> &str {
+    st.family.as_deref().unwrap_or(&st.name)
 }
 
 /// The GPU kernels that `[tiling.cuda]` and `[tiling.hip]` ask for, checked
@@ -488,13 +505,12 @@ fn plan_key(
         .unwrap_or_else(|| section.span())
 }
 
-fn duplicate(s: &spec::Spec, src: &spec::Source, st: &Stencil, other: &Stencil) -> Diagnostic {
+fn duplicate(s: &spec::Spec, src: &spec::Source, name: &str, other: &Stencil) -> Diagnostic {
     let span = s.stencil.get_ref().name.as_ref().map_or(0..0, |n| n.span());
     src.error(
         span,
         format!(
-            "a stencil named `{}` is already defined in {}",
-            st.name,
+            "a stencil named `{name}` is already defined in {}",
             other.path.display()
         ),
     )
@@ -611,8 +627,9 @@ fn gpu_plan(form: &Stencil, d: &gpu::Dialect) -> Result<gpu::Plan, Error> {
         })
 }
 
-/// The spec `text` (reported as coming from `path`), checked and lowered.
-fn lowered(path: &Path, text: &str) -> Result<Stencil, Error> {
+/// The spec `text` (reported as coming from `path`), checked and lowered:
+/// one stencil per dtype it lists.
+fn lowered(path: &Path, text: &str) -> Result<Vec<Stencil>, Error> {
     let src = spec::Source {
         path: path.to_path_buf(),
         text: text.to_string(),
@@ -640,32 +657,51 @@ pub struct Sources {
 /// Checks the spec `text` (reported as coming from `path`) and generates its
 /// code for every backend without compiling anything: to see what a spec
 /// becomes, or to validate specs outside a build. Errors are the ones
-/// [`compile`](crate::compile) reports, located in `text`.
+/// [`compile`](crate::compile) reports, located in `text`. For a spec that
+/// lists its dtypes, each kernel text holds one file per precision, in the
+/// spec's order, each headed with its stencil.
 pub fn generate(path: impl AsRef<Path>, text: &str) -> Result<Sources, Error> {
-    let st = lowered(path.as_ref(), text)?;
-    let an = analyse(&st);
+    let stencils: Vec<(Stencil, Analysis)> = lowered(path.as_ref(), text)?
+        .into_iter()
+        .map(|st| {
+            let an = analyse(&st);
+            (st, an)
+        })
+        .collect();
     let prefix = "stencils";
-    let (cuda, cuda_plan) = gpu_source(&st, &an, prefix, &gpu::CUDA)?;
-    let (hip, hip_plan) = gpu_source(&st, &an, prefix, &gpu::HIP)?;
-    let stencils = [(st, an)];
-    let gpu = |dialect, plan| GpuLink {
-        prefix: prefix.to_string(),
-        dialect,
-        plans: vec![plan],
+    let mut sources = Sources {
+        rust: String::new(),
+        openmp: String::new(),
+        cuda: String::new(),
+        hip: String::new(),
     };
-    let linked = Linked {
+    let mut linked = Linked {
         openmp: Some(prefix.to_string()),
-        cuda: Some(gpu(gpu::CUDA, cuda_plan)),
-        hip: Some(gpu(gpu::HIP, hip_plan)),
+        ..Linked::default()
     };
-    let rust = rust_api(&stencils, &linked)?;
-    let (st, an) = &stencils[0];
-    Ok(Sources {
-        rust,
-        openmp: openmp::source(st, an, prefix),
-        cuda,
-        hip,
-    })
+    for (dialect, text) in [(gpu::CUDA, &mut sources.cuda), (gpu::HIP, &mut sources.hip)] {
+        let mut plans = Vec::new();
+        for (st, an) in &stencils {
+            let (code, plan) = gpu_source(st, an, prefix, &dialect)?;
+            text.push_str(&code);
+            plans.push(plan);
+        }
+        let link = Some(GpuLink {
+            prefix: prefix.to_string(),
+            dialect,
+            plans,
+        });
+        if dialect == gpu::CUDA {
+            linked.cuda = link;
+        } else {
+            linked.hip = link;
+        }
+    }
+    for (st, an) in &stencils {
+        sources.openmp.push_str(&openmp::source(st, an, prefix));
+    }
+    sources.rust = rust_api(&stencils, &linked)?;
+    Ok(sources)
 }
 
 /// The GPU plans around the one a spec gets on one backend, each as the
@@ -695,10 +731,11 @@ pub struct PlanSpaces {
 }
 
 /// Checks the spec `text` (reported as coming from `path`) and lists, for
-/// each GPU backend, the plan it gets and the plans around it. Errors are
+/// each GPU backend, the plan it gets and the plans around it (of its first
+/// dtype, where it lists several: `[tiling.*]` applies to each). Errors are
 /// the ones [`compile`](crate::compile) reports, located in `text`.
 pub fn plan_space(path: impl AsRef<Path>, text: &str) -> Result<PlanSpaces, Error> {
-    let st = lowered(path.as_ref(), text)?;
+    let st = lowered(path.as_ref(), text)?.remove(0);
     let space = |d: &gpu::Dialect| -> Result<PlanSpace, Error> {
         let form = gpu::gpu_form(&st);
         let plan = gpu_plan(&form, d)?;

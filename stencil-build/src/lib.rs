@@ -1,5 +1,45 @@
 //! `stencil-build` compiles stencil specs (`*.stencil.toml`) into kernels and a
-//! safe, typed Rust API at build time.
+//! safe, typed Rust API at build time: OpenMP C, CUDA and HIP kernels with
+//! their plans fixed at compile time, and a pure-Rust reference beside them.
+//!
+//! # Quick start
+//!
+//! A spec, `stencils/heat2d.stencil.toml`:
+//!
+//! ```toml
+//! [stencil]
+//! name = "heat2d"
+//! dtype = "f64"
+//! axes = ["y", "x"]
+//!
+//! [fields]
+//! u = { role = "state" }
+//!
+//! [params]
+//! alpha = "f64"
+//!
+//! [[update]]
+//! target = "u"
+//! expr = "u[0,0] + alpha*(u[-1,0] + u[1,0] + u[0,-1] + u[0,1] - 4*u[0,0])"
+//! ```
+//!
+//! `Cargo.toml`: the generator as a build dependency, its runtime
+//! ([`stencil-rt`](https://docs.rs/stencil-rt), of the same version) as a
+//! dependency, and a feature per backend:
+//!
+//! ```toml
+//! [features]
+//! default = ["openmp"]
+//! openmp = []
+//! cuda = []
+//! hip = []
+//!
+//! [dependencies]
+//! stencil-rt = "0.1"
+//!
+//! [build-dependencies]
+//! stencil-build = "0.1"
+//! ```
 //!
 //! ```no_run
 //! // build.rs
@@ -11,15 +51,26 @@
 //! ```ignore
 //! // src/lib.rs
 //! include!(concat!(env!("OUT_DIR"), "/stencils.rs"));
+//!
+//! pub fn smooth(u: &mut [f64], ny: usize, nx: usize) -> Result<(), StencilError> {
+//!     heat2d::run(u, [ny, nx], heat2d::Params { alpha: 0.2 }, 100)
+//! }
 //! ```
 //!
 //! Each spec becomes a module with `run` (the best enabled backend),
 //! `reference::run` (the pure-Rust oracle) and one module per enabled backend
-//! (`openmp::run`), plus constants describing the stencil (`RADIUS`,
-//! `FLOPS_PER_CELL`, ...). The backends are chosen by the calling crate's
-//! Cargo features (`openmp`, `cuda`, `hip`) or by [`Config::backend`]. The
-//! guide in the repository's `docs/` (`mdbook build docs`) has the spec
-//! format, the strategies and the generated API.
+//! (`openmp::run`, `cuda::Session` for grids kept on the device), plus
+//! constants describing the stencil (`RADIUS`, `FLOPS_PER_CELL`, ...). The
+//! backends are chosen by the calling crate's Cargo features (`openmp`,
+//! `cuda`, `hip`) or by [`Config::backend`]. Every call checks its arguments
+//! first: misuse is an `Err` that changed nothing.
+//!
+//! # The guide
+//!
+//! The repository's guide (`docs/`, an mdBook) has the spec format, the GPU
+//! strategies and `auto`, the generated API, building and toolchains,
+//! testing your stencils against the reference, benchmarking, and
+//! troubleshooting by error message.
 
 mod analysis;
 mod backend;
@@ -36,8 +87,10 @@ use std::path::PathBuf;
 pub use config::{Backend, Config, PlanSpace, PlanSpaces, Sources, generate, plan_space};
 pub use diagnostic::Diagnostic;
 
-/// Not part of the API: what the project's own test harness shares with
-/// the build, so that its checks run the build's code rather than a copy.
+/// Not part of the API (feature `testing`): what the project's own test
+/// harness shares with the build, so that its checks run the build's code
+/// rather than a copy.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod __private {
     pub use crate::toolchain::host_launches;

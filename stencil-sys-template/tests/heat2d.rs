@@ -1,4 +1,5 @@
-//! The template's stencil against its reference, and against a hand-written step.
+//! The template's stencil, in both precisions its spec lists, against its
+//! reference, and the reference against a hand-written step.
 
 use stencil_sys_template::{StencilError, heat2d};
 
@@ -20,7 +21,7 @@ fn the_reference_matches_a_hand_written_update() {
     let (u0, kappa) = (grid(35, 1), grid(35, 2));
     let mut u = u0.clone();
     let alpha = 0.2;
-    heat2d::reference::run(&mut u, &kappa, shape, heat2d::Params { alpha }, 1).unwrap();
+    heat2d::f64::reference::run(&mut u, &kappa, shape, heat2d::f64::Params { alpha }, 1).unwrap();
     for y in 0..5 {
         for x in 0..7 {
             let c = y * 7 + x;
@@ -41,62 +42,81 @@ fn the_reference_matches_a_hand_written_update() {
     }
 }
 
-#[test]
-#[cfg_attr(
-    any(feature = "cuda", feature = "hip"),
-    ignore = "with a GPU feature the default backend needs a device: run with --include-ignored there"
-)]
-fn default_backend_matches_reference() {
-    let shape = [33, 70];
-    let kappa = grid(33 * 70, 3);
-    let mut a = grid(33 * 70, 4);
-    let mut b = a.clone();
-    let params = heat2d::Params { alpha: 0.2 };
-    heat2d::run(&mut a, &kappa, shape, params, 25).unwrap();
-    heat2d::reference::run(&mut b, &kappa, shape, params, 25).unwrap();
-    let worst = a
-        .iter()
-        .zip(&b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max);
-    assert!(worst <= 1e-12, "worst difference {worst}");
+/// The default backend of precision `$real` against its reference after 25
+/// steps: the largest difference at most `$tolerance` (a few ulps of the
+/// values, 0..1, per step).
+macro_rules! default_backend_matches_reference {
+    ($test:ident, $real:ident, $tolerance:expr) => {
+        #[test]
+        #[cfg_attr(
+            any(feature = "cuda", feature = "hip"),
+            ignore = "with a GPU feature the default backend needs a device: run with --include-ignored there"
+        )]
+        fn $test() {
+            let shape = [33, 70];
+            let cast = |v: Vec<f64>| v.into_iter().map(|x| x as $real).collect::<Vec<$real>>();
+            let kappa = cast(grid(33 * 70, 3));
+            let mut a = cast(grid(33 * 70, 4));
+            let mut b = a.clone();
+            let params = heat2d::$real::Params { alpha: 0.2 };
+            heat2d::$real::run(&mut a, &kappa, shape, params, 25).unwrap();
+            heat2d::$real::reference::run(&mut b, &kappa, shape, params, 25).unwrap();
+            let worst = a
+                .iter()
+                .zip(&b)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, $real::max);
+            assert!(worst <= $tolerance, "worst difference {worst}");
+            assert_ne!(a, cast(grid(33 * 70, 4)), "the steps changed the grid");
+        }
+    };
 }
+
+default_backend_matches_reference!(f32_default_backend_matches_reference, f32, 1e-5);
+default_backend_matches_reference!(f64_default_backend_matches_reference, f64, 1e-12);
 
 #[test]
 fn wrong_lengths_are_errors() {
     let mut u = vec![0.0; 12];
-    let err = heat2d::run(&mut u, &[0.0; 11], [3, 4], heat2d::Params::default(), 1).unwrap_err();
+    let params = heat2d::f64::Params::default();
+    let err = heat2d::f64::run(&mut u, &[0.0; 11], [3, 4], params, 1).unwrap_err();
     assert_eq!(
         err,
         StencilError::LengthMismatch {
-            stencil: "heat2d",
+            stencil: "heat2d_f64",
             field: "kappa",
             expected: 12,
             actual: 11
         }
     );
-    let err = heat2d::run(&mut u, &[0.0; 12], [2, 6], heat2d::Params::default(), 1).unwrap_err();
+    let err = heat2d::f64::run(&mut u, &[0.0; 12], [2, 6], params, 1).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "heat2d: axis `y` has 2 cells but the stencil needs at least 3"
+        "heat2d_f64: axis `y` has 2 cells but the stencil needs at least 3"
     );
 }
 
+/// A CUDA session made here, stepped in a spawned thread (a `Session` is
+/// `Send`), against the reference.
 #[cfg(feature = "cuda")]
 #[test]
 #[ignore = "needs a CUDA device: run with --include-ignored on the GPU machine"]
-fn cuda_session_matches_reference() {
+fn cuda_session_moves_into_a_thread_and_matches_reference() {
     let shape = [67, 133];
     let kappa = grid(67 * 133, 5);
     let mut want = grid(67 * 133, 6);
-    let mut got = vec![0.0; want.len()];
-    let params = heat2d::Params { alpha: 0.2 };
-    let mut session = heat2d::cuda::Session::new(shape).unwrap();
+    let params = heat2d::f64::Params { alpha: 0.2 };
+    let mut session = heat2d::f64::cuda::Session::new(shape).unwrap();
     session.upload(&want, &kappa).unwrap();
-    session.step(params, 7).unwrap();
-    session.step(params, 3).unwrap();
-    session.download(&mut got).unwrap();
-    heat2d::reference::run(&mut want, &kappa, shape, params, 10).unwrap();
+    let worker = std::thread::spawn(move || {
+        session.step(params, 7).unwrap();
+        session.step(params, 3).unwrap();
+        let mut got = vec![0.0; 67 * 133];
+        session.download(&mut got).unwrap();
+        (session, got)
+    });
+    let (mut session, got) = worker.join().unwrap();
+    heat2d::f64::reference::run(&mut want, &kappa, shape, params, 10).unwrap();
     let worst = got
         .iter()
         .zip(&want)
@@ -105,10 +125,7 @@ fn cuda_session_matches_reference() {
     assert!(worst <= 1e-12, "worst difference {worst}");
     let err = session.upload(&want[1..], &kappa).unwrap_err();
     assert!(
-        matches!(
-            err,
-            stencil_sys_template::StencilError::LengthMismatch { field: "u", .. }
-        ),
+        matches!(err, StencilError::LengthMismatch { field: "u", .. }),
         "{err}"
     );
 }

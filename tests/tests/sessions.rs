@@ -31,24 +31,24 @@ macro_rules! moved_session_test {
             let cells: usize = shape.iter().product();
             let u0: Vec<f64> = (0..cells).map(|i| ((i * 7919) % 101) as f64 / 101.0).collect();
             let kappa: Vec<f64> = (0..cells).map(|i| 0.05 + ((i * 31) % 7) as f64 / 100.0).collect();
-            let params = heat3d::Params::default();
-            let run = |session: &mut heat3d::$backend::Session| {
+            fn run(session: &mut heat3d::$backend::Session, u0: &[f64], kappa: &[f64]) -> Vec<f64> {
                 session.set_fusion(Fusion::Single);
-                session.upload(&u0, &kappa).unwrap();
-                session.step(params, 20).unwrap();
-                let mut u = vec![0.0; cells];
+                session.upload(u0, kappa).unwrap();
+                session.step(heat3d::Params { alpha: 0.1 }, 20).unwrap();
+                let mut u = vec![0.0; u0.len()];
                 session.download(&mut u).unwrap();
                 u
-            };
+            }
             let session = heat3d::$backend::Session::new(shape).unwrap();
+            let (u, k) = (u0.clone(), kappa.clone());
             let (moved, session) = std::thread::spawn(move || {
                 let mut session = session;
-                (run(&mut session), session)
+                (run(&mut session, &u, &k), session)
             })
             .join()
             .unwrap();
             let mut session = session;
-            assert_eq!(moved, run(&mut session));
+            assert_eq!(moved, run(&mut session, &u0, &kappa));
             assert_ne!(moved, u0, "the steps changed the grid");
         }
     };

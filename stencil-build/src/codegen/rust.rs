@@ -62,6 +62,7 @@ pub fn generate(stencils: &[(Stencil, Analysis)], linked: &Linked) -> Result<Str
         .enumerate()
         .map(|(k, (st, an))| stencil_module(st, an, linked, k))
         .collect::<Result<Vec<_>, _>>()?;
+    let modules = families(stencils, modules);
     let tokens = quote! { #preamble #(#modules)* };
     let file: syn::File = syn::parse2(tokens.clone())
         .map_err(|e| syn::Error::new(e.span(), format!("{e} in:\n{tokens}")))?;
@@ -147,13 +148,61 @@ pub fn usize_lit(v: usize) -> Literal {
     Literal::usize_unsuffixed(v)
 }
 
+/// `modules` (one per stencil), the precisions of a spec that lists its
+/// dtypes gathered in a module named after the spec (they are consecutive).
+fn families(stencils: &[(Stencil, Analysis)], modules: Vec<TokenStream>) -> Vec<TokenStream> {
+    let mut out: Vec<TokenStream> = Vec::new();
+    let mut k = 0;
+    while k < stencils.len() {
+        let Some(family) = &stencils[k].0.family else {
+            out.push(modules[k].clone());
+            k += 1;
+            continue;
+        };
+        let members = stencils[k..]
+            .iter()
+            .take_while(|(st, _)| st.family.as_ref() == Some(family))
+            .count();
+        let precisions: Vec<String> = stencils[k..k + members]
+            .iter()
+            .map(|(st, _)| format!("`{}`", st.dtype.rust()))
+            .collect();
+        let first = &stencils[k].0;
+        let doc = docs(&format!(
+            "Stencil `{family}`{}, in each precision its spec lists: modules {} of the same API.",
+            first
+                .doc
+                .as_ref()
+                .map_or(String::new(), |d| format!(": {}", user_doc(d))),
+            precisions.join(", ")
+        ));
+        let name = ident(family);
+        let inner = &modules[k..k + members];
+        out.push(quote! {
+            #doc
+            pub mod #name {
+                #(#inner)*
+            }
+        });
+        k += members;
+    }
+    out
+}
+
 fn stencil_module(
     st: &Stencil,
     an: &Analysis,
     linked: &Linked,
     index: usize,
 ) -> Result<TokenStream, syn::Error> {
-    let name = ident(&st.name);
+    // A precision of a spec that lists its dtypes is a module of its family's.
+    let (name, root) = match st.family {
+        Some(_) => (ident(st.dtype.rust()), quote!(super::super)),
+        None => (ident(&st.name), quote!(super)),
+    };
+    let devs = linked
+        .gpus()
+        .map(|g| format_ident!("stencil_{}", g.dialect.name));
     let real = ident(st.dtype.rust());
     let dims = usize_lit(st.dims());
     let doc = docs(&module_doc(st, an));
@@ -189,8 +238,9 @@ fn stencil_module(
         #doc
         #[allow(clippy::all)]
         pub mod #name {
-            use super::StencilError;
+            use ::stencil_rt::StencilError;
             use ::stencil_rt::host as rt;
+            #(use #root::#devs;)*
 
             /// Element type of every grid and parameter.
             pub type Real = #real;
@@ -223,7 +273,10 @@ fn stencil_module(
 }
 
 fn module_doc(st: &Stencil, an: &Analysis) -> String {
-    let mut doc = format!("Stencil `{}`", st.name);
+    let mut doc = match &st.family {
+        Some(family) => format!("Stencil `{family}` in {}", st.dtype.rust()),
+        None => format!("Stencil `{}`", st.name),
+    };
     if let Some(d) = &st.doc {
         doc.push_str(&format!(": {}", user_doc(d)));
     }

@@ -25,15 +25,45 @@ const MAX_SUM_TERMS: i64 = 4096;
 /// Most nodes one statement may have after unrolling.
 const MAX_NODES: usize = 1 << 18;
 
-/// Checks a parsed spec and lowers it to the IR.
-pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
+/// Checks a parsed spec and lowers it to the IR: one stencil per dtype it
+/// lists, in its order (one for `dtype = "f64"`).
+pub fn lower_all(spec: &Spec, src: &Source) -> Result<Vec<Stencil>, Diagnostic> {
     let section = spec.stencil.get_ref();
     let name = stencil_name(section.name.as_ref(), src)?;
-    let dtype = dtype(&section.dtype, src)?;
+    let (dtypes, listed) = dtypes(&section.dtype, src)?;
+    dtypes
+        .into_iter()
+        .map(|dtype| {
+            let family = listed.then(|| name.clone());
+            let name = if listed {
+                format!("{name}_{}", dtype.rust())
+            } else {
+                name.clone()
+            };
+            lower_as(spec, src, name, family, dtype)
+        })
+        .collect()
+}
+
+/// [`lower_all`]'s first stencil: the spec in its only (or first) dtype.
+#[cfg(test)]
+pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
+    lower_all(spec, src).map(|mut stencils| stencils.remove(0))
+}
+
+/// The spec as the stencil `name` of `dtype` (of `family` where the spec lists its dtypes).
+fn lower_as(
+    spec: &Spec,
+    src: &Source,
+    name: String,
+    family: Option<String>,
+    dtype: Dtype,
+) -> Result<Stencil, Diagnostic> {
+    let section = spec.stencil.get_ref();
     let axes = axes(&section.axes, src)?;
     let mut names = Names::default();
     let fields = fields(spec, src, &mut names)?;
-    let params = params(spec, dtype, src, &mut names)?;
+    let params = params(spec, dtype, family.is_some(), src, &mut names)?;
     let constants = constants(spec, dtype, src, &mut names)?;
     let boundary = boundary(spec, src)?;
     let tiling = tiling::check(&spec.tiling, axes.len(), src)?;
@@ -49,6 +79,7 @@ pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
     check_roles(spec, &fields, &statements, src)?;
     let stencil = Stencil {
         name,
+        family,
         path: src.path.clone(),
         doc: section.doc.clone(),
         dtype,
@@ -63,14 +94,35 @@ pub fn lower(spec: &Spec, src: &Source) -> Result<Stencil, Diagnostic> {
     Ok(stencil)
 }
 
-fn dtype(d: &Spanned<String>, src: &Source) -> Result<Dtype, Diagnostic> {
-    match d.get_ref().as_str() {
-        "f32" => Ok(Dtype::F32),
-        "f64" => Ok(Dtype::F64),
-        other => Err(src
-            .error(d.span(), format!("unsupported dtype `{other}`"))
-            .with_hint("write `dtype = \"f32\"` or `dtype = \"f64\"`")),
+/// The precisions `dtype` asks for, and whether it lists them (an array:
+/// each becomes a module of the stencil's).
+fn dtypes(d: &Spanned<toml::Value>, src: &Source) -> Result<(Vec<Dtype>, bool), Diagnostic> {
+    let unsupported = |what: String| {
+        src.error(d.span(), format!("unsupported dtype {what}"))
+            .with_hint(
+                "write `dtype = \"f32\"`, `dtype = \"f64\"` or both: `dtype = [\"f32\", \"f64\"]`",
+            )
+    };
+    let one = |v: &toml::Value| match v.as_str() {
+        Some("f32") => Ok(Dtype::F32),
+        Some("f64") => Ok(Dtype::F64),
+        Some(other) => Err(unsupported(format!("`{other}`"))),
+        None => Err(unsupported(format!("(a {}, not a string)", v.type_str()))),
+    };
+    let toml::Value::Array(list) = d.get_ref() else {
+        return Ok((vec![one(d.get_ref())?], false));
+    };
+    let dtypes = list.iter().map(one).collect::<Result<Vec<_>, _>>()?;
+    let repeated = dtypes
+        .iter()
+        .enumerate()
+        .any(|(i, t)| dtypes[..i].contains(t));
+    if dtypes.is_empty() || repeated {
+        return Err(src
+            .error(d.span(), "a list of dtypes names each precision once")
+            .with_hint("write `dtype = [\"f32\", \"f64\"]`, or one dtype as a string"));
     }
+    Ok((dtypes, true))
 }
 
 fn axes(list: &Spanned<Vec<Spanned<String>>>, src: &Source) -> Result<Vec<String>, Diagnostic> {
@@ -154,9 +206,12 @@ fn fields(spec: &Spec, src: &Source, names: &mut Names) -> Result<Vec<Field>, Di
     Ok(fields)
 }
 
+/// The run-time parameters: each declared `"real"` (the stencil's dtype)
+/// or, where the spec names one dtype, that dtype.
 fn params(
     spec: &Spec,
     dtype: Dtype,
+    listed: bool,
     src: &Source,
     names: &mut Names,
 ) -> Result<Vec<String>, Diagnostic> {
@@ -164,24 +219,38 @@ fn params(
     for (key, ty) in &spec.params.0 {
         names.declare(key, "param", src)?;
         let t = ty.get_ref().as_str();
-        if t != dtype.rust() {
+        if t == "real" || (t == dtype.rust() && !listed) {
+            params.push(key.get_ref().clone());
+            continue;
+        }
+        let key = key.get_ref();
+        let error = if listed {
+            src.error(
+                ty.span(),
+                format!("param `{key}` is declared `{t}` but the stencil lists its dtypes"),
+            )
+            .with_hint(format!(
+                "write `{key} = \"real\"`: the stencil's dtype in each precision"
+            ))
+        } else {
             let what = if t == "f32" || t == "f64" {
                 "type mismatch: "
             } else {
                 ""
             };
-            return Err(src
-                .error(
-                    ty.span(),
-                    format!(
-                        "{what}param `{}` is declared `{t}` but the stencil's dtype is `{}`",
-                        key.get_ref(),
-                        dtype.rust()
-                    ),
-                )
-                .with_hint(format!("write `{} = \"{}\"`", key.get_ref(), dtype.rust())));
-        }
-        params.push(key.get_ref().clone());
+            src.error(
+                ty.span(),
+                format!(
+                    "{what}param `{key}` is declared `{t}` but the stencil's dtype is `{}`",
+                    dtype.rust()
+                ),
+            )
+            .with_hint(format!(
+                "write `{key} = \"{}\"` (or `\"real\"`, the stencil's dtype)",
+                dtype.rust()
+            ))
+        };
+        return Err(error);
     }
     Ok(params)
 }

@@ -9,7 +9,9 @@ mod tiling;
 use std::path::PathBuf;
 
 pub use linear::{MAX_PLANE_REACH, PLANE_SUM, PlaneSum, plane_sum, weighted_sum};
+#[cfg(test)]
 pub use lower::lower;
+pub use lower::lower_all;
 pub use tiling::{
     GpuTiling, STREAM_CHUNK, Strategy, TENSOR_CHUNK, Tiling, unfusable, untensorable,
 };
@@ -299,8 +301,14 @@ impl Statement {
 /// A checked stencil, ready for analysis and code generation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stencil {
-    /// Module name (a Rust identifier).
+    /// Module name (a Rust identifier): the spec's name, or for a spec
+    /// that lists its dtypes `<name>_<dtype>` (the symbols and files of
+    /// this precision).
     pub name: String,
+    /// For a spec that lists its dtypes (`dtype = ["f32", "f64"]`), its
+    /// name: the generated Rust holds this precision in module
+    /// `<family>::<dtype>`.
+    pub family: Option<String>,
     /// The spec it came from.
     pub path: PathBuf,
     /// Documentation from the spec.

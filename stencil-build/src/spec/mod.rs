@@ -47,8 +47,8 @@ pub struct Spec {
 pub struct StencilSection {
     /// Rust module name; defaults to the file stem.
     pub name: Option<Spanned<String>>,
-    /// `f32` or `f64`.
-    pub dtype: Spanned<String>,
+    /// `"f32"` or `"f64"`, or a list of them: one stencil per precision.
+    pub dtype: Spanned<toml::Value>,
     /// Axis names, slowest to fastest.
     pub axes: Spanned<Vec<Spanned<String>>>,
     /// Documentation copied onto the generated module.

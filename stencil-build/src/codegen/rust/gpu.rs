@@ -61,10 +61,11 @@ pub fn stencil_module(
         #module_doc
         pub mod #module {
             use super::*;
-            use super::super::#dev as dev;
+            use super::#dev as dev;
+            use ::stencil_rt::gpu::{Fusion, GpuTiling};
 
             /// The tiling compiled into these kernels.
-            pub const TILING: super::super::GpuTiling = super::super::GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy, small_grids: #small_grids, small_steps: #small_steps };
+            pub const TILING: GpuTiling = GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy, small_grids: #small_grids, small_steps: #small_steps };
 
             #[allow(non_snake_case)]
             unsafe extern "C" {

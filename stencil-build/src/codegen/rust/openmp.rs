@@ -60,7 +60,7 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
         sig,
         &format_ident!("OpenMp"),
         "openmp",
-        "the OpenMP-C kernels, on [`openmp_max_threads`](super::super::openmp_max_threads) threads",
+        "the OpenMP-C kernels, on `openmp_max_threads()` threads",
     );
     quote! {
         /// OpenMP-C kernels, compiled with `-O3 -fopenmp`: cache blocks spread over threads,
@@ -69,7 +69,7 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
             use super::*;
 
             /// The cache blocking compiled into these kernels.
-            pub const TILING: super::super::OpenmpTiling = super::super::OpenmpTiling { block: &[#(#block),*] };
+            pub const TILING: ::stencil_rt::openmp::OpenmpTiling = ::stencil_rt::openmp::OpenmpTiling { block: &[#(#block),*] };
 
             #[allow(non_snake_case)]
             unsafe extern "C" {

@@ -66,7 +66,7 @@ mod generation {
             "let fuses = unsafe {\n",
             "let most = if fuses { left.min(2u64) } else { 1 };",
             // Named in the spec: fused launches, not measured.
-            "fusion: super::super::Fusion::Fused,",
+            "fusion: Fusion::Fused,",
         ] {
             assert!(code.contains(line), "{line}: {code}");
         }
@@ -76,16 +76,16 @@ mod generation {
     fn sessions_of_autos_fused_plans_measure_and_the_others_do_not() {
         let auto = star_on_cuda("strategy = \"auto\"\n");
         for line in [
-            "fusion: super::super::Fusion::Measure,",
+            "fusion: Fusion::Measure,",
             "trial: dev::Trial,",
-            "if self.fusion == super::super::Fusion::Measure && most >= 2u64",
+            "if self.fusion == Fusion::Measure && most >= 2u64",
             "&& left >= self.trial.steps(2u64)",
             "/// One launch of `fused` steps (the single-step kernel's for one), on `stream` (null:",
         ] {
             assert!(auto.contains(line), "{line}: {auto}");
         }
         let naive = star_on_cuda("strategy = \"naive\"\n");
-        assert!(naive.contains("fusion: super::super::Fusion::Single,"));
+        assert!(naive.contains("fusion: Fusion::Single,"));
         assert!(!naive.contains("trial: dev::Trial"), "{naive}");
     }
 

@@ -914,3 +914,67 @@ fn stencils_cannot_take_the_names_of_runtime_modules() {
         );
     }
 }
+
+#[test]
+fn a_list_of_dtypes_lowers_the_spec_once_per_precision() {
+    let text = update("u[0,0] + a*k[0,0]")
+        .replace("dtype = \"f64\"", "dtype = [\"f32\", \"f64\"]")
+        .replace("a = \"f64\"", "a = \"real\"");
+    let src = Source {
+        path: "blur.stencil.toml".into(),
+        text,
+    };
+    let all = lower_all(&parse(&src).unwrap(), &src).unwrap();
+    let seen: Vec<(&str, Option<&str>, Dtype)> = all
+        .iter()
+        .map(|st| (st.name.as_str(), st.family.as_deref(), st.dtype))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("blur_f32", Some("blur"), Dtype::F32),
+            ("blur_f64", Some("blur"), Dtype::F64)
+        ]
+    );
+    assert_eq!(all[0].params, ["a"]);
+    // One dtype as a string: one stencil of the spec's name, `real` its dtype.
+    let one = update("u[0,0] + a*k[0,0]").replace("a = \"f64\"", "a = \"real\"");
+    let src = Source {
+        path: "blur.stencil.toml".into(),
+        text: one,
+    };
+    let all = lower_all(&parse(&src).unwrap(), &src).unwrap();
+    assert_eq!(
+        (all.len(), all[0].name.as_str(), all[0].family.as_deref()),
+        (1, "blur", None)
+    );
+}
+
+#[test]
+fn lists_of_dtypes_and_their_params_are_checked() {
+    let listed =
+        update("u[0,0] + a*k[0,0]").replace("dtype = \"f64\"", "dtype = [\"f32\", \"f64\"]");
+    let (message, hint) = error(&listed);
+    assert_eq!(
+        message,
+        format!(
+            "{}: param `a` is declared `f64` but the stencil lists its dtypes",
+            at(&listed, "a = ", "\"f64\"")
+        )
+    );
+    assert!(hint.unwrap().contains("a = \"real\""));
+    for (dtype, wanted) in [
+        (
+            "[\"f64\", \"f64\"]",
+            "a list of dtypes names each precision once",
+        ),
+        ("[]", "a list of dtypes names each precision once"),
+        ("[\"f16\"]", "unsupported dtype `f16`"),
+        ("64", "unsupported dtype (a integer, not a string)"),
+    ] {
+        let text = update("u[0,0]").replace("dtype = \"f64\"", &format!("dtype = {dtype}"));
+        let (message, _) = error(&text);
+        assert!(message.ends_with(wanted), "{dtype}: {message}");
+        assert!(message.starts_with("2:9:"), "{dtype}: {message}");
+    }
+}

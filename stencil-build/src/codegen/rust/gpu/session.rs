@@ -50,7 +50,7 @@ fn fused_step(
             while left > 0 {
                 // The most steps the next launch may fuse.
                 #most
-                if self.fusion == super::super::Fusion::Measure && most >= #span && left >= self.trial.steps(#span) {
+                if self.fusion == Fusion::Measure && most >= #span && left >= self.trial.steps(#span) {
                     let mut trial = self.trial;
                     let (ran, measured) = trial.next(
                         #span,
@@ -66,7 +66,7 @@ fn fused_step(
                     left -= ran;
                     continue;
                 }
-                let fused = if self.fusion == super::super::Fusion::Single { 1 } else { most };
+                let fused = if self.fusion == Fusion::Single { 1 } else { most };
                 #graph
                 self.launch(#params, fused, ::std::ptr::null_mut())?;
                 left -= fused;
@@ -659,8 +659,8 @@ fn fused_turn(
             quote! {
                 stencil_safety!("each `_fuses` function only compares the extents and the pointers' alignment");
                 let fuses = unsafe { #(#fuses)&&* };
-                if !fuses && self.fusion == super::super::Fusion::Measure {
-                    self.fusion = super::super::Fusion::Single;
+                if !fuses && self.fusion == Fusion::Measure {
+                    self.fusion = Fusion::Single;
                 }
                 let most = if fuses { left.min(#time_block) } else { 1 };
             }
@@ -679,18 +679,18 @@ fn fusion_members(
     alloc: &mut Vec<TokenStream>,
 ) -> TokenStream {
     let fusion = if plan.measures() {
-        quote!(super::super::Fusion::Measure)
+        quote!(Fusion::Measure)
     } else if plan.fuses_steps() {
-        quote!(super::super::Fusion::Fused)
+        quote!(Fusion::Fused)
     } else {
-        quote!(super::super::Fusion::Single)
+        quote!(Fusion::Single)
     };
-    members.push(quote!(fusion: super::super::Fusion));
+    members.push(quote!(fusion: Fusion));
     alloc.push(quote!(fusion: #fusion));
     let reset_trial = plan.fuses_steps().then(|| {
         members.push(quote!(trial: dev::Trial));
         alloc.push(quote!(trial: dev::Trial::default()));
-        members.push(quote!(measurement: Option<super::super::Measurement>));
+        members.push(quote!(measurement: Option<::stencil_rt::gpu::Measurement>));
         alloc.push(quote!(measurement: None));
         quote! {
             self.trial = dev::Trial::default();
@@ -708,14 +708,14 @@ fn fusion_members(
     /// fused kernel cannot take its grids (one without a scalar twin, on rows that are
     /// not whole vectors or on planes too small for it) runs one step a launch and, where
     /// it was to measure, says `Single` from its first step.
-    pub fn fusion(&self) -> super::super::Fusion {
+    pub fn fusion(&self) -> Fusion {
         self.fusion
     }
 
     /// Sets how launches of several steps run; `Measure` times them again. Plans of one
     /// step a launch, and fused kernels on grids they cannot take, run one step a launch
     /// whatever it says.
-    pub fn set_fusion(&mut self, fusion: super::super::Fusion) {
+    pub fn set_fusion(&mut self, fusion: Fusion) {
         self.fusion = fusion;
         #reset_trial
     }
@@ -723,7 +723,7 @@ fn fusion_members(
     /// What the session's measurement timed, once it decided (`fusion` then says the
     /// faster way); `None` before, after `set_fusion`, and for sessions that never
     /// measure.
-    pub fn measurement(&self) -> Option<super::super::Measurement> {
+    pub fn measurement(&self) -> Option<::stencil_rt::gpu::Measurement> {
         #measurement
     }
     }
