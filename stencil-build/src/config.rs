@@ -180,6 +180,11 @@ impl Config {
     /// Checks every spec, generates the kernels and the Rust API, and compiles
     /// the kernels. Prints the `cargo:` directives a build script needs.
     pub fn compile(&self) -> Result<(), Error> {
+        crate::on_deep_stack(|| self.compile_here())
+    }
+
+    /// [`Config::compile`] on the calling thread.
+    fn compile_here(&self) -> Result<(), Error> {
         let out_dir = self.output_dir()?;
         let files = self.spec_files()?;
         let stencils = load_all(&files)?;
@@ -661,7 +666,13 @@ pub struct Sources {
 /// lists its dtypes, each kernel text holds one file per precision, in the
 /// spec's order, each headed with its stencil.
 pub fn generate(path: impl AsRef<Path>, text: &str) -> Result<Sources, Error> {
-    let stencils: Vec<(Stencil, Analysis)> = lowered(path.as_ref(), text)?
+    let path = path.as_ref();
+    crate::on_deep_stack(|| generate_here(path, text))
+}
+
+/// [`generate`] on the calling thread.
+fn generate_here(path: &Path, text: &str) -> Result<Sources, Error> {
+    let stencils: Vec<(Stencil, Analysis)> = lowered(path, text)?
         .into_iter()
         .map(|st| {
             let an = analyse(&st);
@@ -735,7 +746,13 @@ pub struct PlanSpaces {
 /// dtype, where it lists several: `[tiling.*]` applies to each). Errors are
 /// the ones [`compile`](crate::compile) reports, located in `text`.
 pub fn plan_space(path: impl AsRef<Path>, text: &str) -> Result<PlanSpaces, Error> {
-    let st = lowered(path.as_ref(), text)?.remove(0);
+    let path = path.as_ref();
+    crate::on_deep_stack(|| plan_space_here(path, text))
+}
+
+/// [`plan_space`] on the calling thread.
+fn plan_space_here(path: &Path, text: &str) -> Result<PlanSpaces, Error> {
+    let st = lowered(path, text)?.remove(0);
     let space = |d: &gpu::Dialect| -> Result<PlanSpace, Error> {
         let form = gpu::gpu_form(&st);
         let plan = gpu_plan(&form, d)?;

@@ -96,6 +96,35 @@ pub mod __private {
     pub use crate::toolchain::host_launches;
 }
 
+/// The stack of the thread that checks and generates: expressions are
+/// trees walked recursively, and a sum of many terms (a box of radius 4 in
+/// 3-D: 729, or an unrolled `sum` of thousands) is a chain that deep, which
+/// in an unoptimized build script or test overflowed the 2 MiB of a spawned
+/// thread. Only the pages used are committed.
+const STACK_BYTES: usize = 512 << 20;
+
+/// Runs `work` on a thread of [`STACK_BYTES`] of stack (on the caller's,
+/// where no thread can be started); a panic in it is resumed on the
+/// caller's thread.
+pub(crate) fn on_deep_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    let work = std::sync::Mutex::new(Some(work));
+    let take = || work.lock().ok().and_then(|mut w| w.take());
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("stencil-build".into())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, || take().map(|work| work()));
+        let done = match spawned {
+            Ok(worker) => worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => None,
+        };
+        done.or_else(|| take().map(|work| work()))
+            .expect("the work ran on one of the two threads")
+    })
+}
+
 /// Finds every `*.stencil.toml` under the crate being built and compiles it
 /// for the backends its Cargo features enable. Call it from `build.rs`.
 ///

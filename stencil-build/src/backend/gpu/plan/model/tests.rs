@@ -379,51 +379,54 @@ fn box3(r: i64) -> String {
 
 #[test]
 fn arithmetic_bound_or_spilling_windows_run_naive() {
-    let auto = GpuTiling::model(Strategy::Auto);
-    for d in [&CUDA, &HIP] {
-        for (r, dtype) in [(2, "f32"), (2, "f64"), (3, "f32"), (4, "f64")] {
-            let st = stencil("\"z\", \"y\", \"x\"", dtype, &box3(r));
-            let (strategy, _, _, cells, _) = plan(&st, &auto, d);
-            assert_eq!(
-                (strategy, cells),
-                (Strategy::Naive, COLUMN_CELLS),
-                "the box of radius {r} in {dtype} on {}: a weighted sum, in columns",
-                d.name
-            );
-            assert!(crate::backend::gpu::plan::model::loads_from_l1(&st));
-            // A product of grid values is no weighted sum: a cell a thread.
-            let squared = stencil(
-                "\"z\", \"y\", \"x\"",
-                dtype,
-                &format!("u[0,0,0] * ({})", box3(r)),
-            );
-            assert_eq!(plan(&squared, &auto, d).3, 1);
+    // Boxes of 729 reads are chains that deep: walked on a deep stack.
+    crate::on_deep_stack(|| {
+        let auto = GpuTiling::model(Strategy::Auto);
+        for d in [&CUDA, &HIP] {
+            for (r, dtype) in [(2, "f32"), (2, "f64"), (3, "f32"), (4, "f64")] {
+                let st = stencil("\"z\", \"y\", \"x\"", dtype, &box3(r));
+                let (strategy, _, _, cells, _) = plan(&st, &auto, d);
+                assert_eq!(
+                    (strategy, cells),
+                    (Strategy::Naive, COLUMN_CELLS),
+                    "the box of radius {r} in {dtype} on {}: a weighted sum, in columns",
+                    d.name
+                );
+                assert!(crate::backend::gpu::plan::model::loads_from_l1(&st));
+                // A product of grid values is no weighted sum: a cell a thread.
+                let squared = stencil(
+                    "\"z\", \"y\", \"x\"",
+                    dtype,
+                    &format!("u[0,0,0] * ({})", box3(r)),
+                );
+                assert_eq!(plan(&squared, &auto, d).3, 1);
+            }
         }
-    }
-    // 2-D boxes with weights: of radius 3 (49 reads) the single step goes in
-    // columns, which the trial times against the fused steps; of radius 2
-    // (25 reads, 49 flops) in f64 `stream`'s windows.
-    let weighted = |r: i64, dtype| {
-        let cells = (-r..=r).flat_map(|y| (-r..=r).map(move |x| (y, x)));
-        let terms: Vec<String> = cells
-            .enumerate()
-            .map(|(k, (y, x))| format!("{}*u[{y},{x}]", 0.01 * (k + 1) as f64))
-            .collect();
-        stencil("\"y\", \"x\"", dtype, &terms.join(" + "))
-    };
-    for dtype in ["f32", "f64"] {
-        let (fused, single) = one_step(&weighted(3, dtype), &CUDA);
-        assert_eq!(
-            (fused, single.0, single.3),
-            (Strategy::Temporal, Strategy::Naive, COLUMN_CELLS)
-        );
-    }
-    let (_, single) = one_step(&weighted(2, "f64"), &CUDA);
-    assert_eq!(single.0, Strategy::Stream);
-    // The radius-4 star in f64 holds 212 words, 2 flops a byte: `stream`'s
-    // defaults (on HIP); so does the box of radius 1 (3.4 flops a byte).
-    let star = stencil("\"z\", \"y\", \"x\"", "f64", STAR4);
-    assert!(!crate::backend::gpu::plan::model::loads_from_l1(&star));
-    let box1 = stencil("\"z\", \"y\", \"x\"", "f64", &box3(1));
-    assert!(!crate::backend::gpu::plan::model::loads_from_l1(&box1));
+        // 2-D boxes with weights: of radius 3 (49 reads) the single step goes in
+        // columns, which the trial times against the fused steps; of radius 2
+        // (25 reads, 49 flops) in f64 `stream`'s windows.
+        let weighted = |r: i64, dtype| {
+            let cells = (-r..=r).flat_map(|y| (-r..=r).map(move |x| (y, x)));
+            let terms: Vec<String> = cells
+                .enumerate()
+                .map(|(k, (y, x))| format!("{}*u[{y},{x}]", 0.01 * (k + 1) as f64))
+                .collect();
+            stencil("\"y\", \"x\"", dtype, &terms.join(" + "))
+        };
+        for dtype in ["f32", "f64"] {
+            let (fused, single) = one_step(&weighted(3, dtype), &CUDA);
+            assert_eq!(
+                (fused, single.0, single.3),
+                (Strategy::Temporal, Strategy::Naive, COLUMN_CELLS)
+            );
+        }
+        let (_, single) = one_step(&weighted(2, "f64"), &CUDA);
+        assert_eq!(single.0, Strategy::Stream);
+        // The radius-4 star in f64 holds 212 words, 2 flops a byte: `stream`'s
+        // defaults (on HIP); so does the box of radius 1 (3.4 flops a byte).
+        let star = stencil("\"z\", \"y\", \"x\"", "f64", STAR4);
+        assert!(!crate::backend::gpu::plan::model::loads_from_l1(&star));
+        let box1 = stencil("\"z\", \"y\", \"x\"", "f64", &box3(1));
+        assert!(!crate::backend::gpu::plan::model::loads_from_l1(&box1));
+    });
 }
