@@ -200,7 +200,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(out.join("registry.rs"), registry)?;
     std::fs::write(out.join("cross_backend_tests.rs"), tests)?;
     let mut config = stencil_build::Config::new();
-    config.search_dir(&variants_dir);
+    config.search_dir(&variants_dir).ndarray(true);
     if std::env::var_os("CARGO_FEATURE_HIP_ON_CUDA").is_some() {
         println!("cargo:rerun-if-changed=hip-on-cuda");
         config.hip_through_nvcc(std::fs::canonicalize("hip-on-cuda")?);

@@ -3,8 +3,8 @@
 # stencil-rt and stencil-build (each packaged and built alone, against
 # crates.io), then a crate made outside the workspace from the template,
 # its dependencies pointed at the unpacked `.crate` files (as a registry
-# would serve them), built and tested: both dtypes of its spec, on the
-# OpenMP backend and the reference. Also the packaged stencil-build's own
+# would serve them), built and tested: both dtypes of its spec, through
+# slices and `ndarray` arrays, on the OpenMP backend and the reference. Also the packaged stencil-build's own
 # tests, which must not need the repository.
 #
 # Usage: scripts/packages/check.sh [SCRATCH_DIR]   (default: a new temporary folder)
@@ -34,7 +34,7 @@ sed -i -e "s|path = \"../stencil-rt\"|path = \"$scratch/crates/stencil-rt-0.1.0\
     "$scratch/user/Cargo.toml"
 grep -q "$scratch/crates" "$scratch/user/Cargo.toml"
 cp Cargo.lock "$scratch/user/Cargo.lock"
-(cd "$scratch/user" && CARGO_TARGET_DIR="$scratch/target" cargo test --offline)
+(cd "$scratch/user" && CARGO_TARGET_DIR="$scratch/target" cargo test --offline --features ndarray)
 
 # The packaged generator's own tests, in its unpacked folder.
 (cd "$scratch/crates/stencil-build-0.1.0" && CARGO_TARGET_DIR="$scratch/target" cargo test --offline --lib --tests)

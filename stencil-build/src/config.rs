@@ -64,6 +64,7 @@ pub struct Config {
     hip_archs: Vec<String>,
     hip_through_nvcc: Option<PathBuf>,
     on_cpu: Vec<PathBuf>,
+    arrays: Option<bool>,
 }
 
 impl Config {
@@ -153,6 +154,15 @@ impl Config {
         self
     }
 
+    /// Whether each stencil gets `run_arrays`, taking `ndarray` views
+    /// (through `stencil_rt::ndarray`, so `stencil-rt`'s feature `ndarray`
+    /// must be on). Default: whether the crate being built has a feature
+    /// `ndarray` turned on (declare it `ndarray = ["stencil-rt/ndarray"]`).
+    pub fn ndarray(&mut self, on: bool) -> &mut Self {
+        self.arrays = Some(on);
+        self
+    }
+
     /// Test-only: compiles the HIP kernels with `nvcc` for the CUDA targets
     /// instead of with `hipcc`, `include_dir` holding a `hip/hip_runtime.h` that
     /// maps the HIP runtime calls onto CUDA. Runs the generated HIP source on an
@@ -190,7 +200,12 @@ impl Config {
         let stencils = load_all(&files)?;
         let backends = self.enabled_backends();
         let prefix = symbol_prefix();
-        let mut linked = Linked::default();
+        let mut linked = Linked {
+            arrays: self
+                .arrays
+                .unwrap_or_else(|| env::var_os("CARGO_FEATURE_NDARRAY").is_some()),
+            ..Linked::default()
+        };
         if backends.contains(&Backend::OpenMp) {
             build_openmp(&stencils, &out_dir, &prefix, &self.openmp_flags)?;
             linked.openmp = Some(prefix.clone());

@@ -45,6 +45,26 @@ pub enum StencilError {
         /// The runtime's message.
         message: String,
     },
+    /// An array's shape differs from the first array's (`run_arrays`).
+    ShapeMismatch {
+        /// The stencil.
+        stencil: &'static str,
+        /// The argument.
+        field: &'static str,
+        /// The first array's shape.
+        expected: Vec<usize>,
+        /// This array's.
+        actual: Vec<usize>,
+    },
+    /// An array is not in standard layout (row-major and contiguous, as
+    /// `Array::from_shape_vec` makes): a transposed view or a slice with
+    /// steps (`run_arrays`).
+    NotContiguous {
+        /// The stencil.
+        stencil: &'static str,
+        /// The argument.
+        field: &'static str,
+    },
     /// A grid's length differs from the shape's cell count.
     LengthMismatch {
         /// The stencil.
@@ -85,6 +105,19 @@ impl fmt::Display for StencilError {
                 expected,
                 actual,
             } => write!(f, "{stencil}: takes {expected} {what}, got {actual}"),
+            StencilError::ShapeMismatch {
+                stencil,
+                field,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "{stencil}: `{field}` has shape {actual:?} but the first grid has {expected:?}"
+            ),
+            StencilError::NotContiguous { stencil, field } => write!(
+                f,
+                "{stencil}: `{field}` is not in standard layout (row-major, contiguous): pass `.as_standard_layout()` of it, or a copy"
+            ),
             StencilError::LengthMismatch {
                 stencil,
                 field,

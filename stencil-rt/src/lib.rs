@@ -38,9 +38,14 @@
 #![deny(missing_docs, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+#[cfg(feature = "ndarray")]
+pub mod arrays;
 mod error;
 pub mod gpu;
 pub mod host;
 pub mod openmp;
 
 pub use error::StencilError;
+/// The `ndarray` crate the generated `run_arrays` take arrays of (feature `ndarray`).
+#[cfg(feature = "ndarray")]
+pub use ndarray;

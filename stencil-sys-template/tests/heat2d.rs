@@ -129,3 +129,31 @@ fn cuda_session_moves_into_a_thread_and_matches_reference() {
         "{err}"
     );
 }
+
+/// `run_arrays` (feature `ndarray`) in each precision: the slice API's grids.
+#[cfg(feature = "ndarray")]
+#[test]
+#[cfg_attr(
+    any(feature = "cuda", feature = "hip"),
+    ignore = "with a GPU feature the default backend needs a device: run with --include-ignored there"
+)]
+fn arrays_give_what_slices_give_in_both_precisions() {
+    use stencil_rt::ndarray::Array2;
+    let (ny, nx) = (21, 38);
+    macro_rules! check {
+        ($real:ident) => {{
+            let cast = |v: Vec<f64>| v.into_iter().map(|x| x as $real).collect::<Vec<$real>>();
+            let (u0, kappa) = (cast(grid(ny * nx, 7)), cast(grid(ny * nx, 8)));
+            let params = heat2d::$real::Params { alpha: 0.2 };
+            let mut u = Array2::from_shape_vec((ny, nx), u0.clone()).unwrap();
+            let k = Array2::from_shape_vec((ny, nx), kappa.clone()).unwrap();
+            heat2d::$real::run_arrays(u.view_mut(), k.view(), params, 12).unwrap();
+            let mut slices = u0.clone();
+            heat2d::$real::run(&mut slices, &kappa, [ny, nx], params, 12).unwrap();
+            assert_eq!(u.as_slice().unwrap(), slices);
+            assert_ne!(slices, u0);
+        }};
+    }
+    check!(f32);
+    check!(f64);
+}

@@ -16,6 +16,7 @@ use crate::analysis::{Analysis, StatementInfo};
 use crate::ir::{Access, Boundary, Func, Role, Statement, Stencil, Version};
 use runtime::preamble;
 
+mod arrays;
 mod gpu;
 mod openmp;
 mod runtime;
@@ -29,6 +30,8 @@ pub struct Linked {
     pub cuda: Option<GpuLink>,
     /// The HIP kernels, when that backend is built.
     pub hip: Option<GpuLink>,
+    /// Whether each stencil gets `run_arrays` (on `ndarray` views).
+    pub arrays: bool,
 }
 
 impl Linked {
@@ -210,6 +213,7 @@ fn stencil_module(
     let params = params_struct(st);
     let signature = Signature::of(st);
     let kernels_trait = kernels_trait(st);
+    let arrays = linked.arrays.then(|| arrays::run_arrays(st));
     let executor = executor(st, &signature);
     let checker = argument_checker();
     let grids_executor = grids_executor(st, &signature);
@@ -244,6 +248,8 @@ fn stencil_module(
 
             /// Element type of every grid and parameter.
             pub type Real = #real;
+            /// The scratch grids a CPU backend's `run_in` reuses between calls.
+            pub type Workspace = ::stencil_rt::host::Workspace<Real>;
             /// Number of axes.
             pub const DIMS: usize = #dims;
             #consts
@@ -261,6 +267,7 @@ fn stencil_module(
                 #default_backend::run_grids(grids, shape, params, steps)
             }
 
+            #arrays
             #kernels_trait
             #checker
             #executor
@@ -368,6 +375,8 @@ pub struct Signature {
     pub run_type: TokenStream,
     /// Doc lines describing the arguments.
     pub doc: String,
+    /// The workspace argument of `run_in`, under a name no grid or param has.
+    pub work: Ident,
 }
 
 impl Signature {
@@ -421,6 +430,7 @@ impl Signature {
             call: quote!(#(#call),*),
             run_type: quote!(fn(#(#types,)* [usize; #dims], Params, u64) -> Result<(), StencilError>),
             doc,
+            work: unshadowed(st, "work"),
         }
     }
 }
@@ -485,16 +495,26 @@ pub fn unshadowed(st: &Stencil, name: &str) -> Ident {
 
 /// `run` and `run_grids` of a backend whose kernels are the unit struct `kernels`.
 pub fn entry_points(sig: &Signature, kernels: &Ident, backend: &str, how: &str) -> TokenStream {
-    let (args, call) = (&sig.params, &sig.call);
+    let (args, call, work) = (&sig.params, &sig.call, &sig.work);
     let grids = grids_entry(backend);
     let run_doc = docs(&format!(
         "Runs `steps` time steps in place with {how}.{}",
         sig.doc
     ));
+    let run_in_doc = docs(&format!(
+        "[`run`] with its scratch grids (a level of each state field, each temporary) from `work`, \
+         which keeps them for the next call: calls of one shape allocate nothing after the first.{}",
+        sig.doc
+    ));
     quote! {
         #run_doc
         pub fn run(#args) -> Result<(), StencilError> {
-            super::run_with(&#kernels, #call)
+            super::run_with(&#kernels, &mut Workspace::new(), #call)
+        }
+
+        #run_in_doc
+        pub fn run_in(#work: &mut Workspace, #args) -> Result<(), StencilError> {
+            super::run_with(&#kernels, #work, #call)
         }
 
         #grids
@@ -577,28 +597,32 @@ fn argument_checker() -> TokenStream {
 
 /// `run_with`: checks the arguments, sets up levels and temps, and runs the steps.
 fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
-    let real = ident(st.dtype.rust());
     let args = &sig.params;
     let lengths = grid_lengths(st);
-    let cells = st
-        .fields
-        .iter()
-        .any(|f| f.role == Role::Temp)
-        .then(|| quote!(let cells =));
-    let setup = st.fields.iter().map(|f| {
+    let work = &sig.work;
+    // The workspace's grids: a level of each state field, each temporary.
+    let scratch: Vec<&crate::ir::Field> =
+        st.fields.iter().filter(|f| f.role != Role::Input).collect();
+    let scratch_names = scratch.iter().map(|f| format_ident!("{}__next", f.name));
+    let count = usize_lit(scratch.len());
+    let setup = scratch.iter().map(|f| {
         let id = ident(&f.name);
         let scratch = format_ident!("{}__next", f.name);
         let prev = format_ident!("{}_prev", f.name);
         match f.role {
             Role::Input => quote!(),
-            Role::Temp => quote! { let mut #id: Vec<#real> = vec![0.0; cells]; },
+            // Written on its region before any read, zeroed elsewhere as a new grid would be.
+            Role::Temp => quote! {
+                #scratch.fill(0.0);
+                let #id = #scratch;
+            },
             Role::State { .. } if f.has_prev() => quote! {
-                let mut #scratch = #id.to_vec();
-                let mut #id = rt::Levels::new(Vec::from([#prev, #id, &mut #scratch]));
+                #scratch.copy_from_slice(#id);
+                let mut #id = rt::Levels::new(Vec::from([#prev, #id, #scratch]));
             },
             Role::State { .. } => quote! {
-                let mut #scratch = #id.to_vec();
-                let mut #id = rt::Levels::new(Vec::from([#id, &mut #scratch]));
+                #scratch.copy_from_slice(#id);
+                let mut #id = rt::Levels::new(Vec::from([#id, #scratch]));
             },
         }
     });
@@ -610,17 +634,18 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
         .map(|f| ident(&f.name))
         .collect();
     let doc = docs(&format!(
-        "Checks the arguments, then runs `steps` steps with `kernels`.{}",
+        "Checks the arguments, then runs `steps` steps with `kernels`, its scratch grids from `work`.{}",
         sig.doc
     ));
     quote! {
         #doc
         #[allow(non_snake_case)]
-        fn run_with(kernels: &impl Kernels, #args) -> Result<(), StencilError> {
-            #cells self::check_arguments(&shape, &[#lengths])?;
+        fn run_with(kernels: &impl Kernels, #work: &mut Workspace, #args) -> Result<(), StencilError> {
+            let cells = self::check_arguments(&shape, &[#lengths])?;
             if steps == 0 {
                 return Ok(());
             }
+            let [#(#scratch_names),*] = #work.grids::<#count>(cells);
             #(#setup)*
             for _ in 0..steps {
                 #(#body)*
@@ -642,7 +667,7 @@ fn statement_call(st: &Stencil, s: &Statement) -> TokenStream {
         let own = slot.field == s.target;
         match (f.role, slot.version) {
             (Role::Input, _) => quote!(#id),
-            (Role::Temp, _) => quote!(&#id),
+            (Role::Temp, _) => quote!(&*#id),
             (_, Version::Start) if own => quote!(io.cur),
             (_, Version::Prev) if own => quote!(io.prev),
             (_, Version::Start) => quote!(#id.cur()),
@@ -651,7 +676,7 @@ fn statement_call(st: &Stencil, s: &Statement) -> TokenStream {
         }
     });
     if target.role == Role::Temp {
-        return quote! { kernels.#method(shape, &mut #tid, #(#slot_args,)* &params); };
+        return quote! { kernels.#method(shape, #tid, #(#slot_args,)* &params); };
     }
     let frame = (st.boundary == Boundary::Fixed && target.has_prev())
         .then(|| quote! { rt::copy_frame(io.cur, io.next, &shape, &RADIUS); });

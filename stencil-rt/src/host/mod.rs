@@ -1,10 +1,13 @@
 //! What the generated host code calls: argument checks before anything runs,
-//! the time levels of the reference and OpenMP runs ([`Levels`]), periodic
-//! wrapping, integer powers and the copy of a fixed boundary's frame.
+//! the time levels of the reference and OpenMP runs ([`Levels`]) and the
+//! scratch grids they reuse ([`Workspace`]), periodic wrapping, integer
+//! powers and the copy of a fixed boundary's frame.
 
 mod levels;
+mod workspace;
 
 pub use levels::{Io, Levels};
+pub use workspace::Workspace;
 
 use crate::StencilError;
 

@@ -121,6 +121,7 @@ mod generation {
                     openmp: Some("pkg_0_1_0".into()),
                     cuda: Some(cuda.clone()),
                     hip: Some(hip.clone()),
+                    arrays: true,
                 },
             ] {
                 let code =
@@ -131,6 +132,7 @@ mod generation {
                 assert_eq!(code.contains("pub mod openmp {"), linked.openmp.is_some());
                 assert_eq!(code.contains("pub mod cuda {"), linked.cuda.is_some());
                 assert_eq!(code.contains("pub mod hip {"), linked.hip.is_some());
+                assert_eq!(code.contains("pub fn run_arrays("), linked.arrays);
                 assert_eq!(
                     code.contains("pub fn hip_device_count()"),
                     linked.hip.is_some()
