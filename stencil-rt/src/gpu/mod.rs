@@ -1,6 +1,7 @@
 //! The GPU backends' runtime: the runtime calls a crate's generated source
 //! exports ([`Runtime`], [`Calls`]), device memory ([`Buffer`], [`Levels`]),
-//! captured and replayed launches ([`Stream`], [`Captured`], [`Graph`]),
+//! captured and replayed launches ([`Stream`], [`Captured`], [`Graph`],
+//! and a session's [`Graphs`]),
 //! the measurement of fused steps against single steps ([`Trial`]), and the
 //! descriptions a session gives of its plan ([`GpuTiling`], [`Fusion`],
 //! [`Measurement`]).
@@ -18,11 +19,13 @@
 mod buffer;
 mod graph;
 mod plan;
+mod replay;
 mod trial;
 
 pub use buffer::{Buffer, Levels};
 pub use graph::{Captured, Graph, Stream};
 pub use plan::{Fusion, GpuTiling, Measurement};
+pub use replay::{Graphs, Recorder};
 pub use trial::Trial;
 
 use std::ffi::CStr;

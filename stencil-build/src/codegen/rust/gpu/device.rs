@@ -100,9 +100,7 @@ pub fn runtime_module(prefix: &str, d: &Dialect) -> TokenStream {
 
             pub type Buffer<T> = gpu::Buffer<#runtime, T>;
             pub type Levels<T> = gpu::Levels<#runtime, T>;
-            pub type Stream = gpu::Stream<#runtime>;
-            pub type Captured = gpu::Captured<#runtime>;
-            pub type Graph = gpu::Graph<#runtime>;
+            pub type Graphs = gpu::Graphs<#runtime>;
             pub use ::stencil_rt::gpu::Trial;
 
             /// `Ok` for status 0, else the runtime's message for `call`.

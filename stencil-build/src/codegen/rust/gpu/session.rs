@@ -3,7 +3,7 @@
 //! kernels one step or several fused steps at a time and replays runs of
 //! launches as graphs.
 
-use proc_macro2::{Ident, Literal, TokenStream};
+use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::backend::gpu::Dialect;
@@ -54,7 +54,7 @@ fn fused_step(
                     let mut trial = self.trial;
                     let (ran, measured) = trial.next(
                         #span,
-                        if self.graphs { #graph_launches } else { 1 },
+                        if self.graphs.on() { #graph_launches } else { 1 },
                         &mut |steps, each| self.launches(#params, steps, each),
                         &|| dev::synchronize(NAME),
                     )?;
@@ -164,36 +164,14 @@ struct Graphs {
     alloc: Vec<TokenStream>,
     /// `Session::replay`, `set_graphs`, `graphs` and `replays`.
     methods: TokenStream,
+    /// Items beside the session: the `Run` a capture records.
+    items: TokenStream,
 }
 
 /// Launches a session captures as one graph: a multiple of every count of
 /// buffers a field turns through (2, 3 or 4), so that a graph leaves the
 /// buffers in the order it found them and replays again.
 const GRAPH_LAUNCHES: u64 = 48;
-
-/// Graphs a session keeps: one per order of the buffers a field turns
-/// through (up to 4). A call whose launches outside whole graphs turn the
-/// buffers by an odd count leaves them in the other order, so consecutive
-/// calls alternate between two graphs; with one kept, each call captured its
-/// graph again (on the H100 `temporal` j2d5pt f64 on 512^2, whose calls of
-/// 1000 steps end with 23 launches outside graphs, ran 0.90x-0.95x `naive`
-/// in such calls and 1.00x in calls of 10000).
-///
-/// Past 4, a new capture updates the least recently replayed graph in place
-/// where the runtime allows (the same launches with other arguments:
-/// parameters that change every call), which spares the instantiation
-/// (41-45 us against 15 for 48 launches on the H100;
-/// design notes, `graph-update`) and the wait for the old graph's
-/// replays before it is destroyed.
-const GRAPHS_KEPT: usize = 4;
-
-/// Captures in a row that may give no graph before a session turns graphs
-/// off. A capture that another thread's device synchronization invalidated
-/// (any thread of the process, on the same device, whatever the capture
-/// mode: design notes, `capture-threads`) gives none once; the next
-/// run of launches captures again. A runtime that refuses every capture costs
-/// this many tries, each of which records its launches without running them.
-const CAPTURE_TRIES: u32 = 3;
 
 /// The fewest launches a `step` call replays as a graph where it has fewer
 /// than [`GRAPH_LAUNCHES`] left: a call of 8 to 47 launches, or the rest of a
@@ -208,154 +186,92 @@ impl Graphs {
     /// (no graph runs before they are, the copy is not a launch); `params`:
     /// the stencil's parameters, in `Params`.
     fn new(levels: &[Ident], fresh: &[Ident], params: &[Ident], params_ident: &Ident) -> Graphs {
-        let key_len = usize_lit(2 + levels.len() + params.len());
-        let turns_len = usize_lit(levels.len());
-        let members = vec![
-            quote!(stream: Option<dev::Stream>),
-            quote!(kept: Vec<([u64; #key_len], [usize; #turns_len], dev::Graph)>),
-            quote!(graphs: bool),
-            quote!(replays: u64),
-            quote!(captures: u64),
-            quote!(updates: u64),
-            quote!(failed: u32),
-            quote!(seen: Vec<[u64; #key_len]>),
-        ];
-        let alloc = vec![
-            quote!(stream: None),
-            quote!(kept: Vec::new()),
-            quote!(graphs: true),
-            quote!(replays: 0),
-            quote!(captures: 0),
-            quote!(updates: 0),
-            quote!(failed: 0),
-            quote!(seen: Vec::new()),
-        ];
         let replay = Graphs::replay_method(levels, fresh, params, params_ident);
-        let accessors = Graphs::accessors(key_len);
-        let methods = quote! {
-            #replay
-
-            #accessors
-        };
+        let accessors = Graphs::accessors();
         Graphs {
-            members,
-            alloc,
-            methods,
+            members: vec![quote!(graphs: dev::Graphs)],
+            alloc: vec![quote!(graphs: dev::Graphs::new())],
+            methods: quote! {
+                #replay
+
+                #accessors
+            },
+            items: Graphs::recorder(levels),
         }
     }
 
-    /// `replay`: a run of launches as one graph, captured where the session
-    /// keeps none for it ([`Self::capture`]).
+    /// `replay`: a run of launches as one graph (`stencil_rt::gpu::Graphs`),
+    /// lending the capture a [`Graphs::recorder`].
     fn replay_method(
         levels: &[Ident],
         fresh: &[Ident],
         params: &[Ident],
         params_ident: &Ident,
     ) -> TokenStream {
-        let index: Vec<_> = (0..levels.len()).map(usize_lit).collect();
-        let capture = Graphs::capture(levels, params_ident);
+        let graph_launches = GRAPH_LAUNCHES;
         let replay_doc = docs(&format!(
             "Runs `launches` launches (up to {GRAPH_LAUNCHES}) of `fused` steps as one graph: the one \
-             captured for the same launches, steps a launch, parameters and order of the buffers. \
-             Where the session keeps none, it captures one first; a run of fewer than \
-             {GRAPH_LAUNCHES} launches only where the same run came before since its last capture. \
-             The session keeps {GRAPHS_KEPT}; past that, the least recently replayed takes the new \
-             launches in place. `false` (nothing ran) before the frames are copied, for a short run \
-             seen for the first time, and where the capture gave no graph: after {CAPTURE_TRIES} \
-             such captures in a row, graphs are off from then on."
+             captured for the same launches, steps a launch, parameters and order of the buffers \
+             (`stencil_rt::gpu::Graphs`: a run of fewer than {GRAPH_LAUNCHES} launches is captured \
+             where the same run came before). `false` (nothing ran) before the frames are copied, \
+             with graphs off, and where no graph ran."
         ));
         quote! {
         #replay_doc
         fn replay(&mut self, #params_ident: Params, fused: u64, launches: u64) -> Result<bool, StencilError> {
-            if #(self.#fresh ||)* !self.graphs {
+            if #(self.#fresh ||)* !self.graphs.on() {
                 return Ok(false);
             }
             let key = [fused, launches, #(self.grids.#levels.turn() as u64,)* #(u64::from(#params_ident.#params.to_bits()),)*];
-            let (key, after, graph) = match self.kept.iter().position(|entry| entry.0 == key) {
-                Some(at) => self.kept.remove(at),
-                None => {
-                    #capture
-                }
-            };
-            graph.replay(NAME)?;
-            #(self.grids.#levels.set_turn(after[#index]);)*
-            self.kept.push((key, after, graph));
+            // The graphs lend the session to their capture: out of it meanwhile.
+            let mut graphs = ::std::mem::take(&mut self.graphs);
+            let run = &mut Run { session: self, params: #params_ident, fused, launches };
+            let replayed = graphs.replay(NAME, &key, launches < #graph_launches, run);
+            self.graphs = graphs;
+            if !replayed? {
+                return Ok(false);
+            }
             self.steps += launches * fused;
-            self.replays += 1;
             Ok(true)
         }
         }
     }
 
-    /// The capture of a run of launches the session keeps no graph for: the
-    /// launches recorded on the session's stream, the buffers turned back,
-    /// the graph instantiated or a kept one updated in place.
-    fn capture(levels: &[Ident], params_ident: &Ident) -> TokenStream {
+    /// `Run`: a run of the session's launches, as a capture records it.
+    fn recorder(levels: &[Ident]) -> TokenStream {
         let index: Vec<_> = (0..levels.len()).map(usize_lit).collect();
-        let graph_launches = GRAPH_LAUNCHES;
-        let graphs_kept = GRAPHS_KEPT;
-        let capture_tries = CAPTURE_TRIES;
         quote! {
-            if launches < #graph_launches && !self.seen_before(key) {
-                return Ok(false);
+            /// A run of `launches` launches of `fused` steps of a session, lent to a capture.
+            struct Run<'s> {
+                session: &'s mut Session,
+                params: Params,
+                fused: u64,
+                launches: u64,
             }
-            let stream = match self.stream.take() {
-                Some(stream) => stream,
-                None => dev::Stream::new(NAME)?,
-            };
-            let (steps, turns) = (self.steps, [#(self.grids.#levels.turn()),*]);
-            let captured = dev::Captured::record(&stream, &mut || {
-                for _ in 0..launches {
-                    self.launch(#params_ident, fused, stream.ptr())?;
+
+            impl ::stencil_rt::gpu::Recorder for Run<'_> {
+                fn turns(&self) -> Vec<usize> {
+                    Vec::from([#(self.session.grids.#levels.turn()),*])
                 }
-                Ok(())
-            });
-            // What the captured launches leave, then the session as before them.
-            let after = [#(self.grids.#levels.turn()),*];
-            self.steps = steps;
-            #(self.grids.#levels.set_turn(turns[#index]);)*
-            self.stream = Some(stream);
-            // Where the session keeps as many graphs as it may, the least recently
-            // replayed takes the new launches in place; else, or where the runtime
-            // refuses that, they are instantiated (the old graph dropped after its
-            // replays ran).
-            let oldest = if self.kept.len() == #graphs_kept {
-                Some(self.kept.remove(0).2)
-            } else {
-                None
-            };
-            let graph = match (captured, oldest) {
-                (Some(captured), Some(mut graph)) => {
-                    if graph.update(&captured) {
-                        self.updates += 1;
-                        Some(graph)
-                    } else {
-                        drop(graph);
-                        dev::Graph::new(&captured)
+
+                fn set_turns(&mut self, turns: &[usize]) {
+                    #(self.session.grids.#levels.set_turn(turns[#index]);)*
+                }
+
+                fn record(&mut self, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
+                    let steps = self.session.steps;
+                    for _ in 0..self.launches {
+                        self.session.launch(self.params, self.fused, stream)?;
                     }
+                    self.session.steps = steps;
+                    Ok(())
                 }
-                (Some(captured), None) => dev::Graph::new(&captured),
-                (None, _) => None,
-            };
-            let Some(graph) = graph else {
-                // Another thread may have invalidated the capture: the next run
-                // of launches tries again, up to a limit.
-                self.failed += 1;
-                if self.failed == #capture_tries {
-                    self.graphs = false;
-                    self.kept.clear();
-                }
-                return Ok(false);
-            };
-            self.failed = 0;
-            self.captures += 1;
-            (key, after, graph)
+            }
         }
     }
 
-    /// `seen_before` and the session's graph switch and counters.
-    fn accessors(key_len: Literal) -> TokenStream {
-        let graphs_kept = GRAPHS_KEPT;
+    /// The session's graph switch and counters.
+    fn accessors() -> TokenStream {
         let set_doc = docs(&format!(
             "Turns graphs on or off: on, each run of {GRAPH_LAUNCHES} launches in a `step` call is \
              captured once as a graph (per steps a launch, parameters and order of the buffers) \
@@ -364,50 +280,33 @@ impl Graphs {
              launch's cost on small grids."
         ));
         quote! {
-        /// Whether the run of `key` came before since it was last captured (the session
-        /// remembers as many such runs as it keeps graphs); notes it where not, and
-        /// forgets it where so.
-        fn seen_before(&mut self, key: [u64; #key_len]) -> bool {
-            if let Some(at) = self.seen.iter().position(|seen| *seen == key) {
-                self.seen.remove(at);
-                return true;
-            }
-            if self.seen.len() == #graphs_kept {
-                self.seen.remove(0);
-            }
-            self.seen.push(key);
-            false
-        }
-
         /// Whether runs of many launches are replayed as graphs (on by default; off
         /// after captures in a row gave no graph).
         pub fn graphs(&self) -> bool {
-            self.graphs
+            self.graphs.on()
         }
 
         #set_doc
         pub fn set_graphs(&mut self, on: bool) {
-            self.graphs = on;
-            self.failed = 0;
-            self.kept.clear();
+            self.graphs.set_on(on);
         }
 
         /// Graphs replayed since the session was made.
         #[doc(hidden)]
         pub fn replays(&self) -> u64 {
-            self.replays
+            self.graphs.replays()
         }
 
         /// Graphs captured since the session was made.
         #[doc(hidden)]
         pub fn captures(&self) -> u64 {
-            self.captures
+            self.graphs.captures()
         }
 
         /// Captures that updated a kept graph in place instead of instantiating one.
         #[doc(hidden)]
         pub fn updates(&self) -> u64 {
-            self.updates
+            self.graphs.updates()
         }
         }
     }
@@ -769,7 +668,7 @@ pub(super) fn session(
     let fusion_methods = fusion_members(plan, &mut members, &mut alloc);
     members.extend(graphs.members);
     alloc.extend(graphs.alloc);
-    let graph_methods = graphs.methods;
+    let (graph_methods, graph_items) = (graphs.methods, graphs.items);
     let (upload, download) = (g.upload_method(st), g.download_method(st));
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
@@ -827,5 +726,7 @@ pub(super) fn session(
 
             #download
         }
+
+        #graph_items
     }
 }
