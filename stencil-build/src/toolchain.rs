@@ -159,12 +159,13 @@ pub fn build_cuda(
         .into_iter()
         .chain(extra_flags.iter().cloned())
         .collect();
-    // Headers a flag adds (HIP through nvcc): their text counts as the sources'.
+    // Headers a flag adds (HIP through nvcc): their text counts as every unit's.
     let include_dirs: Vec<PathBuf> = flags
         .iter()
         .filter_map(|f| f.strip_prefix("-I"))
         .map(PathBuf::from)
         .collect();
+    let headers = cache::files_under(&include_dirs);
     let compile = |i: usize, unit: &units::Unit| {
         let mut build = cc::Build::new();
         build
@@ -178,7 +179,7 @@ pub fn build_cuda(
             build.flag(flag);
         }
         let mut inputs = unit.inputs();
-        inputs.extend(include_dirs.iter().flat_map(|d| cache::files_under(d)));
+        inputs.extend_from_slice(&headers);
         cache::compile(&build, &format!("{lib_name}_{i}"), &inputs, &|e| {
             Error::Toolchain {
                 backend: "cuda",
@@ -276,7 +277,7 @@ pub fn build_on_cpu(
     remove_stale(&sources)?;
     let units = units::units(&sources, jobs())?;
     let mut inputs: Vec<PathBuf> = units.iter().flat_map(units::Unit::inputs).collect();
-    inputs.extend(include_dirs.iter().flat_map(|d| cache::files_under(d)));
+    inputs.extend(cache::files_under(include_dirs));
     build.files(units.iter().map(|u| &u.path));
     cache::compile(&build, lib_name, &inputs, &|e| on_cpu_error(d, e))
 }
@@ -318,7 +319,7 @@ fn precompile_prelude(
         "h.gch"
     });
     let mut inputs = vec![header.clone()];
-    inputs.extend(include_dirs.iter().flat_map(|d| cache::files_under(d)));
+    inputs.extend(cache::files_under(include_dirs));
     cache::make_once(&precompiled, &compiler, &inputs, || {
         precompile(&compiler, &header, &precompiled, backend)
     })?;

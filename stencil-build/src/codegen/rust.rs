@@ -605,7 +605,7 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
         st.fields.iter().filter(|f| f.role != Role::Input).collect();
     let scratch_names = scratch.iter().map(|f| format_ident!("{}__next", f.name));
     let count = usize_lit(scratch.len());
-    let setup = scratch.iter().map(|f| {
+    let setup = st.fields.iter().map(|f| {
         let id = ident(&f.name);
         let scratch = format_ident!("{}__next", f.name);
         let prev = format_ident!("{}_prev", f.name);

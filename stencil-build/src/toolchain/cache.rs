@@ -48,37 +48,39 @@ pub fn compile(
             Error::Environment("OUT_DIR is not set: compile() runs from a build script".into())
         })?;
     let library = out_dir.join(format!("lib{lib_name}.a"));
-    let stamp = out_dir.join(format!("lib{lib_name}.a.stamp"));
     let tool = build.try_get_compiler().map_err(error)?;
-    let fingerprint = fingerprint(&tool, inputs)?;
-    if library.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == fingerprint) {
-        return cc::try_emit_link_directives(build, &library).map_err(error);
+    // `try_compile` links what it builds; a library kept is linked here.
+    let made = make_once(&library, &tool, inputs, || {
+        build.try_compile(lib_name).map_err(error)
+    })?;
+    if made {
+        Ok(())
+    } else {
+        cc::try_emit_link_directives(build, &library).map_err(error)
     }
-    // A library half rebuilt must not look current.
-    let _ = std::fs::remove_file(&stamp);
-    build.try_compile(lib_name).map_err(error)?;
-    write_if_changed(&stamp, &fingerprint).map(|_| ())
 }
 
 /// Whether `output` is current for `tool`'s command and `inputs`, by the
 /// stamp `<output>.stamp`; where not, `make` builds it and the stamp is
-/// written. For outputs that are not libraries (a precompiled header).
+/// written. Returns whether `make` ran.
 pub fn make_once(
     output: &Path,
     tool: &cc::Tool,
     inputs: &[PathBuf],
     make: impl FnOnce() -> Result<(), Error>,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let mut stamp = output.as_os_str().to_owned();
     stamp.push(".stamp");
     let stamp = PathBuf::from(stamp);
     let fingerprint = fingerprint(tool, inputs)?;
     if output.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == fingerprint) {
-        return Ok(());
+        return Ok(false);
     }
+    // An output half rebuilt must not look current.
     let _ = std::fs::remove_file(&stamp);
     make()?;
-    write_if_changed(&stamp, &fingerprint).map(|_| ())
+    write_if_changed(&stamp, &fingerprint)?;
+    Ok(true)
 }
 
 /// The hash of `tool` (its executable's path, size and modification time,
@@ -118,10 +120,10 @@ fn executable(program: &Path) -> PathBuf {
         .unwrap_or_else(|| program.to_path_buf())
 }
 
-/// Every file under `dir` (an include folder), sorted.
-pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+/// Every file under `dirs` (include folders), sorted.
+pub fn files_under(dirs: &[PathBuf]) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
+    let mut stack = dirs.to_vec();
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let path = entry.path();

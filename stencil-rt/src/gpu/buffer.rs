@@ -129,6 +129,11 @@ impl<R: Runtime, T: Copy> Levels<R, T> {
         })
     }
 
+    /// The buffer that holds `level` at the current turn.
+    fn physical(&self, level: usize) -> usize {
+        (level + self.turn) % self.bufs.len()
+    }
+
     /// The level `cur` is: 0, or 1 after `prev`.
     pub fn cur_level(&self) -> usize {
         self.levels - 1
@@ -136,13 +141,13 @@ impl<R: Runtime, T: Copy> Levels<R, T> {
 
     /// The buffer holding `level` (0 = prev, `cur_level()` = cur, the last = next).
     pub fn level(&self, level: usize) -> &Buffer<R, T> {
-        &self.bufs[(level + self.turn) % self.bufs.len()]
+        &self.bufs[self.physical(level)]
     }
 
     /// The buffer holding `level`, to write.
     pub fn level_mut(&mut self, level: usize) -> &mut Buffer<R, T> {
-        let n = self.bufs.len();
-        &mut self.bufs[(level + self.turn) % n]
+        let at = self.physical(level);
+        &mut self.bufs[at]
     }
 
     /// The level a launch reads as current.
@@ -168,7 +173,7 @@ impl<R: Runtime, T: Copy> Levels<R, T> {
     /// Copies the current level into the first buffer (turn 0's first
     /// level), on the device; nothing where that buffer holds it.
     pub fn copy_cur_to_first(&mut self, stencil: &'static str) -> Result<(), StencilError> {
-        let cur = (self.cur_level() + self.turn) % self.bufs.len();
+        let cur = self.physical(self.cur_level());
         if cur == 0 {
             return Ok(());
         }
