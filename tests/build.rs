@@ -199,6 +199,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     std::fs::write(out.join("registry.rs"), registry)?;
     std::fs::write(out.join("cross_backend_tests.rs"), tests)?;
+    if cuda || hip {
+        write_tuning(&variants_dir)?;
+    }
     let mut config = stencil_build::Config::new();
     config.search_dir(&variants_dir).ndarray(true);
     if std::env::var_os("CARGO_FEATURE_HIP_ON_CUDA").is_some() {
@@ -212,6 +215,62 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ]);
     }
     config.compile()?;
+    Ok(())
+}
+
+/// The tuned stencil of `tests/tests/tuning.rs`, and what its tuning file holds.
+const TUNED: &str = "heat2d_f64_fixed";
+
+/// Writes `tuning.toml` beside the variants: for [`TUNED`] on each GPU
+/// backend, a plan tuned for the emulated device (`stream` in pairs) and
+/// one for an H200 (`temporal` of 3 steps), and a stale entry (of another
+/// spec) for its f32 twin, which the build warns of and leaves out.
+fn write_tuning(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    use stencil_build::tuning::{Entry, render, tunables};
+    let hash = |name: &str| -> Result<String, Box<dyn std::error::Error>> {
+        let path = dir.join(format!("{name}.stencil.toml"));
+        let tunable = tunables(&path, &std::fs::read_to_string(&path)?, false)?;
+        Ok(tunable[0].spec.clone())
+    };
+    let entry = |backend, device: &str, tiling: &str, spec: String| Entry {
+        stencil: TUNED.into(),
+        spec,
+        backend,
+        device: device.into(),
+        arch: "sm_90".into(),
+        shape: vec![4096, 4096],
+        steps: 100,
+        gcells: 2.0,
+        own_gcells: 1.0,
+        date: "2026-12-02".into(),
+        tiling: tiling.into(),
+    };
+    let spec = hash(TUNED)?;
+    let mut entries = Vec::new();
+    for backend in [stencil_build::Backend::Cuda, stencil_build::Backend::Hip] {
+        entries.push(entry(
+            backend,
+            "Emulated device",
+            "strategy = \"stream\"\nvector = 2\n",
+            spec.clone(),
+        ));
+        entries.push(entry(
+            backend,
+            "NVIDIA H200",
+            "strategy = \"temporal\"\ntime_block = 3\n",
+            spec.clone(),
+        ));
+    }
+    entries.push(Entry {
+        stencil: "heat2d_f32_fixed".into(),
+        ..entry(
+            stencil_build::Backend::Cuda,
+            "Emulated device",
+            "strategy = \"tiled\"\n",
+            spec,
+        )
+    });
+    std::fs::write(dir.join("tuning.toml"), render(&entries))?;
     Ok(())
 }
 

@@ -10,10 +10,10 @@ use heck::ToSnakeCase;
 
 use crate::analysis::{Analysis, analyse};
 use crate::backend::{gpu, openmp};
-use crate::codegen::rust::{self, GpuLink, Linked};
+use crate::codegen::rust::{self, Compiled, GpuLink, Linked};
 use crate::diagnostic::Diagnostic;
 use crate::ir::{Stencil, lower_all};
-use crate::{Error, spec, toolchain};
+use crate::{Error, spec, toolchain, tuning};
 
 /// A kernel backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -198,6 +198,10 @@ impl Config {
         let out_dir = self.output_dir()?;
         let files = self.spec_files()?;
         let stencils = load_all(&files)?;
+        let (tunings, warnings) = tuning::tunings(&files, &stencils)?;
+        for w in warnings {
+            println!("cargo:warning={w}");
+        }
         let backends = self.enabled_backends();
         let prefix = symbol_prefix();
         let mut linked = Linked {
@@ -212,7 +216,7 @@ impl Config {
         }
         if backends.contains(&Backend::Cuda) {
             linked.cuda = Some(build_gpu(
-                &stencils,
+                (&stencils, &tunings),
                 &out_dir,
                 &prefix,
                 &gpu::CUDA,
@@ -227,7 +231,7 @@ impl Config {
         }
         if backends.contains(&Backend::Hip) {
             linked.hip = Some(build_gpu(
-                &stencils,
+                (&stencils, &tunings),
                 &out_dir,
                 &prefix,
                 &gpu::HIP,
@@ -325,7 +329,7 @@ fn archs(var: &str, configured: &[String], defaults: &[&str]) -> Vec<String> {
 /// lies in `OUT_DIR`: specs a build script writes there itself are newer than
 /// the start of its run (the time Cargo compares with), so watching them
 /// would rerun it, and recompile every kernel, on every build.
-fn rerun_if_changed(path: &Path) {
+pub(crate) fn rerun_if_changed(path: &Path) {
     if !generated(path) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
@@ -492,14 +496,26 @@ fn check_gpu_plans(s: &spec::Spec, src: &spec::Source, st: &Stencil) -> Result<(
     ];
     let form = gpu::gpu_form(st);
     for (d, section, tiling) in asked {
-        let Some(section) = section else { continue };
-        let plan = gpu::resolve(tiling, &form, d)
-            .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), &form, d));
-        if let Err(message) = plan {
-            return Err(src.error(plan_key(section, &message), message));
+        if let Some(section) = section {
+            checked_plan(section, tiling, &form, d, src)?;
         }
     }
     Ok(())
+}
+
+/// The plan `tiling` (checked from `section`, of `src`) asks of `form` (a
+/// stencil's [`gpu::gpu_form`]) on `d`, settled and checked: an error at
+/// the key its message names, else at `strategy`.
+pub(crate) fn checked_plan(
+    section: &toml::Spanned<spec::GpuTilingSection>,
+    tiling: &crate::ir::GpuTiling,
+    form: &Stencil,
+    d: &gpu::Dialect,
+    src: &spec::Source,
+) -> Result<gpu::Plan, Diagnostic> {
+    gpu::resolve(tiling, form, d)
+        .and_then(|plan| gpu::fit(plan, tiling.block.is_some(), form, d))
+        .map_err(|message| src.error(plan_key(section, &message), message))
 }
 
 /// Where in `section` the plan error `message` points: the first key it
@@ -571,9 +587,10 @@ fn build_openmp(
     toolchain::build_openmp(&files, &format!("{prefix}_openmp"), flags)
 }
 
-/// Generates one GPU dialect's kernels for every stencil and has `compile` build them.
+/// Generates one GPU dialect's kernels for every stencil, its own plan's
+/// and those its tuning file lists, and has `compile` build them.
 fn build_gpu(
-    stencils: &[(Stencil, Analysis)],
+    (stencils, tunings): (&[(Stencil, Analysis)], &tuning::Tunings),
     out_dir: &Path,
     prefix: &str,
     d: &gpu::Dialect,
@@ -586,12 +603,28 @@ fn build_gpu(
     })?;
     let mut files = Vec::new();
     let mut plans = Vec::new();
-    for (st, an) in stencils {
-        let (code, plan) = gpu_source(st, an, prefix, d)?;
-        let path = dir.join(format!("{}.{}", st.name, d.extension));
-        write(&path, &code)?;
-        files.push(path);
-        plans.push(plan);
+    for (k, (st, an)) in stencils.iter().enumerate() {
+        let own = Compiled::own(gpu_plan(&gpu::gpu_form(st), d)?, prefix);
+        let tuned = tunings
+            .of(k, d)
+            .into_iter()
+            .enumerate()
+            .map(|(j, t)| Compiled {
+                plan: t.plan,
+                prefix: format!("{prefix}_tuned{}", j + 1),
+                tuned: Some(t.entry),
+            });
+        let compiled: Vec<Compiled> = std::iter::once(own).chain(tuned).collect();
+        for (j, c) in compiled.iter().enumerate() {
+            let file = match j {
+                0 => format!("{}.{}", st.name, d.extension),
+                _ => format!("{}.tuned{j}.{}", st.name, d.extension),
+            };
+            let path = dir.join(file);
+            write(&path, &gpu_code(st, an, &c.plan, &c.prefix, d))?;
+            files.push(path);
+        }
+        plans.push(compiled);
     }
     let runtime = dir.join(format!("{}_runtime.{}", d.name, d.extension));
     write(&runtime, &gpu::runtime_source(prefix, d))?;
@@ -614,21 +647,19 @@ fn rust_api(stencils: &[(Stencil, Analysis)], linked: &Linked) -> Result<String,
     })
 }
 
-/// One stencil's kernels in dialect `d` (those of its [`gpu::gpu_form`]),
-/// with the tiling they were generated for.
-fn gpu_source(
+/// One stencil's kernels in dialect `d` for `plan` (those of its
+/// [`gpu::gpu_form`]), their symbols prefixed with `prefix`.
+fn gpu_code(
     st: &Stencil,
     an: &Analysis,
+    plan: &gpu::Plan,
     prefix: &str,
     d: &gpu::Dialect,
-) -> Result<(String, gpu::Plan), Error> {
-    let form = gpu::gpu_form(st);
-    let plan = gpu_plan(&form, d)?;
-    let code = match &form {
-        std::borrow::Cow::Borrowed(st) => gpu::source(st, an, &plan, prefix, d),
-        std::borrow::Cow::Owned(form) => gpu::source(form, &analyse(form), &plan, prefix, d),
-    };
-    Ok((code, plan))
+) -> String {
+    match gpu::gpu_form(st) {
+        std::borrow::Cow::Borrowed(st) => gpu::source(st, an, plan, prefix, d),
+        std::borrow::Cow::Owned(form) => gpu::source(&form, &analyse(&form), plan, prefix, d),
+    }
 }
 
 /// The plan the `[tiling.<d>]` of `form` (a stencil's [`gpu::gpu_form`])
@@ -649,7 +680,7 @@ fn gpu_plan(form: &Stencil, d: &gpu::Dialect) -> Result<gpu::Plan, Error> {
 
 /// The spec `text` (reported as coming from `path`), checked and lowered:
 /// one stencil per dtype it lists.
-fn lowered(path: &Path, text: &str) -> Result<Vec<Stencil>, Error> {
+pub(crate) fn lowered(path: &Path, text: &str) -> Result<Vec<Stencil>, Error> {
     let src = spec::Source {
         path: path.to_path_buf(),
         text: text.to_string(),
@@ -708,9 +739,9 @@ fn generate_here(path: &Path, text: &str) -> Result<Sources, Error> {
     for (dialect, text) in [(gpu::CUDA, &mut sources.cuda), (gpu::HIP, &mut sources.hip)] {
         let mut plans = Vec::new();
         for (st, an) in &stencils {
-            let (code, plan) = gpu_source(st, an, prefix, &dialect)?;
-            text.push_str(&code);
-            plans.push(plan);
+            let plan = gpu_plan(&gpu::gpu_form(st), &dialect)?;
+            text.push_str(&gpu_code(st, an, &plan, prefix, &dialect));
+            plans.push(vec![Compiled::own(plan, prefix)]);
         }
         let link = Some(GpuLink {
             prefix: prefix.to_string(),
@@ -744,6 +775,24 @@ pub struct PlanSpace {
     /// halved or doubled (`time_block` and `occupancy` one less or more),
     /// and each other strategy's model plan.
     pub around: Vec<String>,
+    /// A coarse sweep of the space: every strategy's model plan, and each
+    /// with one key at a time set to each of a few values (block shapes,
+    /// `chunk`, `coarsen`, `vector`, `time_block`, `occupancy`).
+    pub sweep: Vec<String>,
+}
+
+impl PlanSpace {
+    /// The plan space of `form` (a stencil's GPU form) on `d`; with
+    /// `exhaustive`, its sweep holds every combination of the swept values.
+    pub(crate) fn of(form: &Stencil, d: &gpu::Dialect, exhaustive: bool) -> Result<Self, Error> {
+        let plan = gpu_plan(form, d)?;
+        let sections = |plans: Vec<gpu::Plan>| plans.iter().map(|p| p.section(d.name)).collect();
+        Ok(PlanSpace {
+            chosen: plan.section(d.name),
+            around: sections(gpu::plan::candidates(&plan, form, d)),
+            sweep: sections(gpu::plan::sweep(form, d, exhaustive)),
+        })
+    }
 }
 
 /// The GPU plan spaces of one spec ([`plan_space`]).
@@ -768,18 +817,10 @@ pub fn plan_space(path: impl AsRef<Path>, text: &str) -> Result<PlanSpaces, Erro
 /// [`plan_space`] on the calling thread.
 fn plan_space_here(path: &Path, text: &str) -> Result<PlanSpaces, Error> {
     let st = lowered(path, text)?.remove(0);
-    let space = |d: &gpu::Dialect| -> Result<PlanSpace, Error> {
-        let form = gpu::gpu_form(&st);
-        let plan = gpu_plan(&form, d)?;
-        let around = gpu::plan::candidates(&plan, &form, d);
-        Ok(PlanSpace {
-            chosen: plan.section(d.name),
-            around: around.iter().map(|p| p.section(d.name)).collect(),
-        })
-    };
+    let form = gpu::gpu_form(&st);
     Ok(PlanSpaces {
-        cuda: space(&gpu::CUDA)?,
-        hip: space(&gpu::HIP)?,
+        cuda: PlanSpace::of(&form, &gpu::CUDA, false)?,
+        hip: PlanSpace::of(&form, &gpu::HIP, false)?,
     })
 }
 

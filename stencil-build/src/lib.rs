@@ -80,6 +80,7 @@ mod diagnostic;
 mod ir;
 mod spec;
 mod toolchain;
+pub mod tuning;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -155,6 +156,8 @@ pub enum Error {
         /// What went wrong and what to do.
         message: String,
     },
+    /// One or more tuning files are invalid; each diagnostic is located.
+    Tuning(Vec<Diagnostic>),
     /// The build environment is not what a build script gets from Cargo.
     Environment(String),
 }
@@ -167,6 +170,15 @@ impl fmt::Display for Error {
                 write!(
                     f,
                     "stencil-build: {n} error{} in stencil specs",
+                    if n == 1 { "" } else { "s" }
+                )?;
+                diagnostics.iter().try_for_each(|d| write!(f, "\n\n{d}"))
+            }
+            Error::Tuning(diagnostics) => {
+                let n = diagnostics.len();
+                write!(
+                    f,
+                    "stencil-build: {n} error{} in tuning files",
                     if n == 1 { "" } else { "s" }
                 )?;
                 diagnostics.iter().try_for_each(|d| write!(f, "\n\n{d}"))

@@ -65,6 +65,16 @@ pub enum StencilError {
         /// The argument.
         field: &'static str,
     },
+    /// A session was asked for a plan its module does not carry
+    /// (`Session::with_plan`).
+    NoSuchPlan {
+        /// The stencil.
+        stencil: &'static str,
+        /// The plan asked for, an index into the module's `PLANS`.
+        plan: usize,
+        /// How many plans the module carries.
+        plans: usize,
+    },
     /// A grid's length differs from the shape's cell count.
     LengthMismatch {
         /// The stencil.
@@ -117,6 +127,14 @@ impl fmt::Display for StencilError {
             StencilError::NotContiguous { stencil, field } => write!(
                 f,
                 "{stencil}: `{field}` is not in standard layout (row-major, contiguous): pass `.as_standard_layout()` of it, or a copy"
+            ),
+            StencilError::NoSuchPlan {
+                stencil,
+                plan,
+                plans,
+            } => write!(
+                f,
+                "{stencil}: no plan {plan}: the module carries {plans} (see its `PLANS`)"
             ),
             StencilError::LengthMismatch {
                 stencil,

@@ -521,6 +521,22 @@ inline cudaError_t cudaGetDevice(int *device) {
     *device = 0;
     return cudaSuccess;
 }
+/* The emulated device's name is `STENCIL_EMULATED_DEVICE` where set (a test
+ * standing in for a device a tuning file names), else "Emulated device"; its
+ * compute capability is 9.0. */
+struct cudaDeviceProp {
+    char name[256];
+    int major;
+    int minor;
+};
+inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp *props, int device) {
+    if (device != 0) return cudaErrorInvalidValue;
+    const char *name = getenv("STENCIL_EMULATED_DEVICE");
+    snprintf(props->name, sizeof props->name, "%s", name && *name ? name : "Emulated device");
+    props->major = 9;
+    props->minor = 0;
+    return cudaSuccess;
+}
 inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute, int device) {
     if (attribute != cudaDevAttrMultiProcessorCount || device != 0) return cudaErrorInvalidValue;
     *value = cuda_on_cpu::MULTIPROCESSORS;

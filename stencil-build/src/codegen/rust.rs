@@ -48,8 +48,31 @@ pub struct GpuLink {
     pub prefix: String,
     /// The dialect.
     pub dialect: crate::backend::gpu::Dialect,
-    /// The resolved tiling of each stencil, in stencil order.
-    pub plans: Vec<crate::backend::gpu::Plan>,
+    /// The plans compiled for each stencil, in stencil order: the spec's
+    /// own first, then those of its tuning file.
+    pub plans: Vec<Vec<Compiled>>,
+}
+
+/// One plan compiled for a stencil.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The plan.
+    pub plan: crate::backend::gpu::Plan,
+    /// The C symbol prefix of its kernels.
+    pub prefix: String,
+    /// Where it was tuned: `None` for the spec's own plan.
+    pub tuned: Option<crate::tuning::Entry>,
+}
+
+impl Compiled {
+    /// The spec's own plan, its kernels' symbols prefixed with `prefix`.
+    pub fn own(plan: crate::backend::gpu::Plan, prefix: &str) -> Self {
+        Compiled {
+            plan,
+            prefix: prefix.to_string(),
+            tuned: None,
+        }
+    }
 }
 
 /// The modules the generated file holds beside the stencils' (the shared
@@ -227,7 +250,7 @@ fn stencil_module(
         .gpus()
         .map(|g| {
             let form = crate::backend::gpu::gpu_form(st);
-            gpu::stencil_module(&form, &g.plans[index], &g.prefix, &g.dialect, &signature)
+            gpu::stencil_module(&form, &g.plans[index], &g.dialect, &signature)
         })
         .collect();
     let (default_backend, default_doc) = match (linked.gpus().next(), &linked.openmp) {

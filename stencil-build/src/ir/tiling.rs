@@ -146,6 +146,18 @@ pub fn check(section: &TilingSection, dims: usize, src: &Source) -> Result<Tilin
     Ok(Tiling { openmp, cuda, hip })
 }
 
+/// Checks a `[tiling.cuda]` or `[tiling.hip]` section (`backend`) found
+/// outside a spec (a tuning file's plan), for a stencil of `dims` axes.
+pub fn check_gpu(
+    section: &Spanned<GpuTilingSection>,
+    dims: usize,
+    backend: &str,
+    src: &Source,
+) -> Result<GpuTiling, Diagnostic> {
+    let warp = if backend == "hip" { 64 } else { 32 };
+    gpu(Some(section), dims, warp, backend, src)
+}
+
 fn openmp(
     section: &Spanned<OpenmpTilingSection>,
     dims: usize,
@@ -505,18 +517,35 @@ pub fn check_fusion(
         (&section.hip, &st.tiling.hip),
     ];
     for ((gpu, tiling), backend) in asked.into_iter().zip(["cuda", "hip"]) {
-        let strategy = gpu.as_ref().and_then(|g| g.get_ref().strategy.as_ref());
-        let Some(name) = strategy else { continue };
-        let refused = match tiling.strategy {
-            s if s.fuses_steps() => unfusable(st, s.name()),
-            Strategy::Tensor => untensorable(st, backend),
-            _ => None,
-        };
-        if let Some((why, hint)) = refused {
-            return Err(src.error(name.span(), why).with_hint(hint));
+        if let Some(gpu) = gpu {
+            check_strategy(gpu, tiling, st, backend, src)?;
         }
     }
     Ok(())
+}
+
+/// Checks that the step-fusing strategy or `tensor` that `section` (a
+/// `[tiling.<backend>]`, checked into `tiling`) names can be generated
+/// for `st`, pointing at its `strategy`.
+pub fn check_strategy(
+    section: &Spanned<GpuTilingSection>,
+    tiling: &GpuTiling,
+    st: &crate::ir::Stencil,
+    backend: &str,
+    src: &Source,
+) -> Result<(), Diagnostic> {
+    let Some(name) = &section.get_ref().strategy else {
+        return Ok(());
+    };
+    let refused = match tiling.strategy {
+        s if s.fuses_steps() => unfusable(st, s.name()),
+        Strategy::Tensor => untensorable(st, backend),
+        _ => None,
+    };
+    match refused {
+        Some((why, hint)) => Err(src.error(name.span(), why).with_hint(hint)),
+        None => Ok(()),
+    }
 }
 
 /// Why `tensor` cannot run `st` on `backend`, and what to write instead;

@@ -269,10 +269,10 @@ pub fn load(path: &Path, shown: &Path) -> Result<(Spec, Source), Diagnostic> {
 /// a bound on what a build reads from a path that is not what it seems.
 pub const MAX_SPEC_BYTES: u64 = 1 << 20;
 
-/// The text of the spec file `path`: a regular file (after links) of at most
+/// The text of the spec (or tuning) file `path`: a regular file (after links) of at most
 /// [`MAX_SPEC_BYTES`], in UTF-8. A FIFO or a device is refused before it is
 /// opened, so that a build never waits on one.
-fn read(path: &Path) -> std::io::Result<String> {
+pub fn read(path: &Path) -> std::io::Result<String> {
     use std::io::{Error, ErrorKind, Read};
     if !std::fs::metadata(path)?.is_file() {
         return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
@@ -292,10 +292,20 @@ fn read(path: &Path) -> std::io::Result<String> {
 
 /// Parses spec text (already read) from `source`.
 pub fn parse(source: &Source) -> Result<Spec, Diagnostic> {
+    parse_as(source, toml_hint)
+}
+
+/// Parses the TOML text of `source` as a `T`: syntax errors, unknown keys
+/// and wrongly typed values come back located, with `hint`'s advice for
+/// the message where it has some.
+pub fn parse_as<T: serde::de::DeserializeOwned>(
+    source: &Source,
+    hint: fn(&str) -> Option<String>,
+) -> Result<T, Diagnostic> {
     toml::from_str(&source.text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         let message = e.message().trim().to_string();
-        let hint = toml_hint(&message);
+        let hint = hint(&message);
         let d = source.error(span, message);
         match hint {
             Some(h) => d.with_hint(h),

@@ -2,9 +2,10 @@
 //! exports ([`Runtime`], [`Calls`]), device memory ([`Buffer`], [`Levels`]),
 //! captured and replayed launches ([`Stream`], [`Captured`], [`Graph`],
 //! and a session's [`Graphs`]),
-//! the measurement of fused steps against single steps ([`Trial`]), and the
+//! the measurement of fused steps against single steps ([`Trial`]), the
 //! descriptions a session gives of its plan ([`GpuTiling`], [`Fusion`],
-//! [`Measurement`]).
+//! [`Measurement`]), and the plans a module carries for devices
+//! ([`Plan`], [`Tuned`], [`Device`]).
 //!
 //! The kernels and the runtime calls are compiled into the user's crate by
 //! nvcc or hipcc (this crate has no build script and links no GPU library);
@@ -17,12 +18,14 @@
 //! program selects another through the runtime).
 
 mod buffer;
+mod device;
 mod graph;
 mod plan;
 mod replay;
 mod trial;
 
 pub use buffer::{Buffer, Levels};
+pub use device::{Device, Plan, Tuned};
 pub use graph::{Captured, Graph, Stream};
 pub use plan::{Fusion, GpuTiling, Measurement};
 pub use replay::{Graphs, Recorder};
@@ -61,6 +64,12 @@ pub struct Calls {
     pub synchronize: unsafe extern "C" fn() -> c_int,
     /// `cudaGetDeviceCount(count)`.
     pub device_count: unsafe extern "C" fn(*mut c_int) -> c_int,
+    /// `cudaGetDevice(index)`: the calling thread's current device.
+    pub device_index: unsafe extern "C" fn(*mut c_int) -> c_int,
+    /// The name and architecture of device `index` (`sm_90`, `gfx90a`),
+    /// each written NUL-terminated into a buffer of the length given.
+    pub device_identity:
+        unsafe extern "C" fn(c_int, *mut c_char, c_int, *mut c_char, c_int) -> c_int,
     /// `cudaGetErrorString(code)`: a static NUL-terminated string for every code.
     pub error_string: unsafe extern "C" fn(c_int) -> *const c_char,
     /// `cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking)`.

@@ -32,6 +32,21 @@
 #define hipFuncSetAttribute cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 
+/* A device's name and target: `gcnArchName` holds CUDA's `sm_<major><minor>`. */
+#include <stdio.h>
+struct hipDeviceProp_t {
+    char name[256];
+    char gcnArchName[256];
+};
+inline cudaError_t hipGetDeviceProperties(hipDeviceProp_t *props, int device) {
+    cudaDeviceProp cuda;
+    const cudaError_t code = cudaGetDeviceProperties(&cuda, device);
+    if (code != cudaSuccess) return code;
+    snprintf(props->name, sizeof props->name, "%s", cuda.name);
+    snprintf(props->gcnArchName, sizeof props->gcnArchName, "sm_%d%d:emulated+", cuda.major, cuda.minor);
+    return cudaSuccess;
+}
+
 /* The cooperative launch of `persistent` and what sizes its grid. */
 #define hipGetDevice cudaGetDevice
 #define hipDeviceGetAttribute cudaDeviceGetAttribute

@@ -45,6 +45,21 @@ pub struct Dialect {
     pub tuned: bool,
     /// How the runtime's in-place graph update reports what it found.
     pub graph_update: GraphUpdate,
+    /// How the runtime names a device's architecture.
+    pub arch: DeviceArch,
+    /// The runtime's record of a device's properties.
+    pub device_props: &'static str,
+}
+
+/// How a runtime names a device's architecture, the key of tuned plans
+/// beside the device's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceArch {
+    /// `sm_<major><minor>`, from the compute capability (CUDA).
+    ComputeCapability,
+    /// The `gfx` target of `gcnArchName`, without its feature flags (HIP:
+    /// `gfx90a` of `gfx90a:sramecc+:xnack-`).
+    GcnArchName,
 }
 
 /// The form of the runtime's `GraphExecUpdate`.
@@ -90,6 +105,8 @@ pub const CUDA: Dialect = Dialect {
     min_blocks_bound: true,
     tuned: true,
     graph_update: GraphUpdate::ResultInfo,
+    arch: DeviceArch::ComputeCapability,
+    device_props: "cudaDeviceProp",
 };
 
 /// The HIP dialect (AMD GPUs: 64-wide wavefronts).
@@ -109,4 +126,6 @@ pub const HIP: Dialect = Dialect {
     min_blocks_bound: false,
     tuned: false,
     graph_update: GraphUpdate::NodeAndResult,
+    arch: DeviceArch::GcnArchName,
+    device_props: "hipDeviceProp_t",
 };

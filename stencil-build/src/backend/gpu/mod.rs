@@ -31,7 +31,7 @@ pub mod plan;
 mod runtime;
 pub mod step;
 
-pub use dialect::{CUDA, Dialect, GraphUpdate, HIP};
+pub use dialect::{CUDA, DeviceArch, Dialect, GraphUpdate, HIP};
 pub use emit::source;
 pub use inline::gpu_form;
 pub use plan::{Plan, fit, resolve};

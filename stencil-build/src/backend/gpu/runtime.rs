@@ -4,7 +4,7 @@
 
 use std::fmt::{self, Write as _};
 
-use super::{Dialect, GraphUpdate};
+use super::{DeviceArch, Dialect, GraphUpdate};
 use crate::backend::Writer;
 
 /// The runtime calls of dialect `d` the generated Rust needs, shared by every stencil of a crate.
@@ -18,6 +18,8 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
         )?;
         writeln!(w, "#include <{}>", d.header)?;
         writeln!(w, "#include <stddef.h>")?;
+        writeln!(w, "#include <stdio.h>")?;
+        writeln!(w, "#include <string.h>")?;
         writeln!(w)?;
         for (name, args, call) in calls(api) {
             let head = format!("extern \"C\" int {prefix}_{}_{name}({args})", d.name);
@@ -25,6 +27,7 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
             writeln!(w)?;
         }
         exec_update(w, prefix, d)?;
+        device_identity(w, prefix, d)?;
         let head = format!(
             "extern \"C\" const char *{prefix}_{}_error_string(int code)",
             d.name
@@ -38,7 +41,7 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
 /// The runtime calls of API `api` (`cuda`, `hip`) that take the same
 /// arguments in both: the name the generated Rust calls, its C parameters
 /// and the call.
-fn calls(api: &str) -> [(&'static str, &'static str, String); 16] {
+fn calls(api: &str) -> [(&'static str, &'static str, String); 17] {
     [
         (
             "malloc",
@@ -75,6 +78,11 @@ fn calls(api: &str) -> [(&'static str, &'static str, String); 16] {
             "device_count",
             "int *count",
             format!("{api}GetDeviceCount(count)"),
+        ),
+        (
+            "device_index",
+            "int *index",
+            format!("{api}GetDevice(index)"),
         ),
         // A session's graphs: its launches captured on a stream of its own, replayed on
         // the legacy stream.
@@ -156,6 +164,46 @@ fn exec_update(w: &mut Writer, prefix: &str, d: &Dialect) -> fmt::Result {
             w,
             "return (int){api}GraphExecUpdate(({api}GraphExec_t)exec, ({api}Graph_t)graph, {found});"
         )
+    })?;
+    writeln!(w)
+}
+
+/// The runtime call that names device `index` and its architecture (the
+/// key of a tuned plan): `sm_<major><minor>` on CUDA, the `gfx` target
+/// without its feature flags on HIP.
+fn device_identity(w: &mut Writer, prefix: &str, d: &Dialect) -> fmt::Result {
+    let api = d.api;
+    writeln!(
+        w,
+        "/* Writes device `index`'s name and architecture, NUL-terminated, into `name` and `arch`. */"
+    )?;
+    let head = format!(
+        "extern \"C\" int {prefix}_{}_device_identity(int index, char *name, int name_len, char *arch, int arch_len)",
+        d.name
+    );
+    w.definition(head, |w| {
+        writeln!(w, "{} props;", d.device_props)?;
+        writeln!(
+            w,
+            "const {api}Error_t code = {api}GetDeviceProperties(&props, index);"
+        )?;
+        writeln!(w, "if (code != {api}Success) return (int)code;")?;
+        writeln!(w, "snprintf(name, (size_t)name_len, \"%s\", props.name);")?;
+        match d.arch {
+            DeviceArch::ComputeCapability => writeln!(
+                w,
+                "snprintf(arch, (size_t)arch_len, \"sm_%d%d\", props.major, props.minor);"
+            )?,
+            DeviceArch::GcnArchName => {
+                writeln!(
+                    w,
+                    "snprintf(arch, (size_t)arch_len, \"%s\", props.gcnArchName);"
+                )?;
+                writeln!(w, "char *flags = strchr(arch, ':');")?;
+                writeln!(w, "if (flags) *flags = '\\0';")?;
+            }
+        }
+        writeln!(w, "return 0;")
     })?;
     writeln!(w)
 }

@@ -10,41 +10,57 @@ use quote::{format_ident, quote};
 use crate::backend::gpu::plan::{self, Plan, fused_leapfrog};
 use crate::backend::gpu::{self, Dialect};
 use crate::codegen::names::{slot_name, statement_name};
-use crate::codegen::rust::{Signature, docs, grid_names_where, grids_entry, ident, usize_lit};
+use crate::codegen::rust::{
+    Compiled, Signature, docs, grid_names_where, grids_entry, ident, usize_lit,
+};
 use crate::ir::{Boundary, Role, Slot, Stencil, Strategy, Version};
 
 mod device;
+mod plans;
 mod session;
 
 pub use device::runtime_module;
 
-/// The `cuda` (or `hip`) module of one stencil.
+/// The `cuda` (or `hip`) module of one stencil: its plans' kernels and
+/// sessions (the spec's own, and those of its tuning file: [`plans`]),
+/// `PLANS`, and `run` / `run_grids` on host slices.
 pub fn stencil_module(
     st: &Stencil,
-    plan: &Plan,
-    prefix: &str,
+    plans: &[Compiled],
     d: &Dialect,
     sig: &Signature,
 ) -> TokenStream {
     let module = format_ident!("{}", d.name);
     let dev = format_ident!("stencil_{}", d.name);
-    let strategy = plan.strategy.name();
-    let block = plan.block.iter().map(|&b| usize_lit(b));
-    let chunk = usize_lit(plan.chunk);
-    let coarsen = usize_lit(plan.coarsen);
-    let vector = usize_lit(plan.vector);
-    let time_block = usize_lit(plan.time_block);
-    let occupancy = match plan.occupancy {
-        Some(k) => {
-            let k = usize_lit(k);
-            quote! { Some(#k) }
+    let plans_const = plans::plans_const(plans);
+    let body = if let [own] = plans {
+        let items = plan_items(st, own, d);
+        let methods = plans::one_plan_methods(st.dims());
+        quote! { #items #methods }
+    } else {
+        let modules = plans.iter().enumerate().map(|(k, c)| {
+            let m = plans::plan_module(k);
+            let items = plan_items(st, c, d);
+            let doc = module_doc(st, c, d);
+            quote! {
+                #doc
+                mod #m {
+                    use super::*;
+                    #items
+                }
+            }
+        });
+        let own = plans::plan_module(0);
+        let session = plans::planned_session(st, plans.len());
+        quote! {
+            /// The tiling compiled into the spec's own plan's kernels (`PLANS` lists every plan).
+            pub const TILING: GpuTiling = #own::TILING;
+
+            #(#modules)*
+
+            #session
         }
-        None => quote! { None },
     };
-    let small_grids = plan.small_grids();
-    let small_steps = plan::naive_plan(plan, st, d).is_some();
-    let (externs, launches, fuses) = kernels(st, plan, prefix, d);
-    let session = session::session(st, plan, d, &launches, &fuses);
     let args = &sig.params;
     let upload_args = grid_arguments(st, true);
     let lengths = crate::codegen::rust::grid_lengths(st);
@@ -56,7 +72,16 @@ pub fn stencil_module(
     ));
     let grids = grids_entry(d.name);
     let session_ident = crate::codegen::rust::unshadowed(st, "session");
-    let module_doc = module_doc(st, plan, d, small_steps);
+    let module_doc = match plans {
+        [own] => module_doc(st, own, d),
+        _ => docs(&format!(
+            "{} kernels of {} plans (`PLANS`: the spec's own and {} tuned for devices), with [`Session`] for \
+             grids kept on the device, which runs the plan tuned for its device.",
+            d.title,
+            plans.len(),
+            plans.len() - 1
+        )),
+    };
     quote! {
         #module_doc
         pub mod #module {
@@ -64,15 +89,9 @@ pub fn stencil_module(
             use super::#dev as dev;
             use ::stencil_rt::gpu::{Fusion, GpuTiling};
 
-            /// The tiling compiled into these kernels.
-            pub const TILING: GpuTiling = GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy, small_grids: #small_grids, small_steps: #small_steps };
+            #plans_const
 
-            #[allow(non_snake_case)]
-            unsafe extern "C" {
-                #(#externs)*
-            }
-
-            #session
+            #body
 
             #run_doc
             pub fn run(#args) -> Result<(), StencilError> {
@@ -91,11 +110,54 @@ pub fn stencil_module(
     }
 }
 
-/// The doc comment of a stencil's `cuda` (or `hip`) module: its plan in words.
-fn module_doc(st: &Stencil, plan: &Plan, d: &Dialect, small_steps: bool) -> TokenStream {
+/// One plan's items: its `TILING`, its kernels' declarations and its `Session`.
+fn plan_items(st: &Stencil, c: &Compiled, d: &Dialect) -> TokenStream {
+    let plan = &c.plan;
     let strategy = plan.strategy.name();
+    let block = plan.block.iter().map(|&b| usize_lit(b));
+    let chunk = usize_lit(plan.chunk);
+    let coarsen = usize_lit(plan.coarsen);
+    let vector = usize_lit(plan.vector);
+    let time_block = usize_lit(plan.time_block);
+    let occupancy = match plan.occupancy {
+        Some(k) => {
+            let k = usize_lit(k);
+            quote! { Some(#k) }
+        }
+        None => quote! { None },
+    };
+    let small_grids = plan.small_grids();
+    let small_steps = plan::naive_plan(plan, st, d).is_some();
+    let (externs, launches, fuses) = kernels(st, plan, &c.prefix, d);
+    let session = session::session(st, plan, d, &launches, &fuses);
+    quote! {
+        /// The tiling compiled into these kernels.
+        pub const TILING: GpuTiling = GpuTiling { strategy: #strategy, block: &[#(#block),*], chunk: #chunk, coarsen: #coarsen, vector: #vector, time_block: #time_block, occupancy: #occupancy, small_grids: #small_grids, small_steps: #small_steps };
+
+        #[allow(non_snake_case)]
+        unsafe extern "C" {
+            #(#externs)*
+        }
+
+        #session
+    }
+}
+
+/// The doc comment of the module of one plan's kernels (a stencil's `cuda`
+/// or `hip` module where it has one plan): the plan in words, and where it
+/// was tuned.
+fn module_doc(st: &Stencil, c: &Compiled, d: &Dialect) -> TokenStream {
+    let plan = &c.plan;
+    let strategy = plan.strategy.name();
+    let small_steps = plan::naive_plan(plan, st, d).is_some();
+    let tuned = c.tuned.as_ref().map_or(String::new(), |e| {
+        format!(
+            " Tuned for {} ({}) on {:?} cells, {} steps: {:.1} GCells/s against {:.1} with the spec's own plan ({}).",
+            e.device, e.arch, e.shape, e.steps, e.gcells, e.own_gcells, e.date
+        )
+    });
     docs(&format!(
-        "{} kernels (strategy `{strategy}`, blocks of {:?} threads{}{}), with [`Session`] for grids kept on the device.",
+        "{} kernels (strategy `{strategy}`, blocks of {:?} threads{}{}), with [`Session`] for grids kept on the device.{tuned}",
         d.title,
         plan.block,
         if plan.strategy == crate::ir::Strategy::Stream {

@@ -18,7 +18,7 @@ pub(super) fn preamble(linked: &Linked) -> TokenStream {
         .collect();
     let gpu = (!runtimes.is_empty()).then(|| {
         quote! {
-            pub use ::stencil_rt::gpu::{Fusion, GpuTiling, Measurement};
+            pub use ::stencil_rt::gpu::{Device, Fusion, GpuTiling, Measurement, Plan, Tuned};
             #(#runtimes)*
         }
     });

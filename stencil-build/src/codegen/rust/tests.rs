@@ -51,7 +51,7 @@ mod generation {
             cuda: Some(GpuLink {
                 prefix: "pkg".into(),
                 dialect,
-                plans: vec![plan],
+                plans: vec![vec![Compiled::own(plan, "pkg")]],
             }),
             ..Linked::default()
         };
@@ -99,9 +99,10 @@ mod generation {
             let link = |dialect: crate::backend::gpu::Dialect| GpuLink {
                 prefix: "pkg_0_1_0".into(),
                 dialect,
-                plans: vec![
+                plans: vec![vec![Compiled::own(
                     crate::backend::gpu::resolve(&st.0.tiling.cuda, &st.0, &dialect).unwrap(),
-                ],
+                    "pkg_0_1_0",
+                )]],
             };
             let (cuda, hip) = (
                 link(crate::backend::gpu::CUDA),

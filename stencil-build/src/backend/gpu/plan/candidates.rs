@@ -34,12 +34,8 @@ pub fn candidates(plan: &Plan, st: &Stencil, d: &Dialect) -> Vec<Plan> {
             .map(GpuTiling::model),
     );
     let mut out: Vec<Plan> = Vec::new();
-    for t in tilings.iter().filter(|t| spec_accepts(t, st, d)) {
-        let Some(p) = resolve(t, st, d)
-            .ok()
-            .and_then(|p| fit(p, t.block.is_some(), st, d).ok())
-            .filter(|p| spec_accepts(&p.tiling(), st, d))
-        else {
+    for t in &tilings {
+        let Some(p) = accepted(t, st, d) else {
             continue;
         };
         let same = Plan {
@@ -51,6 +47,150 @@ pub fn candidates(plan: &Plan, st: &Stencil, d: &Dialect) -> Vec<Plan> {
         }
     }
     out
+}
+
+/// The values a sweep of the plan space tries for each key: coarse steps
+/// (factors of 2 to 4) over the ranges that measured well somewhere.
+const BLOCKS_1D: [&[usize]; 4] = [&[64], &[128], &[256], &[512]];
+const BLOCKS_2D: [&[usize]; 7] = [
+    &[1, 64],
+    &[1, 128],
+    &[1, 256],
+    &[2, 64],
+    &[4, 32],
+    &[8, 32],
+    &[16, 32],
+];
+const BLOCKS_3D: [&[usize]; 7] = [
+    &[1, 2, 64],
+    &[1, 4, 32],
+    &[1, 8, 32],
+    &[1, 4, 64],
+    &[1, 1, 128],
+    &[2, 4, 32],
+    &[4, 4, 32],
+];
+const CHUNKS: [usize; 4] = [4, 16, 64, 256];
+const COARSENS: [usize; 4] = [1, 2, 4, 8];
+const VECTORS: [usize; 3] = [1, 2, 4];
+const TIME_BLOCKS: [usize; 5] = [2, 3, 4, 6, 8];
+const OCCUPANCIES: [usize; 2] = [1, 2];
+
+/// A coarse sweep of the plan space for `st` on `d`: for every strategy
+/// that can compute it, its model plan and that plan with one key at a
+/// time set to each value of the sweep's list for it (block shapes,
+/// `chunk`, `coarsen`, `vector`, `time_block`, `occupancy`); with
+/// `exhaustive`, every combination of those values instead. Each plan once,
+/// each as a spec naming it gets it (as [`candidates`]).
+pub fn sweep(st: &Stencil, d: &Dialect, exhaustive: bool) -> Vec<Plan> {
+    let mut out: Vec<Plan> = Vec::new();
+    for strategy in NAMED {
+        let model = GpuTiling::model(strategy);
+        let Some(base) = accepted(&model, st, d) else {
+            continue;
+        };
+        let keys = swept_keys(&base.tiling(), st.dims());
+        let mut tilings = vec![base.tiling()];
+        for (set, values) in &keys {
+            let next: Vec<GpuTiling> = if exhaustive {
+                tilings
+                    .iter()
+                    .flat_map(|t| values.iter().map(move |v| set(t, v)))
+                    .collect()
+            } else {
+                values.iter().map(|v| set(&base.tiling(), v)).collect()
+            };
+            tilings.extend(next);
+        }
+        for t in &tilings {
+            if let Some(p) = accepted(t, st, d).filter(|p| !out.contains(p)) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// A way to set one key of a tiling to a value of its list.
+type Setter = fn(&GpuTiling, &[usize]) -> GpuTiling;
+
+/// The keys a sweep varies for a plan whose written-out tiling is `t`
+/// (those it sets), each with its values.
+fn swept_keys(t: &GpuTiling, dims: usize) -> Vec<(Setter, Vec<Vec<usize>>)> {
+    let one = |values: &[usize]| values.iter().map(|&v| vec![v]).collect::<Vec<_>>();
+    let mut keys: Vec<(Setter, Vec<Vec<usize>>)> = Vec::new();
+    if t.block.is_some() {
+        let blocks: &[&[usize]] = match dims {
+            1 => &BLOCKS_1D,
+            2 => &BLOCKS_2D,
+            _ => &BLOCKS_3D,
+        };
+        let set: Setter = |t, v| GpuTiling {
+            block: Some(v.to_vec()),
+            ..t.clone()
+        };
+        keys.push((set, blocks.iter().map(|b| b.to_vec()).collect()));
+    }
+    let scalar: [(bool, Setter, &[usize]); 5] = [
+        (
+            t.chunk.is_some(),
+            |t, v| GpuTiling {
+                chunk: Some(v[0]),
+                ..t.clone()
+            },
+            &CHUNKS,
+        ),
+        (
+            t.coarsen.is_some(),
+            |t, v| GpuTiling {
+                coarsen: Some(v[0]),
+                ..t.clone()
+            },
+            &COARSENS,
+        ),
+        (
+            t.vector.is_some(),
+            |t, v| GpuTiling {
+                vector: Some(v[0]),
+                ..t.clone()
+            },
+            &VECTORS,
+        ),
+        (
+            t.time_block.is_some(),
+            |t, v| GpuTiling {
+                time_block: Some(v[0]),
+                ..t.clone()
+            },
+            &TIME_BLOCKS,
+        ),
+        (
+            t.strategy == Strategy::Persistent,
+            |t, v| GpuTiling {
+                occupancy: Some(v[0]),
+                ..t.clone()
+            },
+            &OCCUPANCIES,
+        ),
+    ];
+    for (applies, set, values) in scalar {
+        if applies {
+            keys.push((set, one(values)));
+        }
+    }
+    keys
+}
+
+/// The plan a spec whose `[tiling.<d>]` is `t` gets, where the spec's
+/// checks, [`resolve`] and [`fit()`] accept it, written out as well.
+fn accepted(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Option<Plan> {
+    if !spec_accepts(t, st, d) {
+        return None;
+    }
+    resolve(t, st, d)
+        .ok()
+        .and_then(|p| fit(p, t.block.is_some(), st, d).ok())
+        .filter(|p| spec_accepts(&p.tiling(), st, d))
 }
 
 /// `t` with one parameter halved or doubled, or one less or one more.

@@ -13,7 +13,7 @@ mod rows;
 pub mod temporal;
 pub mod tensor;
 
-pub use candidates::candidates;
+pub use candidates::{candidates, sweep};
 pub use companions::{Companions, naive_plan, small_planes_plan, step_plan};
 pub use fit::{SHARED_BUDGET, fit, register_words};
 pub use model::{SMALL_PLANES, small_step_cells};

@@ -11,7 +11,7 @@ use crate::backend::gpu::Dialect;
 use crate::codegen::rust::docs;
 
 /// The runtime calls of `runtime_source`, each with its Rust parameters.
-const CALLS: [(&str, &str); 18] = [
+const CALLS: [(&str, &str); 20] = [
     ("malloc", "ptr: *mut *mut c_void, bytes: usize"),
     ("free", "ptr: *mut c_void"),
     (
@@ -26,6 +26,11 @@ const CALLS: [(&str, &str); 18] = [
     ("zero", "ptr: *mut c_void, bytes: usize"),
     ("synchronize", ""),
     ("device_count", "count: *mut c_int"),
+    ("device_index", "index: *mut c_int"),
+    (
+        "device_identity",
+        "index: c_int, name: *mut c_char, name_len: c_int, arch: *mut c_char, arch_len: c_int",
+    ),
     ("stream_create", "stream: *mut *mut c_void"),
     ("stream_destroy", "stream: *mut c_void"),
     ("begin_capture", "stream: *mut c_void"),
@@ -106,6 +111,11 @@ pub fn runtime_module(prefix: &str, d: &Dialect) -> TokenStream {
             /// `Ok` for status 0, else the runtime's message for `call`.
             pub fn check(stencil: &'static str, call: &'static str, code: c_int) -> Result<(), ::stencil_rt::StencilError> {
                 gpu::check::<#runtime>(stencil, call, code)
+            }
+
+            /// The calling thread's current device, as tuning files name it.
+            pub fn device() -> Result<gpu::Device, ::stencil_rt::StencilError> {
+                gpu::Device::current::<#runtime>()
             }
 
             /// Waits for every launch, copy and replay queued so far; reports their errors.

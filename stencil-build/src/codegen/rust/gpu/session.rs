@@ -470,7 +470,7 @@ impl GridParts {
         /// device already in error) can leave some grids copied.
         pub fn upload(&mut self, #(#upload_params),*) -> Result<(), StencilError> {
             // Every length before the first copy: an `Err` leaves the device as it was.
-            super::check_arguments(&self.shape, &[#upload_lengths])?;
+            self::check_arguments(&self.shape, &[#upload_lengths])?;
             #(#upload)*
             #(#fresh_init)*
             self.steps = 0;
@@ -488,7 +488,7 @@ impl GridParts {
         /// Copies the state grids (each 2-level field followed by its `_prev` level) back.
         pub fn download(&self, #(#download_params),*) -> Result<(), StencilError> {
             // Every length before the first copy: an `Err` leaves the grids as they were.
-            super::check_arguments(&self.shape, &[#download_lengths])?;
+            self::check_arguments(&self.shape, &[#download_lengths])?;
             #(#download)*
             Ok(())
         }
