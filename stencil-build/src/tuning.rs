@@ -135,6 +135,9 @@ pub struct Tunable {
     pub dims: usize,
     /// `f32` or `f64`.
     pub dtype: &'static str,
+    /// The grids a session uploads, in its `upload`'s order (each 2-level
+    /// field followed by its `_prev` level).
+    pub grids: Vec<String>,
     /// The hash of what it computes, its entries' `spec`.
     pub spec: String,
     /// Its CUDA plan space.
@@ -162,6 +165,7 @@ pub fn tunables(
                     name: st.name.clone(),
                     dims: st.dims(),
                     dtype: st.dtype.rust(),
+                    grids: crate::codegen::rust::grid_names_where(st, |_| true),
                     spec: spec_hash(st),
                     cuda: PlanSpace::of(&form, &gpu::CUDA, exhaustive)?,
                     hip: PlanSpace::of(&form, &gpu::HIP, exhaustive)?,

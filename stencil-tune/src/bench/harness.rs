@@ -1,0 +1,161 @@
+//! stencil-tune's benchmark, generated: checks each candidate plan against
+//! the reference on a small odd grid, times it at the tuning shape, and
+//! appends the outcome to the results file (skipping candidates it holds).
+
+include!(concat!(env!("OUT_DIR"), "/stencils.rs"));
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+/// A candidate's measurement: GCells/s over `steps` steps, the median of
+/// `reps` runs, or why it was not timed.
+type Measure = fn(u64, usize) -> Result<f64, String>;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let number = |name: &str, default: u64| arg(name).and_then(|v| v.parse().ok()).unwrap_or(default);
+    let (steps, reps) = (number("--steps", 1000), number("--reps", 3) as usize);
+    let results = arg("--results").unwrap_or_else(|| "results.tsv".into());
+    let deadline = arg("--seconds")
+        .and_then(|s| s.parse().ok())
+        .map(|s| Instant::now() + Duration::from_secs(s));
+    let done: Vec<String> = std::fs::read_to_string(&results)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split('\t').next().map(str::to_string))
+        .collect();
+    let device = match device() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("no device: {e}");
+            std::process::exit(1);
+        }
+    };
+    eprintln!("device: {device}");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&results)
+        .unwrap_or_else(|e| panic!("{results}: {e}"));
+    for (k, (id, stencil, measure)) in CANDIDATES.iter().enumerate() {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            eprintln!("the time budget is spent");
+            break;
+        }
+        if !done.iter().any(|d| d == id) {
+            let (status, gcells) = match measure(steps, reps) {
+                Ok(g) => ("ok".to_string(), g),
+                Err(why) => (why.replace(['\t', '\n'], " "), 0.0),
+            };
+            let line = format!("{id}\t{stencil}\t{}\t{}\t{status}\t{gcells:.3}\n", device.name, device.arch);
+            file.write_all(line.as_bytes()).and_then(|()| file.flush()).expect("the results file takes a line");
+        }
+        eprintln!("done {}", k + 1);
+    }
+}
+
+/// The device the candidates run on.
+fn device() -> Result<::stencil_rt::gpu::Device, StencilError> {
+    #[cfg(feature = "cuda")]
+    return stencil_cuda::device();
+    #[cfg(not(feature = "cuda"))]
+    return stencil_hip::device();
+}
+
+/// Each grid of `grids` as a slice.
+fn slices<T>(grids: &mut [Vec<T>]) -> Vec<&mut [T]> {
+    grids.iter_mut().map(Vec::as_mut_slice).collect()
+}
+
+/// Uniform values in [0.5, 1.5) from `seed` (splitmix64).
+fn random<T: From<f32>>(cells: usize, seed: u64) -> Vec<T> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    (0..cells)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            T::from(0.5 + (z >> 40) as f32 / (1u64 << 24) as f32)
+        })
+        .collect()
+}
+
+/// An odd grid of about 40 cells an axis, at least `min`.
+fn small_shape(min: &[usize]) -> Vec<usize> {
+    min.iter().enumerate().map(|(a, &m)| m.max(37 + 2 * a)).collect()
+}
+
+/// `Err` where `got` differs from `want` by more than 16 epsilons a flop
+/// and step, relative to the largest value (the test suite's tolerance).
+fn compare<T: Copy + Into<f64>>(got: &[Vec<T>], want: &[Vec<T>], epsilon: f64, flops: usize, steps: u64) -> Result<(), String> {
+    let allowed = 16.0 * epsilon * (flops as f64 + 2.0) * steps as f64;
+    for (g, w) in got.iter().zip(want) {
+        let scale = w.iter().map(|&v| v.into().abs()).fold(1.0, f64::max);
+        let worst = g
+            .iter()
+            .zip(w)
+            .map(|(&a, &b)| {
+                let (a, b): (f64, f64) = (a.into(), b.into());
+                if a.is_nan() || b.is_nan() { f64::INFINITY } else { (a - b).abs() / scale }
+            })
+            .fold(0.0, f64::max);
+        if worst > allowed {
+            return Err(format!("wrong: differs from the reference by {worst:e} (allowed {allowed:e})"));
+        }
+    }
+    Ok(())
+}
+
+/// The median of `seconds`.
+fn median(mut seconds: Vec<f64>) -> f64 {
+    seconds.sort_by(f64::total_cmp);
+    seconds[seconds.len() / 2]
+}
+
+/// Checks module `$m`'s `$backend` plan against its reference, then times
+/// a session of it on `$shape`, uploading the grids `$g`.
+macro_rules! measure {
+    ($m:ident, $backend:ident, [$($g:literal),*], [$($n:literal),*], $steps:expr, $reps:expr) => {{
+        use $m as s;
+        let err = |e: StencilError| e.to_string();
+        let params: Vec<s::Real> = vec![0.1 as s::Real; s::PARAMS.len()];
+        let check_shape = small_shape(&s::MIN_SHAPE);
+        let check_steps = 2 * s::$backend::TILING.time_block as u64 + 1;
+        let cells: usize = check_shape.iter().product();
+        let mut want: Vec<Vec<s::Real>> = (0..s::GRIDS.len()).map(|k| random(cells, k as u64)).collect();
+        let mut got = want.clone();
+        s::reference::run_grids(&mut slices(&mut want), &check_shape, &params, check_steps).map_err(err)?;
+        s::$backend::run_grids(&mut slices(&mut got), &check_shape, &params, check_steps).map_err(err)?;
+        compare(&got, &want, s::Real::EPSILON as f64, s::FLOPS_PER_CELL, check_steps)?;
+        let shape = [$($n),*];
+        let cells: usize = shape.iter().product();
+        let data: Vec<Vec<s::Real>> = (0..s::GRIDS.len()).map(|k| random(cells, k as u64)).collect();
+        let mut session = s::$backend::Session::new(shape).map_err(err)?;
+        session.upload($(&data[$g]),*).map_err(err)?;
+        // A session that measures fused launches against single steps decides first.
+        for _ in 0..20 {
+            if session.fusion() != ::stencil_rt::gpu::Fusion::Measure {
+                break;
+            }
+            session.step(s::Params::default(), 100).map_err(err)?;
+        }
+        let mut run = |steps: u64| -> Result<f64, String> {
+            session.synchronize().map_err(err)?;
+            let start = Instant::now();
+            session.step(s::Params::default(), steps).map_err(err)?;
+            session.synchronize().map_err(err)?;
+            Ok(start.elapsed().as_secs_f64())
+        };
+        run($steps.min(100))?;
+        let seconds = (0..$reps.max(1)).map(|_| run($steps)).collect::<Result<Vec<_>, _>>()?;
+        Ok(cells as f64 * $steps as f64 / median(seconds) / 1e9)
+    }};
+}
