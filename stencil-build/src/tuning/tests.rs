@@ -36,8 +36,11 @@ fn folder(name: &str, spec: &str, tuning: Option<&str>) -> PathBuf {
     dir
 }
 
+/// What checking a tuning file gives: the plans and the warnings.
+type Checked = Result<(Tunings, Vec<String>), Error>;
+
 /// The stencils of `dir`'s spec, and its tuning file checked against them.
-fn check(dir: &Path) -> (Vec<Stencil>, Result<(Tunings, Vec<String>), Error>) {
+fn check(dir: &Path) -> (Vec<Stencil>, Checked) {
     let spec = dir.join("heat.stencil.toml");
     let text = std::fs::read_to_string(&spec).unwrap();
     let stencils = crate::config::lowered(&spec, &text).unwrap();
