@@ -19,7 +19,7 @@
 //! tiling = { strategy = "temporal", block = [8, 32], time_block = 4 }
 //! ```
 //!
-//! `spec` is a hash of what the stencil computes ([`spec_hash`]): an entry
+//! `spec` is a hash of what the stencil computes ([`Tunable::spec`]): an entry
 //! whose stencil has changed since it was tuned is not compiled, with a
 //! warning that says to retune. A file that does not parse, or a plan the
 //! stencil cannot take, fails the build with a located error.
@@ -45,7 +45,7 @@ pub const FILE_NAME: &str = "tuning.toml";
 pub struct Entry {
     /// The stencil (`<name>_<dtype>` for a spec that lists its dtypes).
     pub stencil: String,
-    /// [`spec_hash`] of the stencil it was tuned for.
+    /// The hash of what the stencil it was tuned for computes ([`Tunable::spec`]).
     pub spec: String,
     /// The GPU backend.
     pub backend: Backend,
@@ -64,7 +64,7 @@ pub struct Entry {
     /// When it was measured (`YYYY-MM-DD`).
     pub date: String,
     /// The plan: the keys of the `[tiling.<backend>]` section that asks for
-    /// it, one `key = value` a line (as [`PlanSpace`](crate::PlanSpace) lists plans).
+    /// it, one `key = value` a line (as a [`PlanSpace`] lists plans, without the header).
     pub tiling: String,
 }
 
@@ -138,7 +138,11 @@ pub struct Tunable {
     /// The grids a session uploads, in its `upload`'s order (each 2-level
     /// field followed by its `_prev` level).
     pub grids: Vec<String>,
-    /// The hash of what it computes, its entries' `spec`.
+    /// The hash of what it computes, its entries' `spec`: its element
+    /// type, axes, grids and their roles, parameters, statements (as
+    /// lowered: constants folded, sums unrolled) and boundary; not its
+    /// name, documentation, expression text or tiling. Sixteen hex digits,
+    /// the same on every machine.
     pub spec: String,
     /// Its CUDA plan space.
     pub cuda: PlanSpace,
