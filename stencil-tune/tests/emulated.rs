@@ -2,7 +2,12 @@
 //! built through stencil-build as a scratch crate, checked against the
 //! reference and timed, the fastest is written to `tuning.toml` beside the
 //! spec (a file stencil-build reads back), and a second run resumes from
-//! the results instead of timing again.
+//! the results instead of timing again. Then the other ways of running
+//! it: `--dry-run`, `--build-only` with the benchmark run by hand and
+//! `--record`, and a `--budget` spent before any timing.
+//!
+//! Needs a C++ compiler (the emulated device) and spawns cargo: ignored by
+//! the README's test command, run by CI's emulated-device stage.
 
 use std::path::Path;
 use std::process::Command;
@@ -25,23 +30,27 @@ target = "u"
 expr = "u[0,0] + alpha * k[0,0] * (u[-1,0] + u[1,0] + u[0,-1] + u[0,1] - 4*u[0,0])"
 "#;
 
-fn tune(dir: &Path, work: &Path) -> std::process::Output {
+fn tune(dir: &Path, work: &Path, extra: &[&str]) -> std::process::Output {
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests");
     Command::new(env!("CARGO_BIN_EXE_stencil-tune"))
         .arg("--emulated-device")
         .arg(tests.join("cuda-on-cpu"))
         .arg("--emulated-device")
         .arg(tests.join("hip-on-cuda"))
-        .args([
-            "--shape", "48x40", "--steps", "5", "--reps", "1", "--rounds", "1", "--work",
-        ])
+        .args(["--shape", "48x40", "--reps", "1", "--rounds", "1", "--work"])
         .arg(work)
+        .args(if extra.is_empty() {
+            &["--steps", "5"][..]
+        } else {
+            extra
+        })
         .arg(dir)
         .output()
         .expect("the tuner runs")
 }
 
 #[test]
+#[ignore = "needs a C++ compiler for the emulated device; CI's emulated-device stage runs it"]
 fn the_fastest_checked_plan_goes_to_the_tuning_file() {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("emulated-tuning");
     let (dir, work) = (root.join("specs"), root.join("work"));
@@ -50,7 +59,7 @@ fn the_fastest_checked_plan_goes_to_the_tuning_file() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("smooth.stencil.toml"), SPEC).unwrap();
 
-    let first = tune(&dir, &work);
+    let first = tune(&dir, &work, &[]);
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert!(first.status.success(), "{stderr}");
     assert!(
@@ -79,11 +88,66 @@ fn the_fastest_checked_plan_goes_to_the_tuning_file() {
     }
 
     // A second run times nothing: every candidate is in the results.
-    let again = tune(&dir, &work);
+    let again = tune(&dir, &work, &[]);
     assert!(again.status.success());
     assert!(!String::from_utf8_lossy(&again.stderr).contains("timed"));
     assert_eq!(
         std::fs::read_to_string(work.join("results.tsv")).unwrap(),
         results
+    );
+
+    // The first round's candidates, listed without building anything.
+    let listed = tune(&dir, &work, &["--steps", "6", "--dry-run"]);
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert_eq!(listed.lines().count(), lines.len(), "{listed}");
+    assert!(listed.starts_with("smooth: the spec's own\n"), "{listed}");
+
+    // Built here, timed "elsewhere" (the printed command), recorded here.
+    std::fs::remove_file(dir.join("tuning.toml")).ok();
+    let split = ["--steps", "6", "--build-only"];
+    let built = tune(&dir, &work, &split);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let command = String::from_utf8_lossy(&built.stdout).trim().to_string();
+    let mut words = command.split(' ');
+    let elsewhere = root.join("elsewhere.tsv");
+    let _ = std::fs::remove_file(&elsewhere);
+    let ran = Command::new(words.next().unwrap())
+        .args(words.take_while(|w| *w != "--results"))
+        .arg("--results")
+        .arg(&elsewhere)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&elsewhere).unwrap().lines().count(),
+        lines.len()
+    );
+    assert!(!dir.join("tuning.toml").exists());
+    let record = ["--steps", "6", "--record", elsewhere.to_str().unwrap()];
+    assert!(tune(&dir, &work, &record).status.success());
+    assert!(
+        stencil_build::tuning::read(&dir.join("tuning.toml"))
+            .unwrap()
+            .len()
+            <= 1
+    );
+
+    // A budget spent while building times nothing.
+    let spent = tune(&dir, &work, &["--steps", "7", "--budget", "1s"]);
+    assert!(spent.status.success());
+    assert!(String::from_utf8_lossy(&spent.stderr).contains("the time budget is spent"));
+    let timed = std::fs::read_to_string(work.join("results.tsv")).unwrap();
+    assert_eq!(
+        timed.lines().count(),
+        lines.len(),
+        "nothing timed at 7 steps"
     );
 }
