@@ -216,7 +216,8 @@ impl Config {
         }
         if backends.contains(&Backend::Cuda) {
             linked.cuda = Some(build_gpu(
-                (&stencils, &tunings),
+                &stencils,
+                &tunings,
                 &out_dir,
                 &prefix,
                 &gpu::CUDA,
@@ -231,7 +232,8 @@ impl Config {
         }
         if backends.contains(&Backend::Hip) {
             linked.hip = Some(build_gpu(
-                (&stencils, &tunings),
+                &stencils,
+                &tunings,
                 &out_dir,
                 &prefix,
                 &gpu::HIP,
@@ -590,7 +592,8 @@ fn build_openmp(
 /// Generates one GPU dialect's kernels for every stencil, its own plan's
 /// and those its tuning file lists, and has `compile` build them.
 fn build_gpu(
-    (stencils, tunings): (&[(Stencil, Analysis)], &tuning::Tunings),
+    stencils: &[(Stencil, Analysis)],
+    tunings: &tuning::Tunings,
     out_dir: &Path,
     prefix: &str,
     d: &gpu::Dialect,
@@ -604,26 +607,29 @@ fn build_gpu(
     let mut files = Vec::new();
     let mut plans = Vec::new();
     for (k, (st, an)) in stencils.iter().enumerate() {
-        let own = Compiled::own(gpu_plan(&gpu::gpu_form(st), d)?, prefix);
-        let tuned = tunings
-            .of(k, d)
-            .into_iter()
-            .enumerate()
-            .map(|(j, t)| Compiled {
-                plan: t.plan,
-                prefix: format!("{prefix}_tuned{}", j + 1),
-                tuned: Some(t.entry),
-            });
-        let compiled: Vec<Compiled> = std::iter::once(own).chain(tuned).collect();
-        for (j, c) in compiled.iter().enumerate() {
-            let file = match j {
-                0 => format!("{}.{}", st.name, d.extension),
-                _ => format!("{}.tuned{j}.{}", st.name, d.extension),
-            };
-            let path = dir.join(file);
-            write(&path, &gpu_code(st, an, &c.plan, &c.prefix, d))?;
-            files.push(path);
-        }
+        let compiled = on_gpu_form(st, an, |form, form_an| {
+            let own = Compiled::own(gpu_plan(form, d)?, prefix);
+            let tuned = tunings
+                .of(k, d)
+                .into_iter()
+                .enumerate()
+                .map(|(j, t)| Compiled {
+                    plan: t.plan,
+                    prefix: format!("{prefix}_tuned{}", j + 1),
+                    tuned: Some(t.entry),
+                });
+            let compiled: Vec<Compiled> = std::iter::once(own).chain(tuned).collect();
+            for (j, c) in compiled.iter().enumerate() {
+                let file = match j {
+                    0 => format!("{}.{}", st.name, d.extension),
+                    _ => format!("{}.tuned{j}.{}", st.name, d.extension),
+                };
+                let path = dir.join(file);
+                write(&path, &gpu::source(form, form_an, &c.plan, &c.prefix, d))?;
+                files.push(path);
+            }
+            Ok::<_, Error>(compiled)
+        })?;
         plans.push(compiled);
     }
     let runtime = dir.join(format!("{}_runtime.{}", d.name, d.extension));
@@ -647,18 +653,13 @@ fn rust_api(stencils: &[(Stencil, Analysis)], linked: &Linked) -> Result<String,
     })
 }
 
-/// One stencil's kernels in dialect `d` for `plan` (those of its
-/// [`gpu::gpu_form`]), their symbols prefixed with `prefix`.
-fn gpu_code(
-    st: &Stencil,
-    an: &Analysis,
-    plan: &gpu::Plan,
-    prefix: &str,
-    d: &gpu::Dialect,
-) -> String {
+/// `f` of a stencil's GPU form ([`gpu::gpu_form`], what its kernels
+/// compute) and the form's analysis (`an`, the stencil's, where the form is
+/// the stencil itself), each computed once.
+fn on_gpu_form<R>(st: &Stencil, an: &Analysis, f: impl FnOnce(&Stencil, &Analysis) -> R) -> R {
     match gpu::gpu_form(st) {
-        std::borrow::Cow::Borrowed(st) => gpu::source(st, an, plan, prefix, d),
-        std::borrow::Cow::Owned(form) => gpu::source(&form, &analyse(&form), plan, prefix, d),
+        std::borrow::Cow::Borrowed(st) => f(st, an),
+        std::borrow::Cow::Owned(form) => f(&form, &analyse(&form)),
     }
 }
 
@@ -739,9 +740,12 @@ fn generate_here(path: &Path, text: &str) -> Result<Sources, Error> {
     for (dialect, text) in [(gpu::CUDA, &mut sources.cuda), (gpu::HIP, &mut sources.hip)] {
         let mut plans = Vec::new();
         for (st, an) in &stencils {
-            let plan = gpu_plan(&gpu::gpu_form(st), &dialect)?;
-            text.push_str(&gpu_code(st, an, &plan, prefix, &dialect));
-            plans.push(vec![Compiled::own(plan, prefix)]);
+            let own = on_gpu_form(st, an, |form, form_an| {
+                let plan = gpu_plan(form, &dialect)?;
+                text.push_str(&gpu::source(form, form_an, &plan, prefix, &dialect));
+                Ok::<_, Error>(Compiled::own(plan, prefix))
+            })?;
+            plans.push(vec![own]);
         }
         let link = Some(GpuLink {
             prefix: prefix.to_string(),

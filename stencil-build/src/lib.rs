@@ -165,24 +165,8 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Spec(diagnostics) => {
-                let n = diagnostics.len();
-                write!(
-                    f,
-                    "stencil-build: {n} error{} in stencil specs",
-                    if n == 1 { "" } else { "s" }
-                )?;
-                diagnostics.iter().try_for_each(|d| write!(f, "\n\n{d}"))
-            }
-            Error::Tuning(diagnostics) => {
-                let n = diagnostics.len();
-                write!(
-                    f,
-                    "stencil-build: {n} error{} in tuning files",
-                    if n == 1 { "" } else { "s" }
-                )?;
-                diagnostics.iter().try_for_each(|d| write!(f, "\n\n{d}"))
-            }
+            Error::Spec(diagnostics) => located(f, diagnostics, "stencil specs"),
+            Error::Tuning(diagnostics) => located(f, diagnostics, "tuning files"),
             Error::Io { path, source } => write!(f, "stencil-build: {}: {source}", path.display()),
             Error::Toolchain { backend, message } => write!(
                 f,
@@ -191,6 +175,14 @@ impl fmt::Display for Error {
             Error::Environment(message) => write!(f, "stencil-build: {message}"),
         }
     }
+}
+
+/// `n errors in <files>`, then each located diagnostic.
+fn located(f: &mut fmt::Formatter<'_>, diagnostics: &[Diagnostic], files: &str) -> fmt::Result {
+    let n = diagnostics.len();
+    let plural = if n == 1 { "" } else { "s" };
+    write!(f, "stencil-build: {n} error{plural} in {files}")?;
+    diagnostics.iter().try_for_each(|d| write!(f, "\n\n{d}"))
 }
 
 impl fmt::Debug for Error {

@@ -238,19 +238,7 @@ pub(crate) struct File {
 
 /// Reads and parses the tuning file `path`, naming it `shown` in messages.
 pub(crate) fn load(path: &Path, shown: &Path) -> Result<File, Diagnostic> {
-    let text = spec::read(path).map_err(|e| Diagnostic {
-        path: shown.to_path_buf(),
-        line: 1,
-        column: 1,
-        source_line: String::new(),
-        width: 1,
-        message: format!("cannot read the tuning file: {e}"),
-        hint: None,
-    })?;
-    let source = Source {
-        path: shown.to_path_buf(),
-        text,
-    };
+    let source = spec::read_source(path, shown, "tuning file")?;
     let file: FileSection = spec::parse_as(&source, |message| {
         Some(if message.contains("unknown field") {
             "remove the key or fix its spelling; the expected keys are listed above".into()
@@ -422,33 +410,28 @@ impl File {
         let folder = folder_file.parent().unwrap_or(Path::new(""));
         let mut seen: Vec<(&Entry, &EntrySection)> = Vec::new();
         for (entry, section) in &self.entries {
-            let at = |span: std::ops::Range<usize>| self.source.error(span, "");
             let found = stencils.iter().position(|st| {
                 st.name == entry.stencil && st.path.parent().unwrap_or(Path::new("")) == folder
             });
             let Some(index) = found else {
-                let d = at(section.stencil.span());
-                warnings.push(format!(
-                    "{}:{}:{}: no spec in this folder defines a stencil `{}`: its tuned plan is not compiled",
-                    d.path.display(),
-                    d.line,
-                    d.column,
-                    entry.stencil
+                warnings.push(self.warning(
+                    section.stencil.span(),
+                    format!(
+                        "no spec in this folder defines a stencil `{}`: its tuned plan is not compiled",
+                        entry.stencil
+                    ),
                 ));
                 continue;
             };
             let st = stencils[index];
             if entry.spec != spec_hash(st) {
-                let d = at(section.spec.span());
-                warnings.push(format!(
-                    "{}:{}:{}: stencil `{}` changed since its plan for {} ({}) was tuned: that plan is not \
-                     compiled; run stencil-tune again to retune it",
-                    d.path.display(),
-                    d.line,
-                    d.column,
-                    entry.stencil,
-                    entry.device,
-                    entry.arch
+                warnings.push(self.warning(
+                    section.spec.span(),
+                    format!(
+                        "stencil `{}` changed since its plan for {} ({}) was tuned: that plan is not \
+                         compiled; run stencil-tune again to retune it",
+                        entry.stencil, entry.device, entry.arch
+                    ),
                 ));
                 continue;
             }
@@ -457,7 +440,7 @@ impl File {
                     == (&entry.stencil, entry.backend, &entry.device, &entry.arch)
             };
             if let Some((_, first)) = seen.iter().find(same) {
-                let line = at(first.device.span()).line;
+                let line = self.source.error(first.device.span(), "").line;
                 return Err(self
                     .source
                     .error(
@@ -477,6 +460,18 @@ impl File {
             });
         }
         Ok(())
+    }
+
+    /// A warning about the text at `span`: `path:line:col: message`.
+    fn warning(&self, span: std::ops::Range<usize>, message: String) -> String {
+        let d = self.source.error(span, message);
+        format!(
+            "{}:{}:{}: {}",
+            d.path.display(),
+            d.line,
+            d.column,
+            d.message
+        )
     }
 
     /// The plan `section` asks of `st`, checked as a spec's `[tiling.<backend>]`.

@@ -87,13 +87,30 @@ fn specs_under(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
 }
 
 impl Stencil {
-    /// Its plan space on the backend tuned.
-    fn space<'a>(&'a self, o: &Options) -> &'a stencil_build::PlanSpace {
-        if o.backend == "hip" {
-            &self.tunable.hip
-        } else {
-            &self.tunable.cuda
-        }
+    /// The plans of the first round besides the spec's own: its
+    /// neighbours and the sweep, each as the keys of a `[tiling.<backend>]`.
+    fn first_round(&self, o: &Options) -> Vec<String> {
+        let space = space(&self.tunable, o);
+        space
+            .around
+            .iter()
+            .chain(&space.sweep)
+            .map(|s| keys(s))
+            .collect()
+    }
+
+    /// The plans one parameter away from plan `tiling` (the keys of a
+    /// `[tiling.<backend>]`) of stencil `k`: the candidates of a round after
+    /// the first.
+    fn around(&self, k: usize, tiling: String, o: &Options) -> Result<Vec<String>, String> {
+        let c = self.candidate(k, Some(tiling), o);
+        let text = self.candidate_spec(&c, &self.tunable.name, o)?;
+        let tunables = tuning::tunables(&self.path, &text, false).map_err(|e| e.to_string())?;
+        Ok(space(&tunables[0], o)
+            .around
+            .iter()
+            .map(|s| keys(s))
+            .collect())
     }
 
     /// The candidate of plan `tiling` (`None`: the spec's own).
@@ -133,6 +150,11 @@ impl Stencil {
     }
 }
 
+/// `t`'s plan space on the backend tuned.
+fn space<'a>(t: &'a Tunable, o: &Options) -> &'a stencil_build::PlanSpace {
+    if o.backend == "hip" { &t.hip } else { &t.cuda }
+}
+
 /// The keys of a `[tiling.<backend>]` section, without its header.
 fn keys(section: &str) -> String {
     section
@@ -153,31 +175,15 @@ pub fn round(
 ) -> Result<Vec<Candidate>, String> {
     let mut out: Vec<Candidate> = Vec::new();
     for (k, st) in stencils.iter().enumerate() {
-        let space = st.space(o);
         let plans: Vec<String> = if round == 1 {
-            space
-                .around
-                .iter()
-                .chain(&space.sweep)
-                .map(|s| keys(s))
-                .collect()
+            out.push(st.candidate(k, None, o));
+            st.first_round(o)
         } else {
             let Some((Some(best), _)) = fastest(st, k, measured, o) else {
                 continue;
             };
-            let c = st.candidate(k, Some(best), o);
-            let text = st.candidate_spec(&c, &st.tunable.name, o)?;
-            let around = tuning::tunables(&st.path, &text, false).map_err(|e| e.to_string())?;
-            let space = if o.backend == "hip" {
-                &around[0].hip
-            } else {
-                &around[0].cuda
-            };
-            space.around.iter().map(|s| keys(s)).collect()
+            st.around(k, best, o)?
         };
-        if round == 1 {
-            out.push(st.candidate(k, None, o));
-        }
         for p in plans {
             let c = st.candidate(k, Some(p), o);
             if !out.iter().any(|d| d.id == c.id) {
@@ -197,15 +203,8 @@ fn fastest(
     measured: &Results,
     o: &Options,
 ) -> Option<(Option<String>, results::Outcome)> {
-    let space = st.space(o);
     let mut plans: Vec<Option<String>> = vec![None];
-    plans.extend(
-        space
-            .around
-            .iter()
-            .chain(&space.sweep)
-            .map(|s| Some(keys(s))),
-    );
+    plans.extend(st.first_round(o).into_iter().map(Some));
     let mut seen = 0;
     let mut best: Option<(Option<String>, results::Outcome)> = None;
     // Rounds add the neighbours of the best: follow them while they improve.
@@ -222,18 +221,10 @@ fn fastest(
             }
         }
         if let Some((Some(b), _)) = &best {
-            let c = st.candidate(k, Some(b.clone()), o);
-            let around = st
-                .candidate_spec(&c, &st.tunable.name, o)
-                .ok()
-                .and_then(|t| tuning::tunables(&st.path, &t, false).ok());
-            for a in around.iter().flatten().take(1) {
-                let space = if o.backend == "hip" { &a.hip } else { &a.cuda };
-                for s in &space.around {
-                    let p = Some(keys(s));
-                    if !plans.contains(&p) {
-                        plans.push(p);
-                    }
+            for p in st.around(k, b.clone(), o).unwrap_or_default() {
+                let p = Some(p);
+                if !plans.contains(&p) {
+                    plans.push(p);
                 }
             }
         }

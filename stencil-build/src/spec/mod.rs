@@ -248,21 +248,27 @@ fn decoded_offsets(body: &str, basic: bool, multi_line: bool) -> Option<Vec<usiz
 /// Reads and parses the spec file `path`, naming it `shown` in messages;
 /// TOML syntax errors, unknown keys and wrongly typed values come back located.
 pub fn load(path: &Path, shown: &Path) -> Result<(Spec, Source), Diagnostic> {
+    let source = read_source(path, shown, "spec")?;
+    let spec = parse(&source)?;
+    Ok((spec, source))
+}
+
+/// Reads the file `path` (a `what`: a spec, a tuning file), naming it
+/// `shown` in messages; a file that cannot be read is an error at its start.
+pub fn read_source(path: &Path, shown: &Path, what: &str) -> Result<Source, Diagnostic> {
     let text = read(path).map_err(|e| Diagnostic {
         path: shown.to_path_buf(),
         line: 1,
         column: 1,
         source_line: String::new(),
         width: 1,
-        message: format!("cannot read the spec: {e}"),
+        message: format!("cannot read the {what}: {e}"),
         hint: None,
     })?;
-    let source = Source {
+    Ok(Source {
         path: shown.to_path_buf(),
         text,
-    };
-    let spec = parse(&source)?;
-    Ok((spec, source))
+    })
 }
 
 /// The most bytes a spec file may hold: far more than any stencil needs, and
@@ -272,7 +278,7 @@ pub const MAX_SPEC_BYTES: u64 = 1 << 20;
 /// The text of the spec (or tuning) file `path`: a regular file (after links) of at most
 /// [`MAX_SPEC_BYTES`], in UTF-8. A FIFO or a device is refused before it is
 /// opened, so that a build never waits on one.
-pub fn read(path: &Path) -> std::io::Result<String> {
+fn read(path: &Path) -> std::io::Result<String> {
     use std::io::{Error, ErrorKind, Read};
     if !std::fs::metadata(path)?.is_file() {
         return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));

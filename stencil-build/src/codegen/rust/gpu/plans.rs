@@ -156,95 +156,121 @@ fn forwarders(st: &Stencil, variants: &[Ident]) -> TokenStream {
         .iter()
         .map(|n| ident(n))
         .collect();
-    let methods: [(&str, TokenStream, TokenStream); 13] = [
+    // (doc, whether it takes `&mut self`, whether its doc is hidden, signature, call)
+    let methods: [(&str, bool, bool, TokenStream, TokenStream); 13] = [
         (
             "The shape the session was made for.",
+            false,
+            false,
             quote!(shape(&self) -> [usize; #dims]),
             quote!(shape()),
         ),
         (
             "Copies the state grids (each 2-level field followed by its `_prev` level) and the input grids, \
              in declaration order, to the device; every length is checked before the first copy.",
+            true,
+            false,
             quote!(upload(&mut self, #(#uploaded: &[#real]),*) -> Result<(), StencilError>),
             quote!(upload(#(#uploaded),*)),
         ),
         (
             "Runs `steps` time steps on the device (kernels are queued; errors of a launch come back here, \
              errors while running at the next `synchronize` or `download`).",
+            true,
+            false,
             quote!(step(&mut self, params: Params, steps: u64) -> Result<(), StencilError>),
             quote!(step(params, steps)),
         ),
         (
             "How launches of several steps run (see `Fusion`).",
+            false,
+            false,
             quote!(fusion(&self) -> Fusion),
             quote!(fusion()),
         ),
         (
             "Sets how launches of several steps run; `Measure` times them again.",
+            true,
+            false,
             quote!(set_fusion(&mut self, fusion: Fusion)),
             quote!(set_fusion(fusion)),
         ),
         (
             "What the session's measurement of fused against single steps timed, once it decided.",
+            false,
+            false,
             quote!(measurement(&self) -> Option<::stencil_rt::gpu::Measurement>),
             quote!(measurement()),
         ),
         (
             "Whether runs of many launches are replayed as graphs.",
+            false,
+            false,
             quote!(graphs(&self) -> bool),
             quote!(graphs()),
         ),
         (
             "Turns graphs on or off.",
+            true,
+            false,
             quote!(set_graphs(&mut self, on: bool)),
             quote!(set_graphs(on)),
         ),
         (
             "Graphs replayed since the session was made.",
+            false,
+            true,
             quote!(replays(&self) -> u64),
             quote!(replays()),
         ),
         (
             "Graphs captured since the session was made.",
+            false,
+            true,
             quote!(captures(&self) -> u64),
             quote!(captures()),
         ),
         (
             "Graphs updated in place since the session was made.",
+            false,
+            true,
             quote!(updates(&self) -> u64),
             quote!(updates()),
         ),
         (
             "Waits for every queued step.",
+            false,
+            false,
             quote!(synchronize(&self) -> Result<(), StencilError>),
             quote!(synchronize()),
         ),
         (
             "Copies the state grids (each 2-level field followed by its `_prev` level) back.",
+            false,
+            false,
             quote!(download(&self, #(#downloaded: &mut [#real]),*) -> Result<(), StencilError>),
             quote!(download(#(#downloaded),*)),
         ),
     ];
-    let methods = methods.into_iter().map(|(doc, signature, call)| {
-        let doc = docs(doc);
-        let hidden = ["replays(", "captures(", "updates("]
-            .iter()
-            .any(|m| call.to_string().replace(' ', "").starts_with(m))
-            .then(|| quote!(#[doc(hidden)]));
-        let by_ref = if signature.to_string().contains("& mut self") {
-            quote!(&mut self.0)
-        } else {
-            quote!(&self.0)
-        };
-        quote! {
-            #doc
-            #hidden
-            pub fn #signature {
-                match #by_ref {
-                    #(Planned::#variants(s) => s.#call,)*
+    let methods = methods
+        .into_iter()
+        .map(|(doc, mutable, hidden, signature, call)| {
+            let doc = docs(doc);
+            let hidden = hidden.then(|| quote!(#[doc(hidden)]));
+            let session = if mutable {
+                quote!(&mut self.0)
+            } else {
+                quote!(&self.0)
+            };
+            quote! {
+                #doc
+                #hidden
+                pub fn #signature {
+                    match #session {
+                        #(Planned::#variants(s) => s.#call,)*
+                    }
                 }
             }
-        }
-    });
+        });
     quote!(#(#methods)*)
 }
