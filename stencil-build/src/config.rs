@@ -786,11 +786,24 @@ pub struct PlanSpace {
 }
 
 impl PlanSpace {
-    /// The plan space of `form` (a stencil's GPU form) on `d`; with
-    /// `exhaustive`, its sweep holds every combination of the swept values.
-    pub(crate) fn of(form: &Stencil, d: &gpu::Dialect, exhaustive: bool) -> Result<Self, Error> {
+    /// The plan space of `st` on `d`, planned on `form` (its GPU form);
+    /// with `exhaustive`, its sweep holds every combination of the swept
+    /// values. Neighbours and sweep hold only plans a spec may name (the
+    /// strategy checks of a written `[tiling.*]`, on `st` itself).
+    pub(crate) fn of(
+        st: &Stencil,
+        form: &Stencil,
+        d: &gpu::Dialect,
+        exhaustive: bool,
+    ) -> Result<Self, Error> {
         let plan = gpu_plan(form, d)?;
-        let sections = |plans: Vec<gpu::Plan>| plans.iter().map(|p| p.section(d.name)).collect();
+        let sections = |plans: Vec<gpu::Plan>| {
+            plans
+                .iter()
+                .filter(|p| crate::ir::refused_strategy(&p.tiling(), st, d.name).is_none())
+                .map(|p| p.section(d.name))
+                .collect()
+        };
         Ok(PlanSpace {
             chosen: plan.section(d.name),
             around: sections(gpu::plan::candidates(&plan, form, d)),
@@ -823,8 +836,8 @@ fn plan_space_here(path: &Path, text: &str) -> Result<PlanSpaces, Error> {
     let st = lowered(path, text)?.remove(0);
     let form = gpu::gpu_form(&st);
     Ok(PlanSpaces {
-        cuda: PlanSpace::of(&form, &gpu::CUDA, false)?,
-        hip: PlanSpace::of(&form, &gpu::HIP, false)?,
+        cuda: PlanSpace::of(&st, &form, &gpu::CUDA, false)?,
+        hip: PlanSpace::of(&st, &form, &gpu::HIP, false)?,
     })
 }
 

@@ -171,8 +171,8 @@ pub fn tunables(
                     dtype: st.dtype.rust(),
                     grids: crate::codegen::rust::grid_names_where(st, |_| true),
                     spec: spec_hash(st),
-                    cuda: PlanSpace::of(&form, &gpu::CUDA, exhaustive)?,
-                    hip: PlanSpace::of(&form, &gpu::HIP, exhaustive)?,
+                    cuda: PlanSpace::of(st, &form, &gpu::CUDA, exhaustive)?,
+                    hip: PlanSpace::of(st, &form, &gpu::HIP, exhaustive)?,
                 })
             })
             .collect()

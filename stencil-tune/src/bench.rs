@@ -228,11 +228,12 @@ fn main_source(candidates: &[Candidate], stencils: &[Stencil], o: &Options) -> S
         let shape: Vec<String> = st.shape.iter().map(usize::to_string).collect();
         let _ = writeln!(
             text,
-            "    (\"{}\", \"{}\", |steps, reps| measure!({}, {}, [{}], [{}], steps, reps)),",
+            "    (\"{}\", \"{}\", |steps, reps, fastest| measure!({}, {}, \"{}\", [{}], [{}], steps, reps, fastest)),",
             c.id,
             st.tunable.name,
             module(k),
             o.backend,
+            st.tunable.name,
             grids.join(", "),
             shape.join(", ")
         );

@@ -179,7 +179,7 @@ pub fn round(
             out.push(st.candidate(k, None, o));
             st.first_round(o)
         } else {
-            let Some((Some(best), _)) = fastest(st, k, measured, o) else {
+            let Some((Some(best), _)) = fastest(st, k, measured, o).best else {
                 continue;
             };
             st.around(k, best, o)?
@@ -194,18 +194,22 @@ pub fn round(
     Ok(out)
 }
 
-/// The fastest plan measured for stencil `k` (`None`: the spec's own),
-/// with its outcome, among the candidates of the first round and those
-/// around it that `measured` holds.
-fn fastest(
-    st: &Stencil,
-    k: usize,
-    measured: &Results,
-    o: &Options,
-) -> Option<(Option<String>, results::Outcome)> {
+/// What the search of one stencil found.
+struct Search {
+    /// The fastest plan (`None`: the spec's own) and its outcome.
+    best: Option<(Option<String>, results::Outcome)>,
+    /// Candidates the search measured, and the seconds they took.
+    timed: usize,
+    seconds: f64,
+}
+
+/// The fastest plan measured for stencil `k` among the candidates of the
+/// first round and those around it that `measured` holds.
+fn fastest(st: &Stencil, k: usize, measured: &Results, o: &Options) -> Search {
     let mut plans: Vec<Option<String>> = vec![None];
     plans.extend(st.first_round(o).into_iter().map(Some));
     let mut seen = 0;
+    let (mut timed, mut seconds) = (0, 0.0);
     let mut best: Option<(Option<String>, results::Outcome)> = None;
     // Rounds add the neighbours of the best: follow them while they improve.
     while seen < plans.len() {
@@ -213,6 +217,10 @@ fn fastest(
         seen = plans.len();
         for plan in fresh {
             let c = st.candidate(k, plan.clone(), o);
+            if let Some(outcome) = measured.get(&c.id) {
+                timed += 1;
+                seconds += outcome.seconds;
+            }
             let Some(outcome) = measured.get(&c.id).filter(|r| r.status == "ok") else {
                 continue;
             };
@@ -229,7 +237,11 @@ fn fastest(
             }
         }
     }
-    best
+    Search {
+        best,
+        timed,
+        seconds,
+    }
 }
 
 /// Plans that beat the spec's own by less than this fraction are not
@@ -245,14 +257,15 @@ pub fn write_tuning(stencils: &[Stencil], measured: &Results, o: &Options) -> Re
     let date = today();
     let mut files: Vec<(PathBuf, Vec<Entry>)> = Vec::new();
     println!(
-        "{:<28} {:>10} {:>10} {:>7}  plan",
-        "stencil", "own", "tuned", "gain"
+        "{:<28} {:>10} {:>10} {:>7} {:>6} {:>8}  plan",
+        "stencil", "own", "tuned", "gain", "timed", "seconds"
     );
     for (k, st) in stencils.iter().enumerate() {
         let own = measured
             .get(&st.candidate(k, None, o).id)
             .filter(|r| r.status == "ok");
-        let (Some(own), Some((best, fast))) = (own, fastest(st, k, measured, o)) else {
+        let search = fastest(st, k, measured, o);
+        let (Some(own), Some((best, fast))) = (own, search.best) else {
             println!("{:<28} not measured", st.tunable.name);
             continue;
         };
@@ -285,8 +298,8 @@ pub fn write_tuning(stencils: &[Stencil], measured: &Results, o: &Options) -> Re
             p.trim().replace('\n', ", ")
         });
         println!(
-            "{:<28} {:>10.1} {:>10.1} {:>6.2}x  {plan}",
-            st.tunable.name, own.gcells, fast.gcells, gain
+            "{:<28} {:>10.1} {:>10.1} {:>6.2}x {:>6} {:>8.1}  {plan}",
+            st.tunable.name, own.gcells, fast.gcells, gain, search.timed, search.seconds
         );
         if let Some(tiling) = best.filter(|_| gain > 1.0 + MARGIN) {
             let backend = if o.backend == "hip" {

@@ -4,7 +4,8 @@
 //! Each line holds tab-separated fields: the candidate's id, its stencil,
 //! the device's name and architecture, whether it computed what the
 //! reference computes (`ok`, or `wrong` with the worst difference, or
-//! `failed` with the error), and its GCells/s.
+//! `failed` with the error), its GCells/s, and the seconds its check and
+//! timing took (absent in files written before that column).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -21,6 +22,8 @@ pub struct Outcome {
     /// `ok`, else why it was not timed.
     pub status: String,
     pub gcells: f64,
+    /// Wall time of the candidate's check and timing runs.
+    pub seconds: f64,
 }
 
 /// Every outcome by candidate id.
@@ -44,18 +47,26 @@ impl Results {
             .filter(|(_, l)| !l.trim().is_empty())
         {
             let f: Vec<&str> = line.split('\t').collect();
-            let [id, stencil, device, arch, status, gcells] = f[..] else {
-                return Err(format!("{}:{}: not a results line", path.display(), n + 1));
+            let (id, stencil, device, arch, status, gcells, seconds) = match f[..] {
+                [id, stencil, device, arch, status, gcells] => {
+                    (id, stencil, device, arch, status, gcells, "0")
+                }
+                [id, stencil, device, arch, status, gcells, seconds] => {
+                    (id, stencil, device, arch, status, gcells, seconds)
+                }
+                _ => return Err(format!("{}:{}: not a results line", path.display(), n + 1)),
             };
-            let gcells = gcells
-                .parse()
-                .map_err(|_| format!("{}:{}: `{gcells}` is not a number", path.display(), n + 1))?;
+            let number = |v: &str| {
+                v.parse()
+                    .map_err(|_| format!("{}:{}: `{v}` is not a number", path.display(), n + 1))
+            };
             let outcome = Outcome {
                 stencil: stencil.into(),
                 device: device.into(),
                 arch: arch.into(),
                 status: status.into(),
-                gcells,
+                gcells: number(gcells)?,
+                seconds: number(seconds)?,
             };
             by_id.insert(id.to_string(), outcome);
         }
@@ -101,12 +112,14 @@ mod tests {
         let path = dir.join(FILE);
         std::fs::write(
             &path,
-            "a1\theat_f32\tNVIDIA H200\tsm_90\tok\t512.5\nb2\theat_f32\tNVIDIA H200\tsm_90\twrong 3e-2\t0\n",
+            "a1\theat_f32\tNVIDIA H200\tsm_90\tok\t512.5\t1.25\nb2\theat_f32\tNVIDIA H200\tsm_90\twrong 3e-2\t0\n",
         )
         .unwrap();
         let r = Results::load(&path).unwrap();
         assert!(r.has("a1") && r.has("b2") && !r.has("c3"));
         assert_eq!(r.get("a1").unwrap().gcells, 512.5);
+        assert_eq!(r.get("a1").unwrap().seconds, 1.25);
+        assert_eq!(r.get("b2").unwrap().seconds, 0.0);
         assert_eq!(r.get("b2").unwrap().status, "wrong 3e-2");
         assert!(
             Results::load(&dir.join("none.tsv"))

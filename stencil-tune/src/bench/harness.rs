@@ -8,8 +8,15 @@ use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 /// A candidate's measurement: GCells/s over `steps` steps, the median of
-/// `reps` runs, or why it was not timed.
-type Measure = fn(u64, usize) -> Result<f64, String>;
+/// `reps` runs, or why it was not timed. The third argument is the fastest
+/// rate of the stencil so far: a candidate whose first run is far below it
+/// is not timed further.
+type Measure = fn(u64, usize, f64) -> Result<f64, String>;
+
+/// A candidate whose warm-up run is this many times slower than the
+/// stencil's fastest so far keeps the warm-up's rate: it cannot win, and
+/// the slowest plans would otherwise take most of a search's time.
+const CUT: f64 = 4.0;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -43,17 +50,24 @@ fn main() {
         .append(true)
         .open(&results)
         .unwrap_or_else(|e| panic!("{results}: {e}"));
+    let mut fastest: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
     for (k, (id, stencil, measure)) in CANDIDATES.iter().enumerate() {
         if deadline.is_some_and(|d| Instant::now() >= d) {
             eprintln!("the time budget is spent");
             break;
         }
         if !done.iter().any(|d| d == id) {
-            let (status, gcells) = match measure(steps, reps) {
-                Ok(g) => ("ok".to_string(), g),
+            let started = Instant::now();
+            let best = fastest.entry(stencil).or_insert(0.0);
+            let (status, gcells) = match measure(steps, reps, *best) {
+                Ok(g) => {
+                    *best = best.max(g);
+                    ("ok".to_string(), g)
+                }
                 Err(why) => (why.replace(['\t', '\n'], " "), 0.0),
             };
-            let line = format!("{id}\t{stencil}\t{}\t{}\t{status}\t{gcells:.3}\n", device.name, device.arch);
+            let seconds = started.elapsed().as_secs_f64();
+            let line = format!("{id}\t{stencil}\t{}\t{}\t{status}\t{gcells:.3}\t{seconds:.3}\n", device.name, device.arch);
             file.write_all(line.as_bytes()).and_then(|()| file.flush()).expect("the results file takes a line");
         }
         eprintln!("done {}", k + 1);
@@ -86,6 +100,32 @@ fn random<T: From<f32>>(cells: usize, seed: u64) -> Vec<T> {
             T::from(0.5 + (z >> 40) as f32 / (1u64 << 24) as f32)
         })
         .collect()
+}
+
+/// The timing grids of `stencil` on `cells` cells: the same random values
+/// for each of its candidates, drawn once (the candidates of a stencil run
+/// one after another, so only the last stencil's grids are kept).
+fn timing_data<T: From<f32> + 'static>(stencil: &str, grids: usize, cells: usize) -> std::rc::Rc<Vec<Vec<T>>> {
+    use std::any::Any;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    thread_local! {
+        static LAST: RefCell<Option<(String, Rc<dyn Any>)>> = const { RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((name, data)) = last.as_ref() {
+            if name == stencil {
+                if let Ok(data) = Rc::clone(data).downcast::<Vec<Vec<T>>>() {
+                    return data;
+                }
+            }
+        }
+        *last = None;
+        let data: Rc<Vec<Vec<T>>> = Rc::new((0..grids).map(|k| random(cells, k as u64)).collect());
+        *last = Some((stencil.to_string(), data.clone()));
+        data
+    })
 }
 
 /// An odd grid of about 40 cells an axis, at least `min`.
@@ -123,7 +163,7 @@ fn median(mut seconds: Vec<f64>) -> f64 {
 /// Checks module `$m`'s `$backend` plan against its reference, then times
 /// a session of it on `$shape`, uploading the grids `$g`.
 macro_rules! measure {
-    ($m:ident, $backend:ident, [$($g:literal),*], [$($n:literal),*], $steps:expr, $reps:expr) => {{
+    ($m:ident, $backend:ident, $stencil:literal, [$($g:literal),*], [$($n:literal),*], $steps:expr, $reps:expr, $fastest:expr) => {{
         use $m as s;
         let err = |e: StencilError| e.to_string();
         let params: Vec<s::Real> = vec![0.1 as s::Real; s::PARAMS.len()];
@@ -137,7 +177,7 @@ macro_rules! measure {
         compare(&got, &want, s::Real::EPSILON as f64, s::FLOPS_PER_CELL, check_steps)?;
         let shape = [$($n),*];
         let cells: usize = shape.iter().product();
-        let data: Vec<Vec<s::Real>> = (0..s::GRIDS.len()).map(|k| random(cells, k as u64)).collect();
+        let data = timing_data::<s::Real>($stencil, s::GRIDS.len(), cells);
         let mut session = s::$backend::Session::new(shape).map_err(err)?;
         session.upload($(&data[$g]),*).map_err(err)?;
         // A session that measures fused launches against single steps decides first.
@@ -154,8 +194,13 @@ macro_rules! measure {
             session.synchronize().map_err(err)?;
             Ok(start.elapsed().as_secs_f64())
         };
-        run($steps.min(100))?;
+        let warm = $steps.min(100);
+        let rate = |seconds: f64, steps: u64| cells as f64 * steps as f64 / seconds / 1e9;
+        let first = rate(run(warm)?, warm);
+        if first * CUT < $fastest {
+            return Ok(first);
+        }
         let seconds = (0..$reps.max(1)).map(|_| run($steps)).collect::<Result<Vec<_>, _>>()?;
-        Ok(cells as f64 * $steps as f64 / median(seconds) / 1e9)
+        Ok(rate(median(seconds), $steps))
     }};
 }
