@@ -498,11 +498,12 @@ fn tiling(var: &Variant, dims: usize, dtype: &str) -> toml::Table {
     let mut tiling = toml::Table::new();
     tiling.insert("cuda".into(), cuda.into());
     if var.suffix == "naive" {
-        // One parallel loop over rows, no cache blocking: OpenMP's naive.
+        // One parallel loop over rows, no cache blocking, single steps: OpenMP's naive.
         let mut block = vec![1i64; dims];
         block[dims - 1] = 1 << 24;
         let mut openmp = toml::Table::new();
         openmp.insert("block".into(), block.into());
+        openmp.insert("time_block".into(), 1.into());
         tiling.insert("openmp".into(), openmp.into());
     }
     tiling

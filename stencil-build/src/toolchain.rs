@@ -35,6 +35,30 @@ pub fn remove_stale(files: &[PathBuf]) -> Result<(), Error> {
     Ok(())
 }
 
+/// The x86-64 target features whose GCC/Clang flag means the same as
+/// Rust's feature of that name: the vector widths and instructions that
+/// decide how the kernels' `omp simd` loops compile.
+const X86_FEATURES: [&str; 15] = [
+    "sse3", "ssse3", "sse4.1", "sse4.2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi2", "avx512f",
+    "avx512bw", "avx512cd", "avx512dq", "avx512vl",
+];
+
+/// The C compiler flags of the target features Cargo builds for
+/// (`CARGO_CFG_TARGET_FEATURE`, comma-separated; what `-C target-cpu` or
+/// `-C target-feature` enable), so that the C kernels use the vector
+/// instructions the Rust code may: `-mavx2` and not `-march=native`, which
+/// would tie the library to the build machine.
+fn feature_flags(arch: &str, features: &str) -> Vec<String> {
+    if arch != "x86_64" {
+        return Vec::new();
+    }
+    features
+        .split(',')
+        .filter(|f| X86_FEATURES.contains(f))
+        .map(|f| format!("-m{f}"))
+        .collect()
+}
+
 /// Compiles C11 sources with `-O3`, OpenMP and `-fno-math-errno` into the
 /// static library `lib_name`, and links the OpenMP runtime and libm.
 ///
@@ -64,6 +88,11 @@ pub fn build_openmp(
     // generated C never reads errno.
     if !compiler.is_like_msvc() {
         build.flag("-fno-math-errno");
+        let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+        let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+        for flag in feature_flags(&arch, &features) {
+            build.flag(flag);
+        }
     }
     for flag in extra_flags {
         build.flag(flag);
@@ -534,6 +563,18 @@ pub fn build_hip(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cargo_target_features_become_c_flags() {
+        let features = "avx,avx2,fma,fxsr,sse,sse2,sse4.1,avx512f,avx512vnni";
+        assert_eq!(
+            feature_flags("x86_64", features),
+            ["-mavx", "-mavx2", "-mfma", "-msse4.1", "-mavx512f"]
+        );
+        // The baseline (no flags), and other architectures, are left to the compiler.
+        assert!(feature_flags("x86_64", "fxsr,sse,sse2").is_empty());
+        assert!(feature_flags("aarch64", "neon,sve").is_empty());
+    }
 
     #[test]
     fn stale_sources_are_removed() {

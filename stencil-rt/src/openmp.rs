@@ -5,11 +5,15 @@
 
 use std::os::raw::c_int;
 
-/// Cache blocking compiled into a stencil's OpenMP kernels.
+/// Cache blocking and fused steps compiled into a stencil's OpenMP kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpenmpTiling {
     /// Block extent per axis, in axis order.
     pub block: &'static [usize],
+    /// Most steps one sweep of a tile carries through cache (1: none
+    /// fused); a run fuses fewer where a thread's slices would overflow
+    /// half its L2 cache.
+    pub time_block: usize,
 }
 
 /// The OpenMP runtime's thread calls, as the crate's compiled kernels export

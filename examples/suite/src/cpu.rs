@@ -1,7 +1,8 @@
 //! The OpenMP half of the runner: the bound (a STREAM-like copy through the
 //! `copy2d` stencil's OpenMP kernel) and the OpenMP kernels of the `naive`
-//! variant (one parallel loop over rows, no cache blocking) and of `auto`
-//! (the default cache blocks), timed with a monotonic clock.
+//! variant (one parallel loop over rows, no cache blocking, single steps)
+//! and of `auto` (the default cache blocks, fused steps where the stencil
+//! allows them), timed with a monotonic clock.
 
 use std::time::Instant;
 
@@ -36,6 +37,15 @@ fn device_name() -> String {
         })
         .unwrap_or_else(|| "?".into());
     format!("{model}, {threads} threads")
+}
+
+/// What an OpenMP tiling does, as the report names it.
+fn openmp_strategy(t: &stencil_rt::openmp::OpenmpTiling) -> String {
+    match (t.time_block, t.block) {
+        (1, block) => format!("cache blocks {block:?}"),
+        (n, [planes, rows, _]) => format!("tiles of {planes} x {rows}, up to {n} steps a sweep"),
+        (n, _) => format!("a band of rows a thread, up to {n} steps a sweep"),
+    }
 }
 
 /// Runs `run(n)` for `o.warmup` steps, then returns the median wall seconds
@@ -106,7 +116,7 @@ pub fn run(
                     stencil: $stencil,
                     dtype: $dtype,
                     variant: $variant,
-                    strategy: o.per_call(format!("cache blocks {:?}", s::openmp::TILING.block)),
+                    strategy: o.per_call(openmp_strategy(&s::openmp::TILING)),
                     shape,
                     steps,
                     seconds,

@@ -3,7 +3,11 @@
 //! time, blocks spread over OpenMP threads and the contiguous axis
 //! vectorised with `omp simd`. With a periodic boundary the interior runs
 //! without index wrapping and a second pass updates the frame with wrapped
-//! reads.
+//! reads. Where `[tiling.openmp]` asks for fused steps (`time_block`), a
+//! second kernel carries several steps through cache in one sweep
+//! ([`fused`]).
+
+mod fused;
 
 use std::fmt::{self, Write as _};
 
@@ -17,6 +21,17 @@ use crate::ir::{Access, Boundary, Statement, Stencil};
 /// The exported C symbol of a statement's kernel.
 pub fn symbol(prefix: &str, st: &Stencil, s: &Statement) -> String {
     format!("{prefix}__{}__{}", st.name, statement_name(st, s))
+}
+
+/// The exported C symbol of a stencil's fused-steps kernel (where it has one).
+pub fn fused_symbol(prefix: &str, st: &Stencil, s: &Statement) -> String {
+    fused::symbol(&symbol(prefix, st, s))
+}
+
+/// Whether `st`'s OpenMP kernels fuse steps (the tiling was checked to
+/// allow it).
+pub fn fuses(st: &Stencil) -> bool {
+    st.tiling.openmp.time_block > 1
 }
 
 /// Most OpenMP threads a processor that `openmp_set_threads` sets: a kernel
@@ -48,6 +63,10 @@ pub fn source(st: &Stencil, an: &Analysis, prefix: &str) -> String {
         for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
             writeln!(w)?;
             statement(w, st, s, info, k, prefix)?;
+            if fuses(st) {
+                writeln!(w)?;
+                fused::kernel(w, st, s, info, &symbol(prefix, st, s))?;
+            }
         }
         Ok(())
     })
@@ -61,19 +80,41 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
         .iter()
         .map(usize::to_string)
         .collect();
-    let strategy = format!(
+    let mut strategy = format!(
         "Strategy: cache blocks of {} cells ({}), distributed over OpenMP threads.",
         block.join(" x "),
         st.axes.join(", ")
     );
+    if fuses(st) {
+        strategy.push_str(&format!(
+            " Up to {} steps fused in one sweep of each tile.",
+            st.tiling.openmp.time_block
+        ));
+    }
     file_header(w, st, an, "OpenMP-C kernels", &strategy)?;
     writeln!(w, "#include <math.h>")?;
     writeln!(w, "#include <stddef.h>")?;
+    if fuses(st) {
+        writeln!(w, "#include <omp.h>")?;
+        writeln!(w, "#include <stdlib.h>")?;
+        writeln!(w, "#include <unistd.h>")?;
+    }
     writeln!(w)?;
     w.definition(
         "static inline ptrdiff_t stencil_min(ptrdiff_t a, ptrdiff_t b)",
         |w| writeln!(w, "return a < b ? a : b;"),
     )?;
+    if fuses(st) && st.dims() == 3 {
+        writeln!(w)?;
+        w.definition(
+            "static inline ptrdiff_t stencil_max(ptrdiff_t a, ptrdiff_t b)",
+            |w| writeln!(w, "return a > b ? a : b;"),
+        )?;
+    }
+    if fuses(st) {
+        writeln!(w)?;
+        fused::ring_budget(w)?;
+    }
     if st.boundary == Boundary::Periodic {
         writeln!(w)?;
         writeln!(

@@ -13,6 +13,7 @@ use super::index::{linear_index, offset_index, wrapped_index};
 use super::names::{slot_name, statement_name};
 use super::visible_direction;
 use crate::analysis::{Analysis, StatementInfo};
+use crate::backend::openmp::fuses;
 use crate::ir::{Access, Boundary, Func, Role, Statement, Stencil, Version};
 use runtime::preamble;
 
@@ -565,12 +566,35 @@ fn kernels_trait(st: &Stencil) -> TokenStream {
         let doc = docs(&format!("`{} <- {}`", st.fields[s.target].name, s.text));
         quote! { #doc #sig; }
     });
+    let fuse = st.statements.iter().filter(|_| fuses(st)).map(|s| {
+        let sig = fuse_signature(st, s);
+        quote! {
+            /// Runs up to `steps` steps of the update fused, where the backend can; returns
+            /// how many it ran (0: none, `out` untouched).
+            #[allow(unused_variables)]
+            #sig {
+                0
+            }
+        }
+    });
     quote! {
         /// One backend's kernels: one method per `[[update]]`, each computing its region of `out`.
         trait Kernels {
             #(#methods)*
+            #(#fuse)*
         }
     }
+}
+
+/// `fn fuse(&self, shape, out, <slots>, p, steps) -> u64`: the fused steps of `s`.
+pub fn fuse_signature(st: &Stencil, s: &Statement) -> TokenStream {
+    let real = ident(st.dtype.rust());
+    let dims = usize_lit(st.dims());
+    let slots = s.slots().into_iter().map(|slot| {
+        let id = ident(&slot_name(st, slot));
+        quote!(#id: &[#real])
+    });
+    quote! { fn fuse(&self, shape: [usize; #dims], out: &mut [#real], #(#slots,)* p: &Params, steps: u64) -> u64 }
 }
 
 fn kernel_signature(st: &Stencil, s: &Statement) -> TokenStream {
@@ -649,13 +673,24 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
             },
         }
     });
-    let body = st.statements.iter().map(|s| statement_call(st, s));
     let states: Vec<Ident> = st
         .fields
         .iter()
         .filter(|f| matches!(f.role, Role::State { .. }))
         .map(|f| ident(&f.name))
         .collect();
+    let steps = match &st.statements[..] {
+        [s] if fuses(st) => fused_steps(st, s),
+        _ => {
+            let body = st.statements.iter().map(|s| statement_call(st, s));
+            quote! {
+                for _ in 0..steps {
+                    #(#body)*
+                    #(#states.advance();)*
+                }
+            }
+        }
+    };
     let doc = docs(&format!(
         "Checks the arguments, then runs `steps` steps with `kernels`, its scratch grids from `work`.{}",
         sig.doc
@@ -670,21 +705,41 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
             }
             let [#(#scratch_names),*] = #work.grids::<#count>(cells);
             #(#setup)*
-            for _ in 0..steps {
-                #(#body)*
-                #(#states.advance();)*
-            }
+            #steps
             #(#states.finish();)*
             Ok(())
         }
     }
 }
 
-fn statement_call(st: &Stencil, s: &Statement) -> TokenStream {
+/// The steps of a stencil whose backend may fuse them: each round asks
+/// the kernels to fuse what is left, and runs one step where they do not.
+fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
     let method = ident(&statement_name(st, s));
-    let target = &st.fields[s.target];
-    let tid = ident(&target.name);
-    let slot_args = s.slots().into_iter().map(|slot| {
+    let tid = ident(&st.fields[s.target].name);
+    let slots: Vec<TokenStream> = slot_args(st, s).collect();
+    // The field has one level: both buffers start as copies of it, so the
+    // frame, which no step writes, is already in each.
+    quote! {
+        let mut done = 0;
+        while done < steps {
+            let io = #tid.io();
+            let ran = match kernels.fuse(shape, io.next, #(#slots,)* &params, steps - done) {
+                0 => {
+                    kernels.#method(shape, io.next, #(#slots,)* &params);
+                    1
+                }
+                ran => ran,
+            };
+            #tid.advance();
+            done += ran;
+        }
+    }
+}
+
+/// The arguments a call of `s`'s kernel passes for its slots.
+fn slot_args(st: &Stencil, s: &Statement) -> impl Iterator<Item = TokenStream> {
+    s.slots().into_iter().map(move |slot| {
         let f = &st.fields[slot.field];
         let id = ident(&f.name);
         let own = slot.field == s.target;
@@ -697,7 +752,14 @@ fn statement_call(st: &Stencil, s: &Statement) -> TokenStream {
             (_, Version::Prev) => quote!(#id.prev()),
             (_, Version::Updated) => quote!(#id.next()),
         }
-    });
+    })
+}
+
+fn statement_call(st: &Stencil, s: &Statement) -> TokenStream {
+    let method = ident(&statement_name(st, s));
+    let target = &st.fields[s.target];
+    let tid = ident(&target.name);
+    let slot_args = slot_args(st, s);
     if target.role == Role::Temp {
         return quote! { kernels.#method(shape, #tid, #(#slot_args,)* &params); };
     }

@@ -77,7 +77,7 @@ fn lower_as(
     };
     let statements = statements(spec, &ctx)?;
     check_roles(spec, &fields, &statements, src)?;
-    let stencil = Stencil {
+    let mut stencil = Stencil {
         name,
         family,
         path: src.path.clone(),
@@ -90,7 +90,7 @@ fn lower_as(
         boundary,
         tiling,
     };
-    tiling::check_fusion(&spec.tiling, &stencil, src)?;
+    tiling::check_fusion(&spec.tiling, &mut stencil, src)?;
     Ok(stencil)
 }
 

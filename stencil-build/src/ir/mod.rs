@@ -13,8 +13,8 @@ pub use linear::{MAX_PLANE_REACH, PLANE_SUM, PlaneSum, plane_sum, weighted_sum};
 pub use lower::lower;
 pub use lower::lower_all;
 pub use tiling::{
-    GpuTiling, STREAM_CHUNK, Strategy, TENSOR_CHUNK, Tiling, check_gpu, check_strategy, unfusable,
-    untensorable,
+    GpuTiling, STREAM_CHUNK, Strategy, TENSOR_CHUNK, Tiling, check_gpu, check_strategy,
+    refused_strategy, unfusable, untensorable,
 };
 
 /// Element type of every grid and parameter of a stencil.

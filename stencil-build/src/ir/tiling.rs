@@ -17,23 +17,35 @@ pub struct Tiling {
     pub hip: GpuTiling,
 }
 
-/// Spatial cache blocking of the OpenMP backend.
+/// Cache blocking and fused steps of the OpenMP backend.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenmpTiling {
-    /// Block extent per axis, in axis order.
+    /// Block extent per axis, in axis order: a single step's cache blocks;
+    /// with fused steps in 3-D, `block[0] x block[1]` is a tile's band of
+    /// planes and rows.
     pub block: Vec<usize>,
+    /// Most steps one sweep of a tile carries through cache (1: none fused).
+    pub time_block: usize,
 }
 
+/// Most steps `[tiling.openmp]` may fuse.
+pub const MAX_OPENMP_TIME_BLOCK: usize = 64;
+
 impl OpenmpTiling {
-    /// The documented default: blocks of about 4 Ki cells per plane row set,
-    /// small enough that a block and its halo stay in a 1 MiB L2 cache.
-    pub fn default_for(dims: usize) -> Self {
-        let block = match dims {
-            1 => vec![4096],
-            2 => vec![32, 512],
-            _ => vec![8, 16, 512],
+    /// The documented default for a stencil of `dims` axes that can
+    /// (`fusable`) or cannot fuse steps: single steps in blocks of a few
+    /// thousand cells a row set; fused, 8 steps in 2-D and 4 in 3-D over
+    /// tiles of 64 planes by 16 rows (measured best on a 16-core Xeon, 2 MiB
+    /// of L2 a core: see docs/design-notes.md).
+    pub fn default_for(dims: usize, fusable: bool) -> Self {
+        let (block, time_block) = match (dims, fusable) {
+            (1, _) => (vec![4096], 1),
+            (2, false) => (vec![32, 512], 1),
+            (2, true) => (vec![32, 512], 8),
+            (_, false) => (vec![8, 16, 512], 1),
+            (_, true) => (vec![64, 16, 512], 4),
         };
-        OpenmpTiling { block }
+        OpenmpTiling { block, time_block }
     }
 }
 
@@ -139,7 +151,7 @@ impl GpuTiling {
 pub fn check(section: &TilingSection, dims: usize, src: &Source) -> Result<Tiling, Diagnostic> {
     let openmp = match &section.openmp {
         Some(s) => openmp(s, dims, src)?,
-        None => OpenmpTiling::default_for(dims),
+        None => OpenmpTiling::default_for(dims, false),
     };
     let cuda = gpu(section.cuda.as_ref(), dims, 32, "cuda", src)?;
     let hip = gpu(section.hip.as_ref(), dims, 64, "hip", src)?;
@@ -163,12 +175,24 @@ fn openmp(
     dims: usize,
     src: &Source,
 ) -> Result<OpenmpTiling, Diagnostic> {
-    let Some(block) = &section.get_ref().block else {
-        return Ok(OpenmpTiling::default_for(dims));
-    };
-    Ok(OpenmpTiling {
-        block: extents(block, dims, 1 << 24, src)?,
-    })
+    let mut tiling = OpenmpTiling::default_for(dims, false);
+    if let Some(block) = &section.get_ref().block {
+        tiling.block = extents(block, dims, 1 << 24, src)?;
+    }
+    if let Some(tb) = &section.get_ref().time_block {
+        let most = MAX_OPENMP_TIME_BLOCK as i64;
+        tiling.time_block = match *tb.get_ref() {
+            n if (1..=most).contains(&n) => n as usize,
+            n => {
+                return Err(src
+                    .error(tb.span(), format!("time_block {n} cannot work"))
+                    .with_hint(format!(
+                        "fuse 1 (single steps) to {most} steps; 4 to 8 keep a sweep's slices in a 1-2 MiB L2"
+                    )));
+            }
+        };
+    }
+    Ok(tiling)
 }
 
 /// Checks a per-axis list of positive extents.
@@ -509,9 +533,10 @@ fn bounded(
 /// `strategy` that asks.
 pub fn check_fusion(
     section: &TilingSection,
-    st: &crate::ir::Stencil,
+    st: &mut crate::ir::Stencil,
     src: &Source,
 ) -> Result<(), Diagnostic> {
+    openmp_fusion(section, st, src)?;
     let asked = [
         (&section.cuda, &st.tiling.cuda),
         (&section.hip, &st.tiling.hip),
@@ -522,6 +547,74 @@ pub fn check_fusion(
         }
     }
     Ok(())
+}
+
+/// Why the OpenMP backend cannot fuse the steps of `st`; `None` where it
+/// can: a 2-D or 3-D grid with a fixed boundary and one `[[update]]` of a
+/// one-level state field that reads that field (each step then needs only
+/// the last one's values).
+pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
+    if st.dims() < 2 {
+        return Some("fused steps sweep tiles of 2 or 3 axes; this stencil has 1".into());
+    }
+    if st.boundary != crate::ir::Boundary::Fixed {
+        return Some(
+            "fused steps recompute a tile's halo from the last step's values, which a periodic grid's far side would have to supply".into(),
+        );
+    }
+    let [s] = &st.statements[..] else {
+        return Some(format!(
+            "fused steps carry one [[update]] from step to step; this stencil has {}",
+            st.statements.len()
+        ));
+    };
+    let target = &st.fields[s.target];
+    if target.role != (crate::ir::Role::State { levels: 1 }) {
+        return Some(format!(
+            "fused steps keep one time level of `{}`; it has two",
+            target.name
+        ));
+    }
+    if !s
+        .slots()
+        .iter()
+        .any(|slot| slot.field == s.target && slot.version == crate::ir::Version::Start)
+    {
+        return Some(format!(
+            "the update never reads `{}`: its steps do not depend on each other",
+            target.name
+        ));
+    }
+    None
+}
+
+/// Settles the OpenMP backend's fused steps: a `time_block` above 1 that
+/// `st` cannot fuse is an error at it; without one, a stencil that can
+/// fuse gets the fused defaults ([`OpenmpTiling::default_for`]).
+fn openmp_fusion(
+    section: &TilingSection,
+    st: &mut crate::ir::Stencil,
+    src: &Source,
+) -> Result<(), Diagnostic> {
+    let omp = section.openmp.as_ref().map(|s| s.get_ref());
+    let why = cpu_unfusable(st);
+    match (omp.and_then(|s| s.time_block.as_ref()), why) {
+        (Some(tb), Some(why)) if *tb.get_ref() > 1 => Err(src
+            .error(
+                tb.span(),
+                format!("the OpenMP backend cannot fuse these steps: {why}"),
+            )
+            .with_hint("write `time_block = 1` (single steps), or remove it")),
+        (None, None) => {
+            let fused = OpenmpTiling::default_for(st.dims(), true);
+            if omp.is_none_or(|s| s.block.is_none()) {
+                st.tiling.openmp.block = fused.block;
+            }
+            st.tiling.openmp.time_block = fused.time_block;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Checks that the step-fusing strategy or `tensor` that `section` (a
@@ -537,14 +630,23 @@ pub fn check_strategy(
     let Some(name) = &section.get_ref().strategy else {
         return Ok(());
     };
-    let refused = match tiling.strategy {
+    match refused_strategy(tiling, st, backend) {
+        Some((why, hint)) => Err(src.error(name.span(), why).with_hint(hint)),
+        None => Ok(()),
+    }
+}
+
+/// Why a spec of `st` cannot name `tiling`'s strategy on `backend`, and
+/// what to write instead; `None` where it can.
+pub fn refused_strategy(
+    tiling: &GpuTiling,
+    st: &crate::ir::Stencil,
+    backend: &str,
+) -> Option<(String, String)> {
+    match tiling.strategy {
         s if s.fuses_steps() => unfusable(st, s.name()),
         Strategy::Tensor => untensorable(st, backend),
         _ => None,
-    };
-    match refused {
-        Some((why, hint)) => Err(src.error(name.span(), why).with_hint(hint)),
-        None => Ok(()),
     }
 }
 

@@ -103,6 +103,8 @@ pub struct TilingSection {
 pub struct OpenmpTilingSection {
     /// Cache-block extent per axis, in axis order.
     pub block: Option<Spanned<Vec<Spanned<i64>>>>,
+    /// Most steps fused in one sweep (1: single steps).
+    pub time_block: Option<Spanned<i64>>,
 }
 
 /// `[tiling.cuda]` and `[tiling.hip]`.

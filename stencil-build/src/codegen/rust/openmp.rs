@@ -5,7 +5,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::{Signature, entry_points};
-use crate::backend::openmp::symbol;
+use crate::backend::openmp::{fused_symbol, fuses, symbol};
 use crate::codegen::names::{slot_name, statement_name};
 use crate::ir::Stencil;
 
@@ -14,12 +14,14 @@ use crate::ir::Stencil;
 pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStream {
     let real = format_ident!("{}", st.dtype.rust());
     let dims = st.dims();
+    let rank = Literal::usize_unsuffixed(dims);
     let block = st
         .tiling
         .openmp
         .block
         .iter()
         .map(|&b| Literal::usize_unsuffixed(b));
+    let time_block = Literal::usize_unsuffixed(st.tiling.openmp.time_block);
     let mut externs = Vec::new();
     let mut methods = Vec::new();
     for s in &st.statements {
@@ -49,12 +51,26 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
         } else {
             quote!(p)
         };
+        let axis: Vec<_> = axis.collect();
         methods.push(quote! {
-            fn #method(&self, shape: [usize; #dims], out: &mut [#real], #(#slots: &[#real],)* #p: &Params) {
+            fn #method(&self, shape: [usize; #rank], out: &mut [#real], #(#slots: &[#real],)* #p: &Params) {
                 stencil_safety!("`run_with` checked that every grid holds exactly one value per cell of `shape` (a count that fits in `isize`); the kernel touches only those cells, and `out` is a buffer of its own, never one of the inputs.");
                 unsafe { #sym(#(shape[#axis] as isize,)* out.as_mut_ptr(), #(#slots.as_ptr(),)* #(#p.#fields),*) }
             }
         });
+        if fuses(st) {
+            let fused = format_ident!("{}", fused_symbol(prefix, st, s));
+            externs.push(quote! {
+                fn #fused(#(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real,)* steps: ::std::os::raw::c_int) -> ::std::os::raw::c_int;
+            });
+            methods.push(quote! {
+                fn fuse(&self, shape: [usize; #rank], out: &mut [#real], #(#slots: &[#real],)* #p: &Params, steps: u64) -> u64 {
+                    let steps = steps.min(TILING.time_block as u64) as ::std::os::raw::c_int;
+                    stencil_safety!("as for a single step: every grid holds one value per cell of `shape`, `out` is a buffer of its own; the kernel allocates its own scratch and returns the steps it ran (0: none, `out` untouched).");
+                    unsafe { #fused(#(shape[#axis] as isize,)* out.as_mut_ptr(), #(#slots.as_ptr(),)* #(#p.#fields,)* steps) as u64 }
+                }
+            });
+        }
     }
     let entry = entry_points(
         sig,
@@ -68,8 +84,8 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
         pub mod openmp {
             use super::*;
 
-            /// The cache blocking compiled into these kernels.
-            pub const TILING: ::stencil_rt::openmp::OpenmpTiling = ::stencil_rt::openmp::OpenmpTiling { block: &[#(#block),*] };
+            /// The cache blocking and fused steps compiled into these kernels.
+            pub const TILING: ::stencil_rt::openmp::OpenmpTiling = ::stencil_rt::openmp::OpenmpTiling { block: &[#(#block),*], time_block: #time_block };
 
             #[allow(non_snake_case)]
             unsafe extern "C" {

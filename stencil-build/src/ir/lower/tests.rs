@@ -657,6 +657,53 @@ fn tiling_values_that_cannot_work() {
 }
 
 #[test]
+fn openmp_fused_steps_where_the_stencil_allows_them() {
+    let lowered = |text: &str| {
+        let src = Source {
+            path: "ok.stencil.toml".into(),
+            text: text.into(),
+        };
+        lower(&parse(&src).unwrap(), &src).unwrap().tiling.openmp
+    };
+    // A one-level state that reads itself fuses by default; a spec may ask for single steps.
+    let fused = update("u[0,1] + u[0,-1]");
+    assert_eq!(lowered(&fused).time_block, 8);
+    let single = format!("{fused}[tiling.openmp]\ntime_block = 1\n");
+    assert_eq!(lowered(&single).time_block, 1);
+    let given = format!("{fused}[tiling.openmp]\nblock = [4, 64]\ntime_block = 3\n");
+    assert_eq!(lowered(&given).block, [4, 64]);
+    assert_eq!(lowered(&given).time_block, 3);
+    // An update that never reads its field has nothing to carry between steps.
+    let free = update("k[0,1]");
+    assert_eq!(lowered(&free).time_block, 1);
+    let asked = format!("{free}[tiling.openmp]\ntime_block = 4\n");
+    assert_error(
+        &asked,
+        "time_block",
+        "4",
+        "the OpenMP backend cannot fuse these steps: the update never reads `u`: its steps do not depend on each other",
+        Some("write `time_block = 1`"),
+    );
+    let periodic =
+        format!("{fused}[boundary]\nkind = \"periodic\"\n[tiling.openmp]\ntime_block = 2\n");
+    assert_error(
+        &periodic,
+        "time_block",
+        "2",
+        "the OpenMP backend cannot fuse these steps: fused steps recompute a tile's halo from the last step's values, which a periodic grid's far side would have to supply",
+        None,
+    );
+    let deep = format!("{fused}[tiling.openmp]\ntime_block = 65\n");
+    assert_error(
+        &deep,
+        "time_block",
+        "65",
+        "time_block 65 cannot work",
+        Some("fuse 1"),
+    );
+}
+
+#[test]
 fn tensor_keys_and_the_stencils_it_cannot_run() {
     let star = |dtype: &str, expr: &str| {
         format!(

@@ -1,0 +1,445 @@
+//! Fused steps on the CPU: each tile sweeps the slowest axis and carries
+//! several steps through a ring of slices a step, so that a grid crosses
+//! memory once per launch rather than once per step.
+//!
+//! At sweep position `s`, step `l` (1-based) computes slice `s - (l - 1) r`
+//! (`r` the reach along the slowest axis) from step `l - 1`'s slices, which
+//! its ring of `2r + 1` slices still holds; the last step writes `out`.
+//! Tiles overlap by `r` cells a fused step on each side (recomputed, not
+//! exchanged), so threads never wait for each other. In 3-D a tile is a
+//! band of planes and of rows (`block[0]` x `block[1]`), whole rows along
+//! the contiguous axis; in 2-D each thread sweeps one band of rows.
+
+use std::fmt::{self, Write as _};
+
+use super::parameters;
+use crate::analysis::StatementInfo;
+use crate::backend::{CExpr, Writer};
+use crate::codegen::expr;
+use crate::codegen::names::slot_name;
+use crate::ir::{Access, Statement, Stencil, Version};
+
+/// The exported symbol of the fused kernel.
+pub fn symbol(statement_symbol: &str) -> String {
+    format!("{statement_symbol}_fused")
+}
+
+/// Cache a thread's rings may take where the C library does not report its
+/// L2 size: half of a 2 MiB L2, so that the slices streaming through stay.
+const RING_BUDGET: usize = 1 << 20;
+
+/// The fused kernel of `st`'s one statement, and its tile sweep.
+pub fn kernel(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    info: &StatementInfo,
+    sym: &str,
+) -> fmt::Result {
+    level_row(w, st, info)?;
+    writeln!(w)?;
+    tile(w, st, s, info, sym)?;
+    writeln!(w)?;
+    launcher(w, st, s, info, sym)
+}
+
+/// `stencil_ring_budget`: the bytes a thread's rings may take.
+pub fn ring_budget(w: &mut Writer) -> fmt::Result {
+    writeln!(
+        w,
+        "/* What a thread's rings may take: half the L2 cache, or {} KiB where the C library does not say. */",
+        RING_BUDGET / 1024
+    )?;
+    w.definition("static long stencil_ring_budget(void)", |w| {
+        w.directive("#ifdef _SC_LEVEL2_CACHE_SIZE")?;
+        writeln!(w, "const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);")?;
+        w.guarded("if (l2 > 0)", "return l2 / 2;")?;
+        w.directive("#endif")?;
+        writeln!(w, "return {RING_BUDGET};")
+    })
+}
+
+/// `stencil_level_row`: where step `level`'s row (slice `k`, row `i` in
+/// 3-D) is: the grid at step 0 and on the frame (which no step changes),
+/// else in the ring.
+fn level_row(w: &mut Writer, st: &Stencil, info: &StatementInfo) -> fmt::Result {
+    let t = st.dtype.c();
+    let h = &info.halo;
+    let three = st.dims() == 3;
+    let (row_args, frame, offset) = if three {
+        (
+            "ptrdiff_t i, ptrdiff_t y0, ptrdiff_t rows, ",
+            format!(
+                "k < {} || k >= n0 - {} || i < {} || i >= n1 - {}",
+                h[0], h[0], h[1], h[1]
+            ),
+            "grid + k * n1 * nl + i * nl",
+        )
+    } else {
+        (
+            "",
+            format!("k < {} || k >= n0 - {}", h[0], h[0]),
+            "grid + k * nl",
+        )
+    };
+    let ring = if three {
+        "ring + (((ptrdiff_t)(level - 1) * ring_slices + k % ring_slices) * rows + (i - y0)) * nl"
+    } else {
+        "ring + ((ptrdiff_t)(level - 1) * ring_slices + k % ring_slices) * nl"
+    };
+    writeln!(
+        w,
+        "/* Step `level`'s row of slice `k`: the grid itself at step 0 and on the frame, else the ring. */"
+    )?;
+    w.definition(
+        format_args!(
+            "static inline const {t} *stencil_level_row(const {t} *grid, const {t} *ring, int level, ptrdiff_t k, {row_args}ptrdiff_t n0, {}ptrdiff_t nl, ptrdiff_t ring_slices)",
+            if three { "ptrdiff_t n1, " } else { "" }
+        ),
+        |w| {
+            w.guarded(format_args!("if (level == 0 || {frame})"), format_args!("return {offset};"))?;
+            writeln!(w, "return {ring};")
+        },
+    )
+}
+
+/// `(ptrdiff_t)(<count>) * r`, simplified where `r` is 0 or 1.
+fn times(count: &str, r: usize) -> String {
+    match r {
+        0 => "0".into(),
+        1 => format!("(ptrdiff_t)({count})"),
+        r => format!("(ptrdiff_t)({count}) * {r}"),
+    }
+}
+
+/// The name of the row pointer a read of `field` at `(d0, d1)` goes through.
+fn row_name(st: &Stencil, a: &Access) -> String {
+    let d = |v: i64| {
+        if v < 0 {
+            format!("m{}", -v)
+        } else {
+            format!("p{v}")
+        }
+    };
+    let rows: Vec<String> = a.offset[..st.dims() - 1].iter().map(|&v| d(v)).collect();
+    format!("{}_{}", slot_name(st, a.slot), rows.join("_"))
+}
+
+/// Every distinct row a statement reads, with the target's own row where
+/// `center` (the frame columns are copied from it).
+fn rows(st: &Stencil, s: &Statement, center: bool) -> Vec<Access> {
+    let dims = st.dims();
+    let mut out: Vec<Access> = Vec::new();
+    let mut add = |a: &Access| {
+        let mut row = a.clone();
+        row.offset[dims - 1] = 0;
+        if !out.contains(&row) {
+            out.push(row);
+        }
+    };
+    if center {
+        add(&Access {
+            slot: crate::ir::Slot {
+                field: s.target,
+                version: Version::Start,
+            },
+            offset: vec![0; dims],
+        });
+    }
+    s.expr.for_each_read(&mut |a: &Access| add(a));
+    out
+}
+
+/// `static void <sym>_tile(...)`: one tile's sweep.
+fn tile(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    info: &StatementInfo,
+    sym: &str,
+) -> fmt::Result {
+    let t = st.dtype.c();
+    let dims = st.dims();
+    let last = dims - 1;
+    let three = dims == 3;
+    let (h, r) = (&info.halo, &info.reach);
+    let value = expr::print(
+        &s.expr,
+        &CExpr {
+            st,
+            read: &|a: &Access| {
+                let d = a.offset[last];
+                let j = match d {
+                    0 => "j".to_string(),
+                    d if d < 0 => format!("j - {}", -d),
+                    d => format!("j + {d}"),
+                };
+                format!("{}[{j}]", row_name(st, a))
+            },
+        },
+    );
+    let mut params = parameters(st, s, false);
+    params.push_str(&format!(
+        ", const int steps, {t} *restrict ring, const ptrdiff_t zlo, const ptrdiff_t zhi"
+    ));
+    if three {
+        params.push_str(", const ptrdiff_t ylo, const ptrdiff_t yhi");
+    }
+    writeln!(
+        w,
+        "/* One tile's sweep: slices [zlo, zhi){} after `steps` steps. */",
+        if three { " x rows [ylo, yhi)" } else { "" }
+    )?;
+    w.definition(format_args!("static void {sym}_tile({params})"), |w| {
+        let nl = format!("n{last}");
+        writeln!(w, "const ptrdiff_t ring_slices = {};", 2 * r[0] + 1)?;
+        if three {
+            writeln!(
+                w,
+                "const ptrdiff_t y0 = ylo - {};",
+                times("steps - 1", r[1])
+            )?;
+            writeln!(
+                w,
+                "const ptrdiff_t rows = yhi - y0 + {};",
+                times("steps - 1", r[1])
+            )?;
+        }
+        w.block(
+            format_args!(
+                "for (ptrdiff_t s = zlo - {lag}; s < zhi + {lag}; ++s)",
+                lag = times("steps - 1", r[0])
+            ),
+            |w| {
+                w.block("for (int l = 1; l <= steps; ++l)", |w| {
+                    writeln!(w, "const ptrdiff_t k = s - {};", times("l - 1", r[0]))?;
+                    writeln!(w, "const ptrdiff_t kw = {};", times("steps - l", r[0]))?;
+                    w.guarded(
+                        format_args!(
+                            "if (k < zlo - kw || k >= zhi + kw || k < {h0} || k >= n0 - {h0})",
+                            h0 = h[0]
+                        ),
+                        "continue;",
+                    )?;
+                    if three {
+                        writeln!(w, "const ptrdiff_t iw = {};", times("steps - l", r[1]))?;
+                        writeln!(
+                            w,
+                            "const ptrdiff_t ihi = stencil_min(yhi + iw, n1 - {});",
+                            h[1]
+                        )?;
+                        w.block(
+                            format_args!(
+                                "for (ptrdiff_t i = stencil_max(ylo - iw, {}); i < ihi; ++i)",
+                                h[1]
+                            ),
+                            |w| row_update(w, st, s, info, &value, &nl),
+                        )
+                    } else {
+                        row_update(w, st, s, info, &value, &nl)
+                    }
+                })
+            },
+        )
+    })
+}
+
+/// The body that computes one row of step `l`: its row pointers, its
+/// destination (the ring, or `out` at the last step) and the cells.
+fn row_update(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    info: &StatementInfo,
+    value: &str,
+    nl: &str,
+) -> fmt::Result {
+    let t = st.dtype.c();
+    let three = st.dims() == 3;
+    let hl = info.halo[st.dims() - 1];
+    let (i_arg, extents) = if three {
+        ("i + {d1}, y0, rows, ", "n0, n1, n2")
+    } else {
+        ("", "n0, n1")
+    };
+    let mut own_center = None;
+    for a in rows(st, s, hl > 0) {
+        let name = row_name(st, &a);
+        let grid = slot_name(st, a.slot);
+        let k = match a.offset[0] {
+            0 => "k".to_string(),
+            d if d < 0 => format!("k - {}", -d),
+            d => format!("k + {d}"),
+        };
+        let i = if three {
+            match a.offset[1] {
+                0 => "i".to_string(),
+                d if d < 0 => format!("i - {}", -d),
+                d => format!("i + {d}"),
+            }
+        } else {
+            String::new()
+        };
+        let place = if a.slot.field == s.target {
+            if a.offset.iter().all(|&d| d == 0) {
+                own_center = Some(name.clone());
+            }
+            let i_arg = i_arg.replace("i + {d1}", &i);
+            format!(
+                "stencil_level_row({grid}, ring, l - 1, {k}, {i_arg}{}, {nl}, ring_slices)",
+                extents
+                    .split(", ")
+                    .filter(|e| *e != nl)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else if three {
+            format!("{grid} + ({k}) * n1 * n2 + ({i}) * n2")
+        } else {
+            format!("{grid} + ({k}) * n1")
+        };
+        writeln!(w, "const {t} *restrict {name} = {place};")?;
+    }
+    let ring_row = if three {
+        format!(
+            "ring + (((ptrdiff_t)(l - 1) * ring_slices + k % ring_slices) * rows + (i - y0)) * {nl}"
+        )
+    } else {
+        format!("ring + ((ptrdiff_t)(l - 1) * ring_slices + k % ring_slices) * {nl}")
+    };
+    let out_row = if three {
+        "out + k * n1 * n2 + i * n2"
+    } else {
+        "out + k * n1"
+    };
+    writeln!(
+        w,
+        "{t} *restrict dst = l == steps ? {out_row} : {ring_row};"
+    )?;
+    if hl > 0 {
+        let center = own_center.expect("a fusable update reads its own cell");
+        w.block("if (l < steps)", |w| {
+            writeln!(
+                w,
+                "/* The frame columns keep their values at every step. */"
+            )?;
+            w.guarded(
+                format_args!("for (ptrdiff_t j = 0; j < {hl}; ++j)"),
+                format_args!("dst[j] = {center}[j];"),
+            )?;
+            w.guarded(
+                format_args!("for (ptrdiff_t j = {nl} - {hl}; j < {nl}; ++j)"),
+                format_args!("dst[j] = {center}[j];"),
+            )
+        })?;
+    }
+    w.pragma("omp simd")?;
+    w.guarded(
+        format_args!("for (ptrdiff_t j = {hl}; j < {nl} - {hl}; ++j)"),
+        format_args!("dst[j] = {value};"),
+    )
+}
+
+/// `int <sym>_fused(..., int steps)`: runs up to `steps` steps in one
+/// sweep; returns how many (as many as the rings' cache budget allows),
+/// 0 where it ran none (fewer than 2 fit, or no memory for the rings).
+fn launcher(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    info: &StatementInfo,
+    sym: &str,
+) -> fmt::Result {
+    let t = st.dtype.c();
+    let dims = st.dims();
+    let three = dims == 3;
+    let (h, r) = (&info.halo, &info.reach);
+    let block = &st.tiling.openmp.block;
+    let mut args: Vec<String> = (0..dims).map(|a| format!("n{a}")).collect();
+    args.push("out".into());
+    args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
+    args.extend(
+        s.params_used()
+            .into_iter()
+            .map(|i| format!("p_{}", st.params[i])),
+    );
+    args.push("steps".into());
+    args.push("ring".into());
+    writeln!(
+        w,
+        "/* Up to `steps` fused steps (as many as keep a thread's rings within half its L2 cache);\n * returns the steps run, 0 where fewer than 2 fit or the rings cannot be allocated. */"
+    )?;
+    w.definition(
+        format_args!("int {}({}, int steps)", symbol(sym), parameters(st, s, false)),
+        |w| {
+            let nl = format!("n{}", dims - 1);
+            let rows = if three {
+                format!("({} + 2 * {})", block[1], r[1])
+            } else {
+                "1".into()
+            };
+            writeln!(
+                w,
+                "const ptrdiff_t slice = {} * {rows} * {nl} * (ptrdiff_t)sizeof({t});",
+                2 * r[0] + 1
+            )?;
+            writeln!(w, "const ptrdiff_t fit = 1 + stencil_ring_budget() / slice;")?;
+            w.guarded("if (steps > fit)", "steps = (int)fit;")?;
+            w.guarded("if (steps < 2)", "return 0;")?;
+            let ring_rows = if three {
+                format!("({} + 2 * {})", block[1], times("steps - 1", r[1]))
+            } else {
+                "1".into()
+            };
+            writeln!(
+                w,
+                "const size_t per_thread = (size_t)(steps - 1) * {} * {ring_rows} * (size_t){nl};",
+                2 * r[0] + 1
+            )?;
+            writeln!(
+                w,
+                "{t} *rings = malloc(sizeof({t}) * per_thread * (size_t)omp_get_max_threads());"
+            )?;
+            w.guarded("if (rings == NULL)", "return 0;")?;
+            let call = format!("{sym}_tile({}, ", args.join(", "));
+            if three {
+                writeln!(w, "const ptrdiff_t bands = (n0 - {} + {b0} - 1) / {b0};", 2 * h[0], b0 = block[0])?;
+                writeln!(w, "const ptrdiff_t tiles = (n1 - {} + {b1} - 1) / {b1};", 2 * h[1], b1 = block[1])?;
+                w.pragma("omp parallel")?;
+                w.braces(|w| {
+                    writeln!(w, "{t} *ring = rings + per_thread * (size_t)omp_get_thread_num();")?;
+                    w.pragma("omp for collapse(2) schedule(dynamic, 1)")?;
+                    w.nest(
+                        &[
+                            "for (ptrdiff_t b = 0; b < bands; ++b)".to_string(),
+                            "for (ptrdiff_t c = 0; c < tiles; ++c)".to_string(),
+                        ],
+                        |w| {
+                            writeln!(w, "const ptrdiff_t zlo = {} + b * {};", h[0], block[0])?;
+                            writeln!(w, "const ptrdiff_t ylo = {} + c * {};", h[1], block[1])?;
+                            writeln!(
+                                w,
+                                "{call}zlo, stencil_min(zlo + {}, n0 - {}), ylo, stencil_min(ylo + {}, n1 - {}));",
+                                block[0], h[0], block[1], h[1]
+                            )
+                        },
+                    )
+                })?;
+            } else {
+                w.pragma("omp parallel")?;
+                w.braces(|w| {
+                    writeln!(w, "const ptrdiff_t th = omp_get_thread_num(), nth = omp_get_num_threads();")?;
+                    writeln!(w, "{t} *ring = rings + per_thread * (size_t)th;")?;
+                    writeln!(w, "const ptrdiff_t interior = n0 - {};", 2 * h[0])?;
+                    writeln!(
+                        w,
+                        "{call}{h0} + interior * th / nth, {h0} + interior * (th + 1) / nth);",
+                        h0 = h[0]
+                    )
+                })?;
+            }
+            writeln!(w, "free(rings);")?;
+            writeln!(w, "return steps;")
+        },
+    )
+}
