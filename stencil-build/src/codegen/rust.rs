@@ -660,15 +660,16 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
             Role::Input => quote!(),
             // Written on its region before any read, zeroed elsewhere as a new grid would be.
             Role::Temp => quote! {
-                #scratch.fill(0.0);
+                rt::fill(#scratch, 0.0);
                 let #id = #scratch;
             },
+            // Each step copies the frame into the level it computes.
             Role::State { .. } if f.has_prev() => quote! {
-                #scratch.copy_from_slice(#id);
                 let mut #id = rt::Levels::new(Vec::from([#prev, #id, #scratch]));
             },
+            // No step writes the frame: both buffers take it once.
             Role::State { .. } => quote! {
-                #scratch.copy_from_slice(#id);
+                rt::copy_frame(#id, #scratch, &shape, &RADIUS);
                 let mut #id = rt::Levels::new(Vec::from([#id, #scratch]));
             },
         }

@@ -80,14 +80,29 @@ impl<'a, T> Levels<'a, T> {
         self.turn += 1;
     }
 
-    /// Moves every level back into the buffer the caller passed for it.
-    pub fn finish(mut self) {
+    /// Copies every level back into the buffer the caller passed for it
+    /// (the scratch buffer's values are then of no use).
+    pub fn finish(mut self)
+    where
+        T: Copy + Send + Sync,
+    {
         let len = self.bufs.len();
-        for _ in 0..self.turn % len {
-            for i in 0..len - 1 {
-                let (a, b) = self.bufs.split_at_mut(i + 1);
-                a[i].swap_with_slice(b[0]);
-            }
+        // (to, from) buffer pairs, in an order that reads each buffer
+        // before it is written.
+        let moves: &[(usize, usize)] = match (len, self.turn % len) {
+            (_, 0) => &[],
+            (2, _) => &[(0, 1)],
+            (_, 1) => &[(0, 1), (1, 2)],
+            _ => &[(1, 0), (0, 2)],
+        };
+        for &(to, from) in moves {
+            let (lo, hi) = self.bufs.split_at_mut(to.max(from));
+            let (dst, src) = if to < from {
+                (&mut *lo[to], &*hi[0])
+            } else {
+                (&mut *hi[0], &*lo[from])
+            };
+            super::parallel::copy(dst, src);
         }
     }
 }

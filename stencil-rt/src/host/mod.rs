@@ -1,12 +1,15 @@
 //! What the generated host code calls: argument checks before anything runs,
 //! the time levels of the reference and OpenMP runs ([`Levels`]) and the
 //! scratch grids they reuse ([`Workspace`]), periodic wrapping, integer
-//! powers and the copy of a fixed boundary's frame.
+//! powers, the copy of a fixed boundary's frame, and whole-grid copies and
+//! fills over the cores.
 
 mod levels;
+mod parallel;
 mod workspace;
 
 pub use levels::{Io, Levels};
+pub use parallel::{copy, fill};
 pub use workspace::Workspace;
 
 use crate::StencilError;

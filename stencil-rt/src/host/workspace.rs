@@ -11,7 +11,7 @@ pub struct Workspace<T> {
     grids: Vec<Vec<T>>,
 }
 
-impl<T: Copy + Default> Workspace<T> {
+impl<T: Copy + Default + Send + Sync> Workspace<T> {
     /// An empty workspace: the first run allocates its grids.
     pub fn new() -> Self {
         Workspace { grids: Vec::new() }
@@ -27,7 +27,7 @@ impl<T: Copy + Default> Workspace<T> {
         let mut grids = self.grids.iter_mut();
         std::array::from_fn(|_| {
             let grid = grids.next().expect("the workspace holds N grids");
-            grid.resize(cells, T::default());
+            super::parallel::resize(grid, cells, T::default());
             &mut grid[..cells]
         })
     }

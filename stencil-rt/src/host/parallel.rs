@@ -1,0 +1,89 @@
+//! Whole-grid copies and fills spread over the machine's cores: a run's
+//! setup and its last level's copy back would otherwise stream a grid
+//! through one core, which on a many-core machine takes longer than the
+//! steps of a short run.
+
+use std::mem::MaybeUninit;
+
+/// Values below which one thread does the work: starting threads costs
+/// more than it saves.
+const SERIAL: usize = 1 << 18;
+
+/// The threads to share `len` values among.
+fn threads(len: usize) -> usize {
+    if len < SERIAL {
+        return 1;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    cores.min(len / (SERIAL / 4)).max(1)
+}
+
+/// Runs `work` on matching pieces of `dst` and `src` (as long as `dst`),
+/// one thread a piece.
+fn spread<D: Send, S: Sync>(dst: &mut [D], src: &[S], work: impl Fn(&mut [D], &[S]) + Sync) {
+    let n = threads(dst.len());
+    if n == 1 {
+        return work(dst, src);
+    }
+    let piece = dst.len().div_ceil(n);
+    std::thread::scope(|scope| {
+        let work = &work;
+        for (k, d) in dst.chunks_mut(piece).enumerate() {
+            let s = &src[(k * piece).min(src.len())..];
+            scope.spawn(move || work(d, s));
+        }
+    });
+}
+
+/// `dst.copy_from_slice(src)`, over the cores for large grids.
+pub fn copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
+    assert_eq!(dst.len(), src.len(), "a copy between grids of one size");
+    spread(dst, src, |d, s| d.copy_from_slice(&s[..d.len()]));
+}
+
+/// `dst.fill(value)`, over the cores for large grids.
+pub fn fill<T: Copy + Send + Sync>(dst: &mut [T], value: T) {
+    spread(dst, &[] as &[T], |d, _| d.fill(value));
+}
+
+/// Grows `grid` to `len` values, the new ones `value`, written over the
+/// cores: each page is first touched by a thread of the run that uses it.
+pub fn resize<T: Copy + Send + Sync>(grid: &mut Vec<T>, len: usize, value: T) {
+    if len <= grid.len() {
+        grid.truncate(len);
+        return;
+    }
+    let old = grid.len();
+    grid.reserve_exact(len - old);
+    let spare: &mut [MaybeUninit<T>] = &mut grid.spare_capacity_mut()[..len - old];
+    spread(spare, &[] as &[T], |d, _| d.fill(MaybeUninit::new(value)));
+    // SAFETY: the `len - old` values after the first `old` were written just
+    // above, and the capacity holds them (`reserve_exact`).
+    unsafe { grid.set_len(len) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_copies_fills_and_growth_match_the_serial_ones() {
+        let len = 3 * SERIAL + 17;
+        let src: Vec<u32> = (0..len as u32).collect();
+        let mut dst = vec![0u32; len];
+        copy(&mut dst, &src);
+        assert_eq!(dst, src);
+        fill(&mut dst, 7);
+        assert!(dst.iter().all(|&v| v == 7));
+        let mut grid = vec![1u32; 5];
+        resize(&mut grid, len, 9);
+        assert_eq!(grid.len(), len);
+        assert_eq!(&grid[..6], [1, 1, 1, 1, 1, 9]);
+        assert!(grid[5..].iter().all(|&v| v == 9));
+        resize(&mut grid, 3, 0);
+        assert_eq!(grid, [1, 1, 1]);
+        let mut small = [0u8; 4];
+        copy(&mut small, &[1, 2, 3, 4]);
+        assert_eq!(small, [1, 2, 3, 4]);
+    }
+}
