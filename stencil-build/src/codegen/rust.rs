@@ -667,11 +667,16 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
             Role::State { .. } if f.has_prev() => quote! {
                 let mut #id = rt::Levels::new(Vec::from([#prev, #id, #scratch]));
             },
-            // No step writes the frame: both buffers take it once.
-            Role::State { .. } => quote! {
-                rt::copy_frame(#id, #scratch, &shape, &RADIUS);
-                let mut #id = rt::Levels::new(Vec::from([#id, #scratch]));
-            },
+            // No step writes a fixed frame: both buffers take it once (a
+            // periodic step writes every cell).
+            Role::State { .. } => {
+                let frame = (st.boundary == Boundary::Fixed)
+                    .then(|| quote! { rt::copy_frame(#id, #scratch, &shape, &RADIUS); });
+                quote! {
+                    #frame
+                    let mut #id = rt::Levels::new(Vec::from([#id, #scratch]));
+                }
+            }
         }
     });
     let states: Vec<Ident> = st
