@@ -97,7 +97,9 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
     if fuses(st) {
         writeln!(w, "#include <omp.h>")?;
         writeln!(w, "#include <stdlib.h>")?;
+        w.directive("#if defined(__unix__) || defined(__APPLE__)")?;
         writeln!(w, "#include <unistd.h>")?;
+        w.directive("#endif")?;
     }
     writeln!(w)?;
     w.definition(
