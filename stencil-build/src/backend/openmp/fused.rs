@@ -150,6 +150,27 @@ fn rows(st: &Stencil, s: &Statement, center: bool) -> Vec<Access> {
     out
 }
 
+/// `var`, `var - d` or `var + d`.
+fn shifted(var: &str, d: i64) -> String {
+    match d {
+        0 => var.to_string(),
+        d if d < 0 => format!("{var} - {}", -d),
+        d => format!("{var} + {d}"),
+    }
+}
+
+/// The update's value at cell `j` of a row, its reads through row pointers.
+fn cell_value(st: &Stencil, s: &Statement) -> String {
+    let last = st.dims() - 1;
+    expr::print(
+        &s.expr,
+        &CExpr {
+            st,
+            read: &|a: &Access| format!("{}[{}]", row_name(st, a), shifted("j", a.offset[last])),
+        },
+    )
+}
+
 /// `static void <sym>_tile(...)`: one tile's sweep.
 fn tile(
     w: &mut Writer,
@@ -159,25 +180,8 @@ fn tile(
     sym: &str,
 ) -> fmt::Result {
     let t = st.dtype.c();
-    let dims = st.dims();
-    let last = dims - 1;
-    let three = dims == 3;
-    let (h, r) = (&info.halo, &info.reach);
-    let value = expr::print(
-        &s.expr,
-        &CExpr {
-            st,
-            read: &|a: &Access| {
-                let d = a.offset[last];
-                let j = match d {
-                    0 => "j".to_string(),
-                    d if d < 0 => format!("j - {}", -d),
-                    d => format!("j + {d}"),
-                };
-                format!("{}[{j}]", row_name(st, a))
-            },
-        },
-    );
+    let three = st.dims() == 3;
+    let r = &info.reach;
     let mut params = parameters(st, s, false);
     params.push_str(&format!(
         ", const int steps, {t} *restrict ring, const ptrdiff_t zlo, const ptrdiff_t zhi"
@@ -191,133 +195,121 @@ fn tile(
         if three { " x rows [ylo, yhi)" } else { "" }
     )?;
     w.definition(format_args!("static void {sym}_tile({params})"), |w| {
-        let nl = format!("n{last}");
         writeln!(w, "const ptrdiff_t ring_slices = {};", 2 * r[0] + 1)?;
         if three {
-            writeln!(
-                w,
-                "const ptrdiff_t y0 = ylo - {};",
-                times("steps - 1", r[1])
-            )?;
-            writeln!(
-                w,
-                "const ptrdiff_t rows = yhi - y0 + {};",
-                times("steps - 1", r[1])
-            )?;
+            let lag = times("steps - 1", r[1]);
+            writeln!(w, "const ptrdiff_t y0 = ylo - {lag};")?;
+            writeln!(w, "const ptrdiff_t rows = yhi - y0 + {lag};")?;
         }
+        let lag = times("steps - 1", r[0]);
         w.block(
-            format_args!(
-                "for (ptrdiff_t s = zlo - {lag}; s < zhi + {lag}; ++s)",
-                lag = times("steps - 1", r[0])
-            ),
+            format_args!("for (ptrdiff_t s = zlo - {lag}; s < zhi + {lag}; ++s)"),
             |w| {
                 w.block("for (int l = 1; l <= steps; ++l)", |w| {
-                    writeln!(w, "const ptrdiff_t k = s - {};", times("l - 1", r[0]))?;
-                    writeln!(w, "const ptrdiff_t kw = {};", times("steps - l", r[0]))?;
-                    w.guarded(
-                        format_args!(
-                            "if (k < zlo - kw || k >= zhi + kw || k < {h0} || k >= n0 - {h0})",
-                            h0 = h[0]
-                        ),
-                        "continue;",
-                    )?;
-                    if three {
-                        writeln!(w, "const ptrdiff_t iw = {};", times("steps - l", r[1]))?;
-                        writeln!(
-                            w,
-                            "const ptrdiff_t ihi = stencil_min(yhi + iw, n1 - {});",
-                            h[1]
-                        )?;
-                        w.block(
-                            format_args!(
-                                "for (ptrdiff_t i = stencil_max(ylo - iw, {}); i < ihi; ++i)",
-                                h[1]
-                            ),
-                            |w| row_update(w, st, s, info, &value, &nl),
-                        )
-                    } else {
-                        row_update(w, st, s, info, &value, &nl)
-                    }
+                    step_of_sweep(w, st, s, info)
                 })
             },
         )
     })
 }
 
-/// The body that computes one row of step `l`: its row pointers, its
-/// destination (the ring, or `out` at the last step) and the cells.
-fn row_update(
+/// Step `l`'s slice at sweep position `s`: skipped outside the step's
+/// range (the tile and the halo later steps need), else each of its rows.
+fn step_of_sweep(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo) -> fmt::Result {
+    let (h, r) = (&info.halo, &info.reach);
+    writeln!(w, "const ptrdiff_t k = s - {};", times("l - 1", r[0]))?;
+    writeln!(w, "const ptrdiff_t kw = {};", times("steps - l", r[0]))?;
+    w.guarded(
+        format_args!(
+            "if (k < zlo - kw || k >= zhi + kw || k < {h0} || k >= n0 - {h0})",
+            h0 = h[0]
+        ),
+        "continue;",
+    )?;
+    if st.dims() == 2 {
+        return row_update(w, st, s, info);
+    }
+    writeln!(w, "const ptrdiff_t iw = {};", times("steps - l", r[1]))?;
+    writeln!(
+        w,
+        "const ptrdiff_t ihi = stencil_min(yhi + iw, n1 - {});",
+        h[1]
+    )?;
+    w.block(
+        format_args!(
+            "for (ptrdiff_t i = stencil_max(ylo - iw, {}); i < ihi; ++i)",
+            h[1]
+        ),
+        |w| row_update(w, st, s, info),
+    )
+}
+
+/// Declares a pointer to each row the update reads (step `l - 1`'s for its
+/// own field, the grid's for the others); returns the name of its own
+/// field's row at the cell where `center`.
+fn row_pointers(
     w: &mut Writer,
     st: &Stencil,
     s: &Statement,
-    info: &StatementInfo,
-    value: &str,
-    nl: &str,
-) -> fmt::Result {
+    center: bool,
+) -> Result<Option<String>, fmt::Error> {
     let t = st.dtype.c();
     let three = st.dims() == 3;
-    let hl = info.halo[st.dims() - 1];
-    let (i_arg, extents) = if three {
-        ("i + {d1}, y0, rows, ", "n0, n1, n2")
-    } else {
-        ("", "n0, n1")
-    };
+    let nl = format!("n{}", st.dims() - 1);
     let mut own_center = None;
-    for a in rows(st, s, hl > 0) {
+    for a in rows(st, s, center) {
         let name = row_name(st, &a);
         let grid = slot_name(st, a.slot);
-        let k = match a.offset[0] {
-            0 => "k".to_string(),
-            d if d < 0 => format!("k - {}", -d),
-            d => format!("k + {d}"),
-        };
+        let k = shifted("k", a.offset[0]);
         let i = if three {
-            match a.offset[1] {
-                0 => "i".to_string(),
-                d if d < 0 => format!("i - {}", -d),
-                d => format!("i + {d}"),
-            }
+            shifted("i", a.offset[1])
         } else {
             String::new()
         };
-        let place = if a.slot.field == s.target {
-            if a.offset.iter().all(|&d| d == 0) {
-                own_center = Some(name.clone());
+        let place = match (a.slot.field == s.target, three) {
+            (true, true) => format!(
+                "stencil_level_row({grid}, ring, l - 1, {k}, {i}, y0, rows, n0, n1, {nl}, ring_slices)"
+            ),
+            (true, false) => {
+                format!("stencil_level_row({grid}, ring, l - 1, {k}, n0, {nl}, ring_slices)")
             }
-            let i_arg = i_arg.replace("i + {d1}", &i);
-            format!(
-                "stencil_level_row({grid}, ring, l - 1, {k}, {i_arg}{}, {nl}, ring_slices)",
-                extents
-                    .split(", ")
-                    .filter(|e| *e != nl)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        } else if three {
-            format!("{grid} + ({k}) * n1 * n2 + ({i}) * n2")
-        } else {
-            format!("{grid} + ({k}) * n1")
+            (false, true) => format!("{grid} + ({k}) * n1 * n2 + ({i}) * n2"),
+            (false, false) => format!("{grid} + ({k}) * n1"),
         };
+        if a.slot.field == s.target && a.offset.iter().all(|&d| d == 0) {
+            own_center = Some(name.clone());
+        }
         writeln!(w, "const {t} *restrict {name} = {place};")?;
     }
-    let ring_row = if three {
-        format!(
-            "ring + (((ptrdiff_t)(l - 1) * ring_slices + k % ring_slices) * rows + (i - y0)) * {nl}"
+    Ok(own_center.filter(|_| center))
+}
+
+/// One row of step `l`: its row pointers, its destination (the ring, or
+/// `out` at the last step), its frame columns and its cells.
+fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo) -> fmt::Result {
+    let t = st.dtype.c();
+    let three = st.dims() == 3;
+    let nl = format!("n{}", st.dims() - 1);
+    let hl = info.halo[st.dims() - 1];
+    let center = row_pointers(w, st, s, hl > 0)?;
+    let (ring_row, out_row) = if three {
+        (
+            format!(
+                "ring + (((ptrdiff_t)(l - 1) * ring_slices + k % ring_slices) * rows + (i - y0)) * {nl}"
+            ),
+            "out + k * n1 * n2 + i * n2",
         )
     } else {
-        format!("ring + ((ptrdiff_t)(l - 1) * ring_slices + k % ring_slices) * {nl}")
-    };
-    let out_row = if three {
-        "out + k * n1 * n2 + i * n2"
-    } else {
-        "out + k * n1"
+        (
+            format!("ring + ((ptrdiff_t)(l - 1) * ring_slices + k % ring_slices) * {nl}"),
+            "out + k * n1",
+        )
     };
     writeln!(
         w,
         "{t} *restrict dst = l == steps ? {out_row} : {ring_row};"
     )?;
-    if hl > 0 {
-        let center = own_center.expect("a fusable update reads its own cell");
+    if let Some(center) = center {
         w.block("if (l < steps)", |w| {
             writeln!(
                 w,
@@ -336,7 +328,7 @@ fn row_update(
     w.pragma("omp simd")?;
     w.guarded(
         format_args!("for (ptrdiff_t j = {hl}; j < {nl} - {hl}; ++j)"),
-        format_args!("dst[j] = {value};"),
+        format_args!("dst[j] = {};", cell_value(st, s)),
     )
 }
 
@@ -350,12 +342,7 @@ fn launcher(
     info: &StatementInfo,
     sym: &str,
 ) -> fmt::Result {
-    let t = st.dtype.c();
-    let dims = st.dims();
-    let three = dims == 3;
-    let (h, r) = (&info.halo, &info.reach);
-    let block = &st.tiling.openmp.block;
-    let mut args: Vec<String> = (0..dims).map(|a| format!("n{a}")).collect();
+    let mut args: Vec<String> = (0..st.dims()).map(|a| format!("n{a}")).collect();
     args.push("out".into());
     args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
     args.extend(
@@ -363,83 +350,124 @@ fn launcher(
             .into_iter()
             .map(|i| format!("p_{}", st.params[i])),
     );
-    args.push("steps".into());
-    args.push("ring".into());
+    args.extend(["steps".into(), "ring".into()]);
+    let call = format!("{sym}_tile({}, ", args.join(", "));
     writeln!(
         w,
         "/* Up to `steps` fused steps (as many as keep a thread's rings within half its L2 cache);\n * returns the steps run, 0 where fewer than 2 fit or the rings cannot be allocated. */"
     )?;
     w.definition(
-        format_args!("int {}({}, int steps)", symbol(sym), parameters(st, s, false)),
+        format_args!(
+            "int {}({}, int steps)",
+            symbol(sym),
+            parameters(st, s, false)
+        ),
         |w| {
-            let nl = format!("n{}", dims - 1);
-            let rows = if three {
-                format!("({} + 2 * {})", block[1], r[1])
+            rings(w, st, info)?;
+            if st.dims() == 3 {
+                tiles_3d(w, st, info, &call)?;
             } else {
-                "1".into()
-            };
-            writeln!(
-                w,
-                "const ptrdiff_t slice = {} * {rows} * {nl} * (ptrdiff_t)sizeof({t});",
-                2 * r[0] + 1
-            )?;
-            writeln!(w, "const ptrdiff_t fit = 1 + stencil_ring_budget() / slice;")?;
-            w.guarded("if (steps > fit)", "steps = (int)fit;")?;
-            w.guarded("if (steps < 2)", "return 0;")?;
-            let ring_rows = if three {
-                format!("({} + 2 * {})", block[1], times("steps - 1", r[1]))
-            } else {
-                "1".into()
-            };
-            writeln!(
-                w,
-                "const size_t per_thread = (size_t)(steps - 1) * {} * {ring_rows} * (size_t){nl};",
-                2 * r[0] + 1
-            )?;
-            writeln!(
-                w,
-                "{t} *rings = malloc(sizeof({t}) * per_thread * (size_t)omp_get_max_threads());"
-            )?;
-            w.guarded("if (rings == NULL)", "return 0;")?;
-            let call = format!("{sym}_tile({}, ", args.join(", "));
-            if three {
-                writeln!(w, "const ptrdiff_t bands = (n0 - {} + {b0} - 1) / {b0};", 2 * h[0], b0 = block[0])?;
-                writeln!(w, "const ptrdiff_t tiles = (n1 - {} + {b1} - 1) / {b1};", 2 * h[1], b1 = block[1])?;
-                w.pragma("omp parallel")?;
-                w.braces(|w| {
-                    writeln!(w, "{t} *ring = rings + per_thread * (size_t)omp_get_thread_num();")?;
-                    w.pragma("omp for collapse(2) schedule(dynamic, 1)")?;
-                    w.nest(
-                        &[
-                            "for (ptrdiff_t b = 0; b < bands; ++b)".to_string(),
-                            "for (ptrdiff_t c = 0; c < tiles; ++c)".to_string(),
-                        ],
-                        |w| {
-                            writeln!(w, "const ptrdiff_t zlo = {} + b * {};", h[0], block[0])?;
-                            writeln!(w, "const ptrdiff_t ylo = {} + c * {};", h[1], block[1])?;
-                            writeln!(
-                                w,
-                                "{call}zlo, stencil_min(zlo + {}, n0 - {}), ylo, stencil_min(ylo + {}, n1 - {}));",
-                                block[0], h[0], block[1], h[1]
-                            )
-                        },
-                    )
-                })?;
-            } else {
-                w.pragma("omp parallel")?;
-                w.braces(|w| {
-                    writeln!(w, "const ptrdiff_t th = omp_get_thread_num(), nth = omp_get_num_threads();")?;
-                    writeln!(w, "{t} *ring = rings + per_thread * (size_t)th;")?;
-                    writeln!(w, "const ptrdiff_t interior = n0 - {};", 2 * h[0])?;
-                    writeln!(
-                        w,
-                        "{call}{h0} + interior * th / nth, {h0} + interior * (th + 1) / nth);",
-                        h0 = h[0]
-                    )
-                })?;
+                bands_2d(w, st, info, &call)?;
             }
             writeln!(w, "free(rings);")?;
             writeln!(w, "return steps;")
         },
     )
+}
+
+/// Caps `steps` at what a thread's rings may hold and allocates every
+/// thread's rings (`rings`, `per_thread` values each), or returns 0.
+fn rings(w: &mut Writer, st: &Stencil, info: &StatementInfo) -> fmt::Result {
+    let t = st.dtype.c();
+    let r = &info.reach;
+    let nl = format!("n{}", st.dims() - 1);
+    let block = &st.tiling.openmp.block;
+    let (rows, ring_rows) = if st.dims() == 3 {
+        (
+            format!("({} + 2 * {})", block[1], r[1]),
+            format!("({} + 2 * {})", block[1], times("steps - 1", r[1])),
+        )
+    } else {
+        ("1".into(), "1".into())
+    };
+    let slices = 2 * r[0] + 1;
+    writeln!(
+        w,
+        "const ptrdiff_t slice = {slices} * {rows} * {nl} * (ptrdiff_t)sizeof({t});"
+    )?;
+    writeln!(
+        w,
+        "const ptrdiff_t fit = 1 + stencil_ring_budget() / slice;"
+    )?;
+    w.guarded("if (steps > fit)", "steps = (int)fit;")?;
+    w.guarded("if (steps < 2)", "return 0;")?;
+    writeln!(
+        w,
+        "const size_t per_thread = (size_t)(steps - 1) * {slices} * {ring_rows} * (size_t){nl};"
+    )?;
+    writeln!(
+        w,
+        "{t} *rings = malloc(sizeof({t}) * per_thread * (size_t)omp_get_max_threads());"
+    )?;
+    w.guarded("if (rings == NULL)", "return 0;")
+}
+
+/// 3-D: tiles of `block[0]` planes by `block[1]` rows, handed out to the
+/// threads as they finish one.
+fn tiles_3d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> fmt::Result {
+    let t = st.dtype.c();
+    let h = &info.halo;
+    let block = &st.tiling.openmp.block;
+    writeln!(
+        w,
+        "const ptrdiff_t bands = (n0 - {} + {b0} - 1) / {b0};",
+        2 * h[0],
+        b0 = block[0]
+    )?;
+    writeln!(
+        w,
+        "const ptrdiff_t tiles = (n1 - {} + {b1} - 1) / {b1};",
+        2 * h[1],
+        b1 = block[1]
+    )?;
+    w.pragma("omp parallel")?;
+    w.braces(|w| {
+        writeln!(
+            w,
+            "{t} *ring = rings + per_thread * (size_t)omp_get_thread_num();"
+        )?;
+        w.pragma("omp for collapse(2) schedule(dynamic, 1)")?;
+        let loops = [
+            "for (ptrdiff_t b = 0; b < bands; ++b)".to_string(),
+            "for (ptrdiff_t c = 0; c < tiles; ++c)".to_string(),
+        ];
+        w.nest(&loops, |w| {
+            writeln!(w, "const ptrdiff_t zlo = {} + b * {};", h[0], block[0])?;
+            writeln!(w, "const ptrdiff_t ylo = {} + c * {};", h[1], block[1])?;
+            writeln!(
+                w,
+                "{call}zlo, stencil_min(zlo + {}, n0 - {}), ylo, stencil_min(ylo + {}, n1 - {}));",
+                block[0], h[0], block[1], h[1]
+            )
+        })
+    })
+}
+
+/// 2-D: one band of rows a thread.
+fn bands_2d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> fmt::Result {
+    let t = st.dtype.c();
+    let h0 = info.halo[0];
+    w.pragma("omp parallel")?;
+    w.braces(|w| {
+        writeln!(
+            w,
+            "const ptrdiff_t th = omp_get_thread_num(), nth = omp_get_num_threads();"
+        )?;
+        writeln!(w, "{t} *ring = rings + per_thread * (size_t)th;")?;
+        writeln!(w, "const ptrdiff_t interior = n0 - {};", 2 * h0)?;
+        writeln!(
+            w,
+            "{call}{h0} + interior * th / nth, {h0} + interior * (th + 1) / nth);"
+        )
+    })
 }
