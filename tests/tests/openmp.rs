@@ -2,7 +2,8 @@
 #![cfg(feature = "openmp")]
 
 use stencil_tests::{
-    heat3d_f64_fixed as heat3d, openmp_max_threads, openmp_set_threads, random_grid,
+    heat2d_f64_fixed as heat2d, heat3d_f64_fixed as heat3d, openmp_max_threads, openmp_set_threads,
+    random_grid,
 };
 
 #[test]
@@ -74,4 +75,33 @@ fn fused_steps_in_a_reused_workspace_match_the_reference() {
             .fold(0.0, f64::max);
         assert!(worst < 1e-12, "{shape:?}, {steps} steps: {worst}");
     }
+}
+
+/// Fused steps compute each cell's expression as a single step does, in the
+/// same order (the C is ISO C11: no contraction into FMAs), so a run of
+/// fused steps equals the same steps one call at a time, bit for bit: any
+/// slice or row a tile's sweep got wrong shows.
+#[test]
+fn fused_steps_equal_single_steps_bit_for_bit() {
+    assert!(heat2d::openmp::TILING.time_block > 1 && heat3d::openmp::TILING.time_block > 1);
+    let shape2 = [67, 45];
+    let mut fused: Vec<f64> = random_grid(67 * 45, 7);
+    let mut single = fused.clone();
+    let p2 = heat2d::Params { alpha: 0.2 };
+    heat2d::openmp::run(&mut fused, shape2, p2, 11).unwrap();
+    for _ in 0..11 {
+        heat2d::openmp::run(&mut single, shape2, p2, 1).unwrap();
+    }
+    assert!(fused == single, "2-D: fused steps differ from single steps");
+    let shape3 = [23, 37, 29];
+    let cells = shape3.iter().product();
+    let kappa: Vec<f64> = random_grid(cells, 8);
+    let mut fused: Vec<f64> = random_grid(cells, 9);
+    let mut single = fused.clone();
+    let p3 = heat3d::Params { alpha: 0.1 };
+    heat3d::openmp::run(&mut fused, &kappa, shape3, p3, 7).unwrap();
+    for _ in 0..7 {
+        heat3d::openmp::run(&mut single, &kappa, shape3, p3, 1).unwrap();
+    }
+    assert!(fused == single, "3-D: fused steps differ from single steps");
 }
