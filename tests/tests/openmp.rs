@@ -83,7 +83,8 @@ fn fused_steps_in_a_reused_workspace_match_the_reference() {
 /// slice or row a tile's sweep got wrong shows.
 #[test]
 fn fused_steps_equal_single_steps_bit_for_bit() {
-    assert!(heat2d::openmp::TILING.time_block > 1 && heat3d::openmp::TILING.time_block > 1);
+    assert_eq!(heat2d::openmp::TILING.time_block, 8);
+    assert_eq!(heat3d::openmp::TILING.time_block, 4);
     let shape2 = [67, 45];
     let mut fused: Vec<f64> = random_grid(67 * 45, 7);
     let mut single = fused.clone();
