@@ -155,6 +155,25 @@ fn parameters(st: &Stencil, s: &Statement, with_coords: bool) -> String {
         .join(", ")
 }
 
+/// The arguments that pass a statement function's own parameters on, in
+/// [`parameters`]' order: `i0.., n0.., out, <slots>.., p_<param>..`.
+fn arguments(st: &Stencil, s: &Statement, with_coords: bool) -> Vec<String> {
+    let dims = st.dims();
+    let mut args: Vec<String> = (0..dims)
+        .filter(|_| with_coords)
+        .map(|a| format!("i{a}"))
+        .collect();
+    args.extend((0..dims).map(|a| format!("n{a}")));
+    args.push("out".into());
+    args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
+    args.extend(
+        s.params_used()
+            .into_iter()
+            .map(|i| format!("p_{}", st.params[i])),
+    );
+    args
+}
+
 fn statement(
     w: &mut Writer,
     st: &Stencil,
@@ -339,16 +358,7 @@ fn periodic_frame(
 ) -> fmt::Result {
     let dims = st.dims();
     let last = dims - 1;
-    let mut args: Vec<String> = (0..dims).map(|a| format!("i{a}")).collect();
-    args.extend((0..dims).map(|a| format!("n{a}")));
-    args.push("out".into());
-    args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
-    args.extend(
-        s.params_used()
-            .into_iter()
-            .map(|i| format!("p_{}", st.params[i])),
-    );
-    let call = format!("{sym}_at({});", args.join(", "));
+    let call = format!("{sym}_at({});", arguments(st, s, true).join(", "));
     let outer_edge: Vec<String> = (0..last)
         .filter(|&a| reach[a] > 0)
         .map(|a| format!("i{a} < {r} || i{a} >= n{a} - {r}", r = reach[a]))

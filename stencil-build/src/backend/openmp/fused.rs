@@ -12,7 +12,7 @@
 
 use std::fmt::{self, Write as _};
 
-use super::parameters;
+use super::{arguments, parameters};
 use crate::analysis::StatementInfo;
 use crate::backend::{CExpr, Writer};
 use crate::codegen::expr;
@@ -342,14 +342,7 @@ fn launcher(
     info: &StatementInfo,
     sym: &str,
 ) -> fmt::Result {
-    let mut args: Vec<String> = (0..st.dims()).map(|a| format!("n{a}")).collect();
-    args.push("out".into());
-    args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
-    args.extend(
-        s.params_used()
-            .into_iter()
-            .map(|i| format!("p_{}", st.params[i])),
-    );
+    let mut args = arguments(st, s, false);
     args.extend(["steps".into(), "ring".into()]);
     let call = format!("{sym}_tile({}, ", args.join(", "));
     writeln!(
