@@ -59,46 +59,57 @@ pub fn ring_budget(w: &mut Writer) -> fmt::Result {
     })
 }
 
-/// `stencil_level_row`: where step `level`'s row (slice `k`, row `i` in
-/// 3-D) is: the grid at step 0 and on the frame (which no step changes),
-/// else in the ring.
+/// `stencil_ring_row`, where a thread's ring keeps step `level`'s row
+/// (slice `k`, row `i` in 3-D), and `stencil_level_row`, where that row is
+/// read: the grid at step 0 and on the frame (which no step changes), else
+/// the ring.
 fn level_row(w: &mut Writer, st: &Stencil, info: &StatementInfo) -> fmt::Result {
     let t = st.dtype.c();
     let h = &info.halo;
     let three = st.dims() == 3;
-    let (row_args, frame, offset) = if three {
+    let (row_params, row_args, frame, offset, ring) = if three {
         (
             "ptrdiff_t i, ptrdiff_t y0, ptrdiff_t rows, ",
+            "i, y0, rows, ",
             format!(
                 "k < {} || k >= n0 - {} || i < {} || i >= n1 - {}",
                 h[0], h[0], h[1], h[1]
             ),
             "grid + k * n1 * nl + i * nl",
+            "ring + (((ptrdiff_t)(level - 1) * ring_slices + k % ring_slices) * rows + (i - y0)) * nl",
         )
     } else {
         (
             "",
+            "",
             format!("k < {} || k >= n0 - {}", h[0], h[0]),
             "grid + k * nl",
+            "ring + ((ptrdiff_t)(level - 1) * ring_slices + k % ring_slices) * nl",
         )
     };
-    let ring = if three {
-        "ring + (((ptrdiff_t)(level - 1) * ring_slices + k % ring_slices) * rows + (i - y0)) * nl"
-    } else {
-        "ring + ((ptrdiff_t)(level - 1) * ring_slices + k % ring_slices) * nl"
-    };
+    writeln!(
+        w,
+        "/* Where a thread's ring keeps step `level`'s row of slice `k`. */"
+    )?;
+    w.definition(
+        format_args!(
+            "static inline {t} *stencil_ring_row({t} *ring, int level, ptrdiff_t k, {row_params}ptrdiff_t nl, ptrdiff_t ring_slices)"
+        ),
+        |w| writeln!(w, "return {ring};"),
+    )?;
+    writeln!(w)?;
     writeln!(
         w,
         "/* Step `level`'s row of slice `k`: the grid itself at step 0 and on the frame, else the ring. */"
     )?;
     w.definition(
         format_args!(
-            "static inline const {t} *stencil_level_row(const {t} *grid, const {t} *ring, int level, ptrdiff_t k, {row_args}ptrdiff_t n0, {}ptrdiff_t nl, ptrdiff_t ring_slices)",
+            "static inline const {t} *stencil_level_row(const {t} *grid, {t} *ring, int level, ptrdiff_t k, {row_params}ptrdiff_t n0, {}ptrdiff_t nl, ptrdiff_t ring_slices)",
             if three { "ptrdiff_t n1, " } else { "" }
         ),
         |w| {
             w.guarded(format_args!("if (level == 0 || {frame})"), format_args!("return {offset};"))?;
-            writeln!(w, "return {ring};")
+            writeln!(w, "return stencil_ring_row(ring, level, k, {row_args}nl, ring_slices);")
         },
     )
 }
@@ -294,14 +305,12 @@ fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo)
     let center = row_pointers(w, st, s, hl > 0)?;
     let (ring_row, out_row) = if three {
         (
-            format!(
-                "ring + (((ptrdiff_t)(l - 1) * ring_slices + k % ring_slices) * rows + (i - y0)) * {nl}"
-            ),
+            format!("stencil_ring_row(ring, l, k, i, y0, rows, {nl}, ring_slices)"),
             "out + k * n1 * n2 + i * n2",
         )
     } else {
         (
-            format!("ring + ((ptrdiff_t)(l - 1) * ring_slices + k % ring_slices) * {nl}"),
+            format!("stencil_ring_row(ring, l, k, {nl}, ring_slices)"),
             "out + k * n1",
         )
     };
