@@ -587,7 +587,7 @@ fn kernels_trait(st: &Stencil) -> TokenStream {
 }
 
 /// `fn fuse(&self, shape, out, <slots>, p, steps) -> u64`: the fused steps of `s`.
-pub fn fuse_signature(st: &Stencil, s: &Statement) -> TokenStream {
+fn fuse_signature(st: &Stencil, s: &Statement) -> TokenStream {
     let real = ident(st.dtype.rust());
     let dims = usize_lit(st.dims());
     let slots = s.slots().into_iter().map(|slot| {

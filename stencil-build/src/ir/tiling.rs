@@ -180,17 +180,7 @@ fn openmp(
         tiling.block = extents(block, dims, 1 << 24, src)?;
     }
     if let Some(tb) = &section.get_ref().time_block {
-        let most = MAX_OPENMP_TIME_BLOCK as i64;
-        tiling.time_block = match *tb.get_ref() {
-            n if (1..=most).contains(&n) => n as usize,
-            n => {
-                return Err(src
-                    .error(tb.span(), format!("time_block {n} cannot work"))
-                    .with_hint(format!(
-                        "fuse 1 (single steps) to {most} steps; 4 to 8 keep a sweep's slices in a 1-2 MiB L2"
-                    )));
-            }
-        };
+        tiling.time_block = bounded(tb, 1, MAX_OPENMP_TIME_BLOCK as i64, "time_block", src)?;
     }
     Ok(tiling)
 }
@@ -528,7 +518,8 @@ fn bounded(
     }
 }
 
-/// Checks that the step-fusing strategy or `tensor` `[tiling.cuda]` or
+/// Settles the OpenMP backend's fused steps ([`openmp_fusion`]), then
+/// checks that the step-fusing strategy or `tensor` `[tiling.cuda]` or
 /// `[tiling.hip]` asks of `st` can be generated for it, pointing at the
 /// `strategy` that asks.
 pub fn check_fusion(

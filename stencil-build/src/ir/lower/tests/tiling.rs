@@ -305,8 +305,8 @@ fn openmp_fused_steps_where_the_stencil_allows_them() {
         &deep,
         "time_block",
         "65",
-        "time_block 65 cannot work",
-        Some("fuse 1"),
+        "`time_block = 65` cannot work",
+        Some("between 1 and 64"),
     );
 }
 
