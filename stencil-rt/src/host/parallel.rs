@@ -18,19 +18,18 @@ fn threads(len: usize) -> usize {
     cores.min(len / (SERIAL / 4)).max(1)
 }
 
-/// Runs `work` on matching pieces of `dst` and `src` (as long as `dst`),
-/// one thread a piece.
-fn spread<D: Send, S: Sync>(dst: &mut [D], src: &[S], work: impl Fn(&mut [D], &[S]) + Sync) {
+/// Runs `work` on pieces of `dst`, one thread a piece, each with the
+/// index its piece starts at.
+fn spread<D: Send>(dst: &mut [D], work: impl Fn(&mut [D], usize) + Sync) {
     let n = threads(dst.len());
     if n == 1 {
-        return work(dst, src);
+        return work(dst, 0);
     }
     let piece = dst.len().div_ceil(n);
     std::thread::scope(|scope| {
         let work = &work;
         for (k, d) in dst.chunks_mut(piece).enumerate() {
-            let s = &src[(k * piece).min(src.len())..];
-            scope.spawn(move || work(d, s));
+            scope.spawn(move || work(d, k * piece));
         }
     });
 }
@@ -38,12 +37,12 @@ fn spread<D: Send, S: Sync>(dst: &mut [D], src: &[S], work: impl Fn(&mut [D], &[
 /// `dst.copy_from_slice(src)`, over the cores for large grids.
 pub fn copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
     assert_eq!(dst.len(), src.len(), "a copy between grids of one size");
-    spread(dst, src, |d, s| d.copy_from_slice(&s[..d.len()]));
+    spread(dst, |d, at| d.copy_from_slice(&src[at..at + d.len()]));
 }
 
 /// `dst.fill(value)`, over the cores for large grids.
 pub fn fill<T: Copy + Send + Sync>(dst: &mut [T], value: T) {
-    spread(dst, &[] as &[T], |d, _| d.fill(value));
+    spread(dst, |d, _| d.fill(value));
 }
 
 /// Grows `grid` to `len` values, the new ones `value`, written over the
@@ -55,8 +54,9 @@ pub fn resize<T: Copy + Send + Sync>(grid: &mut Vec<T>, len: usize, value: T) {
     }
     let old = grid.len();
     grid.reserve_exact(len - old);
-    let spare: &mut [MaybeUninit<T>] = &mut grid.spare_capacity_mut()[..len - old];
-    spread(spare, &[] as &[T], |d, _| d.fill(MaybeUninit::new(value)));
+    spread(&mut grid.spare_capacity_mut()[..len - old], |d, _| {
+        d.fill(MaybeUninit::new(value))
+    });
     // SAFETY: the `len - old` values after the first `old` were written just
     // above, and the capacity holds them (`reserve_exact`).
     unsafe { grid.set_len(len) };
