@@ -209,8 +209,9 @@ fn fastest(st: &Stencil, k: usize, measured: &Results, o: &Options) -> Search {
     let mut plans: Vec<Option<String>> = vec![None];
     plans.extend(st.first_round(o).into_iter().map(Some));
     let mut seen = 0;
-    let (mut timed, mut seconds) = (0, 0.0);
-    let mut counted = std::collections::HashSet::new();
+    // Every measured candidate the search reached, once (plans written
+    // differently can be one candidate).
+    let mut reached = std::collections::HashSet::new();
     let mut best: Option<(Option<String>, results::Outcome)> = None;
     // Rounds add the neighbours of the best: follow them while they improve.
     while seen < plans.len() {
@@ -218,15 +219,13 @@ fn fastest(st: &Stencil, k: usize, measured: &Results, o: &Options) -> Search {
         seen = plans.len();
         for plan in fresh {
             let c = st.candidate(k, plan.clone(), o);
-            // Plans written differently can be one candidate: count it once.
-            if let Some(outcome) = measured.get(&c.id).filter(|_| counted.insert(c.id.clone())) {
-                timed += 1;
-                seconds += outcome.seconds;
-            }
-            let Some(outcome) = measured.get(&c.id).filter(|r| r.status == "ok") else {
+            let Some(outcome) = measured.get(&c.id) else {
                 continue;
             };
-            if best.as_ref().is_none_or(|(_, b)| outcome.gcells > b.gcells) {
+            reached.insert(c.id);
+            if outcome.status == "ok"
+                && best.as_ref().is_none_or(|(_, b)| outcome.gcells > b.gcells)
+            {
                 best = Some((plan, outcome.clone()));
             }
         }
@@ -239,9 +238,14 @@ fn fastest(st: &Stencil, k: usize, measured: &Results, o: &Options) -> Search {
             }
         }
     }
+    let seconds = reached
+        .iter()
+        .filter_map(|id| measured.get(id))
+        .map(|r| r.seconds)
+        .sum();
     Search {
         best,
-        timed,
+        timed: reached.len(),
         seconds,
     }
 }
