@@ -78,18 +78,20 @@ pub struct Options {
     /// Cells of the 1-D grids [default: 2^28 on the GPU, 2^24 on the CPU].
     #[arg(long)]
     pub size1: Option<usize>,
-    /// Extent of each axis of the 2-D grids [default: 16384 on the GPU, 4096 on the CPU].
+    /// Extent of each axis of the 2-D grids, and of the CPU's copy bound
+    /// [default: 16384 on the GPU, 8192 on the CPU].
     #[arg(long)]
     pub size2: Option<usize>,
     /// Extent of each axis of the 3-D grids [default: 512 on the GPU (acoustic25:
-    /// 300 x 994 x 750), 256 on the CPU].
+    /// 300 x 994 x 750), 512 on the CPU].
     #[arg(long)]
     pub size3: Option<usize>,
     /// Extents of the 3-D grids, slowest axis first, as `Z,Y,X` (in place of
     /// `--size3`'s cube).
     #[arg(long, value_name = "Z,Y,X", value_parser = parse_shape3)]
     pub shape3: Option<[usize; 3]>,
-    /// Time steps per timed run [default: 100 on the GPU, 10 on the CPU].
+    /// Time steps per timed run [default: 100 on the GPU, 16 on the CPU: a
+    /// multiple of the OpenMP kernels' default steps a sweep].
     #[arg(long)]
     pub steps: Option<u64>,
     /// Steps per call of a stencil (`Session::step` on the GPU, `run` on the
@@ -172,8 +174,9 @@ impl Options {
             (1, _, _) => vec![self.size1.unwrap_or(if gpu { 1 << 28 } else { 1 << 24 })],
             (2, Some(n), _) | (3, _, Some(n)) => vec![n; dims],
             (3, _, None) if gpu && stencil == "acoustic25" => vec![300, 994, 750],
-            (2, None, _) => vec![if gpu { 16384 } else { 4096 }; 2],
-            _ => vec![if gpu { 512 } else { 256 }; dims],
+            // Grids larger than a server's L3 on the CPU too: each step streams from memory.
+            (2, None, _) => vec![if gpu { 16384 } else { 8192 }; 2],
+            _ => vec![512; dims],
         }
     }
 
@@ -204,7 +207,7 @@ impl Options {
 
     /// Time steps per timed run.
     pub fn steps(&self, gpu: bool) -> u64 {
-        self.steps.unwrap_or(if gpu { 100 } else { 10 })
+        self.steps.unwrap_or(if gpu { 100 } else { 16 })
     }
 }
 

@@ -16,7 +16,7 @@ use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
 use crate::codegen::index::{offset_index, wrapped_index};
 use crate::codegen::names::{slot_name, statement_name};
-use crate::ir::{Access, Boundary, Statement, Stencil};
+use crate::ir::{Access, Boundary, Statement, Stencil, WHOLE_AXIS};
 
 /// The exported C symbol of a statement's kernel.
 pub fn symbol(prefix: &str, st: &Stencil, s: &Statement) -> String {
@@ -78,7 +78,10 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
         .openmp
         .block
         .iter()
-        .map(usize::to_string)
+        .map(|&b| match b {
+            WHOLE_AXIS => "all".to_string(),
+            b => b.to_string(),
+        })
         .collect();
     let mut strategy = format!(
         "Strategy: cache blocks of {} cells ({}), distributed over OpenMP threads.",
@@ -241,6 +244,8 @@ fn upper(a: usize, h: usize) -> String {
 }
 
 /// The cache-blocked loop nest over cells at distance >= `lo` from the edges.
+/// A contiguous axis blocked by [`WHOLE_AXIS`] gets no block loop: each
+/// block is whole rows.
 fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::Result {
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
@@ -251,10 +256,16 @@ fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::R
             read: &|a: &Access| format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset)),
         },
     );
+    let last = dims - 1;
+    let blocked = if dims > 1 && block[last] == WHOLE_AXIS {
+        last
+    } else {
+        dims
+    };
     w.pragma(&format!(
-        "omp parallel for collapse({dims}) schedule(static)"
+        "omp parallel for collapse({blocked}) schedule(static)"
     ))?;
-    let blocks: Vec<String> = (0..dims)
+    let blocks: Vec<String> = (0..blocked)
         .map(|a| {
             format!(
                 "for (ptrdiff_t b{a} = {}; b{a} < {}; b{a} += {})",
@@ -264,11 +275,15 @@ fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::R
             )
         })
         .collect();
-    let last = dims - 1;
+    let first = if blocked == dims {
+        format!("b{last}")
+    } else {
+        lo[last].to_string()
+    };
     let cells = |w: &mut Writer| {
         w.pragma("omp simd")?;
         w.block(
-            format_args!("for (ptrdiff_t i{last} = b{last}; i{last} < e{last}; ++i{last})"),
+            format_args!("for (ptrdiff_t i{last} = {first}; i{last} < e{last}; ++i{last})"),
             |w| {
                 let row = if dims > 1 { "row + " } else { "" };
                 writeln!(w, "const ptrdiff_t c = {row}i{last};")?;
@@ -277,13 +292,16 @@ fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::R
         )
     };
     w.nest(&blocks, |w| {
-        for a in 0..dims {
+        for a in 0..blocked {
             writeln!(
                 w,
                 "const ptrdiff_t e{a} = stencil_min(b{a} + {}, {});",
                 block[a],
                 upper(a, lo[a])
             )?;
+        }
+        if blocked < dims {
+            writeln!(w, "const ptrdiff_t e{last} = {};", upper(last, lo[last]))?;
         }
         if dims == 1 {
             return cells(w);

@@ -13,7 +13,7 @@ pub use linear::{MAX_PLANE_REACH, PLANE_SUM, PlaneSum, plane_sum, weighted_sum};
 pub use lower::lower;
 pub use lower::lower_all;
 pub use tiling::{
-    GpuTiling, STREAM_CHUNK, Strategy, TENSOR_CHUNK, Tiling, check_gpu, check_strategy,
+    GpuTiling, STREAM_CHUNK, Strategy, TENSOR_CHUNK, Tiling, WHOLE_AXIS, check_gpu, check_strategy,
     refused_strategy, unfusable, untensorable,
 };
 
