@@ -442,6 +442,17 @@ fn retyped(
         gpu.insert("block".into(), block);
     }
     tiling.insert("cuda".into(), gpu.clone().into());
+    if cpu_fusable_leapfrog(base, dims, boundary) {
+        // The OpenMP backend fuses a leapfrog's steps where its spec asks
+        // (by default it runs single steps): 3 a sweep, so that runs end in
+        // shorter launches and single steps.
+        let omp = tiling
+            .entry("openmp")
+            .or_insert_with(|| toml::Table::new().into())
+            .as_table_mut()
+            .expect("[tiling.openmp] is a table");
+        omp.insert("time_block".into(), 3.into());
+    }
     if name == "tensor" {
         // HIP has no `tensor` kernel: its variant streams.
         let mut stream = toml::Table::new();
@@ -574,6 +585,27 @@ fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> b
     let starts_from_prev = strategy.starts_with("temporal") || expr.contains(&prev);
     let leapfrog = levels == 2 && prev_at_cell(expr, target) && starts_from_prev;
     (2..=3).contains(&dims) && boundary == "fixed" && (levels == 1 || leapfrog)
+}
+
+/// Whether the OpenMP backend can fuse the steps of a leapfrog `spec`
+/// (`ir::cpu_unfusable`): 2-D or 3-D, a fixed boundary, one update of a
+/// two-level state that reads its own current level.
+fn cpu_fusable_leapfrog(spec: &toml::Table, dims: usize, boundary: &str) -> bool {
+    let updates = spec.get("update").and_then(|u| u.as_array());
+    let Some([update]) = updates.map(Vec::as_slice) else {
+        return false;
+    };
+    let target = update.get("target").and_then(|t| t.as_str()).unwrap_or("");
+    let levels = spec
+        .get("fields")
+        .and_then(|f| f.get(target))
+        .and_then(|f| f.get("levels"))
+        .and_then(|l| l.as_integer());
+    let expr = update.get("expr").and_then(|e| e.as_str()).unwrap_or("");
+    (2..=3).contains(&dims)
+        && boundary == "fixed"
+        && levels == Some(2)
+        && expr.contains(&format!("{target}["))
 }
 
 /// Whether every read of `target`'s previous level in `expr` is at offset 0.

@@ -106,3 +106,59 @@ fn fused_steps_equal_single_steps_bit_for_bit() {
     }
     assert!(fused == single, "3-D: fused steps differ from single steps");
 }
+
+/// A leapfrog's fused launches leave their last two steps in the two free
+/// buffers of four, which become its levels: after runs of fused steps (3
+/// a launch, as the tests build fixed leapfrogs, ending in a shorter launch
+/// or a single step) both levels equal those of the same steps one call at
+/// a time, bit for bit, and those of the reference within its tolerance.
+#[test]
+fn fused_leapfrog_steps_equal_single_steps_bit_for_bit() {
+    use stencil_tests::{leapfrog3d_f64_fixed as leapfrog3d, wave2d_f64_fixed as wave2d};
+    assert_eq!(wave2d::openmp::TILING.time_block, 3);
+    assert_eq!(leapfrog3d::openmp::TILING.time_block, 3);
+    let shape2 = [61, 47];
+    let p2 = wave2d::Params { c2: 0.2 };
+    for steps in [2, 10, 17] {
+        let mut fused: [Vec<f64>; 2] = [random_grid(61 * 47, 1), random_grid(61 * 47, 2)];
+        let mut single = fused.clone();
+        let mut want = fused.clone();
+        let [u, prev] = &mut fused;
+        wave2d::openmp::run(u, prev, shape2, p2, steps).unwrap();
+        for _ in 0..steps {
+            let [u, prev] = &mut single;
+            wave2d::openmp::run(u, prev, shape2, p2, 1).unwrap();
+        }
+        assert!(
+            fused == single,
+            "2-D, {steps} steps: fused differ from single steps"
+        );
+        let [u, prev] = &mut want;
+        wave2d::reference::run(u, prev, shape2, p2, steps).unwrap();
+        for (got, want) in fused.iter().zip(&want) {
+            let (worst, at) = worst_difference(got, want);
+            let allowed = tolerance::<f64>(wave2d::FLOPS_PER_CELL, steps);
+            assert!(
+                worst <= allowed,
+                "2-D, {steps} steps: {worst:e} at cell {at}"
+            );
+        }
+    }
+    let shape3 = [21, 35, 29];
+    let cells = shape3.iter().product();
+    let vel: Vec<f64> = random_grid(cells, 3);
+    for steps in [3, 7] {
+        let mut fused: [Vec<f64>; 2] = [random_grid(cells, 4), random_grid(cells, 5)];
+        let mut single = fused.clone();
+        let [u, prev] = &mut fused;
+        leapfrog3d::openmp::run(u, prev, &vel, shape3, leapfrog3d::Params {}, steps).unwrap();
+        for _ in 0..steps {
+            let [u, prev] = &mut single;
+            leapfrog3d::openmp::run(u, prev, &vel, shape3, leapfrog3d::Params {}, 1).unwrap();
+        }
+        assert!(
+            fused == single,
+            "3-D, {steps} steps: fused differ from single steps"
+        );
+    }
+}

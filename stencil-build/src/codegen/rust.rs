@@ -586,7 +586,7 @@ fn kernels_trait(st: &Stencil) -> TokenStream {
     }
 }
 
-/// `fn fuse(&self, shape, out, <slots>, p, steps) -> u64`: the fused steps of `s`.
+/// `fn fuse(&self, shape, out, [aux,] <slots>, p, steps) -> u64`: the fused steps of `s`.
 fn fuse_signature(st: &Stencil, s: &Statement) -> TokenStream {
     let real = ident(st.dtype.rust());
     let dims = usize_lit(st.dims());
@@ -594,7 +594,11 @@ fn fuse_signature(st: &Stencil, s: &Statement) -> TokenStream {
         let id = ident(&slot_name(st, slot));
         quote!(#id: &[#real])
     });
-    quote! { fn fuse(&self, shape: [usize; #dims], out: &mut [#real], #(#slots,)* p: &Params, steps: u64) -> u64 }
+    // A leapfrog's launch also leaves the step before its last, in `aux`.
+    let aux = st.fields[s.target]
+        .has_prev()
+        .then(|| quote!(aux: &mut [#real],));
+    quote! { fn fuse(&self, shape: [usize; #dims], out: &mut [#real], #aux #(#slots,)* p: &Params, steps: u64) -> u64 }
 }
 
 fn kernel_signature(st: &Stencil, s: &Statement) -> TokenStream {
@@ -650,8 +654,19 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
     // The workspace's grids: a level of each state field, each temporary.
     let scratch: Vec<&crate::ir::Field> =
         st.fields.iter().filter(|f| f.role != Role::Input).collect();
-    let scratch_names = scratch.iter().map(|f| format_ident!("{}__next", f.name));
-    let count = usize_lit(scratch.len());
+    // A leapfrog whose steps fuse takes a spare level: a launch writes two.
+    let spare = |f: &crate::ir::Field| fuses(st) && f.has_prev();
+    let mut scratch_names: Vec<Ident> = scratch
+        .iter()
+        .map(|f| format_ident!("{}__next", f.name))
+        .collect();
+    scratch_names.extend(
+        scratch
+            .iter()
+            .filter(|f| spare(f))
+            .map(|f| format_ident!("{}__spare", f.name)),
+    );
+    let count = usize_lit(scratch_names.len());
     let setup = st.fields.iter().map(|f| {
         let id = ident(&f.name);
         let scratch = format_ident!("{}__next", f.name);
@@ -663,6 +678,12 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
                 rt::fill(#scratch, 0.0);
                 let #id = #scratch;
             },
+            Role::State { .. } if spare(f) => {
+                let spare = format_ident!("{}__spare", f.name);
+                quote! {
+                    let mut #id = rt::Levels::with_spare(Vec::from([#prev, #id, #scratch, #spare]));
+                }
+            }
             // Each step copies the frame into the level it computes.
             Role::State { .. } if f.has_prev() => quote! {
                 let mut #id = rt::Levels::new(Vec::from([#prev, #id, #scratch]));
@@ -721,6 +742,9 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
 /// The steps of a stencil whose backend may fuse them: each round asks
 /// the kernels to fuse what is left, and runs one step where they do not.
 fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
+    if st.fields[s.target].has_prev() {
+        return fused_leapfrog_steps(st, s);
+    }
     let method = ident(&statement_name(st, s));
     let tid = ident(&st.fields[s.target].name);
     let slots: Vec<TokenStream> = slot_args(st, s).collect();
@@ -739,6 +763,35 @@ fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
             };
             #tid.advance();
             done += ran;
+        }
+    }
+}
+
+/// [`fused_steps`] of a leapfrog: each launch leaves its last two steps in
+/// the two free buffers of four ([`rt::Levels::with_spare`]), which then
+/// become the previous and current levels; every level from the first
+/// step on has the current level's frame, copied into both first.
+fn fused_leapfrog_steps(st: &Stencil, s: &Statement) -> TokenStream {
+    let tid = ident(&st.fields[s.target].name);
+    let slots: Vec<TokenStream> = slot_args(st, s).collect();
+    let single = statement_call(st, s);
+    quote! {
+        let mut done = 0;
+        while done < steps {
+            let ran = {
+                let io = #tid.fused();
+                rt::copy_frame(io.cur, io.aux, &shape, &RADIUS);
+                rt::copy_frame(io.cur, io.out, &shape, &RADIUS);
+                kernels.fuse(shape, io.out, io.aux, #(#slots,)* &params, steps - done)
+            };
+            if ran == 0 {
+                #single
+                #tid.advance();
+                done += 1;
+            } else {
+                #tid.advance_fused();
+                done += ran;
+            }
         }
     }
 }

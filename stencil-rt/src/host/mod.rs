@@ -8,7 +8,7 @@ mod levels;
 mod parallel;
 mod workspace;
 
-pub use levels::{Io, Levels};
+pub use levels::{Fused, Io, Levels};
 pub use parallel::{copy, fill};
 pub use workspace::Workspace;
 

@@ -9,19 +9,77 @@
 //! exchanged), so threads never wait for each other. In 3-D a tile is a
 //! band of planes and of rows (`block[0]` x `block[1]`), whole rows along
 //! the contiguous axis; in 2-D each thread sweeps one band of rows.
+//!
+//! A leapfrog's step `l` also reads step `l - 2` (the grid `prev` at step
+//! 1), so its rings keep `rp` more slices (`rp` the reach of its `prev`
+//! reads along the slowest axis), and the launch leaves step `steps - 1`
+//! in `aux` beside step `steps` in `out`: each tile copies its own rows of
+//! it there (a tile's halo rows are another tile's).
 
 use std::fmt::{self, Write as _};
 
-use super::{arguments, parameters};
 use crate::analysis::StatementInfo;
-use crate::backend::{CExpr, Writer};
+use crate::backend::{CExpr, Writer, grid_parameters};
 use crate::codegen::expr;
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Statement, Stencil, Version};
+use crate::ir::{Access, Slot, Statement, Stencil, Version};
 
 /// The exported symbol of the fused kernel.
 pub fn symbol(statement_symbol: &str) -> String {
     format!("{statement_symbol}_fused")
+}
+
+/// Whether the launch also leaves the step before its last (`aux`): the
+/// target keeps two time levels.
+fn leapfrog(st: &Stencil, s: &Statement) -> bool {
+    st.fields[s.target].has_prev()
+}
+
+/// The fused functions' parameters: the extents, `out` (and `aux` for a
+/// leapfrog), the statement's slots and parameters.
+fn fused_parameters(st: &Stencil, s: &Statement) -> String {
+    let outputs = fused_outputs(st, s);
+    grid_parameters(
+        st,
+        (&outputs, &s.slots(), &s.params_used()),
+        "restrict",
+        true,
+    )
+    .join(", ")
+}
+
+/// The arguments passing [`fused_parameters`] on, in their order.
+fn fused_arguments(st: &Stencil, s: &Statement) -> Vec<String> {
+    let mut args: Vec<String> = (0..st.dims()).map(|a| format!("n{a}")).collect();
+    args.extend(fused_outputs(st, s));
+    args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
+    args.extend(
+        s.params_used()
+            .into_iter()
+            .map(|i| format!("p_{}", st.params[i])),
+    );
+    args
+}
+
+fn fused_outputs(st: &Stencil, s: &Statement) -> Vec<String> {
+    let mut outputs = vec!["out".to_string()];
+    if leapfrog(st, s) {
+        outputs.push("aux".into());
+    }
+    outputs
+}
+
+/// Slices a ring keeps a step: the `2r + 1` a step's reads span along the
+/// slowest axis, and for a leapfrog the reach of its `prev` reads more
+/// (step `l - 2`'s slices stay until step `l` has read them).
+fn ring_slices(s: &Statement, info: &StatementInfo) -> usize {
+    let mut prev_reach = 0;
+    s.expr.for_each_read(&mut |a: &Access| {
+        if a.slot.field == s.target && a.slot.version == Version::Prev {
+            prev_reach = prev_reach.max(a.offset[0].unsigned_abs() as usize);
+        }
+    });
+    2 * info.reach[0] + 1 + prev_reach
 }
 
 /// Cache a thread's rings may take where the C library does not report its
@@ -193,7 +251,7 @@ fn tile(
     let t = st.dtype.c();
     let three = st.dims() == 3;
     let r = &info.reach;
-    let mut params = parameters(st, s, false);
+    let mut params = fused_parameters(st, s);
     params.push_str(&format!(
         ", const int steps, {t} *restrict ring, const ptrdiff_t zlo, const ptrdiff_t zhi"
     ));
@@ -206,7 +264,7 @@ fn tile(
         if three { " x rows [ylo, yhi)" } else { "" }
     )?;
     w.definition(format_args!("static void {sym}_tile({params})"), |w| {
-        writeln!(w, "const ptrdiff_t ring_slices = {};", 2 * r[0] + 1)?;
+        writeln!(w, "const ptrdiff_t ring_slices = {};", ring_slices(s, info))?;
         if three {
             let lag = times("steps - 1", r[1]);
             writeln!(w, "const ptrdiff_t y0 = ylo - {lag};")?;
@@ -256,8 +314,8 @@ fn step_of_sweep(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementIn
 }
 
 /// Declares a pointer to each row the update reads (step `l - 1`'s for its
-/// own field, the grid's for the others); returns the name of its own
-/// field's row at the cell where `center`.
+/// own field, step `l - 2`'s for its `prev`, the grid's for the others);
+/// returns the name of its own field's row at the cell where `center`.
 fn row_pointers(
     w: &mut Writer,
     st: &Stencil,
@@ -277,17 +335,36 @@ fn row_pointers(
         } else {
             String::new()
         };
-        let place = match (a.slot.field == s.target, three) {
-            (true, true) => format!(
-                "stencil_level_row({grid}, ring, l - 1, {k}, {i}, y0, rows, n0, n1, {nl}, ring_slices)"
-            ),
-            (true, false) => {
-                format!("stencil_level_row({grid}, ring, l - 1, {k}, n0, {nl}, ring_slices)")
-            }
-            (false, true) => format!("{grid} + ({k}) * n1 * n2 + ({i}) * n2"),
-            (false, false) => format!("{grid} + ({k}) * n1"),
+        let in_grid = |grid: &str| match three {
+            true => format!("{grid} + ({k}) * n1 * n2 + ({i}) * n2"),
+            false => format!("{grid} + ({k}) * n1"),
         };
-        if a.slot.field == s.target && a.offset.iter().all(|&d| d == 0) {
+        let at_level = |level: &str| {
+            let cur = slot_name(
+                st,
+                Slot {
+                    field: s.target,
+                    version: Version::Start,
+                },
+            );
+            match three {
+                true => format!(
+                    "stencil_level_row({cur}, ring, {level}, {k}, {i}, y0, rows, n0, n1, {nl}, ring_slices)"
+                ),
+                false => {
+                    format!("stencil_level_row({cur}, ring, {level}, {k}, n0, {nl}, ring_slices)")
+                }
+            }
+        };
+        let place = match (a.slot.field == s.target, a.slot.version) {
+            (true, Version::Prev) => format!("l == 1 ? {} : {}", in_grid(&grid), at_level("l - 2")),
+            (true, _) => at_level("l - 1"),
+            (false, _) => in_grid(&grid),
+        };
+        if a.slot.field == s.target
+            && a.slot.version == Version::Start
+            && a.offset.iter().all(|&d| d == 0)
+        {
             own_center = Some(name.clone());
         }
         writeln!(w, "const {t} *restrict {name} = {place};")?;
@@ -303,17 +380,12 @@ fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo)
     let nl = format!("n{}", st.dims() - 1);
     let hl = info.halo[st.dims() - 1];
     let center = row_pointers(w, st, s, hl > 0)?;
-    let (ring_row, out_row) = if three {
-        (
-            format!("stencil_ring_row(ring, l, k, i, y0, rows, {nl}, ring_slices)"),
-            "out + k * n1 * n2 + i * n2",
-        )
+    let ring_row = if three {
+        format!("stencil_ring_row(ring, l, k, i, y0, rows, {nl}, ring_slices)")
     } else {
-        (
-            format!("stencil_ring_row(ring, l, k, {nl}, ring_slices)"),
-            "out + k * n1",
-        )
+        format!("stencil_ring_row(ring, l, k, {nl}, ring_slices)")
     };
+    let out_row = grid_row(st, "out");
     writeln!(
         w,
         "{t} *restrict dst = l == steps ? {out_row} : {ring_row};"
@@ -338,7 +410,40 @@ fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo)
     w.guarded(
         format_args!("for (ptrdiff_t j = {hl}; j < {nl} - {hl}; ++j)"),
         format_args!("dst[j] = {};", cell_value(st, s)),
-    )
+    )?;
+    if leapfrog(st, s) {
+        keep_for_aux(w, st)?;
+    }
+    Ok(())
+}
+
+/// Row `i` of slice `k` (row `k` in 2-D) of `grid`.
+fn grid_row(st: &Stencil, grid: &str) -> String {
+    if st.dims() == 3 {
+        format!("{grid} + k * n1 * n2 + i * n2")
+    } else {
+        format!("{grid} + k * n1")
+    }
+}
+
+/// A leapfrog's step `steps - 1`: the tile's own rows of it (with their
+/// frame columns) go to `aux` as well as to the ring.
+fn keep_for_aux(w: &mut Writer, st: &Stencil) -> fmt::Result {
+    let nl = format!("n{}", st.dims() - 1);
+    let own = if st.dims() == 3 {
+        "k >= zlo && k < zhi && i >= ylo && i < yhi"
+    } else {
+        "k >= zlo && k < zhi"
+    };
+    w.block(format_args!("if (l == steps - 1 && {own})"), |w| {
+        let t = st.dtype.c();
+        writeln!(w, "{t} *restrict kept = {};", grid_row(st, "aux"))?;
+        w.pragma("omp simd")?;
+        w.guarded(
+            format_args!("for (ptrdiff_t j = 0; j < {nl}; ++j)"),
+            "kept[j] = dst[j];",
+        )
+    })
 }
 
 /// `int <sym>_fused(..., int steps)`: runs up to `steps` steps in one
@@ -351,7 +456,7 @@ fn launcher(
     info: &StatementInfo,
     sym: &str,
 ) -> fmt::Result {
-    let mut args = arguments(st, s, false);
+    let mut args = fused_arguments(st, s);
     args.extend(["steps".into(), "ring".into()]);
     let call = format!("{sym}_tile({}, ", args.join(", "));
     writeln!(
@@ -362,10 +467,10 @@ fn launcher(
         format_args!(
             "int {}({}, int steps)",
             symbol(sym),
-            parameters(st, s, false)
+            fused_parameters(st, s)
         ),
         |w| {
-            rings(w, st, info)?;
+            rings(w, st, ring_slices(s, info), info)?;
             if st.dims() == 3 {
                 tiles_3d(w, st, info, &call)?;
             } else {
@@ -379,7 +484,7 @@ fn launcher(
 
 /// Caps `steps` at what a thread's rings may hold and allocates every
 /// thread's rings (`rings`, `per_thread` values each), or returns 0.
-fn rings(w: &mut Writer, st: &Stencil, info: &StatementInfo) -> fmt::Result {
+fn rings(w: &mut Writer, st: &Stencil, slices: usize, info: &StatementInfo) -> fmt::Result {
     let t = st.dtype.c();
     let r = &info.reach;
     let nl = format!("n{}", st.dims() - 1);
@@ -392,7 +497,6 @@ fn rings(w: &mut Writer, st: &Stencil, info: &StatementInfo) -> fmt::Result {
     } else {
         ("1".into(), "1".into())
     };
-    let slices = 2 * r[0] + 1;
     writeln!(
         w,
         "const ptrdiff_t slice = {slices} * {rows} * {nl} * (ptrdiff_t)sizeof({t});"

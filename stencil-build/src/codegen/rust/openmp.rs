@@ -60,14 +60,19 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
         });
         if fuses(st) {
             let fused = format_ident!("{}", fused_symbol(prefix, st, s));
+            // A leapfrog's launch also writes the step before its last.
+            let leapfrog = st.fields[s.target].has_prev();
+            let aux_param = leapfrog.then(|| quote!(aux: *mut #real,));
+            let aux_arg = leapfrog.then(|| quote!(aux: &mut [#real],));
+            let aux_ptr = leapfrog.then(|| quote!(aux.as_mut_ptr(),));
             externs.push(quote! {
-                fn #fused(#(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real,)* steps: ::std::os::raw::c_int) -> ::std::os::raw::c_int;
+                fn #fused(#(#n: isize,)* out: *mut #real, #aux_param #(#slots: *const #real,)* #(#c_params: #real,)* steps: ::std::os::raw::c_int) -> ::std::os::raw::c_int;
             });
             methods.push(quote! {
-                fn fuse(&self, shape: [usize; #rank], out: &mut [#real], #(#slots: &[#real],)* #p: &Params, steps: u64) -> u64 {
+                fn fuse(&self, shape: [usize; #rank], out: &mut [#real], #aux_arg #(#slots: &[#real],)* #p: &Params, steps: u64) -> u64 {
                     let steps = steps.min(TILING.time_block as u64) as ::std::os::raw::c_int;
-                    stencil_safety!("as for a single step: every grid holds one value per cell of `shape`, `out` is a buffer of its own; the kernel allocates its own scratch and returns the steps it ran (0: none, `out` untouched).");
-                    unsafe { #fused(#(shape[#axis] as isize,)* out.as_mut_ptr(), #(#slots.as_ptr(),)* #(#p.#fields,)* steps) as u64 }
+                    stencil_safety!("as for a single step: every grid holds one value per cell of `shape`, `out` (and a leapfrog's `aux`) is a buffer of its own; the kernel allocates its own scratch and returns the steps it ran (0: none, `out` untouched).");
+                    unsafe { #fused(#(shape[#axis] as isize,)* out.as_mut_ptr(), #aux_ptr #(#slots.as_ptr(),)* #(#p.#fields,)* steps) as u64 }
                 }
             });
         }
