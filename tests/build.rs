@@ -569,18 +569,9 @@ fn fit_hip(table: &mut toml::Table, name: &str) -> Result<(), String> {
 /// or two (a leapfrog) whose previous level is read only at the cell itself
 /// (and in `persistent`, whose sweeps start from it, read there).
 fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> bool {
-    let updates = spec.get("update").and_then(|u| u.as_array());
-    let Some([update]) = updates.map(Vec::as_slice) else {
+    let Some((target, levels, expr)) = single_update(spec) else {
         return false;
     };
-    let target = update.get("target").and_then(|t| t.as_str()).unwrap_or("");
-    let levels = spec
-        .get("fields")
-        .and_then(|f| f.get(target))
-        .and_then(|f| f.get("levels"))
-        .and_then(|l| l.as_integer())
-        .unwrap_or(1);
-    let expr = update.get("expr").and_then(|e| e.as_str()).unwrap_or("");
     let prev = format!("{target}.prev[");
     let starts_from_prev = strategy.starts_with("temporal") || expr.contains(&prev);
     let leapfrog = levels == 2 && prev_at_cell(expr, target) && starts_from_prev;
@@ -591,21 +582,29 @@ fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> b
 /// (`ir::cpu_unfusable`): 2-D or 3-D, a fixed boundary, one update of a
 /// two-level state that reads its own current level.
 fn cpu_fusable_leapfrog(spec: &toml::Table, dims: usize, boundary: &str) -> bool {
-    let updates = spec.get("update").and_then(|u| u.as_array());
-    let Some([update]) = updates.map(Vec::as_slice) else {
-        return false;
+    single_update(spec).is_some_and(|(target, levels, expr)| {
+        (2..=3).contains(&dims)
+            && boundary == "fixed"
+            && levels == 2
+            && expr.contains(&format!("{target}["))
+    })
+}
+
+/// The one `[[update]]` of `spec`, if it has one: its target, the
+/// target's time levels and its expression.
+fn single_update(spec: &toml::Table) -> Option<(&str, i64, &str)> {
+    let [update] = spec.get("update")?.as_array()?.as_slice() else {
+        return None;
     };
     let target = update.get("target").and_then(|t| t.as_str()).unwrap_or("");
     let levels = spec
         .get("fields")
         .and_then(|f| f.get(target))
         .and_then(|f| f.get("levels"))
-        .and_then(|l| l.as_integer());
+        .and_then(|l| l.as_integer())
+        .unwrap_or(1);
     let expr = update.get("expr").and_then(|e| e.as_str()).unwrap_or("");
-    (2..=3).contains(&dims)
-        && boundary == "fixed"
-        && levels == Some(2)
-        && expr.contains(&format!("{target}["))
+    Some((target, levels, expr))
 }
 
 /// Whether every read of `target`'s previous level in `expr` is at offset 0.

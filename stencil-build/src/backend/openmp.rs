@@ -161,13 +161,23 @@ fn parameters(st: &Stencil, s: &Statement, with_coords: bool) -> String {
 /// The arguments that pass a statement function's own parameters on, in
 /// [`parameters`]' order: `i0.., n0.., out, <slots>.., p_<param>..`.
 fn arguments(st: &Stencil, s: &Statement, with_coords: bool) -> Vec<String> {
+    arguments_writing(st, s, with_coords, &["out".into()])
+}
+
+/// [`arguments`] of a function that writes through `outputs`.
+fn arguments_writing(
+    st: &Stencil,
+    s: &Statement,
+    with_coords: bool,
+    outputs: &[String],
+) -> Vec<String> {
     let dims = st.dims();
     let mut args: Vec<String> = (0..dims)
         .filter(|_| with_coords)
         .map(|a| format!("i{a}"))
         .collect();
     args.extend((0..dims).map(|a| format!("n{a}")));
-    args.push("out".into());
+    args.extend(outputs.iter().cloned());
     args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
     args.extend(
         s.params_used()

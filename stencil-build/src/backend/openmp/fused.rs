@@ -18,6 +18,7 @@
 
 use std::fmt::{self, Write as _};
 
+use super::arguments_writing;
 use crate::analysis::StatementInfo;
 use crate::backend::{CExpr, Writer, grid_parameters};
 use crate::codegen::expr;
@@ -50,15 +51,7 @@ fn fused_parameters(st: &Stencil, s: &Statement) -> String {
 
 /// The arguments passing [`fused_parameters`] on, in their order.
 fn fused_arguments(st: &Stencil, s: &Statement) -> Vec<String> {
-    let mut args: Vec<String> = (0..st.dims()).map(|a| format!("n{a}")).collect();
-    args.extend(fused_outputs(st, s));
-    args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
-    args.extend(
-        s.params_used()
-            .into_iter()
-            .map(|i| format!("p_{}", st.params[i])),
-    );
-    args
+    arguments_writing(st, s, false, &fused_outputs(st, s))
 }
 
 fn fused_outputs(st: &Stencil, s: &Statement) -> Vec<String> {
