@@ -583,10 +583,19 @@ fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> b
 /// two-level state that reads its own current level.
 fn cpu_fusable_leapfrog(spec: &toml::Table, dims: usize, boundary: &str) -> bool {
     single_update(spec).is_some_and(|(target, levels, expr)| {
-        (2..=3).contains(&dims)
-            && boundary == "fixed"
-            && levels == 2
-            && expr.contains(&format!("{target}["))
+        (2..=3).contains(&dims) && boundary == "fixed" && levels == 2 && reads_current(expr, target)
+    })
+}
+
+/// Whether `expr` reads `target[..]` (its current level), not only
+/// `target.prev[..]` or a field whose name ends in `target`.
+fn reads_current(expr: &str, target: &str) -> bool {
+    let read = format!("{target}[");
+    expr.match_indices(&read).any(|(at, _)| {
+        !expr[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
     })
 }
 
