@@ -5,10 +5,14 @@
 
 use std::os::raw::c_int;
 
+/// A block extent that takes a whole axis: the largest a spec may give
+/// (stencil-build's own limit, which its generated blocks never exceed).
+pub const WHOLE_AXIS: usize = 1 << 24;
+
 /// Cache blocking and fused steps compiled into a stencil's OpenMP kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpenmpTiling {
-    /// Block extent per axis, in axis order.
+    /// Block extent per axis, in axis order ([`WHOLE_AXIS`]: the whole axis).
     pub block: &'static [usize],
     /// Most steps one sweep of a tile carries through cache (1: none
     /// fused); a run fuses fewer where a thread's slices would overflow

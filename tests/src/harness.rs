@@ -156,9 +156,14 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
         rows,
     ];
     if !e.block.is_empty() {
-        // One block and 3 cells along each axis; a block of 2^24 (the
-        // largest a spec may give) is the whole axis, which any grid fits.
-        let past_block = |(m, &b): (&usize, &usize)| if b >= 1 << 24 { m + 3 } else { m + b + 3 };
+        // One block and 3 cells along each axis; a whole axis's block fits any grid.
+        let past_block = |(m, &b): (&usize, &usize)| {
+            if b >= stencil_rt::openmp::WHOLE_AXIS {
+                m + 3
+            } else {
+                m + b + 3
+            }
+        };
         shapes.push(min.iter().zip(e.block).map(past_block).collect());
     }
     let rings = e.cuda_tiling == Some(("temporal", 4, false))

@@ -41,16 +41,16 @@ fn device_name() -> String {
 
 /// What an OpenMP tiling does, as the report names it.
 fn openmp_strategy(t: &stencil_rt::openmp::OpenmpTiling) -> String {
+    use stencil_rt::openmp::WHOLE_AXIS;
     match (t.time_block, t.block) {
-        (1, [rest @ .., last]) if *last >= 1 << 24 && rest.iter().all(|&b| b == 1) => {
+        (1, [rest @ .., last]) if *last >= WHOLE_AXIS && rest.iter().all(|&b| b == 1) => {
             "rows, a step at a time".into()
         }
         (1, block) => {
-            // The largest extent a spec may give stands for a whole axis.
             let extents: Vec<String> = block
                 .iter()
                 .map(|&b| {
-                    if b >= 1 << 24 {
+                    if b >= WHOLE_AXIS {
                         "all".into()
                     } else {
                         b.to_string()

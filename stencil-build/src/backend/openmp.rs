@@ -11,7 +11,7 @@ mod fused;
 
 use std::fmt::{self, Write as _};
 
-use super::{CExpr, Writer, c_parameters, file_header};
+use super::{CExpr, Writer, file_header, grid_parameters};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
 use crate::codegen::index::{offset_index, wrapped_index};
@@ -149,13 +149,26 @@ fn join(v: &[usize]) -> String {
 /// `const ptrdiff_t n0, ..., double *restrict out, const double *restrict cur_u, ..., const double p_alpha`
 /// The C parameters of a statement's function, with the cell coordinates first when `with_coords`.
 fn parameters(st: &Stencil, s: &Statement, with_coords: bool) -> String {
+    parameters_writing(st, s, with_coords, &["out".into()])
+}
+
+/// [`parameters`] of a function that writes through `outputs`.
+fn parameters_writing(
+    st: &Stencil,
+    s: &Statement,
+    with_coords: bool,
+    outputs: &[String],
+) -> String {
     let coords = (0..st.dims())
         .filter(|_| with_coords)
         .map(|a| format!("const ptrdiff_t i{a}"));
-    coords
-        .chain(c_parameters(st, s, "restrict", true))
-        .collect::<Vec<_>>()
-        .join(", ")
+    let grids = grid_parameters(
+        st,
+        (outputs, &s.slots(), &s.params_used()),
+        "restrict",
+        true,
+    );
+    coords.chain(grids).collect::<Vec<_>>().join(", ")
 }
 
 /// The arguments that pass a statement function's own parameters on, in

@@ -32,7 +32,8 @@ pub struct OpenmpTiling {
 pub const MAX_OPENMP_TIME_BLOCK: usize = 64;
 
 /// The largest OpenMP block extent, which takes a whole axis of any grid
-/// the C's `ptrdiff_t` loops address in practice.
+/// the C's `ptrdiff_t` loops address in practice (the runtime reads it as
+/// `stencil_rt::openmp::WHOLE_AXIS`).
 pub const WHOLE_AXIS: usize = 1 << 24;
 
 impl OpenmpTiling {

@@ -18,9 +18,9 @@
 
 use std::fmt::{self, Write as _};
 
-use super::arguments_writing;
+use super::{arguments_writing, parameters_writing};
 use crate::analysis::StatementInfo;
-use crate::backend::{CExpr, Writer, grid_parameters};
+use crate::backend::{CExpr, Writer};
 use crate::codegen::expr;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Slot, Statement, Stencil, Version};
@@ -39,14 +39,7 @@ fn leapfrog(st: &Stencil, s: &Statement) -> bool {
 /// The fused functions' parameters: the extents, `out` (and `aux` for a
 /// leapfrog), the statement's slots and parameters.
 fn fused_parameters(st: &Stencil, s: &Statement) -> String {
-    let outputs = fused_outputs(st, s);
-    grid_parameters(
-        st,
-        (&outputs, &s.slots(), &s.params_used()),
-        "restrict",
-        true,
-    )
-    .join(", ")
+    parameters_writing(st, s, false, &fused_outputs(st, s))
 }
 
 /// The arguments passing [`fused_parameters`] on, in their order.
@@ -319,40 +312,34 @@ fn row_pointers(
     let three = st.dims() == 3;
     let nl = format!("n{}", st.dims() - 1);
     let mut own_center = None;
+    let cur = slot_name(
+        st,
+        Slot {
+            field: s.target,
+            version: Version::Start,
+        },
+    );
     for a in rows(st, s, center) {
         let name = row_name(st, &a);
-        let grid = slot_name(st, a.slot);
         let k = shifted("k", a.offset[0]);
         let i = if three {
             shifted("i", a.offset[1])
         } else {
             String::new()
         };
-        let in_grid = |grid: &str| match three {
-            true => format!("{grid} + ({k}) * n1 * n2 + ({i}) * n2"),
-            false => format!("{grid} + ({k}) * n1"),
-        };
-        let at_level = |level: &str| {
-            let cur = slot_name(
-                st,
-                Slot {
-                    field: s.target,
-                    version: Version::Start,
-                },
-            );
-            match three {
-                true => format!(
-                    "stencil_level_row({cur}, ring, {level}, {k}, {i}, y0, rows, n0, n1, {nl}, ring_slices)"
-                ),
-                false => {
-                    format!("stencil_level_row({cur}, ring, {level}, {k}, n0, {nl}, ring_slices)")
-                }
+        let in_grid = grid_row(st, &slot_name(st, a.slot), &k, &i);
+        let at_level = |level: &str| match three {
+            true => format!(
+                "stencil_level_row({cur}, ring, {level}, {k}, {i}, y0, rows, n0, n1, {nl}, ring_slices)"
+            ),
+            false => {
+                format!("stencil_level_row({cur}, ring, {level}, {k}, n0, {nl}, ring_slices)")
             }
         };
         let place = match (a.slot.field == s.target, a.slot.version) {
-            (true, Version::Prev) => format!("l == 1 ? {} : {}", in_grid(&grid), at_level("l - 2")),
+            (true, Version::Prev) => format!("l == 1 ? {in_grid} : {}", at_level("l - 2")),
             (true, _) => at_level("l - 1"),
-            (false, _) => in_grid(&grid),
+            (false, _) => in_grid,
         };
         if a.slot.field == s.target
             && a.slot.version == Version::Start
@@ -378,7 +365,7 @@ fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo)
     } else {
         format!("stencil_ring_row(ring, l, k, {nl}, ring_slices)")
     };
-    let out_row = grid_row(st, "out");
+    let out_row = grid_row(st, "out", "k", "i");
     writeln!(
         w,
         "{t} *restrict dst = l == steps ? {out_row} : {ring_row};"
@@ -410,12 +397,21 @@ fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo)
     Ok(())
 }
 
-/// Row `i` of slice `k` (row `k` in 2-D) of `grid`.
-fn grid_row(st: &Stencil, grid: &str) -> String {
+/// Row `i` of slice `k` (row `k` in 2-D) of `grid`, `k` and `i` index
+/// expressions.
+fn grid_row(st: &Stencil, grid: &str, k: &str, i: &str) -> String {
+    // `k - 1` is multiplied as a whole; a bare name needs no parentheses.
+    let factor = |e: &str| {
+        if e.contains(' ') {
+            format!("({e})")
+        } else {
+            e.to_string()
+        }
+    };
     if st.dims() == 3 {
-        format!("{grid} + k * n1 * n2 + i * n2")
+        format!("{grid} + {} * n1 * n2 + {} * n2", factor(k), factor(i))
     } else {
-        format!("{grid} + k * n1")
+        format!("{grid} + {} * n1", factor(k))
     }
 }
 
@@ -430,7 +426,7 @@ fn keep_for_aux(w: &mut Writer, st: &Stencil) -> fmt::Result {
     };
     w.block(format_args!("if (l == steps - 1 && {own})"), |w| {
         let t = st.dtype.c();
-        writeln!(w, "{t} *restrict kept = {};", grid_row(st, "aux"))?;
+        writeln!(w, "{t} *restrict kept = {};", grid_row(st, "aux", "k", "i"))?;
         w.pragma("omp simd")?;
         w.guarded(
             format_args!("for (ptrdiff_t j = 0; j < {nl}; ++j)"),
