@@ -129,6 +129,15 @@ pub fn three_digits(x: f64) -> String {
     format!("{x:.decimals$}")
 }
 
+/// A rate for the JSON rows: three decimals, and more where the rate is
+/// small enough that three would round it to zero (a tiny grid on a loaded
+/// machine), so a row's fraction can always be recomputed from its figures.
+fn rate(x: f64) -> String {
+    let magnitude = if x > 0.0 { x.log10().floor() as i32 } else { 0 };
+    let decimals = (2 - magnitude).max(3) as usize;
+    format!("{x:.decimals$}")
+}
+
 fn or_dash(x: Option<f64>) -> String {
     x.map_or("–".into(), |x| format!("{x:.0}"))
 }
@@ -264,7 +273,7 @@ fn render(
         md.push('\n');
         writeln!(
             json,
-            "  {{\"backend\": \"{}\", \"device\": \"{}\", \"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"steps\": {}, \"warmup_steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {:.3}, \"gb_per_s\": {:.1}, \"bytes_per_cell\": {}, \"flops_per_cell\": {}, \"bound_gcells_per_s\": {:.3}, \"bound_by\": \"{}\", \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {}}}{}",
+            "  {{\"backend\": \"{}\", \"device\": \"{}\", \"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"steps\": {}, \"warmup_steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {}, \"gb_per_s\": {:.1}, \"bytes_per_cell\": {}, \"flops_per_cell\": {}, \"bound_gcells_per_s\": {}, \"bound_by\": \"{}\", \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {}}}{}",
             r.backend,
             r.device.replace('"', "'"),
             r.stencil,
@@ -276,11 +285,11 @@ fn render(
             o.warmup,
             o.reps,
             r.seconds,
-            f.gcells,
+            rate(f.gcells),
             f.gbs,
             r.bytes,
             r.flops,
-            f.limit.gcells,
+            rate(f.limit.gcells),
             f.limit.by,
             f.gcells / f.limit.gcells,
             // JSON has no NaN: a row without a `naive` beside it has null.
@@ -339,9 +348,17 @@ impl Progress {
 
 #[cfg(test)]
 mod tests {
-    use super::{Bound, Row, limit, save};
+    use super::{Bound, Row, limit, rate, save};
     use crate::Options;
     use clap::Parser;
+
+    #[test]
+    fn small_rates_keep_three_significant_digits() {
+        assert_eq!(rate(958.12345), "958.123");
+        assert_eq!(rate(0.5), "0.500");
+        assert_eq!(rate(0.000712345), "0.000712");
+        assert_eq!(rate(0.0), "0.000");
+    }
 
     fn row(dtype: &'static str, bytes: usize, flops: usize) -> Row {
         Row {
