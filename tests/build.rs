@@ -38,7 +38,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for spec in &specs {
         println!("cargo:rerun-if-changed={}", spec.display());
         let base: toml::Table = toml::from_str(&std::fs::read_to_string(spec)?)?;
-        bases.push((base, pairs.clone()));
+        let pairs = if sides_named(&base) {
+            own_boundary(&pairs)
+        } else {
+            pairs.clone()
+        };
+        bases.push((base, pairs));
     }
     let random = random_stencils(RANDOM_STENCILS)?;
     let random_1d = random.iter().filter(|s| s.axes.len() == 1).count();
@@ -296,6 +301,25 @@ fn pairs(gpu: bool) -> Vec<(&'static str, &'static str)> {
     }
 }
 
+/// The boundary of a variant built with its spec's own `[boundary]`.
+const MIXED: &str = "mixed";
+
+/// Whether `spec`'s `[boundary]` names the kinds of an axis's sides: such
+/// a spec is built with its own boundary only ([`own_boundary`]).
+fn sides_named(spec: &toml::Table) -> bool {
+    spec.get("boundary")
+        .and_then(toml::Value::as_table)
+        .is_some_and(|b| b.keys().any(|k| k != "kind"))
+}
+
+/// The dtypes of `pairs`, each with the spec's own boundary ([`MIXED`]).
+fn own_boundary(pairs: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+    let mut dtypes: Vec<&str> = pairs.iter().map(|&(d, _)| d).collect();
+    dtypes.sort_unstable();
+    dtypes.dedup();
+    dtypes.into_iter().map(|d| (d, MIXED)).collect()
+}
+
 /// f32 and f64, each with a fixed and a periodic boundary.
 fn all_pairs() -> Vec<(&'static str, &'static str)> {
     ["f32", "f64"]
@@ -375,9 +399,11 @@ fn retyped(
             *ty = dtype.into();
         }
     }
-    let mut b = toml::Table::new();
-    b.insert("kind".into(), boundary.into());
-    t.insert("boundary".into(), b.into());
+    if boundary != MIXED {
+        let mut b = toml::Table::new();
+        b.insert("kind".into(), boundary.into());
+        t.insert("boundary".into(), b.into());
+    }
     let tiling = t
         .entry("tiling")
         .or_insert_with(|| toml::Table::new().into())

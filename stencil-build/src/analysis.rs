@@ -8,7 +8,10 @@
 //! computed on the larger region its readers need: if statement `t` reads
 //! temp `T` at offsets up to `r` and itself computes at distance `h_t`, `T`
 //! is computed at distance `h_t - r`. With a `periodic` boundary every
-//! statement computes every cell and reads wrap around.
+//! statement computes every cell and reads wrap around. With a mixed
+//! boundary a statement computes, by each side that is not `fixed`, up to
+//! the edge, its reads past it remapped (`ir::Side`); by a `fixed` side as
+//! a fixed boundary does.
 
 use crate::ir::{Boundary, Expr, Role, Slot, Stencil, Version};
 
@@ -39,8 +42,14 @@ pub struct StatementInfo {
     /// Largest |offset| of its reads per axis.
     pub reach: Vec<usize>,
     /// It computes cells at distance `>= halo[a]` from both edges of axis `a`
-    /// (all zeros for periodic boundaries).
+    /// (all zeros for periodic boundaries). With a mixed boundary, the
+    /// region a fixed boundary would give it: the interior its kernels
+    /// compute with reads that stay on the grid, before the frame pass.
     pub halo: Vec<usize>,
+    /// It computes cells at distance `>= edges[a][0]` from the low edge of
+    /// axis `a` and `>= edges[a][1]` from its high edge: `halo` by a fixed
+    /// side, 0 by any other.
+    pub edges: Vec<[usize; 2]>,
     /// Floating-point operations per cell.
     pub flops: usize,
 }
@@ -80,13 +89,23 @@ pub fn analyse(st: &Stencil) -> Analysis {
         .iter()
         .zip(reach)
         .zip(&depth)
-        .map(|((s, reach), depth)| StatementInfo {
-            halo: match st.boundary {
-                Boundary::Fixed => radius.iter().zip(depth).map(|(r, d)| r - d).collect(),
+        .map(|((s, reach), depth)| {
+            let fixed: Vec<usize> = radius.iter().zip(depth).map(|(r, d)| r - d).collect();
+            let halo = match st.boundary {
                 Boundary::Periodic => vec![0; dims],
-            },
-            reach,
-            flops: flops(&s.expr),
+                Boundary::Fixed | Boundary::Mixed(_) => fixed,
+            };
+            let edges = halo
+                .iter()
+                .zip(st.boundary.sides(dims))
+                .map(|(&h, sides)| sides.map(|side| if side.updates() { 0 } else { h }))
+                .collect();
+            StatementInfo {
+                halo,
+                edges,
+                reach,
+                flops: flops(&s.expr),
+            }
         })
         .collect::<Vec<_>>();
     let mut accesses = Vec::new();

@@ -2,8 +2,9 @@
 //! computes is what the spec format documents.
 
 use stencil_tests::{
-    gray_scott_f64_fixed as gs, heat2d_f32_periodic as heat, hyperdiffusion2d_f64_fixed as hyper,
-    line1d_f64_fixed as line, random_grid, wave2d_f64_fixed as wave,
+    edges1d_f64_mixed as edges1d, edges2d_f64_mixed as edges2d, gray_scott_f64_fixed as gs,
+    heat2d_f32_periodic as heat, hyperdiffusion2d_f64_fixed as hyper, line1d_f64_fixed as line,
+    random_grid, wave2d_f64_fixed as wave,
 };
 
 fn close(got: &[f64], want: &[f64]) {
@@ -140,4 +141,57 @@ fn sums_unroll_and_inputs_are_read_only() {
     line::reference::run(&mut u, &w, [n], line::Params { a }, 1).unwrap();
     close(&u, &want);
     assert_eq!(w, w_before);
+}
+
+#[test]
+fn reflect_sides_mirror_and_value_sides_read_their_param() {
+    // edges1d: x reflects at 0 (u[-k] is u[k]) and reads `inflow` past n - 1.
+    let n = 7;
+    let u0: Vec<f64> = random_grid(n, 11);
+    let (c, inflow) = (0.05, 3.5);
+    let at = |x: isize| match x {
+        x if x < 0 => u0[(-x) as usize],
+        x if x >= n as isize => inflow,
+        x => u0[x as usize],
+    };
+    let want: Vec<f64> = (0..n as isize)
+        .map(|x| {
+            at(x) + c * (at(x - 2) - 4.0 * at(x - 1) + 6.0 * at(x) - 4.0 * at(x + 1) + at(x + 2))
+                - 0.1 * (at(x + 1) - at(x - 1))
+        })
+        .collect();
+    let mut u = u0.clone();
+    edges1d::reference::run(&mut u, [n], edges1d::Params { c, inflow }, 1).unwrap();
+    close(&u, &want);
+}
+
+#[test]
+fn a_value_side_decides_a_read_that_also_wraps() {
+    // edges2d: y reflects at 0 and reads `top` past ny - 1, for the input
+    // grid too; x is periodic. A read past y's high edge is `top` wherever
+    // x wraps it.
+    let (ny, nx) = (5, 6);
+    let (u0, decay): (Vec<f64>, Vec<f64>) = (random_grid(ny * nx, 12), random_grid(ny * nx, 13));
+    let (a, top) = (0.1, -2.0);
+    let at = |g: &[f64], y: isize, x: isize| {
+        let x = x.rem_euclid(nx as isize) as usize;
+        match y {
+            y if y < 0 => g[(-y) as usize * nx + x],
+            y if y >= ny as isize => top,
+            y => g[y as usize * nx + x],
+        }
+    };
+    let mut want = vec![0.0; ny * nx];
+    for y in 0..ny as isize {
+        for x in 0..nx as isize {
+            let u = |dy, dx| at(&u0, y + dy, x + dx);
+            want[y as usize * nx + x as usize] = u(0, 0)
+                + a * (u(-1, 0) + u(1, 0) + u(0, -2) + u(0, 1) - 4.0 * u(0, 0))
+                + 0.05 * (u(1, 1) - u(-2, -1))
+                - 0.1 * at(&decay, y, x) * at(&decay, y + 1, x) * u(0, 0);
+        }
+    }
+    let mut u = u0.clone();
+    edges2d::reference::run(&mut u, &decay, [ny, nx], edges2d::Params { a, top }, 1).unwrap();
+    close(&u, &want);
 }

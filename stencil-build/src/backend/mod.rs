@@ -10,8 +10,9 @@ use std::fmt::{self, Write as _};
 
 use crate::analysis::Analysis;
 use crate::codegen::expr::{Dialect, float_literal};
+use crate::codegen::index::Remap;
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Boundary, Dtype, Func, Slot, Statement, Stencil};
+use crate::ir::{Access, Boundary, Dtype, Func, Side, Slot, Statement, Stencil};
 
 /// `n0, .., T *Q out, const T *Q <slot>, .., [const] T p_<param>, ..`: the
 /// parameters of a statement's C-family function, `Q` the pointer qualifier
@@ -98,10 +99,7 @@ pub fn file_header(
         st.dtype.c(),
         st.axes.join(", "),
         st.axes[st.dims() - 1],
-        match st.boundary {
-            Boundary::Fixed => "fixed",
-            Boundary::Periodic => "periodic",
-        },
+        st.boundary.describe(&st.axes, &st.params),
         radius.join(", ")
     )?;
     writeln!(w, " * {strategy}")?;
@@ -131,6 +129,119 @@ pub fn powi_helper(w: &mut Writer, dtype: Dtype, qualifiers: &str) -> fmt::Resul
         w.guarded("for (int k = n < 0 ? -n : n; k > 0; --k)", "r *= x;")?;
         writeln!(w, "return n < 0 ? {one} / r : r;")
     })
+}
+
+/// The arguments that pass a C statement function's own parameters on:
+/// `i0..` (where `with_coords`), `n0..`, `outputs`, the slots it reads,
+/// `p_<param>..`.
+pub fn arguments_writing(
+    st: &Stencil,
+    s: &Statement,
+    with_coords: bool,
+    outputs: &[String],
+) -> Vec<String> {
+    let dims = st.dims();
+    let mut args: Vec<String> = (0..dims)
+        .filter(|_| with_coords)
+        .map(|a| format!("i{a}"))
+        .collect();
+    args.extend((0..dims).map(|a| format!("n{a}")));
+    args.extend(outputs.iter().cloned());
+    args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
+    args.extend(
+        s.params_used()
+            .into_iter()
+            .map(|i| format!("p_{}", st.params[i])),
+    );
+    args
+}
+
+/// Whether a frame cell's reads need `n0`: some read along the slowest axis
+/// wraps, reflects, or may pass a `value` side at the high edge.
+pub fn reads_slowest_extent(st: &Stencil, s: &Statement) -> bool {
+    let sides = st.boundary.sides(st.dims());
+    let mut any = false;
+    s.expr.for_each_read(&mut |a| {
+        let d = a.offset[0];
+        any |= d != 0
+            && match sides[0][usize::from(d > 0)] {
+                Side::Periodic | Side::Reflect => true,
+                Side::Value(_) => d > 0,
+                Side::Fixed => false,
+            };
+    });
+    any
+}
+
+/// The C helpers that reads past a mixed boundary's sides call
+/// ([`CRemap`]), declared with `qualifiers`: `stencil_wrap` where a side is
+/// periodic, `stencil_reflect` where one reflects.
+pub fn edge_helpers(w: &mut Writer, st: &Stencil, qualifiers: &str) -> fmt::Result {
+    let Boundary::Mixed(sides) = &st.boundary else {
+        return Ok(());
+    };
+    let any = |k: Side| sides.iter().flatten().any(|&s| s == k);
+    if any(Side::Periodic) {
+        writeln!(w)?;
+        writeln!(
+            w,
+            "/* The coordinate `i` (less than one extent off the grid) wrapped onto 0..n. */"
+        )?;
+        w.definition(
+            format_args!("{qualifiers} ptrdiff_t stencil_wrap(ptrdiff_t i, ptrdiff_t n)"),
+            |w| writeln!(w, "return i < 0 ? i + n : (i >= n ? i - n : i);"),
+        )?;
+    }
+    if any(Side::Reflect) {
+        writeln!(w)?;
+        writeln!(
+            w,
+            "/* The coordinate `i` (less than one extent off the grid) mirrored about the edge cell it passed. */"
+        )?;
+        w.definition(
+            format_args!("{qualifiers} ptrdiff_t stencil_reflect(ptrdiff_t i, ptrdiff_t n)"),
+            |w| writeln!(w, "return i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i);"),
+        )?;
+    }
+    Ok(())
+}
+
+/// The C spelling of reads past a mixed boundary (`i<a>`, `n<a>` the
+/// cell's coordinates and the extents; [`edge_helpers`] defined).
+pub struct CRemap<'a> {
+    /// The stencil.
+    pub st: &'a Stencil,
+}
+
+impl Remap for CRemap<'_> {
+    fn wrap(&self, ax: usize, d: i64) -> String {
+        format!("stencil_wrap({}, n{ax})", shifted(ax, d))
+    }
+
+    fn reflect(&self, ax: usize, d: i64) -> String {
+        format!("stencil_reflect({}, n{ax})", shifted(ax, d))
+    }
+
+    fn inside(&self, ax: usize, d: i64) -> String {
+        if d < 0 {
+            format!("i{ax} >= {}", -d)
+        } else {
+            format!("i{ax} < n{ax} - {d}")
+        }
+    }
+
+    fn param(&self, p: usize) -> String {
+        format!("p_{}", self.st.params[p])
+    }
+
+    fn select(&self, cond: &str, then: &str, otherwise: &str) -> String {
+        format!("({cond} ? {then} : {otherwise})")
+    }
+}
+
+/// `i<ax> + d` (`d` not 0).
+fn shifted(ax: usize, d: i64) -> String {
+    format!("i{ax} {} {}", if d < 0 { '-' } else { '+' }, d.abs())
 }
 
 /// C-family spelling of expressions (C11, CUDA, HIP): `<math.h>` functions

@@ -11,10 +11,13 @@ mod fused;
 
 use std::fmt::{self, Write as _};
 
-use super::{CExpr, Writer, file_header, grid_parameters};
+use super::{
+    CExpr, CRemap, Writer, arguments_writing, edge_helpers, file_header, grid_parameters,
+    reads_slowest_extent,
+};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
-use crate::codegen::index::{offset_index, wrapped_index};
+use crate::codegen::index::{offset_index, remapped_read, wrapped_index};
 use crate::codegen::names::{slot_name, statement_name};
 use crate::ir::{Access, Boundary, Statement, Stencil, WHOLE_AXIS};
 
@@ -131,6 +134,7 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
             |w| writeln!(w, "return i < 0 ? i + n : (i >= n ? i - n : i);"),
         )?;
     }
+    edge_helpers(w, st, "static inline")?;
     if st.statements.iter().any(|s| s.expr.uses_powi()) {
         writeln!(w)?;
         super::powi_helper(w, st.dtype, "static inline")?;
@@ -177,29 +181,6 @@ fn arguments(st: &Stencil, s: &Statement, with_coords: bool) -> Vec<String> {
     arguments_writing(st, s, with_coords, &["out".into()])
 }
 
-/// [`arguments`] of a function that writes through `outputs`.
-fn arguments_writing(
-    st: &Stencil,
-    s: &Statement,
-    with_coords: bool,
-    outputs: &[String],
-) -> Vec<String> {
-    let dims = st.dims();
-    let mut args: Vec<String> = (0..dims)
-        .filter(|_| with_coords)
-        .map(|a| format!("i{a}"))
-        .collect();
-    args.extend((0..dims).map(|a| format!("n{a}")));
-    args.extend(outputs.iter().cloned());
-    args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
-    args.extend(
-        s.params_used()
-            .into_iter()
-            .map(|i| format!("p_{}", st.params[i])),
-    );
-    args
-}
-
 fn statement(
     w: &mut Writer,
     st: &Stencil,
@@ -209,17 +190,12 @@ fn statement(
     prefix: &str,
 ) -> fmt::Result {
     let sym = symbol(prefix, st, s);
-    let periodic = st.boundary == Boundary::Periodic;
-    let frame = periodic && info.reach.iter().any(|&r| r > 0);
-    // The branch-free interior: the statement's region, or for periodic
-    // boundaries the cells whose reads stay on the grid.
-    let lo: Vec<usize> = if periodic {
-        info.reach.clone()
-    } else {
-        info.halo.clone()
-    };
+    let inner = interior_edges(st, info);
+    // Cells of the region outside the branch-free interior: a frame pass
+    // computes them with reads remapped past the edge.
+    let frame = inner != info.edges;
     if frame {
-        wrapped_cell(w, st, s, &info.reach, &sym)?;
+        frame_cell(w, st, s, &sym)?;
         writeln!(w)?;
     }
     writeln!(
@@ -230,23 +206,49 @@ fn statement(
         st.fields[s.target].name,
         s.text
     )?;
+    let (lo, hi): (Vec<usize>, Vec<usize>) = inner.iter().map(|&[l, h]| (l, h)).unzip();
+    let distance = if lo == hi {
+        format!("({})", join(&lo))
+    } else {
+        format!(
+            "({}) from the low and ({}) from the high",
+            join(&lo),
+            join(&hi)
+        )
+    };
     writeln!(
         w,
-        " * Interior: cells at distance >= ({}) from the edges.{} */",
-        join(&lo),
-        if frame { " Frame: wrapped reads." } else { "" }
+        " * Interior: cells at distance >= {distance} from the edges.{} */",
+        match (frame, &st.boundary) {
+            (false, _) => "",
+            (true, Boundary::Periodic) => " Frame: wrapped reads.",
+            (true, _) => " Frame: reads remapped past the edge.",
+        }
     )?;
     w.definition(
         format_args!("void {sym}({})", parameters(st, s, false)),
         |w| {
             strides(w, st.dims())?;
-            interior(w, st, s, &lo)?;
+            interior(w, st, s, &lo, &hi)?;
             if frame {
-                periodic_frame(w, st, s, &info.reach, &sym)?;
+                frame_pass(w, st, s, (&info.edges, &inner), &sym)?;
             }
             Ok(())
         },
     )
+}
+
+/// The distance from each edge (`[low, high]` per axis) of the cells whose
+/// reads all stay on the grid, within the statement's region: by a side
+/// that is updated, the statement's reach; by a fixed one, its region's.
+fn interior_edges(st: &Stencil, info: &StatementInfo) -> Vec<[usize; 2]> {
+    let sides = st.boundary.sides(st.dims());
+    info.edges
+        .iter()
+        .zip(&sides)
+        .zip(&info.reach)
+        .map(|((edge, side), &r)| [0, 1].map(|k| if side[k].updates() { r } else { edge[k] }))
+        .collect()
 }
 
 fn strides(w: &mut Writer, dims: usize) -> fmt::Result {
@@ -266,10 +268,16 @@ fn upper(a: usize, h: usize) -> String {
     }
 }
 
-/// The cache-blocked loop nest over cells at distance >= `lo` from the edges.
-/// A contiguous axis blocked by [`WHOLE_AXIS`] gets no block loop: each
-/// block is whole rows.
-fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::Result {
+/// The cache-blocked loop nest over cells at distance >= `lo` from the low
+/// edges and `hi` from the high ones. A contiguous axis blocked by
+/// [`WHOLE_AXIS`] gets no block loop: each block is whole rows.
+fn interior(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    lo: &[usize],
+    hi: &[usize],
+) -> fmt::Result {
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
     let value = expr::print(
@@ -293,7 +301,7 @@ fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::R
             format!(
                 "for (ptrdiff_t b{a} = {}; b{a} < {}; b{a} += {})",
                 lo[a],
-                upper(a, lo[a]),
+                upper(a, hi[a]),
                 block[a]
             )
         })
@@ -320,11 +328,11 @@ fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::R
                 w,
                 "const ptrdiff_t e{a} = stencil_min(b{a} + {}, {});",
                 block[a],
-                upper(a, lo[a])
+                upper(a, hi[a])
             )?;
         }
         if blocked < dims {
-            writeln!(w, "const ptrdiff_t e{last} = {};", upper(last, lo[last]))?;
+            writeln!(w, "const ptrdiff_t e{last} = {};", upper(last, hi[last]))?;
         }
         if dims == 1 {
             return cells(w);
@@ -340,33 +348,33 @@ fn interior(w: &mut Writer, st: &Stencil, s: &Statement, lo: &[usize]) -> fmt::R
     })
 }
 
-/// `static inline void <sym>_at(i0.., n0.., out, slots.., params..)`: one cell with wrapped reads.
-fn wrapped_cell(
-    w: &mut Writer,
-    st: &Stencil,
-    s: &Statement,
-    reach: &[usize],
-    sym: &str,
-) -> fmt::Result {
+/// `static inline void <sym>_at(i0.., n0.., out, slots.., params..)`: one
+/// cell of the frame, its reads wrapped (periodic) or remapped past the
+/// edge (mixed).
+fn frame_cell(w: &mut Writer, st: &Stencil, s: &Statement, sym: &str) -> fmt::Result {
     let dims = st.dims();
     let value = expr::print(
         &s.expr,
         &CExpr {
             st,
-            read: &|a: &Access| wrapped_read(st, a),
+            read: &|a: &Access| frame_read(st, a),
         },
     );
     writeln!(
         w,
-        "/* One cell of the periodic frame, reads wrapped around the grid. */"
+        "/* One cell of the frame, {}. */",
+        match st.boundary {
+            Boundary::Periodic => "reads wrapped around the grid",
+            _ => "reads remapped past the edge",
+        }
     )?;
     w.definition(
         format_args!("static inline void {sym}_at({})", parameters(st, s, true)),
         |w| {
-            if reach[0] == 0 {
+            if !reads_slowest_extent(st, s) {
                 writeln!(
                     w,
-                    "(void)n0; /* no read leaves its plane along the slowest axis */"
+                    "(void)n0; /* no read leaves the grid along the slowest axis */"
                 )?;
             }
             strides(w, dims)?;
@@ -381,63 +389,86 @@ fn wrapped_cell(
     )
 }
 
-/// A read with every shifted coordinate wrapped onto the grid.
-fn wrapped_read(st: &Stencil, a: &Access) -> String {
+/// A read of a frame cell: every shifted coordinate wrapped onto the grid
+/// (periodic), or remapped past the side it passes (mixed).
+fn frame_read(st: &Stencil, a: &Access) -> String {
+    let buf = slot_name(st, a.slot);
+    if let Boundary::Mixed(sides) = &st.boundary {
+        return remapped_read(sides, &a.offset, &buf, &CRemap { st });
+    }
     let index = wrapped_index(&a.offset, |ax, d| match d {
         d if d < 0 => format!("stencil_wrap(i{ax} - {}, n{ax})", -d),
         d => format!("stencil_wrap(i{ax} + {d}, n{ax})"),
     });
-    format!("{}[{index}]", slot_name(st, a.slot))
+    format!("{buf}[{index}]")
 }
 
-fn periodic_frame(
+/// The frame pass: the cells of the region (`edges`, distances from each
+/// axis's `[low, high]` edge) outside the interior (`inner`), each through
+/// [`frame_cell`]'s function.
+fn frame_pass(
     w: &mut Writer,
     st: &Stencil,
     s: &Statement,
-    reach: &[usize],
+    (edges, inner): (&[[usize; 2]], &[[usize; 2]]),
     sym: &str,
 ) -> fmt::Result {
     let dims = st.dims();
     let last = dims - 1;
     let call = format!("{sym}_at({});", arguments(st, s, true).join(", "));
-    let outer_edge: Vec<String> = (0..last)
-        .filter(|&a| reach[a] > 0)
-        .map(|a| format!("i{a} < {r} || i{a} >= n{a} - {r}", r = reach[a]))
-        .collect();
-    let r = reach[last];
+    let outside = |a: usize| {
+        let mut terms = Vec::new();
+        if inner[a][0] > edges[a][0] {
+            terms.push(format!("i{a} < {}", inner[a][0]));
+        }
+        if inner[a][1] > edges[a][1] {
+            terms.push(format!("i{a} >= n{a} - {}", inner[a][1]));
+        }
+        terms
+    };
+    let outer_edge: Vec<String> = (0..last).flat_map(outside).collect();
+    let span = |a: usize, from: String, to: String| {
+        format!("for (ptrdiff_t i{a} = {from}; i{a} < {to}; ++i{a})")
+    };
     writeln!(w)?;
     writeln!(
         w,
-        "/* The frame: cells within ({}) of an edge. */",
-        join(reach)
+        "/* The frame: cells of the region within ({}) of an edge. */",
+        join(&inner.iter().map(|&[l, h]| l.max(h)).collect::<Vec<_>>())
     )?;
     let row_loops = |w: &mut Writer| -> fmt::Result {
-        if r > 0 {
+        let [lo, hi] = inner[last];
+        if lo > edges[last][0] {
             w.guarded(
-                format_args!("for (ptrdiff_t i{last} = 0; i{last} < {r}; ++i{last})"),
+                span(last, edges[last][0].to_string(), lo.to_string()),
                 &call,
             )?;
+        }
+        if hi > edges[last][1] {
             w.guarded(
-                format_args!(
-                    "for (ptrdiff_t i{last} = n{last} - {r}; i{last} < n{last}; ++i{last})"
-                ),
+                span(last, upper(last, hi), upper(last, edges[last][1])),
                 &call,
             )?;
         }
         Ok(())
     };
+    let trimmed = inner[last] != edges[last];
     let row = |w: &mut Writer| {
         if outer_edge.is_empty() {
             return row_loops(w);
         }
         let whole = |w: &mut Writer| {
             w.guarded(
-                format_args!("for (ptrdiff_t i{last} = 0; i{last} < n{last}; ++i{last})"),
+                span(
+                    last,
+                    edges[last][0].to_string(),
+                    upper(last, edges[last][1]),
+                ),
                 &call,
             )
         };
         let head = format!("if ({})", outer_edge.join(" || "));
-        if r > 0 {
+        if trimmed {
             w.if_else(head, whole, row_loops)
         } else {
             w.block(head, whole)
@@ -450,7 +481,7 @@ fn periodic_frame(
         "omp parallel for collapse({last}) schedule(static)"
     ))?;
     let rows: Vec<String> = (0..last)
-        .map(|a| format!("for (ptrdiff_t i{a} = 0; i{a} < n{a}; ++i{a})"))
+        .map(|a| span(a, edges[a][0].to_string(), upper(a, edges[a][1])))
         .collect();
     w.nest(&rows, row)
 }

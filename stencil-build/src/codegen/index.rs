@@ -44,3 +44,54 @@ pub fn offset_index(offset: &[i64]) -> String {
     }
     text
 }
+
+/// How a language spells the pieces of a read past a mixed boundary
+/// ([`remapped_read`]).
+pub trait Remap {
+    /// Coordinate `i<ax> + d` wrapped onto the grid (a periodic axis).
+    fn wrap(&self, ax: usize, d: i64) -> String;
+    /// Coordinate `i<ax> + d` mirrored about the edge cell it passed.
+    fn reflect(&self, ax: usize, d: i64) -> String;
+    /// Whether `i<ax> + d` is on the grid.
+    fn inside(&self, ax: usize, d: i64) -> String;
+    /// The value of param `p`.
+    fn param(&self, p: usize) -> String;
+    /// `then` where `cond` holds, else `otherwise`.
+    fn select(&self, cond: &str, then: &str, otherwise: &str) -> String;
+}
+
+/// A read of `buf` at `offset` from the cell `i0, i1, ..` under `sides`
+/// (`[low, high]` per axis): a coordinate that passes a `periodic` side
+/// wraps, one that passes a `reflect` side mirrors, and a read that passes
+/// a `value` side is that side's param (the slowest such axis decides
+/// where several do). A `fixed` side is never passed: the cells by it are
+/// not computed.
+pub fn remapped_read(
+    sides: &[[crate::ir::Side; 2]],
+    offset: &[i64],
+    buf: &str,
+    spell: &impl Remap,
+) -> String {
+    use crate::ir::Side;
+    let side = |ax: usize, d: i64| sides[ax][usize::from(d > 0)];
+    let index = wrapped_index(offset, |ax, d| match side(ax, d) {
+        Side::Periodic => spell.wrap(ax, d),
+        Side::Reflect => spell.reflect(ax, d),
+        Side::Fixed | Side::Value(_) => {
+            let shifted = format!("i{ax} {} {}", if d < 0 { '-' } else { '+' }, d.abs());
+            // Strided axes multiply the coordinate.
+            if ax + 1 < offset.len() {
+                format!("({shifted})")
+            } else {
+                shifted
+            }
+        }
+    });
+    let mut text = format!("{buf}[{index}]");
+    for (ax, &d) in offset.iter().enumerate().rev() {
+        if let (true, Side::Value(p)) = (d != 0, side(ax, d)) {
+            text = spell.select(&spell.inside(ax, d), &text, &spell.param(p));
+        }
+    }
+    text
+}

@@ -9,7 +9,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 
 use super::expr::{self, Dialect, float_literal};
-use super::index::{linear_index, offset_index, wrapped_index};
+use super::index::{Remap, linear_index, offset_index, remapped_read, wrapped_index};
 use super::names::{slot_name, statement_name};
 use super::visible_direction;
 use crate::analysis::{Analysis, StatementInfo};
@@ -318,10 +318,7 @@ fn module_doc(st: &Stencil, an: &Analysis) -> String {
         st.dims(),
         st.axes.join(", "),
         an.radius,
-        match st.boundary {
-            Boundary::Fixed => "fixed",
-            Boundary::Periodic => "periodic",
-        },
+        st.boundary.describe(&st.axes, &st.params),
         an.points,
         an.flops
     ));
@@ -345,10 +342,7 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
         usize_lit(an.flops),
         usize_lit(an.bytes),
     );
-    let boundary = match st.boundary {
-        Boundary::Fixed => "fixed",
-        Boundary::Periodic => "periodic",
-    };
+    let boundary = st.boundary.describe(&st.axes, &st.params);
     quote! {
         /// The stencil's name.
         pub const NAME: &str = #name;
@@ -691,7 +685,7 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
             // No step writes a fixed frame: both buffers take it once (a
             // periodic step writes every cell).
             Role::State { .. } => {
-                let frame = (st.boundary == Boundary::Fixed)
+                let frame = (st.boundary != Boundary::Periodic)
                     .then(|| quote! { rt::copy_frame(#id, #scratch, &shape, &RADIUS); });
                 quote! {
                     #frame
@@ -822,7 +816,7 @@ fn statement_call(st: &Stencil, s: &Statement) -> TokenStream {
     if target.role == Role::Temp {
         return quote! { kernels.#method(shape, #tid, #(#slot_args,)* &params); };
     }
-    let frame = (st.boundary == Boundary::Fixed && target.has_prev())
+    let frame = (st.boundary != Boundary::Periodic && target.has_prev())
         .then(|| quote! { rt::copy_frame(io.cur, io.next, &shape, &RADIUS); });
     quote! {
         {
@@ -889,11 +883,13 @@ fn reference_kernel(
     };
     for a in (0..dims).rev() {
         let (ia, na) = (&i[a], &n[a]);
-        let h = usize_lit(info.halo[a]);
-        let range = if info.halo[a] == 0 {
-            quote!(0..#na)
+        let [lo, hi] = info.edges[a];
+        let first = usize_lit(lo);
+        let range = if hi == 0 {
+            quote!(#first..#na)
         } else {
-            quote!(#h..#na - #h)
+            let hi = usize_lit(hi);
+            quote!(#first..#na - #hi)
         };
         body = quote! { for #ia in #range { #body } };
     }
@@ -914,12 +910,13 @@ struct RustDialect<'a> {
 impl Dialect for RustDialect<'_> {
     fn read(&self, a: &Access) -> String {
         let buf = slot_name(self.st, a.slot);
-        match self.st.boundary {
+        match &self.st.boundary {
             Boundary::Fixed => format!("{buf}[{}]", offset_index(&a.offset)),
             Boundary::Periodic => format!(
                 "{buf}[{}]",
                 wrapped_index(&a.offset, |ax, d| format!("rt::wrap(i{ax}, {d}, n{ax})"))
             ),
+            Boundary::Mixed(sides) => remapped_read(sides, &a.offset, &buf, self),
         }
     }
 
@@ -942,6 +939,32 @@ impl Dialect for RustDialect<'_> {
 
     fn literal(&self, value: f64) -> String {
         float_literal(value, self.st.dtype, "")
+    }
+}
+
+impl Remap for RustDialect<'_> {
+    fn wrap(&self, ax: usize, d: i64) -> String {
+        format!("rt::wrap(i{ax}, {d}, n{ax})")
+    }
+
+    fn reflect(&self, ax: usize, d: i64) -> String {
+        format!("rt::reflect(i{ax}, {d}, n{ax})")
+    }
+
+    fn inside(&self, ax: usize, d: i64) -> String {
+        if d < 0 {
+            format!("i{ax} >= {}", -d)
+        } else {
+            format!("i{ax} + {d} < n{ax}")
+        }
+    }
+
+    fn param(&self, p: usize) -> String {
+        format!("p.{}", self.st.params[p])
+    }
+
+    fn select(&self, cond: &str, then: &str, otherwise: &str) -> String {
+        format!("(if {cond} {{ {then} }} else {{ {otherwise} }})")
     }
 }
 

@@ -15,6 +15,7 @@ use crate::spec::{Source, Spec};
 use constants::{Constant, constants};
 use names::{Names, identifier, stencil_name};
 
+mod boundary;
 mod constants;
 mod names;
 
@@ -65,7 +66,7 @@ fn lower_as(
     let fields = fields(spec, src, &mut names)?;
     let params = params(spec, dtype, family.is_some(), src, &mut names)?;
     let constants = constants(spec, dtype, src, &mut names)?;
-    let boundary = boundary(spec, src)?;
+    let boundary = boundary::boundary(spec, &axes, &params, src)?;
     let tiling = tiling::check(&spec.tiling, axes.len(), src)?;
     let ctx = Context {
         src,
@@ -74,6 +75,7 @@ fn lower_as(
         constants: &constants,
         dims: axes.len(),
         dtype,
+        boundary: &boundary,
     };
     let statements = statements(spec, &ctx)?;
     check_roles(spec, &fields, &statements, src)?;
@@ -255,20 +257,6 @@ fn params(
     Ok(params)
 }
 
-fn boundary(spec: &Spec, src: &Source) -> Result<Boundary, Diagnostic> {
-    let Some(b) = &spec.boundary else {
-        return Ok(Boundary::Fixed);
-    };
-    let kind = &b.get_ref().kind;
-    match kind.get_ref().as_str() {
-        "fixed" => Ok(Boundary::Fixed),
-        "periodic" => Ok(Boundary::Periodic),
-        other => Err(src
-            .error(kind.span(), format!("unknown boundary `{other}`"))
-            .with_hint("use `kind = \"fixed\"` or `kind = \"periodic\"`")),
-    }
-}
-
 /// Everything an expression may refer to.
 struct Context<'a> {
     src: &'a Source,
@@ -277,6 +265,7 @@ struct Context<'a> {
     constants: &'a HashMap<String, Constant>,
     dims: usize,
     dtype: Dtype,
+    boundary: &'a Boundary,
 }
 
 fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> {
@@ -314,6 +303,7 @@ fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> 
         written[target] = true;
         out.push(Statement {
             target,
+            edge_params: ctx.boundary.params_passed(&expr, ctx.dims),
             expr,
             text: u.expr.get_ref().trim().to_string(),
         });

@@ -95,12 +95,115 @@ impl Field {
 }
 
 /// What happens to reads that fall off the grid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Boundary {
     /// Cells within the radius of the edge keep their value; reads never leave the grid.
     Fixed,
     /// Reads wrap around; every cell is updated.
     Periodic,
+    /// A kind per side of each axis (`sides[a] = [low, high]`), not all
+    /// `Fixed` nor all `Periodic`: cells by a `Fixed` side keep their value,
+    /// the others are updated with reads past the edge remapped by
+    /// [`Side::remap`].
+    Mixed(Vec<[Side; 2]>),
+}
+
+impl Boundary {
+    /// The kind of each side of each axis (`[low, high]`), for `dims` axes.
+    pub fn sides(&self, dims: usize) -> Vec<[Side; 2]> {
+        match self {
+            Boundary::Fixed => vec![[Side::Fixed; 2]; dims],
+            Boundary::Periodic => vec![[Side::Periodic; 2]; dims],
+            Boundary::Mixed(sides) => sides.clone(),
+        }
+    }
+
+    /// The boundary of `sides`: `Fixed` or `Periodic` where every side is,
+    /// else `Mixed`.
+    pub fn of_sides(sides: Vec<[Side; 2]>) -> Boundary {
+        let all = |k: Side| sides.iter().flatten().all(|&s| s == k);
+        if all(Side::Fixed) {
+            Boundary::Fixed
+        } else if all(Side::Periodic) {
+            Boundary::Periodic
+        } else {
+            Boundary::Mixed(sides)
+        }
+    }
+
+    /// Its name in generated documentation: `fixed`, `periodic`, or each
+    /// axis's sides (`mixed (z: reflect/fixed, y: fixed, x: periodic)`).
+    pub fn describe(&self, axes: &[String], params: &[String]) -> String {
+        match self {
+            Boundary::Fixed => "fixed".into(),
+            Boundary::Periodic => "periodic".into(),
+            Boundary::Mixed(sides) => format!(
+                "mixed ({})",
+                axes.iter()
+                    .zip(sides)
+                    .map(|(axis, [lo, hi])| {
+                        if lo == hi {
+                            format!("{axis}: {}", lo.describe(params))
+                        } else {
+                            format!("{axis}: {}/{}", lo.describe(params), hi.describe(params))
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
+/// What one side of an axis does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// Cells within the radius of this edge keep their value.
+    Fixed,
+    /// A read past this edge wraps to the far side (both sides of the axis are periodic).
+    Periodic,
+    /// A read `k` cells past this edge reads the cell `k` cells inside it,
+    /// mirrored about the edge cell: a zero normal derivative there.
+    Reflect,
+    /// A read past this edge reads the runtime parameter (an index into
+    /// [`Stencil::params`]).
+    Value(usize),
+}
+
+impl Side {
+    /// Its spelling in a spec: `fixed`, `periodic`, `reflect`, `value = <param>`.
+    pub fn describe(self, params: &[String]) -> String {
+        match self {
+            Side::Fixed => "fixed".into(),
+            Side::Periodic => "periodic".into(),
+            Side::Reflect => "reflect".into(),
+            Side::Value(p) => format!("value = {}", params[p]),
+        }
+    }
+
+    /// Whether the cells by this side are updated (every kind but `Fixed`).
+    pub fn updates(self) -> bool {
+        self != Side::Fixed
+    }
+}
+
+impl Boundary {
+    /// The params of the `value` sides that `expr`'s reads pass, on a
+    /// grid of `dims` axes, in declaration order.
+    pub fn params_passed(&self, expr: &Expr, dims: usize) -> Vec<usize> {
+        let sides = self.sides(dims);
+        let mut out = Vec::new();
+        expr.for_each_read(&mut |a| {
+            for (ax, &d) in a.offset.iter().enumerate() {
+                if let (true, Side::Value(p)) = (d != 0, sides[ax][usize::from(d > 0)]) {
+                    out.push(p);
+                }
+            }
+        });
+        out.sort();
+        out.dedup();
+        out
+    }
 }
 
 /// Which version of a field a read sees.
@@ -266,12 +369,16 @@ pub struct Statement {
     pub expr: Expr,
     /// The expression as written, for comments in generated code.
     pub text: String,
+    /// The params of the `value` sides its reads may pass (see
+    /// [`Side::Value`]), which it reads beside its expression's.
+    pub edge_params: Vec<usize>,
 }
 
 impl Statement {
-    /// The params the statement reads, in declaration order.
+    /// The params the statement reads, its expression's and its `value`
+    /// sides', in declaration order.
     pub fn params_used(&self) -> Vec<usize> {
-        let mut used = Vec::new();
+        let mut used = self.edge_params.clone();
         collect_params(&self.expr, &mut used);
         used.sort();
         used.dedup();

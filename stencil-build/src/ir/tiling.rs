@@ -546,6 +546,15 @@ pub fn check_fusion(
     Ok(())
 }
 
+/// What supplies the values past the edge of a grid whose boundary is not
+/// fixed, in a message about fused steps.
+fn beyond_the_edge(boundary: &crate::ir::Boundary) -> &'static str {
+    match boundary {
+        crate::ir::Boundary::Periodic => "a periodic grid's far side",
+        _ => "the remapped reads past each side that is not `fixed`",
+    }
+}
+
 /// Why the OpenMP backend cannot fuse the steps of `st`; `None` where it
 /// can: a 2-D or 3-D grid with a fixed boundary and one `[[update]]` of a
 /// state field that reads that field (each step then needs only the last
@@ -555,9 +564,10 @@ pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
         return Some("fused steps sweep tiles of 2 or 3 axes; this stencil has 1".into());
     }
     if st.boundary != crate::ir::Boundary::Fixed {
-        return Some(
-            "fused steps recompute a tile's halo from the last step's values, which a periodic grid's far side would have to supply".into(),
-        );
+        return Some(format!(
+            "fused steps recompute a tile's halo from the last step's values, which {} would have to supply",
+            beyond_the_edge(&st.boundary)
+        ));
     }
     let [s] = &st.statements[..] else {
         return Some(format!(
@@ -662,8 +672,8 @@ pub fn untensorable(st: &crate::ir::Stencil, backend: &str) -> Option<(String, S
         )
     } else if st.dtype != Dtype::F64 {
         "`tensor` computes on the FP64 tensor cores; an f32 stencil there would round its values to TF32 (10 bits of mantissa)".to_string()
-    } else if st.boundary == Boundary::Periodic {
-        "`tensor` loads its tiles of a grid with a fixed boundary (zeros past the edge); a periodic grid's reads would wrap".to_string()
+    } else if st.boundary != Boundary::Fixed {
+        "`tensor` loads its tiles of a grid with a fixed boundary (zeros past the edge); reads past a side that is not `fixed` are remapped".to_string()
     } else if st.statements.len() != 1 {
         format!(
             "`tensor` runs stencils of one [[update]]; this one has {}",
@@ -695,10 +705,11 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
         ));
     }
     let stream = "use `strategy = \"stream\"`, the fastest strategy that steps one at a time";
-    if st.boundary == Boundary::Periodic {
+    if st.boundary != Boundary::Fixed {
         return Some((
             format!(
-                "`{name}` fuses steps over overlapped tiles of a grid with a fixed boundary; a periodic grid's edge tiles would need the far side's values of every fused step"
+                "`{name}` fuses steps over overlapped tiles of a grid with a fixed boundary; the edge tiles would need {} at every fused step",
+                beyond_the_edge(&st.boundary)
             ),
             format!("{stream}, or `kind = \"fixed\"` in [boundary]"),
         ));

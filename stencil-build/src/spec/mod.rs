@@ -34,8 +34,10 @@ pub struct Spec {
     /// `[[update]]`: the statements run each step, in order.
     #[serde(default)]
     pub update: Vec<Spanned<Update>>,
-    /// `[boundary]`.
-    pub boundary: Option<Spanned<BoundarySection>>,
+    /// `[boundary]`: `kind` (every side not named), and per axis name the
+    /// kind of both sides or `[low, high]`; a kind is `"fixed"`,
+    /// `"periodic"`, `"reflect"` or `{ value = "<param>" }`.
+    pub boundary: Option<Spanned<Named<toml::Value>>>,
     /// `[tiling.<backend>]`.
     #[serde(default)]
     pub tiling: TilingSection,
@@ -75,14 +77,6 @@ pub struct Update {
     pub target: Spanned<String>,
     /// The expression computed at every cell.
     pub expr: Spanned<String>,
-}
-
-/// `[boundary]`.
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BoundarySection {
-    /// `fixed` or `periodic`.
-    pub kind: Spanned<String>,
 }
 
 /// `[tiling]`: one optional table per backend.

@@ -64,6 +64,21 @@ pub fn wrap(i: usize, d: isize, n: usize) -> usize {
     (i as isize + d).rem_euclid(n as isize) as usize
 }
 
+/// The coordinate `i + d` mirrored about the edge cell it passed (`-k`
+/// reads `k`, `n - 1 + k` reads `n - 1 - k`): a reflecting boundary.
+#[inline]
+pub fn reflect(i: usize, d: isize, n: usize) -> usize {
+    let x = i as isize + d;
+    let last = n as isize - 1;
+    (if x < 0 {
+        -x
+    } else if x > last {
+        2 * last - x
+    } else {
+        x
+    }) as usize
+}
+
 /// `x^n` by repeated multiplication, the way every backend computes it (so
 /// that the reference rounds as the kernels do).
 #[inline]

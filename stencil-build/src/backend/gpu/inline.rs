@@ -30,6 +30,11 @@ pub const INLINE_EXTRA_FLOPS: usize = 64;
 /// `st` with its temporaries computed inline where that is worth it (see
 /// the module's comment), else `st` as it is.
 pub fn gpu_form(st: &Stencil) -> std::borrow::Cow<'_, Stencil> {
+    // Past a mixed boundary's edge a temporary is read remapped, which
+    // differs from its value recomputed at the remapped reads of its inputs.
+    if matches!(st.boundary, Boundary::Mixed(_)) {
+        return std::borrow::Cow::Borrowed(st);
+    }
     let form = inlined(st).filter(|form| {
         total_flops(form) <= total_flops(st) + INLINE_EXTRA_FLOPS && same_frame(st, form)
     });
@@ -83,6 +88,7 @@ fn inlined(st: &Stencil) -> Option<Stencil> {
             target: s.target,
             text: format!("{}, with {} computed inline", s.text, names.join(", ")),
             expr,
+            edge_params: Vec::new(),
         });
     }
     Some(renumbered(st, &temps, statements))
@@ -147,6 +153,7 @@ fn renumbered(st: &Stencil, dropped: &[usize], statements: Vec<Statement>) -> St
                 })
             }),
             text: s.text,
+            edge_params: s.edge_params,
         })
         .collect();
     Stencil {

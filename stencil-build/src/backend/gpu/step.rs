@@ -98,7 +98,9 @@ pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
 /// saved, and in 2-D and 3-D at most [`RECOMPUTED_LOADS_PER_KERNEL`] loads.
 pub fn fits(st: &Stencil) -> bool {
     let saved = st.statements.len().saturating_sub(1);
-    if saved == 0 {
+    // A mixed boundary's frame is a pass of its own after each statement's
+    // kernel: the statements stay apart.
+    if saved == 0 || matches!(st.boundary, crate::ir::Boundary::Mixed(_)) {
         return false;
     }
     let alone: usize = st.statements.iter().map(|s| flops(&s.expr)).sum();

@@ -359,7 +359,7 @@ fn levels_argument(plan: &Plan) -> (TokenStream, TokenStream) {
 /// boundary: the caller's previous level takes the current level's frame.
 fn frame_copy(st: &Stencil, target: usize) -> Option<TokenStream> {
     let target = &st.fields[target];
-    (st.boundary == Boundary::Fixed && target.has_prev()).then(|| {
+    (st.boundary != Boundary::Periodic && target.has_prev()).then(|| {
         let id = ident(&target.name);
         let fresh = format_ident!("{}__fresh", target.name);
         quote! {

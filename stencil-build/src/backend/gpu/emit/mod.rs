@@ -6,6 +6,7 @@
 //! [`tiled`], [`stream`], [`temporal`], [`persistent`], [`tensor`]), the
 //! launchers in [`launch`], the file's header and helpers in [`mod@header`].
 
+mod frame;
 mod header;
 mod launch;
 mod literals;
@@ -33,9 +34,48 @@ use header::{RESIDENCY, header, join_x, single_step_kernel, twins};
 
 /// The kernel source of one stencil for dialect `d`.
 pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialect) -> String {
+    if !matches!(st.boundary, Boundary::Mixed(_)) {
+        let body = kernels(st, an, plan, prefix, d);
+        return with_header((st, an), st, plan, d, &body);
+    }
+    // A mixed boundary: the fixed boundary's kernels compute the interior,
+    // and frame kernels the rest (`frame`).
+    let interior = frame::interior_stencil(st);
+    let interior_an = crate::analysis::analyse(&interior);
+    let mut body = kernels(
+        &interior,
+        &interior_an,
+        plan,
+        &frame::interior_prefix(prefix),
+        d,
+    );
+    body.push_str(&Writer::text(|w| frame::frames(w, st, an, prefix, d)));
+    with_header((st, an), &interior, plan, d, &body)
+}
+
+/// `body` after the file's header, which describes `st`; `kernels_of` is
+/// the stencil whose kernels `body` holds.
+fn with_header(
+    (st, an): (&Stencil, &Analysis),
+    kernels_of: &Stencil,
+    plan: &Plan,
+    d: &Dialect,
+    body: &str,
+) -> String {
+    let others = Companions::of(plan, kernels_of, d);
+    Writer::text(|w| {
+        let residency = body.contains(RESIDENCY);
+        header(w, st, an, plan, others.step.as_ref(), residency, d)?;
+        w.append(body);
+        Ok(())
+    })
+}
+
+/// The kernels and launchers of `st`'s statements.
+fn kernels(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialect) -> String {
     let others = Companions::of(plan, st, d);
     let grids = step::one_kernel(st, plan).then(|| step::grids(st));
-    let body = Writer::text(|w| {
+    Writer::text(|w| {
         if let Some(grids) = &grids {
             return one_step::kernel(w, st, an, plan, d, prefix, grids);
         }
@@ -62,12 +102,6 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialec
             };
             statement(w, &g, k)?;
         }
-        Ok(())
-    });
-    Writer::text(|w| {
-        let residency = body.contains(RESIDENCY);
-        header(w, st, an, plan, others.step.as_ref(), residency, d)?;
-        w.append(&body);
         Ok(())
     })
 }

@@ -443,7 +443,7 @@ impl GridParts {
             .push(quote!(self.grids.#id.level_mut(0).upload(NAME, #pname, #prev)?;));
         self.download
             .push(quote!(self.grids.#id.level(0).download(NAME, #pname, #prev)?;));
-        if st.boundary == Boundary::Fixed {
+        if st.boundary != Boundary::Periodic {
             let fresh = format_ident!("{}__fresh", f.name);
             self.fresh_flags.push(fresh.clone());
             self.session_members.push(quote!(#fresh: bool));

@@ -386,7 +386,12 @@ fn tensor_keys_and_the_stencils_it_cannot_run() {
         (
             format!("{ok}[boundary]\nkind = \"periodic\"\n"),
             tensor,
-            "a periodic grid's reads would wrap",
+            "reads past a side that is not `fixed` are remapped",
+        ),
+        (
+            format!("{ok}[boundary]\nz = [\"reflect\", \"fixed\"]\n"),
+            tensor,
+            "reads past a side that is not `fixed` are remapped",
         ),
         (
             star("f64", "u[0,1,1] + u[0,0,0]"),
