@@ -149,3 +149,19 @@ fn naive_columns() {
         }
     });
 }
+
+/// A spec of the tests' whose boundary mixes every kind of side: a leapfrog
+/// through a temporary, its OpenMP C (interior and frame pass) and its CUDA
+/// (the fixed boundary's kernels, the frame kernels and the launchers that
+/// run both).
+#[test]
+fn mixed_boundary_c_and_cuda() {
+    let path = "tests/stencils/edges3d.stencil.toml";
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+    let text = std::fs::read_to_string(file).expect("the spec");
+    settings().bind(|| {
+        let sources = generate(path, &text).expect("the spec builds");
+        insta::assert_snapshot!("edges3d.c", sources.openmp);
+        insta::assert_snapshot!("edges3d.cu", sources.cuda);
+    });
+}

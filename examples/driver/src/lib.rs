@@ -54,7 +54,7 @@ impl Args {
 pub struct Stencil {
     /// Module name.
     pub name: &'static str,
-    /// `"fixed"` or `"periodic"`.
+    /// `"fixed"`, `"periodic"`, or a mixed boundary's sides.
     pub boundary: &'static str,
     /// The default backend.
     pub backend: &'static str,
@@ -62,8 +62,8 @@ pub struct Stencil {
     pub points: usize,
     /// Flops per cell.
     pub flops: usize,
-    /// Reach of a step per axis.
-    pub radius: &'static [usize],
+    /// The cells by each edge (`[low, high]` per axis) a step leaves as they are.
+    pub frame: &'static [[usize; 2]],
     /// OpenMP threads, when that backend is built.
     pub threads: Option<usize>,
 }
@@ -78,7 +78,7 @@ macro_rules! describe {
             backend: $m::BACKEND,
             points: $m::POINTS,
             flops: $m::FLOPS_PER_CELL,
-            radius: &$m::RADIUS,
+            frame: &$m::FRAME,
             #[cfg(feature = "openmp")]
             threads: Some(openmp_max_threads()),
             #[cfg(not(feature = "openmp"))]
@@ -133,13 +133,13 @@ pub fn run_steps<E>(steps: u64, mut step: impl FnMut(u64) -> Result<(), E>) -> R
     Ok(start.elapsed())
 }
 
-/// Cells updated per step: all of them with a periodic boundary, the
-/// interior (`n - 2 r` per axis) with a fixed one.
-pub fn updated_cells(shape: &[usize], radius: &[usize], boundary: &str) -> usize {
-    match boundary {
-        "periodic" => shape.iter().product(),
-        _ => shape.iter().zip(radius).map(|(n, r)| n - 2 * r).product(),
-    }
+/// Cells updated per step: those beyond the frame a step leaves as it is.
+pub fn updated_cells(shape: &[usize], frame: &[[usize; 2]]) -> usize {
+    shape
+        .iter()
+        .zip(frame)
+        .map(|(n, [lo, hi])| n - lo - hi)
+        .product()
 }
 
 /// Prints the closing report: checksum (sum and largest magnitude) and GCells/s.
@@ -150,7 +150,7 @@ pub fn report<T: Into<f64>>(
     steps: u64,
     elapsed: Duration,
 ) {
-    let updated_per_step = updated_cells(shape, st.radius, st.boundary);
+    let updated_per_step = updated_cells(shape, st.frame);
     let (mut sum, mut max) = (0.0f64, 0.0f64);
     for v in values {
         let v: f64 = v.into();
@@ -189,8 +189,9 @@ mod tests {
 
     #[test]
     fn interior_cells() {
-        assert_eq!(updated_cells(&[10, 20], &[1, 2], "fixed"), 8 * 16);
-        assert_eq!(updated_cells(&[10, 20], &[1, 2], "periodic"), 200);
+        assert_eq!(updated_cells(&[10, 20], &[[1, 1], [2, 2]]), 8 * 16);
+        assert_eq!(updated_cells(&[10, 20], &[[0, 0], [0, 0]]), 200);
+        assert_eq!(updated_cells(&[10, 20], &[[1, 0], [0, 2]]), 9 * 18);
     }
 
     #[test]

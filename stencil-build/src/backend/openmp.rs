@@ -208,17 +208,17 @@ fn statement(
     )?;
     let (lo, hi): (Vec<usize>, Vec<usize>) = inner.iter().map(|&[l, h]| (l, h)).unzip();
     let distance = if lo == hi {
-        format!("({})", join(&lo))
+        format!("({}) from the edges", join(&lo))
     } else {
         format!(
-            "({}) from the low and ({}) from the high",
+            "({}) from the low edges and ({}) from the high ones",
             join(&lo),
             join(&hi)
         )
     };
     writeln!(
         w,
-        " * Interior: cells at distance >= {distance} from the edges.{} */",
+        " * Interior: cells at distance >= {distance}.{} */",
         match (frame, &st.boundary) {
             (false, _) => "",
             (true, Boundary::Periodic) => " Frame: wrapped reads.",

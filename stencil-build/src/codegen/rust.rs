@@ -343,6 +343,14 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
         usize_lit(an.bytes),
     );
     let boundary = st.boundary.describe(&st.axes, &st.params);
+    let frame = an
+        .radius
+        .iter()
+        .zip(st.boundary.sides(st.dims()))
+        .map(|(&r, sides)| {
+            let [lo, hi] = sides.map(|side| usize_lit(if side.updates() { 0 } else { r }));
+            quote!([#lo, #hi])
+        });
     quote! {
         /// The stencil's name.
         pub const NAME: &str = #name;
@@ -364,8 +372,10 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
         pub const FLOPS_PER_CELL: usize = #flops;
         /// Bytes a step must move per cell: each grid it reads read once, each state field it updates written once (temporaries stay on chip).
         pub const BYTES_PER_CELL: usize = #bytes;
-        /// `"fixed"` or `"periodic"`.
+        /// `"fixed"`, `"periodic"`, or a mixed boundary's sides per axis (`"mixed (z: reflect/fixed, x: periodic)"`).
         pub const BOUNDARY: &str = #boundary;
+        /// The cells by each edge (`[low, high]` per axis) that a step leaves as they are: [`RADIUS`] by a `fixed` side, none by any other.
+        pub const FRAME: [[usize; 2]; DIMS] = [#(#frame),*];
     }
 }
 

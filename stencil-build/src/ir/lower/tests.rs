@@ -442,3 +442,89 @@ fn stencils_cannot_take_the_names_of_runtime_modules() {
         );
     }
 }
+
+#[test]
+fn boundary_sides_are_named_per_axis() {
+    use crate::ir::Side;
+    let spec = |boundary: &str| format!("{}[boundary]\n{boundary}\n", update("u[1,0] + u[0,-1]"));
+    // An axis's kind for both sides, or [low, high]; `kind` for the others.
+    let st = lowered(&spec(
+        "kind = \"reflect\"\nx = [\"fixed\", { value = \"a\" }]",
+    ));
+    assert_eq!(
+        st.boundary,
+        Boundary::Mixed(vec![[Side::Reflect; 2], [Side::Fixed, Side::Value(0)]])
+    );
+    // The statement reads `a` past x's high edge: its kernels take it.
+    assert_eq!(st.statements[0].edge_params, Vec::<usize>::new());
+    let st = lowered(&spec("x = [\"reflect\", { value = \"a\" }]").replace("u[0,-1]", "u[0,1]"));
+    assert_eq!(st.statements[0].edge_params, vec![0]);
+    // Every side of one kind is that kind's boundary.
+    assert_eq!(
+        lowered(&spec("y = \"periodic\"\nx = \"periodic\"")).boundary,
+        Boundary::Periodic
+    );
+    assert_eq!(
+        lowered(&spec("kind = \"fixed\"\ny = \"fixed\"")).boundary,
+        Boundary::Fixed
+    );
+    let text = spec("z = \"reflect\"");
+    assert_error(
+        &text,
+        "z",
+        "z",
+        "unknown key `z` in [boundary]",
+        Some("`kind` and the axes: kind, y, x"),
+    );
+    let text = spec("x = [\"periodic\", \"fixed\"]");
+    assert_error(
+        &text,
+        "x",
+        "[",
+        "axis `x` is periodic on one side only",
+        Some("`x = \"periodic\"`"),
+    );
+    let text = spec("y = [\"reflect\"]");
+    assert_error(
+        &text,
+        "y",
+        "[",
+        "an axis's sides are [low, high]: 1 given",
+        None,
+    );
+    let text = spec("y = { value = \"b\" }");
+    assert_error(
+        &text,
+        "y",
+        "{",
+        "the boundary value `b` is not a param",
+        Some("declare it in [params]"),
+    );
+    let text = spec("y = \"value\"");
+    assert_error(
+        &text,
+        "y",
+        "\"value\"",
+        "a `value` side names the param it reads",
+        Some("{ value = \"<param>\" }"),
+    );
+    let text = spec("x = 3");
+    assert_error(
+        &text,
+        "x",
+        "3",
+        "unknown boundary integer",
+        Some("`\"reflect\"`"),
+    );
+    // Fused steps would need the remapped reads at every step of a tile.
+    for tiling in [
+        "[tiling.cuda]\nstrategy = \"temporal\"",
+        "[tiling.openmp]\ntime_block = 2",
+    ] {
+        let (got, _) = error(&format!("{}{tiling}\n", spec("y = \"reflect\"")));
+        assert!(
+            got.contains("the remapped reads past each side that is not `fixed`"),
+            "{got}"
+        );
+    }
+}

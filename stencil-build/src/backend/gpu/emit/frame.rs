@@ -207,7 +207,12 @@ impl Frame<'_> {
             for a in 0..dims {
                 let [el, eh] = edges[a];
                 let [il, ih] = inner[a];
-                writeln!(w, "const ptrdiff_t lo{a} = {el}, hi{a} = n{a} - {eh};")?;
+                let hi = if eh == 0 {
+                    format!("n{a}")
+                } else {
+                    format!("n{a} - {eh}")
+                };
+                writeln!(w, "const ptrdiff_t lo{a} = {el}, hi{a} = {hi};")?;
                 writeln!(
                     w,
                     "const ptrdiff_t in_lo{a} = {il} < hi{a} ? {il} : hi{a};"

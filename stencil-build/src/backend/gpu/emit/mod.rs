@@ -35,20 +35,17 @@ use header::{RESIDENCY, header, join_x, single_step_kernel, twins};
 /// The kernel source of one stencil for dialect `d`.
 pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialect) -> String {
     if !matches!(st.boundary, Boundary::Mixed(_)) {
-        let body = kernels(st, an, plan, prefix, d);
+        let grids = step::one_kernel(st, plan).then(|| step::grids(st));
+        let body = kernels(st, an, plan, (prefix, d), grids.as_ref());
         return with_header((st, an), st, plan, d, &body);
     }
     // A mixed boundary: the fixed boundary's kernels compute the interior,
     // and frame kernels the rest (`frame`).
     let interior = frame::interior_stencil(st);
     let interior_an = crate::analysis::analyse(&interior);
-    let mut body = kernels(
-        &interior,
-        &interior_an,
-        plan,
-        &frame::interior_prefix(prefix),
-        d,
-    );
+    // Each statement's interior on its own, the frame pass after it.
+    let interior_prefix = frame::interior_prefix(prefix);
+    let mut body = kernels(&interior, &interior_an, plan, (&interior_prefix, d), None);
     body.push_str(&Writer::text(|w| frame::frames(w, st, an, prefix, d)));
     with_header((st, an), &interior, plan, d, &body)
 }
@@ -71,12 +68,18 @@ fn with_header(
     })
 }
 
-/// The kernels and launchers of `st`'s statements.
-fn kernels(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialect) -> String {
+/// The kernels and launchers of `st`'s statements, or where `grids` are
+/// given, of its step in one kernel ([`step::one_kernel`]).
+fn kernels(
+    st: &Stencil,
+    an: &Analysis,
+    plan: &Plan,
+    (prefix, d): (&str, &Dialect),
+    grids: Option<&Grids>,
+) -> String {
     let others = Companions::of(plan, st, d);
-    let grids = step::one_kernel(st, plan).then(|| step::grids(st));
     Writer::text(|w| {
-        if let Some(grids) = &grids {
+        if let Some(grids) = grids {
             return one_step::kernel(w, st, an, plan, d, prefix, grids);
         }
         for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
