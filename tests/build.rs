@@ -32,8 +32,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         collect(Path::new(dir), &mut specs)?;
     }
     specs.sort();
-    // A developer's narrowing: only the specs whose file name holds this text, and no random
-    // stencils (for `--test cross_backend`; the other tests name variants it leaves out).
+    // A developer's narrowing: only the specs and random stencils (`random_<n>`) whose name
+    // holds this text, for the generated tests alone (the others name variants it leaves out).
     println!("cargo:rerun-if-env-changed=STENCIL_TESTS_ONLY");
     let only = std::env::var("STENCIL_TESTS_ONLY").ok();
     if let Some(only) = &only {
@@ -45,20 +45,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Each base spec, with the (dtype, boundary) pairs it is built in.
     let mut bases: Vec<(toml::Table, Vec<(&str, &str)>)> = Vec::new();
     let pairs = pairs(cuda || hip);
+    // The specs built in their own boundary only, and how many have one axis.
+    let mut own_specs = (0, 0);
     for spec in &specs {
         println!("cargo:rerun-if-changed={}", spec.display());
         let base: toml::Table = toml::from_str(&std::fs::read_to_string(spec)?)?;
         let pairs = if sides_named(&base) {
+            let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
+            own_specs.0 += 1;
+            own_specs.1 += usize::from(dims == 1);
             own_boundary(&pairs)
         } else {
             pairs.clone()
         };
         bases.push((base, pairs));
     }
-    let random = random_stencils(if only.is_some() { 0 } else { RANDOM_STENCILS })?;
+    let random = random_stencils(RANDOM_STENCILS)?;
     let random_1d = random.iter().filter(|s| s.axes.len() == 1).count();
     let (mut random_fusable, mut random_leapfrog, mut random_tensor) = (0, 0, 0);
     for (n, stencil) in random.into_iter().enumerate() {
+        if only
+            .as_ref()
+            .is_some_and(|o| !format!("random_{n}").contains(o.as_str()))
+        {
+            continue;
+        }
         let base: toml::Table = toml::from_str(&stencil.to_toml(&format!("random_{n}")))?;
         let dims = stencil.axes.len();
         random_fusable += usize::from(fusable(&base, dims, stencil.boundary, "persistent"));
@@ -203,12 +214,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          pub const RANDOM_STENCILS: (usize, usize) = ({RANDOM_STENCILS}, {random_1d});\n\
          /// How many (dtype, boundary) pairs each spec is built in (`STENCIL_TESTS`: 4, or 2).\n\
          pub const PAIRS: usize = {pair_count};\n\
+         /// How many specs name their axes' sides and are built in their own boundary only (in f32 and f64), and how many of them have one axis.\n\
+         pub const OWN_BOUNDARY: (usize, usize) = ({}, {});\n\
          /// How many of the random stencils `temporal` and `persistent` can fuse the steps of.\n\
          pub const RANDOM_FUSABLE: usize = {random_fusable};\n\
          /// How many of the random stencils are leapfrogs whose steps only `temporal` fuses (they never read their previous level).\n\
          pub const RANDOM_LEAPFROG_FUSABLE: usize = {random_leapfrog};\n\
          /// How many of the random stencils `tensor` builds (3-D, f64, fixed, an in-plane sum of products).\n\
          pub const RANDOM_TENSOR: usize = {random_tensor};\n/// Every f32 variant.\npub static F32: &[Entry<f32>] = &[\n    {}\n];\n/// Every f64 variant.\npub static F64: &[Entry<f64>] = &[\n    {}\n];\n",
+        own_specs.0,
+        own_specs.1,
         f32s.join(",\n    "),
         f64s.join(",\n    ")
     );

@@ -24,15 +24,19 @@ fn every_variant_is_registered() {
     let (random, random_1d) = stencil_tests::RANDOM_STENCILS;
     // Each spec in 4 (dtype, boundary) pairs, or 2 (tests/build.rs); the fused
     // and `tensor` variants are of the fixed pairs, which every choice holds.
+    // The specs that name their sides (edges*) are built in their own
+    // boundary only, in f32 and f64, with every single-step strategy.
     let pairs = stencil_tests::PAIRS;
+    let (own, own_1d) = stencil_tests::OWN_BOUNDARY;
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
         let fused = 5 * (12 * 2 + stencil_tests::RANDOM_FUSABLE)
             + 3 * stencil_tests::RANDOM_LEAPFROG_FUSABLE
             + 8;
         let tensor = 2 * (7 + stencil_tests::RANDOM_TENSOR);
-        17 * pairs * 8 - pairs * 5 + random * 8 - random_1d * 5 + fused + tensor
+        let own = 2 * (own * 8 - own_1d * 5);
+        17 * pairs * 8 - pairs * 5 + own + random * 8 - random_1d * 5 + fused + tensor
     } else {
-        17 * pairs + random
+        17 * pairs + 2 * own + random
     };
     assert_eq!(
         stencil_tests::F32.len() + stencil_tests::F64.len(),

@@ -2,7 +2,9 @@
 //! offsets up to 4 cells, one or two state fields (the first optionally
 //! leapfrog, `levels = 2`), optionally an input grid, a temp field and up to
 //! two params, linear terms with random coefficients, a product term, f32 or
-//! f64, a `fixed` or `periodic` boundary, a random OpenMP cache block; the
+//! f64, a `fixed` or `periodic` boundary or a kind per axis side (`mixed`:
+//! `fixed`, `reflect`, `value` of the first param, `periodic` pairs), a
+//! random OpenMP cache block; the
 //! first state's update may read only other fields, terms may carry
 //! literals at the edges of the dtype's range, and the names may be drawn
 //! from [`hostile_names`] (the generated code's own identifiers and C, C++,
@@ -245,8 +247,11 @@ pub struct RandomStencil {
     pub dtype: &'static str,
     /// Axes, slowest first.
     pub axes: Vec<&'static str>,
-    /// `fixed` or `periodic`.
+    /// `fixed`, `periodic`, or `mixed`: a kind per side ([`Self::sides`]).
     pub boundary: &'static str,
+    /// With a `mixed` boundary, each axis's `[low, high]` kinds: `fixed`,
+    /// `reflect`, `value` (of the first param) or `periodic`.
+    pub sides: Vec<[&'static str; 2]>,
     /// `u` keeps two time levels.
     pub leapfrog: bool,
     /// A second state field `w`.
@@ -284,6 +289,7 @@ struct Layout {
     dims: usize,
     dtype: &'static str,
     boundary: &'static str,
+    sides: Vec<[&'static str; 2]>,
     leapfrog: bool,
     second_state: bool,
     input: bool,
@@ -292,6 +298,32 @@ struct Layout {
     reach: i64,
     own: Own,
     extreme: bool,
+}
+
+/// The kinds of a `mixed` boundary's sides, from a code per side (0 fixed,
+/// 1 reflect, 2 value where there is a param to name, 3 periodic, which
+/// takes the whole axis); some side is not fixed.
+fn mixed_sides(codes: &[(u8, u8)], params: usize) -> Vec<[&'static str; 2]> {
+    let kind = |c: u8| match c {
+        1 => "reflect",
+        2 if params > 0 => "value",
+        2 => "reflect",
+        _ => "fixed",
+    };
+    let mut sides: Vec<[&'static str; 2]> = codes
+        .iter()
+        .map(|&(lo, hi)| {
+            if lo == 3 || hi == 3 {
+                ["periodic"; 2]
+            } else {
+                [kind(lo), kind(hi)]
+            }
+        })
+        .collect();
+    if sides.iter().flatten().all(|&k| k == "fixed") {
+        sides[0][0] = "reflect";
+    }
+    sides
 }
 
 /// Layouts of runnable stencils; with `compilable`, also updates of input
@@ -311,17 +343,23 @@ fn layout(compilable: bool) -> impl Strategy<Value = Layout> {
         (
             1usize..=3,
             prop_oneof![Just("f32"), Just("f64")],
-            prop_oneof![Just("fixed"), Just("periodic")],
+            prop_oneof![2 => Just("fixed"), 2 => Just("periodic"), 1 => Just("mixed")],
             any::<bool>(),
             any::<bool>(),
             any::<bool>(),
             any::<bool>(),
         ),
-        (0usize..=2, 1i64..=4, own, proptest::bool::weighted(0.2)),
+        (
+            0usize..=2,
+            1i64..=4,
+            own,
+            proptest::bool::weighted(0.2),
+            proptest::collection::vec((0u8..4, 0u8..4), 3),
+        ),
     )
         .prop_map(
             |((dims, dtype, boundary, leapfrog, second_state, input, temp), rest)| {
-                let (params, reach, own, extreme) = rest;
+                let (params, reach, own, extreme, codes) = rest;
                 // A first state that does not read itself changes each step
                 // through the second state, which does; one of input grids
                 // only has no other field to read.
@@ -331,10 +369,16 @@ fn layout(compilable: bool) -> impl Strategy<Value = Layout> {
                     own => own,
                 };
                 let inputs_only = own == Own::InputsOnly;
+                let sides = if boundary == "mixed" {
+                    mixed_sides(&codes[..dims], params)
+                } else {
+                    Vec::new()
+                };
                 Layout {
                     dims,
                     dtype,
                     boundary,
+                    sides,
                     leapfrog,
                     second_state: second_state && !inputs_only,
                     input: input || inputs_only,
@@ -522,6 +566,7 @@ impl RandomStencil {
                         dtype: l.dtype,
                         axes: ["z", "y", "x"][3 - l.dims..].to_vec(),
                         boundary: l.boundary,
+                        sides: l.sides.clone(),
                         leapfrog: l.leapfrog,
                         second_state: l.second_state,
                         input: l.input,
@@ -534,6 +579,22 @@ impl RandomStencil {
                     }
                 })
         })
+    }
+
+    /// The keys of its `[boundary]`: `kind`, or a `mixed` boundary's axes.
+    fn boundary_keys(&self) -> String {
+        if self.boundary != "mixed" {
+            return format!("kind = \"{}\"\n", self.boundary);
+        }
+        let side = |k: &str| match k {
+            "value" => format!("{{ value = \"{}\" }}", self.names.p[0]),
+            k => format!("\"{k}\""),
+        };
+        self.axes
+            .iter()
+            .zip(&self.sides)
+            .map(|(axis, [lo, hi])| format!("{axis} = [{}, {}]\n", side(lo), side(hi)))
+            .collect()
     }
 
     /// The spec, named `name`.
@@ -576,8 +637,8 @@ impl RandomStencil {
         let block: Vec<String> = self.block.iter().map(usize::to_string).collect();
         let _ = writeln!(
             s,
-            "\n[boundary]\nkind = \"{}\"\n\n[tiling.openmp]\nblock = [{}]",
-            self.boundary,
+            "\n[boundary]\n{}\n[tiling.openmp]\nblock = [{}]",
+            self.boundary_keys(),
             block.join(", ")
         );
         if let Some(strategy) = self.gpu_strategy {
