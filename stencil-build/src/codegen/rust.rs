@@ -974,7 +974,9 @@ impl Remap for RustDialect<'_> {
     }
 
     fn select(&self, cond: &str, then: &str, otherwise: &str) -> String {
-        format!("(if {cond} {{ {then} }} else {{ {otherwise} }})")
+        // An operand as it is: parentheses around a whole right-hand side
+        // would be `unused_parens`.
+        format!("if {cond} {{ {then} }} else {{ {otherwise} }}")
     }
 }
 
