@@ -45,15 +45,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Each base spec, with the (dtype, boundary) pairs it is built in.
     let mut bases: Vec<(toml::Table, Vec<(&str, &str)>)> = Vec::new();
     let pairs = pairs(cuda || hip);
-    // The specs built in their own boundary only, and how many have one axis.
-    let mut own_specs = (0, 0);
+    // The specs built in their own boundary only and those built in the
+    // pairs, each with how many have one axis.
+    let (mut own_specs, mut paired_specs) = ((0, 0), (0, 0));
     for spec in &specs {
         println!("cargo:rerun-if-changed={}", spec.display());
         let base: toml::Table = toml::from_str(&std::fs::read_to_string(spec)?)?;
+        let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
+        let counts = if sides_named(&base) {
+            &mut own_specs
+        } else {
+            &mut paired_specs
+        };
+        counts.0 += 1;
+        counts.1 += usize::from(dims == 1);
         let pairs = if sides_named(&base) {
-            let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
-            own_specs.0 += 1;
-            own_specs.1 += usize::from(dims == 1);
             own_boundary(&pairs)
         } else {
             pairs.clone()
@@ -214,6 +220,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          pub const RANDOM_STENCILS: (usize, usize) = ({RANDOM_STENCILS}, {random_1d});\n\
          /// How many (dtype, boundary) pairs each spec is built in (`STENCIL_TESTS`: 4, or 2).\n\
          pub const PAIRS: usize = {pair_count};\n\
+         /// How many specs are built in those pairs, and how many of them have one axis.\n\
+         pub const PAIRED: (usize, usize) = ({}, {});\n\
          /// How many specs name their axes' sides and are built in their own boundary only (in f32 and f64), and how many of them have one axis.\n\
          pub const OWN_BOUNDARY: (usize, usize) = ({}, {});\n\
          /// How many of the random stencils `temporal` and `persistent` can fuse the steps of.\n\
@@ -222,6 +230,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          pub const RANDOM_LEAPFROG_FUSABLE: usize = {random_leapfrog};\n\
          /// How many of the random stencils `tensor` builds (3-D, f64, fixed, an in-plane sum of products).\n\
          pub const RANDOM_TENSOR: usize = {random_tensor};\n/// Every f32 variant.\npub static F32: &[Entry<f32>] = &[\n    {}\n];\n/// Every f64 variant.\npub static F64: &[Entry<f64>] = &[\n    {}\n];\n",
+        paired_specs.0,
+        paired_specs.1,
         own_specs.0,
         own_specs.1,
         f32s.join(",\n    "),

@@ -13,7 +13,7 @@
 //! the edge, its reads past it remapped (`ir::Side`); by a `fixed` side as
 //! a fixed boundary does.
 
-use crate::ir::{Boundary, Expr, Role, Slot, Stencil, Version};
+use crate::ir::{Bound, Boundary, Expr, Region, Role, Slot, Stencil, Version};
 
 /// Derived facts about a stencil.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +50,12 @@ pub struct StatementInfo {
     /// axis `a` and `>= edges[a][1]` from its high edge: `halo` by a fixed
     /// side, 0 by any other.
     pub edges: Vec<[usize; 2]>,
+    /// The cells `from <= i < to` per axis its kernels compute: `edges`
+    /// within the box of its region (for the grid outside a box, `edges`).
+    pub bounds: Vec<[Bound; 2]>,
+    /// For a statement of the grid outside a box: that box within
+    /// `bounds`, the cells it leaves out.
+    pub hole: Option<Vec<[Bound; 2]>>,
     /// Floating-point operations per cell.
     pub flops: usize,
 }
@@ -95,14 +101,25 @@ pub fn analyse(st: &Stencil) -> Analysis {
                 Boundary::Periodic => vec![0; dims],
                 Boundary::Fixed | Boundary::Mixed(_) => fixed,
             };
-            let edges = halo
+            let edges: Vec<[usize; 2]> = halo
                 .iter()
                 .zip(st.boundary.sides(dims))
                 .map(|(&h, sides)| sides.map(|side| if side.updates() { 0 } else { h }))
                 .collect();
+            let whole: Vec<[Bound; 2]> = edges
+                .iter()
+                .map(|&[lo, hi]| [Bound::Low(lo), Bound::High(hi)])
+                .collect();
+            let (bounds, hole) = match s.region.map(|r| &st.regions[r].region) {
+                None => (whole, None),
+                Some(Region::Box(b)) => (within(b, &edges), None),
+                Some(Region::Outside(b)) => (whole, Some(within(b, &edges))),
+            };
             StatementInfo {
                 halo,
                 edges,
+                bounds,
+                hole,
                 reach,
                 flops: flops(&s.expr),
             }
@@ -119,18 +136,89 @@ pub fn analyse(st: &Stencil) -> Analysis {
     slots.retain(|slot| slot.version != Version::Updated);
     slots.sort();
     slots.dedup();
-    let written = st
+    let mut targets: Vec<usize> = st
         .statements
         .iter()
-        .filter(|s| st.fields[s.target].role != Role::Temp)
-        .count();
+        .map(|s| s.target)
+        .filter(|&t| st.fields[t].role != Role::Temp)
+        .collect();
+    targets.dedup();
+    let written = targets.len();
+    // A cell is computed by one statement of each field: the costliest
+    // of the regions' statements counts.
+    let mut flops_per_cell = 0;
+    let mut piece_max = 0;
+    for (k, info) in statements.iter().enumerate() {
+        piece_max = piece_max.max(info.flops);
+        let last_piece = st.statements.get(k + 1).is_none_or(|next| next.target != st.statements[k].target);
+        if last_piece {
+            flops_per_cell += piece_max;
+            piece_max = 0;
+        }
+    }
     Analysis {
-        min_shape: radius.iter().map(|r| 2 * r + 1).collect(),
+        min_shape: min_shape(&radius, &statements),
         radius,
         points: accesses.len(),
-        flops: statements.iter().map(|s| s.flops).sum(),
+        flops: flops_per_cell,
         bytes: st.dtype.size() * (slots.len() + written),
         statements,
+    }
+}
+
+/// The box `b` within the cells at distance `edges` from each edge (on
+/// grids large enough: [`min_shape`]).
+fn within(b: &[[Bound; 2]], edges: &[[usize; 2]]) -> Vec<[Bound; 2]> {
+    b.iter()
+        .zip(edges)
+        .map(|(&[from, to], &[lo, hi])| {
+            let from = match from {
+                Bound::Low(a) => Bound::Low(a.max(lo)),
+                high => high,
+            };
+            let to = match to {
+                Bound::High(k) => Bound::High(k.max(hi)),
+                low => low,
+            };
+            [from, to]
+        })
+        .collect()
+}
+
+/// The smallest legal extent per axis: `2 R + 1`, and where statements
+/// compute boxes, what keeps each box within the statement's edges and
+/// non-empty ([`within`]).
+fn min_shape(radius: &[usize], statements: &[StatementInfo]) -> Vec<usize> {
+    (0..radius.len())
+        .map(|a| {
+            let mut n = 2 * radius[a] + 1;
+            for info in statements {
+                let [lo, hi] = info.edges[a];
+                let mut boxes = vec![info.bounds[a]];
+                boxes.extend(info.hole.iter().map(|h| h[a]));
+                for [from, to] in boxes {
+                    if let Bound::High(k) = from {
+                        n = n.max(k + lo);
+                    }
+                    if let Bound::Low(c) = to {
+                        n = n.max(c + hi);
+                    }
+                    n = n.max(region_extent([from, to]).unwrap_or(0));
+                }
+            }
+            n
+        })
+        .collect()
+}
+
+/// The smallest extent at which the cells `from <= i < to` are some, and
+/// stay some on every larger grid; `None` where large grids have none.
+pub fn region_extent([from, to]: [Bound; 2]) -> Option<usize> {
+    match (from, to) {
+        (Bound::Low(a), Bound::Low(b)) => (a < b).then_some(b),
+        (Bound::Low(a), Bound::High(k)) => Some(a + k + 1),
+        (Bound::High(k1), Bound::High(k2)) => (k1 > k2).then_some(k1),
+        (Bound::High(_), Bound::Low(_)) => None,
     }
 }
 

@@ -27,6 +27,7 @@ fn every_variant_is_registered() {
     // The specs that name their sides (edges*) are built in their own
     // boundary only, in f32 and f64, with every single-step strategy.
     let pairs = stencil_tests::PAIRS;
+    let (specs, specs_1d) = stencil_tests::PAIRED;
     let (own, own_1d) = stencil_tests::OWN_BOUNDARY;
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
         let fused = 5 * (12 * 2 + stencil_tests::RANDOM_FUSABLE)
@@ -34,9 +35,11 @@ fn every_variant_is_registered() {
             + 8;
         let tensor = 2 * (7 + stencil_tests::RANDOM_TENSOR);
         let own = 2 * (own * 8 - own_1d * 5);
-        17 * pairs * 8 - pairs * 5 + own + random * 8 - random_1d * 5 + fused + tensor
+        specs * pairs * 8 - specs_1d * pairs * 5 + own + random * 8 - random_1d * 5
+            + fused
+            + tensor
     } else {
-        17 * pairs + 2 * own + random
+        specs * pairs + 2 * own + random
     };
     assert_eq!(
         stencil_tests::F32.len() + stencil_tests::F64.len(),

@@ -3,6 +3,7 @@
 
 use stencil_tests::{
     edges1d_f64_mixed as edges1d, edges2d_f64_mixed as edges2d, gray_scott_f64_fixed as gs,
+    sponge2d_f64_fixed as sponge, zones1d_f32_periodic as zones,
     heat2d_f32_periodic as heat, hyperdiffusion2d_f64_fixed as hyper, line1d_f64_fixed as line,
     random_grid, wave2d_f64_fixed as wave,
 };
@@ -194,4 +195,46 @@ fn a_value_side_decides_a_read_that_also_wraps() {
     let mut u = u0.clone();
     edges2d::reference::run(&mut u, &decay, [ny, nx], edges2d::Params { a, top }, 1).unwrap();
     close(&u, &want);
+}
+
+#[test]
+fn updates_of_regions_partition_their_field() {
+    // sponge2d: the plain update in the box y in [3, ny-3), x in [2, nx-4),
+    // the damped one in the rest of the interior; the fixed frame of width
+    // 1 keeps its values.
+    let (ny, nx) = (9, 11);
+    let u0: Vec<f64> = random_grid(ny * nx, 14);
+    let (a, damp) = (0.1, 0.4);
+    let mut want = u0.clone();
+    for y in 1..ny - 1 {
+        for x in 1..nx - 1 {
+            let c = y * nx + x;
+            let plain = u0[c] + a * lap(&u0, nx, c);
+            let inside = (3..ny - 3).contains(&y) && (2..nx - 4).contains(&x);
+            want[c] = if inside { plain } else { (1.0 - 0.5 * damp) * plain };
+        }
+    }
+    let mut u = u0.clone();
+    sponge::reference::run(&mut u, [ny, nx], sponge::Params { a, damp }, 1).unwrap();
+    close(&u, &want);
+    // zones1d (periodic): each zone's update reads across the zones' edges
+    // and the grid's.
+    let n = 13;
+    let z0: Vec<f32> = random_grid(n, 15);
+    let c = 0.2f32;
+    let at = |x: isize| z0[x.rem_euclid(n as isize) as usize];
+    let want: Vec<f64> = (0..n as isize)
+        .map(|x| {
+            f64::from(match x {
+                x if x < 5 => at(x) + c * (at(x - 2) - 2.0 * at(x) + at(x + 2)),
+                x if x < n as isize - 4 => at(x) + c * (at(x - 1) - 2.0 * at(x) + at(x + 1)),
+                x => 0.9 * at(x) + c * (at(x - 2) - at(x + 1)),
+            })
+        })
+        .collect();
+    let mut z = z0.clone();
+    zones::reference::run(&mut z, [n], zones::Params { c }, 1).unwrap();
+    for (x, (got, want)) in z.iter().zip(&want).enumerate() {
+        assert!((f64::from(*got) - want).abs() <= 1e-5, "cell {x}: {got} vs {want}");
+    }
 }

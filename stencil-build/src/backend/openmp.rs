@@ -7,19 +7,17 @@
 //! second kernel carries several steps through cache in one sweep
 //! ([`fused`]).
 
+mod frame;
 mod fused;
 
 use std::fmt::{self, Write as _};
 
-use super::{
-    CExpr, CRemap, Writer, arguments_writing, edge_helpers, file_header, grid_parameters,
-    reads_slowest_extent,
-};
+use super::{CExpr, Writer, arguments_writing, edge_helpers, file_header, grid_parameters};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
-use crate::codegen::index::{offset_index, remapped_read, wrapped_index};
+use crate::codegen::index::offset_index;
 use crate::codegen::names::{slot_name, statement_name};
-use crate::ir::{Access, Boundary, Statement, Stencil, WHOLE_AXIS};
+use crate::ir::{Access, Bound, Boundary, Statement, Stencil, WHOLE_AXIS};
 
 /// The exported C symbol of a statement's kernel.
 pub fn symbol(prefix: &str, st: &Stencil, s: &Statement) -> String {
@@ -112,7 +110,8 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
         "static inline ptrdiff_t stencil_min(ptrdiff_t a, ptrdiff_t b)",
         |w| writeln!(w, "return a < b ? a : b;"),
     )?;
-    if fuses(st) && st.dims() == 3 {
+    let frames = st.boundary != Boundary::Fixed || st.statements.iter().any(|s| s.region.is_some());
+    if fuses(st) && st.dims() == 3 || frames {
         writeln!(w)?;
         w.definition(
             "static inline ptrdiff_t stencil_max(ptrdiff_t a, ptrdiff_t b)",
@@ -141,13 +140,6 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
     }
 
     Ok(())
-}
-
-fn join(v: &[usize]) -> String {
-    v.iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// `const ptrdiff_t n0, ..., double *restrict out, const double *restrict cur_u, ..., const double p_alpha`
@@ -190,12 +182,18 @@ fn statement(
     prefix: &str,
 ) -> fmt::Result {
     let sym = symbol(prefix, st, s);
-    let inner = interior_edges(st, info);
-    // Cells of the region outside the branch-free interior: a frame pass
-    // computes them with reads remapped past the edge.
-    let frame = inner != info.edges;
+    let dims = st.dims();
+    let outer: Vec<[String; 2]> = (0..dims).map(|a| info.bounds[a].map(|b| c_bound(b, a))).collect();
+    // The cells computed without a test or a remapped read: the region's,
+    // but those whose reads pass a side that is not fixed; for a region
+    // outside a box, none (the box is left out).
+    let inner = match &info.hole {
+        Some(hole) => (0..dims).map(|a| hole[a].map(|b| c_bound(b, a))).collect(),
+        None => interior_span(st, info),
+    };
+    let frame = info.hole.is_some() || inner != outer;
     if frame {
-        frame_cell(w, st, s, &sym)?;
+        frame::cell(w, st, s, &sym)?;
         writeln!(w)?;
     }
     writeln!(
@@ -206,21 +204,19 @@ fn statement(
         st.fields[s.target].name,
         s.text
     )?;
-    let (lo, hi): (Vec<usize>, Vec<usize>) = inner.iter().map(|&[l, h]| (l, h)).unzip();
-    let distance = if lo == hi {
-        format!("({}) from the edges", join(&lo))
-    } else {
-        format!(
-            "({}) from the low edges and ({}) from the high ones",
-            join(&lo),
-            join(&hi)
-        )
+    if let Some(r) = s.region {
+        writeln!(w, " * Region `{}`: {}.", st.regions[r].name, st.regions[r].region.describe(&st.axes))?;
+    }
+    let cells = match &info.hole {
+        Some(_) => format!("Cells {}, but those of the box.", spans(&outer)),
+        None => format!("Interior: cells {}.", spans(&inner)),
     };
     writeln!(
         w,
-        " * Interior: cells at distance >= {distance}.{} */",
+        " * {cells}{} */",
         match (frame, &st.boundary) {
             (false, _) => "",
+            (true, _) if info.hole.is_some() => "",
             (true, Boundary::Periodic) => " Frame: wrapped reads.",
             (true, _) => " Frame: reads remapped past the edge.",
         }
@@ -228,26 +224,82 @@ fn statement(
     w.definition(
         format_args!("void {sym}({})", parameters(st, s, false)),
         |w| {
-            strides(w, st.dims())?;
-            interior(w, st, s, &lo, &hi)?;
+            strides(w, dims)?;
+            if info.hole.is_none() {
+                interior(w, st, s, &inner)?;
+            }
             if frame {
-                frame_pass(w, st, s, (&info.edges, &inner), &sym)?;
+                frame::pass(w, st, s, (&outer, &inner), &sym)?;
             }
             Ok(())
         },
     )
 }
 
-/// The distance from each edge (`[low, high]` per axis) of the cells whose
-/// reads all stay on the grid, within the statement's region: by a side
-/// that is updated, the statement's reach; by a fixed one, its region's.
-fn interior_edges(st: &Stencil, info: &StatementInfo) -> Vec<[usize; 2]> {
+/// A bound along axis `a` as C: `k`, `n<a>` or `n<a> - k`.
+fn c_bound(b: Bound, a: usize) -> String {
+    match b {
+        Bound::Low(k) => k.to_string(),
+        Bound::High(0) => format!("n{a}"),
+        Bound::High(k) => format!("n{a} - {k}"),
+    }
+}
+
+/// `from <= i0 < to, ..`, or where every span is `k <= i < n - k'`, the
+/// distances from the edges.
+fn spans(span: &[[String; 2]]) -> String {
+    let distance = |a: usize, [lo, hi]: &[String; 2]| -> Option<(String, String)> {
+        let hi = match hi.strip_prefix(&format!("n{a}")) {
+            Some("") => "0".to_string(),
+            Some(rest) => rest.strip_prefix(" - ")?.to_string(),
+            None => return None,
+        };
+        lo.parse::<usize>().ok().map(|_| (lo.clone(), hi))
+    };
+    let distances: Option<Vec<(String, String)>> =
+        span.iter().enumerate().map(|(a, s)| distance(a, s)).collect();
+    match distances {
+        Some(d) => {
+            let (lo, hi): (Vec<String>, Vec<String>) = d.into_iter().unzip();
+            if lo == hi {
+                format!("at distance >= ({}) from the edges", lo.join(", "))
+            } else {
+                format!(
+                    "at distance >= ({}) from the low edges and ({}) from the high ones",
+                    lo.join(", "),
+                    hi.join(", ")
+                )
+            }
+        }
+        None => span
+            .iter()
+            .enumerate()
+            .map(|(a, [lo, hi])| format!("{lo} <= i{a} < {hi}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// The cells of the statement's span whose reads all stay on the grid, as
+/// C bounds per axis: by a side that is updated, the statement's reach in
+/// from the edge; by a fixed one, its span's own bound.
+fn interior_span(st: &Stencil, info: &StatementInfo) -> Vec<[String; 2]> {
     let sides = st.boundary.sides(st.dims());
-    info.edges
-        .iter()
-        .zip(&sides)
-        .zip(&info.reach)
-        .map(|((edge, side), &r)| [0, 1].map(|k| if side[k].updates() { r } else { edge[k] }))
+    (0..st.dims())
+        .map(|a| {
+            let ([from, to], r) = (info.bounds[a], info.reach[a]);
+            let lo = match (sides[a][0].updates(), from) {
+                (false, b) => c_bound(b, a),
+                (true, Bound::Low(k)) => k.max(r).to_string(),
+                (true, high) => format!("stencil_max({}, {r})", c_bound(high, a)),
+            };
+            let hi = match (sides[a][1].updates(), to) {
+                (false, b) => c_bound(b, a),
+                (true, Bound::High(k)) => c_bound(Bound::High(k.max(r)), a),
+                (true, low) => format!("stencil_min({}, {})", c_bound(low, a), c_bound(Bound::High(r), a)),
+            };
+            [lo, hi]
+        })
         .collect()
 }
 
@@ -260,24 +312,10 @@ fn strides(w: &mut Writer, dims: usize) -> fmt::Result {
     Ok(())
 }
 
-fn upper(a: usize, h: usize) -> String {
-    if h == 0 {
-        format!("n{a}")
-    } else {
-        format!("n{a} - {h}")
-    }
-}
-
-/// The cache-blocked loop nest over cells at distance >= `lo` from the low
-/// edges and `hi` from the high ones. A contiguous axis blocked by
-/// [`WHOLE_AXIS`] gets no block loop: each block is whole rows.
-fn interior(
-    w: &mut Writer,
-    st: &Stencil,
-    s: &Statement,
-    lo: &[usize],
-    hi: &[usize],
-) -> fmt::Result {
+/// The cache-blocked loop nest over the cells `span` (`[from, to]` per
+/// axis, as C). A contiguous axis blocked by [`WHOLE_AXIS`] gets no block
+/// loop: each block is whole rows.
+fn interior(w: &mut Writer, st: &Stencil, s: &Statement, span: &[[String; 2]]) -> fmt::Result {
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
     let value = expr::print(
@@ -300,16 +338,14 @@ fn interior(
         .map(|a| {
             format!(
                 "for (ptrdiff_t b{a} = {}; b{a} < {}; b{a} += {})",
-                lo[a],
-                upper(a, hi[a]),
-                block[a]
+                span[a][0], span[a][1], block[a]
             )
         })
         .collect();
     let first = if blocked == dims {
         format!("b{last}")
     } else {
-        lo[last].to_string()
+        span[last][0].clone()
     };
     let cells = |w: &mut Writer| {
         w.pragma("omp simd")?;
@@ -328,11 +364,11 @@ fn interior(
                 w,
                 "const ptrdiff_t e{a} = stencil_min(b{a} + {}, {});",
                 block[a],
-                upper(a, hi[a])
+                span[a][1]
             )?;
         }
         if blocked < dims {
-            writeln!(w, "const ptrdiff_t e{last} = {};", upper(last, hi[last]))?;
+            writeln!(w, "const ptrdiff_t e{last} = {};", span[last][1])?;
         }
         if dims == 1 {
             return cells(w);
@@ -348,140 +384,3 @@ fn interior(
     })
 }
 
-/// `static inline void <sym>_at(i0.., n0.., out, slots.., params..)`: one
-/// cell of the frame, its reads wrapped (periodic) or remapped past the
-/// edge (mixed).
-fn frame_cell(w: &mut Writer, st: &Stencil, s: &Statement, sym: &str) -> fmt::Result {
-    let dims = st.dims();
-    let value = expr::print(
-        &s.expr,
-        &CExpr {
-            st,
-            read: &|a: &Access| frame_read(st, a),
-        },
-    );
-    writeln!(
-        w,
-        "/* One cell of the frame, {}. */",
-        match st.boundary {
-            Boundary::Periodic => "reads wrapped around the grid",
-            _ => "reads remapped past the edge",
-        }
-    )?;
-    w.definition(
-        format_args!("static inline void {sym}_at({})", parameters(st, s, true)),
-        |w| {
-            if !reads_slowest_extent(st, s) {
-                writeln!(
-                    w,
-                    "(void)n0; /* no read leaves the grid along the slowest axis */"
-                )?;
-            }
-            strides(w, dims)?;
-            writeln!(
-                w,
-                "const ptrdiff_t c = {};",
-                crate::codegen::index::linear_index(dims)
-            )?;
-            writeln!(w, "out[c] = {value};")?;
-            Ok(())
-        },
-    )
-}
-
-/// A read of a frame cell: every shifted coordinate wrapped onto the grid
-/// (periodic), or remapped past the side it passes (mixed).
-fn frame_read(st: &Stencil, a: &Access) -> String {
-    let buf = slot_name(st, a.slot);
-    if let Boundary::Mixed(sides) = &st.boundary {
-        return remapped_read(sides, &a.offset, &buf, &CRemap { st });
-    }
-    let index = wrapped_index(&a.offset, |ax, d| match d {
-        d if d < 0 => format!("stencil_wrap(i{ax} - {}, n{ax})", -d),
-        d => format!("stencil_wrap(i{ax} + {d}, n{ax})"),
-    });
-    format!("{buf}[{index}]")
-}
-
-/// The frame pass: the cells of the region (`edges`, distances from each
-/// axis's `[low, high]` edge) outside the interior (`inner`), each through
-/// [`frame_cell`]'s function.
-fn frame_pass(
-    w: &mut Writer,
-    st: &Stencil,
-    s: &Statement,
-    (edges, inner): (&[[usize; 2]], &[[usize; 2]]),
-    sym: &str,
-) -> fmt::Result {
-    let dims = st.dims();
-    let last = dims - 1;
-    let call = format!("{sym}_at({});", arguments(st, s, true).join(", "));
-    let outside = |a: usize| {
-        let mut terms = Vec::new();
-        if inner[a][0] > edges[a][0] {
-            terms.push(format!("i{a} < {}", inner[a][0]));
-        }
-        if inner[a][1] > edges[a][1] {
-            terms.push(format!("i{a} >= n{a} - {}", inner[a][1]));
-        }
-        terms
-    };
-    let outer_edge: Vec<String> = (0..last).flat_map(outside).collect();
-    let span = |a: usize, from: String, to: String| {
-        format!("for (ptrdiff_t i{a} = {from}; i{a} < {to}; ++i{a})")
-    };
-    writeln!(w)?;
-    writeln!(
-        w,
-        "/* The frame: cells of the region within ({}) of an edge. */",
-        join(&inner.iter().map(|&[l, h]| l.max(h)).collect::<Vec<_>>())
-    )?;
-    let row_loops = |w: &mut Writer| -> fmt::Result {
-        let [lo, hi] = inner[last];
-        if lo > edges[last][0] {
-            w.guarded(
-                span(last, edges[last][0].to_string(), lo.to_string()),
-                &call,
-            )?;
-        }
-        if hi > edges[last][1] {
-            w.guarded(
-                span(last, upper(last, hi), upper(last, edges[last][1])),
-                &call,
-            )?;
-        }
-        Ok(())
-    };
-    let trimmed = inner[last] != edges[last];
-    let row = |w: &mut Writer| {
-        if outer_edge.is_empty() {
-            return row_loops(w);
-        }
-        let whole = |w: &mut Writer| {
-            w.guarded(
-                span(
-                    last,
-                    edges[last][0].to_string(),
-                    upper(last, edges[last][1]),
-                ),
-                &call,
-            )
-        };
-        let head = format!("if ({})", outer_edge.join(" || "));
-        if trimmed {
-            w.if_else(head, whole, row_loops)
-        } else {
-            w.block(head, whole)
-        }
-    };
-    if dims == 1 {
-        return row(w);
-    }
-    w.pragma(&format!(
-        "omp parallel for collapse({last}) schedule(static)"
-    ))?;
-    let rows: Vec<String> = (0..last)
-        .map(|a| span(a, edges[a][0].to_string(), upper(a, edges[a][1])))
-        .collect();
-    w.nest(&rows, row)
-}

@@ -14,7 +14,7 @@ use super::names::{slot_name, statement_name};
 use super::visible_direction;
 use crate::analysis::{Analysis, StatementInfo};
 use crate::backend::openmp::fuses;
-use crate::ir::{Access, Boundary, Func, Role, Statement, Stencil, Version};
+use crate::ir::{Access, Bound, Boundary, Func, Role, Statement, Stencil, Version};
 use runtime::preamble;
 
 mod arrays;
@@ -887,21 +887,26 @@ fn reference_kernel(
     });
     let cell = syn::parse_str::<syn::Expr>(&linear_index(dims))?;
     let value = syn::parse_str::<syn::Expr>(&expr::print(&s.expr, &RustDialect { st }))?;
+    // The cells of the box a statement of the grid outside it leaves out.
+    let skip = info.hole.as_ref().map(|hole| {
+        let inside = (0..dims).map(|a| {
+            let (ia, [from, to]) = (&i[a], hole[a].map(|b| coordinate(b, &n[a])));
+            quote!((#from..#to).contains(&#ia))
+        });
+        quote! {
+            if #(#inside)&&* {
+                continue;
+            }
+        }
+    });
     let mut body = quote! {
+        #skip
         let c = #cell;
         out[c] = #value;
     };
     for a in (0..dims).rev() {
-        let (ia, na) = (&i[a], &n[a]);
-        let [lo, hi] = info.edges[a];
-        let first = usize_lit(lo);
-        let range = if hi == 0 {
-            quote!(#first..#na)
-        } else {
-            let hi = usize_lit(hi);
-            quote!(#first..#na - #hi)
-        };
-        body = quote! { for #ia in #range { #body } };
+        let (ia, [from, to]) = (&i[a], info.bounds[a].map(|b| coordinate(b, &n[a])));
+        body = quote! { for #ia in #from..#to { #body } };
     }
     Ok(quote! {
         #sig {
@@ -910,6 +915,18 @@ fn reference_kernel(
             #body
         }
     })
+}
+
+/// A bound's coordinate on the axis of extent `n`.
+fn coordinate(b: Bound, n: &Ident) -> TokenStream {
+    match b {
+        Bound::Low(k) => usize_lit(k).into_token_stream(),
+        Bound::High(0) => quote!(#n),
+        Bound::High(k) => {
+            let k = usize_lit(k);
+            quote!(#n - #k)
+        }
+    }
 }
 
 /// The reference's spelling: bounds-checked slice reads, `f64::` functions.

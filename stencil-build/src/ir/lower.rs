@@ -7,7 +7,7 @@ use std::ops::Range;
 use toml::Spanned;
 
 use super::{
-    Access, Boundary, Dtype, Expr, Field, Func, Op, Role, Slot, Statement, Stencil, Version, tiling,
+    Access, Boundary, Dtype, NamedRegion, Expr, Field, Func, Op, Role, Slot, Statement, Stencil, Version, tiling,
 };
 use crate::diagnostic::{Diagnostic, closest};
 use crate::spec::expr::{self, BinOp, Kind, Node};
@@ -18,6 +18,7 @@ use names::{Names, identifier, stencil_name};
 mod boundary;
 mod constants;
 mod names;
+mod regions;
 
 /// Largest |offset| accepted along an axis.
 pub const MAX_OFFSET: i64 = 32;
@@ -67,6 +68,7 @@ fn lower_as(
     let params = params(spec, dtype, family.is_some(), src, &mut names)?;
     let constants = constants(spec, dtype, src, &mut names)?;
     let boundary = boundary::boundary(spec, &axes, &params, src)?;
+    let regions = regions::regions(spec, &axes, &mut names, src)?;
     let tiling = tiling::check(&spec.tiling, axes.len(), src)?;
     let ctx = Context {
         src,
@@ -76,9 +78,11 @@ fn lower_as(
         dims: axes.len(),
         dtype,
         boundary: &boundary,
+        regions: &regions,
     };
     let statements = statements(spec, &ctx)?;
     check_roles(spec, &fields, &statements, src)?;
+    regions::check_pieces(spec, &statements, &regions, src)?;
     let mut stencil = Stencil {
         name,
         family,
@@ -90,6 +94,7 @@ fn lower_as(
         params,
         statements,
         boundary,
+        regions,
         tiling,
     };
     tiling::check_fusion(&spec.tiling, &mut stencil, src)?;
@@ -266,6 +271,7 @@ struct Context<'a> {
     dims: usize,
     dtype: Dtype,
     boundary: &'a Boundary,
+    regions: &'a [NamedRegion],
 }
 
 fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> {
@@ -279,9 +285,18 @@ fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> 
             .with_hint("add `[[update]]` with `target = \"u\"` and `expr = \"...\"`"));
     }
     let mut written = vec![false; ctx.fields.len()];
+    // The field whose updates in regions are being read: it counts as
+    // written after the last of them (each of them reads its start value).
+    let mut pieces: Option<usize> = None;
     let mut out = Vec::new();
     for update in &spec.update {
         let u = update.get_ref();
+        let region = regions::of_update(u.region.as_ref(), ctx.regions, ctx.src)?;
+        let field = ctx.fields.iter().position(|f| &f.name == u.target.get_ref());
+        if let Some(p) = pieces.filter(|&p| region.is_none() || field != Some(p)) {
+            written[p] = true;
+            pieces = None;
+        }
         let target = target(&u.target, ctx, &written)?;
         let mut lowerer = Lowerer {
             ctx,
@@ -300,9 +315,13 @@ fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> 
             }
         })?;
         let expr = lowerer.value(&node)?;
-        written[target] = true;
+        match region {
+            Some(_) => pieces = Some(target),
+            None => written[target] = true,
+        }
         out.push(Statement {
             target,
+            region,
             edge_params: ctx.boundary.params_passed(&expr, ctx.dims),
             expr,
             text: u.expr.get_ref().trim().to_string(),

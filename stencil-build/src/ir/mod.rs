@@ -206,6 +206,62 @@ impl Boundary {
     }
 }
 
+/// A bound of a region along one axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Bound {
+    /// The coordinate `k`: `k` cells from the low edge.
+    Low(usize),
+    /// The coordinate `n - k`: `k` cells from the high edge.
+    High(usize),
+}
+
+impl Bound {
+    /// Its spelling in a spec: `16`, `"n"`, `"n-16"`.
+    pub fn describe(self) -> String {
+        match self {
+            Bound::Low(k) => k.to_string(),
+            Bound::High(0) => "n".into(),
+            Bound::High(k) => format!("n-{k}"),
+        }
+    }
+}
+
+/// Where an update applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Region {
+    /// The cells `from <= i < to` along each axis (`[from, to]` per axis).
+    Box(Vec<[Bound; 2]>),
+    /// The cells of the grid outside a box.
+    Outside(Vec<[Bound; 2]>),
+}
+
+impl Region {
+    /// Its cells in words: `z in [0, 16), x in [4, n-4)`, or `outside` that.
+    pub fn describe(&self, axes: &[String]) -> String {
+        let spans = |b: &[[Bound; 2]]| {
+            axes.iter()
+                .zip(b)
+                .filter(|(_, s)| **s != [Bound::Low(0), Bound::High(0)])
+                .map(|(axis, [from, to])| format!("{axis} in [{}, {})", from.describe(), to.describe()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Region::Box(b) => spans(b),
+            Region::Outside(b) => format!("outside {}", spans(b)),
+        }
+    }
+}
+
+/// A region of `[regions]`, by name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedRegion {
+    /// Its name in the spec and in generated names.
+    pub name: String,
+    /// Its cells.
+    pub region: Region,
+}
+
 /// Which version of a field a read sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Version {
@@ -372,6 +428,9 @@ pub struct Statement {
     /// The params of the `value` sides its reads may pass (see
     /// [`Side::Value`]), which it reads beside its expression's.
     pub edge_params: Vec<usize>,
+    /// The region it applies to (an index into [`Stencil::regions`]);
+    /// `None`: all of its field's cells.
+    pub region: Option<usize>,
 }
 
 impl Statement {
@@ -433,6 +492,8 @@ pub struct Stencil {
     pub statements: Vec<Statement>,
     /// Boundary handling.
     pub boundary: Boundary,
+    /// `[regions]`, in declaration order.
+    pub regions: Vec<NamedRegion>,
     /// Tiling chosen per backend.
     pub tiling: Tiling,
 }

@@ -546,6 +546,17 @@ pub fn check_fusion(
     Ok(())
 }
 
+/// Why a strategy for updates of whole fields does not apply: `st` has
+/// one of a region.
+fn in_a_region(st: &crate::ir::Stencil) -> Option<String> {
+    let s = st.statements.iter().find(|s| s.region.is_some())?;
+    Some(format!(
+        "the update of `{}` applies to region `{}`",
+        st.fields[s.target].name,
+        st.regions[s.region?].name
+    ))
+}
+
 /// What supplies the values past the edge of a grid whose boundary is not
 /// fixed, in a message about fused steps.
 fn beyond_the_edge(boundary: &crate::ir::Boundary) -> &'static str {
@@ -568,6 +579,9 @@ pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
             "fused steps recompute a tile's halo from the last step's values, which {} would have to supply",
             beyond_the_edge(&st.boundary)
         ));
+    }
+    if let Some(why) = in_a_region(st) {
+        return Some(format!("fused steps carry an [[update]] of every cell; {why}"));
     }
     let [s] = &st.statements[..] else {
         return Some(format!(
@@ -674,6 +688,8 @@ pub fn untensorable(st: &crate::ir::Stencil, backend: &str) -> Option<(String, S
         "`tensor` computes on the FP64 tensor cores; an f32 stencil there would round its values to TF32 (10 bits of mantissa)".to_string()
     } else if st.boundary != Boundary::Fixed {
         "`tensor` loads its tiles of a grid with a fixed boundary (zeros past the edge); reads past a side that is not `fixed` are remapped".to_string()
+    } else if let Some(why) = in_a_region(st) {
+        format!("`tensor` computes every cell of a field; {why}")
     } else if st.statements.len() != 1 {
         format!(
             "`tensor` runs stencils of one [[update]]; this one has {}",
@@ -712,6 +728,12 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
                 beyond_the_edge(&st.boundary)
             ),
             format!("{stream}, or `kind = \"fixed\"` in [boundary]"),
+        ));
+    }
+    if let Some(why) = in_a_region(st) {
+        return Some((
+            format!("`{name}` fuses steps of an update of every cell; {why}"),
+            format!("{stream}, which runs each region's update on its own"),
         ));
     }
     if st.statements.len() != 1 {

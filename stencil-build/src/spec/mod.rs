@@ -31,6 +31,11 @@ pub struct Spec {
     /// `[constants]`: compile-time scalars and tables.
     #[serde(default)]
     pub constants: Named<toml::Value>,
+    /// `[regions]`: named boxes of cells (`{ z = [0, 16] }`, bounds from
+    /// the high edge as `"n-16"`) and the grid outside one (`{ outside =
+    /// "<region>" }`).
+    #[serde(default)]
+    pub regions: Named<toml::Value>,
     /// `[[update]]`: the statements run each step, in order.
     #[serde(default)]
     pub update: Vec<Spanned<Update>>,
@@ -77,6 +82,9 @@ pub struct Update {
     pub target: Spanned<String>,
     /// The expression computed at every cell.
     pub expr: Spanned<String>,
+    /// The region of `[regions]` it applies to; all of its field's cells
+    /// where absent.
+    pub region: Option<Spanned<String>>,
 }
 
 /// `[tiling]`: one optional table per backend.

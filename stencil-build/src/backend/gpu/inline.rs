@@ -32,7 +32,9 @@ pub const INLINE_EXTRA_FLOPS: usize = 64;
 pub fn gpu_form(st: &Stencil) -> std::borrow::Cow<'_, Stencil> {
     // Past a mixed boundary's edge a temporary is read remapped, which
     // differs from its value recomputed at the remapped reads of its inputs.
-    if matches!(st.boundary, Boundary::Mixed(_)) {
+    // A statement of a region computes part of its field: the field's
+    // value at a read is that of whichever statement's region holds it.
+    if matches!(st.boundary, Boundary::Mixed(_)) || st.statements.iter().any(|s| s.region.is_some()) {
         return std::borrow::Cow::Borrowed(st);
     }
     let form = inlined(st).filter(|form| {
@@ -89,6 +91,7 @@ fn inlined(st: &Stencil) -> Option<Stencil> {
             text: format!("{}, with {} computed inline", s.text, names.join(", ")),
             expr,
             edge_params: Vec::new(),
+            region: None,
         });
     }
     Some(renumbered(st, &temps, statements))
@@ -154,6 +157,7 @@ fn renumbered(st: &Stencil, dropped: &[usize], statements: Vec<Statement>) -> St
             }),
             text: s.text,
             edge_params: s.edge_params,
+            region: s.region,
         })
         .collect();
     Stencil {

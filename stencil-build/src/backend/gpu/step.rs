@@ -99,8 +99,12 @@ pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
 pub fn fits(st: &Stencil) -> bool {
     let saved = st.statements.len().saturating_sub(1);
     // A mixed boundary's frame is a pass of its own after each statement's
-    // kernel: the statements stay apart.
-    if saved == 0 || matches!(st.boundary, crate::ir::Boundary::Mixed(_)) {
+    // kernel, and a region's statement computes part of its field: the
+    // statements stay apart.
+    if saved == 0
+        || matches!(st.boundary, crate::ir::Boundary::Mixed(_))
+        || st.statements.iter().any(|s| s.region.is_some())
+    {
         return false;
     }
     let alone: usize = st.statements.iter().map(|s| flops(&s.expr)).sum();

@@ -73,7 +73,7 @@ fn unknown_keys() {
     let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpresion = \"u[0,0]\"\n");
     let (got, hint) = error(&text);
     assert!(
-        got.starts_with("14:1: unknown field `expresion`, expected `target` or `expr`"),
+        got.starts_with("14:1: unknown field `expresion`, expected one of `target`, `expr`, `region`"),
         "{got}"
     );
     assert!(hint.is_some());

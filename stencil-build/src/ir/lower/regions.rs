@@ -1,0 +1,257 @@
+//! `[regions]` and the updates that apply to one.
+//!
+//! A region is a box, `{ z = [0, 16], x = [4, "n-4"] }` (per named axis
+//! the cells `from <= i < to`; a bound is a count from the low edge, or
+//! `"n"` / `"n-K"` from the high edge; an axis not named is whole), or the
+//! grid outside a box, `{ outside = "<box>" }`. The updates of a field
+//! that name regions partition its cells, so that every cell is still
+//! computed once a step: a box and the grid outside it, or boxes that
+//! name one axis only and tile it.
+
+use toml::Spanned;
+
+use super::names::Names;
+use crate::diagnostic::{Diagnostic, closest};
+use crate::ir::{Bound, NamedRegion, Region, Statement};
+use crate::spec::{Source, Spec};
+
+const BOUNDS: &str = "a bound is a count of cells from the low edge (`16`) or from the high one (`\"n-16\"`, `\"n\"`)";
+
+/// The regions `spec` declares over `axes`.
+pub(super) fn regions(
+    spec: &Spec,
+    axes: &[String],
+    names: &mut Names,
+    src: &Source,
+) -> Result<Vec<NamedRegion>, Diagnostic> {
+    let mut out: Vec<NamedRegion> = Vec::new();
+    for (key, value) in &spec.regions.0 {
+        names.declare(key, "region", src)?;
+        let toml::Value::Table(t) = value.get_ref() else {
+            return Err(src
+                .error(value.span(), "a region is a table")
+                .with_hint("write `{ z = [0, 16] }` (a box) or `{ outside = \"<box>\" }`"));
+        };
+        let region = match t.get("outside") {
+            Some(inner) => outside(inner, t.len(), &out, value, src)?,
+            None => Region::Box(boxed(t, axes, value, src)?),
+        };
+        out.push(NamedRegion {
+            name: key.get_ref().clone(),
+            region,
+        });
+    }
+    Ok(out)
+}
+
+/// `{ outside = "<box>" }`, the boxes declared before it in `earlier`.
+fn outside(
+    inner: &toml::Value,
+    keys: usize,
+    earlier: &[NamedRegion],
+    value: &Spanned<toml::Value>,
+    src: &Source,
+) -> Result<Region, Diagnostic> {
+    let hint = "write `{ outside = \"<box>\" }` with a box declared above it";
+    let (1, toml::Value::String(name)) = (keys, inner) else {
+        return Err(src
+            .error(value.span(), "`outside` names one region and is alone in its table")
+            .with_hint(hint));
+    };
+    match earlier.iter().find(|r| &r.name == name) {
+        Some(NamedRegion {
+            region: Region::Box(b),
+            ..
+        }) if b.iter().any(|&[lo, hi]| lo != Bound::Low(0) || hi != Bound::High(0)) => {
+            Ok(Region::Outside(b.clone()))
+        }
+        Some(NamedRegion {
+            region: Region::Box(_),
+            ..
+        }) => Err(src
+            .error(
+                value.span(),
+                format!("region `{name}` is the whole grid: nothing is outside it"),
+            )
+            .with_hint("give the box a bound on some axis")),
+        _ => Err(src
+            .error(value.span(), format!("`{name}` is not a box declared above"))
+            .with_hint(
+                match closest(name, earlier.iter().map(|r| r.name.as_str())) {
+                    Some(c) => format!("did you mean `{c}`?"),
+                    None => hint.into(),
+                },
+            )),
+    }
+}
+
+/// A box: `[from, to]` per named axis, the others whole.
+fn boxed(
+    t: &toml::Table,
+    axes: &[String],
+    value: &Spanned<toml::Value>,
+    src: &Source,
+) -> Result<Vec<[Bound; 2]>, Diagnostic> {
+    let mut b = vec![[Bound::Low(0), Bound::High(0)]; axes.len()];
+    for (axis, range) in t {
+        let Some(a) = axes.iter().position(|x| x == axis) else {
+            return Err(src
+                .error(value.span(), format!("`{axis}` is not an axis"))
+                .with_hint(format!(
+                    "a box names axes ({}) or is `{{ outside = \"<box>\" }}`",
+                    axes.join(", ")
+                )));
+        };
+        let bounds = match range.as_array().map(Vec::as_slice) {
+            Some([from, to]) => [bound(from, value, src)?, bound(to, value, src)?],
+            _ => {
+                return Err(src
+                    .error(value.span(), format!("`{axis}` takes [from, to]"))
+                    .with_hint(BOUNDS));
+            }
+        };
+        if crate::analysis::region_extent(bounds).is_none() {
+            return Err(src
+                .error(
+                    value.span(),
+                    format!(
+                        "`{axis} = [{}, {}]` has no cells on large grids",
+                        bounds[0].describe(),
+                        bounds[1].describe()
+                    ),
+                )
+                .with_hint("the lower bound comes first: cells `from <= i < to`"));
+        }
+        b[a] = bounds;
+    }
+    Ok(b)
+}
+
+fn bound(v: &toml::Value, value: &Spanned<toml::Value>, src: &Source) -> Result<Bound, Diagnostic> {
+    let bad = || src.error(value.span(), "not a bound").with_hint(BOUNDS);
+    match v {
+        toml::Value::Integer(k) => usize::try_from(*k).map(Bound::Low).map_err(|_| bad()),
+        toml::Value::String(s) => {
+            let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+            match s.strip_prefix('n') {
+                Some("") => Ok(Bound::High(0)),
+                Some(rest) => rest
+                    .strip_prefix('-')
+                    .and_then(|k| k.parse().ok())
+                    .map(Bound::High)
+                    .ok_or_else(bad),
+                None => Err(bad()),
+            }
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// The region an update names, by index.
+pub(super) fn of_update(
+    region: Option<&Spanned<String>>,
+    regions: &[NamedRegion],
+    src: &Source,
+) -> Result<Option<usize>, Diagnostic> {
+    let Some(name) = region else { return Ok(None) };
+    match regions.iter().position(|r| &r.name == name.get_ref()) {
+        Some(k) => Ok(Some(k)),
+        None => Err(src
+            .error(
+                name.span(),
+                format!("unknown region `{}`", name.get_ref()),
+            )
+            .with_hint(
+                match closest(name.get_ref(), regions.iter().map(|r| r.name.as_str())) {
+                    Some(c) => format!("did you mean `{c}`?"),
+                    None => "declare it in [regions]".into(),
+                },
+            )),
+    }
+}
+
+/// Checks that the updates of each field that name regions partition its
+/// cells: consecutive updates of one field whose regions are a box and
+/// the grid outside it, or boxes that name one axis only and tile it.
+pub(super) fn check_pieces(
+    spec: &Spec,
+    statements: &[Statement],
+    regions: &[NamedRegion],
+    src: &Source,
+) -> Result<(), Diagnostic> {
+    let mut k = 0;
+    while k < statements.len() {
+        let target = statements[k].target;
+        let end = (k..statements.len())
+            .find(|&j| statements[j].target != target)
+            .unwrap_or(statements.len());
+        let pieces: Vec<Option<usize>> = statements[k..end].iter().map(|s| s.region).collect();
+        if pieces.iter().any(Option::is_some) {
+            let at = |j: usize| {
+                let u = spec.update[j].get_ref();
+                u.region.as_ref().map_or(u.target.span(), Spanned::span)
+            };
+            let named: Option<Vec<&Region>> =
+                pieces.iter().map(|r| r.map(|r| &regions[r].region)).collect();
+            let Some(named) = named else {
+                let j = k + pieces.iter().position(Option::is_none).unwrap_or(0);
+                return Err(src
+                    .error(at(j), "this update of a field written in regions names none")
+                    .with_hint("give every update of the field a region; together they cover the grid"));
+            };
+            if let Err(why) = partition(&named) {
+                return Err(src
+                    .error(at(end - 1), format!("these regions do not partition the field's cells: {why}"))
+                    .with_hint("write a box and `{ outside = \"<box>\" }`, or boxes of one axis that tile it (`z = [0, 16]`, `z = [16, \"n\"]`)"));
+            }
+        }
+        k = end;
+    }
+    Ok(())
+}
+
+/// Whether `pieces` partition the grid (see [`check_pieces`]).
+fn partition(pieces: &[&Region]) -> Result<(), String> {
+    if let [Region::Box(b), Region::Outside(o)] | [Region::Outside(o), Region::Box(b)] = pieces {
+        return if b == o {
+            Ok(())
+        } else {
+            Err("`outside` names another box".into())
+        };
+    }
+    let mut slabs = Vec::new();
+    for piece in pieces {
+        let Region::Box(b) = piece else {
+            return Err("the grid outside a box goes with that box alone".into());
+        };
+        let bounded: Vec<usize> = (0..b.len())
+            .filter(|&a| b[a] != [Bound::Low(0), Bound::High(0)])
+            .collect();
+        match bounded[..] {
+            [a] => slabs.push((a, b[a])),
+            [] => slabs.push((0, b[0])),
+            _ => return Err("a box of several axes goes with the grid outside it".into()),
+        }
+    }
+    let axis = slabs[0].0;
+    if slabs.iter().any(|&(a, _)| a != axis) {
+        return Err("the boxes bound different axes".into());
+    }
+    let mut spans: Vec<[Bound; 2]> = slabs.into_iter().map(|(_, s)| s).collect();
+    // By where each starts: from the low edge up, then from the high edge.
+    spans.sort_by_key(|[from, _]| match *from {
+        Bound::Low(k) => (0, k as isize),
+        Bound::High(k) => (1, -(k as isize)),
+    });
+    let mut at = Bound::Low(0);
+    for [from, to] in spans {
+        if from != at {
+            return Err(format!("nothing covers cells from {} on", at.describe()));
+        }
+        at = to;
+    }
+    if at != Bound::High(0) {
+        return Err(format!("nothing covers cells from {} on", at.describe()));
+    }
+    Ok(())
+}
