@@ -150,7 +150,10 @@ pub fn analyse(st: &Stencil) -> Analysis {
     let mut piece_max = 0;
     for (k, info) in statements.iter().enumerate() {
         piece_max = piece_max.max(info.flops);
-        let last_piece = st.statements.get(k + 1).is_none_or(|next| next.target != st.statements[k].target);
+        let last_piece = st
+            .statements
+            .get(k + 1)
+            .is_none_or(|next| next.target != st.statements[k].target);
         if last_piece {
             flops_per_cell += piece_max;
             piece_max = 0;

@@ -165,3 +165,19 @@ fn mixed_boundary_c_and_cuda() {
         insta::assert_snapshot!("edges3d.cu", sources.cuda);
     });
 }
+
+/// A spec of the tests' with regions: a box and the grid outside it, each
+/// with its update; its OpenMP C (the box's blocked loops, the rest by
+/// slabs) and its CUDA (the box through the plan's kernel, the rest
+/// through a frame kernel alone).
+#[test]
+fn regions_c_and_cuda() {
+    let path = "tests/stencils/sponge2d.stencil.toml";
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+    let text = std::fs::read_to_string(file).expect("the spec");
+    settings().bind(|| {
+        let sources = generate(path, &text).expect("the spec builds");
+        insta::assert_snapshot!("sponge2d.c", sources.openmp);
+        insta::assert_snapshot!("sponge2d.cu", sources.cuda);
+    });
+}

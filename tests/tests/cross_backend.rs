@@ -35,9 +35,7 @@ fn every_variant_is_registered() {
             + 8;
         let tensor = 2 * (7 + stencil_tests::RANDOM_TENSOR);
         let own = 2 * (own * 8 - own_1d * 5);
-        specs * pairs * 8 - specs_1d * pairs * 5 + own + random * 8 - random_1d * 5
-            + fused
-            + tensor
+        specs * pairs * 8 - specs_1d * pairs * 5 + own + random * 8 - random_1d * 5 + fused + tensor
     } else {
         specs * pairs + 2 * own + random
     };

@@ -3,9 +3,9 @@
 
 use stencil_tests::{
     edges1d_f64_mixed as edges1d, edges2d_f64_mixed as edges2d, gray_scott_f64_fixed as gs,
-    sponge2d_f64_fixed as sponge, zones1d_f32_periodic as zones,
     heat2d_f32_periodic as heat, hyperdiffusion2d_f64_fixed as hyper, line1d_f64_fixed as line,
-    random_grid, wave2d_f64_fixed as wave,
+    random_grid, sponge2d_f64_fixed as sponge, wave2d_f64_fixed as wave,
+    zones1d_f32_periodic as zones,
 };
 
 fn close(got: &[f64], want: &[f64]) {
@@ -211,7 +211,11 @@ fn updates_of_regions_partition_their_field() {
             let c = y * nx + x;
             let plain = u0[c] + a * lap(&u0, nx, c);
             let inside = (3..ny - 3).contains(&y) && (2..nx - 4).contains(&x);
-            want[c] = if inside { plain } else { (1.0 - 0.5 * damp) * plain };
+            want[c] = if inside {
+                plain
+            } else {
+                (1.0 - 0.5 * damp) * plain
+            };
         }
     }
     let mut u = u0.clone();
@@ -235,6 +239,9 @@ fn updates_of_regions_partition_their_field() {
     let mut z = z0.clone();
     zones::reference::run(&mut z, [n], zones::Params { c }, 1).unwrap();
     for (x, (got, want)) in z.iter().zip(&want).enumerate() {
-        assert!((f64::from(*got) - want).abs() <= 1e-5, "cell {x}: {got} vs {want}");
+        assert!(
+            (f64::from(*got) - want).abs() <= 1e-5,
+            "cell {x}: {got} vs {want}"
+        );
     }
 }

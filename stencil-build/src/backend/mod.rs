@@ -12,7 +12,7 @@ use crate::analysis::Analysis;
 use crate::codegen::expr::{Dialect, float_literal};
 use crate::codegen::index::Remap;
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Boundary, Dtype, Func, Side, Slot, Statement, Stencil};
+use crate::ir::{Access, Dtype, Func, Side, Slot, Statement, Stencil};
 
 /// `n0, .., T *Q out, const T *Q <slot>, .., [const] T p_<param>, ..`: the
 /// parameters of a statement's C-family function, `Q` the pointer qualifier
@@ -173,13 +173,40 @@ pub fn reads_slowest_extent(st: &Stencil, s: &Statement) -> bool {
     any
 }
 
-/// The C helpers that reads past a mixed boundary's sides call
-/// ([`CRemap`]), declared with `qualifiers`: `stencil_wrap` where a side is
-/// periodic, `stencil_reflect` where one reflects.
+/// Which of the span variables `lo<b>`, `hi<b>`, `in_lo<b>`, `in_hi<b>`
+/// (per axis, in that order) the frame's `slabs` read (each `(axis, side)`,
+/// side 0 low, 1 high): a slab of axis `a` spans `[in_lo, in_hi)` along
+/// the axes before `a`, `[lo, hi)` along those after it, and along `a`
+/// `[lo, in_lo)` or `[in_hi, hi)`; `in_lo` is defined from `lo` and `hi`,
+/// `in_hi` from `hi` and `in_lo`.
+pub fn slab_variables(dims: usize, slabs: &[(usize, usize)]) -> Vec<[bool; 4]> {
+    let mut used = vec![[false; 4]; dims];
+    for &(a, k) in slabs {
+        for (b, u) in used.iter_mut().enumerate() {
+            match b.cmp(&a) {
+                std::cmp::Ordering::Less => (u[2], u[3]) = (true, true),
+                std::cmp::Ordering::Greater => (u[0], u[1]) = (true, true),
+                std::cmp::Ordering::Equal if k == 0 => (u[0], u[2]) = (true, true),
+                std::cmp::Ordering::Equal => (u[1], u[3]) = (true, true),
+            }
+        }
+    }
+    for u in &mut used {
+        if u[3] {
+            (u[1], u[2]) = (true, true);
+        }
+        if u[2] {
+            (u[0], u[1]) = (true, true);
+        }
+    }
+    used
+}
+
+/// The C helpers that reads past the edge call ([`CRemap`]), declared
+/// with `qualifiers`: `stencil_wrap` where a side is periodic,
+/// `stencil_reflect` where one reflects.
 pub fn edge_helpers(w: &mut Writer, st: &Stencil, qualifiers: &str) -> fmt::Result {
-    let Boundary::Mixed(sides) = &st.boundary else {
-        return Ok(());
-    };
+    let sides = st.boundary.sides(st.dims());
     let any = |k: Side| sides.iter().flatten().any(|&s| s == k);
     if any(Side::Periodic) {
         writeln!(w)?;

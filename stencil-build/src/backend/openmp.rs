@@ -122,17 +122,6 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
         writeln!(w)?;
         fused::ring_budget(w)?;
     }
-    if st.boundary == Boundary::Periodic {
-        writeln!(w)?;
-        writeln!(
-            w,
-            "/* The coordinate `i` (at most one extent off the grid) wrapped onto 0..n. */"
-        )?;
-        w.definition(
-            "static inline ptrdiff_t stencil_wrap(ptrdiff_t i, ptrdiff_t n)",
-            |w| writeln!(w, "return i < 0 ? i + n : (i >= n ? i - n : i);"),
-        )?;
-    }
     edge_helpers(w, st, "static inline")?;
     if st.statements.iter().any(|s| s.expr.uses_powi()) {
         writeln!(w)?;
@@ -183,7 +172,9 @@ fn statement(
 ) -> fmt::Result {
     let sym = symbol(prefix, st, s);
     let dims = st.dims();
-    let outer: Vec<[String; 2]> = (0..dims).map(|a| info.bounds[a].map(|b| c_bound(b, a))).collect();
+    let outer: Vec<[String; 2]> = (0..dims)
+        .map(|a| info.bounds[a].map(|b| c_bound(b, a)))
+        .collect();
     // The cells computed without a test or a remapped read: the region's,
     // but those whose reads pass a side that is not fixed; for a region
     // outside a box, none (the box is left out).
@@ -205,7 +196,12 @@ fn statement(
         s.text
     )?;
     if let Some(r) = s.region {
-        writeln!(w, " * Region `{}`: {}.", st.regions[r].name, st.regions[r].region.describe(&st.axes))?;
+        writeln!(
+            w,
+            " * Region `{}`: {}.",
+            st.regions[r].name,
+            st.regions[r].region.describe(&st.axes)
+        )?;
     }
     let cells = match &info.hole {
         Some(_) => format!("Cells {}, but those of the box.", spans(&outer)),
@@ -224,8 +220,14 @@ fn statement(
     w.definition(
         format_args!("void {sym}({})", parameters(st, s, false)),
         |w| {
-            strides(w, dims)?;
             if info.hole.is_none() {
+                if !frame && inner[0].iter().all(|b| !b.contains("n0")) {
+                    writeln!(
+                        w,
+                        "(void)n0; /* the span of the slowest axis is from its low edge */"
+                    )?;
+                }
+                strides(w, dims)?;
                 interior(w, st, s, &inner)?;
             }
             if frame {
@@ -256,8 +258,11 @@ fn spans(span: &[[String; 2]]) -> String {
         };
         lo.parse::<usize>().ok().map(|_| (lo.clone(), hi))
     };
-    let distances: Option<Vec<(String, String)>> =
-        span.iter().enumerate().map(|(a, s)| distance(a, s)).collect();
+    let distances: Option<Vec<(String, String)>> = span
+        .iter()
+        .enumerate()
+        .map(|(a, s)| distance(a, s))
+        .collect();
     match distances {
         Some(d) => {
             let (lo, hi): (Vec<String>, Vec<String>) = d.into_iter().unzip();
@@ -296,7 +301,11 @@ fn interior_span(st: &Stencil, info: &StatementInfo) -> Vec<[String; 2]> {
             let hi = match (sides[a][1].updates(), to) {
                 (false, b) => c_bound(b, a),
                 (true, Bound::High(k)) => c_bound(Bound::High(k.max(r)), a),
-                (true, low) => format!("stencil_min({}, {})", c_bound(low, a), c_bound(Bound::High(r), a)),
+                (true, low) => format!(
+                    "stencil_min({}, {})",
+                    c_bound(low, a),
+                    c_bound(Bound::High(r), a)
+                ),
             };
             [lo, hi]
         })
@@ -363,8 +372,7 @@ fn interior(w: &mut Writer, st: &Stencil, s: &Statement, span: &[[String; 2]]) -
             writeln!(
                 w,
                 "const ptrdiff_t e{a} = stencil_min(b{a} + {}, {});",
-                block[a],
-                span[a][1]
+                block[a], span[a][1]
             )?;
         }
         if blocked < dims {
@@ -383,4 +391,3 @@ fn interior(w: &mut Writer, st: &Stencil, s: &Statement, span: &[[String; 2]]) -
         })
     })
 }
-

@@ -19,6 +19,9 @@ pub fn statement_name(st: &Stencil, s: &Statement) -> String {
     match s.region {
         None => format!("update_{}", st.fields[s.target].name),
         // `__` never appears in a spec's names: no other statement's.
-        Some(r) => format!("update_{}__{}", st.fields[s.target].name, st.regions[r].name),
+        Some(r) => format!(
+            "update_{}__{}",
+            st.fields[s.target].name, st.regions[r].name
+        ),
     }
 }

@@ -713,7 +713,10 @@ fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
     let steps = match &st.statements[..] {
         [s] if fuses(st) => fused_steps(st, s),
         _ => {
-            let body = st.statements.iter().map(|s| statement_call(st, s));
+            let body = st.statements.iter().enumerate().map(|(k, s)| {
+                let first = k == 0 || st.statements[k - 1].target != s.target;
+                statement_call(st, s, first)
+            });
             quote! {
                 for _ in 0..steps {
                     #(#body)*
@@ -778,7 +781,7 @@ fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
 fn fused_leapfrog_steps(st: &Stencil, s: &Statement) -> TokenStream {
     let tid = ident(&st.fields[s.target].name);
     let slots: Vec<TokenStream> = slot_args(st, s).collect();
-    let single = statement_call(st, s);
+    let single = statement_call(st, s, true);
     quote! {
         let mut done = 0;
         while done < steps {
@@ -818,7 +821,9 @@ fn slot_args(st: &Stencil, s: &Statement) -> impl Iterator<Item = TokenStream> {
     })
 }
 
-fn statement_call(st: &Stencil, s: &Statement) -> TokenStream {
+/// The call of statement `s`'s kernel; `first` where no statement of its
+/// field's regions came before it this step.
+fn statement_call(st: &Stencil, s: &Statement, first: bool) -> TokenStream {
     let method = ident(&statement_name(st, s));
     let target = &st.fields[s.target];
     let tid = ident(&target.name);
@@ -826,7 +831,9 @@ fn statement_call(st: &Stencil, s: &Statement) -> TokenStream {
     if target.role == Role::Temp {
         return quote! { kernels.#method(shape, #tid, #(#slot_args,)* &params); };
     }
-    let frame = (st.boundary != Boundary::Periodic && target.has_prev())
+    // The frame goes into the level about to be written before the first
+    // of the field's statements writes it, not over what an earlier region's wrote.
+    let frame = (st.boundary != Boundary::Periodic && target.has_prev() && first)
         .then(|| quote! { rt::copy_frame(io.cur, io.next, &shape, &RADIUS); });
     quote! {
         {

@@ -7,7 +7,8 @@ use std::ops::Range;
 use toml::Spanned;
 
 use super::{
-    Access, Boundary, Dtype, NamedRegion, Expr, Field, Func, Op, Role, Slot, Statement, Stencil, Version, tiling,
+    Access, Boundary, Dtype, Expr, Field, Func, NamedRegion, Op, Role, Slot, Statement, Stencil,
+    Version, tiling,
 };
 use crate::diagnostic::{Diagnostic, closest};
 use crate::spec::expr::{self, BinOp, Kind, Node};
@@ -97,6 +98,7 @@ fn lower_as(
         regions,
         tiling,
     };
+    regions::check_spans(spec, &stencil, src)?;
     tiling::check_fusion(&spec.tiling, &mut stencil, src)?;
     Ok(stencil)
 }
@@ -292,8 +294,22 @@ fn statements(spec: &Spec, ctx: &Context) -> Result<Vec<Statement>, Diagnostic> 
     for update in &spec.update {
         let u = update.get_ref();
         let region = regions::of_update(u.region.as_ref(), ctx.regions, ctx.src)?;
-        let field = ctx.fields.iter().position(|f| &f.name == u.target.get_ref());
+        let field = ctx
+            .fields
+            .iter()
+            .position(|f| &f.name == u.target.get_ref());
         if let Some(p) = pieces.filter(|&p| region.is_none() || field != Some(p)) {
+            if field == Some(p) {
+                return Err(ctx
+                    .src
+                    .error(
+                        u.target.span(),
+                        "this update of a field written in regions names none",
+                    )
+                    .with_hint(
+                        "give every update of the field a region; together they cover the grid",
+                    ));
+            }
             written[p] = true;
             pieces = None;
         }

@@ -242,7 +242,9 @@ impl Region {
             axes.iter()
                 .zip(b)
                 .filter(|(_, s)| **s != [Bound::Low(0), Bound::High(0)])
-                .map(|(axis, [from, to])| format!("{axis} in [{}, {})", from.describe(), to.describe()))
+                .map(|(axis, [from, to])| {
+                    format!("{axis} in [{}, {})", from.describe(), to.describe())
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };

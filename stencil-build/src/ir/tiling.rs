@@ -552,8 +552,7 @@ fn in_a_region(st: &crate::ir::Stencil) -> Option<String> {
     let s = st.statements.iter().find(|s| s.region.is_some())?;
     Some(format!(
         "the update of `{}` applies to region `{}`",
-        st.fields[s.target].name,
-        st.regions[s.region?].name
+        st.fields[s.target].name, st.regions[s.region?].name
     ))
 }
 
@@ -581,7 +580,9 @@ pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
         ));
     }
     if let Some(why) = in_a_region(st) {
-        return Some(format!("fused steps carry an [[update]] of every cell; {why}"));
+        return Some(format!(
+            "fused steps carry an [[update]] of every cell; {why}"
+        ));
     }
     let [s] = &st.statements[..] else {
         return Some(format!(

@@ -9,7 +9,7 @@
 use std::fmt::{self, Write as _};
 
 use super::{arguments, parameters, strides};
-use crate::backend::{CExpr, CRemap, Writer, reads_slowest_extent};
+use crate::backend::{CExpr, CRemap, Writer, reads_slowest_extent, slab_variables};
 use crate::codegen::expr;
 use crate::codegen::index::remapped_read;
 use crate::codegen::names::slot_name;
@@ -25,7 +25,9 @@ pub(super) fn cell(w: &mut Writer, st: &Stencil, s: &Statement, sym: &str) -> fm
         &s.expr,
         &CExpr {
             st,
-            read: &|a: &Access| remapped_read(&sides, &a.offset, &slot_name(st, a.slot), &CRemap { st }),
+            read: &|a: &Access| {
+                remapped_read(&sides, &a.offset, &slot_name(st, a.slot), &CRemap { st })
+            },
         },
     );
     writeln!(
@@ -72,28 +74,29 @@ pub(super) fn pass(
     writeln!(w)?;
     writeln!(
         w,
-        "/* The frame: per axis, the span [lo, hi) and within it [in_lo, in_hi), the cells above. */"
+        "/* The frame, by slabs: per axis, the span [lo, hi) and within it [in_lo, in_hi), the cells left out. */"
     )?;
+    let slabs: Vec<(usize, usize)> = (0..dims)
+        .flat_map(|a| [(a, 0), (a, 1)])
+        .filter(|&(a, k)| inner[a][k] != outer[a][k])
+        .collect();
+    let used = slab_variables(dims, &slabs);
     for a in 0..dims {
         let ([lo, hi], [il, ih]) = (&outer[a], &inner[a]);
-        writeln!(w, "const ptrdiff_t lo{a} = {lo}, hi{a} = {hi};")?;
-        writeln!(
-            w,
-            "const ptrdiff_t in_lo{a} = stencil_min(stencil_max({il}, lo{a}), hi{a});"
-        )?;
-        writeln!(
-            w,
-            "const ptrdiff_t in_hi{a} = stencil_max(stencil_min({ih}, hi{a}), in_lo{a});"
-        )?;
-    }
-    for a in 0..dims {
-        for (k, side) in [(0, "low"), (1, "high")] {
-            if inner[a][k] == outer[a][k] {
-                continue;
-            }
-            writeln!(w, "/* By the {side} side of `{}`. */", st.axes[a])?;
-            slab(w, dims, a, k, &call)?;
+        let spans = [
+            format!("lo{a} = {lo}"),
+            format!("hi{a} = {hi}"),
+            format!("in_lo{a} = stencil_min(stencil_max({il}, lo{a}), hi{a})"),
+            format!("in_hi{a} = stencil_max(stencil_min({ih}, hi{a}), in_lo{a})"),
+        ];
+        for (span, _) in spans.iter().zip(used[a]).filter(|(_, u)| *u) {
+            writeln!(w, "const ptrdiff_t {span};")?;
         }
+    }
+    for (a, k) in slabs {
+        let side = if k == 0 { "low" } else { "high" };
+        writeln!(w, "/* By the {side} side of `{}`. */", st.axes[a])?;
+        slab(w, dims, a, k, &call)?;
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use toml::Spanned;
 
 use super::names::Names;
 use crate::diagnostic::{Diagnostic, closest};
-use crate::ir::{Bound, NamedRegion, Region, Statement};
+use crate::ir::{Bound, NamedRegion, Region, Statement, Stencil};
 use crate::spec::{Source, Spec};
 
 const BOUNDS: &str = "a bound is a count of cells from the low edge (`16`) or from the high one (`\"n-16\"`, `\"n\"`)";
@@ -55,14 +55,20 @@ fn outside(
     let hint = "write `{ outside = \"<box>\" }` with a box declared above it";
     let (1, toml::Value::String(name)) = (keys, inner) else {
         return Err(src
-            .error(value.span(), "`outside` names one region and is alone in its table")
+            .error(
+                value.span(),
+                "`outside` names one region and is alone in its table",
+            )
             .with_hint(hint));
     };
     match earlier.iter().find(|r| &r.name == name) {
         Some(NamedRegion {
             region: Region::Box(b),
             ..
-        }) if b.iter().any(|&[lo, hi]| lo != Bound::Low(0) || hi != Bound::High(0)) => {
+        }) if b
+            .iter()
+            .any(|&[lo, hi]| lo != Bound::Low(0) || hi != Bound::High(0)) =>
+        {
             Ok(Region::Outside(b.clone()))
         }
         Some(NamedRegion {
@@ -75,7 +81,10 @@ fn outside(
             )
             .with_hint("give the box a bound on some axis")),
         _ => Err(src
-            .error(value.span(), format!("`{name}` is not a box declared above"))
+            .error(
+                value.span(),
+                format!("`{name}` is not a box declared above"),
+            )
             .with_hint(
                 match closest(name, earlier.iter().map(|r| r.name.as_str())) {
                     Some(c) => format!("did you mean `{c}`?"),
@@ -157,10 +166,7 @@ pub(super) fn of_update(
     match regions.iter().position(|r| &r.name == name.get_ref()) {
         Some(k) => Ok(Some(k)),
         None => Err(src
-            .error(
-                name.span(),
-                format!("unknown region `{}`", name.get_ref()),
-            )
+            .error(name.span(), format!("unknown region `{}`", name.get_ref()))
             .with_hint(
                 match closest(name.get_ref(), regions.iter().map(|r| r.name.as_str())) {
                     Some(c) => format!("did you mean `{c}`?"),
@@ -191,13 +197,20 @@ pub(super) fn check_pieces(
                 let u = spec.update[j].get_ref();
                 u.region.as_ref().map_or(u.target.span(), Spanned::span)
             };
-            let named: Option<Vec<&Region>> =
-                pieces.iter().map(|r| r.map(|r| &regions[r].region)).collect();
+            let named: Option<Vec<&Region>> = pieces
+                .iter()
+                .map(|r| r.map(|r| &regions[r].region))
+                .collect();
             let Some(named) = named else {
                 let j = k + pieces.iter().position(Option::is_none).unwrap_or(0);
                 return Err(src
-                    .error(at(j), "this update of a field written in regions names none")
-                    .with_hint("give every update of the field a region; together they cover the grid"));
+                    .error(
+                        at(j),
+                        "this update of a field written in regions names none",
+                    )
+                    .with_hint(
+                        "give every update of the field a region; together they cover the grid",
+                    ));
             };
             if let Err(why) = partition(&named) {
                 return Err(src
@@ -252,6 +265,38 @@ fn partition(pieces: &[&Region]) -> Result<(), String> {
     }
     if at != Bound::High(0) {
         return Err(format!("nothing covers cells from {} on", at.describe()));
+    }
+    Ok(())
+}
+
+/// Checks that each update of a region computes some cells: its box
+/// within the frame that fixed sides keep is not empty on large grids.
+pub(super) fn check_spans(spec: &Spec, st: &Stencil, src: &Source) -> Result<(), Diagnostic> {
+    let an = crate::analysis::analyse(st);
+    for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
+        let (Some(r), None) = (s.region, &info.hole) else {
+            continue;
+        };
+        let Some(a) =
+            (0..st.dims()).find(|&a| crate::analysis::region_extent(info.bounds[a]).is_none())
+        else {
+            continue;
+        };
+        let at = spec.update[k]
+            .get_ref()
+            .region
+            .as_ref()
+            .map_or(0..0, Spanned::span);
+        let [lo, hi] = info.edges[a];
+        return Err(src
+            .error(
+                at,
+                format!(
+                    "region `{}` has no cell this update computes: along `{}` it lies in the frame that the fixed sides keep ({lo} cells at the low edge, {hi} at the high one)",
+                    st.regions[r].name, st.axes[a]
+                ),
+            )
+            .with_hint("move the region inward, or make that side `reflect`, `periodic` or a `value`"));
     }
     Ok(())
 }

@@ -73,7 +73,9 @@ fn unknown_keys() {
     let text = format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpresion = \"u[0,0]\"\n");
     let (got, hint) = error(&text);
     assert!(
-        got.starts_with("14:1: unknown field `expresion`, expected one of `target`, `expr`, `region`"),
+        got.starts_with(
+            "14:1: unknown field `expresion`, expected one of `target`, `expr`, `region`"
+        ),
         "{got}"
     );
     assert!(hint.is_some());
@@ -527,4 +529,136 @@ fn boundary_sides_are_named_per_axis() {
             "{got}"
         );
     }
+}
+
+#[test]
+fn regions_partition_their_fields() {
+    use crate::ir::{Bound, Region};
+    let spec = |regions: &str, updates: &[(&str, &str)]| {
+        let mut text = format!("{HEAD}{FIELDS}[regions]\n{regions}\n");
+        for (region, expr) in updates {
+            text.push_str(&format!(
+                "[[update]]\ntarget = \"u\"\nregion = \"{region}\"\nexpr = \"{expr}\"\n"
+            ));
+        }
+        text
+    };
+    let boxed = "inner = { y = [2, \"n-2\"], x = [3, \"n\"] }\nouter = { outside = \"inner\" }";
+    let st = lowered(&spec(boxed, &[("inner", "u[0,1]"), ("outer", "a*u[0,-1]")]));
+    let b = vec![
+        [Bound::Low(2), Bound::High(2)],
+        [Bound::Low(3), Bound::High(0)],
+    ];
+    assert_eq!(st.regions[0].region, Region::Box(b.clone()));
+    assert_eq!(st.regions[1].region, Region::Outside(b));
+    assert_eq!(
+        st.statements.iter().map(|s| s.region).collect::<Vec<_>>(),
+        [Some(0), Some(1)]
+    );
+    // Each region's update reads the field as the step found it.
+    assert!(
+        st.statements[1]
+            .slots()
+            .iter()
+            .all(|s| s.version == Version::Start)
+    );
+    // Slabs of one axis, in any order.
+    let slabs = "ra = { y = [\"n-3\", \"n\"] }\nrb = { y = [0, 4] }\nrc = { y = [4, \"n-3\"] }";
+    lowered(&spec(
+        slabs,
+        &[("ra", "u[0,0]"), ("rb", "u[1,0]"), ("rc", "u[0,0]")],
+    ));
+    let refused = [
+        (
+            spec(boxed, &[("inner", "u[0,1]"), ("inne", "u[0,0]")]),
+            "region",
+            "\"inne\"",
+            "unknown region `inne`",
+        ),
+        (
+            spec("ra = { outside = \"rb\" }", &[("ra", "u[0,0]")]),
+            "ra =",
+            "{",
+            "`rb` is not a box declared above",
+        ),
+        (
+            spec(
+                "ra = {}\nrb = { outside = \"ra\" }",
+                &[("ra", "u[0,0]"), ("rb", "u[0,0]")],
+            ),
+            "rb =",
+            "{",
+            "region `ra` is the whole grid: nothing is outside it",
+        ),
+        (
+            spec("ra = { z = [0, 4] }", &[("ra", "u[0,0]")]),
+            "ra =",
+            "{",
+            "`z` is not an axis",
+        ),
+        (
+            spec("ra = { y = [0, \"m-4\"] }", &[("ra", "u[0,0]")]),
+            "ra =",
+            "{",
+            "not a bound",
+        ),
+        (
+            spec("ra = { y = [\"n-4\", 4] }", &[("ra", "u[0,0]")]),
+            "ra =",
+            "{",
+            "`y = [n-4, 4]` has no cells on large grids",
+        ),
+        (
+            spec(
+                "ra = { y = [0, 4] }\nrb = { y = [5, \"n\"] }",
+                &[("ra", "u[0,0]"), ("rb", "u[0,0]")],
+            ),
+            "region",
+            "\"rb\"",
+            "these regions do not partition the field's cells: nothing covers cells from 4 on",
+        ),
+        (
+            spec(
+                "ra = { y = [0, 4] }\nrb = { x = [4, \"n\"] }",
+                &[("ra", "u[0,0]"), ("rb", "u[0,0]")],
+            ),
+            "region",
+            "\"rb\"",
+            "the boxes bound different axes",
+        ),
+        (
+            spec(
+                "ra = { y = [0, 1] }\nrb = { y = [1, \"n\"] }",
+                &[("rb", "u[1,0]"), ("ra", "u[0,0]")],
+            ),
+            "region",
+            "\"ra\"",
+            "region `ra` has no cell this update computes: along `y` it lies in the frame",
+        ),
+    ];
+    for (text, key, needle, message) in refused {
+        let (got, _) = error(&text);
+        assert!(
+            got.starts_with(&at(&text, key, needle)),
+            "{got} (want at {key} {needle})"
+        );
+        assert!(got.contains(message), "{got}");
+    }
+    // Every update of a field in regions names one; they are consecutive.
+    let text = format!(
+        "{}[[update]]\ntarget = \"u\"\nexpr = \"u[0,0]\"\n",
+        spec(boxed, &[("inner", "u[0,1]")])
+    );
+    let (got, _) = error(&text);
+    assert!(
+        got.contains("this update of a field written in regions names none"),
+        "{got}"
+    );
+    // Fused steps carry an update of every cell.
+    let text = format!(
+        "{}[tiling.openmp]\ntime_block = 2\n",
+        spec(boxed, &[("inner", "u[0,1]"), ("outer", "u[0,0]")])
+    );
+    let (got, _) = error(&text);
+    assert!(got.contains("applies to region `inner`"), "{got}");
 }

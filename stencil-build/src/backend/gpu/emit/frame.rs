@@ -14,54 +14,88 @@ use super::super::{Dialect, symbol};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::backend::{
     CExpr, CRemap, Writer, arguments_writing, c_parameters, edge_helpers, reads_slowest_extent,
+    slab_variables,
 };
 use crate::codegen::expr;
 use crate::codegen::index::{linear_index, remapped_read};
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Boundary, Side, Statement, Stencil};
+use crate::ir::{Access, Bound, Boundary, Side, Statement, Stencil};
 
 /// Threads per block of a frame kernel.
 const FRAME_BLOCK: usize = 256;
 
-/// The stencil whose kernels compute a mixed boundary's interiors: `st`
-/// with a fixed boundary.
+/// Per statement of `st`, whether it has a frame: with a mixed boundary
+/// every one, else those of the grid outside a box.
+pub(super) fn framed(st: &Stencil, an: &Analysis) -> Vec<bool> {
+    let mixed = matches!(st.boundary, Boundary::Mixed(_));
+    an.statements
+        .iter()
+        .map(|info| mixed || info.hole.is_some())
+        .collect()
+}
+
+/// Per statement, whether its frame kernel is all it runs: a statement of
+/// the grid outside a box.
+pub(super) fn alone(an: &Analysis) -> Vec<bool> {
+    an.statements
+        .iter()
+        .map(|info| info.hole.is_some())
+        .collect()
+}
+
+/// The stencil whose kernels compute the statements' interiors: `st`, or
+/// with a mixed boundary, `st` with a fixed one.
 pub(super) fn interior_stencil(st: &Stencil) -> Stencil {
-    Stencil {
-        boundary: Boundary::Fixed,
-        ..st.clone()
+    match st.boundary {
+        Boundary::Mixed(_) => Stencil {
+            boundary: Boundary::Fixed,
+            ..st.clone()
+        },
+        _ => st.clone(),
     }
 }
 
-/// The prefix of the interior kernels' launchers, which the statements'
-/// own launchers (named with `prefix`) call.
-pub(super) fn interior_prefix(prefix: &str) -> String {
-    format!("{prefix}_interior")
+/// The prefix of the interior kernels' launchers: with a mixed boundary
+/// their own, which the statements' launchers (named with `prefix`) call.
+pub(super) fn interior_prefix(st: &Stencil, prefix: &str) -> String {
+    match st.boundary {
+        Boundary::Mixed(_) => format!("{prefix}_interior"),
+        _ => prefix.into(),
+    }
 }
 
-/// The frame kernels and the statements' launchers of `st`, whose boundary
-/// is mixed; the interior launchers are named with [`interior_prefix`].
+/// The frame kernels and the launchers of `st`'s statements that have a
+/// frame ([`framed`]); the interiors' launchers are named with
+/// `interior_prefix`, the spans of their kernels in `interior_an`.
 pub(super) fn frames(
     w: &mut Writer,
-    st: &Stencil,
-    an: &Analysis,
-    prefix: &str,
+    (st, an): (&Stencil, &Analysis),
+    interior_an: &Analysis,
+    (prefix, interior_prefix): (&str, &str),
     d: &Dialect,
 ) -> fmt::Result {
     edge_helpers(w, st, "static __device__ __forceinline__")?;
     let interior = interior_stencil(st);
-    for ((s, info), twin) in st
-        .statements
-        .iter()
-        .zip(&an.statements)
-        .zip(&interior.statements)
-    {
+    let framed = framed(st, an);
+    for (k, s) in st.statements.iter().enumerate() {
+        if !framed[k] {
+            continue;
+        }
+        let (info, twin) = (&an.statements[k], &interior.statements[k]);
         let f = Frame {
             st,
             s,
             info,
             d,
             sym: symbol(prefix, d, st, s),
-            interior: symbol(&interior_prefix(prefix), d, &interior, twin),
+            inner: match &info.hole {
+                Some(hole) => hole.clone(),
+                None => interior_an.statements[k].bounds.clone(),
+            },
+            interior: info
+                .hole
+                .is_none()
+                .then(|| symbol(interior_prefix, d, &interior, twin)),
         };
         writeln!(w)?;
         f.kernel(w)?;
@@ -81,19 +115,16 @@ struct Frame<'a> {
     d: &'a Dialect,
     /// The statement's launcher.
     sym: String,
-    /// The launcher of its interior kernels.
-    interior: String,
+    /// The cells of its span the frame leaves out: its interior kernels'
+    /// span, or the box its region is outside.
+    inner: Vec<[Bound; 2]>,
+    /// The launcher of its interior kernels, where it has some.
+    interior: Option<String>,
 }
 
 impl Frame<'_> {
     fn dims(&self) -> usize {
         self.st.dims()
-    }
-
-    /// The distance from each edge of the interior its interior kernels
-    /// compute: the region a fixed boundary would give the statement.
-    fn inner(&self) -> Vec<[usize; 2]> {
-        self.info.halo.iter().map(|&h| [h, h]).collect()
     }
 
     /// `__global__ void <sym>_frame(n.., out, slots.., params.., o.., e..)`:
@@ -147,11 +178,9 @@ impl Frame<'_> {
     }
 
     fn read(&self, a: &Access) -> String {
-        let Boundary::Mixed(sides) = &self.st.boundary else {
-            unreachable!("frames are emitted for mixed boundaries only")
-        };
+        let sides = self.st.boundary.sides(self.dims());
         let buf = slot_name(self.st, a.slot);
-        remapped_read(sides, &a.offset, &buf, &CRemap { st: self.st })
+        remapped_read(&sides, &a.offset, &buf, &CRemap { st: self.st })
     }
 
     /// `static int <sym>_slab(o, e, n.., out, slots.., params.., stream)`:
@@ -193,43 +222,61 @@ impl Frame<'_> {
         let args = arguments_writing(self.st, self.s, false, &["out".into()]).join(", ");
         writeln!(
             w,
-            "/* Launches the statement's interior kernels and then its frame; returns the first error code. */"
+            "{}",
+            match self.interior {
+                Some(_) =>
+                    "/* Launches the statement's interior kernels and then its frame; returns the first error code. */",
+                None =>
+                    "/* Launches the frame kernel over the statement's cells, by slabs; returns the first error code. */",
+            }
         )?;
         let head = format!("extern \"C\" int {}({})", self.sym, params.join(", "));
-        let (edges, inner) = (&self.info.edges, self.inner());
+        let (outer, inner) = (&self.info.bounds, &self.inner);
         w.definition(head, |w| {
-            writeln!(w, "const int interior = {}({args}, stream);", self.interior)?;
-            w.guarded("if (interior != 0)", "return interior;")?;
             writeln!(
                 w,
-                "/* Per axis, the region [lo, hi) and within it the interior [in_lo, in_hi) computed above. */"
+                "/* Per axis, the span [lo, hi) and within it [in_lo, in_hi), which the frame leaves out. */"
             )?;
+            let slabs: Vec<(usize, usize)> = (0..dims)
+                .flat_map(|a| [(a, 0), (a, 1)])
+                .filter(|&(a, k)| inner[a][k] != outer[a][k])
+                .collect();
+            let mut used = slab_variables(dims, &slabs);
+            if self.interior.is_some() {
+                // The interior's launch is guarded by its span.
+                for u in &mut used {
+                    *u = [true; 4];
+                }
+            }
             for a in 0..dims {
-                let [el, eh] = edges[a];
-                let [il, ih] = inner[a];
-                let hi = if eh == 0 {
-                    format!("n{a}")
-                } else {
-                    format!("n{a} - {eh}")
+                let c = |b: Bound| match b {
+                    Bound::Low(k) => k.to_string(),
+                    Bound::High(0) => format!("n{a}"),
+                    Bound::High(k) => format!("n{a} - {k}"),
                 };
-                writeln!(w, "const ptrdiff_t lo{a} = {el}, hi{a} = {hi};")?;
-                writeln!(
-                    w,
-                    "const ptrdiff_t in_lo{a} = {il} < hi{a} ? {il} : hi{a};"
-                )?;
-                writeln!(
-                    w,
-                    "const ptrdiff_t in_hi{a} = n{a} - {ih} > in_lo{a} ? n{a} - {ih} : in_lo{a};"
-                )?;
+                let ([lo, hi], [il, ih]) = (outer[a].map(c), inner[a].map(c));
+                let spans = [
+                    format!("lo{a} = {lo}"),
+                    format!("hi{a} = {hi}"),
+                    format!("in_lo{a} = {il} < lo{a} ? lo{a} : ({il} > hi{a} ? hi{a} : {il})"),
+                    format!("in_hi{a} = {ih} > hi{a} ? hi{a} : ({ih} < in_lo{a} ? in_lo{a} : {ih})"),
+                ];
+                for (span, _) in spans.iter().zip(used[a]).filter(|(_, u)| *u) {
+                    writeln!(w, "const ptrdiff_t {span};")?;
+                }
+            }
+            if let Some(interior) = &self.interior {
+                // On small grids a region's interior may have no cells: no launch.
+                let some: Vec<String> = (0..dims).map(|a| format!("in_lo{a} < in_hi{a}")).collect();
+                w.block(format_args!("if ({})", some.join(" && ")), |w| {
+                    writeln!(w, "const int err = {interior}({args}, stream);")?;
+                    w.guarded("if (err != 0)", "return err;")
+                })?;
             }
             let sides = self.st.boundary.sides(dims);
-            for a in 0..dims {
-                for (k, name) in [(0, "low"), (1, "high")] {
-                    if inner[a][k] == edges[a][k] {
-                        continue;
-                    }
-                    self.slab(w, a, k, (name, sides[a][k]), &args)?;
-                }
+            for (a, k) in slabs {
+                let name = if k == 0 { "low" } else { "high" };
+                self.slab(w, a, k, (name, sides[a][k]), &args)?;
             }
             writeln!(w, "return 0;")
         })
@@ -256,12 +303,20 @@ impl Frame<'_> {
             }
         };
         let (o, e): (Vec<String>, Vec<String>) = (0..dims).map(span).unzip();
-        writeln!(
-            w,
-            "/* The {name} side of `{}` ({}). */",
-            self.st.axes[a],
-            side.describe(&self.st.params)
-        )?;
+        match self.interior {
+            Some(_) => writeln!(
+                w,
+                "/* The {name} side of `{}` ({}). */",
+                self.st.axes[a],
+                side.describe(&self.st.params)
+            )?,
+            None => writeln!(
+                w,
+                "/* {} the box along `{}`. */",
+                if k == 0 { "Below" } else { "Above" },
+                self.st.axes[a]
+            )?,
+        }
         w.braces(|w| {
             writeln!(w, "const ptrdiff_t o[] = {{{}}};", o.join(", "))?;
             writeln!(w, "const ptrdiff_t e[] = {{{}}};", e.join(", "))?;

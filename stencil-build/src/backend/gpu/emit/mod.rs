@@ -29,25 +29,36 @@ use crate::backend::{CExpr, Writer};
 use crate::codegen::expr;
 use crate::codegen::index::{offset_index, wrapped_index};
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Boundary, Slot, Statement, Stencil, Strategy};
+use crate::ir::{Access, Bound, Boundary, Slot, Statement, Stencil, Strategy};
 use header::{RESIDENCY, header, join_x, single_step_kernel, twins};
 
 /// The kernel source of one stencil for dialect `d`.
 pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialect) -> String {
-    if !matches!(st.boundary, Boundary::Mixed(_)) {
+    let framed = frame::framed(st, an);
+    if framed.iter().all(|f| !f) {
         let grids = step::one_kernel(st, plan).then(|| step::grids(st));
-        let body = kernels(st, an, plan, (prefix, d), grids.as_ref());
+        let body = kernels(st, an, plan, (prefix, d), grids.as_ref(), &framed);
         return with_header((st, an), st, plan, d, &body);
     }
-    // A mixed boundary: the fixed boundary's kernels compute the interior,
-    // and frame kernels the rest (`frame`).
-    let interior = frame::interior_stencil(st);
-    let interior_an = crate::analysis::analyse(&interior);
-    // Each statement's interior on its own, the frame pass after it.
-    let interior_prefix = frame::interior_prefix(prefix);
-    let mut body = kernels(&interior, &interior_an, plan, (&interior_prefix, d), None);
-    body.push_str(&Writer::text(|w| frame::frames(w, st, an, prefix, d)));
-    with_header((st, an), &interior, plan, d, &body)
+    // Frames (`frame`): the statements of a mixed boundary run the fixed
+    // boundary's kernels on their interior, under launchers of their own,
+    // and a frame kernel on the rest; those of the grid outside a box run
+    // a frame kernel alone.
+    let fast = frame::interior_stencil(st);
+    let fast_an = crate::analysis::analyse(&fast);
+    let fast_prefix = frame::interior_prefix(st, prefix);
+    let mut body = kernels(
+        &fast,
+        &fast_an,
+        plan,
+        (&fast_prefix, d),
+        None,
+        &frame::alone(an),
+    );
+    body.push_str(&Writer::text(|w| {
+        frame::frames(w, (st, an), &fast_an, (prefix, &fast_prefix), d)
+    }));
+    with_header((st, an), &fast, plan, d, &body)
 }
 
 /// `body` after the file's header, which describes `st`; `kernels_of` is
@@ -68,14 +79,16 @@ fn with_header(
     })
 }
 
-/// The kernels and launchers of `st`'s statements, or where `grids` are
-/// given, of its step in one kernel ([`step::one_kernel`]).
+/// The kernels and launchers of `st`'s statements but the `skipped` ones,
+/// or where `grids` are given, of its step in one kernel
+/// ([`step::one_kernel`]).
 fn kernels(
     st: &Stencil,
     an: &Analysis,
     plan: &Plan,
     (prefix, d): (&str, &Dialect),
     grids: Option<&Grids>,
+    skipped: &[bool],
 ) -> String {
     let others = Companions::of(plan, st, d);
     Writer::text(|w| {
@@ -83,6 +96,9 @@ fn kernels(
             return one_step::kernel(w, st, an, plan, d, prefix, grids);
         }
         for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
+            if skipped[k] {
+                continue;
+            }
             let g = Gen {
                 st,
                 s,
@@ -243,18 +259,27 @@ impl Gen<'_> {
     /// `<first> + `, the first cell computed along axis `a` as the term an
     /// index starts from, or nothing where that is 0.
     fn origin(&self, a: usize) -> String {
-        match self.info.halo[a] {
-            0 => String::new(),
-            h => format!("{h} + "),
+        match self.bounds(a).0.as_str() {
+            "0" => String::new(),
+            from => format!("{from} + "),
         }
     }
 
-    /// First and one-past-last cell computed along axis `a`.
+    /// First and one-past-last cell computed along axis `a`: the
+    /// statement's span (its region's box within its frame).
     fn bounds(&self, a: usize) -> (String, String) {
-        match self.info.halo[a] {
-            0 => ("0".into(), format!("n{a}")),
-            h => (h.to_string(), format!("n{a} - {h}")),
-        }
+        let c = |b: Bound| match b {
+            Bound::Low(k) => k.to_string(),
+            Bound::High(0) => format!("n{a}"),
+            Bound::High(k) => format!("n{a} - {k}"),
+        };
+        let [from, to] = self.info.bounds[a];
+        // The first cell is subtracted from and added to.
+        let from = match from {
+            Bound::High(k) if k > 0 => format!("({})", c(from)),
+            _ => c(from),
+        };
+        (from, c(to))
     }
 
     fn reads(&self, slot: Slot) -> Vec<Vec<i64>> {
