@@ -16,12 +16,5 @@ pub fn slot_name(st: &Stencil, slot: Slot) -> String {
 
 /// The kernel entry point name of a statement.
 pub fn statement_name(st: &Stencil, s: &Statement) -> String {
-    match s.region {
-        None => format!("update_{}", st.fields[s.target].name),
-        // `__` never appears in a spec's names: no other statement's.
-        Some(r) => format!(
-            "update_{}__{}",
-            st.fields[s.target].name, st.regions[r].name
-        ),
-    }
+    st.statement_name(s)
 }

@@ -915,12 +915,32 @@ fn reference_kernel(
         let (ia, [from, to]) = (&i[a], info.bounds[a].map(|b| coordinate(b, &n[a])));
         body = quote! { for #ia in #from..#to { #body } };
     }
+    let strides: Vec<TokenStream> = strides.collect();
+    // An extent no loop bound, stride or remapped read names (a region's
+    // bounds from the low edge) is bound as `_`.
+    let used = quote! { #(#strides)* #body };
+    let extents = n.iter().map(|na| {
+        if uses_ident(&used, na) {
+            quote!(#na)
+        } else {
+            quote!(_)
+        }
+    });
     Ok(quote! {
         #sig {
-            let [#(#n),*] = shape;
+            let [#(#extents),*] = shape;
             #(#strides)*
             #body
         }
+    })
+}
+
+/// Whether `tokens` hold the identifier `name`.
+fn uses_ident(tokens: &TokenStream, name: &Ident) -> bool {
+    tokens.clone().into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => &i == name,
+        proc_macro2::TokenTree::Group(g) => uses_ident(&g.stream(), name),
+        _ => false,
     })
 }
 

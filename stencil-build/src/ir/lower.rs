@@ -98,6 +98,7 @@ fn lower_as(
         regions,
         tiling,
     };
+    regions::check_names(spec, &stencil, src)?;
     regions::check_spans(spec, &stencil, src)?;
     tiling::check_fusion(&spec.tiling, &mut stencil, src)?;
     Ok(stencil)

@@ -501,6 +501,19 @@ pub struct Stencil {
 }
 
 impl Stencil {
+    /// The name of statement `s`'s kernel: `update_<field>`, or for an
+    /// update of a region `update_<field>_in_<region>` (lowering refuses a
+    /// spec where two would share one).
+    pub fn statement_name(&self, s: &Statement) -> String {
+        match s.region {
+            None => format!("update_{}", self.fields[s.target].name),
+            Some(r) => format!(
+                "update_{}_in_{}",
+                self.fields[s.target].name, self.regions[r].name
+            ),
+        }
+    }
+
     /// Number of axes.
     pub fn dims(&self) -> usize {
         self.axes.len()

@@ -122,5 +122,8 @@ fn slab(w: &mut Writer, dims: usize, a: usize, k: usize, call: &str) -> fmt::Res
         ))?;
     }
     let (last, outer) = loops.split_last().expect("one axis at least");
-    w.nest(outer, |w| w.guarded(last, call))
+    w.nest(outer, |w| {
+        w.pragma("omp simd")?;
+        w.guarded(last, call)
+    })
 }

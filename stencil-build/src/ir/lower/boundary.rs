@@ -135,6 +135,6 @@ fn side<T>(
                     })),
             }
         }
-        other => Err(unknown(format!("{}", other.type_str()))),
+        other => Err(unknown(other.type_str().to_string())),
     }
 }

@@ -269,6 +269,35 @@ fn partition(pieces: &[&Region]) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks that no two updates' kernels share a name (`update_u_in_top`
+/// is also field `u_in_top`'s).
+pub(super) fn check_names(spec: &Spec, st: &Stencil, src: &Source) -> Result<(), Diagnostic> {
+    for (k, s) in st.statements.iter().enumerate() {
+        let name = st.statement_name(s);
+        let Some(other) = st.statements[..k]
+            .iter()
+            .find(|o| st.statement_name(o) == name)
+        else {
+            continue;
+        };
+        let at = spec.update[k]
+            .get_ref()
+            .region
+            .as_ref()
+            .map_or(spec.update[k].get_ref().target.span(), Spanned::span);
+        return Err(src
+            .error(
+                at,
+                format!(
+                    "this update's kernel would be named `{name}`, as the update of `{}` is",
+                    st.fields[other.target].name
+                ),
+            )
+            .with_hint("rename the region or the field"));
+    }
+    Ok(())
+}
+
 /// Checks that each update of a region computes some cells: its box
 /// within the frame that fixed sides keep is not empty on large grids.
 pub(super) fn check_spans(spec: &Spec, st: &Stencil, src: &Source) -> Result<(), Diagnostic> {

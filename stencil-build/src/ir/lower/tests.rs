@@ -654,6 +654,19 @@ fn regions_partition_their_fields() {
         got.contains("this update of a field written in regions names none"),
         "{got}"
     );
+    // Two kernels of one name.
+    let text = format!(
+        "{HEAD}[fields]\nu = {{ role = \"state\" }}\nu_in_top = {{ role = \"state\" }}\n[regions]\ntop = {{ y = [0, 3] }}\nrest = {{ y = [3, \"n\"] }}\n\
+         [[update]]\ntarget = \"u_in_top\"\nexpr = \"u[0,0]\"\n\
+         [[update]]\ntarget = \"u\"\nregion = \"rest\"\nexpr = \"u[1,0]\"\n\
+         [[update]]\ntarget = \"u\"\nregion = \"top\"\nexpr = \"u_in_top[0,0]\"\n"
+    );
+    let (got, _) = error(&text);
+    assert!(got.starts_with(&at(&text, "region", "\"top\"")), "{got}");
+    assert!(
+        got.contains("would be named `update_u_in_top`, as the update of `u_in_top` is"),
+        "{got}"
+    );
     // Fused steps carry an update of every cell.
     let text = format!(
         "{}[tiling.openmp]\ntime_block = 2\n",

@@ -244,9 +244,7 @@ impl Frame<'_> {
             let mut used = slab_variables(dims, &slabs);
             if self.interior.is_some() {
                 // The interior's launch is guarded by its span.
-                for u in &mut used {
-                    *u = [true; 4];
-                }
+                used.fill([true; 4]);
             }
             for a in 0..dims {
                 let c = |b: Bound| match b {

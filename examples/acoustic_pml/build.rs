@@ -1,0 +1,3 @@
+fn main() -> Result<(), stencil_build::Error> {
+    stencil_build::compile()
+}
