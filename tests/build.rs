@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         counts.0 += 1;
         counts.1 += usize::from(dims == 1);
         let pairs = if sides_named(&base) {
-            own_boundary(&pairs)
+            vec![(own_dtype(&base), MIXED)]
         } else {
             pairs.clone()
         };
@@ -222,7 +222,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          pub const PAIRS: usize = {pair_count};\n\
          /// How many specs are built in those pairs, and how many of them have one axis.\n\
          pub const PAIRED: (usize, usize) = ({}, {});\n\
-         /// How many specs name their axes' sides and are built in their own boundary only (in f32 and f64), and how many of them have one axis.\n\
+         /// How many specs name their axes' sides and are built in their own boundary and dtype only, and how many of them have one axis.\n\
          pub const OWN_BOUNDARY: (usize, usize) = ({}, {});\n\
          /// How many of the random stencils `temporal` and `persistent` can fuse the steps of.\n\
          pub const RANDOM_FUSABLE: usize = {random_fusable};\n\
@@ -340,19 +340,23 @@ fn pairs(gpu: bool) -> Vec<(&'static str, &'static str)> {
 const MIXED: &str = "mixed";
 
 /// Whether `spec`'s `[boundary]` names the kinds of an axis's sides: such
-/// a spec is built with its own boundary only ([`own_boundary`]).
+/// a spec is built with its own boundary only, in its own dtype.
 fn sides_named(spec: &toml::Table) -> bool {
     spec.get("boundary")
         .and_then(toml::Value::as_table)
         .is_some_and(|b| b.keys().any(|k| k != "kind"))
 }
 
-/// The dtypes of `pairs`, each with the spec's own boundary ([`MIXED`]).
-fn own_boundary(pairs: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
-    let mut dtypes: Vec<&str> = pairs.iter().map(|&(d, _)| d).collect();
-    dtypes.sort_unstable();
-    dtypes.dedup();
-    dtypes.into_iter().map(|d| (d, MIXED)).collect()
+/// The dtype a spec names (its first, where it lists them), in which a
+/// spec built with its own boundary ([`MIXED`]) is built.
+fn own_dtype(spec: &toml::Table) -> &'static str {
+    let dtype = &spec["stencil"]["dtype"];
+    let first = dtype.as_array().and_then(|a| a.first()).unwrap_or(dtype);
+    if first.as_str() == Some("f32") {
+        "f32"
+    } else {
+        "f64"
+    }
 }
 
 /// f32 and f64, each with a fixed and a periodic boundary.
