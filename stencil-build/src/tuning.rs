@@ -70,18 +70,23 @@ pub struct Entry {
 
 /// A hash of what stencil `st` computes: its element type, axes, grids and
 /// their roles, parameters, statements (as lowered: constants folded, sums
-/// unrolled) and boundary; not its name, documentation, expression text or
+/// unrolled), boundary and regions; not its name, documentation, expression text or
 /// tiling. Sixteen hex digits (64-bit FNV-1a), the same on every machine.
 pub(crate) fn spec_hash(st: &Stencil) -> String {
     let statements: Vec<_> = st.statements.iter().map(|s| (s.target, &s.expr)).collect();
     let fields: Vec<_> = st.fields.iter().map(|f| (&f.name, f.role)).collect();
-    let text = format!(
+    let mut text = format!(
         "{:?}|{}|{fields:?}|{:?}|{statements:?}|{:?}",
         st.dtype,
         st.dims(),
         st.params,
         st.boundary
     );
+    // Regions, where there are some (a spec without keeps its hash).
+    if !st.regions.is_empty() {
+        let pieces: Vec<_> = st.statements.iter().map(|s| s.region).collect();
+        text.push_str(&format!("|{:?}|{pieces:?}", st.regions));
+    }
     let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     });

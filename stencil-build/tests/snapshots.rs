@@ -150,34 +150,33 @@ fn naive_columns() {
     });
 }
 
-/// A spec of the tests' whose boundary mixes every kind of side: a leapfrog
-/// through a temporary, its OpenMP C (interior and frame pass) and its CUDA
-/// (the fixed boundary's kernels, the frame kernels and the launchers that
-/// run both).
-#[test]
-fn mixed_boundary_c_and_cuda() {
-    let path = "tests/stencils/edges3d.stencil.toml";
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+/// The OpenMP C and CUDA of the tests' spec `name`, snapshots `<name>.c`
+/// and `<name>.cu`.
+fn test_spec(name: &str) {
+    let path = format!("tests/stencils/{name}.stencil.toml");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(&path);
     let text = std::fs::read_to_string(file).expect("the spec");
     settings().bind(|| {
-        let sources = generate(path, &text).expect("the spec builds");
-        insta::assert_snapshot!("edges3d.c", sources.openmp);
-        insta::assert_snapshot!("edges3d.cu", sources.cuda);
+        let sources = generate(&path, &text).expect("the spec builds");
+        insta::assert_snapshot!(format!("{name}.c"), sources.openmp);
+        insta::assert_snapshot!(format!("{name}.cu"), sources.cuda);
     });
 }
 
-/// A spec of the tests' with regions: a box and the grid outside it, each
-/// with its update; its OpenMP C (the box's blocked loops, the rest by
-/// slabs) and its CUDA (the box through the plan's kernel, the rest
-/// through a frame kernel alone).
+/// A spec whose boundary mixes every kind of side: a leapfrog through a
+/// temporary, its OpenMP C (interior and frame pass) and its CUDA (the
+/// fixed boundary's kernels, the frame kernels and the launchers that run
+/// both).
+#[test]
+fn mixed_boundary_c_and_cuda() {
+    test_spec("edges3d");
+}
+
+/// A spec with regions: a box and the grid outside it, each with its
+/// update; its OpenMP C (the box's blocked loops, the rest by slabs) and
+/// its CUDA (the box through the plan's kernel, the rest through a frame
+/// kernel alone).
 #[test]
 fn regions_c_and_cuda() {
-    let path = "tests/stencils/sponge2d.stencil.toml";
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
-    let text = std::fs::read_to_string(file).expect("the spec");
-    settings().bind(|| {
-        let sources = generate(path, &text).expect("the spec builds");
-        insta::assert_snapshot!("sponge2d.c", sources.openmp);
-        insta::assert_snapshot!("sponge2d.cu", sources.cuda);
-    });
+    test_spec("sponge2d");
 }

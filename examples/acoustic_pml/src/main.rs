@@ -20,31 +20,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut u_prev = u.clone();
     let vel = vec![0.4f32; u.len()];
     let sigma = damping(&shape);
-    let elapsed = simulate(
-        &args,
-        &describe!(acoustic_pml),
-        &shape,
-        |reference, k| match reference {
-            true => acoustic_pml::reference::run(
-                &mut u,
-                &mut u_prev,
-                &vel,
-                &sigma,
-                shape,
-                acoustic_pml::Params {},
-                k,
-            ),
-            false => acoustic_pml::run(
-                &mut u,
-                &mut u_prev,
-                &vel,
-                &sigma,
-                shape,
-                acoustic_pml::Params {},
-                k,
-            ),
-        },
-    )?;
+    let elapsed = simulate(&args, &describe!(acoustic_pml), &shape, |reference, k| {
+        let run = match reference {
+            true => acoustic_pml::reference::run,
+            false => acoustic_pml::run,
+        };
+        run(
+            &mut u,
+            &mut u_prev,
+            &vel,
+            &sigma,
+            shape,
+            acoustic_pml::Params {},
+            k,
+        )
+    })?;
     report(
         u.iter().copied(),
         &describe!(acoustic_pml),

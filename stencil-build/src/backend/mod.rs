@@ -173,6 +173,15 @@ pub fn reads_slowest_extent(st: &Stencil, s: &Statement) -> bool {
     any
 }
 
+/// The slabs of a frame (`(axis, side)`, side 0 low, 1 high): the sides
+/// where the span `inner` the frame leaves out does not reach `outer`'s.
+pub fn frame_slabs<T: PartialEq>(outer: &[[T; 2]], inner: &[[T; 2]]) -> Vec<(usize, usize)> {
+    (0..outer.len())
+        .flat_map(|a| [(a, 0), (a, 1)])
+        .filter(|&(a, k)| inner[a][k] != outer[a][k])
+        .collect()
+}
+
 /// Which of the span variables `lo<b>`, `hi<b>`, `in_lo<b>`, `in_hi<b>`
 /// (per axis, in that order) the frame's `slabs` read (each `(axis, side)`,
 /// side 0 low, 1 high): a slab of axis `a` spans `[in_lo, in_hi)` along

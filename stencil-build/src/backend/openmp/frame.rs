@@ -9,7 +9,7 @@
 use std::fmt::{self, Write as _};
 
 use super::{arguments, parameters, strides};
-use crate::backend::{CExpr, CRemap, Writer, reads_slowest_extent, slab_variables};
+use crate::backend::{CExpr, CRemap, Writer, frame_slabs, reads_slowest_extent, slab_variables};
 use crate::codegen::expr;
 use crate::codegen::index::remapped_read;
 use crate::codegen::names::slot_name;
@@ -76,10 +76,7 @@ pub(super) fn pass(
         w,
         "/* The frame, by slabs: per axis, the span [lo, hi) and within it [in_lo, in_hi), the cells left out. */"
     )?;
-    let slabs: Vec<(usize, usize)> = (0..dims)
-        .flat_map(|a| [(a, 0), (a, 1)])
-        .filter(|&(a, k)| inner[a][k] != outer[a][k])
-        .collect();
+    let slabs = frame_slabs(outer, inner);
     let used = slab_variables(dims, &slabs);
     for a in 0..dims {
         let ([lo, hi], [il, ih]) = (&outer[a], &inner[a]);

@@ -193,10 +193,7 @@ pub(super) fn check_pieces(
             .unwrap_or(statements.len());
         let pieces: Vec<Option<usize>> = statements[k..end].iter().map(|s| s.region).collect();
         if pieces.iter().any(Option::is_some) {
-            let at = |j: usize| {
-                let u = spec.update[j].get_ref();
-                u.region.as_ref().map_or(u.target.span(), Spanned::span)
-            };
+            let at = |j: usize| update_span(spec, j);
             let named: Option<Vec<&Region>> = pieces
                 .iter()
                 .map(|r| r.map(|r| &regions[r].region))
@@ -280,11 +277,7 @@ pub(super) fn check_names(spec: &Spec, st: &Stencil, src: &Source) -> Result<(),
         else {
             continue;
         };
-        let at = spec.update[k]
-            .get_ref()
-            .region
-            .as_ref()
-            .map_or(spec.update[k].get_ref().target.span(), Spanned::span);
+        let at = update_span(spec, k);
         return Err(src
             .error(
                 at,
@@ -311,11 +304,7 @@ pub(super) fn check_spans(spec: &Spec, st: &Stencil, src: &Source) -> Result<(),
         else {
             continue;
         };
-        let at = spec.update[k]
-            .get_ref()
-            .region
-            .as_ref()
-            .map_or(0..0, Spanned::span);
+        let at = update_span(spec, k);
         let [lo, hi] = info.edges[a];
         return Err(src
             .error(
@@ -328,4 +317,10 @@ pub(super) fn check_spans(spec: &Spec, st: &Stencil, src: &Source) -> Result<(),
             .with_hint("move the region inward, or make that side `reflect`, `periodic` or a `value`"));
     }
     Ok(())
+}
+
+/// Where update `k` names its region, else its target.
+fn update_span(spec: &Spec, k: usize) -> std::ops::Range<usize> {
+    let u = spec.update[k].get_ref();
+    u.region.as_ref().map_or(u.target.span(), Spanned::span)
 }

@@ -13,8 +13,8 @@ use std::fmt::{self, Write as _};
 use super::super::{Dialect, symbol};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::backend::{
-    CExpr, CRemap, Writer, arguments_writing, c_parameters, edge_helpers, reads_slowest_extent,
-    slab_variables,
+    CExpr, CRemap, Writer, arguments_writing, c_parameters, edge_helpers, frame_slabs,
+    reads_slowest_extent, slab_variables,
 };
 use crate::codegen::expr;
 use crate::codegen::index::{linear_index, remapped_read};
@@ -237,10 +237,7 @@ impl Frame<'_> {
                 w,
                 "/* Per axis, the span [lo, hi) and within it [in_lo, in_hi), which the frame leaves out. */"
             )?;
-            let slabs: Vec<(usize, usize)> = (0..dims)
-                .flat_map(|a| [(a, 0), (a, 1)])
-                .filter(|&(a, k)| inner[a][k] != outer[a][k])
-                .collect();
+            let slabs = frame_slabs(outer, inner);
             let mut used = slab_variables(dims, &slabs);
             if self.interior.is_some() {
                 // The interior's launch is guarded by its span.
