@@ -201,10 +201,10 @@ fn min_shape(radius: &[usize], statements: &[StatementInfo]) -> Vec<usize> {
                 boxes.extend(info.hole.iter().map(|h| h[a]));
                 for [from, to] in boxes {
                     if let Bound::High(k) = from {
-                        n = n.max(k + lo);
+                        n = n.max(k.saturating_add(lo));
                     }
                     if let Bound::Low(c) = to {
-                        n = n.max(c + hi);
+                        n = n.max(c.saturating_add(hi));
                     }
                     n = n.max(region_extent([from, to]).unwrap_or(0));
                 }
@@ -219,7 +219,7 @@ fn min_shape(radius: &[usize], statements: &[StatementInfo]) -> Vec<usize> {
 pub fn region_extent([from, to]: [Bound; 2]) -> Option<usize> {
     match (from, to) {
         (Bound::Low(a), Bound::Low(b)) => (a < b).then_some(b),
-        (Bound::Low(a), Bound::High(k)) => Some(a + k + 1),
+        (Bound::Low(a), Bound::High(k)) => Some(a.saturating_add(k).saturating_add(1)),
         (Bound::High(k1), Bound::High(k2)) => (k1 > k2).then_some(k1),
         (Bound::High(_), Bound::Low(_)) => None,
     }

@@ -136,23 +136,36 @@ fn boxed(
     Ok(b)
 }
 
+/// The largest count of cells a bound may give: every grid a backend
+/// indexes fits it many times over.
+const MAX_BOUND: usize = 1 << 30;
+
 fn bound(v: &toml::Value, value: &Spanned<toml::Value>, src: &Source) -> Result<Bound, Diagnostic> {
-    let bad = || src.error(value.span(), "not a bound").with_hint(BOUNDS);
+    let b =
+        parse_bound(v).ok_or_else(|| src.error(value.span(), "not a bound").with_hint(BOUNDS))?;
+    let (Bound::Low(k) | Bound::High(k)) = b;
+    if k > MAX_BOUND {
+        return Err(src
+            .error(
+                value.span(),
+                format!("a bound of {k} cells is more than {MAX_BOUND}"),
+            )
+            .with_hint(BOUNDS));
+    }
+    Ok(b)
+}
+
+fn parse_bound(v: &toml::Value) -> Option<Bound> {
     match v {
-        toml::Value::Integer(k) => usize::try_from(*k).map(Bound::Low).map_err(|_| bad()),
+        toml::Value::Integer(k) => usize::try_from(*k).ok().map(Bound::Low),
         toml::Value::String(s) => {
             let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-            match s.strip_prefix('n') {
-                Some("") => Ok(Bound::High(0)),
-                Some(rest) => rest
-                    .strip_prefix('-')
-                    .and_then(|k| k.parse().ok())
-                    .map(Bound::High)
-                    .ok_or_else(bad),
-                None => Err(bad()),
+            match s.strip_prefix('n')? {
+                "" => Some(Bound::High(0)),
+                rest => rest.strip_prefix('-')?.parse().ok().map(Bound::High),
             }
         }
-        _ => Err(bad()),
+        _ => None,
     }
 }
 
