@@ -281,7 +281,7 @@ fn the_corpus_runs_every_stencil_against_its_bound() {
         "--size2",
         "67",
         "--size3",
-        "21",
+        "33",
         "--steps",
         "2",
         "--reps",

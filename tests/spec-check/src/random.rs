@@ -4,7 +4,9 @@
 //! two params, linear terms with random coefficients, a product term, f32 or
 //! f64, a `fixed` or `periodic` boundary or a kind per axis side (`mixed`:
 //! `fixed`, `reflect`, `value` of the first param, `periodic` pairs), a
-//! random OpenMP cache block; the
+//! random OpenMP cache block, the first state's update split in two
+//! regions (the cells of the slowest axis past a bound beyond the step's
+//! reach, and the grid outside them, whose update is scaled); the
 //! first state's update may read only other fields, terms may carry
 //! literals at the edges of the dtype's range, and the names may be drawn
 //! from [`hostile_names`] (the generated code's own identifiers and C, C++,
@@ -252,6 +254,10 @@ pub struct RandomStencil {
     /// With a `mixed` boundary, each axis's `[low, high]` kinds: `fixed`,
     /// `reflect`, `value` (of the first param) or `periodic`.
     pub sides: Vec<[&'static str; 2]>,
+    /// The first state's update in two regions: `zone_a`, the cells
+    /// `i >= lo` of the slowest axis (`lo` past any fixed frame the step
+    /// can have), and `zone_b` outside it, whose update is scaled by 0.8.
+    pub regions: Option<usize>,
     /// `u` keeps two time levels.
     pub leapfrog: bool,
     /// A second state field `w`.
@@ -290,6 +296,7 @@ struct Layout {
     dtype: &'static str,
     boundary: &'static str,
     sides: Vec<[&'static str; 2]>,
+    regions: Option<usize>,
     leapfrog: bool,
     second_state: bool,
     input: bool,
@@ -355,11 +362,12 @@ fn layout(compilable: bool) -> impl Strategy<Value = Layout> {
             own,
             proptest::bool::weighted(0.2),
             proptest::collection::vec((0u8..4, 0u8..4), 3),
+            proptest::option::weighted(0.25, 0usize..=3),
         ),
     )
         .prop_map(
             |((dims, dtype, boundary, leapfrog, second_state, input, temp), rest)| {
-                let (params, reach, own, extreme, codes) = rest;
+                let (params, reach, own, extreme, codes, regions) = rest;
                 // A first state that does not read itself changes each step
                 // through the second state, which does; one of input grids
                 // only has no other field to read.
@@ -369,6 +377,8 @@ fn layout(compilable: bool) -> impl Strategy<Value = Layout> {
                     own => own,
                 };
                 let inputs_only = own == Own::InputsOnly;
+                // Past the widest frame: a temp read at the reach, itself reaching as far.
+                let regions = regions.map(|extra| 2 * reach as usize + 1 + extra);
                 let sides = if boundary == "mixed" {
                     mixed_sides(&codes[..dims], params)
                 } else {
@@ -379,6 +389,7 @@ fn layout(compilable: bool) -> impl Strategy<Value = Layout> {
                     dtype,
                     boundary,
                     sides,
+                    regions,
                     leapfrog,
                     second_state: second_state && !inputs_only,
                     input: input || inputs_only,
@@ -567,6 +578,7 @@ impl RandomStencil {
                         axes: ["z", "y", "x"][3 - l.dims..].to_vec(),
                         boundary: l.boundary,
                         sides: l.sides.clone(),
+                        regions: l.regions,
                         leapfrog: l.leapfrog,
                         second_state: l.second_state,
                         input: l.input,
@@ -625,14 +637,34 @@ impl RandomStencil {
                 let _ = writeln!(s, "{p} = \"{}\"", self.dtype);
             }
         }
-        for u in &self.updates {
-            let terms: Vec<String> = u.terms.iter().map(|t| render(t, n)).collect();
+        if let Some(lo) = self.regions {
             let _ = writeln!(
                 s,
-                "\n[[update]]\ntarget = \"{}\"\nexpr = \"{}\"",
-                n.of(u.target),
-                terms.join(" + ")
+                "\n[regions]\nzone_a = {{ {} = [{lo}, \"n\"] }}\nzone_b = {{ outside = \"zone_a\" }}",
+                self.axes[0]
             );
+        }
+        for u in &self.updates {
+            let terms: Vec<String> = u.terms.iter().map(|t| render(t, n)).collect();
+            let expr = terms.join(" + ");
+            let pieces = match self.regions {
+                Some(_) if u.target == "u" => vec![
+                    ("zone_a", expr.clone()),
+                    ("zone_b", format!("0.8*({expr})")),
+                ],
+                _ => vec![("", expr)],
+            };
+            for (region, expr) in pieces {
+                let region = match region {
+                    "" => String::new(),
+                    r => format!("\nregion = \"{r}\""),
+                };
+                let _ = writeln!(
+                    s,
+                    "\n[[update]]\ntarget = \"{}\"{region}\nexpr = \"{expr}\"",
+                    n.of(u.target)
+                );
+            }
         }
         let block: Vec<String> = self.block.iter().map(usize::to_string).collect();
         let _ = writeln!(

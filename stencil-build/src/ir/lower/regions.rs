@@ -309,9 +309,21 @@ pub(super) fn check_names(spec: &Spec, st: &Stencil, src: &Source) -> Result<(),
 pub(super) fn check_spans(spec: &Spec, st: &Stencil, src: &Source) -> Result<(), Diagnostic> {
     let an = crate::analysis::analyse(st);
     for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
-        let (Some(r), None) = (s.region, &info.hole) else {
+        let Some(r) = s.region else { continue };
+        if info.hole.as_ref() == Some(&info.bounds) {
+            return Err(src
+                .error(
+                    update_span(spec, k),
+                    format!(
+                        "region `{}` has no cell this update computes: the box it is outside holds all of `{}`'s cells",
+                        st.regions[r].name, st.fields[s.target].name
+                    ),
+                )
+                .with_hint("bound the box further in, or update the field without regions"));
+        }
+        if info.hole.is_some() {
             continue;
-        };
+        }
         let Some(a) =
             (0..st.dims()).find(|&a| crate::analysis::region_extent(info.bounds[a]).is_none())
         else {

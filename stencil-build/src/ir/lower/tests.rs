@@ -636,6 +636,15 @@ fn regions_partition_their_fields() {
             "region `ra` has no cell this update computes: along `y` it lies in the frame",
         ),
     ];
+    let refused = refused.into_iter().chain([(
+        spec(
+            "ra = { y = [1, \"n\"] }\nrb = { outside = \"ra\" }",
+            &[("ra", "u[1,0]"), ("rb", "u[0,0]")],
+        ),
+        "region",
+        "\"rb\"",
+        "region `rb` has no cell this update computes: the box it is outside holds all of `u`'s cells",
+    )]);
     for (text, key, needle, message) in refused {
         let (got, _) = error(&text);
         assert!(
