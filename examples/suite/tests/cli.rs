@@ -320,7 +320,7 @@ fn the_corpus_runs_every_stencil_against_its_bound() {
             "{stencil}: {stdout}"
         );
     }
-    assert!(stdout.contains("| 4099 |") && stdout.contains("| 21 x 21 x 21 |"));
+    assert!(stdout.contains("| 4099 |") && stdout.contains("| 33 x 33 x 33 |"));
     assert!(
         rows.iter()
             .all(|r| r.contains("(memory)") || r.contains("(arithmetic)"))
