@@ -189,14 +189,16 @@ fn within(b: &[[Bound; 2]], edges: &[[usize; 2]]) -> Vec<[Bound; 2]> {
 }
 
 /// The smallest legal extent per axis: `2 R + 1`, and where statements
-/// compute boxes, what keeps each box within the statement's edges and
-/// non-empty ([`within`]).
+/// compute boxes, what keeps each box within the statement's halo (the
+/// frame of its interior's kernels) and non-empty ([`within`]).
 fn min_shape(radius: &[usize], statements: &[StatementInfo]) -> Vec<usize> {
     (0..radius.len())
         .map(|a| {
             let mut n = 2 * radius[a] + 1;
             for info in statements {
-                let [lo, hi] = info.edges[a];
+                // `halo`, not `edges`: with a mixed boundary the interior's
+                // kernels (a fixed boundary's) compute the box within it.
+                let (lo, hi) = (info.halo[a], info.halo[a]);
                 let mut boxes = vec![info.bounds[a]];
                 boxes.extend(info.hole.iter().map(|h| h[a]));
                 for [from, to] in boxes {
