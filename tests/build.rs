@@ -33,15 +33,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     specs.sort();
     // A developer's narrowing: only the specs and random stencils (`random_<n>`) whose name
-    // holds this text, for the generated tests alone (the others name variants it leaves out).
+    // holds one of these comma-separated texts, for the generated tests alone (the others
+    // name variants it leaves out).
     println!("cargo:rerun-if-env-changed=STENCIL_TESTS_ONLY");
-    let only = std::env::var("STENCIL_TESTS_ONLY").ok();
-    if let Some(only) = &only {
-        specs.retain(|p| {
-            p.file_name()
-                .is_some_and(|f| f.to_string_lossy().contains(only.as_str()))
-        });
-    }
+    let only: Option<Vec<String>> = std::env::var("STENCIL_TESTS_ONLY")
+        .ok()
+        .map(|o| o.split(',').map(str::to_string).collect());
+    let picked = |name: &str| {
+        only.as_ref()
+            .is_none_or(|o| o.iter().any(|t| name.contains(t.as_str())))
+    };
+    specs.retain(|p| p.file_name().is_some_and(|f| picked(&f.to_string_lossy())));
     // Each base spec, with the (dtype, boundary) pairs it is built in.
     let mut bases: Vec<(toml::Table, Vec<(&str, &str)>)> = Vec::new();
     let pairs = pairs(cuda || hip);
@@ -70,10 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let random_1d = random.iter().filter(|s| s.axes.len() == 1).count();
     let (mut random_fusable, mut random_leapfrog, mut random_tensor) = (0, 0, 0);
     for (n, stencil) in random.into_iter().enumerate() {
-        if only
-            .as_ref()
-            .is_some_and(|o| !format!("random_{n}").contains(o.as_str()))
-        {
+        if !picked(&format!("random_{n}")) {
             continue;
         }
         let base: toml::Table = toml::from_str(&stencil.to_toml(&format!("random_{n}")))?;
