@@ -231,7 +231,7 @@ fn statement(
                 interior(w, st, s, &inner)?;
             }
             if frame {
-                frame::pass(w, st, s, (&outer, &inner), &sym)?;
+                frame::pass(w, (st, s), (&outer, &inner), &sym, info.hole.is_none())?;
             }
             Ok(())
         },

@@ -61,17 +61,21 @@ pub(super) fn cell(w: &mut Writer, st: &Stencil, s: &Statement, sym: &str) -> fm
 }
 
 /// The cells of `outer` outside `inner` (each `[from, to]` per axis, as
-/// C), by slabs, each cell through [`cell`]'s function.
+/// C), by slabs, each cell through [`cell`]'s function; `after_interior`
+/// where the interior's loops come before them.
 pub(super) fn pass(
     w: &mut Writer,
-    st: &Stencil,
-    s: &Statement,
+    (st, s): (&Stencil, &Statement),
     (outer, inner): (&[[String; 2]], &[[String; 2]]),
     sym: &str,
+    after_interior: bool,
 ) -> fmt::Result {
     let dims = st.dims();
     let call = format!("{sym}_at({});", arguments(st, s, true).join(", "));
-    writeln!(w)?;
+    // Apart from the interior's loops, where there are some.
+    if after_interior {
+        writeln!(w)?;
+    }
     writeln!(
         w,
         "/* The frame, by slabs: per axis, the span [lo, hi) and within it [in_lo, in_hi), the cells left out. */"
