@@ -1,7 +1,7 @@
 //! Tests of the generated Rust: index spelling, and whole generated files.
 
 mod index {
-    use super::super::*;
+    use crate::codegen::index::{linear_index, offset_index};
 
     #[test]
     fn offsets_read_naturally() {

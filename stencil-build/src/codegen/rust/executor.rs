@@ -1,0 +1,205 @@
+//! `run_with`, the backend-independent executor of a stencil's Rust API:
+//! its argument checks, time levels and scratch grids, and the step loop
+//! that calls each statement's kernel (or the fused steps' kernel).
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::{Signature, docs, grid_lengths, ident, usize_lit};
+use crate::backend::openmp::fuses;
+use crate::codegen::names::statement_name;
+use crate::ir::{Boundary, Role, Statement, Stencil, Version};
+
+/// `run_with`: checks the arguments, sets up levels and temps, and runs the steps.
+pub fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
+    let args = &sig.params;
+    let lengths = grid_lengths(st);
+    let work = &sig.work;
+    // The workspace's grids: a level of each state field, each temporary.
+    let scratch: Vec<&crate::ir::Field> =
+        st.fields.iter().filter(|f| f.role != Role::Input).collect();
+    // A leapfrog whose steps fuse takes a spare level: a launch writes two.
+    let spare = |f: &crate::ir::Field| fuses(st) && f.has_prev();
+    let mut scratch_names: Vec<Ident> = scratch
+        .iter()
+        .map(|f| format_ident!("{}__next", f.name))
+        .collect();
+    scratch_names.extend(
+        scratch
+            .iter()
+            .filter(|f| spare(f))
+            .map(|f| format_ident!("{}__spare", f.name)),
+    );
+    let count = usize_lit(scratch_names.len());
+    let setup = st.fields.iter().map(|f| {
+        let id = ident(&f.name);
+        let scratch = format_ident!("{}__next", f.name);
+        let prev = format_ident!("{}_prev", f.name);
+        match f.role {
+            Role::Input => quote!(),
+            // Written on its region before any read, zeroed elsewhere as a new grid would be.
+            Role::Temp => quote! {
+                rt::fill(#scratch, 0.0);
+                let #id = #scratch;
+            },
+            Role::State { .. } if spare(f) => {
+                let spare = format_ident!("{}__spare", f.name);
+                quote! {
+                    let mut #id = rt::Levels::with_spare(Vec::from([#prev, #id, #scratch, #spare]));
+                }
+            }
+            // Each step copies the frame into the level it computes.
+            Role::State { .. } if f.has_prev() => quote! {
+                let mut #id = rt::Levels::new(Vec::from([#prev, #id, #scratch]));
+            },
+            // No step writes a fixed frame: both buffers take it once (a
+            // periodic step writes every cell).
+            Role::State { .. } => {
+                let frame = (st.boundary != Boundary::Periodic)
+                    .then(|| quote! { rt::copy_frame(#id, #scratch, &shape, &RADIUS); });
+                quote! {
+                    #frame
+                    let mut #id = rt::Levels::new(Vec::from([#id, #scratch]));
+                }
+            }
+        }
+    });
+    let states: Vec<Ident> = st
+        .fields
+        .iter()
+        .filter(|f| matches!(f.role, Role::State { .. }))
+        .map(|f| ident(&f.name))
+        .collect();
+    let steps = match &st.statements[..] {
+        [s] if fuses(st) => fused_steps(st, s),
+        _ => {
+            let body = st.statements.iter().enumerate().map(|(k, s)| {
+                let first = k == 0 || st.statements[k - 1].target != s.target;
+                statement_call(st, s, first)
+            });
+            quote! {
+                for _ in 0..steps {
+                    #(#body)*
+                    #(#states.advance();)*
+                }
+            }
+        }
+    };
+    let doc = docs(&format!(
+        "Checks the arguments, then runs `steps` steps with `kernels`, its scratch grids from `work`.{}",
+        sig.doc
+    ));
+    quote! {
+        #doc
+        #[allow(non_snake_case)]
+        fn run_with(kernels: &impl Kernels, #work: &mut Workspace, #args) -> Result<(), StencilError> {
+            let cells = self::check_arguments(&shape, &[#lengths])?;
+            if steps == 0 {
+                return Ok(());
+            }
+            let [#(#scratch_names),*] = #work.grids::<#count>(cells);
+            #(#setup)*
+            #steps
+            #(#states.finish();)*
+            Ok(())
+        }
+    }
+}
+
+/// The steps of a stencil whose backend may fuse them: each round asks
+/// the kernels to fuse what is left, and runs one step where they do not.
+fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
+    if st.fields[s.target].has_prev() {
+        return fused_leapfrog_steps(st, s);
+    }
+    let method = ident(&statement_name(st, s));
+    let tid = ident(&st.fields[s.target].name);
+    let slots: Vec<TokenStream> = slot_args(st, s).collect();
+    // The field has one level: both buffers start as copies of it, so the
+    // frame, which no step writes, is already in each.
+    quote! {
+        let mut done = 0;
+        while done < steps {
+            let io = #tid.io();
+            let ran = match kernels.fuse(shape, io.next, #(#slots,)* &params, steps - done) {
+                0 => {
+                    kernels.#method(shape, io.next, #(#slots,)* &params);
+                    1
+                }
+                ran => ran,
+            };
+            #tid.advance();
+            done += ran;
+        }
+    }
+}
+
+/// [`fused_steps`] of a leapfrog: each launch leaves its last two steps in
+/// the two free buffers of four ([`rt::Levels::with_spare`]), which then
+/// become the previous and current levels; every level from the first
+/// step on has the current level's frame, copied into both first.
+fn fused_leapfrog_steps(st: &Stencil, s: &Statement) -> TokenStream {
+    let tid = ident(&st.fields[s.target].name);
+    let slots: Vec<TokenStream> = slot_args(st, s).collect();
+    let single = statement_call(st, s, true);
+    quote! {
+        let mut done = 0;
+        while done < steps {
+            let ran = {
+                let io = #tid.fused();
+                rt::copy_frame(io.cur, io.aux, &shape, &RADIUS);
+                rt::copy_frame(io.cur, io.out, &shape, &RADIUS);
+                kernels.fuse(shape, io.out, io.aux, #(#slots,)* &params, steps - done)
+            };
+            if ran == 0 {
+                #single
+                #tid.advance();
+                done += 1;
+            } else {
+                #tid.advance_fused();
+                done += ran;
+            }
+        }
+    }
+}
+
+/// The arguments a call of `s`'s kernel passes for its slots.
+fn slot_args(st: &Stencil, s: &Statement) -> impl Iterator<Item = TokenStream> {
+    s.slots().into_iter().map(move |slot| {
+        let f = &st.fields[slot.field];
+        let id = ident(&f.name);
+        let own = slot.field == s.target;
+        match (f.role, slot.version) {
+            (Role::Input, _) => quote!(#id),
+            (Role::Temp, _) => quote!(&*#id),
+            (_, Version::Start) if own => quote!(io.cur),
+            (_, Version::Prev) if own => quote!(io.prev),
+            (_, Version::Start) => quote!(#id.cur()),
+            (_, Version::Prev) => quote!(#id.prev()),
+            (_, Version::Updated) => quote!(#id.next()),
+        }
+    })
+}
+
+/// The call of statement `s`'s kernel; `first` where no statement of its
+/// field's regions came before it this step.
+fn statement_call(st: &Stencil, s: &Statement, first: bool) -> TokenStream {
+    let method = ident(&statement_name(st, s));
+    let target = &st.fields[s.target];
+    let tid = ident(&target.name);
+    let slot_args = slot_args(st, s);
+    if target.role == Role::Temp {
+        return quote! { kernels.#method(shape, #tid, #(#slot_args,)* &params); };
+    }
+    // The frame goes into the level about to be written before the first
+    // of the field's statements writes it, not over what an earlier region's wrote.
+    let frame = (st.boundary != Boundary::Periodic && target.has_prev() && first)
+        .then(|| quote! { rt::copy_frame(io.cur, io.next, &shape, &RADIUS); });
+    quote! {
+        {
+            let io = #tid.io();
+            #frame
+            kernels.#method(shape, io.next, #(#slot_args,)* &params);
+        }
+    }
+}
