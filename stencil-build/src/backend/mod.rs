@@ -12,7 +12,7 @@ use crate::analysis::Analysis;
 use crate::codegen::expr::{Dialect, float_literal};
 use crate::codegen::index::Remap;
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Dtype, Func, Side, Slot, Statement, Stencil};
+use crate::ir::{Access, Bound, Dtype, Func, Side, Slot, Statement, Stencil};
 
 /// `n0, .., T *Q out, const T *Q <slot>, .., [const] T p_<param>, ..`: the
 /// parameters of a statement's C-family function, `Q` the pointer qualifier
@@ -171,6 +171,15 @@ pub fn reads_slowest_extent(st: &Stencil, s: &Statement) -> bool {
             };
     });
     any
+}
+
+/// A bound along axis `a` as C: `k`, `n<a>` or `n<a> - k`.
+pub fn c_bound(b: Bound, a: usize) -> String {
+    match b {
+        Bound::Low(k) => k.to_string(),
+        Bound::High(0) => format!("n{a}"),
+        Bound::High(k) => format!("n{a} - {k}"),
+    }
 }
 
 /// The slabs of a frame (`(axis, side)`, side 0 low, 1 high): the sides

@@ -12,7 +12,9 @@ mod fused;
 
 use std::fmt::{self, Write as _};
 
-use super::{CExpr, Writer, arguments_writing, edge_helpers, file_header, grid_parameters};
+use super::{
+    CExpr, Writer, arguments_writing, c_bound, edge_helpers, file_header, grid_parameters,
+};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
 use crate::codegen::index::offset_index;
@@ -221,7 +223,7 @@ fn statement(
         format_args!("void {sym}({})", parameters(st, s, false)),
         |w| {
             if info.hole.is_none() {
-                if !frame && inner[0].iter().all(|b| !b.contains("n0")) {
+                if !frame && matches!(info.bounds[0], [Bound::Low(_), Bound::Low(_)]) {
                     writeln!(
                         w,
                         "(void)n0; /* the span of the slowest axis is from its low edge */"
@@ -236,15 +238,6 @@ fn statement(
             Ok(())
         },
     )
-}
-
-/// A bound along axis `a` as C: `k`, `n<a>` or `n<a> - k`.
-fn c_bound(b: Bound, a: usize) -> String {
-    match b {
-        Bound::Low(k) => k.to_string(),
-        Bound::High(0) => format!("n{a}"),
-        Bound::High(k) => format!("n{a} - {k}"),
-    }
 }
 
 /// `from <= i0 < to, ..`, or where every span is `k <= i < n - k'`, the

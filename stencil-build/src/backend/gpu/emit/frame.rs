@@ -13,7 +13,7 @@ use std::fmt::{self, Write as _};
 use super::super::{Dialect, symbol};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::backend::{
-    CExpr, CRemap, Writer, arguments_writing, c_parameters, edge_helpers, frame_slabs,
+    CExpr, CRemap, Writer, arguments_writing, c_bound, c_parameters, edge_helpers, frame_slabs,
     reads_slowest_extent, slab_variables,
 };
 use crate::codegen::expr;
@@ -244,11 +244,7 @@ impl Frame<'_> {
                 used.fill([true; 4]);
             }
             for a in 0..dims {
-                let c = |b: Bound| match b {
-                    Bound::Low(k) => k.to_string(),
-                    Bound::High(0) => format!("n{a}"),
-                    Bound::High(k) => format!("n{a} - {k}"),
-                };
+                let c = |b: Bound| c_bound(b, a);
                 let ([lo, hi], [il, ih]) = (outer[a].map(c), inner[a].map(c));
                 let spans = [
                     format!("lo{a} = {lo}"),

@@ -25,7 +25,7 @@ use super::plan::{self, Companions, Plan};
 use super::step::{self, Grids};
 use super::{Dialect, symbol};
 use crate::analysis::{Analysis, StatementInfo};
-use crate::backend::{CExpr, Writer};
+use crate::backend::{CExpr, Writer, c_bound};
 use crate::codegen::expr;
 use crate::codegen::index::{offset_index, wrapped_index};
 use crate::codegen::names::slot_name;
@@ -259,27 +259,22 @@ impl Gen<'_> {
     /// `<first> + `, the first cell computed along axis `a` as the term an
     /// index starts from, or nothing where that is 0.
     fn origin(&self, a: usize) -> String {
-        match self.bounds(a).0.as_str() {
-            "0" => String::new(),
-            from => format!("{from} + "),
+        match self.info.bounds[a][0] {
+            Bound::Low(0) => String::new(),
+            _ => format!("{} + ", self.bounds(a).0),
         }
     }
 
     /// First and one-past-last cell computed along axis `a`: the
     /// statement's span (its region's box within its frame).
     fn bounds(&self, a: usize) -> (String, String) {
-        let c = |b: Bound| match b {
-            Bound::Low(k) => k.to_string(),
-            Bound::High(0) => format!("n{a}"),
-            Bound::High(k) => format!("n{a} - {k}"),
-        };
         let [from, to] = self.info.bounds[a];
         // The first cell is subtracted from and added to.
         let from = match from {
-            Bound::High(k) if k > 0 => format!("({})", c(from)),
-            _ => c(from),
+            Bound::High(k) if k > 0 => format!("({})", c_bound(from, a)),
+            _ => c_bound(from, a),
         };
-        (from, c(to))
+        (from, c_bound(to, a))
     }
 
     fn reads(&self, slot: Slot) -> Vec<Vec<i64>> {
