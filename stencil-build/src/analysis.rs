@@ -145,20 +145,17 @@ pub fn analyse(st: &Stencil) -> Analysis {
     targets.dedup();
     let written = targets.len();
     // A cell is computed by one statement of each field: the costliest
-    // of the regions' statements counts.
-    let mut flops_per_cell = 0;
-    let mut piece_max = 0;
-    for (k, info) in statements.iter().enumerate() {
-        piece_max = piece_max.max(info.flops);
-        let last_piece = st
-            .statements
-            .get(k + 1)
-            .is_none_or(|next| next.target != st.statements[k].target);
-        if last_piece {
-            flops_per_cell += piece_max;
-            piece_max = 0;
-        }
-    }
+    // of its regions' statements (consecutive, one target) counts.
+    let pieces: Vec<(usize, usize)> = st
+        .statements
+        .iter()
+        .zip(&statements)
+        .map(|(s, info)| (s.target, info.flops))
+        .collect();
+    let flops_per_cell = pieces
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|field| field.iter().map(|&(_, f)| f).max().unwrap_or(0))
+        .sum();
     Analysis {
         min_shape: min_shape(&radius, &statements),
         radius,

@@ -103,8 +103,8 @@ pub enum Boundary {
     Periodic,
     /// A kind per side of each axis (`sides[a] = [low, high]`), not all
     /// `Fixed` nor all `Periodic`: cells by a `Fixed` side keep their value,
-    /// the others are updated with reads past the edge remapped by
-    /// [`Side::remap`].
+    /// the others are updated with reads past the edge remapped
+    /// (`codegen::index::remapped_read`).
     Mixed(Vec<[Side; 2]>),
 }
 
@@ -129,6 +129,23 @@ impl Boundary {
         } else {
             Boundary::Mixed(sides)
         }
+    }
+
+    /// The params of the `value` sides that `expr`'s reads pass, on a
+    /// grid of `dims` axes, in declaration order.
+    pub fn params_passed(&self, expr: &Expr, dims: usize) -> Vec<usize> {
+        let sides = self.sides(dims);
+        let mut out = Vec::new();
+        expr.for_each_read(&mut |a| {
+            for (ax, &d) in a.offset.iter().enumerate() {
+                if let (true, Side::Value(p)) = (d != 0, sides[ax][usize::from(d > 0)]) {
+                    out.push(p);
+                }
+            }
+        });
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// Its name in generated documentation: `fixed`, `periodic`, or each
@@ -184,25 +201,6 @@ impl Side {
     /// Whether the cells by this side are updated (every kind but `Fixed`).
     pub fn updates(self) -> bool {
         self != Side::Fixed
-    }
-}
-
-impl Boundary {
-    /// The params of the `value` sides that `expr`'s reads pass, on a
-    /// grid of `dims` axes, in declaration order.
-    pub fn params_passed(&self, expr: &Expr, dims: usize) -> Vec<usize> {
-        let sides = self.sides(dims);
-        let mut out = Vec::new();
-        expr.for_each_read(&mut |a| {
-            for (ax, &d) in a.offset.iter().enumerate() {
-                if let (true, Side::Value(p)) = (d != 0, sides[ax][usize::from(d > 0)]) {
-                    out.push(p);
-                }
-            }
-        });
-        out.sort();
-        out.dedup();
-        out
     }
 }
 

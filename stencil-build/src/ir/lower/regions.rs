@@ -198,37 +198,23 @@ pub(super) fn check_pieces(
     regions: &[NamedRegion],
     src: &Source,
 ) -> Result<(), Diagnostic> {
-    let mut k = 0;
-    while k < statements.len() {
-        let target = statements[k].target;
-        let end = (k..statements.len())
-            .find(|&j| statements[j].target != target)
-            .unwrap_or(statements.len());
-        let pieces: Vec<Option<usize>> = statements[k..end].iter().map(|s| s.region).collect();
-        if pieces.iter().any(Option::is_some) {
-            let at = |j: usize| update_span(spec, j);
-            let named: Option<Vec<&Region>> = pieces
-                .iter()
-                .map(|r| r.map(|r| &regions[r].region))
-                .collect();
-            let Some(named) = named else {
-                let j = k + pieces.iter().position(Option::is_none).unwrap_or(0);
-                return Err(src
-                    .error(
-                        at(j),
-                        "this update of a field written in regions names none",
-                    )
-                    .with_hint(
-                        "give every update of the field a region; together they cover the grid",
-                    ));
-            };
-            if let Err(why) = partition(&named) {
-                return Err(src
-                    .error(at(end - 1), format!("these regions do not partition the field's cells: {why}"))
-                    .with_hint("write a box and `{ outside = \"<box>\" }`, or boxes of one axis that tile it (`z = [0, 16]`, `z = [16, \"n\"]`)"));
-            }
+    // `statements` refused a field's update without a region beside one
+    // with: a field's run of updates names regions in all or none.
+    let mut end = 0;
+    for field in statements.chunk_by(|a, b| a.target == b.target) {
+        end += field.len();
+        let named: Vec<&Region> = field
+            .iter()
+            .filter_map(|s| s.region.map(|r| &regions[r].region))
+            .collect();
+        if named.is_empty() {
+            continue;
         }
-        k = end;
+        if let Err(why) = partition(&named) {
+            return Err(src
+                .error(update_span(spec, end - 1), format!("these regions do not partition the field's cells: {why}"))
+                .with_hint("write a box and `{ outside = \"<box>\" }`, or boxes of one axis that tile it (`z = [0, 16]`, `z = [16, \"n\"]`)"));
+        }
     }
     Ok(())
 }
