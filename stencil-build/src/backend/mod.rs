@@ -10,7 +10,7 @@ use std::fmt::{self, Write as _};
 
 use crate::analysis::Analysis;
 use crate::codegen::expr::{Dialect, float_literal};
-use crate::codegen::index::Remap;
+use crate::codegen::index::{Remap, shifted};
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Bound, Dtype, Func, Side, Slot, Statement, Stencil};
 
@@ -282,11 +282,6 @@ impl Remap for CRemap<'_> {
     fn select(&self, cond: &str, then: &str, otherwise: &str) -> String {
         format!("({cond} ? {then} : {otherwise})")
     }
-}
-
-/// `i<ax> + d` (`d` not 0).
-fn shifted(ax: usize, d: i64) -> String {
-    format!("i{ax} {} {}", if d < 0 { '-' } else { '+' }, d.abs())
 }
 
 /// C-family spelling of expressions (C11, CUDA, HIP): `<math.h>` functions

@@ -112,7 +112,7 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
         "static inline ptrdiff_t stencil_min(ptrdiff_t a, ptrdiff_t b)",
         |w| writeln!(w, "return a < b ? a : b;"),
     )?;
-    let frames = st.boundary != Boundary::Fixed || st.statements.iter().any(|s| s.region.is_some());
+    let frames = st.boundary != Boundary::Fixed || st.has_regions();
     if fuses(st) && st.dims() == 3 || frames {
         writeln!(w)?;
         w.definition(

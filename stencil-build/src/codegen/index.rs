@@ -45,6 +45,11 @@ pub fn offset_index(offset: &[i64]) -> String {
     text
 }
 
+/// `i<ax> + d` or `i<ax> - |d|` (`d` not 0).
+pub fn shifted(ax: usize, d: i64) -> String {
+    format!("i{ax} {} {}", if d < 0 { '-' } else { '+' }, d.abs())
+}
+
 /// How a language spells the pieces of a read past a mixed boundary
 /// ([`remapped_read`]).
 pub trait Remap {
@@ -77,15 +82,9 @@ pub fn remapped_read(
     let index = wrapped_index(offset, |ax, d| match side(ax, d) {
         Side::Periodic => spell.wrap(ax, d),
         Side::Reflect => spell.reflect(ax, d),
-        Side::Fixed | Side::Value(_) => {
-            let shifted = format!("i{ax} {} {}", if d < 0 { '-' } else { '+' }, d.abs());
-            // Strided axes multiply the coordinate.
-            if ax + 1 < offset.len() {
-                format!("({shifted})")
-            } else {
-                shifted
-            }
-        }
+        // Strided axes multiply the coordinate.
+        Side::Fixed | Side::Value(_) if ax + 1 < offset.len() => format!("({})", shifted(ax, d)),
+        Side::Fixed | Side::Value(_) => shifted(ax, d),
     });
     let mut text = format!("{buf}[{index}]");
     for (ax, &d) in offset.iter().enumerate().rev() {

@@ -512,6 +512,11 @@ impl Stencil {
         }
     }
 
+    /// Whether some update applies to a region only.
+    pub fn has_regions(&self) -> bool {
+        self.statements.iter().any(|s| s.region.is_some())
+    }
+
     /// Number of axes.
     pub fn dims(&self) -> usize {
         self.axes.len()

@@ -34,8 +34,7 @@ pub fn gpu_form(st: &Stencil) -> std::borrow::Cow<'_, Stencil> {
     // differs from its value recomputed at the remapped reads of its inputs.
     // A statement of a region computes part of its field: the field's
     // value at a read is that of whichever statement's region holds it.
-    if matches!(st.boundary, Boundary::Mixed(_)) || st.statements.iter().any(|s| s.region.is_some())
-    {
+    if matches!(st.boundary, Boundary::Mixed(_)) || st.has_regions() {
         return std::borrow::Cow::Borrowed(st);
     }
     let form = inlined(st).filter(|form| {

@@ -101,10 +101,7 @@ pub fn fits(st: &Stencil) -> bool {
     // A mixed boundary's frame is a pass of its own after each statement's
     // kernel, and a region's statement computes part of its field: the
     // statements stay apart.
-    if saved == 0
-        || matches!(st.boundary, crate::ir::Boundary::Mixed(_))
-        || st.statements.iter().any(|s| s.region.is_some())
-    {
+    if saved == 0 || matches!(st.boundary, crate::ir::Boundary::Mixed(_)) || st.has_regions() {
         return false;
     }
     let alone: usize = st.statements.iter().map(|s| flops(&s.expr)).sum();
