@@ -184,11 +184,39 @@ pub fn c_bound(b: Bound, a: usize) -> String {
 
 /// The slabs of a frame (`(axis, side)`, side 0 low, 1 high): the sides
 /// where the span `inner` the frame leaves out does not reach `outer`'s.
-pub fn frame_slabs<T: PartialEq>(outer: &[[T; 2]], inner: &[[T; 2]]) -> Vec<(usize, usize)> {
+fn frame_slabs<T: PartialEq>(outer: &[[T; 2]], inner: &[[T; 2]]) -> Vec<(usize, usize)> {
     (0..outer.len())
         .flat_map(|a| [(a, 0), (a, 1)])
         .filter(|&(a, k)| inner[a][k] != outer[a][k])
         .collect()
+}
+
+/// Declares the span variables a frame's slabs read, `lo<a>`, `hi<a>` (the
+/// span `outer`, as C bounds per axis) and `in_lo<a>`, `in_hi<a>` (`inner`,
+/// the cells the frame leaves out, clamped into it), all of them where
+/// `every`; returns the slabs ([`frame_slabs`]).
+pub fn frame_spans(
+    w: &mut Writer,
+    (outer, inner): (&[[String; 2]], &[[String; 2]]),
+    every: bool,
+) -> Result<Vec<(usize, usize)>, fmt::Error> {
+    let slabs = frame_slabs(outer, inner);
+    let used = match every {
+        true => vec![[true; 4]; outer.len()],
+        false => slab_variables(outer.len(), &slabs),
+    };
+    for (a, ([lo, hi], [il, ih])) in outer.iter().zip(inner).enumerate() {
+        let spans = [
+            format!("lo{a} = {lo}"),
+            format!("hi{a} = {hi}"),
+            format!("in_lo{a} = {il} < lo{a} ? lo{a} : ({il} > hi{a} ? hi{a} : {il})"),
+            format!("in_hi{a} = {ih} > hi{a} ? hi{a} : ({ih} < in_lo{a} ? in_lo{a} : {ih})"),
+        ];
+        for (span, _) in spans.iter().zip(used[a]).filter(|(_, u)| *u) {
+            writeln!(w, "const ptrdiff_t {span};")?;
+        }
+    }
+    Ok(slabs)
 }
 
 /// Which of the span variables `lo<b>`, `hi<b>`, `in_lo<b>`, `in_hi<b>`
@@ -197,7 +225,7 @@ pub fn frame_slabs<T: PartialEq>(outer: &[[T; 2]], inner: &[[T; 2]]) -> Vec<(usi
 /// the axes before `a`, `[lo, hi)` along those after it, and along `a`
 /// `[lo, in_lo)` or `[in_hi, hi)`; `in_lo` is defined from `lo` and `hi`,
 /// `in_hi` from `hi` and `in_lo`.
-pub fn slab_variables(dims: usize, slabs: &[(usize, usize)]) -> Vec<[bool; 4]> {
+fn slab_variables(dims: usize, slabs: &[(usize, usize)]) -> Vec<[bool; 4]> {
     let mut used = vec![[false; 4]; dims];
     for &(a, k) in slabs {
         for (b, u) in used.iter_mut().enumerate() {

@@ -112,8 +112,7 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
         "static inline ptrdiff_t stencil_min(ptrdiff_t a, ptrdiff_t b)",
         |w| writeln!(w, "return a < b ? a : b;"),
     )?;
-    let frames = st.boundary != Boundary::Fixed || st.has_regions();
-    if fuses(st) && st.dims() == 3 || frames {
+    if fuses(st) && st.dims() == 3 {
         writeln!(w)?;
         w.definition(
             "static inline ptrdiff_t stencil_max(ptrdiff_t a, ptrdiff_t b)",
@@ -289,7 +288,10 @@ fn interior_span(st: &Stencil, info: &StatementInfo) -> Vec<[String; 2]> {
             let lo = match (sides[a][0].updates(), from) {
                 (false, b) => c_bound(b, a),
                 (true, Bound::Low(k)) => k.max(r).to_string(),
-                (true, high) => format!("stencil_max({}, {r})", c_bound(high, a)),
+                (true, high) => {
+                    let from = c_bound(high, a);
+                    format!("({from} > {r} ? {from} : {r})")
+                }
             };
             let hi = match (sides[a][1].updates(), to) {
                 (false, b) => c_bound(b, a),

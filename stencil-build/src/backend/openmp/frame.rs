@@ -9,7 +9,7 @@
 use std::fmt::{self, Write as _};
 
 use super::{arguments, parameters, strides};
-use crate::backend::{CExpr, CRemap, Writer, frame_slabs, reads_slowest_extent, slab_variables};
+use crate::backend::{CExpr, CRemap, Writer, frame_spans, reads_slowest_extent};
 use crate::codegen::expr;
 use crate::codegen::index::remapped_read;
 use crate::codegen::names::slot_name;
@@ -80,20 +80,7 @@ pub(super) fn pass(
         w,
         "/* The frame, by slabs: per axis, the span [lo, hi) and within it [in_lo, in_hi), the cells left out. */"
     )?;
-    let slabs = frame_slabs(outer, inner);
-    let used = slab_variables(dims, &slabs);
-    for a in 0..dims {
-        let ([lo, hi], [il, ih]) = (&outer[a], &inner[a]);
-        let spans = [
-            format!("lo{a} = {lo}"),
-            format!("hi{a} = {hi}"),
-            format!("in_lo{a} = stencil_min(stencil_max({il}, lo{a}), hi{a})"),
-            format!("in_hi{a} = stencil_max(stencil_min({ih}, hi{a}), in_lo{a})"),
-        ];
-        for (span, _) in spans.iter().zip(used[a]).filter(|(_, u)| *u) {
-            writeln!(w, "const ptrdiff_t {span};")?;
-        }
-    }
+    let slabs = frame_spans(w, (outer, inner), false)?;
     for (a, k) in slabs {
         let side = if k == 0 { "low" } else { "high" };
         writeln!(w, "/* By the {side} side of `{}`. */", st.axes[a])?;

@@ -13,8 +13,8 @@ use std::fmt::{self, Write as _};
 use super::super::{Dialect, symbol};
 use crate::analysis::{Analysis, StatementInfo};
 use crate::backend::{
-    CExpr, CRemap, Writer, arguments_writing, c_bound, c_parameters, edge_helpers, frame_slabs,
-    reads_slowest_extent, slab_variables,
+    CExpr, CRemap, Writer, arguments_writing, c_bound, c_parameters, edge_helpers, frame_spans,
+    reads_slowest_extent,
 };
 use crate::codegen::expr;
 use crate::codegen::index::{linear_index, remapped_read};
@@ -237,25 +237,12 @@ impl Frame<'_> {
                 w,
                 "/* Per axis, the span [lo, hi) and within it [in_lo, in_hi), which the frame leaves out. */"
             )?;
-            let slabs = frame_slabs(outer, inner);
-            let mut used = slab_variables(dims, &slabs);
-            if self.interior.is_some() {
-                // The interior's launch is guarded by its span.
-                used.fill([true; 4]);
-            }
-            for a in 0..dims {
-                let c = |b: Bound| c_bound(b, a);
-                let ([lo, hi], [il, ih]) = (outer[a].map(c), inner[a].map(c));
-                let spans = [
-                    format!("lo{a} = {lo}"),
-                    format!("hi{a} = {hi}"),
-                    format!("in_lo{a} = {il} < lo{a} ? lo{a} : ({il} > hi{a} ? hi{a} : {il})"),
-                    format!("in_hi{a} = {ih} > hi{a} ? hi{a} : ({ih} < in_lo{a} ? in_lo{a} : {ih})"),
-                ];
-                for (span, _) in spans.iter().zip(used[a]).filter(|(_, u)| *u) {
-                    writeln!(w, "const ptrdiff_t {span};")?;
-                }
-            }
+            let spans = |b: &[[Bound; 2]]| -> Vec<[String; 2]> {
+                (0..dims).map(|a| b[a].map(|b| c_bound(b, a))).collect()
+            };
+            // The interior's launch is guarded by its span: every variable.
+            let every = self.interior.is_some();
+            let slabs = frame_spans(w, (&spans(outer), &spans(inner)), every)?;
             if let Some(interior) = &self.interior {
                 // On small grids a region's interior may have no cells: no launch.
                 let some: Vec<String> = (0..dims).map(|a| format!("in_lo{a} < in_hi{a}")).collect();
