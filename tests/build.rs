@@ -54,18 +54,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("cargo:rerun-if-changed={}", spec.display());
         let base: toml::Table = toml::from_str(&std::fs::read_to_string(spec)?)?;
         let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
-        let counts = if sides_named(&base) {
-            &mut own_specs
+        let (counts, pairs) = if sides_named(&base) {
+            (&mut own_specs, vec![(own_dtype(&base), MIXED)])
         } else {
-            &mut paired_specs
+            (&mut paired_specs, pairs.clone())
         };
         counts.0 += 1;
         counts.1 += usize::from(dims == 1);
-        let pairs = if sides_named(&base) {
-            vec![(own_dtype(&base), MIXED)]
-        } else {
-            pairs.clone()
-        };
         bases.push((base, pairs));
     }
     let random = random_stencils(RANDOM_STENCILS)?;
