@@ -517,6 +517,20 @@ impl Stencil {
         self.statements.iter().any(|s| s.region.is_some())
     }
 
+    /// Whether one update computes each step: a single `[[update]]`, or the
+    /// updates of one field in regions, which partition its cells (each
+    /// then runs as the stencil of that update alone would).
+    pub fn one_update(&self) -> bool {
+        let Some(first) = self.statements.first() else {
+            return false;
+        };
+        self.statements.len() == 1
+            || self
+                .statements
+                .iter()
+                .all(|s| s.target == first.target && s.region.is_some())
+    }
+
     /// Number of axes.
     pub fn dims(&self) -> usize {
         self.axes.len()

@@ -430,3 +430,41 @@ fn arithmetic_bound_or_spilling_windows_run_naive() {
         assert!(!crate::backend::gpu::plan::model::loads_from_l1(&box1));
     });
 }
+
+/// A star of reach 4 reading `k`, absorbed in layers of 8 cells (a region
+/// outside a box) and reflected at the low side of `z`, in `dtype`.
+fn layered(dtype: &str) -> Stencil {
+    lowered(format!(
+        "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [\"z\", \"y\", \"x\"]\n\
+         [fields]\nu = {{ role = \"state\" }}\nk = {{ role = \"input\" }}\n\
+         [regions]\ninner = {{ z = [0, \"n-8\"], y = [8, \"n-8\"], x = [8, \"n-8\"] }}\n\
+         layers = {{ outside = \"inner\" }}\n\
+         [boundary]\nz = [\"reflect\", \"fixed\"]\n\
+         [[update]]\ntarget = \"u\"\nregion = \"inner\"\nexpr = \"k[0,0,0] * ({STAR4})\"\n\
+         [[update]]\ntarget = \"u\"\nregion = \"layers\"\nexpr = \"k[0,0,0] * ({STAR4}) / (1 + k[0,0,0])\"\n"
+    ))
+}
+
+#[test]
+fn updates_in_regions_of_one_field_step_as_that_update_would() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    let f32 = layered("f32");
+    assert!(f32.one_update(), "the pieces of one field's update");
+    assert_eq!(
+        plan(&f32, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 4),
+        "`planes_stream`'s blocks, as for the stencil without regions (not `naive`)"
+    );
+    assert_eq!(
+        plan(&layered("f64"), &auto, &CUDA),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 2),
+        "f64: `tensor` cannot run regions; `planes_stream` in its place"
+    );
+    let two_fields = lowered(format!(
+        "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+         [fields]\nu = {{ role = \"state\" }}\nv = {{ role = \"state\" }}\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"{STAR4}\"\n\
+         [[update]]\ntarget = \"v\"\nexpr = \"u[0,0,0] + v[0,0,0]\"\n"
+    ));
+    assert!(!two_fields.one_update(), "two fields' updates");
+}
