@@ -78,12 +78,13 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
             ["memory", "arithmetic"].contains(&row["bound_by"].as_str().unwrap()),
             "{row}"
         );
+        // The bound keeps three significant digits (a relative error of
+        // 0.5% at most), GCells/s three decimals; on a loaded machine a
+        // small grid's bound can be a thousandth of a GCell/s.
         let fraction = row["fraction_of_bound"].as_f64().unwrap();
         let gcells = row["gcells_per_s"].as_f64().unwrap();
-        assert!(
-            (fraction - gcells / bound).abs() <= 0.001 + 0.001 / bound,
-            "{row}"
-        );
+        let slack = 0.005 * gcells / bound + 0.0005 / bound + 0.0001;
+        assert!((fraction - gcells / bound).abs() <= slack, "{row}");
         let (gcells, gbs) = (
             row["gcells_per_s"].as_f64().unwrap(),
             row["gb_per_s"].as_f64().unwrap(),
