@@ -40,12 +40,17 @@
 
 #[cfg(feature = "ndarray")]
 pub mod arrays;
+#[cfg(feature = "mpi")]
+pub mod distributed;
 mod error;
 pub mod gpu;
 pub mod host;
 pub mod openmp;
 
 pub use error::StencilError;
+/// The `mpi` crate (rsmpi) distributed sessions run over (feature `mpi`).
+#[cfg(feature = "mpi")]
+pub use mpi;
 /// The `ndarray` crate the generated `run_arrays` take arrays of (feature `ndarray`).
 #[cfg(feature = "ndarray")]
 pub use ndarray;

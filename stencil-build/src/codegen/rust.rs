@@ -343,6 +343,8 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
         usize_lit(an.bytes),
     );
     let boundary = st.boundary.describe(&st.axes, &st.params);
+    let regions = st.regions.iter().map(|r| r.name.as_str());
+    let halo = box_halo(st, &an.radius).into_iter().map(usize_lit);
     let frame = an
         .radius
         .iter()
@@ -376,7 +378,26 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
         pub const BOUNDARY: &str = #boundary;
         /// The cells by each edge (`[low, high]` per axis) that a step leaves as they are: [`RADIUS`] by a `fixed` side, none by any other.
         pub const FRAME: [[usize; 2]; DIMS] = [#(#frame),*];
+        /// The `[regions]` updates apply to, in declaration order; none where every update covers the grid.
+        pub const REGIONS: &[&str] = &[#(#regions),*];
+        /// Cells by each side of a box of the grid, per axis, that one step of the box alone needs from outside it for the cells further in to be the whole grid's (with a fixed boundary): [`RADIUS`], or twice it where a statement reads, off its cell, a state field an earlier statement of the step updated (the box computes that update only [`RADIUS`] in from its sides).
+        pub const HALO: [usize; DIMS] = [#(#halo),*];
     }
+}
+
+/// [`HALO`'s](constants) value: `radius`, or twice it where a statement
+/// reads off its cell a state field updated earlier in the step.
+fn box_halo(st: &Stencil, radius: &[usize]) -> Vec<usize> {
+    let mut chained = false;
+    for s in &st.statements {
+        s.expr.for_each_read(&mut |a| {
+            chained |= a.slot.version == crate::ir::Version::Updated
+                && st.fields[a.slot.field].role != crate::ir::Role::Temp
+                && a.offset.iter().any(|&o| o != 0);
+        });
+    }
+    let times = if chained { 2 } else { 1 };
+    radius.iter().map(|&r| times * r).collect()
 }
 
 fn params_struct(st: &Stencil) -> TokenStream {

@@ -1,0 +1,409 @@
+//! Domain decomposition over MPI (feature `mpi`): a stencil's grid split
+//! over a Cartesian grid of processes, each rank stepping its own box of
+//! cells with the stencil's `run_grids`.
+//!
+//! Why a box steps exactly as the whole grid would: with a fixed boundary
+//! a step leaves the frame of its grids (`FRAME` cells by each side) as it
+//! is and computes every other cell from cells within `RADIUS`. A rank's
+//! box is the cells it owns and, by each side that faces another rank, a
+//! halo of `steps_per_exchange x HALO` cells filled from that rank (`HALO`
+//! is `RADIUS`, or twice it where a statement reads off its cell what an
+//! earlier one updated: the box computes that update only `RADIUS` in from
+//! its sides). Each step computes the box but its frame; a cell `j x HALO`
+//! or more inside a halo side is then what the whole grid has after `j`
+//! steps, so after `steps_per_exchange` steps every owned cell is, and the
+//! halos are exchanged again. A side on the grid's edge has no halo: there
+//! the box's frame is the grid's own.
+//!
+//! ```ignore
+//! let universe = mpi::initialize().unwrap();
+//! let world = universe.world();
+//! let mut s = Session::new(&world, stencil_rt::distributed_stencil!(heat2d), &[4000, 4000], Options::default())?;
+//! s.scatter(0, (world.rank() == 0).then_some(&[&u[..]][..]))?;
+//! s.set_params(&[0.1]);
+//! s.step(100)?;
+//! s.gather(0, (world.rank() == 0).then_some(&mut [&mut u[..]][..]))?;
+//! ```
+
+mod exchange;
+mod layout;
+
+use std::fmt;
+
+use mpi::datatype::Equivalence;
+use mpi::topology::Communicator;
+
+use crate::StencilError;
+pub use layout::{Layout, auto_dims, factorizations};
+
+/// What a distributed session needs of a generated stencil (its constants
+/// and `run_grids`); [`distributed_stencil!`](crate::distributed_stencil) fills it in.
+#[derive(Clone, Copy)]
+pub struct Stencil<T: 'static> {
+    /// `NAME`.
+    pub name: &'static str,
+    /// `AXES`.
+    pub axes: &'static [&'static str],
+    /// `GRIDS`: the grids `run` takes, in order.
+    pub grids: &'static [&'static str],
+    /// `PARAMS`.
+    pub params: &'static [&'static str],
+    /// `HALO`: the halo of one step, per axis.
+    pub halo: &'static [usize],
+    /// `MIN_SHAPE`: the smallest box a rank may hold.
+    pub min_shape: &'static [usize],
+    /// `BOUNDARY`.
+    pub boundary: &'static str,
+    /// `REGIONS`.
+    pub regions: &'static [&'static str],
+    /// `run_grids`: steps grids of a shape in place.
+    pub run: RunGrids<T>,
+}
+
+/// A generated `run_grids`: grids in `GRIDS` order, the shape, params in
+/// `PARAMS` order, steps.
+pub type RunGrids<T> = fn(&mut [&mut [T]], &[usize], &[T], u64) -> Result<(), StencilError>;
+
+/// The [`Stencil`] of a generated stencil module: `distributed_stencil!(heat2d)`.
+#[macro_export]
+macro_rules! distributed_stencil {
+    ($($m:ident)::+) => {
+        $crate::distributed::Stencil {
+            name: $($m)::+::NAME,
+            axes: &$($m)::+::AXES,
+            grids: $($m)::+::GRIDS,
+            params: $($m)::+::PARAMS,
+            halo: &$($m)::+::HALO,
+            min_shape: &$($m)::+::MIN_SHAPE,
+            boundary: $($m)::+::BOUNDARY,
+            regions: $($m)::+::REGIONS,
+            run: $($m)::+::run_grids,
+        }
+    };
+}
+
+/// How a [`Session`] splits and steps its grid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Processes along each axis; `None`: [`auto_dims`]' choice.
+    pub dims: Option<Vec<usize>>,
+    /// Steps between halo exchanges: the halo is this many radii wide.
+    pub steps_per_exchange: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            dims: None,
+            steps_per_exchange: 1,
+        }
+    }
+}
+
+/// Why a distributed session could not be made or run; nothing changed.
+#[derive(Debug)]
+pub enum DistributedError {
+    /// The stencil's boundary or regions are not split yet.
+    Unsupported {
+        /// The stencil.
+        stencil: &'static str,
+        /// What it has that a session cannot split.
+        why: String,
+    },
+    /// The process grid does not match the communicator or the axes.
+    Dims {
+        /// The process grid asked.
+        dims: Vec<usize>,
+        /// Ranks in the communicator.
+        size: usize,
+        /// Axes of the stencil.
+        axes: usize,
+    },
+    /// A rank would own fewer cells along an axis than a halo's width, or
+    /// hold a box smaller than the stencil's smallest shape.
+    TooSmall {
+        /// The axis.
+        axis: usize,
+        /// The global extent.
+        extent: usize,
+        /// Processes along it.
+        processes: usize,
+        /// Cells a rank must own or hold along it.
+        halo: usize,
+    },
+    /// `steps_per_exchange` is 0.
+    NoSteps,
+    /// The wrong number of grids or params, or a grid of the wrong length.
+    Arguments {
+        /// What was wrong.
+        what: String,
+    },
+    /// The stencil's own error from a rank's box.
+    Stencil(StencilError),
+}
+
+impl fmt::Display for DistributedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unsupported { stencil, why } => {
+                write!(f, "`{stencil}` cannot be split over ranks yet: {why}")
+            }
+            Self::Dims { dims, size, axes } => write!(
+                f,
+                "a process grid of {dims:?} does not fit {size} ranks over {axes} axes"
+            ),
+            Self::TooSmall {
+                axis,
+                extent,
+                processes,
+                halo,
+            } => write!(
+                f,
+                "axis {axis}: {extent} cells over {processes} ranks leaves a rank fewer than the {halo} it must hold; use fewer ranks along it or fewer steps a exchange"
+            ),
+            Self::NoSteps => write!(f, "steps_per_exchange must be at least 1"),
+            Self::Arguments { what } => write!(f, "{what}"),
+            Self::Stencil(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for DistributedError {}
+
+impl From<StencilError> for DistributedError {
+    fn from(e: StencilError) -> Self {
+        Self::Stencil(e)
+    }
+}
+
+/// One rank's part of a distributed stencil: its box of every grid, the
+/// buffers its halo exchanges use (allocated once), and its params.
+pub struct Session<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> {
+    comm: &'c C,
+    stencil: Stencil<T>,
+    layout: Layout,
+    steps_per_exchange: u64,
+    grids: Vec<Vec<T>>,
+    params: Vec<T>,
+    buffers: exchange::Buffers<T>,
+}
+
+impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c, C, T> {
+    /// Splits a grid of `global` cells over `comm`'s ranks; every rank
+    /// calls it alike. The boxes start zeroed, the params at zero.
+    pub fn new(
+        comm: &'c C,
+        stencil: Stencil<T>,
+        global: &[usize],
+        options: Options,
+    ) -> Result<Self, DistributedError> {
+        splittable(&stencil)?;
+        if options.steps_per_exchange == 0 {
+            return Err(DistributedError::NoSteps);
+        }
+        let size = comm.size() as usize;
+        let dims = options.dims.unwrap_or_else(|| auto_dims(global, size));
+        if dims.len() != global.len()
+            || global.len() != stencil.axes.len()
+            || dims.iter().product::<usize>() != size
+        {
+            return Err(DistributedError::Dims {
+                dims,
+                size,
+                axes: stencil.axes.len(),
+            });
+        }
+        let k = options.steps_per_exchange as usize;
+        let halo: Vec<usize> = stencil.halo.iter().map(|&r| r * k).collect();
+        let layout = Layout::new(global, &dims, comm.rank() as usize, &halo)?;
+        let shape = layout.local_shape();
+        if let Some(axis) = (0..shape.len()).find(|&a| shape[a] < stencil.min_shape[a]) {
+            return Err(DistributedError::TooSmall {
+                axis,
+                extent: global[axis],
+                processes: dims[axis],
+                halo: stencil.min_shape[axis],
+            });
+        }
+        let cells = shape.iter().product();
+        Ok(Session {
+            comm,
+            buffers: exchange::Buffers::new(&layout, &halo, stencil.grids.len()),
+            grids: vec![vec![T::default(); cells]; stencil.grids.len()],
+            params: vec![T::default(); stencil.params.len()],
+            steps_per_exchange: options.steps_per_exchange,
+            stencil,
+            layout,
+        })
+    }
+
+    /// Where this rank's cells lie.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// This rank's box of each grid, in `GRIDS` order (row-major over
+    /// [`Layout::local_shape`]).
+    pub fn grids(&self) -> &[Vec<T>] {
+        &self.grids
+    }
+
+    /// Sets the params, in `PARAMS` order.
+    pub fn set_params(&mut self, params: &[T]) -> Result<(), DistributedError> {
+        if params.len() != self.params.len() {
+            return Err(DistributedError::Arguments {
+                what: format!(
+                    "`{}` takes {} params, not {}",
+                    self.stencil.name,
+                    self.params.len(),
+                    params.len()
+                ),
+            });
+        }
+        self.params.copy_from_slice(params);
+        Ok(())
+    }
+
+    /// Runs `steps` steps over every rank (each calls it alike): halos
+    /// exchanged every `steps_per_exchange` steps, each rank's box stepped
+    /// by the stencil's `run_grids`.
+    pub fn step(&mut self, steps: u64) -> Result<(), DistributedError> {
+        let shape = self.layout.local_shape();
+        let mut left = steps;
+        while left > 0 {
+            let n = left.min(self.steps_per_exchange);
+            exchange::halos(
+                self.comm,
+                &self.layout,
+                &shape,
+                &mut self.grids,
+                &mut self.buffers,
+            );
+            let mut grids: Vec<&mut [T]> = self.grids.iter_mut().map(|g| &mut g[..]).collect();
+            (self.stencil.run)(&mut grids, &shape, &self.params, n)?;
+            left -= n;
+        }
+        Ok(())
+    }
+
+    /// Fills every rank's boxes from the global grids (`GRIDS` order) that
+    /// rank `root` passes; the other ranks pass `None`. Every rank calls it
+    /// alike (a root that passes no grids returns an error while the other
+    /// ranks wait for theirs, as with any MPI collective called unevenly).
+    pub fn scatter(
+        &mut self,
+        root: usize,
+        global: Option<&[&[T]]>,
+    ) -> Result<(), DistributedError> {
+        let me = self.comm.rank() as usize;
+        if me == root {
+            let global = global.ok_or_else(|| no_grids("scatter"))?;
+            self.check_global(global.iter().map(|g| g.len()))?;
+            for rank in 0..self.comm.size() as usize {
+                let theirs = self.layout_of(rank)?;
+                let packed =
+                    exchange::pack_global(global, &self.layout.global, &theirs.local_box());
+                if rank == me {
+                    exchange::unpack_local(&packed, &mut self.grids);
+                } else {
+                    exchange::send(self.comm, rank, &packed);
+                }
+            }
+        } else {
+            let mut packed = vec![T::default(); self.grids.len() * self.grids[0].len()];
+            exchange::receive(self.comm, root, &mut packed);
+            exchange::unpack_local(&packed, &mut self.grids);
+        }
+        Ok(())
+    }
+
+    /// Collects every rank's owned cells into the global grids (`GRIDS`
+    /// order) that rank `root` passes; the other ranks pass `None`.
+    pub fn gather(
+        &self,
+        root: usize,
+        global: Option<&mut [&mut [T]]>,
+    ) -> Result<(), DistributedError> {
+        let me = self.comm.rank() as usize;
+        let owned = exchange::pack_owned(&self.layout, &self.grids);
+        if me != root {
+            exchange::send(self.comm, root, &owned);
+            return Ok(());
+        }
+        let global = global.ok_or_else(|| no_grids("gather"))?;
+        self.check_global(global.iter().map(|g| g.len()))?;
+        for rank in 0..self.comm.size() as usize {
+            let theirs = self.layout_of(rank)?;
+            let packed = if rank == me {
+                owned.clone()
+            } else {
+                let cells: usize = theirs.owned.iter().map(|[s, e]| e - s).product();
+                let mut buf = vec![T::default(); cells * self.grids.len()];
+                exchange::receive(self.comm, rank, &mut buf);
+                buf
+            };
+            exchange::unpack_global(&packed, global, &self.layout.global, &theirs.owned);
+        }
+        Ok(())
+    }
+
+    fn layout_of(&self, rank: usize) -> Result<Layout, DistributedError> {
+        let halo: Vec<usize> = self
+            .stencil
+            .halo
+            .iter()
+            .map(|&r| r * self.steps_per_exchange as usize)
+            .collect();
+        Layout::new(&self.layout.global, &self.layout.dims, rank, &halo)
+    }
+
+    fn check_global(
+        &self,
+        lens: impl ExactSizeIterator<Item = usize>,
+    ) -> Result<(), DistributedError> {
+        let cells: usize = self.layout.global.iter().product();
+        let count = lens.len();
+        let lens: Vec<usize> = lens.collect();
+        if count != self.grids.len() || lens.iter().any(|&l| l != cells) {
+            return Err(DistributedError::Arguments {
+                what: format!(
+                    "`{}` takes {} global grids of {cells} cells ({}), not {count} of {lens:?}",
+                    self.stencil.name,
+                    self.grids.len(),
+                    self.stencil.grids.join(", ")
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The error of a root that passed no global grids to `call`.
+fn no_grids(call: &str) -> DistributedError {
+    DistributedError::Arguments {
+        what: format!("the root of a {call} passes the global grids"),
+    }
+}
+
+/// Refuses what a box cannot step as the whole grid does: a boundary that
+/// is not fixed (a box's edges would wrap or mirror onto itself) and
+/// updates in regions (placed from the box's edges, not the grid's).
+fn splittable<T>(stencil: &Stencil<T>) -> Result<(), DistributedError> {
+    let why = if stencil.boundary != "fixed" {
+        format!(
+            "its boundary is {}; sessions split stencils with a fixed boundary",
+            stencil.boundary
+        )
+    } else if !stencil.regions.is_empty() {
+        format!(
+            "its updates apply to regions ({}); sessions split updates of whole grids",
+            stencil.regions.join(", ")
+        )
+    } else {
+        return Ok(());
+    };
+    Err(DistributedError::Unsupported {
+        stencil: stencil.name,
+        why,
+    })
+}

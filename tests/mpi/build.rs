@@ -1,0 +1,15 @@
+fn main() -> Result<(), stencil_build::Error> {
+    let mut config = stencil_build::Config::new();
+    // Specs the cross-backend tests and the examples hold, as they stand
+    // (fixed boundaries), and this crate's own (`stencils/`).
+    for spec in [
+        "../../examples/heat2d/stencils/heat2d.stencil.toml",
+        "../stencils/coupled2d.stencil.toml",
+        "../stencils/leapfrog3d.stencil.toml",
+        "../stencils/boxsum3d.stencil.toml",
+        "../stencils/line1d.stencil.toml",
+    ] {
+        config.spec(spec);
+    }
+    config.search_dir("stencils").compile()
+}

@@ -1,0 +1,171 @@
+//! `mpi-check`: under `mpirun -np N`, runs every test stencil over every
+//! process grid of N ranks that its axes allow, one and three steps an
+//! exchange, on odd global shapes of random values, and compares what rank
+//! 0 gathers with the same steps on one domain and with the reference.
+//! Exits 1 where a cell differs by more than the tolerance, or a session
+//! fails otherwise than by refusing what it cannot split.
+
+use stencil_mpi_tests as tests;
+use stencil_rt::distributed::{DistributedError, Options, Session, Stencil, factorizations};
+use stencil_rt::distributed_stencil;
+use stencil_rt::mpi::topology::Communicator;
+use stencil_rt::{StencilError, mpi};
+
+/// A generated `run_grids`.
+type Run = fn(&mut [&mut [f64]], &[usize], &[f64], u64) -> Result<(), StencilError>;
+
+/// Each test stencil, its reference's `run_grids` and the global shape it runs on.
+fn cases() -> Vec<(Stencil<f64>, Run, Vec<usize>)> {
+    vec![
+        (
+            distributed_stencil!(tests::heat2d),
+            tests::heat2d::reference::run_grids,
+            vec![61, 47],
+        ),
+        (
+            distributed_stencil!(tests::coupled2d),
+            tests::coupled2d::reference::run_grids,
+            vec![53, 59],
+        ),
+        (
+            distributed_stencil!(tests::leapfrog3d),
+            tests::leapfrog3d::reference::run_grids,
+            vec![31, 25, 37],
+        ),
+        (
+            distributed_stencil!(tests::boxsum3d),
+            tests::boxsum3d::reference::run_grids,
+            vec![27, 29, 23],
+        ),
+        (
+            distributed_stencil!(tests::line1d),
+            tests::line1d::reference::run_grids,
+            vec![211],
+        ),
+    ]
+}
+
+/// Steps a run; steps an exchange.
+const STEPS: u64 = 7;
+const EXCHANGES: [u64; 2] = [1, 3];
+
+fn main() {
+    let universe = mpi::initialize().expect("MPI initializes once");
+    let world = universe.world();
+    let root = world.rank() == 0;
+    let mut failures = 0;
+    let mut checked = 0;
+    for (stencil, reference, shape) in cases() {
+        for dims in factorizations(world.size() as usize, shape.len()) {
+            for k in EXCHANGES {
+                let options = Options {
+                    dims: Some(dims.clone()),
+                    steps_per_exchange: k,
+                };
+                match check(&world, stencil, reference, &shape, options) {
+                    Ok(Some(error)) if error <= tolerance(&stencil) => checked += 1,
+                    Ok(Some(error)) => {
+                        failures += 1;
+                        eprintln!(
+                            "{} {shape:?} over {dims:?}, {k} steps an exchange: off by {error:e}",
+                            stencil.name
+                        );
+                    }
+                    Ok(None) => checked += 1,
+                    Err(DistributedError::TooSmall { .. }) => {}
+                    Err(e) => {
+                        failures += 1;
+                        eprintln!("{} over {dims:?}: {e}", stencil.name);
+                    }
+                }
+            }
+        }
+    }
+    failures += refusals(&world);
+    if root {
+        println!(
+            "{checked} distributed runs over {} ranks checked, {failures} failed",
+            world.size()
+        );
+    }
+    let code = i32::from(failures > 0 || checked == 0);
+    // MPI finalizes as the universe drops, which an exit would skip.
+    drop(world);
+    drop(universe);
+    std::process::exit(code);
+}
+
+/// Runs one case; rank 0 returns the largest relative difference from the
+/// single domain and from the reference, the others `None`.
+fn check<C: Communicator>(
+    comm: &C,
+    stencil: Stencil<f64>,
+    reference: Run,
+    shape: &[usize],
+    options: Options,
+) -> Result<Option<f64>, DistributedError> {
+    let cells: usize = shape.iter().product();
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64 ^ cells as u64;
+    let grids: Vec<Vec<f64>> = stencil
+        .grids
+        .iter()
+        .map(|_| random(&mut seed, cells))
+        .collect();
+    let params: Vec<f64> = random(&mut seed, stencil.params.len())
+        .iter()
+        .map(|p| 0.1 * p)
+        .collect();
+    let mut session = Session::new(comm, stencil, shape, options)?;
+    let root = comm.rank() == 0;
+    let views: Vec<&[f64]> = grids.iter().map(|g| &g[..]).collect();
+    session.scatter(0, root.then_some(&views[..]))?;
+    session.set_params(&params)?;
+    session.step(STEPS)?;
+    if !root {
+        session.gather(0, None)?;
+        return Ok(None);
+    }
+    let mut gathered = grids.clone();
+    let mut views: Vec<&mut [f64]> = gathered.iter_mut().map(|g| &mut g[..]).collect();
+    session.gather(0, Some(&mut views))?;
+    let mut error: f64 = 0.0;
+    for run in [stencil.run, reference] {
+        let mut single = grids.clone();
+        let mut views: Vec<&mut [f64]> = single.iter_mut().map(|g| &mut g[..]).collect();
+        run(&mut views, shape, &params, STEPS)?;
+        for (a, b) in gathered.iter().flatten().zip(single.iter().flatten()) {
+            error = error.max((a - b).abs() / (1.0 + b.abs()));
+        }
+    }
+    Ok(Some(error))
+}
+
+/// The largest relative difference allowed: a few roundings of each step's
+/// flops, as the cross-backend tests allow.
+fn tolerance(_stencil: &Stencil<f64>) -> f64 {
+    1e-12 * STEPS as f64
+}
+
+/// Checks that a periodic stencil is refused by every rank; returns the failures.
+fn refusals<C: Communicator>(comm: &C) -> usize {
+    let periodic = distributed_stencil!(tests::periodic2d);
+    match Session::new(comm, periodic, &[16, 16], Options::default()) {
+        Err(DistributedError::Unsupported { .. }) => 0,
+        _ => {
+            eprintln!("a periodic stencil was not refused");
+            1
+        }
+    }
+}
+
+/// `n` values in [0, 1) from a 64-bit LCG.
+fn random(seed: &mut u64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            *seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (*seed >> 11) as f64 / (1u64 << 53) as f64
+        })
+        .collect()
+}

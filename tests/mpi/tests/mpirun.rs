@@ -1,0 +1,32 @@
+//! Distributed sessions under `mpirun` with 1, 2, 3, 4 and 6 ranks (every
+//! process grid each allows, `mpi-check`), against one domain and the
+//! reference. Needs the feature `mpi` and an MPI's `mpirun` on the PATH.
+
+#![cfg(feature = "mpi")]
+
+use std::process::Command;
+
+#[test]
+fn distributed_runs_equal_one_domain_for_every_rank_count() {
+    for ranks in [1, 2, 3, 4, 6] {
+        let out = Command::new("mpirun")
+            .args([
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-np",
+                &ranks.to_string(),
+            ])
+            .arg(env!("CARGO_BIN_EXE_mpi-check"))
+            .env("OMP_NUM_THREADS", "1")
+            .output()
+            .expect("mpirun runs (an MPI installed: libopenmpi-dev openmpi-bin)");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{ranks} ranks:\n{text}");
+        assert!(text.contains("0 failed"), "{ranks} ranks:\n{text}");
+        println!("{}", text.trim());
+    }
+}
