@@ -1,13 +1,16 @@
 fn main() -> Result<(), stencil_build::Error> {
     let mut config = stencil_build::Config::new();
     // Specs the cross-backend tests and the examples hold, as they stand
-    // (fixed boundaries), and this crate's own (`stencils/`).
+    // (fixed boundaries; a mixed one and regions, which a session refuses),
+    // and this crate's own (`stencils/`: periodic).
     for spec in [
         "../../examples/heat2d/stencils/heat2d.stencil.toml",
         "../stencils/coupled2d.stencil.toml",
         "../stencils/leapfrog3d.stencil.toml",
         "../stencils/boxsum3d.stencil.toml",
         "../stencils/line1d.stencil.toml",
+        "../stencils/edges2d.stencil.toml",
+        "../stencils/sponge2d.stencil.toml",
     ] {
         config.spec(spec);
     }

@@ -196,27 +196,18 @@ pub fn unpack_global<T: Copy>(
     }
 }
 
-/// Fills a rank's whole boxes from a packed buffer of them.
-pub fn unpack_local<T: Copy>(buf: &[T], grids: &mut [Vec<T>]) {
-    let each = buf.len() / grids.len().max(1);
-    for (g, chunk) in grids.iter_mut().zip(buf.chunks(each)) {
-        g.copy_from_slice(chunk);
-    }
-}
-
 /// A rank's owned cells of every grid, packed.
 pub fn pack_owned<T: Copy + Default>(layout: &Layout, grids: &[Vec<T>]) -> Vec<T> {
-    let shape = layout.local_shape();
-    let ranges: Vec<[usize; 2]> = (0..shape.len())
-        .map(|a| {
-            let lo = layout.halo[a][0];
-            [lo, lo + layout.owned[a][1] - layout.owned[a][0]]
-        })
-        .collect();
+    let ranges = layout.owned_in_box();
     let cells: usize = ranges.iter().map(|[s, e]| e - s).product();
     let mut buf = vec![T::default(); cells * grids.len()];
-    pack(grids, &shape, &ranges, &mut buf);
+    pack(grids, &layout.local_shape(), &ranges, &mut buf);
     buf
+}
+
+/// The reverse of [`pack_owned`].
+pub fn unpack_owned<T: Copy>(buf: &[T], layout: &Layout, grids: &mut [Vec<T>]) {
+    unpack(buf, grids, &layout.local_shape(), &layout.owned_in_box());
 }
 
 /// Sends `buf` to `rank` (blocking).

@@ -18,18 +18,23 @@ pub struct Layout {
     /// Per axis, the halo `[low, high]` of this rank's box: `halo` cells by
     /// a side that faces another rank, none by the grid's edge.
     pub halo: Vec<[usize; 2]>,
+    /// Whether the grid wraps: the ranks at its edges face each other, and
+    /// an axis of one rank, which wraps onto itself, has no halo.
+    pub periodic: bool,
 }
 
 impl Layout {
     /// The layout of rank `rank` (row-major in the process grid) of a grid
     /// of `global` cells over `dims` processes, with halos of `halo[a]`
-    /// cells along axis `a`. Each rank must own at least a halo's width
-    /// along every split axis, so that its neighbours' halos come from it.
+    /// cells along axis `a`, on a `periodic` grid or one with edges. Each
+    /// rank must own at least a halo's width along every split axis, so
+    /// that its neighbours' halos come from it.
     pub fn new(
         global: &[usize],
         dims: &[usize],
         rank: usize,
         halo: &[usize],
+        periodic: bool,
     ) -> Result<Self, DistributedError> {
         let coords = coords(rank, dims);
         let mut owned = Vec::with_capacity(global.len());
@@ -45,10 +50,14 @@ impl Layout {
                 });
             }
             owned.push(split(n, p, c));
-            halos.push([
-                if c > 0 { halo[a] } else { 0 },
-                if c + 1 < p { halo[a] } else { 0 },
-            ]);
+            let facing = |inside: bool| {
+                if inside || (periodic && p > 1) {
+                    halo[a]
+                } else {
+                    0
+                }
+            };
+            halos.push([facing(c > 0), facing(c + 1 < p)]);
         }
         Ok(Layout {
             dims: dims.to_vec(),
@@ -56,6 +65,7 @@ impl Layout {
             global: global.to_vec(),
             owned,
             halo: halos,
+            periodic,
         })
     }
 
@@ -66,27 +76,28 @@ impl Layout {
             .collect()
     }
 
-    /// Per axis, the global range `[start, end)` of this rank's box.
-    pub fn local_box(&self) -> Vec<[usize; 2]> {
+    /// Per axis, where this rank's owned cells lie in its box.
+    pub fn owned_in_box(&self) -> Vec<[usize; 2]> {
         (0..self.global.len())
             .map(|a| {
-                [
-                    self.owned[a][0] - self.halo[a][0],
-                    self.owned[a][1] + self.halo[a][1],
-                ]
+                let lo = self.halo[a][0];
+                [lo, lo + self.owned[a][1] - self.owned[a][0]]
             })
             .collect()
     }
 
-    /// The rank next to this one along axis `a` on side `side` (0 low,
-    /// 1 high), if any.
+    /// The rank whose cells this one's halo along axis `a` on side `side`
+    /// (0 low, 1 high) holds, if it has a halo there.
     pub fn neighbour(&self, a: usize, side: usize) -> Option<usize> {
-        let mut c = self.coords.clone();
-        match side {
-            0 if c[a] > 0 => c[a] -= 1,
-            1 if c[a] + 1 < self.dims[a] => c[a] += 1,
-            _ => return None,
+        if self.halo[a][side] == 0 {
+            return None;
         }
+        let (mut c, p) = (self.coords.clone(), self.dims[a]);
+        c[a] = if side == 0 {
+            (c[a] + p - 1) % p
+        } else {
+            (c[a] + 1) % p
+        };
         Some(rank_of(&c, &self.dims))
     }
 }
@@ -170,15 +181,23 @@ mod tests {
 
     #[test]
     fn boxes_have_halos_only_where_they_face_another_rank() {
-        let l = Layout::new(&[10, 7], &[2, 1], 1, &[2, 2]).unwrap();
+        let l = Layout::new(&[10, 7], &[2, 1], 1, &[2, 2], false).unwrap();
         assert_eq!(l.coords, vec![1, 0]);
         assert_eq!(l.owned, vec![[5, 10], [0, 7]]);
         assert_eq!(l.halo, vec![[2, 0], [0, 0]]);
         assert_eq!(l.local_shape(), vec![7, 7]);
-        assert_eq!(l.local_box(), vec![[3, 10], [0, 7]]);
+        assert_eq!(l.owned_in_box(), vec![[2, 7], [0, 7]]);
         assert_eq!((l.neighbour(0, 0), l.neighbour(0, 1)), (Some(0), None));
-        let err = Layout::new(&[5, 7], &[3, 1], 0, &[2, 2]).unwrap_err();
+        let err = Layout::new(&[5, 7], &[3, 1], 0, &[2, 2], false).unwrap_err();
         assert!(matches!(err, DistributedError::TooSmall { axis: 0, .. }));
+    }
+
+    #[test]
+    fn periodic_boxes_face_across_the_edge_but_not_themselves() {
+        let l = Layout::new(&[10, 7], &[3, 1], 0, &[2, 2], true).unwrap();
+        assert_eq!(l.halo, vec![[2, 2], [0, 0]]);
+        assert_eq!((l.neighbour(0, 0), l.neighbour(0, 1)), (Some(2), Some(1)));
+        assert_eq!((l.neighbour(1, 0), l.neighbour(1, 1)), (None, None));
     }
 
     #[test]

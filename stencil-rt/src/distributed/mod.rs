@@ -15,6 +15,13 @@
 //! halos are exchanged again. A side on the grid's edge has no halo: there
 //! the box's frame is the grid's own.
 //!
+//! A periodic grid's ranks at its edges face each other across it, so
+//! every side has a halo (but along an axis of one rank, which the box
+//! wraps onto itself as the whole grid does). A periodic step computes
+//! every cell of the box, those within `RADIUS` of its sides from reads
+//! wrapped onto the box's far side: wrong, but only where the fixed step
+//! would have left its frame, so the same count holds.
+//!
 //! ```ignore
 //! let universe = mpi::initialize().unwrap();
 //! let world = universe.world();
@@ -215,7 +222,8 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c,
         }
         let k = options.steps_per_exchange as usize;
         let halo: Vec<usize> = stencil.halo.iter().map(|&r| r * k).collect();
-        let layout = Layout::new(global, &dims, comm.rank() as usize, &halo)?;
+        let periodic = stencil.boundary == "periodic";
+        let layout = Layout::new(global, &dims, comm.rank() as usize, &halo, periodic)?;
         let shape = layout.local_shape();
         if let Some(axis) = (0..shape.len()).find(|&a| shape[a] < stencil.min_shape[a]) {
             return Err(DistributedError::TooSmall {
@@ -272,13 +280,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c,
         let mut left = steps;
         while left > 0 {
             let n = left.min(self.steps_per_exchange);
-            exchange::halos(
-                self.comm,
-                &self.layout,
-                &shape,
-                &mut self.grids,
-                &mut self.buffers,
-            );
+            self.exchange_halos();
             let mut grids: Vec<&mut [T]> = self.grids.iter_mut().map(|g| &mut g[..]).collect();
             (self.stencil.run)(&mut grids, &shape, &self.params, n)?;
             left -= n;
@@ -301,20 +303,33 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c,
             self.check_global(global.iter().map(|g| g.len()))?;
             for rank in 0..self.comm.size() as usize {
                 let theirs = self.layout_of(rank)?;
-                let packed =
-                    exchange::pack_global(global, &self.layout.global, &theirs.local_box());
+                let packed = exchange::pack_global(global, &self.layout.global, &theirs.owned);
                 if rank == me {
-                    exchange::unpack_local(&packed, &mut self.grids);
+                    exchange::unpack_owned(&packed, &self.layout, &mut self.grids);
                 } else {
                     exchange::send(self.comm, rank, &packed);
                 }
             }
         } else {
-            let mut packed = vec![T::default(); self.grids.len() * self.grids[0].len()];
+            let cells: usize = self.layout.owned.iter().map(|[s, e]| e - s).product();
+            let mut packed = vec![T::default(); cells * self.grids.len()];
             exchange::receive(self.comm, root, &mut packed);
-            exchange::unpack_local(&packed, &mut self.grids);
+            exchange::unpack_owned(&packed, &self.layout, &mut self.grids);
         }
+        self.exchange_halos();
         Ok(())
+    }
+
+    /// Fills every grid's halo from the ranks that own those cells.
+    fn exchange_halos(&mut self) {
+        let shape = self.layout.local_shape();
+        exchange::halos(
+            self.comm,
+            &self.layout,
+            &shape,
+            &mut self.grids,
+            &mut self.buffers,
+        );
     }
 
     /// Collects every rank's owned cells into the global grids (`GRIDS`
@@ -354,7 +369,13 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c,
             .iter()
             .map(|&r| r * self.steps_per_exchange as usize)
             .collect();
-        Layout::new(&self.layout.global, &self.layout.dims, rank, &halo)
+        Layout::new(
+            &self.layout.global,
+            &self.layout.dims,
+            rank,
+            &halo,
+            self.layout.periodic,
+        )
     }
 
     fn check_global(
@@ -385,13 +406,14 @@ fn no_grids(call: &str) -> DistributedError {
     }
 }
 
-/// Refuses what a box cannot step as the whole grid does: a boundary that
-/// is not fixed (a box's edges would wrap or mirror onto itself) and
-/// updates in regions (placed from the box's edges, not the grid's).
+/// Refuses what a box cannot step as the whole grid does: a boundary
+/// neither fixed nor periodic (reads past a box's edge would be remapped
+/// onto the box, not onto its neighbour) and updates in regions (placed
+/// from the box's edges, not the grid's).
 fn splittable<T>(stencil: &Stencil<T>) -> Result<(), DistributedError> {
-    let why = if stencil.boundary != "fixed" {
+    let why = if !["fixed", "periodic"].contains(&stencil.boundary) {
         format!(
-            "its boundary is {}; sessions split stencils with a fixed boundary",
+            "its boundary is {}; sessions split fixed and periodic boundaries",
             stencil.boundary
         )
     } else if !stencil.regions.is_empty() {

@@ -3,7 +3,8 @@
 //! exchange, on odd global shapes of random values, and compares what rank
 //! 0 gathers with the same steps on one domain and with the reference.
 //! Exits 1 where a cell differs by more than the tolerance, or a session
-//! fails otherwise than by refusing what it cannot split.
+//! fails otherwise than by a rank too small for its halo, or a mixed
+//! boundary or regions are not refused.
 
 use stencil_mpi_tests as tests;
 use stencil_rt::distributed::{DistributedError, Options, Session, Stencil, factorizations};
@@ -41,6 +42,16 @@ fn cases() -> Vec<(Stencil<f64>, Run, Vec<usize>)> {
             distributed_stencil!(tests::line1d),
             tests::line1d::reference::run_grids,
             vec![211],
+        ),
+        (
+            distributed_stencil!(tests::periodic2d),
+            tests::periodic2d::reference::run_grids,
+            vec![43, 51],
+        ),
+        (
+            distributed_stencil!(tests::wave3p),
+            tests::wave3p::reference::run_grids,
+            vec![25, 29, 33],
         ),
     ]
 }
@@ -146,16 +157,26 @@ fn tolerance(_stencil: &Stencil<f64>) -> f64 {
     1e-12 * STEPS as f64
 }
 
-/// Checks that a periodic stencil is refused by every rank; returns the failures.
+/// Checks that a mixed boundary and updates in regions are refused by every
+/// rank; returns the failures.
 fn refusals<C: Communicator>(comm: &C) -> usize {
-    let periodic = distributed_stencil!(tests::periodic2d);
-    match Session::new(comm, periodic, &[16, 16], Options::default()) {
-        Err(DistributedError::Unsupported { .. }) => 0,
-        _ => {
-            eprintln!("a periodic stencil was not refused");
-            1
-        }
-    }
+    let refused = [
+        distributed_stencil!(tests::edges2d),
+        distributed_stencil!(tests::sponge2d),
+    ];
+    refused
+        .into_iter()
+        .filter(|&stencil| {
+            let refused = matches!(
+                Session::new(comm, stencil, &[32, 32], Options::default()),
+                Err(DistributedError::Unsupported { .. })
+            );
+            if !refused {
+                eprintln!("`{}` was not refused", stencil.name);
+            }
+            !refused
+        })
+        .count()
 }
 
 /// `n` values in [0, 1) from a 64-bit LCG.
