@@ -344,6 +344,11 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
     );
     let boundary = st.boundary.describe(&st.axes, &st.params);
     let regions = st.regions.iter().map(|r| r.name.as_str());
+    let inputs = st
+        .fields
+        .iter()
+        .filter(|f| f.role == Role::Input)
+        .map(|f| f.name.as_str());
     let halo = box_halo(st, &an.radius).into_iter().map(usize_lit);
     let frame = an
         .radius
@@ -380,6 +385,8 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
         pub const FRAME: [[usize; 2]; DIMS] = [#(#frame),*];
         /// The `[regions]` updates apply to, in declaration order; none where every update covers the grid.
         pub const REGIONS: &[&str] = &[#(#regions),*];
+        /// The input grids of [`GRIDS`], which no step changes.
+        pub const INPUTS: &[&str] = &[#(#inputs),*];
         /// Cells by each side of a box of the grid, per axis, that one step of the box alone needs from outside it for the cells further in to be the whole grid's (with a fixed boundary): [`RADIUS`], or twice it where a statement reads, off its cell, a state field an earlier statement of the step updated (the box computes that update only [`RADIUS`] in from its sides).
         pub const HALO: [usize; DIMS] = [#(#halo),*];
     }

@@ -45,18 +45,24 @@ fn slab_cells(shape: &[usize], a: usize, width: usize) -> usize {
         .product()
 }
 
-/// Fills the halos of every grid from the neighbouring ranks, one axis
-/// after the other (each axis's slabs whole along the others, so that the
-/// corners a box stencil reads arrive through two exchanges), both sides
-/// of an axis in flight at once.
+/// Fills the halos of the grids `chosen` marks from the neighbouring
+/// ranks, one axis after the other (each axis's slabs whole along the
+/// others, so that the corners a box stencil reads arrive through two
+/// exchanges), both sides of an axis in flight at once.
 pub fn halos<C: Communicator, T: Equivalence + Copy + Default>(
     comm: &C,
     layout: &Layout,
     shape: &[usize],
-    grids: &mut [Vec<T>],
+    (grids, chosen): (&mut [Vec<T>], &[bool]),
     buffers: &mut Buffers<T>,
 ) {
+    let mut grids: Vec<&mut Vec<T>> = grids
+        .iter_mut()
+        .zip(chosen)
+        .filter_map(|(g, &c)| c.then_some(g))
+        .collect();
     for a in 0..shape.len() {
+        let len = slab_cells(shape, a, layout.halo[a].into_iter().max().unwrap_or(0)) * grids.len();
         let [h_lo, h_hi] = layout.halo[a];
         let n = shape[a];
         // What each side sends: the owned cells next to it, as deep as the
@@ -66,7 +72,7 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default>(
         for (side, &range) in outgoing.iter().enumerate() {
             if layout.neighbour(a, side).is_some() {
                 pack(
-                    grids,
+                    &grids,
                     shape,
                     &slab(shape, a, range),
                     &mut buffers.send[a][side],
@@ -82,15 +88,15 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default>(
             let lo = layout.neighbour(a, 0).map(|r| {
                 let p = comm.process_at_rank(r as i32);
                 (
-                    p.immediate_receive_into_with_tag(scope, &mut recv_lo[..], tag(1)),
-                    p.immediate_send_with_tag(scope, &send_lo[..], tag(0)),
+                    p.immediate_receive_into_with_tag(scope, &mut recv_lo[..len], tag(1)),
+                    p.immediate_send_with_tag(scope, &send_lo[..len], tag(0)),
                 )
             });
             let hi = layout.neighbour(a, 1).map(|r| {
                 let p = comm.process_at_rank(r as i32);
                 (
-                    p.immediate_receive_into_with_tag(scope, &mut recv_hi[..], tag(0)),
-                    p.immediate_send_with_tag(scope, &send_hi[..], tag(1)),
+                    p.immediate_receive_into_with_tag(scope, &mut recv_hi[..len], tag(0)),
+                    p.immediate_send_with_tag(scope, &send_hi[..len], tag(1)),
                 )
             });
             for (receive, send) in lo.into_iter().chain(hi) {
@@ -102,7 +108,7 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default>(
             if layout.neighbour(a, side).is_some() {
                 unpack(
                     &buffers.receive[a][side],
-                    grids,
+                    &mut grids,
                     shape,
                     &slab(shape, a, range),
                 );
@@ -148,9 +154,15 @@ fn for_each_row(shape: &[usize], ranges: &[[usize; 2]], mut run: impl FnMut(usiz
 
 /// Copies the box `ranges` of every grid (of `shape`) into `buf`, grid
 /// after grid.
-fn pack<T: Copy>(grids: &[Vec<T>], shape: &[usize], ranges: &[[usize; 2]], buf: &mut [T]) {
+fn pack<T: Copy, G: AsRef<[T]>>(
+    grids: &[G],
+    shape: &[usize],
+    ranges: &[[usize; 2]],
+    buf: &mut [T],
+) {
     let mut k = 0;
     for g in grids {
+        let g = g.as_ref();
         for_each_row(shape, ranges, |start, len| {
             buf[k..k + len].copy_from_slice(&g[start..start + len]);
             k += len;
@@ -159,9 +171,15 @@ fn pack<T: Copy>(grids: &[Vec<T>], shape: &[usize], ranges: &[[usize; 2]], buf: 
 }
 
 /// The reverse of [`pack`].
-fn unpack<T: Copy>(buf: &[T], grids: &mut [Vec<T>], shape: &[usize], ranges: &[[usize; 2]]) {
+fn unpack<T: Copy, G: AsMut<[T]>>(
+    buf: &[T],
+    grids: &mut [G],
+    shape: &[usize],
+    ranges: &[[usize; 2]],
+) {
     let mut k = 0;
     for g in grids {
+        let g = g.as_mut();
         for_each_row(shape, ranges, |start, len| {
             g[start..start + len].copy_from_slice(&buf[k..k + len]);
             k += len;

@@ -63,6 +63,9 @@ pub struct Stencil<T: 'static> {
     pub boundary: &'static str,
     /// `REGIONS`.
     pub regions: &'static [&'static str],
+    /// `INPUTS`: grids of `grids` no step changes, whose halos are filled
+    /// once, by `scatter`.
+    pub inputs: &'static [&'static str],
     /// `run_grids`: steps grids of a shape in place.
     pub run: RunGrids<T>,
 }
@@ -84,6 +87,7 @@ macro_rules! distributed_stencil {
             min_shape: &$($m)::+::MIN_SHAPE,
             boundary: $($m)::+::BOUNDARY,
             regions: $($m)::+::REGIONS,
+            inputs: $($m)::+::INPUTS,
             run: $($m)::+::run_grids,
         }
     };
@@ -280,7 +284,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c,
         let mut left = steps;
         while left > 0 {
             let n = left.min(self.steps_per_exchange);
-            self.exchange_halos();
+            self.exchange_halos(false);
             let mut grids: Vec<&mut [T]> = self.grids.iter_mut().map(|g| &mut g[..]).collect();
             (self.stencil.run)(&mut grids, &shape, &self.params, n)?;
             left -= n;
@@ -316,18 +320,22 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c,
             exchange::receive(self.comm, root, &mut packed);
             exchange::unpack_owned(&packed, &self.layout, &mut self.grids);
         }
-        self.exchange_halos();
+        self.exchange_halos(true);
         Ok(())
     }
 
-    /// Fills every grid's halo from the ranks that own those cells.
-    fn exchange_halos(&mut self) {
+    /// Fills the halos of the grids a step changes (with `inputs`, of
+    /// every grid) from the ranks that own those cells.
+    fn exchange_halos(&mut self, inputs: bool) {
         let shape = self.layout.local_shape();
+        let chosen: Vec<bool> = (self.stencil.grids.iter())
+            .map(|g| inputs || !self.stencil.inputs.contains(g))
+            .collect();
         exchange::halos(
             self.comm,
             &self.layout,
             &shape,
-            &mut self.grids,
+            (&mut self.grids, &chosen),
             &mut self.buffers,
         );
     }
