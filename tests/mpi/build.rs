@@ -11,6 +11,9 @@ fn main() -> Result<(), stencil_build::Error> {
         "../stencils/line1d.stencil.toml",
         "../stencils/edges2d.stencil.toml",
         "../stencils/sponge2d.stencil.toml",
+        // For `mpi-bench`.
+        "../../examples/suite/stencils/j3d7pt.stencil.toml",
+        "../../examples/suite/stencils/acoustic25.stencil.toml",
     ] {
         config.spec(spec);
     }

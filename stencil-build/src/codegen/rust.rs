@@ -291,6 +291,11 @@ fn stencil_module(
                 #default_backend::run_grids(grids, shape, params, steps)
             }
 
+            /// [`run_grids`] with the default backend's scratch grids from `work`, kept for the next call (a GPU backend keeps none on the host).
+            pub fn run_grids_in(work: &mut Workspace, grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
+                #default_backend::run_grids_in(work, grids, shape, params, steps)
+            }
+
             #arrays
             #kernels_trait
             #checker
@@ -427,7 +432,8 @@ pub struct Signature {
     pub params: TokenStream,
     /// `u, ..., shape, params, steps`.
     pub call: TokenStream,
-    /// `fn(&mut [f64], ..., [usize; D], Params, u64) -> Result<(), StencilError>`: the type of every `run`.
+    /// `impl FnOnce(&mut [f64], ..., [usize; D], Params, u64) -> Result<(), StencilError>`: what
+    /// `run_grids` unpacks its slices into (every `run`, and `run_in` with a workspace).
     pub run_type: TokenStream,
     /// Doc lines describing the arguments.
     pub doc: String,
@@ -484,7 +490,7 @@ impl Signature {
         Signature {
             params: quote!(#(#params),*),
             call: quote!(#(#call),*),
-            run_type: quote!(fn(#(#types,)* [usize; #dims], Params, u64) -> Result<(), StencilError>),
+            run_type: quote!(impl FnOnce(#(#types,)* [usize; #dims], Params, u64) -> Result<(), StencilError>),
             doc,
             work: unshadowed(st, "work"),
         }
@@ -574,6 +580,11 @@ pub fn entry_points(sig: &Signature, kernels: &Ident, backend: &str, how: &str) 
         }
 
         #grids
+
+        /// [`run_grids`] with its scratch grids from `work`, as [`run_in`].
+        pub fn run_grids_in(#work: &mut Workspace, grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
+            unpack_grids(|#call| run_in(#work, #call), grids, shape, params, steps)
+        }
     }
 }
 

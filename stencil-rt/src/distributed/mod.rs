@@ -36,11 +36,13 @@ mod exchange;
 mod layout;
 
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use mpi::datatype::Equivalence;
 use mpi::topology::Communicator;
 
 use crate::StencilError;
+use crate::host::Workspace;
 pub use layout::{Layout, auto_dims, factorizations};
 
 /// What a distributed session needs of a generated stencil (its constants
@@ -64,15 +66,17 @@ pub struct Stencil<T: 'static> {
     /// `REGIONS`.
     pub regions: &'static [&'static str],
     /// `INPUTS`: grids of `grids` no step changes, whose halos are filled
-    /// once, by `scatter`.
+    /// once after `scatter` or `grids_mut`.
     pub inputs: &'static [&'static str],
-    /// `run_grids`: steps grids of a shape in place.
+    /// `run_grids_in`: steps grids of a shape in place, its scratch grids
+    /// from a workspace kept between calls.
     pub run: RunGrids<T>,
 }
 
-/// A generated `run_grids`: grids in `GRIDS` order, the shape, params in
-/// `PARAMS` order, steps.
-pub type RunGrids<T> = fn(&mut [&mut [T]], &[usize], &[T], u64) -> Result<(), StencilError>;
+/// A generated `run_grids_in`: a workspace, grids in `GRIDS` order, the
+/// shape, params in `PARAMS` order, steps.
+pub type RunGrids<T> =
+    fn(&mut Workspace<T>, &mut [&mut [T]], &[usize], &[T], u64) -> Result<(), StencilError>;
 
 /// The [`Stencil`] of a generated stencil module: `distributed_stencil!(heat2d)`.
 #[macro_export]
@@ -88,7 +92,7 @@ macro_rules! distributed_stencil {
             boundary: $($m)::+::BOUNDARY,
             regions: $($m)::+::REGIONS,
             inputs: $($m)::+::INPUTS,
-            run: $($m)::+::run_grids,
+            run: $($m)::+::run_grids_in,
         }
     };
 }
@@ -189,7 +193,7 @@ impl From<StencilError> for DistributedError {
 
 /// One rank's part of a distributed stencil: its box of every grid, the
 /// buffers its halo exchanges use (allocated once), and its params.
-pub struct Session<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> {
+pub struct Session<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'static> {
     comm: &'c C,
     stencil: Stencil<T>,
     layout: Layout,
@@ -197,9 +201,28 @@ pub struct Session<'c, C: Communicator, T: Equivalence + Copy + Default + 'stati
     grids: Vec<Vec<T>>,
     params: Vec<T>,
     buffers: exchange::Buffers<T>,
+    /// The box's scratch grids, kept between steps.
+    work: Workspace<T>,
+    timings: Timings,
+    /// Whether the input grids' halos must be exchanged again (after
+    /// [`Session::grids_mut`]).
+    stale_inputs: bool,
 }
 
-impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c, C, T> {
+/// Where a rank's time in [`Session::step`] went, summed over its calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timings {
+    /// Steps run.
+    pub steps: u64,
+    /// Exchanging halos: packing, waiting for the neighbours, unpacking.
+    pub exchange: Duration,
+    /// Stepping the box.
+    pub compute: Duration,
+}
+
+impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'static>
+    Session<'c, C, T>
+{
     /// Splits a grid of `global` cells over `comm`'s ranks; every rank
     /// calls it alike. The boxes start zeroed, the params at zero.
     pub fn new(
@@ -244,6 +267,9 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c,
             grids: vec![vec![T::default(); cells]; stencil.grids.len()],
             params: vec![T::default(); stencil.params.len()],
             steps_per_exchange: options.steps_per_exchange,
+            work: Workspace::new(),
+            timings: Timings::default(),
+            stale_inputs: true,
             stencil,
             layout,
         })
@@ -258,6 +284,13 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c,
     /// [`Layout::local_shape`]).
     pub fn grids(&self) -> &[Vec<T>] {
         &self.grids
+    }
+
+    /// This rank's box of each grid, to fill without a global grid (each
+    /// rank its own cells; the halos are exchanged before the next step).
+    pub fn grids_mut(&mut self) -> &mut [Vec<T>] {
+        self.stale_inputs = true;
+        &mut self.grids
     }
 
     /// Sets the params, in `PARAMS` order.
@@ -284,16 +317,28 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c,
         let mut left = steps;
         while left > 0 {
             let n = left.min(self.steps_per_exchange);
-            self.exchange_halos(false);
+            let start = Instant::now();
+            self.exchange_halos(self.stale_inputs);
+            self.stale_inputs = false;
+            let exchanged = Instant::now();
             let mut grids: Vec<&mut [T]> = self.grids.iter_mut().map(|g| &mut g[..]).collect();
-            (self.stencil.run)(&mut grids, &shape, &self.params, n)?;
+            (self.stencil.run)(&mut self.work, &mut grids, &shape, &self.params, n)?;
+            self.timings.exchange += exchanged - start;
+            self.timings.compute += exchanged.elapsed();
+            self.timings.steps += n;
             left -= n;
         }
         Ok(())
     }
 
-    /// Fills every rank's boxes from the global grids (`GRIDS` order) that
-    /// rank `root` passes; the other ranks pass `None`. Every rank calls it
+    /// This rank's time in [`step`](Self::step) so far.
+    pub fn timings(&self) -> Timings {
+        self.timings
+    }
+
+    /// Fills every rank's owned cells from the global grids (`GRIDS` order)
+    /// that rank `root` passes (the halos follow at the next step); the
+    /// other ranks pass `None`. Every rank calls it
     /// alike (a root that passes no grids returns an error while the other
     /// ranks wait for theirs, as with any MPI collective called unevenly).
     pub fn scatter(
@@ -320,7 +365,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + 'static> Session<'c,
             exchange::receive(self.comm, root, &mut packed);
             exchange::unpack_owned(&packed, &self.layout, &mut self.grids);
         }
-        self.exchange_halos(true);
+        self.stale_inputs = true;
         Ok(())
     }
 

@@ -9,6 +9,7 @@
 use stencil_mpi_tests as tests;
 use stencil_rt::distributed::{DistributedError, Options, Session, Stencil, factorizations};
 use stencil_rt::distributed_stencil;
+use stencil_rt::host::Workspace;
 use stencil_rt::mpi::topology::Communicator;
 use stencil_rt::{StencilError, mpi};
 
@@ -140,10 +141,13 @@ fn check<C: Communicator>(
     let mut views: Vec<&mut [f64]> = gathered.iter_mut().map(|g| &mut g[..]).collect();
     session.gather(0, Some(&mut views))?;
     let mut error: f64 = 0.0;
-    for run in [stencil.run, reference] {
+    for backend in [true, false] {
         let mut single = grids.clone();
         let mut views: Vec<&mut [f64]> = single.iter_mut().map(|g| &mut g[..]).collect();
-        run(&mut views, shape, &params, STEPS)?;
+        match backend {
+            true => (stencil.run)(&mut Workspace::new(), &mut views, shape, &params, STEPS)?,
+            false => reference(&mut views, shape, &params, STEPS)?,
+        }
         for (a, b) in gathered.iter().flatten().zip(single.iter().flatten()) {
             error = error.max((a - b).abs() / (1.0 + b.abs()));
         }

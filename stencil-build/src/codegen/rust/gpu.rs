@@ -106,6 +106,11 @@ pub fn stencil_module(
             }
 
             #grids
+
+            /// [`run_grids`]: the device holds the scratch grids, so `work` holds none.
+            pub fn run_grids_in(_work: &mut Workspace, grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
+                run_grids(grids, shape, params, steps)
+            }
         }
     }
 }
