@@ -188,14 +188,15 @@ fn unpack<T: Copy, G: AsMut<[T]>>(
 }
 
 /// The box `ranges` (global coordinates) of every global grid, packed.
-pub fn pack_global<T: Copy>(global: &[&[T]], shape: &[usize], ranges: &[[usize; 2]]) -> Vec<T> {
-    let mut out = Vec::new();
-    for g in global {
-        for_each_row(shape, ranges, |start, len| {
-            out.extend_from_slice(&g[start..start + len])
-        });
-    }
-    out
+pub fn pack_global<T: Copy + Default>(
+    global: &[&[T]],
+    shape: &[usize],
+    ranges: &[[usize; 2]],
+) -> Vec<T> {
+    let cells: usize = ranges.iter().map(|[s, e]| e - s).product();
+    let mut buf = vec![T::default(); cells * global.len()];
+    pack(global, shape, ranges, &mut buf);
+    buf
 }
 
 /// Writes a packed box into the global grids at `ranges`.
@@ -205,13 +206,7 @@ pub fn unpack_global<T: Copy>(
     shape: &[usize],
     ranges: &[[usize; 2]],
 ) {
-    let mut k = 0;
-    for g in global.iter_mut() {
-        for_each_row(shape, ranges, |start, len| {
-            g[start..start + len].copy_from_slice(&buf[k..k + len]);
-            k += len;
-        });
-    }
+    unpack(buf, global, shape, ranges);
 }
 
 /// A rank's owned cells of every grid, packed.
