@@ -26,22 +26,27 @@ pub struct Layout {
 impl Layout {
     /// The layout of rank `rank` (row-major in the process grid) of a grid
     /// of `global` cells over `dims` processes, with halos of `halo[a]`
-    /// cells along axis `a`, on a `periodic` grid or one with edges. Each
-    /// rank must own at least a halo's width along every split axis, so
-    /// that its neighbours' halos come from it.
+    /// cells along axis `a`, on a `periodic` grid or one with edges. With
+    /// `weights` (one per rank, in rank order) the cells along each split
+    /// axis go to its slabs of ranks in proportion to their weights'
+    /// sums; else evenly. Each rank must own at least a halo's width along
+    /// every split axis, so that its neighbours' halos come from it; every
+    /// rank finds the same error where one would not.
     pub fn new(
         global: &[usize],
         dims: &[usize],
         rank: usize,
         halo: &[usize],
         periodic: bool,
+        weights: Option<&[f64]>,
     ) -> Result<Self, DistributedError> {
         let coords = coords(rank, dims);
         let mut owned = Vec::with_capacity(global.len());
         let mut halos = Vec::with_capacity(global.len());
         for a in 0..global.len() {
             let (n, p, c) = (global[a], dims[a], coords[a]);
-            if p > 1 && n / p < halo[a] {
+            let parts = parts(n, p, weights.map(|w| axis_weights(w, dims, a)));
+            if p > 1 && parts.iter().any(|[s, e]| e - s < halo[a]) {
                 return Err(DistributedError::TooSmall {
                     axis: a,
                     extent: n,
@@ -49,7 +54,7 @@ impl Layout {
                     halo: halo[a],
                 });
             }
-            owned.push(split(n, p, c));
+            owned.push(parts[c]);
             let facing = |inside: bool| {
                 if inside || (periodic && p > 1) {
                     halo[a]
@@ -146,12 +151,39 @@ pub fn factorizations(size: usize, axes: usize) -> Vec<Vec<usize>> {
         .collect()
 }
 
-/// The cells `[start, end)` that part `c` of `p` owns of `n`: the first
-/// `n % p` parts one cell more.
-fn split(n: usize, p: usize, c: usize) -> [usize; 2] {
-    let (base, extra) = (n / p, n % p);
-    let start = c * base + c.min(extra);
-    [start, start + base + usize::from(c < extra)]
+/// The cells `[start, end)` each of `p` parts owns of `n`: in proportion
+/// to `weights` (boundaries at the rounded shares of the running sums), or
+/// evenly, the first `n % p` parts a cell more.
+fn parts(n: usize, p: usize, weights: Option<Vec<f64>>) -> Vec<[usize; 2]> {
+    match weights {
+        Some(w) => {
+            let total: f64 = w.iter().sum();
+            let mut sum = 0.0;
+            let mut cuts = vec![0];
+            for x in &w {
+                sum += x;
+                cuts.push(((n as f64 * sum / total).round() as usize).min(n));
+            }
+            cuts.windows(2).map(|c| [c[0], c[1]]).collect()
+        }
+        None => (0..p)
+            .map(|c| {
+                let (base, extra) = (n / p, n % p);
+                let start = c * base + c.min(extra);
+                [start, start + base + usize::from(c < extra)]
+            })
+            .collect(),
+    }
+}
+
+/// Per coordinate along axis `a` of a process grid of `dims`, the sum of
+/// the weights of its ranks.
+fn axis_weights(weights: &[f64], dims: &[usize], a: usize) -> Vec<f64> {
+    let mut sums = vec![0.0; dims[a]];
+    for (rank, w) in weights.iter().enumerate() {
+        sums[coords(rank, dims)[a]] += w;
+    }
+    sums
 }
 
 /// Row-major coordinates of `rank` in a process grid of `dims`.
@@ -175,26 +207,31 @@ mod tests {
 
     #[test]
     fn parts_cover_the_axis_once_the_first_ones_a_cell_longer() {
-        let parts: Vec<[usize; 2]> = (0..4).map(|c| split(11, 4, c)).collect();
-        assert_eq!(parts, vec![[0, 3], [3, 6], [6, 9], [9, 11]]);
+        assert_eq!(parts(11, 4, None), vec![[0, 3], [3, 6], [6, 9], [9, 11]]);
+        let weighted = parts(12, 3, Some(vec![1.0, 2.0, 3.0]));
+        assert_eq!(weighted, vec![[0, 2], [2, 6], [6, 12]]);
+        assert_eq!(
+            axis_weights(&[1.0, 2.0, 3.0, 4.0], &[2, 2], 0),
+            vec![3.0, 7.0]
+        );
     }
 
     #[test]
     fn boxes_have_halos_only_where_they_face_another_rank() {
-        let l = Layout::new(&[10, 7], &[2, 1], 1, &[2, 2], false).unwrap();
+        let l = Layout::new(&[10, 7], &[2, 1], 1, &[2, 2], false, None).unwrap();
         assert_eq!(l.coords, vec![1, 0]);
         assert_eq!(l.owned, vec![[5, 10], [0, 7]]);
         assert_eq!(l.halo, vec![[2, 0], [0, 0]]);
         assert_eq!(l.local_shape(), vec![7, 7]);
         assert_eq!(l.owned_in_box(), vec![[2, 7], [0, 7]]);
         assert_eq!((l.neighbour(0, 0), l.neighbour(0, 1)), (Some(0), None));
-        let err = Layout::new(&[5, 7], &[3, 1], 0, &[2, 2], false).unwrap_err();
+        let err = Layout::new(&[5, 7], &[3, 1], 0, &[2, 2], false, None).unwrap_err();
         assert!(matches!(err, DistributedError::TooSmall { axis: 0, .. }));
     }
 
     #[test]
     fn periodic_boxes_face_across_the_edge_but_not_themselves() {
-        let l = Layout::new(&[10, 7], &[3, 1], 0, &[2, 2], true).unwrap();
+        let l = Layout::new(&[10, 7], &[3, 1], 0, &[2, 2], true, None).unwrap();
         assert_eq!(l.halo, vec![[2, 2], [0, 0]]);
         assert_eq!((l.neighbour(0, 0), l.neighbour(0, 1)), (Some(2), Some(1)));
         assert_eq!((l.neighbour(1, 0), l.neighbour(1, 1)), (None, None));

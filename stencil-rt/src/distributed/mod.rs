@@ -98,12 +98,16 @@ macro_rules! distributed_stencil {
 }
 
 /// How a [`Session`] splits and steps its grid.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// Processes along each axis; `None`: [`auto_dims`]' choice.
     pub dims: Option<Vec<usize>>,
     /// Steps between halo exchanges: the halo is this many radii wide.
     pub steps_per_exchange: u64,
+    /// Each rank's relative speed, in rank order (unlike devices: GCells/s
+    /// measured or given): the cells along each split axis go to its slabs
+    /// of ranks in proportion. `None`: evenly.
+    pub weights: Option<Vec<f64>>,
 }
 
 impl Default for Options {
@@ -111,6 +115,7 @@ impl Default for Options {
         Options {
             dims: None,
             steps_per_exchange: 1,
+            weights: None,
         }
     }
 }
@@ -201,6 +206,8 @@ pub struct Session<'c, C: Communicator, T: Equivalence + Copy + Default + Send +
     grids: Vec<Vec<T>>,
     params: Vec<T>,
     buffers: exchange::Buffers<T>,
+    /// Each rank's weight, where the split follows them.
+    weights: Option<Vec<f64>>,
     /// The box's scratch grids, kept between steps.
     work: Workspace<T>,
     timings: Timings,
@@ -250,7 +257,24 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
         let k = options.steps_per_exchange as usize;
         let halo: Vec<usize> = stencil.halo.iter().map(|&r| r * k).collect();
         let periodic = stencil.boundary == "periodic";
-        let layout = Layout::new(global, &dims, comm.rank() as usize, &halo, periodic)?;
+        let weights = options.weights.clone();
+        if let Some(w) = &weights {
+            if w.len() != size || w.iter().any(|&x| !(x.is_finite() && x > 0.0)) {
+                return Err(DistributedError::Arguments {
+                    what: format!(
+                        "weights must be {size} finite positive numbers, one a rank: {w:?}"
+                    ),
+                });
+            }
+        }
+        let layout = Layout::new(
+            global,
+            &dims,
+            comm.rank() as usize,
+            &halo,
+            periodic,
+            weights.as_deref(),
+        )?;
         let shape = layout.local_shape();
         if let Some(axis) = (0..shape.len()).find(|&a| shape[a] < stencil.min_shape[a]) {
             return Err(DistributedError::TooSmall {
@@ -267,6 +291,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
             grids: vec![vec![T::default(); cells]; stencil.grids.len()],
             params: vec![T::default(); stencil.params.len()],
             steps_per_exchange: options.steps_per_exchange,
+            weights,
             work: Workspace::new(),
             timings: Timings::default(),
             stale_inputs: true,
@@ -428,6 +453,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
             rank,
             &halo,
             self.layout.periodic,
+            self.weights.as_deref(),
         )
     }
 

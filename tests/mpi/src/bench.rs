@@ -61,8 +61,8 @@ fn bench<C: Communicator, T: Equivalence + Copy + Default + Send + Sync + From<f
     k: u64,
 ) -> Result<String, Box<dyn std::error::Error>> {
     let options = Options {
-        dims: None,
         steps_per_exchange: k,
+        ..Options::default()
     };
     let mut session = Session::new(comm, stencil, shape, options)?;
     // Each rank fills its own box: no global grid on one rank.

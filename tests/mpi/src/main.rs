@@ -1,6 +1,7 @@
 //! `mpi-check`: under `mpirun -np N`, runs every test stencil over every
 //! process grid of N ranks that its axes allow, one and three steps an
-//! exchange, on odd global shapes of random values, and compares what rank
+//! exchange, and split by uneven weights, on odd global shapes of random
+//! values, and compares what rank
 //! 0 gathers with the same steps on one domain and with the reference.
 //! Exits 1 where a cell differs by more than the tolerance, or a session
 //! fails otherwise than by a rank too small for its halo, or a mixed
@@ -68,11 +69,19 @@ fn main() {
     let mut failures = 0;
     let mut checked = 0;
     for (stencil, reference, shape) in cases() {
-        for dims in factorizations(world.size() as usize, shape.len()) {
-            for k in EXCHANGES {
+        let size = world.size() as usize;
+        // Even splits, and splits by weights as unlike ranks would have them.
+        let uneven: Vec<f64> = (0..size).map(|r| (1 + r % 3) as f64).collect();
+        for dims in factorizations(size, shape.len()) {
+            for (k, weights) in EXCHANGES
+                .map(|k| (k, None))
+                .into_iter()
+                .chain([(1, Some(uneven.clone()))])
+            {
                 let options = Options {
                     dims: Some(dims.clone()),
                     steps_per_exchange: k,
+                    weights,
                 };
                 match check(&world, stencil, reference, &shape, options) {
                     Ok(Some(error)) if error <= tolerance(&stencil) => checked += 1,
