@@ -407,8 +407,14 @@ pub fn auto_tensor(st: &Stencil) -> bool {
     if untensorable(st, "cuda").is_some() {
         return false;
     }
+    sums_wide_planes(st, &st.statements[0])
+}
+
+/// Whether statement `s` of `st` is an in-plane sum reaching
+/// [`AUTO_MIN_REACH`] cells.
+fn sums_wide_planes(st: &Stencil, s: &crate::ir::Statement) -> bool {
     let name = |a: &Access| slot_name(st, a.slot);
-    plane_sum(&st.statements[0], &name)
+    plane_sum(s, &name)
         .is_ok_and(|sum| sum.reach().into_iter().max().unwrap_or(0) >= AUTO_MIN_REACH)
 }
 
@@ -420,12 +426,10 @@ pub fn auto_tensor(st: &Stencil) -> bool {
 /// reflecting side ran it 1.04x as fast as `stream`'s defaults (300 x 994 x
 /// 750, 1000 steps; design notes, "Boundary kinds and regions").
 pub fn planes_without_tensor(st: &Stencil) -> bool {
-    let name = |a: &Access| slot_name(st, a.slot);
-    let wide = |s: &crate::ir::Statement| {
-        plane_sum(s, &name)
-            .is_ok_and(|sum| sum.reach().into_iter().max().unwrap_or(0) >= AUTO_MIN_REACH)
-    };
-    st.dims() == 3 && st.dtype == Dtype::F64 && st.one_update() && st.statements.iter().any(wide)
+    st.dims() == 3
+        && st.dtype == Dtype::F64
+        && st.one_update()
+        && st.statements.iter().any(|s| sums_wide_planes(st, s))
 }
 
 /// The least share, in percent, of its resident blocks' time that
