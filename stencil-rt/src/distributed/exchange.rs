@@ -15,14 +15,11 @@ pub struct Buffers<T> {
 }
 
 impl<T: Copy + Default> Buffers<T> {
-    /// Buffers for `grids` grids of `layout`'s box, halos of `halo` cells.
-    pub fn new(layout: &Layout, halo: &[usize], grids: usize) -> Self {
+    /// Buffers for `grids` grids of `layout`'s box.
+    pub fn new(layout: &Layout, grids: usize) -> Self {
         let shape = layout.local_shape();
         let sized = |a: usize, side: usize| -> Vec<T> {
-            match layout.neighbour(a, side) {
-                Some(_) => vec![T::default(); slab_cells(&shape, a, halo[a]) * grids],
-                None => Vec::new(),
-            }
+            vec![T::default(); slab_cells(&shape, a, layout.halo[a][side]) * grids]
         };
         Buffers {
             send: (0..shape.len())
@@ -171,7 +168,7 @@ fn pack<T: Copy, G: AsRef<[T]>>(
 }
 
 /// The reverse of [`pack`].
-fn unpack<T: Copy, G: AsMut<[T]>>(
+pub fn unpack<T: Copy, G: AsMut<[T]>>(
     buf: &[T],
     grids: &mut [G],
     shape: &[usize],
@@ -187,35 +184,22 @@ fn unpack<T: Copy, G: AsMut<[T]>>(
     }
 }
 
-/// The box `ranges` (global coordinates) of every global grid, packed.
-pub fn pack_global<T: Copy + Default>(
-    global: &[&[T]],
+/// The box `ranges` of every grid (of `shape`: a rank's box, or the
+/// global grid), packed.
+pub fn packed<T: Copy + Default, G: AsRef<[T]>>(
+    grids: &[G],
     shape: &[usize],
     ranges: &[[usize; 2]],
 ) -> Vec<T> {
     let cells: usize = ranges.iter().map(|[s, e]| e - s).product();
-    let mut buf = vec![T::default(); cells * global.len()];
-    pack(global, shape, ranges, &mut buf);
+    let mut buf = vec![T::default(); cells * grids.len()];
+    pack(grids, shape, ranges, &mut buf);
     buf
-}
-
-/// Writes a packed box into the global grids at `ranges`.
-pub fn unpack_global<T: Copy>(
-    buf: &[T],
-    global: &mut [&mut [T]],
-    shape: &[usize],
-    ranges: &[[usize; 2]],
-) {
-    unpack(buf, global, shape, ranges);
 }
 
 /// A rank's owned cells of every grid, packed.
 pub fn pack_owned<T: Copy + Default>(layout: &Layout, grids: &[Vec<T>]) -> Vec<T> {
-    let ranges = layout.owned_in_box();
-    let cells: usize = ranges.iter().map(|[s, e]| e - s).product();
-    let mut buf = vec![T::default(); cells * grids.len()];
-    pack(grids, &layout.local_shape(), &ranges, &mut buf);
-    buf
+    packed(grids, &layout.local_shape(), &layout.owned_in_box())
 }
 
 /// The reverse of [`pack_owned`].

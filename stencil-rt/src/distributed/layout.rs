@@ -81,6 +81,11 @@ impl Layout {
             .collect()
     }
 
+    /// How many cells this rank owns.
+    pub fn owned_cells(&self) -> usize {
+        self.owned.iter().map(|[s, e]| e - s).product()
+    }
+
     /// Per axis, where this rank's owned cells lie in its box.
     pub fn owned_in_box(&self) -> Vec<[usize; 2]> {
         (0..self.global.len())

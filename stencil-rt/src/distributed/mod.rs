@@ -1,6 +1,6 @@
 //! Domain decomposition over MPI (feature `mpi`): a stencil's grid split
 //! over a Cartesian grid of processes, each rank stepping its own box of
-//! cells with the stencil's `run_grids`.
+//! cells with the stencil's `run_grids_in`.
 //!
 //! Why a box steps exactly as the whole grid would: with a fixed boundary
 //! a step leaves the frame of its grids (`FRAME` cells by each side) as it
@@ -203,6 +203,8 @@ pub struct Session<'c, C: Communicator, T: Equivalence + Copy + Default + Send +
     stencil: Stencil<T>,
     layout: Layout,
     steps_per_exchange: u64,
+    /// The halo per axis: `steps_per_exchange x HALO`.
+    halo: Vec<usize>,
     grids: Vec<Vec<T>>,
     params: Vec<T>,
     buffers: exchange::Buffers<T>,
@@ -257,7 +259,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
         let k = options.steps_per_exchange as usize;
         let halo: Vec<usize> = stencil.halo.iter().map(|&r| r * k).collect();
         let periodic = stencil.boundary == "periodic";
-        let weights = options.weights.clone();
+        let weights = options.weights;
         if let Some(w) = &weights {
             if w.len() != size || w.iter().any(|&x| !(x.is_finite() && x > 0.0)) {
                 return Err(DistributedError::Arguments {
@@ -287,10 +289,11 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
         let cells = shape.iter().product();
         Ok(Session {
             comm,
-            buffers: exchange::Buffers::new(&layout, &halo, stencil.grids.len()),
+            buffers: exchange::Buffers::new(&layout, stencil.grids.len()),
             grids: vec![vec![T::default(); cells]; stencil.grids.len()],
             params: vec![T::default(); stencil.params.len()],
             steps_per_exchange: options.steps_per_exchange,
+            halo,
             weights,
             work: Workspace::new(),
             timings: Timings::default(),
@@ -336,7 +339,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
 
     /// Runs `steps` steps over every rank (each calls it alike): halos
     /// exchanged every `steps_per_exchange` steps, each rank's box stepped
-    /// by the stencil's `run_grids`.
+    /// by the stencil's `run_grids_in`.
     pub fn step(&mut self, steps: u64) -> Result<(), DistributedError> {
         let shape = self.layout.local_shape();
         let mut left = steps;
@@ -377,7 +380,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
             self.check_global(global.iter().map(|g| g.len()))?;
             for rank in 0..self.comm.size() as usize {
                 let theirs = self.layout_of(rank)?;
-                let packed = exchange::pack_global(global, &self.layout.global, &theirs.owned);
+                let packed = exchange::packed(global, &self.layout.global, &theirs.owned);
                 if rank == me {
                     exchange::unpack_owned(&packed, &self.layout, &mut self.grids);
                 } else {
@@ -385,8 +388,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
                 }
             }
         } else {
-            let cells: usize = self.layout.owned.iter().map(|[s, e]| e - s).product();
-            let mut packed = vec![T::default(); cells * self.grids.len()];
+            let mut packed = vec![T::default(); self.layout.owned_cells() * self.grids.len()];
             exchange::receive(self.comm, root, &mut packed);
             exchange::unpack_owned(&packed, &self.layout, &mut self.grids);
         }
@@ -430,28 +432,22 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
             let packed = if rank == me {
                 owned.clone()
             } else {
-                let cells: usize = theirs.owned.iter().map(|[s, e]| e - s).product();
-                let mut buf = vec![T::default(); cells * self.grids.len()];
+                let mut buf = vec![T::default(); theirs.owned_cells() * self.grids.len()];
                 exchange::receive(self.comm, rank, &mut buf);
                 buf
             };
-            exchange::unpack_global(&packed, global, &self.layout.global, &theirs.owned);
+            exchange::unpack(&packed, global, &self.layout.global, &theirs.owned);
         }
         Ok(())
     }
 
+    /// The layout of rank `rank` of this session's split.
     fn layout_of(&self, rank: usize) -> Result<Layout, DistributedError> {
-        let halo: Vec<usize> = self
-            .stencil
-            .halo
-            .iter()
-            .map(|&r| r * self.steps_per_exchange as usize)
-            .collect();
         Layout::new(
             &self.layout.global,
             &self.layout.dims,
             rank,
-            &halo,
+            &self.halo,
             self.layout.periodic,
             self.weights.as_deref(),
         )
