@@ -349,11 +349,7 @@ fn constants(st: &Stencil, an: &Analysis) -> TokenStream {
     );
     let boundary = st.boundary.describe(&st.axes, &st.params);
     let regions = st.regions.iter().map(|r| r.name.as_str());
-    let inputs = st
-        .fields
-        .iter()
-        .filter(|f| f.role == Role::Input)
-        .map(|f| f.name.as_str());
+    let inputs = grid_names_where(st, |f| f.role == Role::Input);
     let halo = box_halo(st, &an.radius).into_iter().map(usize_lit);
     let frame = an
         .radius
