@@ -235,6 +235,18 @@ mod tests {
     }
 
     #[test]
+    fn weights_split_each_axis_by_its_slabs_of_ranks() {
+        let l = Layout::new(&[12, 5], &[3, 1], 2, &[1, 1], false, Some(&[1.0, 2.0, 3.0])).unwrap();
+        assert_eq!(l.owned, vec![[6, 12], [0, 5]]);
+        assert_eq!(l.owned_cells(), 30);
+        let thin = Layout::new(&[12, 5], &[3, 1], 0, &[3, 1], false, Some(&[1.0, 2.0, 3.0]));
+        assert!(matches!(
+            thin,
+            Err(DistributedError::TooSmall { axis: 0, .. })
+        ));
+    }
+
+    #[test]
     fn periodic_boxes_face_across_the_edge_but_not_themselves() {
         let l = Layout::new(&[10, 7], &[3, 1], 0, &[2, 2], true, None).unwrap();
         assert_eq!(l.halo, vec![[2, 2], [0, 0]]);

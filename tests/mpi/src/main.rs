@@ -1,7 +1,7 @@
 //! `mpi-check`: under `mpirun -np N`, runs every test stencil over every
 //! process grid of N ranks that its axes allow, one and three steps an
-//! exchange, and split by uneven weights, on odd global shapes of random
-//! values, and compares what rank
+//! exchange, and split by uneven weights (each rank then filling its own
+//! box), on odd global shapes of random values, and compares what rank
 //! 0 gathers with the same steps on one domain and with the reference.
 //! Exits 1 where a cell differs by more than the tolerance, or a session
 //! fails otherwise than by a rank too small for its halo, or a mixed
@@ -44,6 +44,11 @@ fn cases() -> Vec<(Stencil<f64>, Run, Vec<usize>)> {
             distributed_stencil!(tests::line1d),
             tests::line1d::reference::run_grids,
             vec![211],
+        ),
+        (
+            distributed_stencil!(tests::varcoef2d),
+            tests::varcoef2d::reference::run_grids,
+            vec![41, 37],
         ),
         (
             distributed_stencil!(tests::periodic2d),
@@ -136,12 +141,29 @@ fn check<C: Communicator>(
         .iter()
         .map(|p| 0.1 * p)
         .collect();
+    let options_fill_boxes = options.weights.is_some();
     let mut session = Session::new(comm, stencil, shape, options)?;
     let root = comm.rank() == 0;
-    let views: Vec<&[f64]> = grids.iter().map(|g| &g[..]).collect();
-    session.scatter(0, root.then_some(&views[..]))?;
     session.set_params(&params)?;
+    // Uneven splits fill each rank's box itself (`grids_mut`, as a rank
+    // reading its part of a file would; every rank drew the same grids),
+    // after a step of the zeroed boxes, so that the input grids' halos
+    // must be exchanged again; the others through a scatter from rank 0.
+    let mut steps = STEPS;
+    if options_fill_boxes {
+        session.step(1)?;
+        fill_owned(&mut session, &grids);
+        steps += 1;
+    } else {
+        let views: Vec<&[f64]> = grids.iter().map(|g| &g[..]).collect();
+        session.scatter(0, root.then_some(&views[..]))?;
+    }
     session.step(STEPS)?;
+    if session.timings().steps != steps {
+        return Err(DistributedError::Arguments {
+            what: format!("timings count {} steps of {steps}", session.timings().steps),
+        });
+    }
     if !root {
         session.gather(0, None)?;
         return Ok(None);
@@ -162,6 +184,29 @@ fn check<C: Communicator>(
         }
     }
     Ok(Some(error))
+}
+
+/// Copies this rank's owned cells of every global grid into its boxes.
+fn fill_owned<C: Communicator>(session: &mut Session<'_, C, f64>, global: &[Vec<f64>]) {
+    let layout = session.layout().clone();
+    let shape = layout.local_shape();
+    let inside = layout.owned_in_box();
+    for (boxed, g) in session.grids_mut().iter_mut().zip(global) {
+        for k in 0..layout.owned_cells() {
+            // The k-th owned cell, row-major: its global and box indices.
+            let (mut rest, mut at_global, mut at_box) = (k, 0, 0);
+            let mut stride = (1, 1);
+            for a in (0..shape.len()).rev() {
+                let n = layout.owned[a][1] - layout.owned[a][0];
+                let c = rest % n;
+                rest /= n;
+                at_global += (layout.owned[a][0] + c) * stride.0;
+                at_box += (inside[a][0] + c) * stride.1;
+                stride = (stride.0 * layout.global[a], stride.1 * shape[a]);
+            }
+            boxed[at_box] = g[at_global];
+        }
+    }
 }
 
 /// The largest relative difference allowed: a few roundings of each step's
