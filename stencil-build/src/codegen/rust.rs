@@ -579,7 +579,7 @@ pub fn entry_points(sig: &Signature, kernels: &Ident, backend: &str, how: &str) 
 
         /// [`run_grids`] with its scratch grids from `work`, as [`run_in`].
         pub fn run_grids_in(#work: &mut Workspace, grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
-            unpack_grids(|#call| run_in(#work, #call), grids, shape, params, steps)
+            unpack_grids(|#call| self::run_in(#work, #call), grids, shape, params, steps)
         }
     }
 }
