@@ -17,5 +17,10 @@ fn main() -> Result<(), stencil_build::Error> {
     ] {
         config.spec(spec);
     }
+    if std::env::var_os("CARGO_FEATURE_GPU_ON_CPU").is_some() {
+        println!("cargo:rerun-if-changed=../cuda-on-cpu");
+        let dir = std::fs::canonicalize("../cuda-on-cpu").expect("tests/cuda-on-cpu is there");
+        config.gpu_on_cpu(&[dir]);
+    }
     config.search_dir("stencils").compile()
 }

@@ -262,6 +262,10 @@ fn stencil_module(
     let run_doc = docs(&format!(
         "Runs `steps` time steps in place with the default backend (`{default_doc}`), checking every length first."
     ));
+    let device_grids = match linked.gpus().next() {
+        Some(_) => quote!(Some(#default_backend::device_grids)),
+        None => quote!(None),
+    };
     Ok(quote! {
         #doc
         #[allow(clippy::all)]
@@ -295,6 +299,11 @@ fn stencil_module(
             pub fn run_grids_in(work: &mut Workspace, grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
                 #default_backend::run_grids_in(work, grids, shape, params, steps)
             }
+
+            /// The default backend's grids kept on its device between calls, for a generic driver
+            /// (a distributed session's rank) that moves boxes of their cells: `None` where that
+            /// backend runs on the host.
+            pub const DEVICE_GRIDS: Option<::stencil_rt::gpu::NewDeviceGrids<Real>> = #device_grids;
 
             #arrays
             #kernels_trait
@@ -527,14 +536,23 @@ fn grids_executor(st: &Stencil, sig: &Signature) -> TokenStream {
     quote! {
         /// Unpacks `run_grids`' slices (grids in [`GRIDS`] order, params in [`PARAMS`] order) into a backend's `run`.
         fn unpack_grids(#run: #run_type, grids: &mut [&mut [#real]], shape: &[usize], params: &[#real], steps: u64) -> Result<(), StencilError> {
-            let count = |what, expected, actual| StencilError::ArgumentCount { stencil: NAME, what, expected, actual };
-            let shape: [usize; DIMS] = shape.try_into().map_err(|_| count("axes", DIMS, shape.len()))?;
-            let #values: [#real; #n_params] = params.try_into().map_err(|_| count("params", #n_params, params.len()))?;
-            let params = Params { #(#fields: values[#index],)* };
+            let shape: [usize; DIMS] = shape.try_into().map_err(|_| argument_count("axes", DIMS, shape.len()))?;
+            let params = params_of(params)?;
             let [#(#names),*] = grids else {
-                return Err(count("grids", #n_grids, grids.len()));
+                return Err(argument_count("grids", #n_grids, grids.len()));
             };
             #run(#call)
+        }
+
+        /// The params of values in [`PARAMS`] order.
+        fn params_of(values: &[#real]) -> Result<Params, StencilError> {
+            let #values: [#real; #n_params] = values.try_into().map_err(|_| argument_count("params", #n_params, values.len()))?;
+            Ok(Params { #(#fields: values[#index],)* })
+        }
+
+        /// The error of `actual` values where `expected` were due.
+        fn argument_count(what: &'static str, expected: usize, actual: usize) -> StencilError {
+            StencilError::ArgumentCount { stencil: NAME, what, expected, actual }
         }
     }
 }

@@ -6,6 +6,8 @@ use mpi::topology::Communicator;
 use mpi::traits::{Destination, Source};
 
 use super::Layout;
+use super::store::Store;
+use crate::StencilError;
 
 /// A rank's send and receive buffers, per axis and side, each large enough
 /// for the slab of every grid that crosses that side.
@@ -42,38 +44,30 @@ fn slab_cells(shape: &[usize], a: usize, width: usize) -> usize {
         .product()
 }
 
-/// Fills the halos of the grids `chosen` marks from the neighbouring
-/// ranks, one axis after the other (each axis's slabs whole along the
-/// others, so that the corners a box stencil reads arrive through two
-/// exchanges), both sides of an axis in flight at once.
-pub fn halos<C: Communicator, T: Equivalence + Copy + Default>(
+/// Fills the halos of `grids` (indices in `GRIDS`) of `store`'s box of
+/// `shape` from the neighbouring ranks, one axis after the other (each
+/// axis's slabs whole along the others, so that the corners a box stencil
+/// reads arrive through two exchanges), both sides of an axis in flight at
+/// once.
+pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
     comm: &C,
     layout: &Layout,
     shape: &[usize],
-    (grids, chosen): (&mut [Vec<T>], &[bool]),
+    (store, grids): (&mut Store<T>, &[usize]),
     buffers: &mut Buffers<T>,
-) {
-    let mut grids: Vec<&mut Vec<T>> = grids
-        .iter_mut()
-        .zip(chosen)
-        .filter_map(|(g, &c)| c.then_some(g))
-        .collect();
+) -> Result<(), StencilError> {
     for a in 0..shape.len() {
-        let len = slab_cells(shape, a, layout.halo[a].into_iter().max().unwrap_or(0)) * grids.len();
         let [h_lo, h_hi] = layout.halo[a];
         let n = shape[a];
         // What each side sends: the owned cells next to it, as deep as the
         // neighbour's halo there (the same width: both are the axis's).
         let outgoing = [[h_lo, 2 * h_lo], [n - 2 * h_hi, n - h_hi]];
         let incoming = [[0, h_lo], [n - h_hi, n]];
+        let len = |side: usize| slab_cells(shape, a, layout.halo[a][side]) * grids.len();
         for (side, &range) in outgoing.iter().enumerate() {
             if layout.neighbour(a, side).is_some() {
-                pack(
-                    &grids,
-                    shape,
-                    &slab(shape, a, range),
-                    &mut buffers.send[a][side],
-                );
+                let buf = &mut buffers.send[a][side][..len(side)];
+                store.pack(grids, &slab(shape, a, range), shape, buf)?;
             }
         }
         mpi::request::scope(|scope| {
@@ -85,15 +79,15 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default>(
             let lo = layout.neighbour(a, 0).map(|r| {
                 let p = comm.process_at_rank(r as i32);
                 (
-                    p.immediate_receive_into_with_tag(scope, &mut recv_lo[..len], tag(1)),
-                    p.immediate_send_with_tag(scope, &send_lo[..len], tag(0)),
+                    p.immediate_receive_into_with_tag(scope, &mut recv_lo[..len(0)], tag(1)),
+                    p.immediate_send_with_tag(scope, &send_lo[..len(0)], tag(0)),
                 )
             });
             let hi = layout.neighbour(a, 1).map(|r| {
                 let p = comm.process_at_rank(r as i32);
                 (
-                    p.immediate_receive_into_with_tag(scope, &mut recv_hi[..len], tag(0)),
-                    p.immediate_send_with_tag(scope, &send_hi[..len], tag(1)),
+                    p.immediate_receive_into_with_tag(scope, &mut recv_hi[..len(1)], tag(0)),
+                    p.immediate_send_with_tag(scope, &send_hi[..len(1)], tag(1)),
                 )
             });
             for (receive, send) in lo.into_iter().chain(hi) {
@@ -103,15 +97,12 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default>(
         });
         for (side, &range) in incoming.iter().enumerate() {
             if layout.neighbour(a, side).is_some() {
-                unpack(
-                    &buffers.receive[a][side],
-                    &mut grids,
-                    shape,
-                    &slab(shape, a, range),
-                );
+                let buf = &buffers.receive[a][side][..len(side)];
+                store.unpack(grids, &slab(shape, a, range), shape, buf)?;
             }
         }
     }
+    Ok(())
 }
 
 /// The box `[range)` along axis `a`, whole along the others.
@@ -151,7 +142,7 @@ fn for_each_row(shape: &[usize], ranges: &[[usize; 2]], mut run: impl FnMut(usiz
 
 /// Copies the box `ranges` of every grid (of `shape`) into `buf`, grid
 /// after grid.
-fn pack<T: Copy, G: AsRef<[T]>>(
+pub fn pack<T: Copy, G: AsRef<[T]>>(
     grids: &[G],
     shape: &[usize],
     ranges: &[[usize; 2]],

@@ -34,6 +34,8 @@
 
 mod exchange;
 mod layout;
+mod partition;
+mod store;
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -42,8 +44,11 @@ use mpi::datatype::Equivalence;
 use mpi::topology::Communicator;
 
 use crate::StencilError;
+use crate::gpu::NewDeviceGrids;
 use crate::host::Workspace;
 pub use layout::{Layout, auto_dims, factorizations};
+use partition::Partition;
+use store::Store;
 
 /// What a distributed session needs of a generated stencil (its constants
 /// and `run_grids`); [`distributed_stencil!`](crate::distributed_stencil) fills it in.
@@ -71,6 +76,10 @@ pub struct Stencil<T: 'static> {
     /// `run_grids_in`: steps grids of a shape in place, its scratch grids
     /// from a workspace kept between calls.
     pub run: RunGrids<T>,
+    /// `DEVICE_GRIDS`: where the default backend is a GPU's, a session of
+    /// a box's shape kept on the device between steps, which a rank steps
+    /// instead of `run` (its halos packed on the device).
+    pub device: Option<NewDeviceGrids<T>>,
 }
 
 /// A generated `run_grids_in`: a workspace, grids in `GRIDS` order, the
@@ -93,6 +102,7 @@ macro_rules! distributed_stencil {
             regions: $($m)::+::REGIONS,
             inputs: $($m)::+::INPUTS,
             run: $($m)::+::run_grids_in,
+            device: $($m)::+::DEVICE_GRIDS,
         }
     };
 }
@@ -104,10 +114,8 @@ pub struct Options {
     pub dims: Option<Vec<usize>>,
     /// Steps between halo exchanges: the halo is this many radii wide.
     pub steps_per_exchange: u64,
-    /// Each rank's relative speed, in rank order (unlike devices: GCells/s
-    /// measured or given): the cells along each split axis go to its slabs
-    /// of ranks in proportion. `None`: evenly.
-    pub weights: Option<Vec<f64>>,
+    /// How the cells along each split axis are shared among its ranks.
+    pub split: Split,
 }
 
 impl Default for Options {
@@ -115,9 +123,29 @@ impl Default for Options {
         Options {
             dims: None,
             steps_per_exchange: 1,
-            weights: None,
+            split: Split::Even,
         }
     }
+}
+
+/// How the cells along each split axis are shared among its slabs of
+/// ranks: evenly, or in proportion to the sums of the ranks' weights (their
+/// relative speeds, for unlike devices: a GPU beside CPUs, two kinds of GPU).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Split {
+    /// Evenly (the first slabs own one cell more where an extent does not divide).
+    #[default]
+    Even,
+    /// By the weights given, one a rank in rank order (say each rank's GCells/s
+    /// on the stencil alone).
+    Weights(Vec<f64>),
+    /// By each rank's speed measured when the session is made: `steps` steps
+    /// of its box of an even split (zeroed, after one step to warm up), timed,
+    /// as cells a second; every rank then splits by the same measured weights.
+    Measured {
+        /// Steps timed.
+        steps: u64,
+    },
 }
 
 /// Why a distributed session could not be made or run; nothing changed.
@@ -205,13 +233,11 @@ pub struct Session<'c, C: Communicator, T: Equivalence + Copy + Default + Send +
     steps_per_exchange: u64,
     /// The halo per axis: `steps_per_exchange x HALO`.
     halo: Vec<usize>,
-    grids: Vec<Vec<T>>,
+    store: Store<T>,
     params: Vec<T>,
     buffers: exchange::Buffers<T>,
     /// Each rank's weight, where the split follows them.
     weights: Option<Vec<f64>>,
-    /// The box's scratch grids, kept between steps.
-    work: Workspace<T>,
     timings: Timings,
     /// Whether the input grids' halos must be exchanged again (after
     /// [`Session::grids_mut`]).
@@ -258,49 +284,47 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
         }
         let k = options.steps_per_exchange as usize;
         let halo: Vec<usize> = stencil.halo.iter().map(|&r| r * k).collect();
-        let periodic = stencil.boundary == "periodic";
-        let weights = options.weights;
-        if let Some(w) = &weights {
-            if w.len() != size || w.iter().any(|&x| !(x.is_finite() && x > 0.0)) {
-                return Err(DistributedError::Arguments {
-                    what: format!(
-                        "weights must be {size} finite positive numbers, one a rank: {w:?}"
-                    ),
-                });
-            }
-        }
-        let layout = Layout::new(
+        let partition = Partition {
             global,
-            &dims,
-            comm.rank() as usize,
-            &halo,
-            periodic,
-            weights.as_deref(),
-        )?;
-        let shape = layout.local_shape();
-        if let Some(axis) = (0..shape.len()).find(|&a| shape[a] < stencil.min_shape[a]) {
-            return Err(DistributedError::TooSmall {
-                axis,
-                extent: global[axis],
-                processes: dims[axis],
-                halo: stencil.min_shape[axis],
-            });
-        }
-        let cells = shape.iter().product();
+            dims: &dims,
+            halo: &halo,
+            periodic: stencil.boundary == "periodic",
+        };
+        let weights = match options.split {
+            Split::Even => None,
+            Split::Weights(w) => {
+                if w.len() != size || w.iter().any(|&x| !(x.is_finite() && x > 0.0)) {
+                    return Err(DistributedError::Arguments {
+                        what: format!(
+                            "weights must be {size} finite positive numbers, one a rank: {w:?}"
+                        ),
+                    });
+                }
+                Some(w)
+            }
+            Split::Measured { steps } => Some(partition.measure(comm, &stencil, steps)?),
+        };
+        let (layout, store) =
+            partition.place(comm.rank() as usize, &stencil, weights.as_deref())?;
         Ok(Session {
             comm,
             buffers: exchange::Buffers::new(&layout, stencil.grids.len()),
-            grids: vec![vec![T::default(); cells]; stencil.grids.len()],
+            store,
             params: vec![T::default(); stencil.params.len()],
             steps_per_exchange: options.steps_per_exchange,
             halo,
             weights,
-            work: Workspace::new(),
             timings: Timings::default(),
             stale_inputs: true,
             stencil,
             layout,
         })
+    }
+
+    /// The weights the cells were split by (given or measured); `None`
+    /// where they were split evenly.
+    pub fn weights(&self) -> Option<&[f64]> {
+        self.weights.as_deref()
     }
 
     /// Where this rank's cells lie.
@@ -309,16 +333,24 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
     }
 
     /// This rank's box of each grid, in `GRIDS` order (row-major over
-    /// [`Layout::local_shape`]).
-    pub fn grids(&self) -> &[Vec<T>] {
-        &self.grids
+    /// [`Layout::local_shape`]), as of the last step (a box stepped on a
+    /// device is copied back first).
+    pub fn grids(&mut self) -> Result<&[Vec<T>], DistributedError> {
+        Ok(self.store.grids()?)
     }
 
     /// This rank's box of each grid, to fill without a global grid (each
-    /// rank its own cells; the halos are exchanged before the next step).
-    pub fn grids_mut(&mut self) -> &mut [Vec<T>] {
+    /// rank its own cells; the halos are exchanged, and a device's box
+    /// replaced, before the next step).
+    pub fn grids_mut(&mut self) -> Result<&mut [Vec<T>], DistributedError> {
         self.stale_inputs = true;
-        &mut self.grids
+        Ok(self.store.grids_mut()?)
+    }
+
+    /// Whether the boxes step on a device (the stencil's default backend
+    /// is a GPU's): grids kept there between steps, halos packed there.
+    pub fn on_device(&self) -> bool {
+        self.store.on_device()
     }
 
     /// Sets the params, in `PARAMS` order.
@@ -339,18 +371,17 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
 
     /// Runs `steps` steps over every rank (each calls it alike): halos
     /// exchanged every `steps_per_exchange` steps, each rank's box stepped
-    /// by the stencil's `run_grids_in`.
+    /// by the stencil's `run_grids_in`, or on its device.
     pub fn step(&mut self, steps: u64) -> Result<(), DistributedError> {
         let shape = self.layout.local_shape();
         let mut left = steps;
         while left > 0 {
             let n = left.min(self.steps_per_exchange);
             let start = Instant::now();
-            self.exchange_halos(self.stale_inputs);
+            self.exchange_halos(self.stale_inputs)?;
             self.stale_inputs = false;
             let exchanged = Instant::now();
-            let mut grids: Vec<&mut [T]> = self.grids.iter_mut().map(|g| &mut g[..]).collect();
-            (self.stencil.run)(&mut self.work, &mut grids, &shape, &self.params, n)?;
+            self.store.step(&shape, &self.params, n)?;
             self.timings.exchange += exchanged - start;
             self.timings.compute += exchanged.elapsed();
             self.timings.steps += n;
@@ -382,15 +413,16 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
                 let theirs = self.layout_of(rank)?;
                 let packed = exchange::packed(global, &self.layout.global, &theirs.owned);
                 if rank == me {
-                    exchange::unpack_owned(&packed, &self.layout, &mut self.grids);
+                    exchange::unpack_owned(&packed, &self.layout, self.store.grids_mut()?);
                 } else {
                     exchange::send(self.comm, rank, &packed);
                 }
             }
         } else {
-            let mut packed = vec![T::default(); self.layout.owned_cells() * self.grids.len()];
+            let mut packed =
+                vec![T::default(); self.layout.owned_cells() * self.stencil.grids.len()];
             exchange::receive(self.comm, root, &mut packed);
-            exchange::unpack_owned(&packed, &self.layout, &mut self.grids);
+            exchange::unpack_owned(&packed, &self.layout, self.store.grids_mut()?);
         }
         self.stale_inputs = true;
         Ok(())
@@ -398,29 +430,30 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
 
     /// Fills the halos of the grids a step changes (with `inputs`, of
     /// every grid) from the ranks that own those cells.
-    fn exchange_halos(&mut self, inputs: bool) {
+    fn exchange_halos(&mut self, inputs: bool) -> Result<(), StencilError> {
         let shape = self.layout.local_shape();
-        let chosen: Vec<bool> = (self.stencil.grids.iter())
-            .map(|g| inputs || !self.stencil.inputs.contains(g))
+        let chosen: Vec<usize> = (self.stencil.grids.iter().enumerate())
+            .filter(|(_, g)| inputs || !self.stencil.inputs.contains(g))
+            .map(|(k, _)| k)
             .collect();
         exchange::halos(
             self.comm,
             &self.layout,
             &shape,
-            (&mut self.grids, &chosen),
+            (&mut self.store, &chosen),
             &mut self.buffers,
-        );
+        )
     }
 
     /// Collects every rank's owned cells into the global grids (`GRIDS`
     /// order) that rank `root` passes; the other ranks pass `None`.
     pub fn gather(
-        &self,
+        &mut self,
         root: usize,
         global: Option<&mut [&mut [T]]>,
     ) -> Result<(), DistributedError> {
         let me = self.comm.rank() as usize;
-        let owned = exchange::pack_owned(&self.layout, &self.grids);
+        let owned = exchange::pack_owned(&self.layout, self.store.grids()?);
         if me != root {
             exchange::send(self.comm, root, &owned);
             return Ok(());
@@ -432,7 +465,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
             let packed = if rank == me {
                 owned.clone()
             } else {
-                let mut buf = vec![T::default(); theirs.owned_cells() * self.grids.len()];
+                let mut buf = vec![T::default(); theirs.owned_cells() * self.stencil.grids.len()];
                 exchange::receive(self.comm, rank, &mut buf);
                 buf
             };
@@ -460,12 +493,13 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
         let cells: usize = self.layout.global.iter().product();
         let count = lens.len();
         let lens: Vec<usize> = lens.collect();
-        if count != self.grids.len() || lens.iter().any(|&l| l != cells) {
+        let grids = self.stencil.grids.len();
+        if count != grids || lens.iter().any(|&l| l != cells) {
             return Err(DistributedError::Arguments {
                 what: format!(
                     "`{}` takes {} global grids of {cells} cells ({}), not {count} of {lens:?}",
                     self.stencil.name,
-                    self.grids.len(),
+                    grids,
                     self.stencil.grids.join(", ")
                 ),
             });

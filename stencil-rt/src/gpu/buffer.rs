@@ -85,6 +85,27 @@ impl<R: Runtime, T: Copy> Buffer<R, T> {
         check::<R>(stencil, "download", code)
     }
 
+    /// Copies `src` (at most `len` values, else an error that copied
+    /// nothing) to the buffer's first values.
+    pub fn upload_part(&mut self, stencil: &'static str, src: &[T]) -> Result<(), StencilError> {
+        check_len(stencil, "upload", self.len.min(src.len()), src.len())?;
+        // SAFETY: the buffer holds at least `src.len()` values.
+        let code =
+            unsafe { (R::CALLS.upload)(self.ptr.cast(), src.as_ptr().cast(), size_of_val(src)) };
+        check::<R>(stencil, "upload", code)
+    }
+
+    /// Copies the buffer's first `dst.len()` values (at most `len`, else an
+    /// error that copied nothing) to `dst`, after the work queued before.
+    pub fn download_part(&self, stencil: &'static str, dst: &mut [T]) -> Result<(), StencilError> {
+        check_len(stencil, "download", self.len.min(dst.len()), dst.len())?;
+        // SAFETY: the buffer holds at least `dst.len()` values.
+        let code = unsafe {
+            (R::CALLS.download)(dst.as_mut_ptr().cast(), self.ptr.cast(), size_of_val(dst))
+        };
+        check::<R>(stencil, "download", code)
+    }
+
     /// The device address, for a kernel's argument.
     pub fn ptr(&self) -> *mut T {
         self.ptr
@@ -196,6 +217,15 @@ impl<R: Runtime, T: Copy> Levels<R, T> {
     /// Back to turn 0, where the buffers are in order `[prev,] cur, next`.
     pub fn reset(&mut self) {
         self.turn = 0;
+    }
+
+    /// The current level's buffer, then every buffer a launch writes: those
+    /// that [`Levels::upload_from`] fills, since a launch keeps their frame
+    /// and may read it as the current level's.
+    pub fn current_and_written(&self) -> Vec<*mut T> {
+        (self.cur_level()..self.bufs.len())
+            .map(|level| self.level(level).ptr())
+            .collect()
     }
 
     /// Back to turn 0, with `src` in every buffer but `prev`: the frame a

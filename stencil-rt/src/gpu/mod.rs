@@ -17,6 +17,7 @@
 //! Work runs on the calling thread's current device (device 0 unless the
 //! program selects another through the runtime).
 
+mod boxes;
 mod buffer;
 mod device;
 mod graph;
@@ -24,6 +25,7 @@ mod plan;
 mod replay;
 mod trial;
 
+pub use boxes::{Boxed, DeviceGrids, NewDeviceGrids, SessionGrids};
 pub use buffer::{Buffer, Levels};
 pub use device::{Device, Plan, Tuned};
 pub use graph::{Captured, Graph, Stream};
@@ -91,6 +93,20 @@ pub struct Calls {
     /// Updates `exec` in place to a capture of as many launches with other
     /// arguments; fails where the launches differ in kind.
     pub exec_update: unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int,
+    /// Copies the box `[lo, lo + ext)` of a row-major grid of `n` cells per
+    /// axis (three axes: a grid of fewer has leading axes of one cell), of
+    /// values of `bytes` bytes (4 or 8), to a packed buffer (its second
+    /// argument), row after row; with a last argument of 1, from the packed
+    /// buffer into the box. A kernel on the legacy stream.
+    pub box_copy: unsafe extern "C" fn(
+        *mut c_void,
+        *mut c_void,
+        c_int,
+        *const i64,
+        *const i64,
+        *const i64,
+        c_int,
+    ) -> c_int,
 }
 
 /// A GPU runtime as a crate's generated source exports it: `cuda` or `hip`.

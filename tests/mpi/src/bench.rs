@@ -3,7 +3,7 @@
 //! time in halo exchanges and in its box's steps.
 //!
 //! `mpirun -np 4 -x OMP_NUM_THREADS=4 mpi-bench j3d7pt 512,512,512 [STEPS] [STEPS_AN_EXCHANGE]`
-//! (`j3d7pt` f64, `acoustic25` f32, as the suite's specs; `heat2d`.)
+//! (`j3d7pt` f64, `acoustic25` f32, as the suite's specs; `j3d7pt_f32`; `heat2d`.)
 
 use stencil_mpi_tests as tests;
 use stencil_rt::distributed::{Options, Session, Stencil};
@@ -26,6 +26,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "j3d7pt" => bench(
             &world,
             distributed_stencil!(tests::j3d7pt),
+            &shape,
+            steps,
+            k,
+        )?,
+        "j3d7pt_f32" => bench(
+            &world,
+            distributed_stencil!(tests::j3d7pt_f32),
             &shape,
             steps,
             k,
@@ -66,7 +73,7 @@ fn bench<C: Communicator, T: Equivalence + Copy + Default + Send + Sync + From<f
     };
     let mut session = Session::new(comm, stencil, shape, options)?;
     // Each rank fills its own box: no global grid on one rank.
-    for grid in session.grids_mut() {
+    for grid in session.grids_mut()? {
         for (i, v) in grid.iter_mut().enumerate() {
             *v = T::from(0.001 * (i % 97) as f32);
         }
@@ -89,10 +96,11 @@ fn bench<C: Communicator, T: Equivalence + Copy + Default + Send + Sync + From<f
     let cells: usize = shape.iter().product();
     let threads = std::env::var("OMP_NUM_THREADS").unwrap_or_default();
     Ok(format!(
-        "{{\"stencil\": \"{}\", \"shape\": {shape:?}, \"ranks\": {}, \"dims\": {:?}, \"threads\": \"{threads}\", \"steps\": {steps}, \"steps_an_exchange\": {k}, \"seconds\": {seconds:.4}, \"gcells_per_s\": {:.3}, \"exchange_s\": {:.4}, \"compute_s\": {:.4}}}",
+        "{{\"stencil\": \"{}\", \"shape\": {shape:?}, \"ranks\": {}, \"dims\": {:?}, \"threads\": \"{threads}\", \"steps\": {steps}, \"steps_an_exchange\": {k}, \"device\": {}, \"seconds\": {seconds:.4}, \"gcells_per_s\": {:.3}, \"exchange_s\": {:.4}, \"compute_s\": {:.4}}}",
         stencil.name,
         comm.size(),
         session.layout().dims,
+        session.on_device(),
         cells as f64 * steps as f64 / seconds / 1e9,
         slowest[0],
         slowest[1],

@@ -1,14 +1,14 @@
 //! `mpi-check`: under `mpirun -np N`, runs every test stencil over every
 //! process grid of N ranks that its axes allow, one and three steps an
-//! exchange, and split by uneven weights (each rank then filling its own
-//! box), on odd global shapes of random values, and compares what rank
+//! exchange, split by uneven weights (each rank then filling its own
+//! box) and by the ranks' measured speeds, on odd global shapes of random values, and compares what rank
 //! 0 gathers with the same steps on one domain and with the reference.
 //! Exits 1 where a cell differs by more than the tolerance, or a session
 //! fails otherwise than by a rank too small for its halo, or a mixed
 //! boundary or regions are not refused.
 
 use stencil_mpi_tests as tests;
-use stencil_rt::distributed::{DistributedError, Options, Session, Stencil, factorizations};
+use stencil_rt::distributed::{DistributedError, Options, Session, Split, Stencil, factorizations};
 use stencil_rt::distributed_stencil;
 use stencil_rt::host::Workspace;
 use stencil_rt::mpi::topology::Communicator;
@@ -75,18 +75,18 @@ fn main() {
     let mut checked = 0;
     for (stencil, reference, shape) in cases() {
         let size = world.size() as usize;
-        // Even splits, and splits by weights as unlike ranks would have them.
+        // Even splits, splits by weights as unlike ranks would have them,
+        // and by the ranks' measured speeds.
         let uneven: Vec<f64> = (0..size).map(|r| (1 + r % 3) as f64).collect();
         for dims in factorizations(size, shape.len()) {
-            for (k, weights) in EXCHANGES
-                .map(|k| (k, None))
-                .into_iter()
-                .chain([(1, Some(uneven.clone()))])
-            {
+            for (k, split) in EXCHANGES.map(|k| (k, Split::Even)).into_iter().chain([
+                (1, Split::Weights(uneven.clone())),
+                (2, Split::Measured { steps: 2 }),
+            ]) {
                 let options = Options {
                     dims: Some(dims.clone()),
                     steps_per_exchange: k,
-                    weights,
+                    split,
                 };
                 match check(&world, stencil, reference, &shape, options) {
                     Ok(Some(error)) if error <= tolerance(&stencil) => checked += 1,
@@ -109,8 +109,12 @@ fn main() {
     }
     failures += refusals(&world);
     if root {
+        let place = match cases()[0].0.device {
+            Some(_) => "boxes kept on the device",
+            None => "boxes on the host",
+        };
         println!(
-            "{checked} distributed runs over {} ranks checked, {failures} failed",
+            "{checked} distributed runs over {} ranks checked ({place}), {failures} failed",
             world.size()
         );
     }
@@ -141,8 +145,15 @@ fn check<C: Communicator>(
         .iter()
         .map(|p| 0.1 * p)
         .collect();
-    let options_fill_boxes = options.weights.is_some();
+    let options_fill_boxes = matches!(options.split, Split::Weights(_));
+    let even = options.split == Split::Even;
     let mut session = Session::new(comm, stencil, shape, options)?;
+    let weighed = (session.weights()).is_some_and(|w| w.len() == comm.size() as usize);
+    if even == weighed {
+        return Err(DistributedError::Arguments {
+            what: format!("a split by weights has {:?}", session.weights()),
+        });
+    }
     let root = comm.rank() == 0;
     session.set_params(&params)?;
     // Uneven splits fill each rank's box itself (`grids_mut`, as a rank
@@ -152,7 +163,7 @@ fn check<C: Communicator>(
     let mut steps = STEPS;
     if options_fill_boxes {
         session.step(1)?;
-        fill_owned(&mut session, &grids);
+        fill_owned(&mut session, &grids)?;
         steps += 1;
     } else {
         let views: Vec<&[f64]> = grids.iter().map(|g| &g[..]).collect();
@@ -187,11 +198,14 @@ fn check<C: Communicator>(
 }
 
 /// Copies this rank's owned cells of every global grid into its boxes.
-fn fill_owned<C: Communicator>(session: &mut Session<'_, C, f64>, global: &[Vec<f64>]) {
+fn fill_owned<C: Communicator>(
+    session: &mut Session<'_, C, f64>,
+    global: &[Vec<f64>],
+) -> Result<(), DistributedError> {
     let layout = session.layout().clone();
     let shape = layout.local_shape();
     let inside = layout.owned_in_box();
-    for (boxed, g) in session.grids_mut().iter_mut().zip(global) {
+    for (boxed, g) in session.grids_mut()?.iter_mut().zip(global) {
         for k in 0..layout.owned_cells() {
             // The k-th owned cell, row-major: its global and box indices.
             let (mut rest, mut at_global, mut at_box) = (k, 0, 0);
@@ -207,6 +221,7 @@ fn fill_owned<C: Communicator>(session: &mut Session<'_, C, f64>, global: &[Vec<
             boxed[at_box] = g[at_global];
         }
     }
+    Ok(())
 }
 
 /// The largest relative difference allowed: a few roundings of each step's

@@ -1,6 +1,8 @@
 //! Distributed sessions under `mpirun` with 1, 2, 3, 4 and 6 ranks (every
 //! process grid each allows, `mpi-check`), against one domain and the
-//! reference. Needs the feature `mpi` and an MPI's `mpirun` on the PATH.
+//! reference. Needs the feature `mpi` and an MPI's `mpirun` on the PATH;
+//! with `cuda` (or `gpu-on-cpu`, its emulated device) the boxes step on the
+//! device.
 
 #![cfg(feature = "mpi")]
 
@@ -27,6 +29,13 @@ fn distributed_runs_equal_one_domain_for_every_rank_count() {
         );
         assert!(out.status.success(), "{ranks} ranks:\n{text}");
         assert!(text.contains("0 failed"), "{ranks} ranks:\n{text}");
+        // With a GPU backend, the boxes stay on its device between steps.
+        let place = if cfg!(feature = "cuda") {
+            "boxes kept on the device"
+        } else {
+            "boxes on the host"
+        };
+        assert!(text.contains(place), "{ranks} ranks:\n{text}");
         println!("{}", text.trim());
     }
 }

@@ -28,6 +28,7 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
         }
         exec_update(w, prefix, d)?;
         device_identity(w, prefix, d)?;
+        box_copy(w, prefix, d)?;
         let head = format!(
             "extern \"C\" const char *{prefix}_{}_error_string(int code)",
             d.name
@@ -204,6 +205,77 @@ fn device_identity(w: &mut Writer, prefix: &str, d: &Dialect) -> fmt::Result {
             }
         }
         writeln!(w, "return 0;")
+    })?;
+    writeln!(w)
+}
+
+/// The kernels and the runtime call that copy a box of cells of a grid to
+/// or from a packed buffer on the device (a distributed session's halos):
+/// one kernel a value width, since a copy moves values, not numbers.
+fn box_copy(w: &mut Writer, prefix: &str, d: &Dialect) -> fmt::Result {
+    let name = format!("{prefix}_{}_box_copy", d.name);
+    writeln!(
+        w,
+        "/* Copies the box of `e1 x e2`-cell planes from (lo0, lo1, lo2) of a row-major grid of planes of `n1 x n2`"
+    )?;
+    writeln!(
+        w,
+        "   cells to `packed` (`cells` values, row after row), or with `unpack` from `packed` into the box. */"
+    )?;
+    for (bytes, value) in [(4, "unsigned int"), (8, "unsigned long long")] {
+        let head = format!(
+            "static __global__ void {name}_{bytes}({value} *grid, {value} *packed, long long n1, long long n2, \
+             long long lo0, long long lo1, long long lo2, long long e1, long long e2, long long cells, int unpack)"
+        );
+        w.definition(head, |w| {
+            writeln!(
+                w,
+                "for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < cells; i += (long long)gridDim.x * blockDim.x)"
+            )?;
+            w.braces(|w| {
+                writeln!(w, "const long long c2 = i % e2, row = i / e2;")?;
+                writeln!(w, "const long long c1 = row % e1, c0 = row / e1;")?;
+                writeln!(
+                    w,
+                    "const long long at = ((lo0 + c0) * n1 + lo1 + c1) * n2 + lo2 + c2;"
+                )?;
+                writeln!(w, "if (unpack) grid[at] = packed[i];")?;
+                writeln!(w, "else packed[i] = grid[at];")
+            })
+        })?;
+        writeln!(w)?;
+    }
+    writeln!(
+        w,
+        "/* The box [lo, lo + ext) of a grid of `n` cells per axis (3 axes; a grid of fewer has leading axes of one"
+    )?;
+    writeln!(
+        w,
+        "   cell) of values of `bytes` bytes, copied to `packed` (with `unpack`: from it) on the legacy stream. */"
+    )?;
+    let head = format!(
+        "extern \"C\" int {name}(void *grid, void *packed, int bytes, const long long *n, const long long *lo, \
+         const long long *ext, int unpack)"
+    );
+    w.definition(head, |w| {
+        writeln!(w, "const long long cells = ext[0] * ext[1] * ext[2];")?;
+        writeln!(w, "if (cells == 0) return 0;")?;
+        // A grid-stride loop: a few thousand blocks fill the device whatever the box.
+        writeln!(w, "const long long wanted = (cells + 255) / 256;")?;
+        writeln!(
+            w,
+            "const unsigned int blocks = (unsigned int)(wanted < 4096 ? wanted : 4096);"
+        )?;
+        for (bytes, value) in [(4, "unsigned int"), (8, "unsigned long long")] {
+            let keyword = if bytes == 4 { "if" } else { "else if" };
+            writeln!(w, "{keyword} (bytes == {bytes})")?;
+            writeln!(
+                w,
+                "    {name}_{bytes}<<<blocks, 256>>>(({value} *)grid, ({value} *)packed, n[1], n[2], lo[0], lo[1], lo[2], ext[1], ext[2], cells, unpack);"
+            )?;
+        }
+        writeln!(w, "else return (int){}ErrorInvalidValue;", d.api)?;
+        writeln!(w, "return (int){}GetLastError();", d.api)
     })?;
     writeln!(w)
 }

@@ -71,6 +71,7 @@ pub fn stencil_module(
         d.title, sig.doc
     ));
     let grids = grids_entry(d.name);
+    let boxes = session_grids(st, d);
     let session_ident = crate::codegen::rust::unshadowed(st, "session");
     let module_doc = match plans {
         [own] => module_doc(st, own, d),
@@ -111,6 +112,8 @@ pub fn stencil_module(
             pub fn run_grids_in(_work: &mut Workspace, grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
                 run_grids(grids, shape, params, steps)
             }
+
+            #boxes
         }
     }
 }
@@ -404,4 +407,64 @@ fn grid_arguments(st: &Stencil, inputs: bool) -> TokenStream {
     let names = grid_names_where(st, |f| inputs || f.role != Role::Input);
     let ids = names.iter().map(|n| ident(n));
     quote!(#(#ids),*)
+}
+
+/// `Session` as a generic driver moves its grids (`stencil_rt::gpu::SessionGrids`),
+/// and `device_grids`, which makes one for a distributed session's box.
+fn session_grids(st: &Stencil, d: &Dialect) -> TokenStream {
+    let runtime = format_ident!("{}", heck::ToUpperCamelCase::to_upper_camel_case(d.name));
+    let all: Vec<Ident> = (0..grid_names_where(st, |_| true).len())
+        .map(|k| format_ident!("g{k}"))
+        .collect();
+    let changed: Vec<bool> = st
+        .arguments()
+        .flat_map(|(_, f)| {
+            std::iter::repeat_n(f.role != Role::Input, 1 + usize::from(f.has_prev()))
+        })
+        .collect();
+    let downloaded: Vec<TokenStream> = (all.iter().zip(&changed))
+        .map(|(g, &c)| if c { quote!(#g) } else { quote!(_) })
+        .collect();
+    let downloads: Vec<&Ident> = (all.iter().zip(&changed))
+        .filter_map(|(g, &c)| c.then_some(g))
+        .collect();
+    let count = usize_lit(all.len());
+    quote! {
+        stencil_safety!("`device_grid` gives buffers of this session, each of every cell of its shape, the first holding a grid's current level.");
+        unsafe impl ::stencil_rt::gpu::SessionGrids<Real> for Session {
+            type Runtime = dev::#runtime;
+            const NAME: &'static str = NAME;
+
+            fn upload_grids(&mut self, grids: &[&[Real]]) -> Result<(), StencilError> {
+                let [#(#all),*] = grids else {
+                    return Err(super::argument_count("grids", #count, grids.len()));
+                };
+                self.upload(#(#all),*)
+            }
+
+            fn download_grids(&self, grids: &mut [&mut [Real]]) -> Result<(), StencilError> {
+                let [#(#downloaded),*] = grids else {
+                    return Err(super::argument_count("grids", #count, grids.len()));
+                };
+                self.download(#(#downloads),*)
+            }
+
+            fn step_grids(&mut self, params: &[Real], steps: u64) -> Result<(), StencilError> {
+                self.step(super::params_of(params)?, steps)
+            }
+
+            fn grid(&mut self, grid: usize) -> Option<Vec<*mut Real>> {
+                self.device_grid(grid)
+            }
+        }
+
+        /// A session of `shape` on the calling thread's current device, whose boxes of cells a
+        /// generic driver moves (a distributed session's rank: `stencil_rt::distributed`).
+        pub fn device_grids(shape: &[usize]) -> Result<Box<dyn ::stencil_rt::gpu::DeviceGrids<Real>>, StencilError> {
+            let dims: [usize; DIMS] = shape
+                .try_into()
+                .map_err(|_| super::argument_count("axes", DIMS, shape.len()))?;
+            Ok(Box::new(::stencil_rt::gpu::Boxed::new(Session::new(dims)?, shape.to_vec())))
+        }
+    }
 }

@@ -11,7 +11,7 @@ use crate::backend::gpu::Dialect;
 use crate::codegen::rust::docs;
 
 /// The runtime calls of `runtime_source`, each with its Rust parameters.
-const CALLS: [(&str, &str); 20] = [
+const CALLS: [(&str, &str); 21] = [
     ("malloc", "ptr: *mut *mut c_void, bytes: usize"),
     ("free", "ptr: *mut c_void"),
     (
@@ -44,6 +44,10 @@ const CALLS: [(&str, &str); 20] = [
     ("exec_destroy", "exec: *mut c_void"),
     ("exec_update", "exec: *mut c_void, graph: *mut c_void"),
     ("error_string", "code: c_int"),
+    (
+        "box_copy",
+        "grid: *mut c_void, packed: *mut c_void, bytes: c_int, n: *const i64, lo: *const i64, ext: *const i64, unpack: c_int",
+    ),
 ];
 
 /// The module of dialect `d` shared by every stencil of a crate (`prefix`

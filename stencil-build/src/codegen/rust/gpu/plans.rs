@@ -83,6 +83,7 @@ pub fn one_plan_methods(dims: usize) -> TokenStream {
 /// the plan picked for the device, each call forwarded to it.
 pub fn planned_session(st: &Stencil, plans: usize) -> TokenStream {
     let dims = usize_lit(st.dims());
+    let real = ident(st.dtype.rust());
     let variants: Vec<Ident> = (0..plans).map(variant).collect();
     let modules: Vec<Ident> = (0..plans).map(plan_module).collect();
     let indices: Vec<proc_macro2::Literal> = (0..plans).map(usize_lit).collect();
@@ -132,6 +133,14 @@ pub fn planned_session(st: &Stencil, plans: usize) -> TokenStream {
             }
 
             #forwarders
+
+            /// Where grid `grid` (its index in `GRIDS`) is now on the device: the buffer a step
+            /// reads, then those a launch writes but for their frame; `None` past the last grid.
+            pub(crate) fn device_grid(&mut self, grid: usize) -> Option<Vec<*mut #real>> {
+                match &mut self.0 {
+                    #(Planned::#variants(s) => s.device_grid(grid),)*
+                }
+            }
         }
     }
 }

@@ -377,6 +377,9 @@ struct GridParts {
     fused_fresh: Option<Ident>,
     fresh_flags: Vec<Ident>,
     state_fields: Vec<Ident>,
+    /// Where each grid of `GRIDS` is now, in order: the buffer a step reads,
+    /// then those whose frame a launch keeps.
+    pointers: Vec<TokenStream>,
 }
 
 impl GridParts {
@@ -396,6 +399,7 @@ impl GridParts {
                     g.members.push(quote!(#id: dev::Buffer<#real>));
                     g.alloc.push(quote!(#id: dev::Buffer::new(NAME, cells)?));
                     if f.role == Role::Input {
+                        g.pointers.push(quote!(Vec::from([self.grids.#id.ptr()])));
                         g.upload_params.push(quote!(#id: &[#real]));
                         g.upload
                             .push(quote!(self.grids.#id.upload(NAME, #name, #id)?;));
@@ -422,6 +426,8 @@ impl GridParts {
                     g.download.push(
                         quote!(self.grids.#id.level(self.grids.#id.cur_level()).download(NAME, #name, #id)?;),
                     );
+                    g.pointers
+                        .push(quote!(self.grids.#id.current_and_written()));
                     if f.has_prev() {
                         g.previous_level(st, f, fused);
                     }
@@ -443,6 +449,8 @@ impl GridParts {
             .push(quote!(self.grids.#id.level_mut(0).upload(NAME, #pname, #prev)?;));
         self.download
             .push(quote!(self.grids.#id.level(0).download(NAME, #pname, #prev)?;));
+        self.pointers
+            .push(quote!(Vec::from([self.grids.#id.level(0).ptr()])));
         if st.boundary != Boundary::Periodic {
             let fresh = format_ident!("{}__fresh", f.name);
             self.fresh_flags.push(fresh.clone());
@@ -475,6 +483,24 @@ impl GridParts {
             #(#fresh_init)*
             self.steps = 0;
             Ok(())
+        }
+        }
+    }
+
+    /// `Session::device_grid`: where a grid of `GRIDS` is now, for a box copy.
+    fn device_grid_method(&self, st: &Stencil) -> TokenStream {
+        let real = ident(st.dtype.rust());
+        let (index, pointer) = ((0..self.pointers.len()).map(usize_lit), &self.pointers);
+        quote! {
+        /// Where grid `grid` (its index in `GRIDS`) is now on the device, each a buffer of every
+        /// cell valid until the next call on the session: the buffer a step reads, then those a
+        /// launch writes but for their frame, which it may read as the grid's; `None` past the
+        /// last grid.
+        pub(crate) fn device_grid(&mut self, grid: usize) -> Option<Vec<*mut #real>> {
+            Some(match grid {
+                #(#index => #pointer,)*
+                _ => return None,
+            })
         }
         }
     }
@@ -670,6 +696,7 @@ pub(super) fn session(
     alloc.extend(graphs.alloc);
     let (graph_methods, graph_items) = (graphs.methods, graphs.items);
     let (upload, download) = (g.upload_method(st), g.download_method(st));
+    let device_grid = g.device_grid_method(st);
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
          Device memory is freed on drop, also when a call fails half-way.",
@@ -725,6 +752,8 @@ pub(super) fn session(
             }
 
             #download
+
+            #device_grid
         }
 
         #graph_items

@@ -1,0 +1,271 @@
+//! A session's grids as a generic driver moves them (a distributed
+//! session's rank): whole grids by their index in `GRIDS`, params as a
+//! slice, and boxes of cells packed on the device before they cross to the
+//! host ([`DeviceGrids`], [`Boxed`]).
+
+use std::os::raw::c_int;
+
+use super::{Buffer, Runtime, check};
+use crate::StencilError;
+
+/// What a generated `Session` gives a generic driver: its grids by their
+/// index in `GRIDS`, its params in `PARAMS` order.
+///
+/// # Safety
+///
+/// [`SessionGrids::grid`] must return device buffers of
+/// [`SessionGrids::Runtime`], each of one value for each cell of the
+/// session's shape and valid until the session's next call, the first
+/// holding the grid's current values.
+pub unsafe trait SessionGrids<T> {
+    /// The runtime that holds the grids.
+    type Runtime: Runtime;
+    /// The stencil's name, for errors.
+    const NAME: &'static str;
+    /// Uploads every grid, in `GRIDS` order.
+    fn upload_grids(&mut self, grids: &[&[T]]) -> Result<(), StencilError>;
+    /// Downloads the grids a step changes into theirs of `grids` (all of
+    /// `GRIDS`, in order); the input grids' slices are left as they are.
+    fn download_grids(&self, grids: &mut [&mut [T]]) -> Result<(), StencilError>;
+    /// Runs `steps` steps with params in `PARAMS` order.
+    fn step_grids(&mut self, params: &[T], steps: u64) -> Result<(), StencilError>;
+    /// Where grid `grid` (its index in `GRIDS`) is now on the device: the
+    /// buffer the next step reads, then the buffers a launch writes but for
+    /// their frame (cells it keeps, and may read as the grid's), which an
+    /// unpacked box fills too, as an upload does; `None` past the last grid.
+    fn grid(&mut self, grid: usize) -> Option<Vec<*mut T>>;
+}
+
+/// A session's grids on a device, as a generic driver steps them and moves
+/// boxes of their cells: [`Boxed`] over any generated `Session`.
+pub trait DeviceGrids<T> {
+    /// Uploads every grid, in `GRIDS` order.
+    fn upload_grids(&mut self, grids: &[&[T]]) -> Result<(), StencilError>;
+    /// Downloads the grids a step changes (the input grids' slices stay).
+    fn download_grids(&self, grids: &mut [&mut [T]]) -> Result<(), StencilError>;
+    /// Runs `steps` steps with params in `PARAMS` order (queued: errors of
+    /// their kernels come back at the next copy or [`DeviceGrids::synchronize`]).
+    fn step_grids(&mut self, params: &[T], steps: u64) -> Result<(), StencilError>;
+    /// Waits for every step and copy queued.
+    fn synchronize(&self) -> Result<(), StencilError>;
+    /// Copies the box `ranges` (per axis, `[start, end)`) of each of
+    /// `grids` (indices in `GRIDS`) into `to`, grid after grid, each row
+    /// after row: packed on the device, then one copy to the host.
+    fn pack(
+        &mut self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        to: &mut [T],
+    ) -> Result<(), StencilError>;
+    /// The reverse of [`DeviceGrids::pack`]: `from` into the box of each grid.
+    fn unpack(
+        &mut self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        from: &[T],
+    ) -> Result<(), StencilError>;
+}
+
+/// A generated `device_grids`: a session of a shape, on the calling
+/// thread's current device.
+pub type NewDeviceGrids<T> = fn(&[usize]) -> Result<Box<dyn DeviceGrids<T>>, StencilError>;
+
+/// A generated session and the device buffer its boxes are packed in
+/// (grown to the largest box asked for, then kept).
+pub struct Boxed<S: SessionGrids<T>, T> {
+    session: S,
+    shape: Vec<usize>,
+    staging: Option<Buffer<S::Runtime, T>>,
+}
+
+impl<S: SessionGrids<T>, T: Copy> Boxed<S, T> {
+    /// `session`, of `shape`, ready to move boxes of its grids.
+    pub fn new(session: S, shape: Vec<usize>) -> Self {
+        Boxed {
+            session,
+            shape,
+            staging: None,
+        }
+    }
+
+    /// The session.
+    pub fn session(&self) -> &S {
+        &self.session
+    }
+
+    /// The staging buffer, of at least `len` values.
+    fn staging(&mut self, len: usize) -> Result<&mut Buffer<S::Runtime, T>, StencilError> {
+        if (self.staging.as_ref()).is_none_or(|b| b.len() < len) {
+            self.staging = None;
+            self.staging = Some(Buffer::new(S::NAME, len)?);
+        }
+        Ok(self.staging.as_mut().expect("allocated above"))
+    }
+
+    /// The box `ranges` as the runtime's box copy takes it, and its cells a
+    /// grid, checked against the grid and against `len` values for `grids`.
+    fn geometry(
+        &self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        len: usize,
+    ) -> Result<(Geometry, usize), StencilError> {
+        let shape = &self.shape;
+        let geometry = three_axes(shape, ranges).ok_or(StencilError::ArgumentCount {
+            stencil: S::NAME,
+            what: "axes of a box within the grid",
+            expected: shape.len(),
+            actual: ranges.len(),
+        })?;
+        let cells: usize = geometry.2.iter().map(|&e| e as usize).product();
+        crate::host::check_len(S::NAME, "packed box", cells * grids.len(), len)?;
+        Ok((geometry, cells))
+    }
+
+    /// Copies the box of each of `grids` between the grid and the staging
+    /// buffer, `cells` values a grid (`unpack`: into every buffer that
+    /// holds the grid).
+    fn copy_boxes(
+        &mut self,
+        grids: &[usize],
+        geometry: Geometry,
+        cells: usize,
+        unpack: bool,
+    ) -> Result<(), StencilError> {
+        let buffers: Vec<Vec<*mut T>> = (grids.iter())
+            .map(|&g| self.session.grid(g).filter(|b| !b.is_empty()))
+            .collect::<Option<_>>()
+            .ok_or(StencilError::ArgumentCount {
+                stencil: S::NAME,
+                what: "grids",
+                expected: grids.iter().max().map_or(0, |&g| g + 1),
+                actual: grids.len(),
+            })?;
+        let staging = self.staging(cells * grids.len())?.ptr();
+        for (k, held) in buffers.into_iter().enumerate() {
+            let copies = if unpack { &held[..] } else { &held[..1] };
+            for &grid in copies {
+                // SAFETY: the staging buffer holds `cells` values for each grid.
+                let packed = unsafe { staging.add(k * cells) };
+                // SAFETY: `grid` holds every cell of the session's shape
+                // (`SessionGrids`' contract) and the box lies within it
+                // (`three_axes`).
+                unsafe { box_copy::<S::Runtime, T>(S::NAME, grid, packed, geometry, unpack)? };
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Copies the box `(n, lo, ext)` of `grid` to `packed` (`unpack`: back).
+///
+/// # Safety
+///
+/// `grid` must be a device buffer of `n`'s cells and `packed` one of at
+/// least the box's; the box must lie within the grid.
+unsafe fn box_copy<R: Runtime, T>(
+    stencil: &'static str,
+    grid: *mut T,
+    packed: *mut T,
+    (n, lo, ext): Geometry,
+    unpack: bool,
+) -> Result<(), StencilError> {
+    // SAFETY: the caller's.
+    let code = unsafe {
+        (R::CALLS.box_copy)(
+            grid.cast(),
+            packed.cast(),
+            size_of::<T>() as c_int,
+            n.as_ptr(),
+            lo.as_ptr(),
+            ext.as_ptr(),
+            c_int::from(unpack),
+        )
+    };
+    check::<R>(stencil, "box_copy", code)
+}
+
+/// A box as the runtime's box copy takes it: sizes, starts and extents of
+/// three axes.
+type Geometry = ([i64; 3], [i64; 3], [i64; 3]);
+
+/// `shape` and the box `ranges` as three axes (leading axes of one cell),
+/// as the runtime's box copy takes them: sizes, starts, extents; `None`
+/// where the box does not lie within the grid or the axes differ.
+fn three_axes(shape: &[usize], ranges: &[[usize; 2]]) -> Option<Geometry> {
+    if shape.len() != ranges.len()
+        || shape.len() > 3
+        || (ranges.iter().zip(shape)).any(|(&[s, e], &n)| s > e || e > n)
+    {
+        return None;
+    }
+    let (mut n, mut lo, mut ext) = ([1i64; 3], [0i64; 3], [1i64; 3]);
+    let skip = 3 - shape.len();
+    for (a, (&[s, e], &size)) in ranges.iter().zip(shape).enumerate() {
+        n[skip + a] = size as i64;
+        lo[skip + a] = s as i64;
+        ext[skip + a] = (e - s) as i64;
+    }
+    Some((n, lo, ext))
+}
+
+impl<S: SessionGrids<T>, T: Copy> DeviceGrids<T> for Boxed<S, T> {
+    fn upload_grids(&mut self, grids: &[&[T]]) -> Result<(), StencilError> {
+        self.session.upload_grids(grids)
+    }
+
+    fn download_grids(&self, grids: &mut [&mut [T]]) -> Result<(), StencilError> {
+        self.session.download_grids(grids)
+    }
+
+    fn step_grids(&mut self, params: &[T], steps: u64) -> Result<(), StencilError> {
+        self.session.step_grids(params, steps)
+    }
+
+    fn synchronize(&self) -> Result<(), StencilError> {
+        super::synchronize::<S::Runtime>(S::NAME)
+    }
+
+    fn pack(
+        &mut self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        to: &mut [T],
+    ) -> Result<(), StencilError> {
+        let (geometry, cells) = self.geometry(grids, ranges, to.len())?;
+        if to.is_empty() {
+            return Ok(());
+        }
+        self.copy_boxes(grids, geometry, cells, false)?;
+        let staging = self.staging.as_ref().expect("copy_boxes allocated it");
+        staging.download_part(S::NAME, to)
+    }
+
+    fn unpack(
+        &mut self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        from: &[T],
+    ) -> Result<(), StencilError> {
+        let (geometry, cells) = self.geometry(grids, ranges, from.len())?;
+        if from.is_empty() {
+            return Ok(());
+        }
+        self.staging(from.len())?.upload_part(S::NAME, from)?;
+        self.copy_boxes(grids, geometry, cells, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::three_axes;
+
+    #[test]
+    fn boxes_take_leading_axes_of_one_cell() {
+        let (n, lo, ext) = three_axes(&[7, 9], &[[1, 3], [0, 9]]).unwrap();
+        assert_eq!((n, lo, ext), ([1, 7, 9], [0, 1, 0], [1, 2, 9]));
+        assert!(three_axes(&[7, 9], &[[1, 3], [0, 10]]).is_none());
+        assert!(three_axes(&[7, 9], &[[3, 1], [0, 9]]).is_none());
+        assert!(three_axes(&[7, 9], &[[0, 1]]).is_none());
+    }
+}
