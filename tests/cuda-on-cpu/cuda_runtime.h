@@ -90,6 +90,7 @@ typedef enum cudaError {
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidConfiguration = 9,
     cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
     cudaErrorCooperativeLaunchTooLarge = 720,
     cudaErrorStreamCaptureUnsupported = 900,
     cudaErrorStreamCaptureInvalidated = 901,
@@ -502,6 +503,7 @@ inline const char *cudaGetErrorString(cudaError_t e) {
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
     case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
     case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
@@ -520,6 +522,10 @@ cudaError_t cudaFuncSetAttribute(Kernel kernel, cudaFuncAttribute attribute, int
 inline cudaError_t cudaGetDevice(int *device) {
     *device = 0;
     return cudaSuccess;
+}
+/* The emulated device is the only one: device 0. */
+inline cudaError_t cudaSetDevice(int device) {
+    return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
 }
 /* The emulated device's name is `STENCIL_EMULATED_DEVICE` where set (a test
  * standing in for a device a tuning file names), else "Emulated device"; its

@@ -262,8 +262,8 @@ fn stencil_module(
     let run_doc = docs(&format!(
         "Runs `steps` time steps in place with the default backend (`{default_doc}`), checking every length first."
     ));
-    let device_grids = match linked.gpus().next() {
-        Some(_) => quote!(Some(#default_backend::device_grids)),
+    let devices = match linked.gpus().next() {
+        Some(_) => quote!(Some(#default_backend::DEVICES)),
         None => quote!(None),
     };
     Ok(quote! {
@@ -300,10 +300,10 @@ fn stencil_module(
                 #default_backend::run_grids_in(work, grids, shape, params, steps)
             }
 
-            /// The default backend's grids kept on its device between calls, for a generic driver
-            /// (a distributed session's rank) that moves boxes of their cells: `None` where that
-            /// backend runs on the host.
-            pub const DEVICE_GRIDS: Option<::stencil_rt::gpu::NewDeviceGrids<Real>> = #device_grids;
+            /// The default backend's devices, where its grids stay between calls, for a generic
+            /// driver (a distributed session's rank) that moves boxes of their cells: `None` where
+            /// that backend runs on the host.
+            pub const DEVICES: Option<::stencil_rt::gpu::Devices<Real>> = #devices;
 
             #arrays
             #kernels_trait

@@ -44,7 +44,7 @@ use mpi::datatype::Equivalence;
 use mpi::topology::Communicator;
 
 use crate::StencilError;
-use crate::gpu::NewDeviceGrids;
+use crate::gpu::Devices;
 use crate::host::Workspace;
 pub use layout::{Layout, auto_dims, factorizations};
 use partition::Partition;
@@ -76,10 +76,10 @@ pub struct Stencil<T: 'static> {
     /// `run_grids_in`: steps grids of a shape in place, its scratch grids
     /// from a workspace kept between calls.
     pub run: RunGrids<T>,
-    /// `DEVICE_GRIDS`: where the default backend is a GPU's, a session of
-    /// a box's shape kept on the device between steps, which a rank steps
-    /// instead of `run` (its halos packed on the device).
-    pub device: Option<NewDeviceGrids<T>>,
+    /// `DEVICES`: where the default backend is a GPU's, its devices and a
+    /// session of a box's shape kept on one between steps, which a rank
+    /// steps instead of `run` (its halos packed on the device).
+    pub device: Option<Devices<T>>,
 }
 
 /// A generated `run_grids_in`: a workspace, grids in `GRIDS` order, the
@@ -102,7 +102,7 @@ macro_rules! distributed_stencil {
             regions: $($m)::+::REGIONS,
             inputs: $($m)::+::INPUTS,
             run: $($m)::+::run_grids_in,
-            device: $($m)::+::DEVICE_GRIDS,
+            device: $($m)::+::DEVICES,
         }
     };
 }
@@ -116,6 +116,9 @@ pub struct Options {
     pub steps_per_exchange: u64,
     /// How the cells along each split axis are shared among its ranks.
     pub split: Split,
+    /// Which GPU a rank keeps its box on, where the stencil's default
+    /// backend is a GPU's.
+    pub device: DeviceChoice,
 }
 
 impl Default for Options {
@@ -124,8 +127,23 @@ impl Default for Options {
             dims: None,
             steps_per_exchange: 1,
             split: Split::Even,
+            device: DeviceChoice::NodeRank,
         }
     }
+}
+
+/// Which GPU a rank keeps its box on.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum DeviceChoice {
+    /// The rank's index among the ranks of its node (those that share its
+    /// memory), modulo the node's devices: one GPU a rank where there are as
+    /// many, the ranks shared out evenly where there are fewer.
+    #[default]
+    NodeRank,
+    /// The calling thread's current device (the program chose it).
+    Current,
+    /// Device `index` of the node.
+    Index(usize),
 }
 
 /// How the cells along each split axis are shared among its slabs of
@@ -267,6 +285,9 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
         options: Options,
     ) -> Result<Self, DistributedError> {
         splittable(&stencil)?;
+        if let Some(devices) = &stencil.device {
+            select_device(comm, devices, options.device)?;
+        }
         if options.steps_per_exchange == 0 {
             return Err(DistributedError::NoSteps);
         }
@@ -305,7 +326,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
             Split::Measured { steps } => Some(partition.measure(comm, &stencil, steps)?),
         };
         let (layout, store) =
-            partition.place(comm.rank() as usize, &stencil, weights.as_deref())?;
+            partition.place((comm.rank() as usize, size), &stencil, weights.as_deref())?;
         Ok(Session {
             comm,
             buffers: exchange::Buffers::new(&layout, stencil.grids.len()),
@@ -505,6 +526,24 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
             });
         }
         Ok(())
+    }
+}
+
+/// Makes the device `choice` names the calling thread's current one (every
+/// rank calls it alike: the node's ranks are counted together).
+fn select_device<C: Communicator, T>(
+    comm: &C,
+    devices: &Devices<T>,
+    choice: DeviceChoice,
+) -> Result<(), StencilError> {
+    match choice {
+        DeviceChoice::Current => Ok(()),
+        DeviceChoice::Index(index) => (devices.select)(index),
+        DeviceChoice::NodeRank => {
+            let node = comm.split_shared(comm.rank());
+            let count = (devices.count)()?.max(1);
+            (devices.select)(node.rank() as usize % count)
+        }
     }
 }
 

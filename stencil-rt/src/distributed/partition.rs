@@ -24,31 +24,29 @@ pub struct Partition<'a> {
 }
 
 impl Partition<'_> {
-    /// Rank `rank`'s layout and its zeroed box.
+    /// Rank `rank`'s layout and its zeroed box, of `ranks`; `TooSmall`
+    /// where any rank's box would be (so that every rank fails alike).
     pub fn place<T: Copy + Default + Send + Sync + 'static>(
         &self,
-        rank: usize,
+        (rank, ranks): (usize, usize),
         stencil: &Stencil<T>,
         weights: Option<&[f64]>,
     ) -> Result<(Layout, Store<T>), DistributedError> {
-        let layout = Layout::new(
-            self.global,
-            self.dims,
-            rank,
-            self.halo,
-            self.periodic,
-            weights,
-        )?;
-        let shape = layout.local_shape();
-        if let Some(axis) = (0..shape.len()).find(|&a| shape[a] < stencil.min_shape[a]) {
-            return Err(DistributedError::TooSmall {
-                axis,
-                extent: self.global[axis],
-                processes: self.dims[axis],
-                halo: stencil.min_shape[axis],
-            });
+        let layout_of =
+            |r: usize| Layout::new(self.global, self.dims, r, self.halo, self.periodic, weights);
+        for r in 0..ranks {
+            let shape = layout_of(r)?.local_shape();
+            if let Some(axis) = (0..shape.len()).find(|&a| shape[a] < stencil.min_shape[a]) {
+                return Err(DistributedError::TooSmall {
+                    axis,
+                    extent: self.global[axis],
+                    processes: self.dims[axis],
+                    halo: stencil.min_shape[axis],
+                });
+            }
         }
-        let store = Store::new(stencil, &shape)?;
+        let layout = layout_of(rank)?;
+        let store = Store::new(stencil, &layout.local_shape())?;
         Ok((layout, store))
     }
 
@@ -65,7 +63,8 @@ impl Partition<'_> {
                 what: "a measured split times at least one step".into(),
             });
         }
-        let (layout, mut store) = self.place(comm.rank() as usize, stencil, None)?;
+        let ranks = (comm.rank() as usize, comm.size() as usize);
+        let (layout, mut store) = self.place(ranks, stencil, None)?;
         let (shape, params) = (
             layout.local_shape(),
             vec![T::default(); stencil.params.len()],

@@ -43,8 +43,8 @@ impl<T: Copy + Default + Send + Sync + 'static> Store<T> {
     pub fn new(stencil: &Stencil<T>, shape: &[usize]) -> Result<Self, StencilError> {
         let cells = shape.iter().product();
         let place = match stencil.device {
-            Some(make) => Place::Device {
-                grids: make(shape)?,
+            Some(devices) => Place::Device {
+                grids: (devices.grids)(shape)?,
                 newer: Newer::Neither,
             },
             None => Place::Host {

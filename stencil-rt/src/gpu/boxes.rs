@@ -70,6 +70,18 @@ pub trait DeviceGrids<T> {
 /// thread's current device.
 pub type NewDeviceGrids<T> = fn(&[usize]) -> Result<Box<dyn DeviceGrids<T>>, StencilError>;
 
+/// A GPU backend's devices as a generic driver (a distributed session's
+/// rank) picks one and keeps a stencil's grids there: a generated `DEVICES`.
+#[derive(Clone, Copy)]
+pub struct Devices<T: 'static> {
+    /// The number of devices ([`super::device_count`]).
+    pub count: fn() -> Result<usize, StencilError>,
+    /// Makes a device the calling thread's current one ([`super::set_device`]).
+    pub select: fn(usize) -> Result<(), StencilError>,
+    /// A session of a shape on the calling thread's current device.
+    pub grids: NewDeviceGrids<T>,
+}
+
 /// A generated session and the device buffer its boxes are packed in
 /// (grown to the largest box asked for, then kept).
 pub struct Boxed<S: SessionGrids<T>, T> {

@@ -25,7 +25,7 @@ mod plan;
 mod replay;
 mod trial;
 
-pub use boxes::{Boxed, DeviceGrids, NewDeviceGrids, SessionGrids};
+pub use boxes::{Boxed, DeviceGrids, Devices, NewDeviceGrids, SessionGrids};
 pub use buffer::{Buffer, Levels};
 pub use device::{Device, Plan, Tuned};
 pub use graph::{Captured, Graph, Stream};
@@ -68,6 +68,8 @@ pub struct Calls {
     pub device_count: unsafe extern "C" fn(*mut c_int) -> c_int,
     /// `cudaGetDevice(index)`: the calling thread's current device.
     pub device_index: unsafe extern "C" fn(*mut c_int) -> c_int,
+    /// `cudaSetDevice(index)`: makes device `index` the calling thread's current one.
+    pub set_device: unsafe extern "C" fn(c_int) -> c_int,
     /// The name and architecture of device `index` (`sm_90`, `gfx90a`),
     /// each written NUL-terminated into a buffer of the length given.
     pub device_identity:
@@ -151,6 +153,16 @@ pub fn device_count<R: Runtime>() -> Result<usize, StencilError> {
     let code = unsafe { (R::CALLS.device_count)(&mut n) };
     check::<R>("", "device_count", code)?;
     Ok(n.max(0) as usize)
+}
+
+/// Makes device `index` the calling thread's current device, where its
+/// sessions are made and run; the runtime's error for an index past the
+/// last device.
+pub fn set_device<R: Runtime>(index: usize) -> Result<(), StencilError> {
+    let index = c_int::try_from(index).unwrap_or(c_int::MAX);
+    // SAFETY: no pointer.
+    let code = unsafe { (R::CALLS.set_device)(index) };
+    check::<R>("", "set_device", code)
 }
 
 /// Waits for every kernel, copy and replay queued so far on the legacy

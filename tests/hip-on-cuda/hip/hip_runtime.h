@@ -49,6 +49,7 @@ inline cudaError_t hipGetDeviceProperties(hipDeviceProp_t *props, int device) {
 
 /* The cooperative launch of `persistent` and what sizes its grid. */
 #define hipGetDevice cudaGetDevice
+#define hipSetDevice cudaSetDevice
 #define hipDeviceGetAttribute cudaDeviceGetAttribute
 #define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor

@@ -8,7 +8,9 @@
 //! boundary or regions are not refused.
 
 use stencil_mpi_tests as tests;
-use stencil_rt::distributed::{DistributedError, Options, Session, Split, Stencil, factorizations};
+use stencil_rt::distributed::{
+    DeviceChoice, DistributedError, Options, Session, Split, Stencil, factorizations,
+};
 use stencil_rt::distributed_stencil;
 use stencil_rt::host::Workspace;
 use stencil_rt::mpi::topology::Communicator;
@@ -87,6 +89,7 @@ fn main() {
                     dims: Some(dims.clone()),
                     steps_per_exchange: k,
                     split,
+                    ..Options::default()
                 };
                 match check(&world, stencil, reference, &shape, options) {
                     Ok(Some(error)) if error <= tolerance(&stencil) => checked += 1,
@@ -231,7 +234,7 @@ fn tolerance(_stencil: &Stencil<f64>) -> f64 {
 }
 
 /// Checks that a mixed boundary and updates in regions are refused by every
-/// rank; returns the failures.
+/// rank, and a missing device; returns the failures.
 fn refusals<C: Communicator>(comm: &C) -> usize {
     let refused = [
         distributed_stencil!(tests::edges2d),
@@ -250,6 +253,31 @@ fn refusals<C: Communicator>(comm: &C) -> usize {
             !refused
         })
         .count()
+        + missing_device(comm)
+}
+
+/// With a GPU backend, checks that a device past the node's last is the
+/// runtime's error on every rank; returns the failures.
+fn missing_device<C: Communicator>(comm: &C) -> usize {
+    let stencil = distributed_stencil!(tests::heat2d);
+    if stencil.device.is_none() {
+        return 0;
+    }
+    let options = Options {
+        device: DeviceChoice::Index(1 << 20),
+        ..Options::default()
+    };
+    match Session::new(comm, stencil, &[32, 32], options) {
+        Err(DistributedError::Stencil(StencilError::Device { .. })) => 0,
+        Err(e) => {
+            eprintln!("a missing device was another error: {e}");
+            1
+        }
+        Ok(_) => {
+            eprintln!("a missing device was taken");
+            1
+        }
+    }
 }
 
 /// `n` values in [0, 1) from a 64-bit LCG.

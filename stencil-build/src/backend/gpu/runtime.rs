@@ -42,7 +42,7 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
 /// The runtime calls of API `api` (`cuda`, `hip`) that take the same
 /// arguments in both: the name the generated Rust calls, its C parameters
 /// and the call.
-fn calls(api: &str) -> [(&'static str, &'static str, String); 17] {
+fn calls(api: &str) -> [(&'static str, &'static str, String); 18] {
     [
         (
             "malloc",
@@ -85,6 +85,7 @@ fn calls(api: &str) -> [(&'static str, &'static str, String); 17] {
             "int *index",
             format!("{api}GetDevice(index)"),
         ),
+        ("set_device", "int index", format!("{api}SetDevice(index)")),
         // A session's graphs: its launches captured on a stream of its own, replayed on
         // the legacy stream.
         (

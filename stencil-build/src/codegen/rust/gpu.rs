@@ -458,6 +458,14 @@ fn session_grids(st: &Stencil, d: &Dialect) -> TokenStream {
             }
         }
 
+        /// The devices of this backend, and a session of a shape on one, for a generic driver
+        /// (a distributed session's rank: `stencil_rt::distributed`).
+        pub const DEVICES: ::stencil_rt::gpu::Devices<Real> = ::stencil_rt::gpu::Devices {
+            count: ::stencil_rt::gpu::device_count::<dev::#runtime>,
+            select: ::stencil_rt::gpu::set_device::<dev::#runtime>,
+            grids: device_grids,
+        };
+
         /// A session of `shape` on the calling thread's current device, whose boxes of cells a
         /// generic driver moves (a distributed session's rank: `stencil_rt::distributed`).
         pub fn device_grids(shape: &[usize]) -> Result<Box<dyn ::stencil_rt::gpu::DeviceGrids<Real>>, StencilError> {

@@ -11,7 +11,7 @@ use crate::backend::gpu::Dialect;
 use crate::codegen::rust::docs;
 
 /// The runtime calls of `runtime_source`, each with its Rust parameters.
-const CALLS: [(&str, &str); 21] = [
+const CALLS: [(&str, &str); 22] = [
     ("malloc", "ptr: *mut *mut c_void, bytes: usize"),
     ("free", "ptr: *mut c_void"),
     (
@@ -27,6 +27,7 @@ const CALLS: [(&str, &str); 21] = [
     ("synchronize", ""),
     ("device_count", "count: *mut c_int"),
     ("device_index", "index: *mut c_int"),
+    ("set_device", "index: c_int"),
     (
         "device_identity",
         "index: c_int, name: *mut c_char, name_len: c_int, arch: *mut c_char, arch_len: c_int",
@@ -82,10 +83,21 @@ pub fn runtime_module(prefix: &str, d: &Dialect) -> TokenStream {
         "The {} runtime calls of this crate's generated runtime source.",
         d.title
     ));
+    let set_fn = format_ident!("{}_set_device", d.name);
+    let set_doc = docs(&format!(
+        "Makes {} device `index` the calling thread's current one, where its sessions are made and run \
+         (the runtime's error for an index past the last device).",
+        d.title
+    ));
     quote! {
         #count_doc
         pub fn #count_fn() -> Result<usize, StencilError> {
             ::stencil_rt::gpu::device_count::<#module::#runtime>()
+        }
+
+        #set_doc
+        pub fn #set_fn(index: usize) -> Result<(), StencilError> {
+            ::stencil_rt::gpu::set_device::<#module::#runtime>(index)
         }
 
         /// The runtime of one GPU backend, and `stencil-rt`'s buffers and graphs of it.
