@@ -48,13 +48,15 @@ fn slab_cells(shape: &[usize], a: usize, width: usize) -> usize {
 /// `shape` from the neighbouring ranks, one axis after the other (each
 /// axis's slabs whole along the others, so that the corners a box stencil
 /// reads arrive through two exchanges), both sides of an axis in flight at
-/// once.
+/// once. `packed` runs once the first axis's slabs are packed, before they
+/// travel (a device's interior queued then computes while they do).
 pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
     comm: &C,
     layout: &Layout,
     shape: &[usize],
     (store, grids): (&mut Store<T>, &[usize]),
     buffers: &mut Buffers<T>,
+    packed: &mut dyn FnMut(&mut Store<T>) -> Result<(), StencilError>,
 ) -> Result<(), StencilError> {
     for a in 0..shape.len() {
         let [h_lo, h_hi] = layout.halo[a];
@@ -69,6 +71,9 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
                 let buf = &mut buffers.send[a][side][..len(side)];
                 store.pack(grids, &slab(shape, a, range), shape, buf)?;
             }
+        }
+        if a == 0 {
+            packed(store)?;
         }
         mpi::request::scope(|scope| {
             let [send_lo, send_hi] = &buffers.send[a];

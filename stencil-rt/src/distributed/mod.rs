@@ -34,6 +34,7 @@
 
 mod exchange;
 mod layout;
+mod overlap;
 mod partition;
 mod store;
 
@@ -62,6 +63,8 @@ pub struct Stencil<T: 'static> {
     pub grids: &'static [&'static str],
     /// `PARAMS`.
     pub params: &'static [&'static str],
+    /// `RADIUS`: the reach of one step, per axis.
+    pub radius: &'static [usize],
     /// `HALO`: the halo of one step, per axis.
     pub halo: &'static [usize],
     /// `MIN_SHAPE`: the smallest box a rank may hold.
@@ -96,6 +99,7 @@ macro_rules! distributed_stencil {
             axes: &$($m)::+::AXES,
             grids: $($m)::+::GRIDS,
             params: $($m)::+::PARAMS,
+            radius: &$($m)::+::RADIUS,
             halo: &$($m)::+::HALO,
             min_shape: &$($m)::+::MIN_SHAPE,
             boundary: $($m)::+::BOUNDARY,
@@ -119,6 +123,9 @@ pub struct Options {
     /// Which GPU a rank keeps its box on, where the stencil's default
     /// backend is a GPU's.
     pub device: DeviceChoice,
+    /// Whether a box on a GPU computes its interior while its halos travel,
+    /// where it can ([`Session::overlaps`]).
+    pub overlap: bool,
 }
 
 impl Default for Options {
@@ -128,6 +135,7 @@ impl Default for Options {
             steps_per_exchange: 1,
             split: Split::Even,
             device: DeviceChoice::NodeRank,
+            overlap: true,
         }
     }
 }
@@ -260,6 +268,8 @@ pub struct Session<'c, C: Communicator, T: Equivalence + Copy + Default + Send +
     /// Whether the input grids' halos must be exchanged again (after
     /// [`Session::grids_mut`]).
     stale_inputs: bool,
+    /// The box's parts where it steps its interior while the halos travel.
+    parts: Option<overlap::Parts>,
 }
 
 /// Where a rank's time in [`Session::step`] went, summed over its calls.
@@ -269,8 +279,10 @@ pub struct Timings {
     pub steps: u64,
     /// Exchanging halos: packing, waiting for the neighbours, unpacking.
     pub exchange: Duration,
-    /// Stepping the box.
+    /// Stepping the box (with overlap, its rims after the halos arrived).
     pub compute: Duration,
+    /// Steps whose interior was computed while the halos travelled.
+    pub overlapped: u64,
 }
 
 impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'static>
@@ -327,8 +339,12 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
         };
         let (layout, store) =
             partition.place((comm.rank() as usize, size), &stencil, weights.as_deref())?;
+        let parts = (options.overlap && store.on_device())
+            .then(|| overlap::parts(&stencil, &layout, options.steps_per_exchange))
+            .flatten();
         Ok(Session {
             comm,
+            parts,
             buffers: exchange::Buffers::new(&layout, stencil.grids.len()),
             store,
             params: vec![T::default(); stencil.params.len()],
@@ -392,23 +408,43 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
 
     /// Runs `steps` steps over every rank (each calls it alike): halos
     /// exchanged every `steps_per_exchange` steps, each rank's box stepped
-    /// by the stencil's `run_grids_in`, or on its device.
+    /// by the stencil's `run_grids_in`, or on its device (there, where it
+    /// can, its interior while the halos travel: [`Session::overlaps`]).
     pub fn step(&mut self, steps: u64) -> Result<(), DistributedError> {
         let shape = self.layout.local_shape();
         let mut left = steps;
         while left > 0 {
             let n = left.min(self.steps_per_exchange);
             let start = Instant::now();
-            self.exchange_halos(self.stale_inputs)?;
+            let overlapped = self.exchange_halos(self.stale_inputs)?;
             self.stale_inputs = false;
             let exchanged = Instant::now();
-            self.store.step(&shape, &self.params, n)?;
+            match (&self.parts, overlapped) {
+                (Some(parts), true) => {
+                    for &rim in &parts.rims {
+                        self.store.step_part(&self.params, rim)?;
+                    }
+                    self.store.finish_parts()?;
+                    self.timings.overlapped += 1;
+                }
+                _ => self.store.step(&shape, &self.params, n)?,
+            }
             self.timings.exchange += exchanged - start;
             self.timings.compute += exchanged.elapsed();
             self.timings.steps += n;
             left -= n;
         }
         Ok(())
+    }
+
+    /// Whether a step computes the box's interior while its halos travel:
+    /// with `Options::overlap`, on a GPU, one step an exchange, a fixed
+    /// boundary, a halo as wide as the reach, and neighbours along the
+    /// slowest axis only (a split of it alone: `dims` of one process along
+    /// the others). With overlap, [`Timings::exchange`] includes the wait
+    /// for the interior's launch, which the halos' unpacking follows.
+    pub fn overlaps(&self) -> bool {
+        self.parts.is_some()
     }
 
     /// This rank's time in [`step`](Self::step) so far.
@@ -450,20 +486,31 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
     }
 
     /// Fills the halos of the grids a step changes (with `inputs`, of
-    /// every grid) from the ranks that own those cells.
-    fn exchange_halos(&mut self, inputs: bool) -> Result<(), StencilError> {
+    /// every grid) from the ranks that own those cells; where the box steps
+    /// in parts, queues its interior's step once the slabs it sends are
+    /// packed. Whether it did.
+    fn exchange_halos(&mut self, inputs: bool) -> Result<bool, StencilError> {
         let shape = self.layout.local_shape();
         let chosen: Vec<usize> = (self.stencil.grids.iter().enumerate())
             .filter(|(_, g)| inputs || !self.stencil.inputs.contains(g))
             .map(|(k, _)| k)
             .collect();
+        let (params, interior) = (&self.params, self.parts.as_ref().map(|p| p.interior));
+        let mut queued = false;
         exchange::halos(
             self.comm,
             &self.layout,
             &shape,
             (&mut self.store, &chosen),
             &mut self.buffers,
-        )
+            &mut |store| {
+                if let Some(planes) = interior {
+                    queued = store.step_part(params, planes)?;
+                }
+                Ok(())
+            },
+        )?;
+        Ok(queued)
     }
 
     /// Collects every rank's owned cells into the global grids (`GRIDS`

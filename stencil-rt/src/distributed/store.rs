@@ -142,6 +142,32 @@ impl<T: Copy + Default + Send + Sync + 'static> Store<T> {
         }
     }
 
+    /// Queues one step of the planes `planes` of the slowest axis as a grid
+    /// of their own, into the next level (a device's box; the levels turn
+    /// at [`Store::finish_parts`]); `false` (nothing ran) on the host or for
+    /// a plan that cannot.
+    pub fn step_part(&mut self, params: &[T], planes: [usize; 2]) -> Result<bool, StencilError> {
+        self.sync_device()?;
+        match &mut self.place {
+            Place::Host { .. } => Ok(false),
+            Place::Device { grids, newer } => {
+                *newer = Newer::Device;
+                grids.step_part(params, planes)
+            }
+        }
+    }
+
+    /// Turns the levels after the parts of one step, and waits for them.
+    pub fn finish_parts(&mut self) -> Result<(), StencilError> {
+        match &mut self.place {
+            Place::Host { .. } => Ok(()),
+            Place::Device { grids, .. } => {
+                grids.finish_parts();
+                grids.synchronize()
+            }
+        }
+    }
+
     /// Brings the host copy up to date.
     fn sync_host(&mut self) -> Result<(), StencilError> {
         if let Place::Device { grids, newer } = &mut self.place {

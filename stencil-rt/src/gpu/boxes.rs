@@ -29,6 +29,13 @@ pub unsafe trait SessionGrids<T> {
     fn download_grids(&self, grids: &mut [&mut [T]]) -> Result<(), StencilError>;
     /// Runs `steps` steps with params in `PARAMS` order.
     fn step_grids(&mut self, params: &[T], steps: u64) -> Result<(), StencilError>;
+    /// Computes the planes `planes` of the slowest axis one step as a grid
+    /// of their own (their first and last `RADIUS` planes its frame) into
+    /// the next level, queued, without turning the levels; `false` (nothing
+    /// ran) where the plan cannot.
+    fn step_part(&mut self, params: &[T], planes: [usize; 2]) -> Result<bool, StencilError>;
+    /// Turns the levels after the parts of one step.
+    fn finish_parts(&mut self);
     /// Where grid `grid` (its index in `GRIDS`) is now on the device: the
     /// buffer the next step reads, then the buffers a launch writes but for
     /// their frame (cells it keeps, and may read as the grid's), which an
@@ -46,6 +53,12 @@ pub trait DeviceGrids<T> {
     /// Runs `steps` steps with params in `PARAMS` order (queued: errors of
     /// their kernels come back at the next copy or [`DeviceGrids::synchronize`]).
     fn step_grids(&mut self, params: &[T], steps: u64) -> Result<(), StencilError>;
+    /// Computes the planes `planes` of the slowest axis one step as a grid
+    /// of their own into the next level, queued; `false` (nothing ran) where
+    /// the plan cannot. [`DeviceGrids::finish_parts`] turns the levels.
+    fn step_part(&mut self, params: &[T], planes: [usize; 2]) -> Result<bool, StencilError>;
+    /// Turns the levels after the parts of one step.
+    fn finish_parts(&mut self);
     /// Waits for every step and copy queued.
     fn synchronize(&self) -> Result<(), StencilError>;
     /// Copies the box `ranges` (per axis, `[start, end)`) of each of
@@ -232,6 +245,23 @@ impl<S: SessionGrids<T>, T: Copy> DeviceGrids<T> for Boxed<S, T> {
 
     fn step_grids(&mut self, params: &[T], steps: u64) -> Result<(), StencilError> {
         self.session.step_grids(params, steps)
+    }
+
+    fn step_part(&mut self, params: &[T], planes: [usize; 2]) -> Result<bool, StencilError> {
+        let n0 = self.shape.first().copied().unwrap_or(0);
+        if planes[0] >= planes[1] || planes[1] > n0 {
+            return Err(StencilError::ArgumentCount {
+                stencil: S::NAME,
+                what: "planes of a part within the grid",
+                expected: n0,
+                actual: planes[1],
+            });
+        }
+        self.session.step_part(params, planes)
+    }
+
+    fn finish_parts(&mut self) {
+        self.session.finish_parts();
     }
 
     fn synchronize(&self) -> Result<(), StencilError> {

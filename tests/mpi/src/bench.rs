@@ -2,7 +2,10 @@
 //! rank 0, one JSON line: GCells/s over every rank, and the slowest rank's
 //! time in halo exchanges and in its box's steps.
 //!
-//! `mpirun -np 4 -x OMP_NUM_THREADS=4 mpi-bench j3d7pt 512,512,512 [STEPS] [STEPS_AN_EXCHANGE]`
+//! `mpirun -np 4 -x OMP_NUM_THREADS=4 mpi-bench j3d7pt 512,512,512 [STEPS] [STEPS_AN_EXCHANGE] [DIMS] [overlap|serial]`
+//! (`DIMS`: processes per axis, `4,1,1`, or `auto`; on a GPU, `serial`
+//! exchanges the halos before stepping the box, `overlap`, the default,
+//! steps its interior while they travel where it can.)
 //! (`j3d7pt` f64, `acoustic25` f32, as the suite's specs; `j3d7pt_f32`; `heat2d`.)
 
 use stencil_mpi_tests as tests;
@@ -17,39 +20,49 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let universe = mpi::initialize().ok_or("MPI initializes once")?;
     let world = universe.world();
     let args: Vec<String> = std::env::args().collect();
-    let usage = "mpi-bench STENCIL SHAPE (e.g. 512,512,512) [STEPS] [STEPS_AN_EXCHANGE]";
+    let usage = "mpi-bench STENCIL SHAPE (e.g. 512,512,512) [STEPS] [STEPS_AN_EXCHANGE] [DIMS|auto] [overlap|serial]";
     let (name, shape) = (args.get(1).ok_or(usage)?, args.get(2).ok_or(usage)?);
     let shape: Vec<usize> = shape.split(',').map(str::parse).collect::<Result<_, _>>()?;
     let steps: u64 = args.get(3).map_or(Ok(20), |s| s.parse())?;
     let k: u64 = args.get(4).map_or(Ok(1), |s| s.parse())?;
+    let dims: Option<Vec<usize>> = match args.get(5).map(String::as_str) {
+        None | Some("auto") => None,
+        Some(d) => Some(d.split(',').map(str::parse).collect::<Result<_, _>>()?),
+    };
+    let options = Options {
+        dims,
+        steps_per_exchange: k,
+        overlap: args.get(6).is_none_or(|o| o != "serial"),
+        ..Options::default()
+    };
     let line = match name.as_str() {
         "j3d7pt" => bench(
             &world,
             distributed_stencil!(tests::j3d7pt),
             &shape,
             steps,
-            k,
+            options.clone(),
         )?,
         "j3d7pt_f32" => bench(
             &world,
             distributed_stencil!(tests::j3d7pt_f32),
             &shape,
             steps,
-            k,
+            options.clone(),
         )?,
         "acoustic25" => bench(
             &world,
             distributed_stencil!(tests::acoustic25),
             &shape,
             steps,
-            k,
+            options.clone(),
         )?,
         "heat2d" => bench(
             &world,
             distributed_stencil!(tests::heat2d),
             &shape,
             steps,
-            k,
+            options.clone(),
         )?,
         _ => return Err(format!("no stencil `{name}` here: {usage}").into()),
     };
@@ -59,18 +72,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Runs `steps` steps (after one to warm up) and returns the JSON line.
+/// Runs `steps` steps (after one exchange's to warm up) and returns the JSON line.
 fn bench<C: Communicator, T: Equivalence + Copy + Default + Send + Sync + From<f32>>(
     comm: &C,
     stencil: Stencil<T>,
     shape: &[usize],
     steps: u64,
-    k: u64,
+    options: Options,
 ) -> Result<String, Box<dyn std::error::Error>> {
-    let options = Options {
-        steps_per_exchange: k,
-        ..Options::default()
-    };
+    let k = options.steps_per_exchange;
     let mut session = Session::new(comm, stencil, shape, options)?;
     // Each rank fills its own box: no global grid on one rank.
     for grid in session.grids_mut()? {
@@ -96,11 +106,12 @@ fn bench<C: Communicator, T: Equivalence + Copy + Default + Send + Sync + From<f
     let cells: usize = shape.iter().product();
     let threads = std::env::var("OMP_NUM_THREADS").unwrap_or_default();
     Ok(format!(
-        "{{\"stencil\": \"{}\", \"shape\": {shape:?}, \"ranks\": {}, \"dims\": {:?}, \"threads\": \"{threads}\", \"steps\": {steps}, \"steps_an_exchange\": {k}, \"device\": {}, \"seconds\": {seconds:.4}, \"gcells_per_s\": {:.3}, \"exchange_s\": {:.4}, \"compute_s\": {:.4}}}",
+        "{{\"stencil\": \"{}\", \"shape\": {shape:?}, \"ranks\": {}, \"dims\": {:?}, \"threads\": \"{threads}\", \"steps\": {steps}, \"steps_an_exchange\": {k}, \"device\": {}, \"overlaps\": {}, \"seconds\": {seconds:.4}, \"gcells_per_s\": {:.3}, \"exchange_s\": {:.4}, \"compute_s\": {:.4}}}",
         stencil.name,
         comm.size(),
         session.layout().dims,
         session.on_device(),
+        session.overlaps(),
         cells as f64 * steps as f64 / seconds / 1e9,
         slowest[0],
         slowest[1],

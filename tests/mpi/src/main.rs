@@ -7,6 +7,8 @@
 //! fails otherwise than by a rank too small for its halo, or a mixed
 //! boundary or regions are not refused.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use stencil_mpi_tests as tests;
 use stencil_rt::distributed::{
     DeviceChoice, DistributedError, Options, Session, Split, Stencil, factorizations,
@@ -65,6 +67,9 @@ fn cases() -> Vec<(Stencil<f64>, Run, Vec<usize>)> {
     ]
 }
 
+/// Runs whose boxes stepped their interior while the halos travelled.
+static OVERLAPPED: AtomicUsize = AtomicUsize::new(0);
+
 /// Steps a run; steps an exchange.
 const STEPS: u64 = 7;
 const EXCHANGES: [u64; 2] = [1, 3];
@@ -117,8 +122,9 @@ fn main() {
             None => "boxes on the host",
         };
         println!(
-            "{checked} distributed runs over {} ranks checked ({place}), {failures} failed",
-            world.size()
+            "{checked} distributed runs over {} ranks checked ({place}; {} stepped their interior while the halos travelled), {failures} failed",
+            world.size(),
+            OVERLAPPED.load(Ordering::Relaxed)
         );
     }
     let code = i32::from(failures > 0 || checked == 0);
@@ -173,6 +179,17 @@ fn check<C: Communicator>(
         session.scatter(0, root.then_some(&views[..]))?;
     }
     session.step(STEPS)?;
+    if session.overlaps() {
+        OVERLAPPED.fetch_add(1, Ordering::Relaxed);
+        if session.timings().overlapped != steps {
+            return Err(DistributedError::Arguments {
+                what: format!(
+                    "{} of {steps} steps overlapped",
+                    session.timings().overlapped
+                ),
+            });
+        }
+    }
     if session.timings().steps != steps {
         return Err(DistributedError::Arguments {
             what: format!("timings count {} steps of {steps}", session.timings().steps),

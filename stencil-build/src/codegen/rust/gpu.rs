@@ -237,7 +237,7 @@ fn kernels(
             let id = ident(&target.name);
             (
                 quote!(out_prev: *mut #real,),
-                quote!(self.grids.#id.next_prev(),),
+                quote!(self.at(self.grids.#id.next_prev()),),
             )
         } else {
             (quote!(), quote!())
@@ -279,8 +279,8 @@ fn kernels(
             .map(|slot| {
                 let id = ident(&st.fields[slot.field].name);
                 match (written(slot), slot.version) {
-                    (true, Version::Prev) => quote!(self.grids.#id.prev()),
-                    (true, _) => quote!(self.grids.#id.cur()),
+                    (true, Version::Prev) => quote!(self.at(self.grids.#id.prev())),
+                    (true, _) => quote!(self.at(self.grids.#id.cur())),
                     _ => read(st, slot),
                 }
             })
@@ -293,14 +293,14 @@ fn kernels(
             });
             // The call's safety is stated where the calls are joined (`session`).
             fuses.push(quote! {
-                #ask(#(self.shape[#axis] as isize,)* #out, #out_prev_arg #(#reads,)*) != 0
+                #ask(#(self.extent(#axis) as isize,)* #out, #out_prev_arg #(#reads,)*) != 0
             });
         }
         let frame = frame_copy(st, s.target);
         launches.push(quote! {
             #frame
-            stencil_safety!("every pointer is a device buffer of this session, all of `shape`'s cell count; the kernel touches only those cells and `out` is none of its inputs.");
-            let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #out, #out_prev_arg #(#reads,)* #(params.#fields,)* #levels_arg stream) };
+            stencil_safety!("every pointer is a device buffer of this session, moved to the first cell of the part a launch computes (`at`), with the cells of the extents passed (`extent`) from there; the kernel touches only those cells and `out` is none of its inputs.");
+            let code = unsafe { #sym(#(self.extent(#axis) as isize,)* #out, #out_prev_arg #(#reads,)* #(params.#fields,)* #levels_arg stream) };
             dev::check(NAME, #name, code)?;
         });
     }
@@ -340,8 +340,8 @@ fn step_kernel(st: &Stencil, prefix: &str, d: &Dialect) -> (TokenStream, TokenSt
     let axis: Vec<_> = (0..st.dims()).map(usize_lit).collect();
     let launch = quote! {
         #(#frames)*
-        stencil_safety!("every pointer is a device buffer of this session, all of `shape`'s cell count; the kernel touches only those cells and no output is one of its inputs.");
-        let code = unsafe { #sym(#(self.shape[#axis] as isize,)* #(#written,)* #(#reads,)* #(params.#fields,)* stream) };
+        stencil_safety!("every pointer is a device buffer of this session, moved to the first cell of the part a launch computes (`at`), with the cells of the extents passed (`extent`) from there; the kernel touches only those cells and no output is one of its inputs.");
+        let code = unsafe { #sym(#(self.extent(#axis) as isize,)* #(#written,)* #(#reads,)* #(params.#fields,)* stream) };
         dev::check(NAME, "step", code)?;
     };
     (decl, launch)
@@ -386,8 +386,8 @@ fn frame_copy(st: &Stencil, target: usize) -> Option<TokenStream> {
 fn output(st: &Stencil, target: usize) -> TokenStream {
     let id = ident(&st.fields[target].name);
     match st.fields[target].role {
-        Role::Temp => quote!(self.grids.#id.ptr()),
-        _ => quote!(self.grids.#id.next()),
+        Role::Temp => quote!(self.at(self.grids.#id.ptr())),
+        _ => quote!(self.at(self.grids.#id.next())),
     }
 }
 
@@ -395,10 +395,10 @@ fn output(st: &Stencil, target: usize) -> TokenStream {
 fn read(st: &Stencil, slot: Slot) -> TokenStream {
     let id = ident(&st.fields[slot.field].name);
     match (st.fields[slot.field].role, slot.version) {
-        (Role::Input | Role::Temp, _) => quote!(self.grids.#id.ptr().cast_const()),
-        (_, Version::Start) => quote!(self.grids.#id.cur().cast_const()),
-        (_, Version::Prev) => quote!(self.grids.#id.prev().cast_const()),
-        (_, Version::Updated) => quote!(self.grids.#id.next().cast_const()),
+        (Role::Input | Role::Temp, _) => quote!(self.at(self.grids.#id.ptr()).cast_const()),
+        (_, Version::Start) => quote!(self.at(self.grids.#id.cur()).cast_const()),
+        (_, Version::Prev) => quote!(self.at(self.grids.#id.prev()).cast_const()),
+        (_, Version::Updated) => quote!(self.at(self.grids.#id.next()).cast_const()),
     }
 }
 
@@ -455,6 +455,14 @@ fn session_grids(st: &Stencil, d: &Dialect) -> TokenStream {
 
             fn grid(&mut self, grid: usize) -> Option<Vec<*mut Real>> {
                 self.device_grid(grid)
+            }
+
+            fn step_part(&mut self, params: &[Real], planes: [usize; 2]) -> Result<bool, StencilError> {
+                self.step_part(super::params_of(params)?, planes)
+            }
+
+            fn finish_parts(&mut self) {
+                self.finish_parts();
             }
         }
 

@@ -141,6 +141,21 @@ pub fn planned_session(st: &Stencil, plans: usize) -> TokenStream {
                     #(Planned::#variants(s) => s.device_grid(grid),)*
                 }
             }
+
+            /// Computes the planes `planes` of the slowest axis one step as a grid of their own,
+            /// without turning the levels; `false` (nothing ran) where the plan cannot.
+            pub(crate) fn step_part(&mut self, params: Params, planes: [usize; 2]) -> Result<bool, StencilError> {
+                match &mut self.0 {
+                    #(Planned::#variants(s) => s.step_part(params, planes),)*
+                }
+            }
+
+            /// Turns the levels after the parts of one step.
+            pub(crate) fn finish_parts(&mut self) {
+                match &mut self.0 {
+                    #(Planned::#variants(s) => s.finish_parts(),)*
+                }
+            }
         }
     }
 }

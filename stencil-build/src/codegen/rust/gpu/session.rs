@@ -79,10 +79,21 @@ fn fused_step(
         /// One launch of `fused` steps (the single-step kernel's for one), on `stream` (null:
         /// the legacy stream).
         fn launch(&mut self, #params: Params, fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
+            self.launch_kernels(#params, fused, stream)?;
+            self.turn(fused);
+            Ok(())
+        }
+
+        /// The kernels of a launch of `fused` steps, over the grid or the part `part` names.
+        fn launch_kernels(&mut self, #params: Params, fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
             #(#launches)*
+            Ok(())
+        }
+
+        /// The levels' turn after a launch of `fused` steps.
+        fn turn(&mut self, fused: u64) {
             #turn
             self.steps += fused;
-            Ok(())
         }
     }
 }
@@ -143,11 +154,22 @@ fn single_step(
         #launches_fn
 
         /// One launch of one step, on `stream` (null: the legacy stream).
-        fn launch(&mut self, #params: Params, #fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
+        fn launch(&mut self, #params: Params, fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
+            self.launch_kernels(#params, fused, stream)?;
+            self.turn(fused);
+            Ok(())
+        }
+
+        /// The kernels of a launch of one step, over the grid or the part `part` names.
+        fn launch_kernels(&mut self, #params: Params, #fused: u64, stream: *mut ::std::os::raw::c_void) -> Result<(), StencilError> {
             #(#launches)*
+            Ok(())
+        }
+
+        /// The levels' turn after a launch of one step.
+        fn turn(&mut self, _fused: u64) {
             #(#advance)*
             self.steps += 1;
-            Ok(())
         }
     }
 }
@@ -697,6 +719,7 @@ pub(super) fn session(
     let (graph_methods, graph_items) = (graphs.methods, graphs.items);
     let (upload, download) = (g.upload_method(st), g.download_method(st));
     let device_grid = g.device_grid_method(st);
+    let parts = parts(st, plan, &params);
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
          Device memory is freed on drop, also when a call fails half-way.",
@@ -721,6 +744,9 @@ pub(super) fn session(
             /// Steps run since the last upload.
             steps: u64,
             grids: Grids,
+            /// The planes of the slowest axis the next launch computes as a grid of their own
+            /// (`step_part`); `None`: the whole grid.
+            part: Option<[usize; 2]>,
             #(#members,)*
         }
 
@@ -730,7 +756,7 @@ pub(super) fn session(
             pub fn new(shape: [usize; #dims]) -> Result<Self, StencilError> {
                 let cells = rt::cells(NAME, &AXES, &shape, &MIN_SHAPE)?;
                 let grids = Grids { #(#grid_alloc,)* };
-                Ok(Session { shape, steps: 0, grids, #(#alloc,)* })
+                Ok(Session { shape, steps: 0, grids, part: None, #(#alloc,)* })
             }
 
             /// The shape the session was made for.
@@ -754,8 +780,65 @@ pub(super) fn session(
             #download
 
             #device_grid
+
+            #parts
         }
 
         #graph_items
+    }
+}
+
+/// `Session::step_part` and `finish_parts`, which step parts of the grid
+/// (planes of its slowest axis) one launch each and turn the levels once,
+/// and the `extent` and `at` every launch passes its grids through.
+fn parts(st: &Stencil, plan: &Plan, params: &Ident) -> TokenStream {
+    let real = ident(st.dtype.rust());
+    // A cooperative launch sweeps between the field's buffers over the whole grid.
+    let step_part = if plan.strategy == Strategy::Persistent {
+        quote! {
+            let _ = (#params, planes);
+            Ok(false)
+        }
+    } else {
+        quote! {
+            // A part is a grid of its own: at least the smallest shape the kernels take.
+            let mut extents = self.shape;
+            extents[0] = planes[1].saturating_sub(planes[0]);
+            rt::cells(NAME, &AXES, &extents, &MIN_SHAPE)?;
+            self.part = Some(planes);
+            let launched = self.launch_kernels(#params, 1, ::std::ptr::null_mut());
+            self.part = None;
+            launched.map(|()| true)
+        }
+    };
+    quote! {
+        /// Computes the planes `planes` of the slowest axis one step as a grid of their own (their
+        /// first and last `RADIUS` planes its frame) into the next level, without turning the
+        /// levels (`finish_parts` does, once every part ran); `false` (nothing ran) for a plan
+        /// whose launches sweep the whole grid.
+        pub(crate) fn step_part(&mut self, #params: Params, planes: [usize; 2]) -> Result<bool, StencilError> {
+            #step_part
+        }
+
+        /// Turns the levels after the parts of one step (`step_part`).
+        pub(crate) fn finish_parts(&mut self) {
+            self.turn(1);
+        }
+
+        /// Cells along axis `a` of the grid a launch computes: the session's, or its part's.
+        fn extent(&self, a: usize) -> usize {
+            match (a, self.part) {
+                (0, Some([lo, hi])) => hi - lo,
+                _ => self.shape[a],
+            }
+        }
+
+        /// `p` moved to the first cell of the part a launch computes (the whole grid's: as it is).
+        fn at(&self, p: *mut #real) -> *mut #real {
+            match self.part {
+                Some([lo, _]) => p.wrapping_add(lo * self.shape[1..].iter().product::<usize>()),
+                None => p,
+            }
+        }
     }
 }
