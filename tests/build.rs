@@ -200,9 +200,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             "#[ignore = \"needs a {title} device: run with --include-ignored on a machine with one\"]\n"
                         )
                     };
+                    // And its parts, as a distributed session's overlap steps them.
+                    let m = format!("stencil_tests::{variant}");
                     writeln!(
                         tests,
-                        "#[test]\n{ignore}fn {gpu}_{variant}() {{\n    stencil_tests::check_against_reference({at}, \"{gpu}\");\n}}\n"
+                        "#[test]\n{ignore}fn {gpu}_{variant}() {{\n    stencil_tests::check_against_reference({at}, \"{gpu}\");\n    \
+                         let exact = {m}::HALO == {m}::RADIUS && {m}::BOUNDARY == \"fixed\";\n    \
+                         stencil_tests::check_parts({at}, {m}::{gpu}::DEVICES, {m}::RADIUS[0], exact);\n}}\n"
                     )?;
                 }
             }

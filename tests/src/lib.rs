@@ -8,5 +8,7 @@ include!(concat!(env!("OUT_DIR"), "/stencils.rs"));
 include!(concat!(env!("OUT_DIR"), "/registry.rs"));
 
 mod harness;
+mod parts;
 
 pub use harness::*;
+pub use parts::check_parts;
