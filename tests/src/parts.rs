@@ -9,7 +9,8 @@ use crate::harness::{Entry, Real, compare, random_grid, tolerance};
 /// One step of two parts that meet in the middle of the slowest axis, their
 /// levels turned once, against one step of the whole grid, on a session of
 /// `devices`; `exact`: the stencil's parts compute every cell they write
-/// (`HALO == RADIUS`, a fixed boundary), else nothing is checked. The parts
+/// (`HALO == RADIUS`, a fixed boundary, no regions: a part would place them
+/// from its own edges), else nothing is checked. The parts
 /// of a plan that cannot step them (`persistent`) are not checked either;
 /// to prove the check can fail, the first part alone must differ.
 pub fn check_parts<T: Real>(e: &Entry<T>, devices: Devices<T>, radius: usize, exact: bool) {
