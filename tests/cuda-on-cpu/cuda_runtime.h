@@ -462,6 +462,9 @@ inline cudaError_t cudaFree(void *ptr) {
     buffers().erase(it);
     return cudaSuccess;
 }
+/* Page-locked host memory: on the emulated device, memory like any other. */
+inline cudaError_t cudaMallocHost(void **ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
+inline cudaError_t cudaFreeHost(void *ptr) { return cudaFree(ptr); }
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind) {
     memmove(dst, src, bytes);
     return cudaSuccess;

@@ -1,6 +1,8 @@
 //! Moving cells between ranks: halo exchanges through buffers allocated
 //! once, and the packing of boxes of cells for scatter and gather.
 
+use std::ops::{Deref, DerefMut};
+
 use mpi::datatype::Equivalence;
 use mpi::topology::Communicator;
 use mpi::traits::{Destination, Source};
@@ -8,29 +10,30 @@ use mpi::traits::{Destination, Source};
 use super::Layout;
 use super::store::Store;
 use crate::StencilError;
+use crate::gpu::HostMemory;
 
 /// A rank's send and receive buffers, per axis and side, each large enough
 /// for the slab of every grid that crosses that side.
 pub struct Buffers<T> {
-    send: Vec<[Vec<T>; 2]>,
-    receive: Vec<[Vec<T>; 2]>,
+    send: Vec<[HostMemory<T>; 2]>,
+    receive: Vec<[HostMemory<T>; 2]>,
 }
 
-impl<T: Copy + Default> Buffers<T> {
-    /// Buffers for `grids` grids of `layout`'s box.
-    pub fn new(layout: &Layout, grids: usize) -> Self {
+impl<T: Copy + Default + Send + Sync + 'static> Buffers<T> {
+    /// Buffers for `grids` grids of `layout`'s box, from `store`'s host
+    /// memory (page-locked where the box is on a device).
+    pub fn new(layout: &Layout, grids: usize, store: &Store<T>) -> Result<Self, StencilError> {
         let shape = layout.local_shape();
-        let sized = |a: usize, side: usize| -> Vec<T> {
-            vec![T::default(); slab_cells(&shape, a, layout.halo[a][side]) * grids]
+        let sized = |a: usize, side: usize| -> Result<HostMemory<T>, StencilError> {
+            store.host_memory(slab_cells(&shape, a, layout.halo[a][side]) * grids)
         };
-        Buffers {
-            send: (0..shape.len())
-                .map(|a| [sized(a, 0), sized(a, 1)])
-                .collect(),
-            receive: (0..shape.len())
-                .map(|a| [sized(a, 0), sized(a, 1)])
-                .collect(),
-        }
+        let sides = |a: usize| -> Result<[HostMemory<T>; 2], StencilError> {
+            Ok([sized(a, 0)?, sized(a, 1)?])
+        };
+        Ok(Buffers {
+            send: (0..shape.len()).map(sides).collect::<Result<_, _>>()?,
+            receive: (0..shape.len()).map(sides).collect::<Result<_, _>>()?,
+        })
     }
 }
 
@@ -68,7 +71,7 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
         let len = |side: usize| slab_cells(shape, a, layout.halo[a][side]) * grids.len();
         for (side, &range) in outgoing.iter().enumerate() {
             if layout.neighbour(a, side).is_some() {
-                let buf = &mut buffers.send[a][side][..len(side)];
+                let buf = &mut buffers.send[a][side].deref_mut()[..len(side)];
                 store.pack(grids, &slab(shape, a, range), shape, buf)?;
             }
         }
@@ -84,15 +87,23 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
             let lo = layout.neighbour(a, 0).map(|r| {
                 let p = comm.process_at_rank(r as i32);
                 (
-                    p.immediate_receive_into_with_tag(scope, &mut recv_lo[..len(0)], tag(1)),
-                    p.immediate_send_with_tag(scope, &send_lo[..len(0)], tag(0)),
+                    p.immediate_receive_into_with_tag(
+                        scope,
+                        &mut recv_lo.deref_mut()[..len(0)],
+                        tag(1),
+                    ),
+                    p.immediate_send_with_tag(scope, &send_lo.deref()[..len(0)], tag(0)),
                 )
             });
             let hi = layout.neighbour(a, 1).map(|r| {
                 let p = comm.process_at_rank(r as i32);
                 (
-                    p.immediate_receive_into_with_tag(scope, &mut recv_hi[..len(1)], tag(0)),
-                    p.immediate_send_with_tag(scope, &send_hi[..len(1)], tag(1)),
+                    p.immediate_receive_into_with_tag(
+                        scope,
+                        &mut recv_hi.deref_mut()[..len(1)],
+                        tag(0),
+                    ),
+                    p.immediate_send_with_tag(scope, &send_hi.deref()[..len(1)], tag(1)),
                 )
             });
             for (receive, send) in lo.into_iter().chain(hi) {
@@ -102,7 +113,7 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
         });
         for (side, &range) in incoming.iter().enumerate() {
             if layout.neighbour(a, side).is_some() {
-                let buf = &buffers.receive[a][side][..len(side)];
+                let buf = &buffers.receive[a][side].deref()[..len(side)];
                 store.unpack(grids, &slab(shape, a, range), shape, buf)?;
             }
         }

@@ -345,7 +345,7 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
         Ok(Session {
             comm,
             parts,
-            buffers: exchange::Buffers::new(&layout, stencil.grids.len()),
+            buffers: exchange::Buffers::new(&layout, stencil.grids.len(), &store)?,
             store,
             params: vec![T::default(); stencil.params.len()],
             steps_per_exchange: options.steps_per_exchange,

@@ -4,7 +4,7 @@
 //! serves scatter, gather and the user's reads.
 
 use crate::StencilError;
-use crate::gpu::DeviceGrids;
+use crate::gpu::{DeviceGrids, HostMemory};
 use crate::host::Workspace;
 
 use super::{RunGrids, Stencil, exchange};
@@ -56,6 +56,15 @@ impl<T: Copy + Default + Send + Sync + 'static> Store<T> {
             host: vec![vec![T::default(); cells]; stencil.grids.len()],
             place,
         })
+    }
+
+    /// `len` zeroed host values to exchange halos through: on a device's
+    /// box, page-locked memory, which the device copies at full speed.
+    pub fn host_memory(&self, len: usize) -> Result<HostMemory<T>, StencilError> {
+        match &self.place {
+            Place::Host { .. } => Ok(Box::new(vec![T::default(); len])),
+            Place::Device { grids, .. } => grids.host_memory(len),
+        }
     }
 
     /// Whether the box steps on a device.

@@ -5,7 +5,7 @@
 
 use std::os::raw::c_int;
 
-use super::{Buffer, Runtime, check};
+use super::{Buffer, HostMemory, Pinned, Runtime, check};
 use crate::StencilError;
 
 /// What a generated `Session` gives a generic driver: its grids by their
@@ -61,6 +61,9 @@ pub trait DeviceGrids<T> {
     fn finish_parts(&mut self);
     /// Waits for every step and copy queued.
     fn synchronize(&self) -> Result<(), StencilError>;
+    /// `len` zeroed host values that boxes are packed into and unpacked
+    /// from at the link's full speed (page-locked).
+    fn host_memory(&self, len: usize) -> Result<HostMemory<T>, StencilError>;
     /// Copies the box `ranges` (per axis, `[start, end)`) of each of
     /// `grids` (indices in `GRIDS`) into `to`, grid after grid, each row
     /// after row: packed on the device, then one copy to the host.
@@ -234,7 +237,7 @@ fn three_axes(shape: &[usize], ranges: &[[usize; 2]]) -> Option<Geometry> {
     Some((n, lo, ext))
 }
 
-impl<S: SessionGrids<T>, T: Copy> DeviceGrids<T> for Boxed<S, T> {
+impl<S: SessionGrids<T>, T: Copy + Default + 'static> DeviceGrids<T> for Boxed<S, T> {
     fn upload_grids(&mut self, grids: &[&[T]]) -> Result<(), StencilError> {
         self.session.upload_grids(grids)
     }
@@ -266,6 +269,10 @@ impl<S: SessionGrids<T>, T: Copy> DeviceGrids<T> for Boxed<S, T> {
 
     fn synchronize(&self) -> Result<(), StencilError> {
         super::synchronize::<S::Runtime>(S::NAME)
+    }
+
+    fn host_memory(&self, len: usize) -> Result<HostMemory<T>, StencilError> {
+        Ok(Box::new(Pinned::<S::Runtime, T>::new(S::NAME, len)?))
     }
 
     fn pack(

@@ -21,6 +21,7 @@ mod boxes;
 mod buffer;
 mod device;
 mod graph;
+mod pinned;
 mod plan;
 mod replay;
 mod trial;
@@ -29,6 +30,7 @@ pub use boxes::{Boxed, DeviceGrids, Devices, NewDeviceGrids, SessionGrids};
 pub use buffer::{Buffer, Levels};
 pub use device::{Device, Plan, Tuned};
 pub use graph::{Captured, Graph, Stream};
+pub use pinned::{HostMemory, Pinned};
 pub use plan::{Fusion, GpuTiling, Measurement};
 pub use replay::{Graphs, Recorder};
 pub use trial::Trial;
@@ -53,6 +55,10 @@ pub struct Calls {
     pub malloc: unsafe extern "C" fn(*mut *mut c_void, usize) -> c_int,
     /// `cudaFree(ptr)`.
     pub free: HandleCall,
+    /// `cudaMallocHost(ptr, bytes)`: page-locked host memory.
+    pub host_alloc: unsafe extern "C" fn(*mut *mut c_void, usize) -> c_int,
+    /// `cudaFreeHost(ptr)`.
+    pub host_free: HandleCall,
     /// `cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice)`.
     pub upload: CopyCall,
     /// `cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost)`.

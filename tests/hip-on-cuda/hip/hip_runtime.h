@@ -50,6 +50,8 @@ inline cudaError_t hipGetDeviceProperties(hipDeviceProp_t *props, int device) {
 /* The cooperative launch of `persistent` and what sizes its grid. */
 #define hipGetDevice cudaGetDevice
 #define hipSetDevice cudaSetDevice
+#define hipHostMalloc(ptr, bytes, flags) cudaMallocHost(ptr, bytes)
+#define hipHostFree cudaFreeHost
 #define hipDeviceGetAttribute cudaDeviceGetAttribute
 #define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor

@@ -49,6 +49,9 @@ pub struct Dialect {
     pub arch: DeviceArch,
     /// The runtime's record of a device's properties.
     pub device_props: &'static str,
+    /// The runtime's calls that allocate page-locked host memory (`ptr`,
+    /// `bytes`) and free it (`ptr`).
+    pub host_memory: [&'static str; 2],
 }
 
 /// How a runtime names a device's architecture, the key of tuned plans
@@ -107,6 +110,7 @@ pub const CUDA: Dialect = Dialect {
     graph_update: GraphUpdate::ResultInfo,
     arch: DeviceArch::ComputeCapability,
     device_props: "cudaDeviceProp",
+    host_memory: ["cudaMallocHost(ptr, bytes)", "cudaFreeHost(ptr)"],
 };
 
 /// The HIP dialect (AMD GPUs: 64-wide wavefronts).
@@ -128,4 +132,5 @@ pub const HIP: Dialect = Dialect {
     graph_update: GraphUpdate::NodeAndResult,
     arch: DeviceArch::GcnArchName,
     device_props: "hipDeviceProp_t",
+    host_memory: ["hipHostMalloc(ptr, bytes, 0)", "hipHostFree(ptr)"],
 };

@@ -21,7 +21,16 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
         writeln!(w, "#include <stdio.h>")?;
         writeln!(w, "#include <string.h>")?;
         writeln!(w)?;
-        for (name, args, call) in calls(api) {
+        let [host_alloc, host_free] = d.host_memory;
+        let host_memory = [
+            (
+                "host_alloc",
+                "void **ptr, size_t bytes",
+                host_alloc.to_string(),
+            ),
+            ("host_free", "void *ptr", host_free.to_string()),
+        ];
+        for (name, args, call) in calls(api).into_iter().chain(host_memory) {
             let head = format!("extern \"C\" int {prefix}_{}_{name}({args})", d.name);
             w.definition(head, |w| writeln!(w, "return (int){call};"))?;
             writeln!(w)?;

@@ -11,9 +11,11 @@ use crate::backend::gpu::Dialect;
 use crate::codegen::rust::docs;
 
 /// The runtime calls of `runtime_source`, each with its Rust parameters.
-const CALLS: [(&str, &str); 22] = [
+const CALLS: [(&str, &str); 24] = [
     ("malloc", "ptr: *mut *mut c_void, bytes: usize"),
     ("free", "ptr: *mut c_void"),
+    ("host_alloc", "ptr: *mut *mut c_void, bytes: usize"),
+    ("host_free", "ptr: *mut c_void"),
     (
         "upload",
         "dst: *mut c_void, src: *const c_void, bytes: usize",
