@@ -208,16 +208,22 @@ pub fn run_case<T: Real>(
     shape: &[usize],
     steps: u64,
 ) -> Vec<Vec<T>> {
-    let cells: usize = shape.iter().product();
-    let mut grids: Vec<Vec<T>> = (0..e.grids.len())
-        .map(|g| random_grid(cells, 1000 * g as u64 + cells as u64))
-        .collect();
-    let params: Vec<T> = (0..e.params.len())
-        .map(|i| T::from_f64(0.043 + 0.0107 * i as f64))
-        .collect();
+    let (mut grids, params) = inputs(e, shape);
     let mut views: Vec<&mut [T]> = grids.iter_mut().map(Vec::as_mut_slice).collect();
     run(&mut views, shape, &params, steps).unwrap_or_else(|err| panic!("{}: {err}", e.name));
     grids
+}
+
+/// The random grids of `shape` and the params every run of `e` starts from.
+pub fn inputs<T: Real>(e: &Entry<T>, shape: &[usize]) -> (Vec<Vec<T>>, Vec<T>) {
+    let cells: usize = shape.iter().product();
+    let grids = (0..e.grids.len())
+        .map(|g| random_grid(cells, 1000 * g as u64 + cells as u64))
+        .collect();
+    let params = (0..e.params.len())
+        .map(|i| T::from_f64(0.043 + 0.0107 * i as f64))
+        .collect();
+    (grids, params)
 }
 
 /// The worst relative difference over all grids, with a description of where.

@@ -4,7 +4,7 @@
 
 use stencil_rt::gpu::{DeviceGrids, Devices};
 
-use crate::harness::{Entry, Real, compare, random_grid, tolerance};
+use crate::harness::{Entry, Real, compare, inputs, tolerance};
 
 /// One step of two parts that meet in the middle of the slowest axis, their
 /// levels turned once, against one step of the whole grid, on a session of
@@ -54,13 +54,7 @@ fn stepped<T: Real>(
     shape: &[usize],
     parts: &[[usize; 2]],
 ) -> Option<Vec<Vec<T>>> {
-    let cells: usize = shape.iter().product();
-    let mut grids: Vec<Vec<T>> = (0..e.grids.len())
-        .map(|g| random_grid(cells, 1000 * g as u64 + cells as u64))
-        .collect();
-    let params: Vec<T> = (0..e.params.len())
-        .map(|i| T::from_f64(0.043 + 0.0107 * i as f64))
-        .collect();
+    let (mut grids, params) = inputs(e, shape);
     let mut session: Box<dyn DeviceGrids<T>> = must(e, (devices.grids)(shape));
     let views: Vec<&[T]> = grids.iter().map(Vec::as_slice).collect();
     must(e, session.upload_grids(&views));
