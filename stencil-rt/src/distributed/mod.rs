@@ -32,13 +32,14 @@
 //! s.gather(0, (world.rank() == 0).then_some(&mut [&mut u[..]][..]))?;
 //! ```
 
+mod error;
 mod exchange;
 mod layout;
+mod options;
 mod overlap;
 mod partition;
 mod store;
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use mpi::datatype::Equivalence;
@@ -47,7 +48,9 @@ use mpi::topology::Communicator;
 use crate::StencilError;
 use crate::gpu::Devices;
 use crate::host::Workspace;
+pub use error::DistributedError;
 pub use layout::{Layout, auto_dims, factorizations};
+pub use options::{DeviceChoice, Options, Split};
 use partition::Partition;
 use store::Store;
 
@@ -109,145 +112,6 @@ macro_rules! distributed_stencil {
             device: $($m)::+::DEVICES,
         }
     };
-}
-
-/// How a [`Session`] splits and steps its grid.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Options {
-    /// Processes along each axis; `None`: [`auto_dims`]' choice.
-    pub dims: Option<Vec<usize>>,
-    /// Steps between halo exchanges: the halo is this many radii wide.
-    pub steps_per_exchange: u64,
-    /// How the cells along each split axis are shared among its ranks.
-    pub split: Split,
-    /// Which GPU a rank keeps its box on, where the stencil's default
-    /// backend is a GPU's.
-    pub device: DeviceChoice,
-    /// Whether a box on a GPU computes its interior while its halos travel,
-    /// where it can ([`Session::overlaps`]).
-    pub overlap: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            dims: None,
-            steps_per_exchange: 1,
-            split: Split::Even,
-            device: DeviceChoice::NodeRank,
-            overlap: true,
-        }
-    }
-}
-
-/// Which GPU a rank keeps its box on.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub enum DeviceChoice {
-    /// The rank's index among the ranks of its node (those that share its
-    /// memory), modulo the node's devices: one GPU a rank where there are as
-    /// many, the ranks shared out evenly where there are fewer.
-    #[default]
-    NodeRank,
-    /// The calling thread's current device (the program chose it).
-    Current,
-    /// Device `index` of the node.
-    Index(usize),
-}
-
-/// How the cells along each split axis are shared among its slabs of
-/// ranks: evenly, or in proportion to the sums of the ranks' weights (their
-/// relative speeds, for unlike devices: a GPU beside CPUs, two kinds of GPU).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub enum Split {
-    /// Evenly (the first slabs own one cell more where an extent does not divide).
-    #[default]
-    Even,
-    /// By the weights given, one a rank in rank order (say each rank's GCells/s
-    /// on the stencil alone).
-    Weights(Vec<f64>),
-    /// By each rank's speed measured when the session is made: `steps` steps
-    /// of its box of an even split (zeroed, after one step to warm up), timed,
-    /// as cells a second; every rank then splits by the same measured weights.
-    Measured {
-        /// Steps timed.
-        steps: u64,
-    },
-}
-
-/// Why a distributed session could not be made or run; nothing changed.
-#[derive(Debug)]
-pub enum DistributedError {
-    /// The stencil's boundary or regions are not split yet.
-    Unsupported {
-        /// The stencil.
-        stencil: &'static str,
-        /// What it has that a session cannot split.
-        why: String,
-    },
-    /// The process grid does not match the communicator or the axes.
-    Dims {
-        /// The process grid asked.
-        dims: Vec<usize>,
-        /// Ranks in the communicator.
-        size: usize,
-        /// Axes of the stencil.
-        axes: usize,
-    },
-    /// A rank would own fewer cells along an axis than a halo's width, or
-    /// hold a box smaller than the stencil's smallest shape.
-    TooSmall {
-        /// The axis.
-        axis: usize,
-        /// The global extent.
-        extent: usize,
-        /// Processes along it.
-        processes: usize,
-        /// Cells a rank must own or hold along it.
-        halo: usize,
-    },
-    /// `steps_per_exchange` is 0.
-    NoSteps,
-    /// The wrong number of grids or params, or a grid of the wrong length.
-    Arguments {
-        /// What was wrong.
-        what: String,
-    },
-    /// The stencil's own error from a rank's box.
-    Stencil(StencilError),
-}
-
-impl fmt::Display for DistributedError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Unsupported { stencil, why } => {
-                write!(f, "`{stencil}` cannot be split over ranks yet: {why}")
-            }
-            Self::Dims { dims, size, axes } => write!(
-                f,
-                "a process grid of {dims:?} does not fit {size} ranks over {axes} axes"
-            ),
-            Self::TooSmall {
-                axis,
-                extent,
-                processes,
-                halo,
-            } => write!(
-                f,
-                "axis {axis}: {extent} cells over {processes} ranks leaves a rank fewer than the {halo} it must hold; use fewer ranks along it or fewer steps a exchange"
-            ),
-            Self::NoSteps => write!(f, "steps_per_exchange must be at least 1"),
-            Self::Arguments { what } => write!(f, "{what}"),
-            Self::Stencil(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for DistributedError {}
-
-impl From<StencilError> for DistributedError {
-    fn from(e: StencilError) -> Self {
-        Self::Stencil(e)
-    }
 }
 
 /// One rank's part of a distributed stencil: its box of every grid, the
