@@ -12,7 +12,8 @@ use crate::harness::{Entry, Real, compare, inputs, tolerance};
 /// (`HALO == RADIUS`, a fixed boundary, no regions: a part would place them
 /// from its own edges), else nothing is checked. The parts
 /// of a plan that cannot step them (`persistent`) are not checked either;
-/// to prove the check can fail, the first part alone must differ.
+/// to prove the check can fail, the first part alone must differ. A part
+/// past the grid must be refused, whatever the plan.
 pub fn check_parts<T: Real>(e: &Entry<T>, devices: Devices<T>, radius: usize, exact: bool) {
     if !exact {
         return;
@@ -24,6 +25,13 @@ pub fn check_parts<T: Real>(e: &Entry<T>, devices: Devices<T>, radius: usize, ex
         .collect();
     let middle = n0 / 2;
     let halves = [[0, middle + radius], [middle - radius, n0]];
+    let mut session = must(e, (devices.grids)(&shape));
+    let (_, params) = inputs(e, &shape);
+    assert!(
+        session.step_part(&params, [0, n0 + 1]).is_err(),
+        "{}: a part past the grid was taken",
+        e.name
+    );
     let Some(want) = stepped(e, devices, &shape, &[]) else {
         return;
     };

@@ -79,34 +79,21 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
             packed(store)?;
         }
         mpi::request::scope(|scope| {
-            let [send_lo, send_hi] = &buffers.send[a];
-            let [recv_lo, recv_hi] = &mut buffers.receive[a];
-            let tag = |side: usize| (2 * a + side) as i32;
             // A message to the low side is tagged low, and its receiver
             // takes it from its high side under the same tag.
-            let lo = layout.neighbour(a, 0).map(|r| {
-                let p = comm.process_at_rank(r as i32);
-                (
-                    p.immediate_receive_into_with_tag(
-                        scope,
-                        &mut recv_lo.deref_mut()[..len(0)],
-                        tag(1),
-                    ),
-                    p.immediate_send_with_tag(scope, &send_lo.deref()[..len(0)], tag(0)),
-                )
-            });
-            let hi = layout.neighbour(a, 1).map(|r| {
-                let p = comm.process_at_rank(r as i32);
-                (
-                    p.immediate_receive_into_with_tag(
-                        scope,
-                        &mut recv_hi.deref_mut()[..len(1)],
-                        tag(0),
-                    ),
-                    p.immediate_send_with_tag(scope, &send_hi.deref()[..len(1)], tag(1)),
-                )
-            });
-            for (receive, send) in lo.into_iter().chain(hi) {
+            let tag = |side: usize| (2 * a + side) as i32;
+            let sides = buffers.send[a].iter().zip(buffers.receive[a].iter_mut());
+            let requests: Vec<_> = (sides.enumerate())
+                .filter_map(|(side, (send, receive))| {
+                    let p = comm.process_at_rank(layout.neighbour(a, side)? as i32);
+                    let receive = &mut receive.deref_mut()[..len(side)];
+                    Some((
+                        p.immediate_receive_into_with_tag(scope, receive, tag(1 - side)),
+                        p.immediate_send_with_tag(scope, &send.deref()[..len(side)], tag(side)),
+                    ))
+                })
+                .collect();
+            for (receive, send) in requests {
                 receive.wait();
                 send.wait();
             }

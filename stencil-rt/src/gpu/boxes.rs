@@ -32,7 +32,8 @@ pub unsafe trait SessionGrids<T> {
     /// Computes the planes `planes` of the slowest axis one step as a grid
     /// of their own (their first and last `RADIUS` planes its frame) into
     /// the next level, queued, without turning the levels; `false` (nothing
-    /// ran) where the plan cannot.
+    /// ran) where the plan cannot; an error (nothing ran) for planes past
+    /// the grid or fewer than its smallest shape.
     fn step_part(&mut self, params: &[T], planes: [usize; 2]) -> Result<bool, StencilError>;
     /// Turns the levels after the parts of one step.
     fn finish_parts(&mut self);
@@ -114,11 +115,6 @@ impl<S: SessionGrids<T>, T: Copy> Boxed<S, T> {
             shape,
             staging: None,
         }
-    }
-
-    /// The session.
-    pub fn session(&self) -> &S {
-        &self.session
     }
 
     /// The staging buffer, of at least `len` values.
@@ -251,15 +247,6 @@ impl<S: SessionGrids<T>, T: Copy + Default + 'static> DeviceGrids<T> for Boxed<S
     }
 
     fn step_part(&mut self, params: &[T], planes: [usize; 2]) -> Result<bool, StencilError> {
-        let n0 = self.shape.first().copied().unwrap_or(0);
-        if planes[0] >= planes[1] || planes[1] > n0 {
-            return Err(StencilError::ArgumentCount {
-                stencil: S::NAME,
-                what: "planes of a part within the grid",
-                expected: n0,
-                actual: planes[1],
-            });
-        }
         self.session.step_part(params, planes)
     }
 

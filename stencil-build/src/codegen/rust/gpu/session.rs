@@ -796,15 +796,11 @@ fn parts(st: &Stencil, plan: &Plan, params: &Ident) -> TokenStream {
     // A cooperative launch sweeps between the field's buffers over the whole grid.
     let step_part = if plan.strategy == Strategy::Persistent {
         quote! {
-            let _ = (#params, planes);
+            let _ = #params;
             Ok(false)
         }
     } else {
         quote! {
-            // A part is a grid of its own: at least the smallest shape the kernels take.
-            let mut extents = self.shape;
-            extents[0] = planes[1].saturating_sub(planes[0]);
-            rt::cells(NAME, &AXES, &extents, &MIN_SHAPE)?;
             self.part = Some(planes);
             let launched = self.launch_kernels(#params, 1, ::std::ptr::null_mut());
             self.part = None;
@@ -817,6 +813,19 @@ fn parts(st: &Stencil, plan: &Plan, params: &Ident) -> TokenStream {
         /// levels (`finish_parts` does, once every part ran); `false` (nothing ran) for a plan
         /// whose launches sweep the whole grid.
         pub(crate) fn step_part(&mut self, #params: Params, planes: [usize; 2]) -> Result<bool, StencilError> {
+            // A part lies within the grid, and is a grid of its own: at least the smallest
+            // shape the kernels take.
+            if planes[1] > self.shape[0] {
+                return Err(StencilError::ArgumentCount {
+                    stencil: NAME,
+                    what: "planes of a part within the grid",
+                    expected: self.shape[0],
+                    actual: planes[1],
+                });
+            }
+            let mut extents = self.shape;
+            extents[0] = planes[1].saturating_sub(planes[0]);
+            rt::cells(NAME, &AXES, &extents, &MIN_SHAPE)?;
             #step_part
         }
 
