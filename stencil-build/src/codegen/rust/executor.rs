@@ -107,7 +107,8 @@ pub fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
 }
 
 /// The steps of a stencil whose backend may fuse them: each round asks
-/// the kernels to fuse what is left, and runs one step where they do not.
+/// the kernels to fuse what is left, and runs one step where they do not
+/// (its counters named with `__`, which no name of a spec has).
 fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
     if st.fields[s.target].has_prev() {
         return fused_leapfrog_steps(st, s);
@@ -118,18 +119,18 @@ fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
     // The field has one level: both buffers start as copies of it, so the
     // frame, which no step writes, is already in each.
     quote! {
-        let mut done = 0;
-        while done < steps {
+        let mut steps__done = 0;
+        while steps__done < steps {
             let io = #tid.io();
-            let ran = match kernels.fuse(shape, io.next, #(#slots,)* &params, steps - done) {
+            let steps__ran = match kernels.fuse(shape, io.next, #(#slots,)* &params, steps - steps__done) {
                 0 => {
                     kernels.#method(shape, io.next, #(#slots,)* &params);
                     1
                 }
-                ran => ran,
+                steps__ran => steps__ran,
             };
             #tid.advance();
-            done += ran;
+            steps__done += steps__ran;
         }
     }
 }
@@ -143,21 +144,21 @@ fn fused_leapfrog_steps(st: &Stencil, s: &Statement) -> TokenStream {
     let slots: Vec<TokenStream> = slot_args(st, s).collect();
     let single = statement_call(st, s, true);
     quote! {
-        let mut done = 0;
-        while done < steps {
-            let ran = {
+        let mut steps__done = 0;
+        while steps__done < steps {
+            let steps__ran = {
                 let io = #tid.fused();
                 rt::copy_frame(io.cur, io.aux, &shape, &RADIUS);
                 rt::copy_frame(io.cur, io.out, &shape, &RADIUS);
-                kernels.fuse(shape, io.out, io.aux, #(#slots,)* &params, steps - done)
+                kernels.fuse(shape, io.out, io.aux, #(#slots,)* &params, steps - steps__done)
             };
-            if ran == 0 {
+            if steps__ran == 0 {
                 #single
                 #tid.advance();
-                done += 1;
+                steps__done += 1;
             } else {
                 #tid.advance_fused();
-                done += ran;
+                steps__done += steps__ran;
             }
         }
     }
