@@ -47,18 +47,23 @@ fn run(o: &options::Options) -> Result<(), String> {
         return Err("no stencil specs found: name spec files or folders".into());
     }
     let started = std::time::Instant::now();
-    let mut measured = results::Results::load(&o.work.join(results::FILE))?;
+    let cache = o.work.join(results::FILE);
     if let Some(path) = &o.record {
-        measured.merge(&results::Results::load(path)?);
+        // Into the work folder's cache: the next `--build-only` then builds
+        // the round after these results.
+        results::append(path, &cache)?;
     }
-    for round in 1..=o.rounds {
+    let mut measured = results::Results::load(&cache)?;
+    let rounds = if o.record.is_some() { 0 } else { o.rounds };
+    for round in 1..=rounds {
         let candidates = plans::round(&stencils, &measured, round, o)?;
         let fresh: Vec<_> = candidates
             .into_iter()
             .filter(|c| !measured.has(&c.id))
             .collect();
-        if fresh.is_empty() || o.record.is_some() {
-            break;
+        // A round measured before (a resumed run, or recorded results) is done.
+        if fresh.is_empty() {
+            continue;
         }
         if o.dry_run {
             for c in &fresh {

@@ -23,8 +23,10 @@ options:
   --work FOLDER         scratch crate, builds and results (default: target/stencil-tune)
   --build-only          build the candidates of the next round and print the command
                         that times them (to run it on another machine)
-  --record FILE         take results a `--build-only` command wrote, and write tuning.toml
-  --dry-run             list the candidates of the first round and stop
+  --record FILE         take results a `--build-only` command wrote into the work
+                        folder's results (a next --build-only builds the round
+                        after them), and write tuning.toml
+  --dry-run             list the candidates of the next round and stop
 ";
 
 /// Parsed options.

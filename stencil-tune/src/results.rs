@@ -73,12 +73,6 @@ impl Results {
         Ok(Results { by_id })
     }
 
-    /// Adds `other`'s outcomes, replacing those of the same candidates.
-    pub fn merge(&mut self, other: &Results) {
-        self.by_id
-            .extend(other.by_id.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
-
     /// Whether candidate `id` was measured (or failed).
     pub fn has(&self, id: &str) -> bool {
         self.by_id.contains_key(id)
@@ -88,6 +82,27 @@ impl Results {
     pub fn get(&self, id: &str) -> Option<&Outcome> {
         self.by_id.get(id)
     }
+}
+
+/// Appends the results file `from` (checked first) to `to`, the work
+/// folder's cache: a candidate's later line replaces its earlier one as
+/// the cache is read.
+pub fn append(from: &Path, to: &Path) -> Result<(), String> {
+    Results::load(from)?;
+    let mut text = std::fs::read_to_string(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if let Some(folder) = to.parent() {
+        std::fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(to)
+        .map_err(|e| format!("{}: {e}", to.display()))?;
+    std::io::Write::write_all(&mut file, text.as_bytes())
+        .map_err(|e| format!("{}: {e}", to.display()))
 }
 
 /// A candidate's id: a hash of the stencil's spec hash, the backend, the
