@@ -3,7 +3,8 @@
 # staged in .device/mpi and .device/ompi (carry both): `check`, mpi-check with
 # the boxes on the GPU over 1, 2 and 4 ranks sharing it; `gpu`, mpi-bench on
 # the GPU (j3d7pt f32 512^3 over ranks along z, the interior overlapped with
-# the exchange and not; j3d7pt f64 and acoustic25); `cpu`, ranks x threads on
+# the exchange and not, halos device to device and through the host; j3d7pt
+# f64 and acoustic25); `mps`, the f32 runs under MPS; `cpu`, ranks x threads on
 # the host's cores; `all`, the three; `multi`, one rank a GPU on a machine of
 # several (weak and strong scaling). JSON lines and logs go to $OUT.
 set -uo pipefail
@@ -28,20 +29,44 @@ for n in 1 2 4; do timeout 200 $MPIRUN -np $n -x OMP_NUM_THREADS=1 $R/mpi/cuda/m
 cat $OUT/check.txt
 fi
 if [ "$MODE" = all ] || [ "$MODE" = gpu ]; then
+# Ranks along z sharing the GPU: halos device to device (the default) and
+# through the host, the interior overlapped with the exchange and not.
+bench() { # ranks, stencil shape, steps an exchange, dims, then overlap|serial and device|host
+  timeout 100 $MPIRUN -np $1 $R/mpi/cuda/mpi-bench $2 200 $3 $4 $5 $6 2>&1 | grep '^{'
+}
 {
-for n in 1 2 4; do for mode in overlap serial; do
-  timeout 100 $MPIRUN -np $n $R/mpi/cuda/mpi-bench j3d7pt_f32 512,512,512 200 1 $n,1,1 $mode 2>&1 | grep '^{'
-done; done
+for n in 1 2 4; do for mode in overlap serial; do for halos in device host; do
+  [ $n = 1 ] && [ $halos = host ] && continue
+  bench $n "j3d7pt_f32 512,512,512" 1 $n,1,1 $mode $halos
+done; done; done
 for s in "j3d7pt 512,512,512" "acoustic25 512,512,512"; do
-  for n in 2 4; do for mode in overlap serial; do
-    timeout 100 $MPIRUN -np $n $R/mpi/cuda/mpi-bench $s 200 1 $n,1,1 $mode 2>&1 | grep '^{'
-  done; done
-  for n in 1 2 4; do
-    timeout 100 $MPIRUN -np $n $R/mpi/cuda/mpi-bench $s 200 4 auto 2>&1 | grep '^{'
-  done
+  for n in 2 4; do for mode in overlap serial; do for halos in device host; do
+    bench $n "$s" 1 $n,1,1 $mode $halos
+  done; done; done
+  for n in 1 2 4; do bench $n "$s" 4 auto overlap device; done
 done
 } > $OUT/gpu-bench.jsonl
 cat $OUT/gpu-bench.jsonl
+fi
+if [ "$MODE" = mps ]; then
+# The same ranks under MPS (kernels of the ranks' processes run at once,
+# not in turns), where the machine has its control daemon; stopped after.
+if command -v nvidia-cuda-mps-control >/dev/null; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+  mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+  MPIRUN="$MPIRUN -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
+  if nvidia-cuda-mps-control -d; then
+    {
+    for n in 2 4; do for mode in overlap serial; do for halos in device host; do
+      timeout 100 $MPIRUN -np $n $R/mpi/cuda/mpi-bench j3d7pt_f32 512,512,512 200 1 $n,1,1 $mode $halos 2>&1 | grep '^{'
+    done; done; done
+    } > $OUT/mps-bench.jsonl
+    echo quit | nvidia-cuda-mps-control
+  fi
+else
+  echo "no nvidia-cuda-mps-control" > $OUT/mps-bench.jsonl
+fi
+cat $OUT/mps-bench.jsonl
 fi
 if [ "$MODE" = all ] || [ "$MODE" = cpu ]; then
 for s in "j3d7pt 512,512,512" "j3d7pt_f32 512,512,512"; do

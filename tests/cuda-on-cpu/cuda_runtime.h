@@ -36,7 +36,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <ucontext.h>
 
 #include <algorithm>
@@ -455,11 +457,85 @@ inline cudaError_t cudaMalloc(void **ptr, size_t bytes) {
     buffers()[*ptr] = {base, span};
     return cudaSuccess;
 }
+/* The memfd of each buffer shared with other processes (`cudaIpcGetMemHandle`),
+ * by the buffer's mapping, and the buffers of other processes mapped here. */
+inline std::map<void *, int> &exported() {
+    static thread_local std::map<void *, int> m;
+    return m;
+}
+inline std::map<void *, std::pair<void *, size_t>> &opened() {
+    static thread_local std::map<void *, std::pair<void *, size_t>> m;
+    return m;
+}
 inline cudaError_t cudaFree(void *ptr) {
     const auto it = buffers().find(ptr);
     if (it == buffers().end()) return ptr == nullptr ? cudaSuccess : cudaErrorInvalidValue;
     munmap(it->second.first, it->second.second);
+    const auto fd = exported().find(it->second.first);
+    if (fd != exported().end()) {
+        close(fd->second);
+        exported().erase(fd);
+    }
     buffers().erase(it);
+    return cudaSuccess;
+}
+/* Device memory shared between processes (CUDA IPC, as the ranks of a node
+ * use it): a buffer's pages move into a memfd, mapped shared at the same
+ * address with its values kept, and the handle names the process and the
+ * descriptor, which another process of the machine maps through /proc. */
+typedef struct cudaIpcMemHandle_st {
+    char reserved[64];
+} cudaIpcMemHandle_t;
+#define cudaIpcMemLazyEnablePeerAccess 0x01
+namespace cuda_on_cpu {
+struct IpcHandle {
+    int pid, fd;
+    size_t offset, span;
+};
+} // namespace cuda_on_cpu
+inline cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *ptr) {
+    const auto it = buffers().find(ptr);
+    if (it == buffers().end()) return cudaErrorInvalidValue;
+    void *base = it->second.first;
+    const size_t span = it->second.second - 4096; /* all but the guard page */
+    const auto known = exported().find(base);
+    int fd = known == exported().end() ? -1 : known->second;
+    if (fd < 0) {
+        fd = memfd_create("cuda-on-cpu-ipc", 0);
+        if (fd < 0) return cudaErrorMemoryAllocation;
+        if (ftruncate(fd, (off_t)span) != 0 || pwrite(fd, base, span, 0) != (ssize_t)span ||
+            mmap(base, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+            close(fd);
+            return cudaErrorMemoryAllocation;
+        }
+        exported()[base] = fd;
+    }
+    const cuda_on_cpu::IpcHandle h{(int)getpid(), fd, (size_t)((char *)ptr - (char *)base), span};
+    memset(handle, 0, sizeof *handle);
+    memcpy(handle->reserved, &h, sizeof h);
+    return cudaSuccess;
+}
+/* As CUDA, a process cannot map its own buffer's handle. */
+inline cudaError_t cudaIpcOpenMemHandle(void **ptr, cudaIpcMemHandle_t handle, unsigned int) {
+    cuda_on_cpu::IpcHandle h;
+    memcpy(&h, handle.reserved, sizeof h);
+    if (h.pid == (int)getpid()) return cudaErrorInvalidValue;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", h.pid, h.fd);
+    const int fd = open(path, O_RDWR);
+    if (fd < 0) return cudaErrorInvalidValue;
+    void *base = mmap(nullptr, h.span, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) return cudaErrorMemoryAllocation;
+    *ptr = (char *)base + h.offset;
+    opened()[*ptr] = {base, h.span};
+    return cudaSuccess;
+}
+inline cudaError_t cudaIpcCloseMemHandle(void *ptr) {
+    const auto it = opened().find(ptr);
+    if (it == opened().end()) return cudaErrorInvalidValue;
+    munmap(it->second.first, it->second.second);
+    opened().erase(it);
     return cudaSuccess;
 }
 /* Page-locked host memory: on the emulated device, memory like any other. */

@@ -1,39 +1,123 @@
 //! Moving cells between ranks: halo exchanges through buffers allocated
 //! once, and the packing of boxes of cells for scatter and gather.
 
-use std::ops::{Deref, DerefMut};
+use std::ops::DerefMut;
 
 use mpi::datatype::Equivalence;
 use mpi::topology::Communicator;
 use mpi::traits::{Destination, Source};
 
-use super::Layout;
+use super::device_mpi::{self, Message};
+use super::peers::{self, Peer};
 use super::store::Store;
+use super::{DeviceMpi, Layout};
 use crate::StencilError;
-use crate::gpu::HostMemory;
+use crate::gpu::{HostMemory, Shared};
 
 /// A rank's send and receive buffers, per axis and side, each large enough
-/// for the slab of every grid that crosses that side.
+/// for the slab of every grid that crosses that side: in host memory, and
+/// on the device for a side whose neighbour shares device memory with this
+/// rank, or where MPI takes device buffers.
 pub struct Buffers<T> {
     send: Vec<[HostMemory<T>; 2]>,
     receive: Vec<[HostMemory<T>; 2]>,
+    peers: Vec<[Option<Peer<T>>; 2]>,
+    /// Device buffers handed to a GPU-aware MPI, per axis and side, where
+    /// the side's halos go through MPI.
+    mpi_send: Vec<[Option<Shared<T>>; 2]>,
+    mpi_receive: Vec<[Option<Shared<T>>; 2]>,
+    /// Exchanges so far: which of a side's two peer buffers is in use.
+    exchanges: usize,
+}
+
+/// How one side's halo leaves or arrives.
+enum Via<'b, T> {
+    /// A device buffer of the two neighbours' (one's, mapped by the other):
+    /// MPI carries an empty message.
+    Peer(&'b Shared<T>),
+    /// Device values a GPU-aware MPI reads or writes.
+    Mpi(&'b Shared<T>),
+    /// Host memory MPI reads or writes.
+    Host,
+}
+
+/// The way of a side with `peer`'s buffers (this exchange's of the two) or
+/// else `mpi`'s, else the host.
+fn via<'b, T>(
+    peer: Option<&'b [Shared<T>; 2]>,
+    mpi: Option<&'b Shared<T>>,
+    turn: usize,
+) -> Via<'b, T> {
+    match (peer, mpi) {
+        (Some(pair), _) => Via::Peer(&pair[turn]),
+        (None, Some(device)) => Via::Mpi(device),
+        (None, None) => Via::Host,
+    }
 }
 
 impl<T: Copy + Default + Send + Sync + 'static> Buffers<T> {
     /// Buffers for `grids` grids of `layout`'s box, from `store`'s host
-    /// memory (page-locked where the box is on a device).
-    pub fn new(layout: &Layout, grids: usize, store: &Store<T>) -> Result<Self, StencilError> {
+    /// memory (page-locked where the box is on a device); with
+    /// `device_halos`, device buffers shared with each neighbour of this
+    /// node that keeps its box on a device too (every rank calls it alike);
+    /// where MPI takes device buffers (`device_mpi`), device buffers for
+    /// the other sides.
+    pub fn new<C: Communicator>(
+        comm: &C,
+        layout: &Layout,
+        grids: usize,
+        store: &Store<T>,
+        (device_halos, device_mpi): (bool, DeviceMpi),
+    ) -> Result<Self, StencilError> {
         let shape = layout.local_shape();
-        let sized = |a: usize, side: usize| -> Result<HostMemory<T>, StencilError> {
-            store.host_memory(slab_cells(&shape, a, layout.halo[a][side]) * grids)
-        };
+        let len = |a: usize, side: usize| slab_cells(&shape, a, layout.halo[a][side]) * grids;
+        let sized = |a: usize, side: usize| store.host_memory(len(a, side));
         let sides = |a: usize| -> Result<[HostMemory<T>; 2], StencilError> {
             Ok([sized(a, 0)?, sized(a, 1)?])
+        };
+        let peers = peers::share(comm, layout, store, device_halos, &len);
+        let aware =
+            (store.device()).filter(|d| device_mpi::takes_device_buffers(device_mpi, d.backend()));
+        let on_device = |mapped: &dyn Fn(&Peer<T>) -> bool| {
+            (0..shape.len())
+                .map(|a| -> Result<[Option<Shared<T>>; 2], StencilError> {
+                    let buffer = |side: usize| match (aware, layout.neighbour(a, side)) {
+                        (Some(device), Some(_)) if !peers[a][side].as_ref().is_some_and(mapped) => {
+                            device.device_memory(len(a, side)).map(Some)
+                        }
+                        _ => Ok(None),
+                    };
+                    Ok([buffer(0)?, buffer(1)?])
+                })
+                .collect::<Result<Vec<_>, _>>()
         };
         Ok(Buffers {
             send: (0..shape.len()).map(sides).collect::<Result<_, _>>()?,
             receive: (0..shape.len()).map(sides).collect::<Result<_, _>>()?,
+            mpi_send: on_device(&|p| p.theirs.is_some())?,
+            mpi_receive: on_device(&|p| p.mine.is_some())?,
+            peers,
+            exchanges: 0,
         })
+    }
+
+    /// The sides whose halos go device to device, both ways.
+    pub fn device_sides(&self) -> usize {
+        (self.peers.iter().flatten().flatten())
+            .filter(|p| p.theirs.is_some() && p.mine.is_some())
+            .count()
+    }
+
+    /// Whether MPI is handed device buffers for some side's halos.
+    pub fn device_mpi(&self) -> bool {
+        (self.mpi_send.iter().chain(&self.mpi_receive))
+            .any(|sides| sides.iter().any(Option::is_some))
+    }
+
+    /// Unmaps the neighbours' device buffers and waits for the neighbours
+    /// to unmap this rank's (every rank calls it alike, as its session ends).
+    pub fn release<C: Communicator>(&mut self, comm: &C, layout: &Layout) {
+        peers::release(comm, layout, &mut self.peers);
     }
 }
 
@@ -51,8 +135,10 @@ fn slab_cells(shape: &[usize], a: usize, width: usize) -> usize {
 /// `shape` from the neighbouring ranks, one axis after the other (each
 /// axis's slabs whole along the others, so that the corners a box stencil
 /// reads arrive through two exchanges), both sides of an axis in flight at
-/// once. `packed` runs once the first axis's slabs are packed, before they
-/// travel (a device's interior queued then computes while they do).
+/// once; a side with device buffers shared with its neighbour sends and
+/// receives through them, and MPI carries an empty message. `packed` runs
+/// once the first axis's slabs are packed, before they travel (a device's
+/// interior queued then computes while they do).
 pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
     comm: &C,
     layout: &Layout,
@@ -61,6 +147,7 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
     buffers: &mut Buffers<T>,
     packed: &mut dyn FnMut(&mut Store<T>) -> Result<(), StencilError>,
 ) -> Result<(), StencilError> {
+    let turn = buffers.exchanges % 2;
     for a in 0..shape.len() {
         let [h_lo, h_hi] = layout.halo[a];
         let n = shape[a];
@@ -69,43 +156,103 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
         let outgoing = [[h_lo, 2 * h_lo], [n - 2 * h_hi, n - h_hi]];
         let incoming = [[0, h_lo], [n - h_hi, n]];
         let len = |side: usize| slab_cells(shape, a, layout.halo[a][side]) * grids.len();
-        for (side, &range) in outgoing.iter().enumerate() {
-            if layout.neighbour(a, side).is_some() {
-                let buf = &mut buffers.send[a][side].deref_mut()[..len(side)];
-                store.pack(grids, &slab(shape, a, range), shape, buf)?;
+        let Buffers {
+            send,
+            receive,
+            peers,
+            mpi_send,
+            mpi_receive,
+            ..
+        } = &mut *buffers;
+        let peer = |side: usize| peers[a][side].as_ref();
+        let out = |side: usize| {
+            via(
+                peer(side).and_then(|p| p.theirs.as_ref()),
+                mpi_send[a][side].as_ref(),
+                turn,
+            )
+        };
+        let into = |side: usize| {
+            via(
+                peer(side).and_then(|p| p.mine.as_ref()),
+                mpi_receive[a][side].as_ref(),
+                turn,
+            )
+        };
+        let sides = || (0..2).filter(|&side| layout.neighbour(a, side).is_some());
+        for side in sides() {
+            let box_ = slab(shape, a, outgoing[side]);
+            match out(side) {
+                Via::Peer(device) | Via::Mpi(device) => store.pack_shared(grids, &box_, device)?,
+                Via::Host => store.pack(grids, &box_, shape, &mut send[a][side][..len(side)])?,
             }
+        }
+        if sides().any(|side| !matches!(out(side), Via::Host)) {
+            store.synchronize()?;
         }
         if a == 0 {
             packed(store)?;
         }
-        mpi::request::scope(|scope| {
-            // A message to the low side is tagged low, and its receiver
-            // takes it from its high side under the same tag.
-            let tag = |side: usize| (2 * a + side) as i32;
-            let sides = buffers.send[a].iter().zip(buffers.receive[a].iter_mut());
-            let requests: Vec<_> = (sides.enumerate())
-                .filter_map(|(side, (send, receive))| {
-                    let p = comm.process_at_rank(layout.neighbour(a, side)? as i32);
-                    let receive = &mut receive.deref_mut()[..len(side)];
-                    Some((
-                        p.immediate_receive_into_with_tag(scope, receive, tag(1 - side)),
-                        p.immediate_send_with_tag(scope, &send.deref()[..len(side)], tag(side)),
-                    ))
-                })
-                .collect();
-            for (receive, send) in requests {
-                receive.wait();
-                send.wait();
+        let messages = |side: usize, host: &mut HostMemory<T>, way: Via<'_, T>| {
+            let host = host.deref_mut().as_mut_ptr();
+            // SAFETY: the host buffer and the device buffers hold the
+            // side's `len` values (`Buffers::new`), and outlive `travel`.
+            unsafe {
+                match way {
+                    Via::Peer(_) => Message::new(host, 0),
+                    Via::Mpi(device) => Message::new(device.ptr(), len(side)),
+                    Via::Host => Message::new(host, len(side)),
+                }
             }
-        });
-        for (side, &range) in incoming.iter().enumerate() {
-            if layout.neighbour(a, side).is_some() {
-                let buf = &buffers.receive[a][side].deref()[..len(side)];
-                store.unpack(grids, &slab(shape, a, range), shape, buf)?;
+        };
+        let [s0, s1] = &mut send[a];
+        let [r0, r1] = &mut receive[a];
+        let outbound = [messages(0, s0, out(0)), messages(1, s1, out(1))];
+        let inbound = [messages(0, r0, into(0)), messages(1, r1, into(1))];
+        travel(comm, layout, a, outbound, inbound);
+        for side in sides() {
+            let box_ = slab(shape, a, incoming[side]);
+            match into(side) {
+                Via::Peer(device) | Via::Mpi(device) => {
+                    store.unpack_shared(grids, &box_, device)?
+                }
+                Via::Host => store.unpack(grids, &box_, shape, &receive[a][side][..len(side)])?,
             }
         }
     }
+    buffers.exchanges += 1;
     Ok(())
+}
+
+/// Moves the slabs of axis `a` between this rank and its neighbours, both
+/// sides in flight at once: `outbound[side]` to the neighbour of that
+/// side, `inbound[side]` from it (host or device values; empty where they
+/// went device to device).
+fn travel<C: Communicator, T: Equivalence>(
+    comm: &C,
+    layout: &Layout,
+    a: usize,
+    outbound: [Message<T>; 2],
+    mut inbound: [Message<T>; 2],
+) {
+    mpi::request::scope(|scope| {
+        // A message to the low side is tagged low, and its receiver
+        // takes it from its high side under the same tag.
+        let tag = |side: usize| (2 * a + side) as i32;
+        let requests: Vec<_> = (outbound.iter().zip(inbound.iter_mut()).enumerate())
+            .filter_map(|(side, (send, receive))| {
+                let p = comm.process_at_rank(layout.neighbour(a, side)? as i32);
+                Some((
+                    p.immediate_receive_into_with_tag(scope, receive, tag(1 - side)),
+                    p.immediate_send_with_tag(scope, send, tag(side)),
+                ))
+            })
+            .collect();
+        for (receive, send) in requests {
+            receive.wait();
+            send.wait();
+        }
+    });
 }
 
 /// The box `[range)` along axis `a`, whole along the others.

@@ -32,12 +32,14 @@
 //! s.gather(0, (world.rank() == 0).then_some(&mut [&mut u[..]][..]))?;
 //! ```
 
+mod device_mpi;
 mod error;
 mod exchange;
 mod layout;
 mod options;
 mod overlap;
 mod partition;
+mod peers;
 mod store;
 
 use std::time::{Duration, Instant};
@@ -50,7 +52,7 @@ use crate::gpu::Devices;
 use crate::host::Workspace;
 pub use error::DistributedError;
 pub use layout::{Layout, auto_dims, factorizations};
-pub use options::{DeviceChoice, Options, Split};
+pub use options::{DeviceChoice, DeviceMpi, Options, Split};
 use partition::Partition;
 use store::Store;
 
@@ -209,7 +211,13 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
         Ok(Session {
             comm,
             parts,
-            buffers: exchange::Buffers::new(&layout, stencil.grids.len(), &store)?,
+            buffers: exchange::Buffers::new(
+                comm,
+                &layout,
+                stencil.grids.len(),
+                &store,
+                (options.device_halos, options.device_mpi),
+            )?,
             store,
             params: vec![T::default(); stencil.params.len()],
             steps_per_exchange: options.steps_per_exchange,
@@ -309,6 +317,20 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
     /// for the interior's launch, which the halos' unpacking follows.
     pub fn overlaps(&self) -> bool {
         self.parts.is_some()
+    }
+
+    /// The sides of this rank's box whose halos go device to device, both
+    /// ways ([`Options::device_halos`]): each a neighbour of this node that
+    /// keeps its box on a device too, where the runtime mapped the
+    /// buffers; 0 on the host.
+    pub fn device_sides(&self) -> usize {
+        self.buffers.device_sides()
+    }
+
+    /// Whether MPI is handed device buffers for some of this rank's halos
+    /// ([`Options::device_mpi`]; the sides that do not go device to device).
+    pub fn device_mpi(&self) -> bool {
+        self.buffers.device_mpi()
     }
 
     /// This rank's time in [`step`](Self::step) so far.
@@ -437,6 +459,16 @@ impl<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'stati
             });
         }
         Ok(())
+    }
+}
+
+impl<C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'static> Drop
+    for Session<'_, C, T>
+{
+    /// Unmaps the neighbours' device buffers, and frees this rank's once
+    /// its neighbours unmapped them (every rank drops its session alike).
+    fn drop(&mut self) {
+        self.buffers.release(self.comm, &self.layout);
     }
 }
 

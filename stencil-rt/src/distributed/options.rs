@@ -1,6 +1,6 @@
 //! How a [`Session`](super::Session) splits and steps its grid: the process
-//! grid, steps an exchange, the split of each axis, the device of a rank
-//! and the overlap of exchange and compute.
+//! grid, steps an exchange, the split of each axis, the device of a rank,
+//! the overlap of exchange and compute, and the path of halos on a node.
 
 /// How a [`Session`](super::Session) splits and steps its grid.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,6 +17,16 @@ pub struct Options {
     /// Whether a box on a GPU computes its interior while its halos travel,
     /// where it can ([`Session::overlaps`](super::Session::overlaps)).
     pub overlap: bool,
+    /// Whether ranks of one node that keep their boxes on GPUs pack the
+    /// halos they send straight into each other's device memory (CUDA and
+    /// HIP IPC; MPI then carries only the message that they are there),
+    /// where the runtime can map it; else MPI carries them through
+    /// page-locked host memory ([`Session::device_sides`](super::Session::device_sides)).
+    pub device_halos: bool,
+    /// Whether MPI is handed device buffers (a CUDA- or ROCm-aware MPI)
+    /// for the halos that go through it, packed and unpacked on the device,
+    /// instead of copies in page-locked host memory.
+    pub device_mpi: DeviceMpi,
 }
 
 impl Default for Options {
@@ -27,8 +37,24 @@ impl Default for Options {
             split: Split::Even,
             device: DeviceChoice::NodeRank,
             overlap: true,
+            device_halos: true,
+            device_mpi: DeviceMpi::Detect,
         }
     }
+}
+
+/// Whether MPI reads and writes device memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum DeviceMpi {
+    /// As the MPI says: Open MPI's `MPIX_Query_cuda_support` (CUDA) or
+    /// `MPIX_Query_rocm_support` (HIP), looked up as the program runs; an
+    /// MPI without it is taken as not GPU-aware.
+    #[default]
+    Detect,
+    /// It does (an MPI built GPU-aware that cannot say so).
+    On,
+    /// It does not: halos cross through page-locked host memory.
+    Off,
 }
 
 /// Which GPU a rank keeps its box on.

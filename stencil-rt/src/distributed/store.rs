@@ -4,7 +4,7 @@
 //! serves scatter, gather and the user's reads.
 
 use crate::StencilError;
-use crate::gpu::{DeviceGrids, HostMemory};
+use crate::gpu::{DeviceGrids, HostMemory, Shared};
 use crate::host::Workspace;
 
 use super::{RunGrids, Stencil, exchange};
@@ -70,6 +70,58 @@ impl<T: Copy + Default + Send + Sync + 'static> Store<T> {
     /// Whether the box steps on a device.
     pub fn on_device(&self) -> bool {
         matches!(self.place, Place::Device { .. })
+    }
+
+    /// The device's box; `None` on the host.
+    pub fn device(&self) -> Option<&dyn DeviceGrids<T>> {
+        match &self.place {
+            Place::Host { .. } => None,
+            Place::Device { grids, .. } => Some(grids.as_ref()),
+        }
+    }
+
+    /// As [`Store::pack`], into device values shared with a neighbour,
+    /// queued (done at the next [`Store::synchronize`]); a host's box has
+    /// no shared values (`peers::share` offers none), and copies nothing.
+    pub fn pack_shared(
+        &mut self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        to: &Shared<T>,
+    ) -> Result<(), StencilError> {
+        self.sync_device()?;
+        match &mut self.place {
+            Place::Host { .. } => Ok(()),
+            Place::Device { grids: device, .. } => device.pack_shared(grids, ranges, to),
+        }
+    }
+
+    /// The reverse of [`Store::pack_shared`], queued.
+    pub fn unpack_shared(
+        &mut self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        from: &Shared<T>,
+    ) -> Result<(), StencilError> {
+        self.sync_device()?;
+        match &mut self.place {
+            Place::Host { .. } => Ok(()),
+            Place::Device {
+                grids: device,
+                newer,
+            } => {
+                *newer = Newer::Device;
+                device.unpack_shared(grids, ranges, from)
+            }
+        }
+    }
+
+    /// Waits for a device's queued work.
+    pub fn synchronize(&self) -> Result<(), StencilError> {
+        match &self.place {
+            Place::Host { .. } => Ok(()),
+            Place::Device { grids, .. } => grids.synchronize(),
+        }
     }
 
     /// The grids, as of the last step.

@@ -5,7 +5,7 @@
 
 use std::os::raw::c_int;
 
-use super::{Buffer, HostMemory, Pinned, Runtime, check};
+use super::{Buffer, HANDLE_BYTES, HostMemory, Pinned, Runtime, Shared, check};
 use crate::StencilError;
 
 /// What a generated `Session` gives a generic driver: its grids by their
@@ -81,6 +81,37 @@ pub trait DeviceGrids<T> {
         ranges: &[[usize; 2]],
         from: &[T],
     ) -> Result<(), StencilError>;
+    /// `len` zeroed device values that another process of the node maps
+    /// by their handle and packs boxes into; `None` where the runtime
+    /// shares no device memory between processes.
+    fn export(&self, len: usize) -> Result<Option<Shared<T>>, StencilError>;
+    /// `len` zeroed device values of this process alone (for a GPU-aware
+    /// MPI to read or write).
+    fn device_memory(&self, len: usize) -> Result<Shared<T>, StencilError>;
+    /// The runtime the grids are on: `"cuda"` or `"hip"`.
+    fn backend(&self) -> &'static str;
+    /// Another process's [`DeviceGrids::export`] of `len` values, mapped;
+    /// `None` where the runtime cannot map it (its device out of reach).
+    ///
+    /// # Safety
+    ///
+    /// As [`Shared::open`]'s.
+    unsafe fn open(&self, handle: &[u8; HANDLE_BYTES], len: usize) -> Option<Shared<T>>;
+    /// As [`DeviceGrids::pack`], into device values (this process's or
+    /// another's), queued: done at the next [`DeviceGrids::synchronize`].
+    fn pack_shared(
+        &mut self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        to: &Shared<T>,
+    ) -> Result<(), StencilError>;
+    /// As [`DeviceGrids::unpack`], from device values, queued.
+    fn unpack_shared(
+        &mut self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        from: &Shared<T>,
+    ) -> Result<(), StencilError>;
 }
 
 /// A generated `device_grids`: a session of a shape, on the calling
@@ -146,14 +177,18 @@ impl<S: SessionGrids<T>, T: Copy> Boxed<S, T> {
         Ok((geometry, cells))
     }
 
-    /// Copies the box of each of `grids` between the grid and the staging
-    /// buffer, `cells` values a grid (`unpack`: into every buffer that
-    /// holds the grid).
-    fn copy_boxes(
+    /// Copies the box of each of `grids` between the grid and device values
+    /// at `staging` (`cells` values a grid; `unpack`: into every buffer
+    /// that holds the grid).
+    ///
+    /// # Safety
+    ///
+    /// `staging` must hold `cells` device values for each of `grids`.
+    unsafe fn copy_boxes(
         &mut self,
         grids: &[usize],
-        geometry: Geometry,
-        cells: usize,
+        (geometry, cells): (Geometry, usize),
+        staging: *mut T,
         unpack: bool,
     ) -> Result<(), StencilError> {
         let buffers: Vec<Vec<*mut T>> = (grids.iter())
@@ -165,11 +200,10 @@ impl<S: SessionGrids<T>, T: Copy> Boxed<S, T> {
                 expected: grids.iter().max().map_or(0, |&g| g + 1),
                 actual: grids.len(),
             })?;
-        let staging = self.staging(cells * grids.len())?.ptr();
         for (k, held) in buffers.into_iter().enumerate() {
             let copies = if unpack { &held[..] } else { &held[..1] };
             for &grid in copies {
-                // SAFETY: the staging buffer holds `cells` values for each grid.
+                // SAFETY: `staging` holds `cells` values for each grid (the caller's).
                 let packed = unsafe { staging.add(k * cells) };
                 // SAFETY: `grid` holds every cell of the session's shape
                 // (`SessionGrids`' contract) and the box lies within it
@@ -233,7 +267,7 @@ fn three_axes(shape: &[usize], ranges: &[[usize; 2]]) -> Option<Geometry> {
     Some((n, lo, ext))
 }
 
-impl<S: SessionGrids<T>, T: Copy + Default + 'static> DeviceGrids<T> for Boxed<S, T> {
+impl<S: SessionGrids<T>, T: Copy + Default + Send + 'static> DeviceGrids<T> for Boxed<S, T> {
     fn upload_grids(&mut self, grids: &[&[T]]) -> Result<(), StencilError> {
         self.session.upload_grids(grids)
     }
@@ -268,12 +302,14 @@ impl<S: SessionGrids<T>, T: Copy + Default + 'static> DeviceGrids<T> for Boxed<S
         ranges: &[[usize; 2]],
         to: &mut [T],
     ) -> Result<(), StencilError> {
-        let (geometry, cells) = self.geometry(grids, ranges, to.len())?;
+        let box_ = self.geometry(grids, ranges, to.len())?;
         if to.is_empty() {
             return Ok(());
         }
-        self.copy_boxes(grids, geometry, cells, false)?;
-        let staging = self.staging.as_ref().expect("copy_boxes allocated it");
+        let staging = self.staging(to.len())?.ptr();
+        // SAFETY: the staging buffer holds the box's values of every grid.
+        unsafe { self.copy_boxes(grids, box_, staging, false)? };
+        let staging = self.staging.as_ref().expect("allocated above");
         staging.download_part(S::NAME, to)
     }
 
@@ -283,13 +319,76 @@ impl<S: SessionGrids<T>, T: Copy + Default + 'static> DeviceGrids<T> for Boxed<S
         ranges: &[[usize; 2]],
         from: &[T],
     ) -> Result<(), StencilError> {
-        let (geometry, cells) = self.geometry(grids, ranges, from.len())?;
+        let box_ = self.geometry(grids, ranges, from.len())?;
         if from.is_empty() {
             return Ok(());
         }
-        self.staging(from.len())?.upload_part(S::NAME, from)?;
-        self.copy_boxes(grids, geometry, cells, true)
+        let staging = self.staging(from.len())?;
+        staging.upload_part(S::NAME, from)?;
+        let staging = staging.ptr();
+        // SAFETY: the staging buffer holds the box's values of every grid.
+        unsafe { self.copy_boxes(grids, box_, staging, true) }
     }
+
+    fn export(&self, len: usize) -> Result<Option<Shared<T>>, StencilError> {
+        Shared::export::<S::Runtime>(S::NAME, len)
+    }
+
+    fn device_memory(&self, len: usize) -> Result<Shared<T>, StencilError> {
+        Shared::new::<S::Runtime>(S::NAME, len)
+    }
+
+    fn backend(&self) -> &'static str {
+        <S::Runtime as Runtime>::BACKEND
+    }
+
+    unsafe fn open(&self, handle: &[u8; HANDLE_BYTES], len: usize) -> Option<Shared<T>> {
+        // SAFETY: the caller's.
+        unsafe { Shared::open::<S::Runtime>(handle, len) }
+    }
+
+    fn pack_shared(
+        &mut self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        to: &Shared<T>,
+    ) -> Result<(), StencilError> {
+        let box_ = self.geometry(grids, ranges, box_values(grids, ranges))?;
+        holds::<T>(S::NAME, to, box_.1 * grids.len())?;
+        // SAFETY: `to` holds the box's values of every grid (checked above).
+        unsafe { self.copy_boxes(grids, box_, to.ptr(), false) }
+    }
+
+    fn unpack_shared(
+        &mut self,
+        grids: &[usize],
+        ranges: &[[usize; 2]],
+        from: &Shared<T>,
+    ) -> Result<(), StencilError> {
+        let box_ = self.geometry(grids, ranges, box_values(grids, ranges))?;
+        holds::<T>(S::NAME, from, box_.1 * grids.len())?;
+        // SAFETY: `from` holds the box's values of every grid (checked above).
+        unsafe { self.copy_boxes(grids, box_, from.ptr(), true) }
+    }
+}
+
+/// Checks that `shared` holds at least `len` values.
+fn holds<T>(stencil: &'static str, shared: &Shared<T>, len: usize) -> Result<(), StencilError> {
+    if shared.len() >= len {
+        return Ok(());
+    }
+    Err(StencilError::LengthMismatch {
+        stencil,
+        field: "shared box",
+        expected: len,
+        actual: shared.len(),
+    })
+}
+
+/// The values of the box `ranges` of every grid of `grids`, as packed.
+fn box_values(grids: &[usize], ranges: &[[usize; 2]]) -> usize {
+    let cells: usize = ranges.iter().map(|&[s, e]| e.saturating_sub(s)).product();
+    cells * grids.len()
 }
 
 #[cfg(test)]

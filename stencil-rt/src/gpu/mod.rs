@@ -2,6 +2,7 @@
 //! exports ([`Runtime`], [`Calls`]), device memory ([`Buffer`], [`Levels`]),
 //! captured and replayed launches ([`Stream`], [`Captured`], [`Graph`],
 //! and a session's [`Graphs`]),
+//! device memory shared with the other processes of a node ([`Shared`]),
 //! the measurement of fused steps against single steps ([`Trial`]), the
 //! descriptions a session gives of its plan ([`GpuTiling`], [`Fusion`],
 //! [`Measurement`]), and the plans a module carries for devices
@@ -24,6 +25,7 @@ mod graph;
 mod pinned;
 mod plan;
 mod replay;
+mod shared;
 mod trial;
 
 pub use boxes::{Boxed, DeviceGrids, Devices, NewDeviceGrids, SessionGrids};
@@ -33,6 +35,7 @@ pub use graph::{Captured, Graph, Stream};
 pub use pinned::{HostMemory, Pinned};
 pub use plan::{Fusion, GpuTiling, Measurement};
 pub use replay::{Graphs, Recorder};
+pub use shared::{HANDLE_BYTES, Shared};
 pub use trial::Trial;
 
 use std::ffi::CStr;
@@ -115,6 +118,14 @@ pub struct Calls {
         *const i64,
         c_int,
     ) -> c_int,
+    /// `cudaIpcGetMemHandle(handle, ptr)`: the 64-byte handle of a buffer
+    /// from `malloc` that another process of the node maps.
+    pub ipc_handle: unsafe extern "C" fn(*mut c_void, *mut u8) -> c_int,
+    /// `cudaIpcOpenMemHandle(ptr, handle, cudaIpcMemLazyEnablePeerAccess)`:
+    /// maps the buffer of another process's 64-byte handle.
+    pub ipc_open: unsafe extern "C" fn(*const u8, *mut *mut c_void) -> c_int,
+    /// `cudaIpcCloseMemHandle(ptr)`: unmaps a buffer `ipc_open` mapped.
+    pub ipc_close: HandleCall,
 }
 
 /// A GPU runtime as a crate's generated source exports it: `cuda` or `hip`.

@@ -52,6 +52,11 @@ inline cudaError_t hipGetDeviceProperties(hipDeviceProp_t *props, int device) {
 #define hipSetDevice cudaSetDevice
 #define hipHostMalloc(ptr, bytes, flags) cudaMallocHost(ptr, bytes)
 #define hipHostFree cudaFreeHost
+#define hipIpcMemHandle_t cudaIpcMemHandle_t
+#define hipIpcGetMemHandle cudaIpcGetMemHandle
+#define hipIpcOpenMemHandle cudaIpcOpenMemHandle
+#define hipIpcCloseMemHandle cudaIpcCloseMemHandle
+#define hipIpcMemLazyEnablePeerAccess cudaIpcMemLazyEnablePeerAccess
 #define hipDeviceGetAttribute cudaDeviceGetAttribute
 #define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor

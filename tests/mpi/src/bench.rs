@@ -2,10 +2,12 @@
 //! rank 0, one JSON line: GCells/s over every rank, and the slowest rank's
 //! time in halo exchanges and in its box's steps.
 //!
-//! `mpirun -np 4 -x OMP_NUM_THREADS=4 mpi-bench j3d7pt 512,512,512 [STEPS] [STEPS_AN_EXCHANGE] [DIMS] [overlap|serial]`
+//! `mpirun -np 4 -x OMP_NUM_THREADS=4 mpi-bench j3d7pt 512,512,512 [STEPS] [STEPS_AN_EXCHANGE] [DIMS] [overlap|serial] [device|host]`
 //! (`DIMS`: processes per axis, `4,1,1`, or `auto`; on a GPU, `serial`
 //! exchanges the halos before stepping the box, `overlap`, the default,
-//! steps its interior while they travel where it can.)
+//! steps its interior while they travel where it can; `host` sends the
+//! halos of ranks of one node through MPI and the host, `device`, the
+//! default, device to device where it can.)
 //! (`j3d7pt` f64, `acoustic25` f32, as the suite's specs; `j3d7pt_f32`; `heat2d`.)
 
 use stencil_mpi_tests as tests;
@@ -20,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let universe = mpi::initialize().ok_or("MPI initializes once")?;
     let world = universe.world();
     let args: Vec<String> = std::env::args().collect();
-    let usage = "mpi-bench STENCIL SHAPE (e.g. 512,512,512) [STEPS] [STEPS_AN_EXCHANGE] [DIMS|auto] [overlap|serial]";
+    let usage = "mpi-bench STENCIL SHAPE (e.g. 512,512,512) [STEPS] [STEPS_AN_EXCHANGE] [DIMS|auto] [overlap|serial] [device|host]";
     let (name, shape) = (args.get(1).ok_or(usage)?, args.get(2).ok_or(usage)?);
     let shape: Vec<usize> = shape.split(',').map(str::parse).collect::<Result<_, _>>()?;
     let steps: u64 = args.get(3).map_or(Ok(20), |s| s.parse())?;
@@ -33,6 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         dims,
         steps_per_exchange: k,
         overlap: args.get(6).is_none_or(|o| o != "serial"),
+        device_halos: args.get(7).is_none_or(|o| o != "host"),
         ..Options::default()
     };
     let line = match name.as_str() {
@@ -106,12 +109,13 @@ fn bench<C: Communicator, T: Equivalence + Copy + Default + Send + Sync + From<f
     let cells: usize = shape.iter().product();
     let threads = std::env::var("OMP_NUM_THREADS").unwrap_or_default();
     Ok(format!(
-        "{{\"stencil\": \"{}\", \"shape\": {shape:?}, \"ranks\": {}, \"dims\": {:?}, \"threads\": \"{threads}\", \"steps\": {steps}, \"steps_an_exchange\": {k}, \"device\": {}, \"overlaps\": {}, \"seconds\": {seconds:.4}, \"gcells_per_s\": {:.3}, \"exchange_s\": {:.4}, \"compute_s\": {:.4}}}",
+        "{{\"stencil\": \"{}\", \"shape\": {shape:?}, \"ranks\": {}, \"dims\": {:?}, \"threads\": \"{threads}\", \"steps\": {steps}, \"steps_an_exchange\": {k}, \"device\": {}, \"overlaps\": {}, \"device_sides\": {}, \"seconds\": {seconds:.4}, \"gcells_per_s\": {:.3}, \"exchange_s\": {:.4}, \"compute_s\": {:.4}}}",
         stencil.name,
         comm.size(),
         session.layout().dims,
         session.on_device(),
         session.overlaps(),
+        session.device_sides(),
         cells as f64 * steps as f64 / seconds / 1e9,
         slowest[0],
         slowest[1],

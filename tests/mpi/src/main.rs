@@ -3,6 +3,10 @@
 //! exchange, split by uneven weights (each rank then filling its own
 //! box) and by the ranks' measured speeds, on odd global shapes of random values, and compares what rank
 //! 0 gathers with the same steps on one domain and with the reference.
+//! On a device, the even splits' ranks (all on one node) send their halos
+//! device to device; the splits by weights through host memory; those by
+//! measured speeds hand device buffers to MPI (on the emulated device;
+//! where the MPI says it takes them on a real one).
 //! Exits 1 where a cell differs by more than the tolerance, or a session
 //! fails otherwise than by a rank too small for its halo, or a mixed
 //! boundary or regions are not refused.
@@ -11,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use stencil_mpi_tests as tests;
 use stencil_rt::distributed::{
-    DeviceChoice, DistributedError, Options, Session, Split, Stencil, factorizations,
+    DeviceChoice, DeviceMpi, DistributedError, Options, Session, Split, Stencil, factorizations,
 };
 use stencil_rt::distributed_stencil;
 use stencil_rt::host::Workspace;
@@ -69,6 +73,10 @@ fn cases() -> Vec<(Stencil<f64>, Run, Vec<usize>)> {
 
 /// Runs whose boxes stepped their interior while the halos travelled.
 static OVERLAPPED: AtomicUsize = AtomicUsize::new(0);
+/// Runs whose rank 0 sent its halos device to device.
+static DEVICE_HALOS: AtomicUsize = AtomicUsize::new(0);
+/// Runs whose rank 0 handed device buffers to MPI.
+static DEVICE_MPI: AtomicUsize = AtomicUsize::new(0);
 
 /// Steps a run; steps an exchange.
 const STEPS: u64 = 7;
@@ -93,6 +101,8 @@ fn main() {
                 let options = Options {
                     dims: Some(dims.clone()),
                     steps_per_exchange: k,
+                    device_halos: split == Split::Even,
+                    device_mpi: device_mpi(&split),
                     split,
                     ..Options::default()
                 };
@@ -122,9 +132,11 @@ fn main() {
             None => "boxes on the host",
         };
         println!(
-            "{checked} distributed runs over {} ranks checked ({place}; {} stepped their interior while the halos travelled), {failures} failed",
+            "{checked} distributed runs over {} ranks checked ({place}; {} stepped their interior while the halos travelled; {} sent halos device to device; {} handed device buffers to MPI), {failures} failed",
             world.size(),
-            OVERLAPPED.load(Ordering::Relaxed)
+            OVERLAPPED.load(Ordering::Relaxed),
+            DEVICE_HALOS.load(Ordering::Relaxed),
+            DEVICE_MPI.load(Ordering::Relaxed)
         );
     }
     let code = i32::from(failures > 0 || checked == 0);
@@ -132,6 +144,19 @@ fn main() {
     drop(world);
     drop(universe);
     std::process::exit(code);
+}
+
+/// How MPI takes the halos of runs that do not send them device to device
+/// (on a device: the splits but the even ones): by weights, through host
+/// memory; by measured speeds, device buffers handed to MPI where the
+/// device is the emulated one, whose memory any MPI reads, and as the MPI
+/// says on a real one.
+fn device_mpi(split: &Split) -> DeviceMpi {
+    match split {
+        Split::Measured { .. } if cfg!(feature = "gpu-on-cpu") => DeviceMpi::On,
+        Split::Measured { .. } => DeviceMpi::Detect,
+        _ => DeviceMpi::Off,
+    }
 }
 
 /// Runs one case; rank 0 returns the largest relative difference from the
@@ -155,6 +180,7 @@ fn check<C: Communicator>(
         .map(|p| 0.1 * p)
         .collect();
     let options_fill_boxes = matches!(options.split, Split::Weights(_));
+    let (device_halos, device_mpi) = (options.device_halos, options.device_mpi);
     let even = options.split == Split::Even;
     let mut session = Session::new(comm, stencil, shape, options)?;
     let weighed = (session.weights()).is_some_and(|w| w.len() == comm.size() as usize);
@@ -189,6 +215,22 @@ fn check<C: Communicator>(
                 ),
             });
         }
+    }
+    if session.device_sides() > 0 {
+        if !device_halos {
+            return Err(DistributedError::Arguments {
+                what: "halos went device to device, which the options turned off".into(),
+            });
+        }
+        DEVICE_HALOS.fetch_add(1, Ordering::Relaxed);
+    }
+    if session.device_mpi() {
+        if device_mpi == DeviceMpi::Off {
+            return Err(DistributedError::Arguments {
+                what: "MPI was handed device buffers, which the options turned off".into(),
+            });
+        }
+        DEVICE_MPI.fetch_add(1, Ordering::Relaxed);
     }
     if session.timings().steps != steps {
         return Err(DistributedError::Arguments {

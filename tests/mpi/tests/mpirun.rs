@@ -51,6 +51,20 @@ fn distributed_runs_equal_one_domain_for_every_rank_count() {
             ranks == 1 || !cfg!(feature = "cuda"),
             "{ranks} ranks:\n{text}"
         );
+        // On a device, ranks of one node (here, all) send their halos device to device.
+        let host_halos = text.contains("; 0 sent halos device to device");
+        assert_eq!(
+            host_halos,
+            ranks == 1 || !cfg!(feature = "cuda"),
+            "{ranks} ranks:\n{text}"
+        );
+        // On the emulated device, device buffers handed to MPI (any MPI reads them there).
+        let host_mpi = text.contains("; 0 handed device buffers to MPI");
+        assert_eq!(
+            host_mpi,
+            ranks == 1 || !cfg!(feature = "gpu-on-cpu"),
+            "{ranks} ranks:\n{text}"
+        );
         println!("{}", text.trim());
     }
 }

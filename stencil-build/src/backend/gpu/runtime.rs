@@ -38,6 +38,7 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
         exec_update(w, prefix, d)?;
         device_identity(w, prefix, d)?;
         box_copy(w, prefix, d)?;
+        ipc(w, prefix, d)?;
         let head = format!(
             "extern \"C\" const char *{prefix}_{}_error_string(int code)",
             d.name
@@ -51,7 +52,7 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
 /// The runtime calls of API `api` (`cuda`, `hip`) that take the same
 /// arguments in both: the name the generated Rust calls, its C parameters
 /// and the call.
-fn calls(api: &str) -> [(&'static str, &'static str, String); 18] {
+fn calls(api: &str) -> [(&'static str, &'static str, String); 19] {
     [
         (
             "malloc",
@@ -140,6 +141,12 @@ fn calls(api: &str) -> [(&'static str, &'static str, String); 18] {
             "exec_destroy",
             "void *exec",
             format!("{api}GraphExecDestroy(({api}GraphExec_t)exec)"),
+        ),
+        // Unmaps device memory another process of the node shared (`ipc_open`).
+        (
+            "ipc_close",
+            "void *ptr",
+            format!("{api}IpcCloseMemHandle(ptr)"),
         ),
     ]
 }
@@ -286,6 +293,54 @@ fn box_copy(w: &mut Writer, prefix: &str, d: &Dialect) -> fmt::Result {
         }
         writeln!(w, "else return (int){}ErrorInvalidValue;", d.api)?;
         writeln!(w, "return (int){}GetLastError();", d.api)
+    })?;
+    writeln!(w)
+}
+
+/// The runtime calls that share device memory between the processes of a
+/// node (the ranks of a distributed session write their halos into each
+/// other's buffers): a buffer's handle, of 64 bytes in both runtimes, and
+/// the mapping of a handle another process sent.
+fn ipc(w: &mut Writer, prefix: &str, d: &Dialect) -> fmt::Result {
+    let api = d.api;
+    writeln!(
+        w,
+        "static_assert(sizeof({api}IpcMemHandle_t) == 64, \"an IPC handle travels as 64 bytes\");"
+    )?;
+    writeln!(w)?;
+    writeln!(
+        w,
+        "/* Writes the handle of device buffer `ptr` (from `malloc`) that another process opens. */"
+    )?;
+    let head = format!(
+        "extern \"C\" int {prefix}_{}_ipc_handle(void *ptr, unsigned char *handle)",
+        d.name
+    );
+    w.definition(head, |w| {
+        writeln!(w, "{api}IpcMemHandle_t h;")?;
+        writeln!(
+            w,
+            "const {api}Error_t code = {api}IpcGetMemHandle(&h, ptr);"
+        )?;
+        writeln!(w, "if (code == {api}Success) memcpy(handle, &h, sizeof h);")?;
+        writeln!(w, "return (int)code;")
+    })?;
+    writeln!(w)?;
+    writeln!(
+        w,
+        "/* Maps the buffer of another process's `handle` into this one (its device reached as a peer). */"
+    )?;
+    let head = format!(
+        "extern \"C\" int {prefix}_{}_ipc_open(const unsigned char *handle, void **ptr)",
+        d.name
+    );
+    w.definition(head, |w| {
+        writeln!(w, "{api}IpcMemHandle_t h;")?;
+        writeln!(w, "memcpy(&h, handle, sizeof h);")?;
+        writeln!(
+            w,
+            "return (int){api}IpcOpenMemHandle(ptr, h, {api}IpcMemLazyEnablePeerAccess);"
+        )
     })?;
     writeln!(w)
 }

@@ -11,7 +11,7 @@ use crate::backend::gpu::Dialect;
 use crate::codegen::rust::docs;
 
 /// The runtime calls of `runtime_source`, each with its Rust parameters.
-const CALLS: [(&str, &str); 24] = [
+const CALLS: [(&str, &str); 27] = [
     ("malloc", "ptr: *mut *mut c_void, bytes: usize"),
     ("free", "ptr: *mut c_void"),
     ("host_alloc", "ptr: *mut *mut c_void, bytes: usize"),
@@ -51,6 +51,9 @@ const CALLS: [(&str, &str); 24] = [
         "box_copy",
         "grid: *mut c_void, packed: *mut c_void, bytes: c_int, n: *const i64, lo: *const i64, ext: *const i64, unpack: c_int",
     ),
+    ("ipc_handle", "ptr: *mut c_void, handle: *mut u8"),
+    ("ipc_open", "handle: *const u8, ptr: *mut *mut c_void"),
+    ("ipc_close", "ptr: *mut c_void"),
 ];
 
 /// The module of dialect `d` shared by every stencil of a crate (`prefix`
