@@ -308,39 +308,35 @@ fn ipc(w: &mut Writer, prefix: &str, d: &Dialect) -> fmt::Result {
         "static_assert(sizeof({api}IpcMemHandle_t) == 64, \"an IPC handle travels as 64 bytes\");"
     )?;
     writeln!(w)?;
-    writeln!(
-        w,
-        "/* Writes the handle of device buffer `ptr` (from `malloc`) that another process opens. */"
-    )?;
-    let head = format!(
-        "extern \"C\" int {prefix}_{}_ipc_handle(void *ptr, unsigned char *handle)",
-        d.name
-    );
-    w.definition(head, |w| {
-        writeln!(w, "{api}IpcMemHandle_t h;")?;
-        writeln!(
-            w,
-            "const {api}Error_t code = {api}IpcGetMemHandle(&h, ptr);"
-        )?;
-        writeln!(w, "if (code == {api}Success) memcpy(handle, &h, sizeof h);")?;
-        writeln!(w, "return (int)code;")
-    })?;
-    writeln!(w)?;
-    writeln!(
-        w,
-        "/* Maps the buffer of another process's `handle` into this one (its device reached as a peer). */"
-    )?;
-    let head = format!(
-        "extern \"C\" int {prefix}_{}_ipc_open(const unsigned char *handle, void **ptr)",
-        d.name
-    );
-    w.definition(head, |w| {
-        writeln!(w, "{api}IpcMemHandle_t h;")?;
-        writeln!(w, "memcpy(&h, handle, sizeof h);")?;
-        writeln!(
-            w,
-            "return (int){api}IpcOpenMemHandle(ptr, h, {api}IpcMemLazyEnablePeerAccess);"
-        )
-    })?;
-    writeln!(w)
+    let calls = [
+        (
+            "Writes the handle of device buffer `ptr` (from `malloc`) that another process opens.",
+            "ipc_handle(void *ptr, unsigned char *handle)",
+            vec![
+                format!("const {api}Error_t code = {api}IpcGetMemHandle(&h, ptr);"),
+                format!("if (code == {api}Success) memcpy(handle, &h, sizeof h);"),
+                "return (int)code;".to_string(),
+            ],
+        ),
+        (
+            "Maps the buffer of another process's `handle` into this one (its device reached as a peer).",
+            "ipc_open(const unsigned char *handle, void **ptr)",
+            vec![
+                "memcpy(&h, handle, sizeof h);".to_string(),
+                format!(
+                    "return (int){api}IpcOpenMemHandle(ptr, h, {api}IpcMemLazyEnablePeerAccess);"
+                ),
+            ],
+        ),
+    ];
+    for (what, signature, body) in calls {
+        writeln!(w, "/* {what} */")?;
+        let head = format!("extern \"C\" int {prefix}_{}_{signature}", d.name);
+        w.definition(head, |w| {
+            writeln!(w, "{api}IpcMemHandle_t h;")?;
+            body.iter().try_for_each(|line| writeln!(w, "{line}"))
+        })?;
+        writeln!(w)?;
+    }
+    Ok(())
 }
