@@ -331,8 +331,42 @@ fn named_strategies_get_the_models_defaults() {
     let t = resolve(&temporal, &j2d64, &CUDA).unwrap();
     assert_eq!(
         (t.block, t.chunk, t.vector, t.time_block),
-        (vec![1, 128], 256, 2, 6),
-        "2-D f64: 64-cell warp tiles, 6 skewed steps in three quarters of the register budget"
+        (vec![1, 128], 256, 2, 7),
+        "2-D f64: 64-cell warp tiles, 7 skewed steps in seven eighths of the register budget"
+    );
+    // Skewed steps of stencils that are not lean keep three quarters of it.
+    let steps = |expr: &str, fields: &str| {
+        let st = lowered(format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n[fields]\n\
+             u = {{ role = \"state\" }}\n{fields}[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n"
+        ));
+        resolve(&temporal, &st, &CUDA).unwrap().time_block
+    };
+    let star2 =
+        "u[-2,0] + u[-1,0] + u[0,-2] + u[0,-1] + u[0,0] + u[0,1] + u[0,2] + u[1,0] + u[2,0]";
+    assert_eq!(steps(star2, ""), 4, "a lean star of radius 2");
+    assert_eq!(
+        steps(&format!("({star2}) / 118"), ""),
+        4,
+        "divided by a constant"
+    );
+    assert_eq!(
+        steps(&format!("u[0,0] + 1 / sqrt({star2})"), ""),
+        3,
+        "a square root"
+    );
+    assert_eq!(
+        steps(&format!("k[0,0] * ({star2})"), "k = { role = \"input\" }\n"),
+        3,
+        "an input grid"
+    );
+    assert_eq!(steps(J2D5PT, ""), 7);
+    assert_eq!(
+        steps(
+            &format!("k[0,0] * ({J2D5PT})"),
+            "k = { role = \"input\" }\n"
+        ),
+        6
     );
     let t = resolve(&temporal, &j3d64, &CUDA).unwrap();
     assert_eq!(
@@ -359,7 +393,7 @@ fn named_strategies_get_the_models_defaults() {
     let p = resolve(&persistent, &j2d64, &CUDA).unwrap();
     assert_eq!(
         (p.strategy, p.block, p.chunk, p.vector, p.time_block),
-        (Strategy::Persistent, vec![1, 128], 256, 2, 6),
+        (Strategy::Persistent, vec![1, 128], 256, 2, 7),
         "`persistent` takes `temporal`'s tiling"
     );
 }

@@ -10,7 +10,7 @@ pub mod variants;
 pub mod vectors;
 
 use super::{Dialect, Plan};
-use crate::ir::{Dtype, GpuTiling, Slot, Stencil, Strategy, Version};
+use crate::ir::{Dtype, Expr, Func, GpuTiling, Op, Slot, Stencil, Strategy, Version};
 
 /// Lanes of a warp tile: the width of every shuffle, which CUDA warps and
 /// AMD wavefronts (of 32 or 64) all support.
@@ -37,10 +37,12 @@ pub const MAX_TIME_BLOCK: usize = 10;
 pub const MAX_UNROLLED_POINTS: usize = 9;
 
 /// Most 32-bit registers the model lets the windows of one thread keep from
-/// one iteration to the next; three quarters of it when steps are skewed,
-/// which leaves the compiler more temporaries live at once (j2d5pt f64 at
-/// the full budget, 8 steps: 493 GCells/s; at three quarters, 6: 587).
+/// one iteration to the next; less when steps are skewed, which leaves the
+/// compiler more temporaries live at once ([`skewed_budget`]).
 pub const REGISTER_WORDS: usize = 96;
+
+/// Most flops a cell for [`lean`] stencils.
+pub const LEAN_FLOPS: usize = 32;
 
 /// `[tiling]` of a `temporal` stencil with the defaults filled in:
 ///
@@ -167,12 +169,58 @@ pub fn model_time_block(st: &Stencil, tile: usize) -> usize {
     let words = st.dtype.size() / 4;
     // Rows each step's window keeps from one iteration to the next.
     let (planes, budget) = if skewed(st) {
-        (2 * r[0] + 1, REGISTER_WORDS * 3 / 4)
+        (2 * r[0] + 1, skewed_budget(st))
     } else {
         (2 * r[0], REGISTER_WORDS)
     };
     let fits = |t: usize| 2 * r[1] * t * 4 <= tile && t * planes * tile / LANES * words <= budget;
     (1..=MAX_TIME_BLOCK).rev().find(|&t| fits(t)).unwrap_or(1)
+}
+
+/// The register budget of skewed (f64) steps: seven eighths of
+/// [`REGISTER_WORDS`] for [`lean`] stencils, three quarters for the others.
+/// On the H200 (`stencil-tune`, 8192^2, 200 steps, 2026-12-03), lean stars
+/// and boxes ran 1.01x-1.14x as fast at 7 steps as at three quarters' 6
+/// (radius 1: j2d9pt-gol, box2d1r, star2d1r, upwind2d_r1) and 1.32x-1.37x
+/// at 4 as at 3 (radius 2: j2d9pt, star2d2r, upwind2d_r2), while one more
+/// step than three quarters' ran 0.79x-0.96x on stencils that read input
+/// grids or a previous level (varcoef2d_k2, varcoef2d_k3, wave2d_r1) and
+/// 0.84x on one with a square root and a division (gradient2d). On the
+/// H100, where the model was first fitted, j2d5pt f64 ran 493 GCells/s at
+/// the full budget's 8 steps and 587 at three quarters' 6.
+pub fn skewed_budget(st: &Stencil) -> usize {
+    if lean(st) {
+        REGISTER_WORDS * 7 / 8
+    } else {
+        REGISTER_WORDS * 3 / 4
+    }
+}
+
+/// Whether `st` is one update that reads only the field it updates, in
+/// additions, subtractions, multiplications and divisions by constants,
+/// at most [`LEAN_FLOPS`] a cell: its fused steps need registers for the
+/// field's windows and little else.
+pub fn lean(st: &Stencil) -> bool {
+    let [s] = &st.statements[..] else {
+        return false;
+    };
+    !reads_inputs(st) && !costly(&s.expr) && crate::analysis::flops(&s.expr) <= LEAN_FLOPS
+}
+
+/// Whether `e` calls a function other than `min`, `max`, `abs` and `fma`,
+/// or divides by anything but a literal.
+fn costly(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(_) | Expr::Param(_) | Expr::Read(_) => false,
+        Expr::Neg(x) => costly(x),
+        Expr::PowI(x, n) => *n < 0 || costly(x),
+        Expr::Bin(op, a, b) => {
+            (*op == Op::Div && !matches!(**b, Expr::Lit(_))) || costly(a) || costly(b)
+        }
+        Expr::Call(f, args) => {
+            !matches!(f, Func::Min | Func::Max | Func::Abs | Func::Fma) || args.iter().any(costly)
+        }
+    }
 }
 
 /// The reach of one step along each axis: the largest offset at which the
