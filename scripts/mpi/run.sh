@@ -86,6 +86,11 @@ G=$(nvidia-smi -L | wc -l)
 X="-x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS"
 {
 timeout 200 $MPIRUN $X -np $G -x OMP_NUM_THREADS=1 $R/mpi/cuda/mpi-check 2>&1 | grep -v "^$" | tail -3
+# Issue 63's measure: 512^3 f32 over 4 ranks along z, one GPU each, the
+# interior stepped while the halos travel and not, halos device to device.
+if [ "$G" -ge 4 ]; then for mode in overlap serial; do
+  timeout 100 $MPIRUN $X -np 4 $R/mpi/cuda/mpi-bench j3d7pt_f32 512,512,512 200 1 4,1,1 $mode 2>&1 | grep '^{'
+done; fi
 for n in $(seq 1 $G); do
   # Weak: 1024^3 f32 a GPU, split along the slowest axis.
   timeout 200 $MPIRUN $X -np $n $R/mpi/cuda/mpi-bench j3d7pt_f32 $((1024 * n)),1024,1024 200 1 $n,1,1 overlap 2>&1 | grep '^{'
