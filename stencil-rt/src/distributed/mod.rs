@@ -118,6 +118,10 @@ macro_rules! distributed_stencil {
 
 /// One rank's part of a distributed stencil: its box of every grid, the
 /// buffers its halo exchanges use (allocated once), and its params.
+///
+/// Every rank drops its session alike, before MPI is finalized (the
+/// universe dropped): ranks that share device buffers agree, as the session
+/// ends, that each has unmapped its neighbours' before freeing its own.
 pub struct Session<'c, C: Communicator, T: Equivalence + Copy + Default + Send + Sync + 'static> {
     comm: &'c C,
     stencil: Stencil<T>,
