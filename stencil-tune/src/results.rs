@@ -35,11 +35,15 @@ pub struct Results {
 impl Results {
     /// Reads a results file; none is no results.
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
-        };
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(&text, path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
+    /// The results of `text`, read from `path` (for errors).
+    fn parse(text: &str, path: &Path) -> Result<Self, String> {
         let mut by_id = HashMap::new();
         for (n, line) in text
             .lines()
@@ -88,8 +92,8 @@ impl Results {
 /// folder's cache: a candidate's later line replaces its earlier one as
 /// the cache is read.
 pub fn append(from: &Path, to: &Path) -> Result<(), String> {
-    Results::load(from)?;
     let mut text = std::fs::read_to_string(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    Results::parse(&text, from)?;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }

@@ -622,7 +622,7 @@ fn openmp_fusion(
             )
             .with_hint("write `time_block = 1` (single steps), or remove it")),
         // Leapfrogs too: on 16 Xeon cores their fused sweeps ran 1.05x-1.63x
-        // the single steps (radius 1), 0.96x-1.04x at radius 4.
+        // the single steps (radius 1), 0.96x-1.05x at radius 4.
         (None, None) => {
             let fused = OpenmpTiling::default_for(st.dims(), true);
             if omp.is_none_or(|s| s.block.is_none()) {

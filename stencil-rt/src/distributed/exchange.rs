@@ -3,7 +3,7 @@
 
 use std::ops::DerefMut;
 
-use mpi::datatype::Equivalence;
+use mpi::datatype::{Buffer, BufferMut, Equivalence};
 use mpi::topology::Communicator;
 use mpi::traits::{Destination, Source};
 
@@ -183,7 +183,9 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
         for side in sides() {
             let box_ = slab(shape, a, outgoing[side]);
             match out(side) {
-                Via::Peer(device) | Via::Mpi(device) => store.pack_shared(grids, &box_, device)?,
+                Via::Peer(device) | Via::Mpi(device) => {
+                    store.copy_shared(grids, &box_, device, false)?
+                }
                 Via::Host => store.pack(grids, &box_, shape, &mut send[a][side][..len(side)])?,
             }
         }
@@ -208,13 +210,20 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
         let [s0, s1] = &mut send[a];
         let [r0, r1] = &mut receive[a];
         let outbound = [messages(0, s0, out(0)), messages(1, s1, out(1))];
-        let inbound = [messages(0, r0, into(0)), messages(1, r1, into(1))];
-        travel(comm, layout, a, outbound, inbound);
+        let [mut in0, mut in1] = [messages(0, r0, into(0)), messages(1, r1, into(1))];
+        let neighbours = [0, 1].map(|side| layout.neighbour(a, side));
+        both_sides(
+            comm,
+            a,
+            neighbours,
+            [&outbound[0], &outbound[1]],
+            [&mut in0, &mut in1],
+        );
         for side in sides() {
             let box_ = slab(shape, a, incoming[side]);
             match into(side) {
                 Via::Peer(device) | Via::Mpi(device) => {
-                    store.unpack_shared(grids, &box_, device)?
+                    store.copy_shared(grids, &box_, device, true)?
                 }
                 Via::Host => store.unpack(grids, &box_, shape, &receive[a][side][..len(side)])?,
             }
@@ -224,24 +233,27 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
     Ok(())
 }
 
-/// Moves the slabs of axis `a` between this rank and its neighbours, both
-/// sides in flight at once: `outbound[side]` to the neighbour of that
-/// side, `inbound[side]` from it (host or device values; empty where they
-/// went device to device).
-fn travel<C: Communicator, T: Equivalence>(
+/// Sends `outbound[side]` to the neighbour of each side of axis `a` that
+/// `neighbours` names and receives `inbound[side]` from it, both sides in
+/// flight at once (non-blocking), returning once all arrived.
+pub(super) fn both_sides<C, S, R>(
     comm: &C,
-    layout: &Layout,
     a: usize,
-    outbound: [Message<T>; 2],
-    mut inbound: [Message<T>; 2],
-) {
+    neighbours: [Option<usize>; 2],
+    outbound: [&S; 2],
+    inbound: [&mut R; 2],
+) where
+    C: Communicator,
+    S: Buffer + ?Sized,
+    R: BufferMut + ?Sized,
+{
     mpi::request::scope(|scope| {
         // A message to the low side is tagged low, and its receiver
         // takes it from its high side under the same tag.
         let tag = |side: usize| (2 * a + side) as i32;
-        let requests: Vec<_> = (outbound.iter().zip(inbound.iter_mut()).enumerate())
+        let requests: Vec<_> = (outbound.into_iter().zip(inbound).enumerate())
             .filter_map(|(side, (send, receive))| {
-                let p = comm.process_at_rank(layout.neighbour(a, side)? as i32);
+                let p = comm.process_at_rank(neighbours[side]? as i32);
                 Some((
                     p.immediate_receive_into_with_tag(scope, receive, tag(1 - side)),
                     p.immediate_send_with_tag(scope, send, tag(side)),

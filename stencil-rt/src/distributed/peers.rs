@@ -12,10 +12,9 @@
 
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, Rank};
-use mpi::traits::{Destination, Source};
 
-use super::Layout;
 use super::store::Store;
+use super::{Layout, exchange};
 use crate::gpu::{DeviceGrids, HANDLE_BYTES, Shared};
 
 /// The device buffers of one side of an axis, where its neighbour is
@@ -143,7 +142,7 @@ fn open_pair<T: Copy + Send + 'static>(
 
 /// Sends `messages[side]` to the neighbour of each side of axis `a` that
 /// `neighbours` names and returns what each sent back (empty for a side
-/// without one); both sides in flight at once, tagged as the halos are.
+/// without one), tagged as the halos are.
 fn swap<C: Communicator>(
     comm: &C,
     a: usize,
@@ -151,22 +150,9 @@ fn swap<C: Communicator>(
     messages: &[Vec<u8>; 2],
 ) -> [Vec<u8>; 2] {
     let mut received = [0, 1].map(|side| vec![0u8; messages[side].len()]);
-    let tag = |side: usize| (2 * a + side) as i32;
-    mpi::request::scope(|scope| {
-        let requests: Vec<_> = (received.iter_mut().enumerate())
-            .filter_map(|(side, into)| {
-                let p = comm.process_at_rank(neighbours[side]? as i32);
-                Some((
-                    p.immediate_receive_into_with_tag(scope, &mut into[..], tag(1 - side)),
-                    p.immediate_send_with_tag(scope, &messages[side][..], tag(side)),
-                ))
-            })
-            .collect();
-        for (receive, send) in requests {
-            receive.wait();
-            send.wait();
-        }
-    });
+    let [r0, r1] = &mut received;
+    let outbound = [&messages[0][..], &messages[1][..]];
+    exchange::both_sides(comm, a, *neighbours, outbound, [&mut r0[..], &mut r1[..]]);
     for side in 0..2 {
         if neighbours[side].is_none() {
             received[side].clear();

@@ -80,28 +80,16 @@ impl<T: Copy + Default + Send + Sync + 'static> Store<T> {
         }
     }
 
-    /// As [`Store::pack`], into device values shared with a neighbour,
-    /// queued (done at the next [`Store::synchronize`]); a host's box has
-    /// no shared values (`peers::share` offers none), and copies nothing.
-    pub fn pack_shared(
+    /// As [`Store::pack`], into device values `shared` (a neighbour's, or
+    /// handed to MPI), or with `unpack` as [`Store::unpack`] from them;
+    /// queued (done at the next [`Store::synchronize`]). A host's box has
+    /// no shared values (none are made for it), and copies nothing.
+    pub fn copy_shared(
         &mut self,
         grids: &[usize],
         ranges: &[[usize; 2]],
-        to: &Shared<T>,
-    ) -> Result<(), StencilError> {
-        self.sync_device()?;
-        match &mut self.place {
-            Place::Host { .. } => Ok(()),
-            Place::Device { grids: device, .. } => device.pack_shared(grids, ranges, to),
-        }
-    }
-
-    /// The reverse of [`Store::pack_shared`], queued.
-    pub fn unpack_shared(
-        &mut self,
-        grids: &[usize],
-        ranges: &[[usize; 2]],
-        from: &Shared<T>,
+        shared: &Shared<T>,
+        unpack: bool,
     ) -> Result<(), StencilError> {
         self.sync_device()?;
         match &mut self.place {
@@ -110,8 +98,10 @@ impl<T: Copy + Default + Send + Sync + 'static> Store<T> {
                 grids: device,
                 newer,
             } => {
-                *newer = Newer::Device;
-                device.unpack_shared(grids, ranges, from)
+                if unpack {
+                    *newer = Newer::Device;
+                }
+                device.copy_shared(grids, ranges, shared, unpack)
             }
         }
     }

@@ -97,20 +97,15 @@ pub trait DeviceGrids<T> {
     ///
     /// As [`Shared::open`]'s.
     unsafe fn open(&self, handle: &[u8; HANDLE_BYTES], len: usize) -> Option<Shared<T>>;
-    /// As [`DeviceGrids::pack`], into device values (this process's or
-    /// another's), queued: done at the next [`DeviceGrids::synchronize`].
-    fn pack_shared(
+    /// As [`DeviceGrids::pack`], into device values `shared` (this
+    /// process's or another's), or with `unpack` as [`DeviceGrids::unpack`]
+    /// from them; queued: done at the next [`DeviceGrids::synchronize`].
+    fn copy_shared(
         &mut self,
         grids: &[usize],
         ranges: &[[usize; 2]],
-        to: &Shared<T>,
-    ) -> Result<(), StencilError>;
-    /// As [`DeviceGrids::unpack`], from device values, queued.
-    fn unpack_shared(
-        &mut self,
-        grids: &[usize],
-        ranges: &[[usize; 2]],
-        from: &Shared<T>,
+        shared: &Shared<T>,
+        unpack: bool,
     ) -> Result<(), StencilError>;
 }
 
@@ -347,28 +342,17 @@ impl<S: SessionGrids<T>, T: Copy + Default + Send + 'static> DeviceGrids<T> for 
         unsafe { Shared::open::<S::Runtime>(handle, len) }
     }
 
-    fn pack_shared(
+    fn copy_shared(
         &mut self,
         grids: &[usize],
         ranges: &[[usize; 2]],
-        to: &Shared<T>,
+        shared: &Shared<T>,
+        unpack: bool,
     ) -> Result<(), StencilError> {
         let box_ = self.geometry(grids, ranges, box_values(grids, ranges))?;
-        holds::<T>(S::NAME, to, box_.1 * grids.len())?;
-        // SAFETY: `to` holds the box's values of every grid (checked above).
-        unsafe { self.copy_boxes(grids, box_, to.ptr(), false) }
-    }
-
-    fn unpack_shared(
-        &mut self,
-        grids: &[usize],
-        ranges: &[[usize; 2]],
-        from: &Shared<T>,
-    ) -> Result<(), StencilError> {
-        let box_ = self.geometry(grids, ranges, box_values(grids, ranges))?;
-        holds::<T>(S::NAME, from, box_.1 * grids.len())?;
-        // SAFETY: `from` holds the box's values of every grid (checked above).
-        unsafe { self.copy_boxes(grids, box_, from.ptr(), true) }
+        holds::<T>(S::NAME, shared, box_.1 * grids.len())?;
+        // SAFETY: `shared` holds the box's values of every grid (checked above).
+        unsafe { self.copy_boxes(grids, box_, shared.ptr(), unpack) }
     }
 }
 
