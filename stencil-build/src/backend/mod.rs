@@ -184,7 +184,7 @@ pub fn c_bound(b: Bound, a: usize) -> String {
 
 /// The slabs of a frame (`(axis, side)`, side 0 low, 1 high): the sides
 /// where the span `inner` the frame leaves out does not reach `outer`'s.
-fn frame_slabs<T: PartialEq>(outer: &[[T; 2]], inner: &[[T; 2]]) -> Vec<(usize, usize)> {
+pub fn frame_slabs<T: PartialEq>(outer: &[[T; 2]], inner: &[[T; 2]]) -> Vec<(usize, usize)> {
     (0..outer.len())
         .flat_map(|a| [(a, 0), (a, 1)])
         .filter(|&(a, k)| inner[a][k] != outer[a][k])

@@ -8,19 +8,26 @@
 //! side: a slab of axis `a` spans the interior along the axes before `a`
 //! and the whole region along those after it, so that the slabs cover the
 //! frame once.
+//!
+//! The grid outside a box is such a frame too. Its slabs of the axes
+//! before the contiguous one span whole rows: each runs the plan's kernels
+//! (under the compile-time span of the slab, [`Wide`]) where its reads stay
+//! in the grid, and the frame kernel only around that; the slabs of the
+//! contiguous axis, a few cells wide, run the frame kernel.
 
 use std::fmt::{self, Write as _};
 
 use super::super::{Dialect, symbol};
+use crate::analysis::region_extent;
 use crate::analysis::{Analysis, StatementInfo};
 use crate::backend::{
-    CExpr, CRemap, Writer, arguments_writing, c_bound, c_parameters, edge_helpers, frame_spans,
-    reads_slowest_extent,
+    CExpr, CRemap, Writer, arguments_writing, c_bound, c_parameters, edge_helpers, frame_slabs,
+    frame_spans, reads_slowest_extent,
 };
 use crate::codegen::expr;
 use crate::codegen::index::{linear_index, remapped_read};
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Bound, Boundary, Side, Statement, Stencil};
+use crate::ir::{Access, Bound, Boundary, Statement, Stencil};
 
 /// Threads per block of a frame kernel.
 const FRAME_BLOCK: usize = 256;
@@ -63,6 +70,128 @@ pub(super) fn alone(an: &Analysis) -> Vec<bool> {
         .collect()
 }
 
+/// A slab of the grid outside a box, along an axis before the contiguous
+/// one, that runs the plan's kernels. On the H200 the frame kernel ran such
+/// layers at about half the speed per cell of the box's kernels (design
+/// notes, "Boundary kinds and regions"); a slab of whole rows is what the
+/// plan's kernels take, in full warps and vectors.
+#[derive(Clone, Debug)]
+pub(super) struct Wide {
+    /// The statement whose region the slab is part of.
+    pub statement: usize,
+    /// The slab's axis and side (0 below the box, 1 above it).
+    pub axis: usize,
+    pub side: usize,
+    /// The slab's cells.
+    pub cells: Vec<[Bound; 2]>,
+    /// The cells of it whose reads stay in the grid (with a fixed
+    /// boundary, all of them): the span of the plan's kernels.
+    pub fast: Vec<[Bound; 2]>,
+    /// The span of the interior's kernels, which holds `fast` on large
+    /// grids.
+    pub interior: Vec<[Bound; 2]>,
+}
+
+impl Wide {
+    /// `below_<axis>` or `above_<axis>`, the suffix of its launchers.
+    pub fn suffix(&self, st: &Stencil) -> String {
+        let side = ["below", "above"][self.side];
+        format!("{side}_{}", st.axes[self.axis])
+    }
+
+    /// The launcher of the plan's kernels over it, for the statement's
+    /// interior launcher `interior` (with a fixed boundary, the statement's
+    /// own launcher's name, which the frame's launcher takes).
+    pub fn plan_symbol(&self, interior: &str, st: &Stencil) -> String {
+        format!("{interior}_{}_plan", self.suffix(st))
+    }
+
+    /// The C condition under which the plan's kernels take the slab: their
+    /// span has cells and lies in the interior's (on small grids either
+    /// may fail); `None` where that holds on every grid.
+    fn takes(&self) -> Option<String> {
+        let mut terms = Vec::new();
+        for (a, ([lo, hi], [in_lo, in_hi])) in self.fast.iter().zip(&self.interior).enumerate() {
+            let c = |b: &Bound| c_bound(*b, a);
+            let mut term = |[x, y]: [&Bound; 2], op: &str, holds: bool| {
+                if !holds {
+                    terms.push(format!("{} {op} {}", c(x), c(y)));
+                }
+            };
+            term([lo, hi], "<", below(*lo, *hi) == Some(true));
+            term([lo, in_lo], ">=", below(*lo, *in_lo) == Some(false));
+            term([hi, in_hi], "<=", below(*in_hi, *hi) == Some(false));
+        }
+        (!terms.is_empty()).then(|| terms.join(" && "))
+    }
+
+    /// The statement's info for the plan's kernels over [`Self::fast`],
+    /// from that of the interior's stencil.
+    pub fn info(&self, interior: &StatementInfo) -> StatementInfo {
+        StatementInfo {
+            bounds: self.fast.clone(),
+            hole: None,
+            ..interior.clone()
+        }
+    }
+}
+
+/// The slabs of the grids outside a box that run the plan's kernels
+/// ([`Wide`]): per statement of such a region, those of the axes before the
+/// contiguous one whose part inside the interior's span (`interior_an`'s,
+/// a fixed boundary's) has cells on large grids.
+pub(super) fn wide_slabs(st: &Stencil, an: &Analysis, interior_an: &Analysis) -> Vec<Wide> {
+    let dims = st.dims();
+    let mut wide = Vec::new();
+    for (k, (info, twin)) in an
+        .statements
+        .iter()
+        .zip(&interior_an.statements)
+        .enumerate()
+    {
+        let (Some(hole), Some(twin_hole)) = (&info.hole, &twin.hole) else {
+            continue;
+        };
+        for (axis, side) in frame_slabs(&info.bounds, hole) {
+            let fast = slab(&twin.bounds, twin_hole, axis, side);
+            if axis + 1 < dims && fast.iter().all(|&b| region_extent(b).is_some()) {
+                wide.push(Wide {
+                    statement: k,
+                    axis,
+                    side,
+                    cells: slab(&info.bounds, hole, axis, side),
+                    fast,
+                    interior: twin.bounds.clone(),
+                });
+            }
+        }
+    }
+    wide
+}
+
+/// Whether the coordinate `a` is below `b` on every grid (`Some(true)`),
+/// on none (`Some(false)`), or on some only (`None`).
+fn below(a: Bound, b: Bound) -> Option<bool> {
+    match (a, b) {
+        (Bound::Low(x), Bound::Low(y)) => Some(x < y),
+        (Bound::High(x), Bound::High(y)) => Some(x > y),
+        _ => None,
+    }
+}
+
+/// The slab of axis `a` by side `k` of the span `outer` less `inner`: along
+/// the axes before `a`, `inner`'s span; along those after it, `outer`'s.
+fn slab(outer: &[[Bound; 2]], inner: &[[Bound; 2]], a: usize, k: usize) -> Vec<[Bound; 2]> {
+    (0..outer.len())
+        .map(|b| match b.cmp(&a) {
+            std::cmp::Ordering::Less => inner[b],
+            std::cmp::Ordering::Greater => outer[b],
+            std::cmp::Ordering::Equal if k == 0 => [outer[b][0], inner[b][0]],
+            std::cmp::Ordering::Equal => [inner[b][1], outer[b][1]],
+        })
+        .collect()
+}
+
 /// The stencil whose kernels compute the statements' interiors: `st`, or
 /// with a mixed boundary, `st` with a fixed one.
 pub(super) fn interior_stencil(st: &Stencil) -> Stencil {
@@ -94,6 +223,7 @@ pub(super) fn frames(
     (prefix, interior_prefix): (&str, &str),
     d: &Dialect,
 ) -> fmt::Result {
+    let wide = wide_slabs(st, an, interior_an);
     edge_helpers(w, st, "static __device__ __forceinline__")?;
     let interior = interior_stencil(st);
     let framed = framed(st, an);
@@ -116,11 +246,23 @@ pub(super) fn frames(
                 .hole
                 .is_none()
                 .then(|| symbol(interior_prefix, d, &interior, twin)),
+            wide: wide
+                .iter()
+                .filter(|slab| slab.statement == k)
+                .map(|slab| {
+                    let plan = symbol(interior_prefix, d, &interior, twin);
+                    (slab.clone(), slab.plan_symbol(&plan, st))
+                })
+                .collect(),
         };
         writeln!(w)?;
         f.kernel(w)?;
         writeln!(w)?;
         f.slab_launcher(w)?;
+        for (slab, plan) in &f.wide {
+            writeln!(w)?;
+            f.wide_launcher(w, slab, plan)?;
+        }
         writeln!(w)?;
         f.launcher(w)?;
     }
@@ -140,6 +282,8 @@ struct Frame<'a> {
     inner: Vec<[Bound; 2]>,
     /// The launcher of its interior kernels, where it has some.
     interior: Option<String>,
+    /// Its slabs that run the plan's kernels, each with their launcher.
+    wide: Vec<(Wide, String)>,
 }
 
 impl Frame<'_> {
@@ -312,24 +456,104 @@ impl Frame<'_> {
                     w.guarded("if (err != 0)", "return err;")
                 })?;
             }
-            let sides = self.st.boundary.sides(dims);
             for (a, k) in slabs {
-                let name = if k == 0 { "low" } else { "high" };
-                self.slab(w, a, k, (name, sides[a][k]), &args)?;
+                match self.wide.iter().find(|(s, _)| (s.axis, s.side) == (a, k)) {
+                    Some((slab, _)) => {
+                        let sym = format!("{}_{}", self.sym, slab.suffix(self.st));
+                        writeln!(w, "/* {}. */", self.slab_comment(a, k))?;
+                        w.braces(|w| {
+                            writeln!(w, "const int err = {sym}({args}, stream);")?;
+                            w.guarded("if (err != 0)", "return err;")
+                        })?;
+                    }
+                    None => self.slab(w, a, k, &self.slab_comment(a, k), &args)?,
+                }
             }
             writeln!(w, "return 0;")
         })
     }
 
-    /// The slab of axis `a` by side `k` (0 low, 1 high).
-    fn slab(
-        &self,
-        w: &mut Writer,
-        a: usize,
-        k: usize,
-        (name, side): (&str, Side),
-        args: &str,
-    ) -> fmt::Result {
+    /// `static int <sym>_<below|above>_<axis>(n.., out, slots.., params..,
+    /// stream)`: the slab `wide` of the grid outside the box, the plan's
+    /// kernels (launcher `plan`) on its cells whose reads stay in the grid
+    /// and the frame kernel on the rest.
+    fn wide_launcher(&self, w: &mut Writer, wide: &Wide, plan: &str) -> fmt::Result {
+        let dims = self.dims();
+        let mut params = c_parameters(self.st, self.s, "", false);
+        params.push(format!("{}Stream_t stream", self.d.api));
+        let args = arguments_writing(self.st, self.s, false, &["out".into()]).join(", ");
+        let rest = match wide.fast == wide.cells {
+            true => "",
+            false => ", the frame kernel on the rest",
+        };
+        writeln!(
+            w,
+            "/* {}: the plan's kernels where its reads stay in the grid{rest}; returns the first error code. */",
+            self.slab_comment(wide.axis, wide.side)
+        )?;
+        let head = format!(
+            "static int {}_{}({})",
+            self.sym,
+            wide.suffix(self.st),
+            params.join(", ")
+        );
+        w.definition(head, |w| {
+            let spans = |b: &[[Bound; 2]]| -> Vec<[String; 2]> {
+                (0..dims).map(|a| b[a].map(|b| c_bound(b, a))).collect()
+            };
+            let slabs = frame_spans(w, (&spans(&wide.cells), &spans(&wide.fast)), true)?;
+            let planned = |w: &mut Writer| {
+                writeln!(w, "const int err = {plan}({args}, stream);")?;
+                w.guarded("if (err != 0)", "return err;")?;
+                for &(a, k) in &slabs {
+                    self.slab(w, a, k, &self.side_comment(a, k), &args)?;
+                }
+                writeln!(w, "return 0;")
+            };
+            let Some(takes) = wide.takes() else {
+                return planned(w);
+            };
+            writeln!(
+                w,
+                "/* On small grids the plan's span may have no cells, or reach past the interior's: then the frame kernel alone. */"
+            )?;
+            w.block(format_args!("if ({takes})"), planned)?;
+            let (o, e): (Vec<String>, Vec<String>) = (0..dims)
+                .map(|a| (format!("lo{a}"), format!("hi{a} - lo{a}")))
+                .unzip();
+            self.launch_slab(w, (&o, &e), &args)?;
+            writeln!(w, "return 0;")
+        })
+    }
+
+    /// What the slab of axis `a` by side `k` of the statement's launcher is:
+    /// a side of the grid, or a side of the box the region is outside.
+    fn slab_comment(&self, a: usize, k: usize) -> String {
+        match self.interior {
+            Some(_) => self.side_comment(a, k),
+            None => format!(
+                "{} the box along `{}`",
+                ["Below", "Above"][k],
+                self.st.axes[a]
+            ),
+        }
+    }
+
+    /// The side `k` of the grid's axis `a`, and its kind.
+    fn side_comment(&self, a: usize, k: usize) -> String {
+        let side = self.st.boundary.sides(self.dims())[a][k];
+        format!(
+            "The {} side of `{}` ({})",
+            ["low", "high"][k],
+            self.st.axes[a],
+            side.describe(&self.st.params)
+        )
+    }
+
+    /// The frame kernel over the slab of axis `a` by side `k` (0 low, 1
+    /// high) of the spans `lo`, `hi`, `in_lo`, `in_hi` in scope, headed
+    /// with `comment`.
+    fn slab(&self, w: &mut Writer, a: usize, k: usize, comment: &str, args: &str) -> fmt::Result {
         let dims = self.dims();
         let span = |b: usize| -> (String, String) {
             match b.cmp(&a) {
@@ -342,20 +566,18 @@ impl Frame<'_> {
             }
         };
         let (o, e): (Vec<String>, Vec<String>) = (0..dims).map(span).unzip();
-        match self.interior {
-            Some(_) => writeln!(
-                w,
-                "/* The {name} side of `{}` ({}). */",
-                self.st.axes[a],
-                side.describe(&self.st.params)
-            )?,
-            None => writeln!(
-                w,
-                "/* {} the box along `{}`. */",
-                if k == 0 { "Below" } else { "Above" },
-                self.st.axes[a]
-            )?,
-        }
+        writeln!(w, "/* {comment}. */")?;
+        self.launch_slab(w, (&o, &e), args)
+    }
+
+    /// The frame kernel over the cells `o <= i < o + e` (C expressions per
+    /// axis), in a block of its own.
+    fn launch_slab(
+        &self,
+        w: &mut Writer,
+        (o, e): (&[String], &[String]),
+        args: &str,
+    ) -> fmt::Result {
         w.braces(|w| {
             writeln!(w, "const ptrdiff_t o[] = {{{}}};", o.join(", "))?;
             writeln!(w, "const ptrdiff_t e[] = {{{}}};", e.join(", "))?;

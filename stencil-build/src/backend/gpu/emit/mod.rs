@@ -55,6 +55,14 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialec
         None,
         &frame::alone(an),
     );
+    let wide = frame::wide_slabs(st, an, &fast_an);
+    body.push_str(&wide_kernels(
+        &fast,
+        &fast_an,
+        plan,
+        (&fast_prefix, d),
+        &wide,
+    ));
     body.push_str(&Writer::text(|w| {
         frame::frames(w, (st, an), &fast_an, (prefix, &fast_prefix), d)
     }));
@@ -99,40 +107,51 @@ fn kernels(
             if skipped[k] {
                 continue;
             }
-            let g = Gen {
-                st,
-                s,
-                info,
-                plan,
-                d,
-                sym: symbol(prefix, d, st, s),
-                vector: plan.vector,
-                wide: true,
-                scalar: others.scalar.as_ref(),
-                defaults: others.defaults.as_ref(),
-                fallback: false,
-                vectors_only: false,
-                step: others.step.as_ref(),
-                step_small: others.step_small.as_ref(),
-                naive: others.naive.as_ref(),
-                output: "out",
-                whole_step: None,
-                unwrapped: false,
-            };
-            statement(w, &g, k)?;
+            let g = Gen::new((st, s, info), plan, d, symbol(prefix, d, st, s), &others);
+            statement(w, &g, k, "")?;
+        }
+        Ok(())
+    })
+}
+
+/// The plan's kernels and launchers of the slabs of grids outside a box
+/// that take them ([`frame::Wide`]), each over the slab's span; `st` and
+/// `an` are the interior's ([`frame::interior_stencil`]).
+fn wide_kernels(
+    st: &Stencil,
+    an: &Analysis,
+    plan: &Plan,
+    (prefix, d): (&str, &Dialect),
+    wide: &[frame::Wide],
+) -> String {
+    let others = Companions::of(plan, st, d);
+    Writer::text(|w| {
+        for slab in wide {
+            let k = slab.statement;
+            let (s, info) = (&st.statements[k], slab.info(&an.statements[k]));
+            let sym = slab.plan_symbol(&symbol(prefix, d, st, s), st);
+            let g = Gen::new((st, s, &info), plan, d, sym, &others);
+            let side = ["below", "above"][slab.side];
+            statement(
+                w,
+                &g,
+                k,
+                &format!(", {side} the box along `{}`", st.axes[slab.axis]),
+            )?;
         }
         Ok(())
     })
 }
 
 /// The kernels of statement `k` of the stencil (its plan's, then the
-/// file's other single-step kernels) and its launcher.
-fn statement(w: &mut Writer, g: &Gen, k: usize) -> fmt::Result {
+/// file's other single-step kernels) and its launcher; `part` follows the
+/// statement's number in their heading.
+fn statement(w: &mut Writer, g: &Gen, k: usize, part: &str) -> fmt::Result {
     let (st, s) = (g.st, g.s);
     writeln!(w)?;
     writeln!(
         w,
-        "/* Statement {} of {}: {} <- {} */",
+        "/* Statement {} of {}{part}: {} <- {} */",
         k + 1,
         st.statements.len(),
         st.fields[s.target].name,
@@ -220,6 +239,38 @@ fn builtin(a: usize, dims: usize) -> &'static str {
 }
 
 impl<'a> Gen<'a> {
+    /// The generator of the kernels of statement `s` (of `st`, its facts
+    /// `info`) under `plan`, its launcher named `sym`, beside the file's
+    /// other kernels `others`.
+    fn new(
+        (st, s, info): (&'a Stencil, &'a Statement, &'a StatementInfo),
+        plan: &'a Plan,
+        d: &'a Dialect,
+        sym: String,
+        others: &'a Companions,
+    ) -> Self {
+        Gen {
+            st,
+            s,
+            info,
+            plan,
+            d,
+            sym,
+            vector: plan.vector,
+            wide: true,
+            scalar: others.scalar.as_ref(),
+            defaults: others.defaults.as_ref(),
+            fallback: false,
+            vectors_only: false,
+            step: others.step.as_ref(),
+            step_small: others.step_small.as_ref(),
+            naive: others.naive.as_ref(),
+            output: "out",
+            whole_step: None,
+            unwrapped: false,
+        }
+    }
+
     /// The generator of another single-step kernel of the launcher, of
     /// `plan`, its kernels named after `<sym>_<suffix>`: 64-bit indices
     /// allowed, no twins or kernels of its own, and a fused leapfrog's one
