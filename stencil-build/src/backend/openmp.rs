@@ -184,8 +184,12 @@ fn statement(
         None => interior_span(st, info),
     };
     let frame = info.hole.is_some() || inner != outer;
-    if frame {
+    if (frame && info.hole.is_none()) || (info.hole.is_some() && frame::remaps(st)) {
         frame::cell(w, st, s, &sym)?;
+        writeln!(w)?;
+    }
+    if info.hole.is_some() {
+        frame::slab_function(w, (st, s), &interior_span(st, info), &sym)?;
         writeln!(w)?;
     }
     writeln!(
@@ -231,8 +235,10 @@ fn statement(
                 strides(w, dims)?;
                 interior(w, st, s, &inner)?;
             }
-            if frame {
-                frame::pass(w, (st, s), (&outer, &inner), &sym, info.hole.is_none())?;
+            match info.hole {
+                Some(_) => frame::by_slabs(w, (st, s), (&outer, &inner), &sym)?,
+                None if frame => frame::pass(w, (st, s), (&outer, &inner), &sym)?,
+                None => {}
             }
             Ok(())
         },
@@ -307,7 +313,7 @@ fn interior_span(st: &Stencil, info: &StatementInfo) -> Vec<[String; 2]> {
         .collect()
 }
 
-fn strides(w: &mut Writer, dims: usize) -> fmt::Result {
+pub(super) fn strides(w: &mut Writer, dims: usize) -> fmt::Result {
     for a in 0..dims - 1 {
         let prod: Vec<String> = (a + 1..dims).map(|b| format!("n{b}")).collect();
         writeln!(w, "const ptrdiff_t s{a} = {};", prod.join(" * "))?;
@@ -319,7 +325,12 @@ fn strides(w: &mut Writer, dims: usize) -> fmt::Result {
 /// The cache-blocked loop nest over the cells `span` (`[from, to]` per
 /// axis, as C). A contiguous axis blocked by [`WHOLE_AXIS`] gets no block
 /// loop: each block is whole rows.
-fn interior(w: &mut Writer, st: &Stencil, s: &Statement, span: &[[String; 2]]) -> fmt::Result {
+pub(super) fn interior(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    span: &[[String; 2]],
+) -> fmt::Result {
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
     let value = expr::print(

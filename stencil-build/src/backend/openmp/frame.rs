@@ -1,14 +1,17 @@
 //! The frame pass of an OpenMP statement: the cells of its span that the
 //! interior's loops leave out (by a side that is not fixed, those whose
-//! reads pass the edge; for a region outside a box, all of it but the
-//! box), one call a cell of a function whose reads are remapped past the
-//! edge. The cells go by slabs: the slab of axis `a` spans the interior
-//! along the axes before `a` and the whole span along those after it, so
-//! that the slabs cover the frame once.
+//! reads pass the edge), one call a cell of a function whose reads are
+//! remapped past the edge. The cells go by slabs: the slab of axis `a`
+//! spans the interior along the axes before `a` and the whole span along
+//! those after it, so that the slabs cover the frame once.
+//!
+//! A region outside a box goes by the same slabs, each through a function
+//! of its own: the interior's cache-blocked loops on the slab's cells
+//! whose reads stay on the grid, the frame pass on the rest.
 
 use std::fmt::{self, Write as _};
 
-use super::{arguments, parameters, strides};
+use super::{arguments, interior, parameters, strides};
 use crate::backend::{CExpr, CRemap, Writer, frame_spans, reads_slowest_extent};
 use crate::codegen::expr;
 use crate::codegen::index::remapped_read;
@@ -61,21 +64,16 @@ pub(super) fn cell(w: &mut Writer, st: &Stencil, s: &Statement, sym: &str) -> fm
 }
 
 /// The cells of `outer` outside `inner` (each `[from, to]` per axis, as
-/// C), by slabs, each cell through [`cell`]'s function; `after_interior`
-/// where the interior's loops come before them.
+/// C), by slabs, each cell through [`cell`]'s function, after the
+/// interior's loops.
 pub(super) fn pass(
     w: &mut Writer,
     (st, s): (&Stencil, &Statement),
     (outer, inner): (&[[String; 2]], &[[String; 2]]),
     sym: &str,
-    after_interior: bool,
 ) -> fmt::Result {
-    let dims = st.dims();
     let call = format!("{sym}_at({});", arguments(st, s, true).join(", "));
-    // Apart from the interior's loops, where there are some.
-    if after_interior {
-        writeln!(w)?;
-    }
+    writeln!(w)?;
     writeln!(
         w,
         "/* The frame, by slabs: per axis, the span [lo, hi) and within it [in_lo, in_hi), the cells left out. */"
@@ -84,22 +82,133 @@ pub(super) fn pass(
     for (a, k) in slabs {
         let side = if k == 0 { "low" } else { "high" };
         writeln!(w, "/* By the {side} side of `{}`. */", st.axes[a])?;
-        slab(w, dims, a, k, &call)?;
+        slab(w, st.dims(), a, k, &call)?;
     }
     Ok(())
 }
 
+/// The cells of `outer` outside the box `inner` (as C), by slabs, each
+/// through [`slab_function`]'s function.
+pub(super) fn by_slabs(
+    w: &mut Writer,
+    (st, s): (&Stencil, &Statement),
+    (outer, inner): (&[[String; 2]], &[[String; 2]]),
+    sym: &str,
+) -> fmt::Result {
+    let dims = st.dims();
+    let args = arguments(st, s, false).join(", ");
+    writeln!(
+        w,
+        "/* By slabs: per axis, the span [lo, hi) and within it [in_lo, in_hi), the box. */"
+    )?;
+    for (a, k) in frame_spans(w, (outer, inner), false)? {
+        let side = ["Below", "Above"][k];
+        writeln!(w, "/* {side} the box along `{}`. */", st.axes[a])?;
+        let (o, e): (Vec<String>, Vec<String>) = (0..dims)
+            .map(|b| {
+                let [from, to] = slab_span(a, k, b);
+                let extent = format!("{to} - {from}");
+                (from, extent)
+            })
+            .unzip();
+        w.braces(|w| {
+            writeln!(w, "const ptrdiff_t o[] = {{{}}};", o.join(", "))?;
+            writeln!(w, "const ptrdiff_t e[] = {{{}}};", e.join(", "))?;
+            writeln!(w, "{sym}_slab(o, e, {args});")
+        })?;
+    }
+    Ok(())
+}
+
+/// `static void <sym>_slab(o, e, n.., out, slots.., params..)`: the cells
+/// `o <= i < o + e` of a region outside a box, the interior's loops on
+/// those within `interior` (the cells whose reads stay on the grid, as C)
+/// and, where that is not all of them, the frame pass on the rest.
+pub(super) fn slab_function(
+    w: &mut Writer,
+    (st, s): (&Stencil, &Statement),
+    interior_span: &[[String; 2]],
+    sym: &str,
+) -> fmt::Result {
+    let dims = st.dims();
+    let remapped = remaps(st);
+    writeln!(
+        w,
+        "/* The cells o <= i < o + e of the region{}. */",
+        match remapped {
+            true =>
+                ": the interior's loops where no read leaves the grid, the frame pass on the rest",
+            false => ", by the interior's loops",
+        }
+    )?;
+    let head = format!(
+        "static void {sym}_slab(const ptrdiff_t *o, const ptrdiff_t *e, {})",
+        parameters(st, s, false)
+    );
+    w.definition(head, |w| {
+        let remapped = st
+            .boundary
+            .sides(dims)
+            .iter()
+            .flatten()
+            .any(|k| k.updates());
+        if !remapped && !reads_slowest_extent(st, s) {
+            writeln!(w, "(void)n0; /* the slab's extents are in `o` and `e` */")?;
+        }
+        strides(w, dims)?;
+        let outer: Vec<[String; 2]> = (0..dims)
+            .map(|a| [format!("o[{a}]"), format!("o[{a}] + e[{a}]")])
+            .collect();
+        if !remapped {
+            return interior(w, st, s, &outer);
+        }
+        let slabs = frame_spans(w, (&outer, interior_span), true)?;
+        let inner: Vec<[String; 2]> = (0..dims)
+            .map(|a| [format!("in_lo{a}"), format!("in_hi{a}")])
+            .collect();
+        interior(w, st, s, &inner)?;
+        let call = format!("{sym}_at({});", arguments(st, s, true).join(", "));
+        // By a fixed side the interior's span is the region's: no cell is left.
+        let sides = st.boundary.sides(dims);
+        for (a, k) in slabs.into_iter().filter(|&(a, k)| sides[a][k].updates()) {
+            writeln!(
+                w,
+                "/* By the {} side of `{}`. */",
+                ["low", "high"][k],
+                st.axes[a]
+            )?;
+            slab(w, dims, a, k, &call)?;
+        }
+        Ok(())
+    })
+}
+
+/// Whether a read past a side of `st` is remapped (a side that is not
+/// fixed): the frame of a region outside a box then needs [`cell`].
+pub(super) fn remaps(st: &Stencil) -> bool {
+    st.boundary
+        .sides(st.dims())
+        .iter()
+        .flatten()
+        .any(|k| k.updates())
+}
+
+/// The span along axis `b` of the slab of axis `a` by side `k` (0 low, 1
+/// high), from the span variables `lo`, `hi`, `in_lo`, `in_hi`.
+fn slab_span(a: usize, k: usize, b: usize) -> [String; 2] {
+    match b.cmp(&a) {
+        std::cmp::Ordering::Less => [format!("in_lo{b}"), format!("in_hi{b}")],
+        std::cmp::Ordering::Greater => [format!("lo{b}"), format!("hi{b}")],
+        std::cmp::Ordering::Equal if k == 0 => [format!("lo{b}"), format!("in_lo{b}")],
+        std::cmp::Ordering::Equal => [format!("in_hi{b}"), format!("hi{b}")],
+    }
+}
+
 /// The loop nest over the slab of axis `a` by side `k` (0 low, 1 high).
 fn slab(w: &mut Writer, dims: usize, a: usize, k: usize, call: &str) -> fmt::Result {
-    let span = |b: usize| match b.cmp(&a) {
-        std::cmp::Ordering::Less => (format!("in_lo{b}"), format!("in_hi{b}")),
-        std::cmp::Ordering::Greater => (format!("lo{b}"), format!("hi{b}")),
-        std::cmp::Ordering::Equal if k == 0 => (format!("lo{b}"), format!("in_lo{b}")),
-        std::cmp::Ordering::Equal => (format!("in_hi{b}"), format!("hi{b}")),
-    };
     let loops: Vec<String> = (0..dims)
         .map(|b| {
-            let (from, to) = span(b);
+            let [from, to] = slab_span(a, k, b);
             format!("for (ptrdiff_t i{b} = {from}; i{b} < {to}; ++i{b})")
         })
         .collect();
