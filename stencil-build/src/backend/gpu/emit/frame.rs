@@ -48,6 +48,15 @@ const FRAME_COLUMN: usize = 4;
 /// of its rows) ran the layers 0.95x as fast in f32, 1.00x in f64.
 const NARROW: usize = 16;
 
+/// The most cells of the slowest axis a block of a [`Wide`] slab's kernel
+/// marches (the plan's `chunk`, where larger). A slab is a few cells thick
+/// along one axis, so the plan's chunk left it few blocks: on the H200
+/// (acoustic25 with absorbing layers, 300 x 994 x 750, each ratio to plain
+/// acoustic25 in the same lease) the layers' slabs in the plan's `stream` kernels of
+/// chunk 64 ran the stencil at 0.84x of plain acoustic25 in f32, as the
+/// frame kernel had; of chunk 8, 0.857x (f64 0.88x); of chunk 4, the same.
+pub(super) const SLAB_CHUNK: usize = 8;
+
 /// The most blocks a launch may have along its second and third axes.
 const GRID_YZ: usize = 65535;
 

@@ -115,8 +115,9 @@ fn kernels(
 }
 
 /// The plan's kernels and launchers of the slabs of grids outside a box
-/// that take them ([`frame::Wide`]), each over the slab's span; `st` and
-/// `an` are the interior's ([`frame::interior_stencil`]).
+/// that take them ([`frame::Wide`]), each over the slab's span, marching
+/// at most [`frame::SLAB_CHUNK`] cells a block; `st` and `an` are the
+/// interior's ([`frame::interior_stencil`]).
 fn wide_kernels(
     st: &Stencil,
     an: &Analysis,
@@ -124,6 +125,10 @@ fn wide_kernels(
     (prefix, d): (&str, &Dialect),
     wide: &[frame::Wide],
 ) -> String {
+    let plan = &Plan {
+        chunk: plan.chunk.min(frame::SLAB_CHUNK),
+        ..plan.clone()
+    };
     let others = Companions::of(plan, st, d);
     Writer::text(|w| {
         for slab in wide {
@@ -132,12 +137,11 @@ fn wide_kernels(
             let sym = slab.plan_symbol(&symbol(prefix, d, st, s), st);
             let g = Gen::new((st, s, &info), plan, d, sym, &others);
             let side = ["below", "above"][slab.side];
-            statement(
-                w,
-                &g,
-                k,
-                &format!(", {side} the box along `{}`", st.axes[slab.axis]),
-            )?;
+            let part = format!(
+                ", {side} the box along `{}` (chunk {})",
+                st.axes[slab.axis], plan.chunk
+            );
+            statement(w, &g, k, &part)?;
         }
         Ok(())
     })
