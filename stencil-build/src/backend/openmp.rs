@@ -192,36 +192,7 @@ fn statement(
         frame::slab_function(w, (st, s), &interior_span(st, info), &sym)?;
         writeln!(w)?;
     }
-    writeln!(
-        w,
-        "/* Statement {} of {}: {} <- {}",
-        k + 1,
-        st.statements.len(),
-        st.fields[s.target].name,
-        s.text
-    )?;
-    if let Some(r) = s.region {
-        writeln!(
-            w,
-            " * Region `{}`: {}.",
-            st.regions[r].name,
-            st.regions[r].region.describe(&st.axes)
-        )?;
-    }
-    let cells = match &info.hole {
-        Some(_) => format!("Cells {}, but those of the box.", spans(&outer)),
-        None => format!("Interior: cells {}.", spans(&inner)),
-    };
-    writeln!(
-        w,
-        " * {cells}{} */",
-        match (frame, &st.boundary) {
-            (false, _) => "",
-            (true, _) if info.hole.is_some() => "",
-            (true, Boundary::Periodic) => " Frame: wrapped reads.",
-            (true, _) => " Frame: reads remapped past the edge.",
-        }
-    )?;
+    heading(w, (st, s, info), k, (&outer, &inner), frame)?;
     w.definition(
         format_args!("void {sym}({})", parameters(st, s, false)),
         |w| {
@@ -242,6 +213,48 @@ fn statement(
             }
             Ok(())
         },
+    )
+}
+
+/// The comment above statement `k`'s function: the statement, its region,
+/// the cells its loops compute (`outer`, less the box or within `inner`)
+/// and how its `frame`, where it has one, reads.
+fn heading(
+    w: &mut Writer,
+    (st, s, info): (&Stencil, &Statement, &StatementInfo),
+    k: usize,
+    (outer, inner): (&[[String; 2]], &[[String; 2]]),
+    frame: bool,
+) -> fmt::Result {
+    writeln!(
+        w,
+        "/* Statement {} of {}: {} <- {}",
+        k + 1,
+        st.statements.len(),
+        st.fields[s.target].name,
+        s.text
+    )?;
+    if let Some(r) = s.region {
+        writeln!(
+            w,
+            " * Region `{}`: {}.",
+            st.regions[r].name,
+            st.regions[r].region.describe(&st.axes)
+        )?;
+    }
+    let cells = match &info.hole {
+        Some(_) => format!("Cells {}, but those of the box.", spans(outer)),
+        None => format!("Interior: cells {}.", spans(inner)),
+    };
+    writeln!(
+        w,
+        " * {cells}{} */",
+        match (frame, &st.boundary) {
+            (false, _) => "",
+            (true, _) if info.hole.is_some() => "",
+            (true, Boundary::Periodic) => " Frame: wrapped reads.",
+            (true, _) => " Frame: reads remapped past the edge.",
+        }
     )
 }
 
