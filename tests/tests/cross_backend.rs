@@ -24,7 +24,7 @@ fn every_variant_is_registered() {
     let (random, random_1d) = stencil_tests::RANDOM_STENCILS;
     // Each spec in 4 (dtype, boundary) pairs, or 2 (tests/build.rs); the fused
     // and `tensor` variants are of the fixed pairs, which every choice holds.
-    // The specs that name their sides (edges*, layers3d, acoustic_pml) are
+    // The specs that name their sides (edges*, layers3d, shore2d, acoustic_pml) are
     // built in their own boundary and dtype only, with every single-step strategy.
     let pairs = stencil_tests::PAIRS;
     let (specs, specs_1d) = stencil_tests::PAIRED;

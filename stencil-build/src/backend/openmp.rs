@@ -203,6 +203,13 @@ fn statement(
                         "(void)n0; /* the span of the slowest axis is from its low edge */"
                     )?;
                 }
+                for p in s.edge_only_params().into_iter().filter(|_| !frame) {
+                    writeln!(
+                        w,
+                        "(void)p_{}; /* no cell of the span reads past its side */",
+                        st.params[p]
+                    )?;
+                }
                 strides(w, dims)?;
                 interior(w, st, s, &inner)?;
             }

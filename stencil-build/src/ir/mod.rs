@@ -444,6 +444,22 @@ impl Statement {
         used
     }
 
+    /// The params of its `value` sides that its expression does not read:
+    /// only the cells whose reads pass those sides read them.
+    pub fn edge_only_params(&self) -> Vec<usize> {
+        let mut read = Vec::new();
+        collect_params(&self.expr, &mut read);
+        let mut only: Vec<usize> = self
+            .edge_params
+            .iter()
+            .copied()
+            .filter(|p| !read.contains(p))
+            .collect();
+        only.sort();
+        only.dedup();
+        only
+    }
+
     /// The distinct offsets at which the statement reads `slot`, sorted.
     pub fn offsets(&self, slot: Slot) -> Vec<Vec<i64>> {
         let mut out = std::collections::BTreeSet::new();

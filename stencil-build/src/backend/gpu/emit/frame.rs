@@ -264,10 +264,12 @@ pub(super) fn frames(
                 })
                 .collect(),
         };
-        writeln!(w)?;
-        f.kernel(w)?;
-        writeln!(w)?;
-        f.slab_launcher(w)?;
+        if f.has_frame_cells() {
+            writeln!(w)?;
+            f.kernel(w)?;
+            writeln!(w)?;
+            f.slab_launcher(w)?;
+        }
         for (slab, plan) in &f.wide {
             writeln!(w)?;
             f.wide_launcher(w, slab, plan)?;
@@ -298,6 +300,21 @@ struct Frame<'a> {
 impl Frame<'_> {
     fn dims(&self) -> usize {
         self.st.dims()
+    }
+
+    /// Whether the frame kernel computes any cell: a slab of the statement's
+    /// span that the plan's kernels do not take, or a part of one they take
+    /// (on small grids, all of it). A box far from every side that is not
+    /// fixed has none.
+    fn has_frame_cells(&self) -> bool {
+        frame_slabs(&self.info.bounds, &self.inner)
+            .into_iter()
+            .any(
+                |(a, k)| match self.wide.iter().find(|(s, _)| (s.axis, s.side) == (a, k)) {
+                    None => true,
+                    Some((s, _)) => s.takes().is_some() || s.fast != s.cells,
+                },
+            )
     }
 
     /// `__global__ void <sym>_frame(n.., out, slots.., params.., o.., e..)`:
