@@ -191,6 +191,51 @@ pub fn frame_slabs<T: PartialEq>(outer: &[[T; 2]], inner: &[[T; 2]]) -> Vec<(usi
         .collect()
 }
 
+/// Per axis, the span `b` as C bounds ([`c_bound`]).
+pub fn c_spans(b: &[[Bound; 2]]) -> Vec<[String; 2]> {
+    b.iter()
+        .enumerate()
+        .map(|(a, span)| span.map(|bound| c_bound(bound, a)))
+        .collect()
+}
+
+/// The slab of axis `a` by side `k` (0 low, 1 high) of the span `outer`
+/// less `inner`, per axis: along the axes before `a`, `inner`'s span; along
+/// those after it, `outer`'s; along `a`, from `outer`'s bound to `inner`'s.
+/// Over the [`frame_slabs`], the slabs cover the frame once.
+pub fn frame_slab<T: Clone>(outer: &[[T; 2]], inner: &[[T; 2]], a: usize, k: usize) -> Vec<[T; 2]> {
+    (0..outer.len())
+        .map(|b| match b.cmp(&a) {
+            std::cmp::Ordering::Less => inner[b].clone(),
+            std::cmp::Ordering::Greater => outer[b].clone(),
+            std::cmp::Ordering::Equal if k == 0 => [outer[b][0].clone(), inner[b][0].clone()],
+            std::cmp::Ordering::Equal => [inner[b][1].clone(), outer[b][1].clone()],
+        })
+        .collect()
+}
+
+/// The slab of axis `a` by side `k` of the span variables [`frame_spans`]
+/// declares, over `dims` axes: per axis its `[from, to)`, as C.
+pub fn frame_slab_span(dims: usize, a: usize, k: usize) -> Vec<[String; 2]> {
+    let vars = |lo: &str, hi: &str| -> Vec<[String; 2]> {
+        (0..dims)
+            .map(|b| [format!("{lo}{b}"), format!("{hi}{b}")])
+            .collect()
+    };
+    frame_slab(&vars("lo", "hi"), &vars("in_lo", "in_hi"), a, k)
+}
+
+/// [`frame_slab_span`] as its first cell and its extent per axis.
+pub fn frame_slab_origin(dims: usize, a: usize, k: usize) -> (Vec<String>, Vec<String>) {
+    frame_slab_span(dims, a, k)
+        .into_iter()
+        .map(|[from, to]| {
+            let extent = format!("{to} - {from}");
+            (from, extent)
+        })
+        .unzip()
+}
+
 /// Declares the span variables a frame's slabs read, `lo<a>`, `hi<a>` (the
 /// span `outer`, as C bounds per axis) and `in_lo<a>`, `in_hi<a>` (`inner`,
 /// the cells the frame leaves out, clamped into it), all of them where

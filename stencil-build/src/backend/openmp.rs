@@ -13,7 +13,7 @@ mod fused;
 use std::fmt::{self, Write as _};
 
 use super::{
-    CExpr, Writer, arguments_writing, c_bound, edge_helpers, file_header, grid_parameters,
+    CExpr, Writer, arguments_writing, c_bound, c_spans, edge_helpers, file_header, grid_parameters,
 };
 use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
@@ -173,18 +173,22 @@ fn statement(
 ) -> fmt::Result {
     let sym = symbol(prefix, st, s);
     let dims = st.dims();
-    let outer: Vec<[String; 2]> = (0..dims)
-        .map(|a| info.bounds[a].map(|b| c_bound(b, a)))
-        .collect();
+    let outer = c_spans(&info.bounds);
     // The cells computed without a test or a remapped read: the region's,
     // but those whose reads pass a side that is not fixed; for a region
     // outside a box, none (the box is left out).
     let inner = match &info.hole {
-        Some(hole) => (0..dims).map(|a| hole[a].map(|b| c_bound(b, a))).collect(),
+        Some(hole) => c_spans(hole),
         None => interior_span(st, info),
     };
     let frame = info.hole.is_some() || inner != outer;
-    if (frame && info.hole.is_none()) || (info.hole.is_some() && frame::remaps(st)) {
+    // A region outside a box calls the frame's cells from its slabs, past
+    // a side that is not fixed.
+    let cells = match info.hole {
+        Some(_) => frame::remaps(st),
+        None => frame,
+    };
+    if cells {
         frame::cell(w, st, s, &sym)?;
         writeln!(w)?;
     }

@@ -12,7 +12,9 @@
 use std::fmt::{self, Write as _};
 
 use super::{arguments, interior, parameters, strides};
-use crate::backend::{CExpr, CRemap, Writer, frame_spans, reads_slowest_extent};
+use crate::backend::{
+    CExpr, CRemap, Writer, frame_slab_origin, frame_slab_span, frame_spans, reads_slowest_extent,
+};
 use crate::codegen::expr;
 use crate::codegen::index::remapped_read;
 use crate::codegen::names::slot_name;
@@ -104,13 +106,7 @@ pub(super) fn by_slabs(
     for (a, k) in frame_spans(w, (outer, inner), false)? {
         let side = ["Below", "Above"][k];
         writeln!(w, "/* {side} the box along `{}`. */", st.axes[a])?;
-        let (o, e): (Vec<String>, Vec<String>) = (0..dims)
-            .map(|b| {
-                let [from, to] = slab_span(a, k, b);
-                let extent = format!("{to} - {from}");
-                (from, extent)
-            })
-            .unzip();
+        let (o, e) = frame_slab_origin(dims, a, k);
         w.braces(|w| {
             writeln!(w, "const ptrdiff_t o[] = {{{}}};", o.join(", "))?;
             writeln!(w, "const ptrdiff_t e[] = {{{}}};", e.join(", "))?;
@@ -146,13 +142,7 @@ pub(super) fn slab_function(
         parameters(st, s, false)
     );
     w.definition(head, |w| {
-        let remapped = st
-            .boundary
-            .sides(dims)
-            .iter()
-            .flatten()
-            .any(|k| k.updates());
-        if !remapped && !reads_slowest_extent(st, s) {
+        if !remapped {
             writeln!(w, "(void)n0; /* the slab's extents are in `o` and `e` */")?;
         }
         strides(w, dims)?;
@@ -193,24 +183,12 @@ pub(super) fn remaps(st: &Stencil) -> bool {
         .any(|k| k.updates())
 }
 
-/// The span along axis `b` of the slab of axis `a` by side `k` (0 low, 1
-/// high), from the span variables `lo`, `hi`, `in_lo`, `in_hi`.
-fn slab_span(a: usize, k: usize, b: usize) -> [String; 2] {
-    match b.cmp(&a) {
-        std::cmp::Ordering::Less => [format!("in_lo{b}"), format!("in_hi{b}")],
-        std::cmp::Ordering::Greater => [format!("lo{b}"), format!("hi{b}")],
-        std::cmp::Ordering::Equal if k == 0 => [format!("lo{b}"), format!("in_lo{b}")],
-        std::cmp::Ordering::Equal => [format!("in_hi{b}"), format!("hi{b}")],
-    }
-}
-
 /// The loop nest over the slab of axis `a` by side `k` (0 low, 1 high).
 fn slab(w: &mut Writer, dims: usize, a: usize, k: usize, call: &str) -> fmt::Result {
-    let loops: Vec<String> = (0..dims)
-        .map(|b| {
-            let [from, to] = slab_span(a, k, b);
-            format!("for (ptrdiff_t i{b} = {from}; i{b} < {to}; ++i{b})")
-        })
+    let loops: Vec<String> = frame_slab_span(dims, a, k)
+        .into_iter()
+        .enumerate()
+        .map(|(b, [from, to])| format!("for (ptrdiff_t i{b} = {from}; i{b} < {to}; ++i{b})"))
         .collect();
     if dims > 1 {
         w.pragma(&format!(

@@ -21,8 +21,8 @@ use super::super::{Dialect, symbol};
 use crate::analysis::region_extent;
 use crate::analysis::{Analysis, StatementInfo};
 use crate::backend::{
-    CExpr, CRemap, Writer, arguments_writing, c_bound, c_parameters, edge_helpers, frame_slabs,
-    frame_spans, reads_slowest_extent,
+    CExpr, CRemap, Writer, arguments_writing, c_bound, c_parameters, c_spans, edge_helpers,
+    frame_slab, frame_slab_origin, frame_slabs, frame_spans, reads_slowest_extent,
 };
 use crate::codegen::expr;
 use crate::codegen::index::{linear_index, remapped_read};
@@ -162,13 +162,13 @@ pub(super) fn wide_slabs(st: &Stencil, an: &Analysis, interior_an: &Analysis) ->
             continue;
         };
         for (axis, side) in frame_slabs(&info.bounds, hole) {
-            let fast = slab(&twin.bounds, twin_hole, axis, side);
+            let fast = frame_slab(&twin.bounds, twin_hole, axis, side);
             if axis + 1 < dims && fast.iter().all(|&b| region_extent(b).is_some()) {
                 wide.push(Wide {
                     statement: k,
                     axis,
                     side,
-                    cells: slab(&info.bounds, hole, axis, side),
+                    cells: frame_slab(&info.bounds, hole, axis, side),
                     fast,
                     interior: twin.bounds.clone(),
                 });
@@ -186,19 +186,6 @@ fn below(a: Bound, b: Bound) -> Option<bool> {
         (Bound::High(x), Bound::High(y)) => Some(x > y),
         _ => None,
     }
-}
-
-/// The slab of axis `a` by side `k` of the span `outer` less `inner`: along
-/// the axes before `a`, `inner`'s span; along those after it, `outer`'s.
-fn slab(outer: &[[Bound; 2]], inner: &[[Bound; 2]], a: usize, k: usize) -> Vec<[Bound; 2]> {
-    (0..outer.len())
-        .map(|b| match b.cmp(&a) {
-            std::cmp::Ordering::Less => inner[b],
-            std::cmp::Ordering::Greater => outer[b],
-            std::cmp::Ordering::Equal if k == 0 => [outer[b][0], inner[b][0]],
-            std::cmp::Ordering::Equal => [inner[b][1], outer[b][1]],
-        })
-        .collect()
 }
 
 /// The stencil whose kernels compute the statements' interiors: `st`, or
@@ -224,15 +211,15 @@ pub(super) fn interior_prefix(st: &Stencil, prefix: &str) -> String {
 
 /// The frame kernels and the launchers of `st`'s statements that have a
 /// frame ([`framed`]); the interiors' launchers are named with
-/// `interior_prefix`, the spans of their kernels in `interior_an`.
+/// `interior_prefix`, the spans of their kernels in `interior_an`, and the
+/// slabs that run the plan's kernels are `wide` ([`wide_slabs`]).
 pub(super) fn frames(
     w: &mut Writer,
     (st, an): (&Stencil, &Analysis),
-    interior_an: &Analysis,
+    (interior_an, wide): (&Analysis, &[Wide]),
     (prefix, interior_prefix): (&str, &str),
     d: &Dialect,
 ) -> fmt::Result {
-    let wide = wide_slabs(st, an, interior_an);
     edge_helpers(w, st, "static __device__ __forceinline__")?;
     let interior = interior_stencil(st);
     let framed = framed(st, an);
@@ -309,12 +296,23 @@ impl Frame<'_> {
     fn has_frame_cells(&self) -> bool {
         frame_slabs(&self.info.bounds, &self.inner)
             .into_iter()
-            .any(
-                |(a, k)| match self.wide.iter().find(|(s, _)| (s.axis, s.side) == (a, k)) {
-                    None => true,
-                    Some((s, _)) => s.takes().is_some() || s.fast != s.cells,
-                },
-            )
+            .any(|(a, k)| match self.wide_at(a, k) {
+                None => true,
+                Some(s) => s.takes().is_some() || s.fast != s.cells,
+            })
+    }
+
+    /// The slab of axis `a` by side `k` that runs the plan's kernels, if it does.
+    fn wide_at(&self, a: usize, k: usize) -> Option<&Wide> {
+        self.wide
+            .iter()
+            .map(|(slab, _)| slab)
+            .find(|slab| (slab.axis, slab.side) == (a, k))
+    }
+
+    /// The launcher of the slab `wide` ([`Self::wide_launcher`]).
+    fn wide_symbol(&self, wide: &Wide) -> String {
+        format!("{}_{}", self.sym, wide.suffix(self.st))
     }
 
     /// `__global__ void <sym>_frame(n.., out, slots.., params.., o.., e..)`:
@@ -468,12 +466,9 @@ impl Frame<'_> {
                 w,
                 "/* Per axis, the span [lo, hi) and within it [in_lo, in_hi), which the frame leaves out. */"
             )?;
-            let spans = |b: &[[Bound; 2]]| -> Vec<[String; 2]> {
-                (0..dims).map(|a| b[a].map(|b| c_bound(b, a))).collect()
-            };
             // The interior's launch is guarded by its span: every variable.
             let every = self.interior.is_some();
-            let slabs = frame_spans(w, (&spans(outer), &spans(inner)), every)?;
+            let slabs = frame_spans(w, (&c_spans(outer), &c_spans(inner)), every)?;
             if let Some(interior) = &self.interior {
                 // On small grids a region's interior may have no cells: no launch.
                 let some: Vec<String> = (0..dims).map(|a| format!("in_lo{a} < in_hi{a}")).collect();
@@ -483,9 +478,9 @@ impl Frame<'_> {
                 })?;
             }
             for (a, k) in slabs {
-                match self.wide.iter().find(|(s, _)| (s.axis, s.side) == (a, k)) {
-                    Some((slab, _)) => {
-                        let sym = format!("{}_{}", self.sym, slab.suffix(self.st));
+                match self.wide_at(a, k) {
+                    Some(slab) => {
+                        let sym = self.wide_symbol(slab);
                         writeln!(w, "/* {}. */", self.slab_comment(a, k))?;
                         w.braces(|w| {
                             writeln!(w, "const int err = {sym}({args}, stream);")?;
@@ -518,16 +513,12 @@ impl Frame<'_> {
             self.slab_comment(wide.axis, wide.side)
         )?;
         let head = format!(
-            "static int {}_{}({})",
-            self.sym,
-            wide.suffix(self.st),
+            "static int {}({})",
+            self.wide_symbol(wide),
             params.join(", ")
         );
         w.definition(head, |w| {
-            let spans = |b: &[[Bound; 2]]| -> Vec<[String; 2]> {
-                (0..dims).map(|a| b[a].map(|b| c_bound(b, a))).collect()
-            };
-            let slabs = frame_spans(w, (&spans(&wide.cells), &spans(&wide.fast)), true)?;
+            let slabs = frame_spans(w, (&c_spans(&wide.cells), &c_spans(&wide.fast)), true)?;
             let planned = |w: &mut Writer| {
                 writeln!(w, "const int err = {plan}({args}, stream);")?;
                 w.guarded("if (err != 0)", "return err;")?;
@@ -580,18 +571,7 @@ impl Frame<'_> {
     /// high) of the spans `lo`, `hi`, `in_lo`, `in_hi` in scope, headed
     /// with `comment`.
     fn slab(&self, w: &mut Writer, a: usize, k: usize, comment: &str, args: &str) -> fmt::Result {
-        let dims = self.dims();
-        let span = |b: usize| -> (String, String) {
-            match b.cmp(&a) {
-                std::cmp::Ordering::Less => (format!("in_lo{b}"), format!("in_hi{b} - in_lo{b}")),
-                std::cmp::Ordering::Greater => (format!("lo{b}"), format!("hi{b} - lo{b}")),
-                std::cmp::Ordering::Equal if k == 0 => {
-                    (format!("lo{b}"), format!("in_lo{b} - lo{b}"))
-                }
-                std::cmp::Ordering::Equal => (format!("in_hi{b}"), format!("hi{b} - in_hi{b}")),
-            }
-        };
-        let (o, e): (Vec<String>, Vec<String>) = (0..dims).map(span).unzip();
+        let (o, e) = frame_slab_origin(self.dims(), a, k);
         writeln!(w, "/* {comment}. */")?;
         self.launch_slab(w, (&o, &e), args)
     }

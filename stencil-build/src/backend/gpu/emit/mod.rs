@@ -64,7 +64,7 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialec
         &wide,
     ));
     body.push_str(&Writer::text(|w| {
-        frame::frames(w, (st, an), &fast_an, (prefix, &fast_prefix), d)
+        frame::frames(w, (st, an), (&fast_an, &wide), (prefix, &fast_prefix), d)
     }));
     with_header((st, an), &fast, plan, d, &body)
 }
