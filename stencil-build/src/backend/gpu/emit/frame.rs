@@ -54,7 +54,8 @@ const NARROW: usize = 16;
 /// (acoustic25 with absorbing layers, 300 x 994 x 750, each ratio to plain
 /// acoustic25 in the same lease) the layers' slabs in the plan's `stream` kernels of
 /// chunk 64 ran the stencil at 0.84x of plain acoustic25 in f32, as the
-/// frame kernel had; of chunk 8, 0.857x (f64 0.88x); of chunk 4, the same.
+/// frame kernel had; of chunk 8, 0.857x (f64 0.881x); of chunk 4, 0.858x
+/// (f64 0.874x).
 pub(super) const SLAB_CHUNK: usize = 8;
 
 /// The most blocks a launch may have along its second and third axes.
