@@ -38,7 +38,11 @@ pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
             Strategy::Temporal
         });
     }
-    single_step(st, d)
+    let single = single_step(st, d);
+    if deep_planes(st, d) && single == vector_stream(st, d) {
+        return planes_stream(st);
+    }
+    single
 }
 
 /// `auto`'s single-step kernel for `st` (see [`resolve`](crate::backend::gpu::plan::resolve)): what it picks
@@ -216,6 +220,26 @@ pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
     }
     GpuTiling::model(Strategy::Stream)
 }
+
+/// Whether `auto` runs the steps of `st`, where they do not fuse and
+/// [`single_step`] is [`vector_stream`]'s blocks of `[1, 2, 64]` threads
+/// marching 4 planes, in [`planes_stream`]'s blocks of `[1, 8, 32]` marching
+/// 64 instead (the same window of 16-byte vectors): on CUDA, for 3-D
+/// stencils that reach [`DEEP_PLANES_REACH`] planes or more along the
+/// slowest axis, whose `2 x reach` planes around each chunk of 4 a block
+/// reads again. On the H200 (512^3, 200 steps, the two binaries in turn in
+/// one lease; design notes, "Blocks marching 64 planes") they ran
+/// star3d_r2_periodic 1.14x (f32) and 1.13x (f64), random_08 (f64, reach 3)
+/// 1.25x and wave3d_r2 1.01x and 0.95x (f64 at 86% of its bound). At reach
+/// 1 they split both ways (random_26 1.13x, random_13 0.92x, smooth3d_t1
+/// 0.98x), and keep the blocks marching 4. The fused plans' launches of one
+/// step keep [`single_step`]'s kernel: unmeasured with these blocks.
+pub fn deep_planes(st: &Stencil, d: &Dialect) -> bool {
+    d.tuned && st.dims() == 3 && radius(st)[0] >= DEEP_PLANES_REACH
+}
+
+/// The least reach along the slowest axis for [`deep_planes`].
+pub const DEEP_PLANES_REACH: usize = 2;
 
 /// The most 32-bit registers a thread has: a `stream` window of more spills
 /// to local memory.

@@ -502,3 +502,37 @@ fn updates_in_regions_of_one_field_step_as_that_update_would() {
     ));
     assert!(!two_fields.one_update(), "two fields' updates");
 }
+
+#[test]
+fn unfused_3d_steps_reaching_2_planes_march_64_on_cuda() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    let star = |r: usize| {
+        let sum = format!(
+            "sum(r, 1, {r}, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])"
+        );
+        Stencil {
+            boundary: crate::ir::Boundary::Periodic,
+            ..stencil("\"z\", \"y\", \"x\"", "f64", &sum)
+        }
+    };
+    assert_eq!(
+        plan(&star(2), &auto, &HIP),
+        (Strategy::Stream, vec![1, 2, 64], 4, 1, 2),
+        "a star whose steps do not fuse: 16-byte vectors marching 4 planes"
+    );
+    assert_eq!(
+        plan(&star(2), &auto, &CUDA),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 2),
+        "on CUDA, reaching 2 planes: blocks of [1, 8, 32] marching 64"
+    );
+    let near = "u[-1,0,0] + u[1,0,0] + u[0,-2,0] + u[0,2,0] + u[0,0,-2] + u[0,0,2]";
+    let near = Stencil {
+        boundary: crate::ir::Boundary::Periodic,
+        ..stencil("\"z\", \"y\", \"x\"", "f64", near)
+    };
+    assert_eq!(
+        plan(&near, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 2, 64], 4, 1, 2),
+        "reaching 1 plane: blocks marching 4"
+    );
+}
