@@ -60,7 +60,7 @@ fn openmp_strategy(t: &stencil_rt::openmp::OpenmpTiling) -> String {
             format!("cache blocks [{}]", extents.join(", "))
         }
         (n, [planes, rows, _]) => format!("tiles of {planes} x {rows}, up to {n} steps a sweep"),
-        (n, _) => format!("a band of rows a thread in 16 KiB columns, up to {n} steps a sweep"),
+        (n, _) => format!("a band of rows a thread, up to {n} steps a sweep"),
     }
 }
 
