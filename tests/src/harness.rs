@@ -140,10 +140,7 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 /// grid also runs over 1093 cells more than the smallest: GPU `naive`'s
 /// blocks of 256 threads of 4 f32 cells each then cover all their cells in
 /// the first block, whose threads away from a periodic grid's ends read
-/// without wrapping, and one at a time in the second. With OpenMP, a 2-D
-/// grid also runs rows 4103 cells longer than the smallest: the fused
-/// sweep's columns (4096 f32 cells, 2048 f64) then number two or three, the
-/// last one partial.
+/// without wrapping, and one at a time in the second.
 pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     let min = e.min_shape;
     let mut rows: Vec<usize> = min.iter().zip([5, 9, 11]).map(|(m, k)| m + k).collect();
@@ -200,9 +197,6 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
     }
     if min.len() == 1 {
         shapes.push(vec![min[0] + 1093]);
-    }
-    if min.len() == 2 && !e.block.is_empty() {
-        shapes.push(vec![min[0] + 7, min[1] + 4103]);
     }
     shapes
 }

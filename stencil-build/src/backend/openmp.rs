@@ -112,7 +112,7 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
         "static inline ptrdiff_t stencil_min(ptrdiff_t a, ptrdiff_t b)",
         |w| writeln!(w, "return a < b ? a : b;"),
     )?;
-    if fuses(st) {
+    if fuses(st) && st.dims() == 3 {
         writeln!(w)?;
         w.definition(
             "static inline ptrdiff_t stencil_max(ptrdiff_t a, ptrdiff_t b)",

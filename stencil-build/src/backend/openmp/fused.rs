@@ -8,9 +8,7 @@
 //! Tiles overlap by `r` cells a fused step on each side (recomputed, not
 //! exchanged), so threads never wait for each other. In 3-D a tile is a
 //! band of planes and of rows (`block[0]` x `block[1]`), whole rows along
-//! the contiguous axis; in 2-D each thread sweeps one band of rows, a
-//! column of [`COLUMN_BYTES`] at a time (its columns overlapping the
-//! same way), so that a step's rows stay in L1.
+//! the contiguous axis; in 2-D each thread sweeps one band of rows.
 //!
 //! A leapfrog's step `l` also reads step `l - 2` (the grid `prev` at step
 //! 1), so its rings keep `rp` more slices (`rp` the reach of its `prev`
@@ -73,24 +71,6 @@ fn ring_slices(s: &Statement, info: &StatementInfo) -> usize {
 /// Cache a thread's rings may take where the C library does not report its
 /// L2 size: half of a 2 MiB L2, so that the slices streaming through stay.
 const RING_BUDGET: usize = 1 << 20;
-
-/// Bytes of a row a 2-D tile's sweep computes at a time (2048 f64 cells,
-/// 4096 f32), where the three rows a step reads stay in L1. On a 2-core AMD
-/// EPYC (j2d5pt f64, 8192-wide rows, up to 8 fused steps) the sweep in
-/// columns ran 1.2x the whole rows, which stream from L2 at every step: on
-/// one core 2.30-2.47 GCells/s against 1.81-2.04, on two 4.60-4.71 against
-/// 3.80-3.93 (design notes, "The CPU backend").
-pub const COLUMN_BYTES: usize = 16 << 10;
-
-/// The most memory a thread's 2-D rings may take, in ring budgets: they
-/// hold whole rows, of which a sweep keeps a column's in cache, so that a
-/// grid of very long rows fuses no more steps than it did before columns.
-const RING_MEMORY: usize = 16;
-
-/// Cells of a 2-D tile's columns ([`COLUMN_BYTES`]).
-fn columns(st: &Stencil) -> usize {
-    COLUMN_BYTES / st.dtype.size()
-}
 
 /// The fused kernel of `st`'s one statement, and its tile sweep.
 pub fn kernel(
@@ -263,17 +243,11 @@ fn tile(
     ));
     if three {
         params.push_str(", const ptrdiff_t ylo, const ptrdiff_t yhi");
-    } else {
-        params.push_str(", const ptrdiff_t xlo, const ptrdiff_t xhi");
     }
     writeln!(
         w,
-        "/* One tile's sweep: slices [zlo, zhi) x {} after `steps` steps. */",
-        if three {
-            "rows [ylo, yhi)"
-        } else {
-            "columns [xlo, xhi)"
-        }
+        "/* One tile's sweep: slices [zlo, zhi){} after `steps` steps. */",
+        if three { " x rows [ylo, yhi)" } else { "" }
     )?;
     w.definition(format_args!("static void {sym}_tile({params})"), |w| {
         writeln!(w, "const ptrdiff_t ring_slices = {};", ring_slices(s, info))?;
@@ -412,24 +386,13 @@ fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo)
             )
         })?;
     }
-    let (jlo, jhi) = if three {
-        (hl.to_string(), format!("{nl} - {hl}"))
-    } else {
-        let jw = times("steps - l", info.reach[1]);
-        writeln!(w, "const ptrdiff_t jlo = stencil_max(xlo - {jw}, {hl});")?;
-        writeln!(
-            w,
-            "const ptrdiff_t jhi = stencil_min(xhi + {jw}, {nl} - {hl});"
-        )?;
-        ("jlo".into(), "jhi".into())
-    };
     w.pragma("omp simd")?;
     w.guarded(
-        format_args!("for (ptrdiff_t j = {jlo}; j < {jhi}; ++j)"),
+        format_args!("for (ptrdiff_t j = {hl}; j < {nl} - {hl}; ++j)"),
         format_args!("dst[j] = {};", cell_value(st, s)),
     )?;
     if leapfrog(st, s) {
-        keep_for_aux(w, st, hl)?;
+        keep_for_aux(w, st)?;
     }
     Ok(())
 }
@@ -453,36 +416,20 @@ fn grid_row(st: &Stencil, grid: &str, k: &str, i: &str) -> String {
 }
 
 /// A leapfrog's step `steps - 1`: the tile's own rows of it (with their
-/// frame columns; in 2-D its own columns) go to `aux` as well as to the
-/// ring; `hl` the frame's width along the contiguous axis.
-fn keep_for_aux(w: &mut Writer, st: &Stencil, hl: usize) -> fmt::Result {
+/// frame columns) go to `aux` as well as to the ring.
+fn keep_for_aux(w: &mut Writer, st: &Stencil) -> fmt::Result {
     let nl = format!("n{}", st.dims() - 1);
     let own = if st.dims() == 3 {
         "k >= zlo && k < zhi && i >= ylo && i < yhi"
     } else {
         "k >= zlo && k < zhi"
     };
-    // A 2-D tile keeps its own columns, and the frame's beside them.
-    let columns = (st.dims() == 2).then(|| {
-        (
-            format!("const ptrdiff_t from = xlo == {hl} ? 0 : xlo;"),
-            format!("const ptrdiff_t to = xhi == {nl} - {hl} ? {nl} : xhi;"),
-        )
-    });
-    let (from, to) = match columns {
-        Some(_) => ("from".to_string(), "to".to_string()),
-        None => ("0".to_string(), nl.clone()),
-    };
     w.block(format_args!("if (l == steps - 1 && {own})"), |w| {
         let t = st.dtype.c();
         writeln!(w, "{t} *restrict kept = {};", grid_row(st, "aux", "k", "i"))?;
-        if let Some((from, to)) = &columns {
-            writeln!(w, "{from}")?;
-            writeln!(w, "{to}")?;
-        }
         w.pragma("omp simd")?;
         w.guarded(
-            format_args!("for (ptrdiff_t j = {from}; j < {to}; ++j)"),
+            format_args!("for (ptrdiff_t j = 0; j < {nl}; ++j)"),
             "kept[j] = dst[j];",
         )
     })
@@ -531,38 +478,22 @@ fn rings(w: &mut Writer, st: &Stencil, slices: usize, info: &StatementInfo) -> f
     let r = &info.reach;
     let nl = format!("n{}", st.dims() - 1);
     let block = &st.tiling.openmp.block;
-    let (rows, ring_rows, width) = if st.dims() == 3 {
+    let (rows, ring_rows) = if st.dims() == 3 {
         (
             format!("({} + 2 * {})", block[1], r[1]),
             format!("({} + 2 * {})", block[1], times("steps - 1", r[1])),
-            nl.clone(),
         )
     } else {
-        // A column's rows and the cells the later steps need beside them.
-        let reach = times("steps - 1", 2 * r[1]);
-        let width = format!("stencil_min({nl}, {} + {reach})", columns(st));
-        ("1".into(), "1".into(), width)
+        ("1".into(), "1".into())
     };
     writeln!(
         w,
-        "const ptrdiff_t slice = {slices} * {rows} * {width} * (ptrdiff_t)sizeof({t});"
+        "const ptrdiff_t slice = {slices} * {rows} * {nl} * (ptrdiff_t)sizeof({t});"
     )?;
-    if st.dims() == 3 {
-        writeln!(
-            w,
-            "const ptrdiff_t fit = 1 + stencil_ring_budget() / slice;"
-        )?;
-    } else {
-        // The rings hold whole rows: at most RING_MEMORY budgets of memory.
-        writeln!(
-            w,
-            "const ptrdiff_t whole = {slices} * {nl} * (ptrdiff_t)sizeof({t});"
-        )?;
-        writeln!(
-            w,
-            "const ptrdiff_t fit = stencil_min(1 + stencil_ring_budget() / slice, 1 + {RING_MEMORY} * stencil_ring_budget() / whole);"
-        )?;
-    }
+    writeln!(
+        w,
+        "const ptrdiff_t fit = 1 + stencil_ring_budget() / slice;"
+    )?;
     w.guarded("if (steps > fit)", "steps = (int)fit;")?;
     w.guarded("if (steps < 2)", "return 0;")?;
     writeln!(
@@ -617,12 +548,10 @@ fn tiles_3d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> f
     })
 }
 
-/// 2-D: one band of rows a thread, swept a column of [`columns`] cells at
-/// a time.
+/// 2-D: one band of rows a thread.
 fn bands_2d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> fmt::Result {
     let t = st.dtype.c();
-    let (h0, h1) = (info.halo[0], info.halo[1]);
-    let cols = columns(st);
+    let h0 = info.halo[0];
     w.pragma("omp parallel")?;
     w.braces(|w| {
         writeln!(
@@ -631,11 +560,9 @@ fn bands_2d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> f
         )?;
         writeln!(w, "{t} *ring = rings + per_thread * (size_t)th;")?;
         writeln!(w, "const ptrdiff_t interior = n0 - {};", 2 * h0)?;
-        writeln!(w, "const ptrdiff_t zlo = {h0} + interior * th / nth;")?;
-        writeln!(w, "const ptrdiff_t zhi = {h0} + interior * (th + 1) / nth;")?;
-        w.guarded(
-            format_args!("for (ptrdiff_t x = {h1}; x < n1 - {h1}; x += {cols})"),
-            format_args!("{call}zlo, zhi, x, stencil_min(x + {cols}, n1 - {h1}));"),
+        writeln!(
+            w,
+            "{call}{h0} + interior * th / nth, {h0} + interior * (th + 1) / nth);"
         )
     })
 }
