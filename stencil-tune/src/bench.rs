@@ -226,12 +226,20 @@ fn main_source(candidates: &[Candidate], stencils: &[Stencil], o: &Options) -> S
         let st = &stencils[c.stencil];
         let grids: Vec<String> = (0..st.tunable.grids.len()).map(|g| g.to_string()).collect();
         let shape: Vec<String> = st.shape.iter().map(usize::to_string).collect();
+        // Every candidate of a stencil is checked against its first one's
+        // reference: the others' are never called, so never compiled to
+        // machine code (a reference of hundreds of terms takes rustc long).
+        let first = candidates
+            .iter()
+            .position(|f| f.stencil == c.stencil)
+            .unwrap_or(k);
         let _ = writeln!(
             text,
-            "    (\"{}\", \"{}\", |steps, reps, fastest| measure!({}, {}, \"{}\", [{}], [{}], steps, reps, fastest)),",
+            "    (\"{}\", \"{}\", |steps, reps, fastest| measure!({}, {}, {}, \"{}\", [{}], [{}], steps, reps, fastest)),",
             c.id,
             st.tunable.name,
             module(k),
+            module(first),
             o.backend,
             st.tunable.name,
             grids.join(", "),

@@ -160,10 +160,11 @@ fn median(mut seconds: Vec<f64>) -> f64 {
     seconds[seconds.len() / 2]
 }
 
-/// Checks module `$m`'s `$backend` plan against its reference, then times
-/// a session of it on `$shape`, uploading the grids `$g`.
+/// Checks module `$m`'s `$backend` plan against module `$r`'s reference (the
+/// same stencil's), then times a session of it on `$shape`, uploading the
+/// grids `$g`.
 macro_rules! measure {
-    ($m:ident, $backend:ident, $stencil:literal, [$($g:literal),*], [$($n:literal),*], $steps:expr, $reps:expr, $fastest:expr) => {{
+    ($m:ident, $r:ident, $backend:ident, $stencil:literal, [$($g:literal),*], [$($n:literal),*], $steps:expr, $reps:expr, $fastest:expr) => {{
         use $m as s;
         let err = |e: StencilError| e.to_string();
         let params: Vec<s::Real> = vec![0.1 as s::Real; s::PARAMS.len()];
@@ -172,7 +173,7 @@ macro_rules! measure {
         let cells: usize = check_shape.iter().product();
         let mut want: Vec<Vec<s::Real>> = (0..s::GRIDS.len()).map(|k| random(cells, k as u64)).collect();
         let mut got = want.clone();
-        s::reference::run_grids(&mut slices(&mut want), &check_shape, &params, check_steps).map_err(err)?;
+        $r::reference::run_grids(&mut slices(&mut want), &check_shape, &params, check_steps).map_err(err)?;
         s::$backend::run_grids(&mut slices(&mut got), &check_shape, &params, check_steps).map_err(err)?;
         compare(&got, &want, s::Real::EPSILON as f64, s::FLOPS_PER_CELL, check_steps)?;
         let shape = [$($n),*];

@@ -131,6 +131,36 @@ pub fn fits(st: &Stencil) -> bool {
     st.dims() == 1 || loads <= RECOMPUTED_LOADS_PER_KERNEL * saved
 }
 
+/// Rows of the grids the step's one kernel reads from memory, its
+/// recomputations' included: the distinct buffers at distinct offsets along
+/// every axis but the contiguous one. A `naive` block keeps nothing between
+/// them, so each is a line of sectors it loads from L2.
+pub fn rows_read(st: &Stencil) -> usize {
+    let mut rows = std::collections::BTreeSet::new();
+    let lines = st.dims() - 1;
+    walk_step(st, &mut |_| true, &mut |r| {
+        if r.source == Source::Memory {
+            rows.insert((r.access.slot, r.at[..lines].to_vec()));
+        }
+    });
+    rows.len()
+}
+
+/// Values a cell moves through memory each step where every statement is a
+/// kernel of its own: each buffer a statement reads, and the one it writes.
+pub fn kernels_traffic(st: &Stencil) -> usize {
+    st.statements
+        .iter()
+        .map(|s| {
+            let mut slots = std::collections::BTreeSet::new();
+            s.expr.for_each_read(&mut |a: &Access| {
+                slots.insert(a.slot);
+            });
+            slots.len() + 1
+        })
+        .sum()
+}
+
 /// A read of the step's kernel, as [`walk_step`] meets it.
 struct Read<'a> {
     /// The read as its statement writes it.

@@ -42,6 +42,9 @@ pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
     if deep_planes(st, d) && single == vector_stream(st, d) {
         return planes_stream(st);
     }
+    if scattered_rows(st, d) && single == GpuTiling::model(Strategy::Naive) {
+        return planes_stream(st);
+    }
     single
 }
 
@@ -236,6 +239,23 @@ pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// step keep [`single_step`]'s kernel: unmeasured with these blocks.
 pub fn deep_planes(st: &Stencil, d: &Dialect) -> bool {
     d.tuned && st.dims() == 3 && radius(st)[0] >= DEEP_PLANES_REACH
+}
+
+/// Whether `auto` runs a 3-D step whose statements fit one kernel
+/// ([`step::fits`]) as a kernel an update in [`planes_stream`]'s blocks
+/// instead, on CUDA: where the rows the one kernel reads
+/// ([`step::rows_read`]: its blocks keep nothing between rows and planes,
+/// so each is a line of sectors from L2) outnumber the values a cell the
+/// kernels an update move through memory ([`step::kernels_traffic`]:
+/// marching planes, each of their reads crosses memory about once). On the
+/// H200 (512^3, 200 steps, the binaries in turn in one lease; design notes,
+/// "Blocks marching 64 planes") random_05, random_14, random_16 and
+/// random_21, whose one kernel reads 2.6, 1.4, 2.0 and 1.9 times as many
+/// rows as those values, ran 1.17x, 1.36x, 1.04x and 1.03x as fast as a
+/// kernel an update, and flux3d_t3 (0.45: three temporaries, each written
+/// and read again) 0.36x in f32 and 0.24x in f64.
+pub fn scattered_rows(st: &Stencil, d: &Dialect) -> bool {
+    d.tuned && st.dims() == 3 && step::fits(st) && step::rows_read(st) > step::kernels_traffic(st)
 }
 
 /// The least reach along the slowest axis for [`deep_planes`].

@@ -4,7 +4,7 @@
 use crate::backend::gpu::plan::model::{AUTO_REGISTER_WORDS, COLUMN_CELLS, WIDE_REGISTER_WORDS};
 use crate::backend::gpu::plan::{Plan, register_words, resolve, small_planes_plan, step_plan};
 use crate::backend::gpu::tests::{heat2d, lowered, stencil};
-use crate::backend::gpu::{CUDA, Dialect, HIP, emit};
+use crate::backend::gpu::{CUDA, Dialect, HIP, emit, step};
 use crate::ir::{GpuTiling, Stencil, Strategy};
 
 /// A plan's strategy, block, chunk, coarsening and vector.
@@ -534,5 +534,67 @@ fn unfused_3d_steps_reaching_2_planes_march_64_on_cuda() {
         plan(&near, &auto, &CUDA),
         (Strategy::Stream, vec![1, 2, 64], 4, 1, 2),
         "reaching 1 plane: blocks marching 4"
+    );
+}
+
+#[test]
+fn one_kernels_reading_many_rows_become_a_kernel_an_update_on_cuda() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    let spec = |fields: &str, updates: &[(&str, &str)]| {
+        let updates: String = updates
+            .iter()
+            .map(|(t, e)| format!("[[update]]\ntarget = \"{t}\"\nexpr = \"{e}\"\n"))
+            .collect();
+        lowered(format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+             [fields]\n{fields}\n{updates}[boundary]\nkind = \"fixed\"\n"
+        ))
+    };
+    // A temporary of far reads, read again 4 planes away: the one kernel
+    // reads it at 8 rows, and the step at 4 more.
+    let scattered = spec(
+        "u = { role = \"state\" }\nk = { role = \"input\" }\nt = { role = \"temp\" }",
+        &[
+            (
+                "t",
+                "k[-3,-3,-3] + k[-1,-4,-4] + k[2,4,4] + k[-3,-1,-2]*k[-2,2,3]",
+            ),
+            (
+                "u",
+                "u[0,0,0] + t[0,0,0] + u[-1,3,3] + u[0,4,-2] + k[0,1,-3] - t[4,3,0]",
+            ),
+        ],
+    );
+    assert!(step::fits(&scattered));
+    assert!(step::rows_read(&scattered) > step::kernels_traffic(&scattered));
+    assert_eq!(
+        plan(&scattered, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 4),
+        "on CUDA: a kernel an update, marching 64 planes"
+    );
+    assert_eq!(
+        plan(&scattered, &auto, &HIP).0,
+        Strategy::Naive,
+        "HIP keeps the one kernel"
+    );
+    // Face fluxes: each temporary would cross memory twice for few rows.
+    let flux = spec(
+        "u = { role = \"state\" }\nfx = { role = \"temp\" }\nfy = { role = \"temp\" }\nfz = { role = \"temp\" }",
+        &[
+            ("fx", "u[0,0,1] - u[0,0,0]"),
+            ("fy", "u[0,1,0] - u[0,0,0]"),
+            ("fz", "u[1,0,0] - u[0,0,0]"),
+            (
+                "u",
+                "u[0,0,0] + 0.15*(fx[0,0,0] - fx[0,0,-1] + fy[0,0,0] - fy[0,-1,0] + fz[0,0,0] - fz[-1,0,0])",
+            ),
+        ],
+    );
+    assert!(step::fits(&flux));
+    assert!(step::rows_read(&flux) <= step::kernels_traffic(&flux));
+    assert_eq!(
+        plan(&flux, &auto, &CUDA).0,
+        Strategy::Naive,
+        "the one kernel"
     );
 }
