@@ -168,8 +168,9 @@ impl Plan {
 ///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64
 ///   cells, one per iteration, one per thread along the contiguous axis;
 /// - on CUDA, `auto`'s single step is `tensor` for f64 3-D stencils whose
-///   in-plane sum matrix products can take, reaching 3 cells or more
-///   ([`auto_tensor`](crate::backend::gpu::plan::model::auto_tensor));
+///   in-plane sum of one grid matrix products can take, reaching 4 cells
+///   or more ([`auto_tensor`](crate::backend::gpu::plan::model::auto_tensor),
+///   [`TENSOR_MIN_REACH`](crate::backend::gpu::plan::model::TENSOR_MIN_REACH));
 /// - `auto` is `temporal` (with [`temporal::defaults`]) where
 ///   [`auto_fuses`](crate::backend::gpu::plan::model::auto_fuses) says the steps fuse and it measured faster,
 ///   and `persistent` where [`auto_persists`](crate::backend::gpu::plan::model::auto_persists) says that one launch

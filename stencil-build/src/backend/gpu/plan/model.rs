@@ -53,7 +53,8 @@ pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// step ([`step_plan`](crate::backend::gpu::plan::companions::step_plan)).
 pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
     if d.tensor_cores && auto_tensor(st) {
-        if super::tensor::reads_one_grid(st) {
+        let reach = plane_reach(st, &st.statements[0]);
+        if super::tensor::reads_one_grid(st) && reach >= TENSOR_MIN_REACH {
             return GpuTiling::model(Strategy::Tensor);
         }
         return planes_stream(st);
@@ -443,10 +444,20 @@ pub fn auto_rings(st: &Stencil, d: &Dialect) -> bool {
 /// 0.43x-0.81x, and they fuse their steps (`temporal`) instead (H100).
 pub const AUTO_MIN_REACH: usize = 3;
 
+/// The least in-plane reach for which `auto`'s single step on CUDA is
+/// `tensor` rather than [`planes_stream`]'s, for an update that reads no
+/// other grid. At reach 3 the H200 ran AN5D's star3d3r (f64, 512^3, 200
+/// steps, one run of the tuner) in `tensor` at 121.2 GCells/s, and in
+/// [`planes_stream`]'s blocks marching 64 planes at 155.7 (1.28x; 141-159
+/// for every `stream` block marching 16 planes or more). At reach 4
+/// `tensor` stayed the fastest of the tuner's candidates (star3d4r).
+pub const TENSOR_MIN_REACH: usize = 4;
+
 /// Whether `tensor` can compute `st`'s one statement, reaching
 /// [`AUTO_MIN_REACH`] cells in-plane: then `auto`'s single step on CUDA is
-/// `tensor` where the update reads no other grid ([`reads_one_grid`](crate::backend::gpu::plan::tensor::reads_one_grid)), else
-/// `stream` in 16-byte vectors (`super::planes_stream`).
+/// `tensor` where the update reads no other grid ([`reads_one_grid`](crate::backend::gpu::plan::tensor::reads_one_grid))
+/// and reaches [`TENSOR_MIN_REACH`], else `stream` in 16-byte vectors
+/// marching 64 planes ([`planes_stream`]).
 pub fn auto_tensor(st: &Stencil) -> bool {
     if untensorable(st, "cuda").is_some() {
         return false;
@@ -457,9 +468,14 @@ pub fn auto_tensor(st: &Stencil) -> bool {
 /// Whether statement `s` of `st` is an in-plane sum reaching
 /// [`AUTO_MIN_REACH`] cells.
 fn sums_wide_planes(st: &Stencil, s: &crate::ir::Statement) -> bool {
+    plane_reach(st, s) >= AUTO_MIN_REACH
+}
+
+/// The farthest in-plane reach of statement `s` of `st` as an in-plane sum
+/// (0 where it is none).
+fn plane_reach(st: &Stencil, s: &crate::ir::Statement) -> usize {
     let name = |a: &Access| slot_name(st, a.slot);
-    plane_sum(s, &name)
-        .is_ok_and(|sum| sum.reach().into_iter().max().unwrap_or(0) >= AUTO_MIN_REACH)
+    plane_sum(s, &name).map_or(0, |sum| sum.reach().into_iter().max().unwrap_or(0))
 }
 
 /// Whether `st` is an f64 3-D stencil of one update whose in-plane sum

@@ -211,6 +211,16 @@ fn auto_single_steps_keep_their_windows_within_the_register_budget() {
         (Strategy::Tensor, vec![1, 16, 32], 256, 1, 1),
         "on CUDA its in-plane sum goes to the FP64 tensor cores, a plane at a time"
     );
+    let star3_f64 = stencil(
+        "\"z\", \"y\", \"x\"",
+        "f64",
+        "sum(r, 1, 3, u[r,0,0] + u[-r,0,0] + u[0,r,0] + u[0,-r,0] + u[0,0,r] + u[0,0,-r])",
+    );
+    assert_eq!(
+        plan(&star3_f64, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 2),
+        "reaching 3 in-plane: 16-byte vectors marching 64 planes, not the tensor cores"
+    );
     let star2_f64 = Stencil {
         dtype: crate::ir::Dtype::F64,
         ..star2.clone()
