@@ -89,10 +89,21 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
         // and in f64 on the geometric mean (1.11x: 1.20x to 1.43x on poisson,
         // star3d25 and acoustic25, 0.93x to 0.99x on j3d13pt, j3d17pt and
         // j3d27pt; H100); 2-D j2d9pt and j2d25pt
-        // 1.12x to 2.10x (2026-11-25). Multi-update stencils whose step
-        // does not fit one kernel (unmeasured) stay `naive`.
+        // 1.12x to 2.10x (2026-11-25).
         if st.dims() > 1 && st.one_update() {
             return wide_stream(st, d);
+        }
+        // Kernels of several updates: in 3-D on CUDA, `stream`'s defaults
+        // (blocks of [1, 8, 32] marching 64 planes, a cell a thread). The
+        // H200 ran random_06 (f64, three updates) in them 1.24x as fast as
+        // `naive` (60.3 against 48.6 GCells/s, 512^3, 200 steps, one run
+        // of the tuner), as every 3-D step of several updates measured ran
+        // faster marching planes ([`scattered_rows`]). In 2-D the tuner's
+        // best differed by dtype (random_09 f64: `stream` 1.09x with a cell
+        // a thread, 0.88x with 8; random_10 f32 the other way round), and
+        // `naive` stays.
+        if d.tuned && st.dims() == 3 && !loads_from_l1(st) {
+            return GpuTiling::model(Strategy::Stream);
         }
         return naive;
     }

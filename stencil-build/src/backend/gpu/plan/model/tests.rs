@@ -608,3 +608,22 @@ fn one_kernels_reading_many_rows_become_a_kernel_an_update_on_cuda() {
         "the one kernel"
     );
 }
+
+#[test]
+fn steps_of_several_kernels_march_planes_on_cuda() {
+    // A leapfrog through a temporary whose step does not fit one kernel
+    // (its mixed boundary's frame is a pass after each statement's kernel).
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/stencils/edges3d.stencil.toml"
+    );
+    let st = lowered(std::fs::read_to_string(path).unwrap());
+    assert!(!step::fits(&st) && !st.one_update());
+    let auto = GpuTiling::model(Strategy::Auto);
+    assert_eq!(
+        plan(&st, &auto, &CUDA),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
+        "on CUDA: stream's defaults, 64 planes a block"
+    );
+    assert_eq!(plan(&st, &auto, &HIP).0, Strategy::Naive, "HIP: naive");
+}
