@@ -13,10 +13,16 @@ use std::time::{Duration, Instant};
 /// is not timed further.
 type Measure = fn(u64, usize, f64) -> Result<f64, String>;
 
-/// A candidate whose warm-up run is this many times slower than the
-/// stencil's fastest so far keeps the warm-up's rate: it cannot win, and
+/// A candidate whose probe or warm-up run is this many times slower than
+/// the stencil's fastest so far keeps that run's rate: it cannot win, and
 /// the slowest plans would otherwise take most of a search's time.
 const CUT: f64 = 4.0;
+
+/// Steps of the probe that a candidate runs before its warm-up: enough to
+/// see a plan many times slower than the fastest (on AN5D's box of radius
+/// 3, `stream` ran 60 times slower, and its warm-up of 100 steps took 25 s
+/// a candidate), too few to cost the others anything.
+const PROBE: u64 = 4;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -195,8 +201,13 @@ macro_rules! measure {
             session.synchronize().map_err(err)?;
             Ok(start.elapsed().as_secs_f64())
         };
-        let warm = $steps.min(100);
         let rate = |seconds: f64, steps: u64| cells as f64 * steps as f64 / seconds / 1e9;
+        let probe = $steps.min(PROBE);
+        let probed = rate(run(probe)?, probe);
+        if probed * CUT < $fastest {
+            return Ok(probed);
+        }
+        let warm = $steps.min(100);
         let first = rate(run(warm)?, warm);
         if first * CUT < $fastest {
             return Ok(first);
