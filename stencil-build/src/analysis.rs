@@ -13,7 +13,7 @@
 //! the edge, its reads past it remapped (`ir::Side`); by a `fixed` side as
 //! a fixed boundary does.
 
-use crate::ir::{Bound, Boundary, Expr, Region, Role, Slot, Stencil, Version};
+use crate::ir::{Bound, Boundary, Expr, Region, Role, Slot, Statement, Stencil, Version};
 
 /// Derived facts about a stencil.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,7 +68,38 @@ pub fn analyse(st: &Stencil) -> Analysis {
         .iter()
         .map(|s| reach_of(&s.expr, dims, |_| true))
         .collect();
-    // depth[s]: how far beyond the final region statement s must compute.
+    let depth = depths(st);
+    let radius: Vec<usize> = (0..dims)
+        .map(|a| {
+            (0..st.statements.len())
+                .map(|s| depth[s][a] + reach[s][a])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let statements: Vec<StatementInfo> = st
+        .statements
+        .iter()
+        .zip(reach)
+        .zip(&depth)
+        .map(|((s, reach), depth)| statement_info(st, s, reach, depth, &radius))
+        .collect();
+    let (points, values) = reads_and_values(st);
+    Analysis {
+        min_shape: min_shape(&radius, &statements),
+        radius,
+        points,
+        flops: flops_per_cell(st, &statements),
+        bytes: st.dtype.size() * values,
+        statements,
+    }
+}
+
+/// How far beyond the final region each statement must compute, per axis:
+/// a temporary as far as the later statements that read it reach, from
+/// where they compute.
+fn depths(st: &Stencil) -> Vec<Vec<usize>> {
+    let dims = st.dims();
     let mut depth = vec![vec![0usize; dims]; st.statements.len()];
     for s in (0..st.statements.len()).rev() {
         let target = st.statements[s].target;
@@ -82,49 +113,52 @@ pub fn analyse(st: &Stencil) -> Analysis {
             }
         }
     }
-    let radius: Vec<usize> = (0..dims)
-        .map(|a| {
-            (0..st.statements.len())
-                .map(|s| depth[s][a] + reach[s][a])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let statements = st
-        .statements
+    depth
+}
+
+/// Statement `s`'s halo, edges and cells, from its reach, its `depth`
+/// beyond the final region and the step's `radius`.
+fn statement_info(
+    st: &Stencil,
+    s: &Statement,
+    reach: Vec<usize>,
+    depth: &[usize],
+    radius: &[usize],
+) -> StatementInfo {
+    let dims = st.dims();
+    let fixed: Vec<usize> = radius.iter().zip(depth).map(|(r, d)| r - d).collect();
+    let halo = match st.boundary {
+        Boundary::Periodic => vec![0; dims],
+        Boundary::Fixed | Boundary::Mixed(_) => fixed,
+    };
+    let edges: Vec<[usize; 2]> = halo
         .iter()
-        .zip(reach)
-        .zip(&depth)
-        .map(|((s, reach), depth)| {
-            let fixed: Vec<usize> = radius.iter().zip(depth).map(|(r, d)| r - d).collect();
-            let halo = match st.boundary {
-                Boundary::Periodic => vec![0; dims],
-                Boundary::Fixed | Boundary::Mixed(_) => fixed,
-            };
-            let edges: Vec<[usize; 2]> = halo
-                .iter()
-                .zip(st.boundary.sides(dims))
-                .map(|(&h, sides)| sides.map(|side| if side.updates() { 0 } else { h }))
-                .collect();
-            let whole: Vec<[Bound; 2]> = edges
-                .iter()
-                .map(|&[lo, hi]| [Bound::Low(lo), Bound::High(hi)])
-                .collect();
-            let (bounds, hole) = match s.region.map(|r| &st.regions[r].region) {
-                None => (whole, None),
-                Some(Region::Box(b)) => (within(b, &edges), None),
-                Some(Region::Outside(b)) => (whole, Some(within(b, &edges))),
-            };
-            StatementInfo {
-                halo,
-                edges,
-                bounds,
-                hole,
-                reach,
-                flops: flops(&s.expr),
-            }
-        })
-        .collect::<Vec<_>>();
+        .zip(st.boundary.sides(dims))
+        .map(|(&h, sides)| sides.map(|side| if side.updates() { 0 } else { h }))
+        .collect();
+    let whole: Vec<[Bound; 2]> = edges
+        .iter()
+        .map(|&[lo, hi]| [Bound::Low(lo), Bound::High(hi)])
+        .collect();
+    let (bounds, hole) = match s.region.map(|r| &st.regions[r].region) {
+        None => (whole, None),
+        Some(Region::Box(b)) => (within(b, &edges), None),
+        Some(Region::Outside(b)) => (whole, Some(within(b, &edges))),
+    };
+    StatementInfo {
+        halo,
+        edges,
+        bounds,
+        hole,
+        reach,
+        flops: flops(&s.expr),
+    }
+}
+
+/// The distinct reads of a step (a slot at an offset), and the values a
+/// cell it must move: each grid it reads from before the step, and each
+/// state field it writes.
+fn reads_and_values(st: &Stencil) -> (usize, usize) {
     let mut accesses = Vec::new();
     let mut slots: Vec<Slot> = Vec::new();
     for s in &st.statements {
@@ -143,27 +177,22 @@ pub fn analyse(st: &Stencil) -> Analysis {
         .filter(|&t| st.fields[t].role != Role::Temp)
         .collect();
     targets.dedup();
-    let written = targets.len();
-    // A cell is computed by one statement of each field: the costliest
-    // of its regions' statements (consecutive, one target) counts.
+    (accesses.len(), slots.len() + targets.len())
+}
+
+/// Flops a cell: a cell is computed by one statement of each field, so the
+/// costliest of its regions' statements (consecutive, one target) counts.
+fn flops_per_cell(st: &Stencil, statements: &[StatementInfo]) -> usize {
     let pieces: Vec<(usize, usize)> = st
         .statements
         .iter()
-        .zip(&statements)
+        .zip(statements)
         .map(|(s, info)| (s.target, info.flops))
         .collect();
-    let flops_per_cell = pieces
+    pieces
         .chunk_by(|a, b| a.0 == b.0)
         .map(|field| field.iter().map(|&(_, f)| f).max().unwrap_or(0))
-        .sum();
-    Analysis {
-        min_shape: min_shape(&radius, &statements),
-        radius,
-        points: accesses.len(),
-        flops: flops_per_cell,
-        bytes: st.dtype.size() * (slots.len() + written),
-        statements,
-    }
+        .sum()
 }
 
 /// The box `b` within the cells at distance `edges` from each edge (on
