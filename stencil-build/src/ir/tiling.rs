@@ -246,32 +246,7 @@ fn gpu(
         None => Strategy::Auto,
         Some(name) => strategy(name, src)?,
     };
-    let block = match &s.block {
-        None => None,
-        Some(list) if strategy == Strategy::Tensor => {
-            return Err(src
-                .error(
-                    list.span(),
-                    "`tensor` blocks are 16 warps, each computing 8 x 8 cells of a plane (a tile of 32 x 32)",
-                )
-                .with_hint("remove `block`; set the planes a block marches with `chunk`"));
-        }
-        Some(list) => {
-            // A 3-D `temporal` thread of a vector covers that many cells of a row.
-            let cells = match s.vector.as_ref().map(|v| *v.get_ref()) {
-                Some(v @ (2 | 4)) if strategy == Strategy::Temporal && dims == 3 => v as usize,
-                _ => 1,
-            };
-            Some(gpu_block(
-                list,
-                dims,
-                (warp, cells),
-                strategy,
-                backend,
-                src,
-            )?)
-        }
-    };
+    let block = gpu_block_key(s, strategy, dims, warp, backend, src)?;
     let time_block = match &s.time_block {
         None => None,
         Some(t) if !strategy.fuses_steps() => {
@@ -308,18 +283,7 @@ fn gpu(
             .with_hint("use `strategy = \"naive\"` for a 1-D stencil (what `auto` runs: 16 bytes of cells a thread)"));
     }
     let vector = gpu_vector(s.vector.as_ref(), strategy, dims, src)?;
-    let occupancy = match &s.occupancy {
-        None => None,
-        Some(o) if strategy != Strategy::Persistent => {
-            return Err(src
-                .error(
-                    o.span(),
-                    "`occupancy` only applies to the `persistent` strategy",
-                )
-                .with_hint("set `strategy = \"persistent\"`, or remove `occupancy`"));
-        }
-        Some(o) => Some(bounded(o, 1, 64, "occupancy", src)?),
-    };
+    let occupancy = gpu_occupancy(s.occupancy.as_ref(), strategy, src)?;
     Ok(GpuTiling {
         strategy,
         block,
@@ -329,6 +293,53 @@ fn gpu(
         vector,
         occupancy,
     })
+}
+
+/// `block` of `[tiling.<gpu>]` for `strategy` on `dims` axes: none for
+/// `tensor`, whose blocks are fixed.
+fn gpu_block_key(
+    s: &GpuTilingSection,
+    strategy: Strategy,
+    dims: usize,
+    warp: usize,
+    backend: &str,
+    src: &Source,
+) -> Result<Option<Vec<usize>>, Diagnostic> {
+    let Some(list) = &s.block else {
+        return Ok(None);
+    };
+    if strategy == Strategy::Tensor {
+        return Err(src
+            .error(
+                list.span(),
+                "`tensor` blocks are 16 warps, each computing 8 x 8 cells of a plane (a tile of 32 x 32)",
+            )
+            .with_hint("remove `block`; set the planes a block marches with `chunk`"));
+    }
+    // A 3-D `temporal` thread of a vector covers that many cells of a row.
+    let cells = match s.vector.as_ref().map(|v| *v.get_ref()) {
+        Some(v @ (2 | 4)) if strategy == Strategy::Temporal && dims == 3 => v as usize,
+        _ => 1,
+    };
+    gpu_block(list, dims, (warp, cells), strategy, backend, src).map(Some)
+}
+
+/// `occupancy` of `[tiling.<gpu>]`: `persistent`'s only.
+fn gpu_occupancy(
+    occupancy: Option<&Spanned<i64>>,
+    strategy: Strategy,
+    src: &Source,
+) -> Result<Option<usize>, Diagnostic> {
+    match occupancy {
+        None => Ok(None),
+        Some(o) if strategy != Strategy::Persistent => Err(src
+            .error(
+                o.span(),
+                "`occupancy` only applies to the `persistent` strategy",
+            )
+            .with_hint("set `strategy = \"persistent\"`, or remove `occupancy`")),
+        Some(o) => Ok(Some(bounded(o, 1, 64, "occupancy", src)?)),
+    }
 }
 
 /// `vector` of `[tiling.<gpu>]` for `strategy` on `dims` axes.
