@@ -25,71 +25,12 @@ impl Gen<'_> {
     }
 
     pub(super) fn tiled(&self, w: &mut Writer) -> fmt::Result {
-        let dims = self.dims();
-        let t = self.st.dtype.c();
-        let block = &self.plan.block;
         self.thread_coordinates(w, !self.staged().is_empty())?;
         for slot in self.staged() {
-            let r = self.reach(slot);
-            let ext: Vec<usize> = (0..dims).map(|a| block[a] + 2 * r[a]).collect();
-            let name = self.tile_name(slot);
-            let dims_decl: String = ext.iter().map(|e| format!("[{e}]")).collect();
-            writeln!(w, "__shared__ {t} {name}{dims_decl};")?;
-            let total: usize = ext.iter().product();
-            w.block(
-                format_args!(
-                    "for (int k = tid; k < {total}; k += {})",
-                    self.plan.threads()
-                ),
-                |w| {
-                    let mut stride = 1;
-                    let mut coords = vec![String::new(); dims];
-                    for a in (0..dims).rev() {
-                        coords[a] = if stride == 1 {
-                            format!("k % {}", ext[a])
-                        } else {
-                            format!("k / {stride} % {}", ext[a])
-                        };
-                        stride *= ext[a];
-                    }
-                    for a in 0..dims {
-                        writeln!(w, "const int a{a} = {};", coords[a])?;
-                        let g = format!("o{a} - {} + a{a}", r[a]);
-                        let g = if self.periodic() {
-                            format!("stencil_mod({g}, n{a})")
-                        } else {
-                            g
-                        };
-                        writeln!(w, "const ptrdiff_t g{a} = {g};")?;
-                    }
-                    let index: String = (0..dims).map(|a| format!("[a{a}]")).collect();
-                    let global = (0..dims)
-                        .map(|a| {
-                            if a + 1 < dims {
-                                format!("g{a} * s{a}")
-                            } else {
-                                format!("g{a}")
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" + ");
-                    if self.periodic() {
-                        writeln!(w, "{name}{index} = {}[{global}];", slot_name(self.st, slot))?;
-                    } else {
-                        let inside = (0..dims)
-                            .map(|a| format!("g{a} < n{a}"))
-                            .collect::<Vec<_>>()
-                            .join(" && ");
-                        w.guarded(
-                            format_args!("if ({inside})"),
-                            format_args!("{name}{index} = {}[{global}];", slot_name(self.st, slot)),
-                        )?;
-                    }
-                    Ok(())
-                },
-            )?;
+            self.load_tile(w, slot)?;
         }
         writeln!(w, "__syncthreads();")?;
+        let dims = self.dims();
         w.guarded(format_args!("if ({})", self.guard(0..dims)), "return;")?;
         writeln!(w, "const ptrdiff_t c = {};", linear_index(dims))?;
         let staged = self.staged();
@@ -111,5 +52,71 @@ impl Gen<'_> {
         writeln!(w, "out[c] = {value};")?;
 
         Ok(())
+    }
+
+    /// `slot`'s tile in shared memory, the block's cells and `reach` around
+    /// them, loaded by the block's threads in turn (wrapped on a periodic
+    /// grid, within it on a fixed one).
+    fn load_tile(&self, w: &mut Writer, slot: Slot) -> fmt::Result {
+        let dims = self.dims();
+        let t = self.st.dtype.c();
+        let block = &self.plan.block;
+        let r = self.reach(slot);
+        let ext: Vec<usize> = (0..dims).map(|a| block[a] + 2 * r[a]).collect();
+        let name = self.tile_name(slot);
+        let dims_decl: String = ext.iter().map(|e| format!("[{e}]")).collect();
+        writeln!(w, "__shared__ {t} {name}{dims_decl};")?;
+        let total: usize = ext.iter().product();
+        w.block(
+            format_args!(
+                "for (int k = tid; k < {total}; k += {})",
+                self.plan.threads()
+            ),
+            |w| {
+                let mut stride = 1;
+                let mut coords = vec![String::new(); dims];
+                for a in (0..dims).rev() {
+                    coords[a] = if stride == 1 {
+                        format!("k % {}", ext[a])
+                    } else {
+                        format!("k / {stride} % {}", ext[a])
+                    };
+                    stride *= ext[a];
+                }
+                for a in 0..dims {
+                    writeln!(w, "const int a{a} = {};", coords[a])?;
+                    let g = format!("o{a} - {} + a{a}", r[a]);
+                    let g = if self.periodic() {
+                        format!("stencil_mod({g}, n{a})")
+                    } else {
+                        g
+                    };
+                    writeln!(w, "const ptrdiff_t g{a} = {g};")?;
+                }
+                let index: String = (0..dims).map(|a| format!("[a{a}]")).collect();
+                let global = (0..dims)
+                    .map(|a| {
+                        if a + 1 < dims {
+                            format!("g{a} * s{a}")
+                        } else {
+                            format!("g{a}")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" + ");
+                if self.periodic() {
+                    writeln!(w, "{name}{index} = {}[{global}];", slot_name(self.st, slot))
+                } else {
+                    let inside = (0..dims)
+                        .map(|a| format!("g{a} < n{a}"))
+                        .collect::<Vec<_>>()
+                        .join(" && ");
+                    w.guarded(
+                        format_args!("if ({inside})"),
+                        format_args!("{name}{index} = {}[{global}];", slot_name(self.st, slot)),
+                    )
+                }
+            },
+        )
     }
 }
