@@ -289,40 +289,7 @@ impl Gen<'_> {
                 "const bool step = {s} <= levels && q >= {lo0} && q < {hi0};"
             )?;
             writeln!(w, "{ty} next[{c}][{v}];")?;
-            w.pragma("unroll")?;
-            w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
-                w.pragma("unroll")?;
-                w.block(format_args!("for (int k = 0; k < {v}; ++k)"), |w| {
-                    let sum = |m: i64| format!("sum[{}][(i + {m}) % 3][j][k]", s - 1);
-                    for (dz, target, first) in [(1, done, false), (0, mid, false), (-1, new, true)] {
-                        let plane_terms: Vec<_> = terms.by_offset.iter().filter(|x| x.0 == dz).collect();
-                        let target = sum(target);
-                        if first && plane_terms.is_empty() {
-                            writeln!(w, "{target} = 0;")?;
-                        }
-                        for (n, (_, dy, dx, weight)) in plane_terms.iter().enumerate() {
-                            let read = neighbour(sh, s, *dy, *dx, &below);
-                            if first && n == 0 {
-                                writeln!(w, "{target} = {weight} * {read};")?;
-                            } else {
-                                writeln!(w, "{target} = fmaf({weight}, {read}, {target});")?;
-                            }
-                        }
-                        if dz == 1 {
-                            let value = match &terms.constant {
-                                Some(k) => format!("{target} + {k}"),
-                                None => target,
-                            };
-                            writeln!(
-                                w,
-                                "next[j][k] = step && (in_cells >> (j * {v} + k) & 1u) ? {value} : {old}[j][k];"
-                            )?;
-                        }
-                    }
-                    Ok(())
-                })?;
-                Ok(())
-            })?;
+            self.sums_accumulate(w, sh, terms, s, [done, mid, new], [&below, &old])?;
             if s == t {
                 writeln!(
                     w,
@@ -357,6 +324,56 @@ impl Gen<'_> {
             Ok(())
         })?;
         Ok(())
+    }
+
+    /// Level `s - 1`'s plane (`below`) into level `s`'s sums of the planes
+    /// `sums` (finished, middle, started, as offsets modulo 3), and the
+    /// finished one into `next`, where the cell steps (else its value before
+    /// the step, `old`).
+    fn sums_accumulate(
+        &self,
+        w: &mut Writer,
+        sh: &Planes,
+        terms: &Terms,
+        s: usize,
+        [done, mid, new]: [i64; 3],
+        [below, old]: [&str; 2],
+    ) -> fmt::Result {
+        let (c, v) = (sh.c, sh.v);
+        w.pragma("unroll")?;
+        w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
+            w.pragma("unroll")?;
+            w.block(format_args!("for (int k = 0; k < {v}; ++k)"), |w| {
+                let sum = |m: i64| format!("sum[{}][(i + {m}) % 3][j][k]", s - 1);
+                for (dz, target, first) in [(1, done, false), (0, mid, false), (-1, new, true)] {
+                    let plane_terms: Vec<_> = terms.by_offset.iter().filter(|x| x.0 == dz).collect();
+                    let target = sum(target);
+                    if first && plane_terms.is_empty() {
+                        writeln!(w, "{target} = 0;")?;
+                    }
+                    for (n, (_, dy, dx, weight)) in plane_terms.iter().enumerate() {
+                        let read = neighbour(sh, s, *dy, *dx, below);
+                        if first && n == 0 {
+                            writeln!(w, "{target} = {weight} * {read};")?;
+                        } else {
+                            writeln!(w, "{target} = fmaf({weight}, {read}, {target});")?;
+                        }
+                    }
+                    if dz == 1 {
+                        let value = match &terms.constant {
+                            Some(k) => format!("{target} + {k}"),
+                            None => target,
+                        };
+                        writeln!(
+                            w,
+                            "next[j][k] = step && (in_cells >> (j * {v} + k) & 1u) ? {value} : {old}[j][k];"
+                        )?;
+                    }
+                }
+                Ok(())
+            })?;
+            Ok(())
+        })
     }
 }
 
