@@ -130,17 +130,7 @@ impl Gen<'_> {
     fn vector_level(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         let (vt, t) = (self.vector_type(), self.st.dtype.c());
         let [_, px] = sh.padded();
-        let (r0, wn, v) = (sh.r[0], sh.window(), self.vector as i64);
-        let axes = &self.st.axes;
-        let mut reads = [BTreeSet::new(), BTreeSet::new(), BTreeSet::new()];
-        self.s.expr.for_each_read(&mut |a| {
-            let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
-            reads[0].insert(dz);
-            reads[1].insert(dy);
-            for e in 0..v {
-                reads[2].insert((e + dx).div_euclid(v));
-            }
-        });
+        let (r0, wn) = (sh.r[0], sh.window());
         writeln!(
             w,
             "/* One vector of a level at plane q: `win` is the level below's window (its plane q - {r0} + m at"
@@ -165,64 +155,98 @@ impl Gen<'_> {
         );
         w.definition(head, |w| {
             writeln!(w, "const {vt} c = win[({r0} + PHASE) % {wn}];")?;
+            self.vector_neighbours(w, sh)?;
+            self.vector_cells(w)
+        })
+    }
+
+    /// The offsets a vector's reads take along each axis: planes, rows,
+    /// and whole vectors along the contiguous axis.
+    fn vector_reads(&self) -> [BTreeSet<i64>; 3] {
+        let v = self.vector as i64;
+        let mut reads = [BTreeSet::new(), BTreeSet::new(), BTreeSet::new()];
+        self.s.expr.for_each_read(&mut |a| {
+            let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
+            reads[0].insert(dz);
+            reads[1].insert(dy);
+            for e in 0..v {
+                reads[2].insert((e + dx).div_euclid(v));
+            }
+        });
+        reads
+    }
+
+    /// The vectors around `c` that a level reads: in the plane from the
+    /// ring, along the slowest axis from the window.
+    fn vector_neighbours(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
+        let vt = self.vector_type();
+        let (r0, wn, v) = (sh.r[0], sh.window(), self.vector as i64);
+        let axes = &self.st.axes;
+        let reads = self.vector_reads();
+        writeln!(
+            w,
+            "/* Neighbours in the plane, from the ring: whole vectors along `{}`, rows along `{}`. */",
+            axes[2], axes[1]
+        )?;
+        for &k in reads[2].iter().filter(|&&k| k != 0) {
             writeln!(
                 w,
-                "/* Neighbours in the plane, from the ring: whole vectors along `{}`, rows along `{}`. */",
-                axes[2], axes[1]
+                "const {vt} {} = *(const {vt} *)&rg[row][{}];",
+                neighbour(&axes[2], k),
+                super::super::shifted("col", k * v)
             )?;
-            for &k in reads[2].iter().filter(|&&k| k != 0) {
-                writeln!(
-                    w,
-                    "const {vt} {} = *(const {vt} *)&rg[row][{}];",
-                    neighbour(&axes[2], k),
-                    super::super::shifted("col", k * v)
-                )?;
-            }
-            for &dy in reads[1].iter().filter(|&&d| d != 0) {
-                writeln!(
-                    w,
-                    "const {vt} {} = *(const {vt} *)&rg[{}][col];",
-                    neighbour(&axes[1], dy),
-                    super::super::shifted("row", dy)
-                )?;
-            }
-            writeln!(w, "/* Neighbours along `{}`, from the window. */", axes[0])?;
-            for &dz in reads[0].iter().filter(|&&d| d != 0) {
-                writeln!(
-                    w,
-                    "const {vt} {} = win[({} + PHASE) % {wn}];",
-                    neighbour(&axes[0], dz),
-                    r0 as i64 + dz
-                )?;
-            }
-            let mut out = Vec::new();
-            for e in 0..v {
-                let value = self.value(&|a: &Access| {
-                    let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
-                    let (name, part) = if dz != 0 {
-                        (neighbour(&axes[0], dz), e)
-                    } else if dy != 0 {
-                        (neighbour(&axes[1], dy), e)
-                    } else {
-                        let k = (e + dx).div_euclid(v);
-                        let name = if k == 0 {
-                            "c".to_string()
-                        } else {
-                            neighbour(&axes[2], k)
-                        };
-                        (name, (e + dx).rem_euclid(v))
-                    };
-                    format!("{name}.{}", component(part))
-                });
-                let part = component(e);
-                writeln!(w, "const {t} u{part} = {value};")?;
-                out.push(format!("keep ? c.{part} : u{part}"));
-            }
-            writeln!(w, "const {vt} next = {{{}}};", out.join(", "))?;
-            writeln!(w, "return next;")?;
-            Ok(())
-        })?;
+        }
+        for &dy in reads[1].iter().filter(|&&d| d != 0) {
+            writeln!(
+                w,
+                "const {vt} {} = *(const {vt} *)&rg[{}][col];",
+                neighbour(&axes[1], dy),
+                super::super::shifted("row", dy)
+            )?;
+        }
+        writeln!(w, "/* Neighbours along `{}`, from the window. */", axes[0])?;
+        for &dz in reads[0].iter().filter(|&&d| d != 0) {
+            writeln!(
+                w,
+                "const {vt} {} = win[({} + PHASE) % {wn}];",
+                neighbour(&axes[0], dz),
+                r0 as i64 + dz
+            )?;
+        }
         Ok(())
+    }
+
+    /// Each cell of the vector computed from its neighbours, and the vector
+    /// returned (cells that `keep` keep their value).
+    fn vector_cells(&self, w: &mut Writer) -> fmt::Result {
+        let (vt, t) = (self.vector_type(), self.st.dtype.c());
+        let v = self.vector as i64;
+        let axes = &self.st.axes;
+        let mut out = Vec::new();
+        for e in 0..v {
+            let value = self.value(&|a: &Access| {
+                let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
+                let (name, part) = if dz != 0 {
+                    (neighbour(&axes[0], dz), e)
+                } else if dy != 0 {
+                    (neighbour(&axes[1], dy), e)
+                } else {
+                    let k = (e + dx).div_euclid(v);
+                    let name = if k == 0 {
+                        "c".to_string()
+                    } else {
+                        neighbour(&axes[2], k)
+                    };
+                    (name, (e + dx).rem_euclid(v))
+                };
+                format!("{name}.{}", component(part))
+            });
+            let part = component(e);
+            writeln!(w, "const {t} u{part} = {value};")?;
+            out.push(format!("keep ? c.{part} : u{part}"));
+        }
+        writeln!(w, "const {vt} next = {{{}}};", out.join(", "))?;
+        writeln!(w, "return next;")
     }
 
     /// The ring slot of plane `plane` (a C expression, non-negative after
