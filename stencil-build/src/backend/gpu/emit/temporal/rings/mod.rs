@@ -741,8 +741,7 @@ impl Gen<'_> {
     fn rings_place(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
         let s = &self.sym;
         let [_, ry, rx] = sh.r;
-        let wn = sh.window();
-        let ((lo1, hi1), (lo2, hi2)) = (self.bounds(1), self.bounds(2));
+        let (lo1, lo2) = (self.bounds(1).0, self.bounds(2).0);
         writeln!(
             w,
             "/* This block's tile: {TILE_X} x {} cells of (`{}`, `{}`) from (oy, ox). */",
@@ -755,6 +754,26 @@ impl Gen<'_> {
         )?;
         writeln!(w, "{s}_unit t;")?;
         writeln!(w, "t.first = warp < {}; /* warp-uniform */", sh.w1)?;
+        self.rings_lanes(w, sh)?;
+        writeln!(w, "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;")?;
+        writeln!(
+            w,
+            "t.own = t.rs >= {ry} && t.rs < {} && t.cs >= {rx} && t.cs < {};",
+            ry + sh.ty,
+            rx + TILE_X
+        )?;
+        self.rings_flags(w, sh)?;
+        writeln!(w, "t.pair[0] = t.grid[0];")?;
+        writeln!(w, "t.pair[1] = t.grid[2];")?;
+        writeln!(w, "t.cell = gy * n2 + gx;")?;
+        writeln!(w, "{s}_plan(t, n1, n2, oy, ox);")?;
+        Ok(())
+    }
+
+    /// A lane's row and first column of the tile (`t.rs`, `t.cs`), in
+    /// level 1's warps or level 2's.
+    fn rings_lanes(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
+        let [_, ry, rx] = sh.r;
         // A quarter warp takes 8 rows of one column group, so that its
         // 16-byte shared loads hit distinct banks (the pitch is 4 modulo 8).
         // Where the grids read at the cell load in 8-byte pairs, a warp takes
@@ -796,14 +815,14 @@ impl Gen<'_> {
                 "t.cs = {rx} + 4 * (quads ? (u / {ty} + 3 * (u % {ty} / 8)) % {g2} : k % {g2});"
             )
         };
-        w.if_else("if (t.first)", level1, level2)?;
-        writeln!(w, "const int gy = oy - {ry} + t.rs, gx = ox - {rx} + t.cs;")?;
-        writeln!(
-            w,
-            "t.own = t.rs >= {ry} && t.rs < {} && t.cs >= {rx} && t.cs < {};",
-            ry + sh.ty,
-            rx + TILE_X
-        )?;
+        w.if_else("if (t.first)", level1, level2)
+    }
+
+    /// Which of a lane's 4 cells lie on the grid and in the region, and
+    /// its values and window zeroed.
+    fn rings_flags(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
+        let wn = sh.window();
+        let ((lo1, hi1), (lo2, hi2)) = (self.bounds(1), self.bounds(2));
         w.pragma("unroll")?;
         w.block("for (int j = 0; j < 4; ++j)", |w| {
             writeln!(
@@ -822,12 +841,7 @@ impl Gen<'_> {
                 format_args!("for (int m = 0; m < {wn}; ++m)"),
                 "t.w[m][j] = 0.0f;",
             )
-        })?;
-        writeln!(w, "t.pair[0] = t.grid[0];")?;
-        writeln!(w, "t.pair[1] = t.grid[2];")?;
-        writeln!(w, "t.cell = gy * n2 + gx;")?;
-        writeln!(w, "{s}_plan(t, n1, n2, oy, ox);")?;
-        Ok(())
+        })
     }
 
     /// The march of a block through its chunk: planes copied `AHEAD` ahead,
