@@ -44,6 +44,7 @@
 
 mod launch;
 
+use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 
 use super::super::Gen;
@@ -378,23 +379,8 @@ impl Gen<'_> {
     fn rings_level(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
         let s = &self.sym;
         let [rz, _, rx] = sh.r;
-        let (wn, pitch) = (sh.window(), sh.pitch);
+        let wn = sh.window();
         let grids = self.cell_grids();
-        let (mut ys, mut xs) = (
-            std::collections::BTreeSet::new(),
-            std::collections::BTreeSet::new(),
-        );
-        let streamed = self.streamed();
-        self.s.expr.for_each_read(&mut |a| {
-            if a.slot == streamed {
-                if a.offset[1] != 0 {
-                    ys.insert(a.offset[1]);
-                }
-                for j in 0..CELLS as i64 {
-                    xs.insert((rx as i64 + j + a.offset[2]) / 4);
-                }
-            }
-        });
         writeln!(
             w,
             "/* 4 cells of a level at plane q, row rc of the ring plane `at`, its columns cb + {rx} ..: w[(M + k) % {wn}] holds the level below at plane q - {rz} + k. */"
@@ -414,56 +400,94 @@ impl Gen<'_> {
             params.join(", ")
         );
         w.definition(head, |w| {
-            writeln!(
-                w,
-                "/* Neighbours along `{}` (xs[i]: column cb + i) and along `{}`, from the ring. */",
-                self.st.axes[2], self.st.axes[1]
-            )?;
-            writeln!(w, "float xs[{}];", 2 * rx + CELLS)?;
-            for &k in &xs {
-                w.braces(|w| {
-                    writeln!(
-                        w,
-                        "const float4 v = *(const float4 *)&at[rc * {pitch} + cb + {}];",
-                        4 * k
-                    )?;
-                    for (e, c) in ["x", "y", "z", "w"].iter().enumerate() {
-                        writeln!(w, "xs[{}] = v.{c};", 4 * k + e as i64)?;
-                    }
-                    Ok(())
-                })?;
+            self.rings_neighbours(w, sh)?;
+            self.rings_cells(w, sh)
+        })
+    }
+
+    /// The streamed grid's rows (offsets along `y`) and quads of columns
+    /// (from the ring row's start) that a level's 4 cells read in the plane.
+    fn rings_reads(&self, sh: &Rings) -> (BTreeSet<i64>, BTreeSet<i64>) {
+        let rx = sh.r[2] as i64;
+        let (mut ys, mut xs) = (BTreeSet::new(), BTreeSet::new());
+        let streamed = self.streamed();
+        self.s.expr.for_each_read(&mut |a| {
+            if a.slot == streamed {
+                if a.offset[1] != 0 {
+                    ys.insert(a.offset[1]);
+                }
+                for j in 0..CELLS as i64 {
+                    xs.insert((rx + j + a.offset[2]) / 4);
+                }
             }
-            for &dy in &ys {
+        });
+        (ys, xs)
+    }
+
+    /// The in-plane neighbours a level reads from the ring: the row's
+    /// columns as `xs[i]`, the other rows as quads.
+    fn rings_neighbours(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
+        let (rx, pitch) = (sh.r[2], sh.pitch);
+        let (ys, xs) = self.rings_reads(sh);
+        writeln!(
+            w,
+            "/* Neighbours along `{}` (xs[i]: column cb + i) and along `{}`, from the ring. */",
+            self.st.axes[2], self.st.axes[1]
+        )?;
+        writeln!(w, "float xs[{}];", 2 * rx + CELLS)?;
+        for &k in &xs {
+            w.braces(|w| {
                 writeln!(
                     w,
-                    "const float4 {} = *(const float4 *)&at[({}) * {pitch} + cb + {rx}];",
-                    row_name(dy),
-                    super::super::shifted("rc", dy)
+                    "const float4 v = *(const float4 *)&at[rc * {pitch} + cb + {}];",
+                    4 * k
                 )?;
-            }
-            for j in 0..CELLS {
-                let value = self.value(&|a: &Access| {
-                    let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
-                    if a.slot != streamed {
-                        let k = grids.iter().position(|g| g.slot == a.slot).unwrap_or(0);
-                        return format!("now{k}[{j}]");
-                    }
-                    if dy != 0 {
-                        format!("{}.{}", row_name(dy), ["x", "y", "z", "w"][j])
-                    } else if dx != 0 || dz == 0 {
-                        if dz == 0 && dx == 0 {
-                            format!("w[(M + {rz}) % {wn}][{j}]")
-                        } else {
-                            format!("xs[{}]", rx as i64 + j as i64 + dx)
-                        }
+                for (e, c) in ["x", "y", "z", "w"].iter().enumerate() {
+                    writeln!(w, "xs[{}] = v.{c};", 4 * k + e as i64)?;
+                }
+                Ok(())
+            })?;
+        }
+        for &dy in &ys {
+            writeln!(
+                w,
+                "const float4 {} = *(const float4 *)&at[({}) * {pitch} + cb + {rx}];",
+                row_name(dy),
+                super::super::shifted("rc", dy)
+            )?;
+        }
+        Ok(())
+    }
+
+    /// A level's 4 cells into `res`: the streamed grid from the window and
+    /// the ring, the grids read at the cell from `now<k>`.
+    fn rings_cells(&self, w: &mut Writer, sh: &Rings) -> fmt::Result {
+        let [rz, _, rx] = sh.r;
+        let wn = sh.window();
+        let grids = self.cell_grids();
+        let streamed = self.streamed();
+        for j in 0..CELLS {
+            let value = self.value(&|a: &Access| {
+                let [dz, dy, dx] = [a.offset[0], a.offset[1], a.offset[2]];
+                if a.slot != streamed {
+                    let k = grids.iter().position(|g| g.slot == a.slot).unwrap_or(0);
+                    return format!("now{k}[{j}]");
+                }
+                if dy != 0 {
+                    format!("{}.{}", row_name(dy), ["x", "y", "z", "w"][j])
+                } else if dx != 0 || dz == 0 {
+                    if dz == 0 && dx == 0 {
+                        format!("w[(M + {rz}) % {wn}][{j}]")
                     } else {
-                        format!("w[(M + {}) % {wn}][{j}]", rz as i64 + dz)
+                        format!("xs[{}]", rx as i64 + j as i64 + dx)
                     }
-                });
-                writeln!(w, "res[{j}] = {value};")?;
-            }
-            Ok(())
-        })
+                } else {
+                    format!("w[(M + {}) % {wn}][{j}]", rz as i64 + dz)
+                }
+            });
+            writeln!(w, "res[{j}] = {value};")?;
+        }
+        Ok(())
     }
 
     /// The kernel's grid pointers and run-time parameters, declared or
