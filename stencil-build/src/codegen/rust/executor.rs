@@ -18,8 +18,6 @@ pub fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
     // The workspace's grids: a level of each state field, each temporary.
     let scratch: Vec<&crate::ir::Field> =
         st.fields.iter().filter(|f| f.role != Role::Input).collect();
-    // A leapfrog whose steps fuse takes a spare level: a launch writes two.
-    let spare = |f: &crate::ir::Field| fuses(st) && f.has_prev();
     let mut scratch_names: Vec<Ident> = scratch
         .iter()
         .map(|f| format_ident!("{}__next", f.name))
@@ -27,64 +25,18 @@ pub fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
     scratch_names.extend(
         scratch
             .iter()
-            .filter(|f| spare(f))
+            .filter(|f| takes_spare(st, f))
             .map(|f| format_ident!("{}__spare", f.name)),
     );
     let count = usize_lit(scratch_names.len());
-    let setup = st.fields.iter().map(|f| {
-        let id = ident(&f.name);
-        let scratch = format_ident!("{}__next", f.name);
-        let prev = format_ident!("{}_prev", f.name);
-        match f.role {
-            Role::Input => quote!(),
-            // Written on its region before any read, zeroed elsewhere as a new grid would be.
-            Role::Temp => quote! {
-                rt::fill(#scratch, 0.0);
-                let #id = #scratch;
-            },
-            Role::State { .. } if spare(f) => {
-                let spare = format_ident!("{}__spare", f.name);
-                quote! {
-                    let mut #id = rt::Levels::with_spare(Vec::from([#prev, #id, #scratch, #spare]));
-                }
-            }
-            // Each step copies the frame into the level it computes.
-            Role::State { .. } if f.has_prev() => quote! {
-                let mut #id = rt::Levels::new(Vec::from([#prev, #id, #scratch]));
-            },
-            // No step writes a fixed frame: both buffers take it once (a
-            // periodic step writes every cell).
-            Role::State { .. } => {
-                let frame = (st.boundary != Boundary::Periodic)
-                    .then(|| quote! { rt::copy_frame(#id, #scratch, &shape, &RADIUS); });
-                quote! {
-                    #frame
-                    let mut #id = rt::Levels::new(Vec::from([#id, #scratch]));
-                }
-            }
-        }
-    });
+    let setup = st.fields.iter().map(|f| level_setup(st, f));
     let states: Vec<Ident> = st
         .fields
         .iter()
         .filter(|f| matches!(f.role, Role::State { .. }))
         .map(|f| ident(&f.name))
         .collect();
-    let steps = match &st.statements[..] {
-        [s] if fuses(st) => fused_steps(st, s),
-        _ => {
-            let body = st.statements.iter().enumerate().map(|(k, s)| {
-                let first = k == 0 || st.statements[k - 1].target != s.target;
-                statement_call(st, s, first)
-            });
-            quote! {
-                for _ in 0..steps {
-                    #(#body)*
-                    #(#states.advance();)*
-                }
-            }
-        }
-    };
+    let steps = step_loop(st, &states);
     let doc = docs(&format!(
         "Checks the arguments, then runs `steps` steps with `kernels`, its scratch grids from `work`.{}",
         sig.doc
@@ -102,6 +54,69 @@ pub fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
             #steps
             #(#states.finish();)*
             Ok(())
+        }
+    }
+}
+
+/// Whether field `f` takes a spare level: a leapfrog whose steps fuse,
+/// as a launch writes two.
+fn takes_spare(st: &Stencil, f: &crate::ir::Field) -> bool {
+    fuses(st) && f.has_prev()
+}
+
+/// How field `f`'s grids enter a run: a temporary's scratch zeroed, a
+/// state's levels (with its scratch, and a spare where fused leapfrog steps
+/// write two), an input as it is.
+fn level_setup(st: &Stencil, f: &crate::ir::Field) -> TokenStream {
+    let id = ident(&f.name);
+    let scratch = format_ident!("{}__next", f.name);
+    let prev = format_ident!("{}_prev", f.name);
+    match f.role {
+        Role::Input => quote!(),
+        // Written on its region before any read, zeroed elsewhere as a new grid would be.
+        Role::Temp => quote! {
+            rt::fill(#scratch, 0.0);
+            let #id = #scratch;
+        },
+        Role::State { .. } if takes_spare(st, f) => {
+            let spare = format_ident!("{}__spare", f.name);
+            quote! {
+                let mut #id = rt::Levels::with_spare(Vec::from([#prev, #id, #scratch, #spare]));
+            }
+        }
+        // Each step copies the frame into the level it computes.
+        Role::State { .. } if f.has_prev() => quote! {
+            let mut #id = rt::Levels::new(Vec::from([#prev, #id, #scratch]));
+        },
+        // No step writes a fixed frame: both buffers take it once (a
+        // periodic step writes every cell).
+        Role::State { .. } => {
+            let frame = (st.boundary != Boundary::Periodic)
+                .then(|| quote! { rt::copy_frame(#id, #scratch, &shape, &RADIUS); });
+            quote! {
+                #frame
+                let mut #id = rt::Levels::new(Vec::from([#id, #scratch]));
+            }
+        }
+    }
+}
+
+/// The run's steps: fused launches where the backend may fuse them, else
+/// each statement's kernel a step, then each state advanced.
+fn step_loop(st: &Stencil, states: &[Ident]) -> TokenStream {
+    match &st.statements[..] {
+        [s] if fuses(st) => fused_steps(st, s),
+        _ => {
+            let body = st.statements.iter().enumerate().map(|(k, s)| {
+                let first = k == 0 || st.statements[k - 1].target != s.target;
+                statement_call(st, s, first)
+            });
+            quote! {
+                for _ in 0..steps {
+                    #(#body)*
+                    #(#states.advance();)*
+                }
+            }
         }
     }
 }
