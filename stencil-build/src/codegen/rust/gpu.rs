@@ -223,88 +223,117 @@ fn kernels(
         let (decl, launch) = step_kernel(st, prefix, d);
         return (vec![decl], vec![launch], Vec::new());
     }
+    let splits = plan::splits_steps(plan, st);
+    let mut externs = Vec::new();
+    let mut launches = Vec::new();
+    let mut fuses = Vec::new();
+    for s in &st.statements {
+        let k = statement_kernel(st, plan, (prefix, d), s, splits);
+        externs.extend(k.externs);
+        launches.push(k.launch);
+        fuses.extend(k.fuses);
+    }
+    (externs, launches, fuses)
+}
+
+/// A statement's kernel as the session sees it: its extern declarations,
+/// its launch, and where steps split, the question whether a launch fuses.
+struct StatementKernel {
+    externs: Vec<TokenStream>,
+    launch: TokenStream,
+    fuses: Option<TokenStream>,
+}
+
+/// Statement `s`'s [`StatementKernel`] under `plan`.
+fn statement_kernel(
+    st: &Stencil,
+    plan: &Plan,
+    (prefix, d): (&str, &Dialect),
+    s: &crate::ir::Statement,
+    splits: bool,
+) -> StatementKernel {
     let real = ident(st.dtype.rust());
     let persistent = plan.strategy == Strategy::Persistent;
     let (levels_param, levels_arg) = levels_argument(plan);
     let dims = st.dims();
     let mut externs = Vec::new();
-    let mut launches = Vec::new();
-    let mut fuses = Vec::new();
-    let splits = plan::splits_steps(plan, st);
-    for s in &st.statements {
-        let target = &st.fields[s.target];
-        let (out_prev_param, out_prev_arg) = if fused_leapfrog(st, plan, s.target) {
-            let id = ident(&target.name);
-            (
-                quote!(out_prev: *mut #real,),
-                quote!(self.at(self.grids.#id.next_prev()),),
-            )
-        } else {
-            (quote!(), quote!())
-        };
-        let name = statement_name(st, s);
-        let sym = format_ident!("{}", gpu::symbol(prefix, d, st, s));
-        let slots: Vec<Ident> = s
-            .slots()
-            .into_iter()
-            .map(|slot| ident(&slot_name(st, slot)))
-            .collect();
-        // `persistent` sweeps alternate between the field's two buffers: it writes both.
-        let written = |slot: Slot| persistent && slot.field == s.target;
-        let slot_types: Vec<TokenStream> = s
-            .slots()
-            .into_iter()
-            .map(|slot| {
-                if written(slot) {
-                    quote!(*mut #real)
-                } else {
-                    quote!(*const #real)
-                }
-            })
-            .collect();
-        let used = s.params_used();
-        let c_params: Vec<Ident> = used
-            .iter()
-            .map(|&i| format_ident!("p_{}", st.params[i]))
-            .collect();
-        let fields: Vec<Ident> = used.iter().map(|&i| ident(&st.params[i])).collect();
-        let n: Vec<Ident> = (0..dims).map(|a| format_ident!("n{a}")).collect();
+    let mut fuses = None;
+    let target = &st.fields[s.target];
+    let (out_prev_param, out_prev_arg) = if fused_leapfrog(st, plan, s.target) {
+        let id = ident(&target.name);
+        (
+            quote!(out_prev: *mut #real,),
+            quote!(self.at(self.grids.#id.next_prev()),),
+        )
+    } else {
+        (quote!(), quote!())
+    };
+    let name = statement_name(st, s);
+    let sym = format_ident!("{}", gpu::symbol(prefix, d, st, s));
+    let slots: Vec<Ident> = s
+        .slots()
+        .into_iter()
+        .map(|slot| ident(&slot_name(st, slot)))
+        .collect();
+    // `persistent` sweeps alternate between the field's two buffers: it writes both.
+    let written = |slot: Slot| persistent && slot.field == s.target;
+    let slot_types: Vec<TokenStream> = s
+        .slots()
+        .into_iter()
+        .map(|slot| {
+            if written(slot) {
+                quote!(*mut #real)
+            } else {
+                quote!(*const #real)
+            }
+        })
+        .collect();
+    let used = s.params_used();
+    let c_params: Vec<Ident> = used
+        .iter()
+        .map(|&i| format_ident!("p_{}", st.params[i]))
+        .collect();
+    let fields: Vec<Ident> = used.iter().map(|&i| ident(&st.params[i])).collect();
+    let n: Vec<Ident> = (0..dims).map(|a| format_ident!("n{a}")).collect();
+    externs.push(quote! {
+        fn #sym(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)* #(#c_params: #real,)* #levels_param stream: *mut ::std::os::raw::c_void) -> ::std::os::raw::c_int;
+    });
+    let out = output(st, s.target);
+    let reads: Vec<TokenStream> = s
+        .slots()
+        .into_iter()
+        .map(|slot| {
+            let id = ident(&st.fields[slot.field].name);
+            match (written(slot), slot.version) {
+                (true, Version::Prev) => quote!(self.at(self.grids.#id.prev())),
+                (true, _) => quote!(self.at(self.grids.#id.cur())),
+                _ => read(st, slot),
+            }
+        })
+        .collect();
+    let axis: Vec<_> = (0..dims).map(usize_lit).collect();
+    if splits {
+        let ask = format_ident!("{sym}_fuses");
         externs.push(quote! {
-            fn #sym(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)* #(#c_params: #real,)* #levels_param stream: *mut ::std::os::raw::c_void) -> ::std::os::raw::c_int;
+            fn #ask(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)*) -> ::std::os::raw::c_int;
         });
-        let out = output(st, s.target);
-        let reads: Vec<TokenStream> = s
-            .slots()
-            .into_iter()
-            .map(|slot| {
-                let id = ident(&st.fields[slot.field].name);
-                match (written(slot), slot.version) {
-                    (true, Version::Prev) => quote!(self.at(self.grids.#id.prev())),
-                    (true, _) => quote!(self.at(self.grids.#id.cur())),
-                    _ => read(st, slot),
-                }
-            })
-            .collect();
-        let axis: Vec<_> = (0..dims).map(usize_lit).collect();
-        if splits {
-            let ask = format_ident!("{sym}_fuses");
-            externs.push(quote! {
-                fn #ask(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)*) -> ::std::os::raw::c_int;
-            });
-            // The call's safety is stated where the calls are joined (`session`).
-            fuses.push(quote! {
-                #ask(#(self.extent(#axis) as isize,)* #out, #out_prev_arg #(#reads,)*) != 0
-            });
-        }
-        let frame = frame_copy(st, s.target);
-        launches.push(quote! {
-            #frame
-            stencil_safety!("every pointer is a device buffer of this session, moved to the first cell of the part a launch computes (`at`), with the cells of the extents passed (`extent`) from there; the kernel touches only those cells and `out` is none of its inputs.");
-            let code = unsafe { #sym(#(self.extent(#axis) as isize,)* #out, #out_prev_arg #(#reads,)* #(params.#fields,)* #levels_arg stream) };
-            dev::check(NAME, #name, code)?;
+        // The call's safety is stated where the calls are joined (`session`).
+        fuses = Some(quote! {
+            #ask(#(self.extent(#axis) as isize,)* #out, #out_prev_arg #(#reads,)*) != 0
         });
     }
-    (externs, launches, fuses)
+    let frame = frame_copy(st, s.target);
+    let launch = quote! {
+        #frame
+        stencil_safety!("every pointer is a device buffer of this session, moved to the first cell of the part a launch computes (`at`), with the cells of the extents passed (`extent`) from there; the kernel touches only those cells and `out` is none of its inputs.");
+        let code = unsafe { #sym(#(self.extent(#axis) as isize,)* #out, #out_prev_arg #(#reads,)* #(params.#fields,)* #levels_arg stream) };
+        dev::check(NAME, #name, code)?;
+    };
+    StatementKernel {
+        externs,
+        launch,
+        fuses,
+    }
 }
 
 /// The extern declaration and the launch of the kernel that computes every
