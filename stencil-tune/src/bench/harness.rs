@@ -202,15 +202,12 @@ macro_rules! measure {
             Ok(start.elapsed().as_secs_f64())
         };
         let rate = |seconds: f64, steps: u64| cells as f64 * steps as f64 / seconds / 1e9;
-        let probe = $steps.min(PROBE);
-        let probed = rate(run(probe)?, probe);
-        if probed * CUT < $fastest {
-            return Ok(probed);
-        }
-        let warm = $steps.min(100);
-        let first = rate(run(warm)?, warm);
-        if first * CUT < $fastest {
-            return Ok(first);
+        // The probe, then the warm-up: a plan far slower than the fastest stops at either.
+        for steps in [$steps.min(PROBE), $steps.min(100)] {
+            let first = rate(run(steps)?, steps);
+            if first * CUT < $fastest {
+                return Ok(first);
+            }
         }
         let seconds = (0..$reps.max(1)).map(|_| run($steps)).collect::<Result<Vec<_>, _>>()?;
         Ok(rate(median(seconds), $steps))

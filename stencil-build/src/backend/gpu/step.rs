@@ -149,16 +149,7 @@ pub fn rows_read(st: &Stencil) -> usize {
 /// Values a cell moves through memory each step where every statement is a
 /// kernel of its own: each buffer a statement reads, and the one it writes.
 pub fn kernels_traffic(st: &Stencil) -> usize {
-    st.statements
-        .iter()
-        .map(|s| {
-            let mut slots = std::collections::BTreeSet::new();
-            s.expr.for_each_read(&mut |a: &Access| {
-                slots.insert(a.slot);
-            });
-            slots.len() + 1
-        })
-        .sum()
+    st.statements.iter().map(|s| s.slots().len() + 1).sum()
 }
 
 /// A read of the step's kernel, as [`walk_step`] meets it.
