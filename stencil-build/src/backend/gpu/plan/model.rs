@@ -459,8 +459,9 @@ pub const AUTO_MIN_REACH: usize = 3;
 /// `tensor` rather than [`planes_stream`]'s, for an update that reads no
 /// other grid. At reach 3 the H200 ran AN5D's star3d3r (f64, 512^3, 200
 /// steps, one run of the tuner) in `tensor` at 121.2 GCells/s, and in
-/// [`planes_stream`]'s blocks marching 64 planes at 155.7 (1.28x; 141-159
-/// for every `stream` block marching 16 planes or more). At reach 4
+/// [`planes_stream`]'s blocks marching 64 planes at 155.7 (1.28x; 144-159
+/// for every `stream` block of one or two cells a thread along z marching
+/// 16 planes or more). At reach 4
 /// `tensor` stayed the fastest of the tuner's candidates (star3d4r).
 pub const TENSOR_MIN_REACH: usize = 4;
 
