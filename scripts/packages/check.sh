@@ -34,8 +34,11 @@ sed -i -e "s|path = \"../stencil-rt\"|path = \"$scratch/crates/stencil-rt-0.1.0\
     "$scratch/user/Cargo.toml"
 grep -q "$scratch/crates" "$scratch/user/Cargo.toml"
 cp Cargo.lock "$scratch/user/Cargo.lock"
+# The workspace's builds need not have downloaded every crate the user's
+# features pull in (ndarray's build dependencies); fetched at the locked versions.
+(cd "$scratch/user" && cargo fetch)
 (cd "$scratch/user" && CARGO_TARGET_DIR="$scratch/target" cargo test --offline --features ndarray)
 
 # The packaged generator's own tests, in its unpacked folder.
-(cd "$scratch/crates/stencil-build-0.1.0" && CARGO_TARGET_DIR="$scratch/target" cargo test --offline --lib --tests)
+(cd "$scratch/crates/stencil-build-0.1.0" && cargo fetch && CARGO_TARGET_DIR="$scratch/target" cargo test --offline --lib --tests)
 echo "packages: ok ($root)"
