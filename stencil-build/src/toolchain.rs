@@ -217,16 +217,24 @@ pub fn build_cuda(
         })
     };
     let jobs = jobs();
-    let files = units::units(files, jobs)?;
-    let indexed: Vec<(usize, &units::Unit)> = files.iter().enumerate().collect();
+    compile_on_threads(&units::units(files, jobs)?, jobs, &compile)?;
+    link_cudart(&nvcc);
+    Ok(())
+}
+
+/// Runs `compile(i, unit)` for each of `units` on up to `jobs` threads, each
+/// taking a contiguous share; the first error, or a thread's panic as one.
+fn compile_on_threads(
+    units: &[units::Unit],
+    jobs: usize,
+    compile: &(dyn Fn(usize, &units::Unit) -> Result<(), Error> + Sync),
+) -> Result<(), Error> {
+    let indexed: Vec<(usize, &units::Unit)> = units.iter().enumerate().collect();
     let chunk = indexed.len().div_ceil(jobs).max(1);
     std::thread::scope(|scope| {
         let workers: Vec<_> = indexed
             .chunks(chunk)
-            .map(|part| {
-                let compile = &compile;
-                scope.spawn(move || part.iter().try_for_each(|&(i, f)| compile(i, f)))
-            })
+            .map(|part| scope.spawn(move || part.iter().try_for_each(|&(i, f)| compile(i, f))))
             .collect();
         workers.into_iter().try_for_each(|w| {
             w.join().unwrap_or_else(|_| {
@@ -236,7 +244,12 @@ pub fn build_cuda(
                 })
             })
         })
-    })?;
+    })
+}
+
+/// Links the static CUDA runtime of `nvcc`'s toolkit and the system
+/// libraries it needs.
+fn link_cudart(nvcc: &Path) {
     let root = nvcc
         .parent()
         .and_then(|bin| bin.parent())
@@ -254,7 +267,6 @@ pub fn build_cuda(
     for lib in ["dl", "rt", "pthread"] {
         println!("cargo:rustc-link-lib={lib}");
     }
-    Ok(())
 }
 
 /// How many compiler runs a build script may keep going at once: Cargo's

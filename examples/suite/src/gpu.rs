@@ -117,21 +117,7 @@ pub fn run(
     bounds: &mut Vec<Bound>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let device = device_name()?;
-    // The bound: cudaMemcpy device to device of 2 GiB (one 16384^2 f64 grid);
-    // our own naive copy kernel (`copy2d`) beside it, for reference.
-    let gbs = copy_bandwidth(16384 * 16384 * 8, 20)?;
-    let (k32, k64) = (copy_kernel!(copy2d_f32, o), copy_kernel!(copy2d_f64, o));
-    let flops = [fma_flops(4)?, fma_flops(8)?];
-    bounds.push(Bound {
-        backend: "cuda",
-        what: format!(
-            "device-to-device cudaMemcpy of 2 GiB on {device}, CUDA events \
-             (our naive copy kernel beside it: {k32:.0} GB/s in f32, {k64:.0} in f64); \
-             multiply-adds: chains of 8 a thread, 8 blocks of 256 a multiprocessor"
-        ),
-        gbs,
-        flops,
-    });
+    bounds.push(bound(o, &device)?);
     let mut progress = Progress::new(o, &[]);
     macro_rules! row {
         ($m:ident, $dtype:literal, $stencil:literal, $variant:literal, $set:literal, [$($g:literal),*]) => {
@@ -195,33 +181,78 @@ pub fn run(
                         ways.push((variant, strategy(&t, &Measured::Set(way)), seconds));
                     }
                 }
-                for (variant, strategy, seconds) in ways {
-                    let strategy = if t.small_steps {
-                        format!("{strategy}; small grids: naive single steps")
-                    } else {
-                        strategy
-                    };
-                    rows.push(Row {
-                        backend: "cuda",
-                        device: device.clone(),
-                        stencil: $stencil,
-                        dtype: $dtype,
-                        variant,
-                        strategy: o.per_call(if o.no_graphs { format!("{strategy}; no graphs") } else { strategy }),
-                        shape: shape.to_vec(),
-                        steps,
-                        seconds,
-                        bytes: s::BYTES_PER_CELL,
-                        flops: s::FLOPS_PER_CELL,
-                        radius: s::RADIUS.to_vec(),
-                    });
-                    crate::report::save(o, rows, bounds)?;
-                }
+                let row = Row {
+                    backend: "cuda",
+                    device: device.clone(),
+                    stencil: $stencil,
+                    dtype: $dtype,
+                    variant: $variant,
+                    strategy: String::new(),
+                    shape: shape.to_vec(),
+                    steps,
+                    seconds,
+                    bytes: s::BYTES_PER_CELL,
+                    flops: s::FLOPS_PER_CELL,
+                    radius: s::RADIUS.to_vec(),
+                };
+                push_ways(o, rows, bounds, row, t.small_steps, ways)?;
             }
         };
     }
     include!(concat!(env!("OUT_DIR"), "/variants.rs"));
     progress.finish();
+    Ok(())
+}
+
+/// The bound: `cudaMemcpy` device to device of 2 GiB (one 16384^2 f64 grid),
+/// our own naive copy kernel (`copy2d`) beside it for reference, and the
+/// multiply-adds a second in each dtype.
+fn bound(o: &Options, device: &str) -> Result<Bound, Box<dyn std::error::Error>> {
+    let gbs = copy_bandwidth(16384 * 16384 * 8, 20)?;
+    let (k32, k64) = (copy_kernel!(copy2d_f32, o), copy_kernel!(copy2d_f64, o));
+    let flops = [fma_flops(4)?, fma_flops(8)?];
+    Ok(Bound {
+        backend: "cuda",
+        what: format!(
+            "device-to-device cudaMemcpy of 2 GiB on {device}, CUDA events \
+             (our naive copy kernel beside it: {k32:.0} GB/s in f32, {k64:.0} in f64); \
+             multiply-adds: chains of 8 a thread, 8 blocks of 256 a multiprocessor"
+        ),
+        gbs,
+        flops,
+    })
+}
+
+/// Adds a row for each of `ways` (variant, strategy, seconds) timed on the
+/// variant `row` describes, its strategy noting small grids' single steps
+/// (`small_steps`) and graphs turned off, and saves the report after each.
+fn push_ways(
+    o: &Options,
+    rows: &mut Vec<Row>,
+    bounds: &[Bound],
+    row: Row,
+    small_steps: bool,
+    ways: Vec<(&'static str, String, f64)>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    for (variant, strategy, seconds) in ways {
+        let strategy = if small_steps {
+            format!("{strategy}; small grids: naive single steps")
+        } else {
+            strategy
+        };
+        let strategy = if o.no_graphs {
+            format!("{strategy}; no graphs")
+        } else {
+            strategy
+        };
+        rows.push(Row {
+            variant,
+            strategy: o.per_call(strategy),
+            seconds,
+            ..row.clone()
+        });
+        crate::report::save(o, rows, bounds)?;
+    }
     Ok(())
 }
 

@@ -221,6 +221,23 @@ fn render(
     bounds: &[Bound],
 ) -> Result<(String, String), std::fmt::Error> {
     let h100 = rows.iter().any(|r| r.device.contains("H100"));
+    let mut md = markdown_head(bounds, h100)?;
+    let mut json = String::from("[\n");
+    for (k, r) in rows.iter().enumerate() {
+        let f = figures(r, rows, bounds);
+        markdown_row(&mut md, r, &f, h100)?;
+        json_row(&mut json, o, r, &f)?;
+        json.push_str(if k + 1 < rows.len() { ",\n" } else { "\n" });
+    }
+    json.push_str("]\n");
+    if h100 {
+        md.push_str("\n\\* ANCHORS.md: measured elsewhere on the same GPU model (H100 80GB HBM3); AN5D fuses time steps (1000 steps).\n");
+    }
+    Ok((md, json))
+}
+
+/// The bounds, then the table's head (with the anchors' columns on an H100).
+fn markdown_head(bounds: &[Bound], h100: bool) -> Result<String, std::fmt::Error> {
     let mut md = String::new();
     for b in bounds {
         writeln!(
@@ -242,70 +259,70 @@ fn render(
     });
     md.push_str("|---|---|---|---|---|---|---|---|---|---|---|");
     md.push_str(if h100 { "---|---|\n" } else { "\n" });
-    let mut json = String::from("[\n");
-    for (k, r) in rows.iter().enumerate() {
-        let f = figures(r, rows, bounds);
-        let shape: Vec<String> = r.shape.iter().map(usize::to_string).collect();
-        let speedup = if f.speedup.is_nan() {
-            "–".to_string()
-        } else {
-            format!("{:.2}x", f.speedup)
-        };
-        write!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {} ({}) | {:.1}% | {speedup} |",
-            r.backend,
-            r.stencil,
-            r.dtype,
-            shape.join(" x "),
-            r.variant,
-            r.strategy,
-            three_digits(f.gcells),
-            f.gbs,
-            three_digits(f.limit.gcells),
-            f.limit.by,
-            100.0 * f.gcells / f.limit.gcells,
-        )?;
-        if h100 {
-            let (naive, an5d) = anchor(r.stencil, r.dtype);
-            write!(md, " {} | {} |", or_dash(naive), or_dash(an5d))?;
-        }
-        md.push('\n');
-        writeln!(
-            json,
-            "  {{\"backend\": \"{}\", \"device\": \"{}\", \"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"steps\": {}, \"warmup_steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {}, \"gb_per_s\": {:.1}, \"bytes_per_cell\": {}, \"flops_per_cell\": {}, \"bound_gcells_per_s\": {}, \"bound_by\": \"{}\", \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {}}}{}",
-            r.backend,
-            r.device.replace('"', "'"),
-            r.stencil,
-            r.dtype,
-            r.shape,
-            r.variant,
-            r.strategy,
-            r.steps,
-            o.warmup,
-            o.reps,
-            r.seconds,
-            rate(f.gcells),
-            f.gbs,
-            r.bytes,
-            r.flops,
-            rate(f.limit.gcells),
-            f.limit.by,
-            f.gcells / f.limit.gcells,
-            // JSON has no NaN: a row without a `naive` beside it has null.
-            if f.speedup.is_nan() {
-                "null".to_string()
-            } else {
-                format!("{:.3}", f.speedup)
-            },
-            if k + 1 < rows.len() { "," } else { "" }
-        )?;
-    }
-    json.push_str("]\n");
+    Ok(md)
+}
+
+/// Row `r` of the Markdown table, with its figures `f`.
+fn markdown_row(md: &mut String, r: &Row, f: &Figures, h100: bool) -> std::fmt::Result {
+    let shape: Vec<String> = r.shape.iter().map(usize::to_string).collect();
+    let speedup = if f.speedup.is_nan() {
+        "–".to_string()
+    } else {
+        format!("{:.2}x", f.speedup)
+    };
+    write!(
+        md,
+        "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {} ({}) | {:.1}% | {speedup} |",
+        r.backend,
+        r.stencil,
+        r.dtype,
+        shape.join(" x "),
+        r.variant,
+        r.strategy,
+        three_digits(f.gcells),
+        f.gbs,
+        three_digits(f.limit.gcells),
+        f.limit.by,
+        100.0 * f.gcells / f.limit.gcells,
+    )?;
     if h100 {
-        md.push_str("\n\\* ANCHORS.md: measured elsewhere on the same GPU model (H100 80GB HBM3); AN5D fuses time steps (1000 steps).\n");
+        let (naive, an5d) = anchor(r.stencil, r.dtype);
+        write!(md, " {} | {} |", or_dash(naive), or_dash(an5d))?;
     }
-    Ok((md, json))
+    md.push('\n');
+    Ok(())
+}
+
+/// Row `r` as a JSON object (no separator after it), with its figures `f`.
+fn json_row(json: &mut String, o: &Options, r: &Row, f: &Figures) -> std::fmt::Result {
+    write!(
+        json,
+        "  {{\"backend\": \"{}\", \"device\": \"{}\", \"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"steps\": {}, \"warmup_steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {}, \"gb_per_s\": {:.1}, \"bytes_per_cell\": {}, \"flops_per_cell\": {}, \"bound_gcells_per_s\": {}, \"bound_by\": \"{}\", \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {}}}",
+        r.backend,
+        r.device.replace('"', "'"),
+        r.stencil,
+        r.dtype,
+        r.shape,
+        r.variant,
+        r.strategy,
+        r.steps,
+        o.warmup,
+        o.reps,
+        r.seconds,
+        rate(f.gcells),
+        f.gbs,
+        r.bytes,
+        r.flops,
+        rate(f.limit.gcells),
+        f.limit.by,
+        f.gcells / f.limit.gcells,
+        // JSON has no NaN: a row without a `naive` beside it has null.
+        if f.speedup.is_nan() {
+            "null".to_string()
+        } else {
+            format!("{:.3}", f.speedup)
+        },
+    )
 }
 
 /// The progress line on stderr: configuration `done` of `total`.

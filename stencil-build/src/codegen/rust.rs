@@ -216,6 +216,57 @@ fn families(stencils: &[(Stencil, Analysis)], modules: Vec<TokenStream>) -> Vec<
     out
 }
 
+/// The default backend (the first GPU backend linked, else OpenMP, else the
+/// reference): its module and its name.
+fn default_backend(linked: &Linked) -> (TokenStream, &'static str) {
+    match (linked.gpus().next(), &linked.openmp) {
+        (Some(g), _) => (ident(g.dialect.name).into_token_stream(), g.dialect.name),
+        (None, Some(_)) => (quote!(openmp), "openmp"),
+        (None, None) => (quote!(reference), "reference"),
+    }
+}
+
+/// A stencil module's entry points that run its default backend
+/// (`backend`, named `name`): `run`, `run_grids`, `run_grids_in` and
+/// `DEVICES`.
+fn default_entries(
+    linked: &Linked,
+    signature: &Signature,
+    backend: &TokenStream,
+    name: &str,
+) -> TokenStream {
+    let (args, call) = (&signature.params, &signature.call);
+    let run_doc = docs(&format!(
+        "Runs `steps` time steps in place with the default backend (`{name}`), checking every length first."
+    ));
+    let devices = match linked.gpus().next() {
+        Some(_) => quote!(Some(#backend::DEVICES)),
+        None => quote!(None),
+    };
+    quote! {
+        #run_doc
+        pub fn run(#args) -> Result<(), StencilError> {
+            #backend::run(#call)
+        }
+
+        /// [`run`] for generic drivers, with the default backend: grids in [`GRIDS`] order, params in [`PARAMS`] order.
+        pub fn run_grids(grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
+            #backend::run_grids(grids, shape, params, steps)
+        }
+
+        /// [`run_grids`] with the default backend's scratch grids from `work`, kept for the next call (a GPU backend keeps none on the host).
+        pub fn run_grids_in(work: &mut Workspace, grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
+            #backend::run_grids_in(work, grids, shape, params, steps)
+        }
+
+        /// The default backend's devices, where its grids stay between calls, for a generic
+        /// driver (a distributed session's rank) that moves boxes of their cells: `None` where
+        /// that backend runs on the host.
+        pub const DEVICES: Option<::stencil_rt::gpu::Devices<Real>> = #devices;
+
+    }
+}
+
 fn stencil_module(
     st: &Stencil,
     an: &Analysis,
@@ -246,7 +297,6 @@ fn stencil_module(
         .openmp
         .as_ref()
         .map(|prefix| openmp::stencil_module(st, prefix, &signature));
-    let (args, call) = (&signature.params, &signature.call);
     let gpus: Vec<TokenStream> = linked
         .gpus()
         .map(|g| {
@@ -254,18 +304,8 @@ fn stencil_module(
             gpu::stencil_module(&form, &g.plans[index], &g.dialect, &signature)
         })
         .collect();
-    let (default_backend, default_doc) = match (linked.gpus().next(), &linked.openmp) {
-        (Some(g), _) => (ident(g.dialect.name).into_token_stream(), g.dialect.name),
-        (None, Some(_)) => (quote!(openmp), "openmp"),
-        (None, None) => (quote!(reference), "reference"),
-    };
-    let run_doc = docs(&format!(
-        "Runs `steps` time steps in place with the default backend (`{default_doc}`), checking every length first."
-    ));
-    let devices = match linked.gpus().next() {
-        Some(_) => quote!(Some(#default_backend::DEVICES)),
-        None => quote!(None),
-    };
+    let (default_backend, default_doc) = default_backend(linked);
+    let entries = default_entries(linked, &signature, &default_backend, default_doc);
     Ok(quote! {
         #doc
         #[allow(clippy::all)]
@@ -285,26 +325,7 @@ fn stencil_module(
             pub const BACKEND: &str = #default_doc;
             #params
 
-            #run_doc
-            pub fn run(#args) -> Result<(), StencilError> {
-                #default_backend::run(#call)
-            }
-
-            /// [`run`] for generic drivers, with the default backend: grids in [`GRIDS`] order, params in [`PARAMS`] order.
-            pub fn run_grids(grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
-                #default_backend::run_grids(grids, shape, params, steps)
-            }
-
-            /// [`run_grids`] with the default backend's scratch grids from `work`, kept for the next call (a GPU backend keeps none on the host).
-            pub fn run_grids_in(work: &mut Workspace, grids: &mut [&mut [Real]], shape: &[usize], params: &[Real], steps: u64) -> Result<(), StencilError> {
-                #default_backend::run_grids_in(work, grids, shape, params, steps)
-            }
-
-            /// The default backend's devices, where its grids stay between calls, for a generic
-            /// driver (a distributed session's rank) that moves boxes of their cells: `None` where
-            /// that backend runs on the host.
-            pub const DEVICES: Option<::stencil_rt::gpu::Devices<Real>> = #devices;
-
+            #entries
             #arrays
             #kernels_trait
             #checker

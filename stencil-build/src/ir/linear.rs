@@ -60,16 +60,12 @@ impl PlaneSum {
 /// The in-plane sum of statement `s` of a 3-D stencil, or why it has none
 /// that matrix products can compute (`name` spells a read, for messages).
 pub fn plane_sum(s: &Statement, name: &dyn Fn(&Access) -> String) -> Result<PlaneSum, String> {
-    let mut off_axes = None;
-    s.expr.for_each_read(&mut |a| {
-        let nonzero = a.offset.iter().filter(|&&d| d != 0).count();
-        if nonzero > 1 && in_plane(a) {
-            off_axes.get_or_insert_with(|| name(a));
-        }
-    });
-    if let Some(read) = off_axes {
+    if let Some(read) = first_read(&s.expr, &|a| {
+        a.offset.iter().filter(|&&d| d != 0).count() > 1 && in_plane(a)
+    }) {
         return Err(format!(
-            "it reads `{read}` off the axes: matrix products take the in-plane neighbours along `x` and along `y` only"
+            "it reads `{}` off the axes: matrix products take the in-plane neighbours along `x` and along `y` only",
+            name(&read)
         ));
     }
     let total = count(&s.expr);
@@ -80,37 +76,7 @@ pub fn plane_sum(s: &Statement, name: &dyn Fn(&Access) -> String) -> Result<Plan
     let form = linear(sum).ok_or_else(|| {
         "its in-plane neighbours are not a sum of reads times constants (a product or a function of grid values holds some)".to_string()
     })?;
-    let mut slot = None;
-    let (mut x, mut y) = (
-        vec![None; 2 * MAX_PLANE_REACH + 1],
-        vec![None; 2 * MAX_PLANE_REACH + 1],
-    );
-    let mut rest = Vec::new();
-    for (a, c) in form.terms {
-        if !in_plane(&a) {
-            rest.push((a, c));
-            continue;
-        }
-        if *slot.get_or_insert(a.slot) != a.slot {
-            return Err(format!(
-                "it reads two grids in-plane (`{}` too): the products take one",
-                name(&a)
-            ));
-        }
-        let (axis, d) = if a.offset[1] != 0 {
-            (&mut y, a.offset[1])
-        } else {
-            (&mut x, a.offset[2])
-        };
-        if d.unsigned_abs() as usize > MAX_PLANE_REACH {
-            return Err(format!(
-                "it reads `{}`, {} cells away in-plane: the products reach {MAX_PLANE_REACH}",
-                name(&a),
-                d.unsigned_abs()
-            ));
-        }
-        axis[(d + MAX_PLANE_REACH as i64) as usize] = Some(c);
-    }
+    let (slot, [y, x], rest) = axis_weights(form.terms, name)?;
     let mut replacement = Expr::Read(Access {
         slot: PLANE_SUM,
         offset: vec![0; 3],
@@ -122,23 +88,73 @@ pub fn plane_sum(s: &Statement, name: &dyn Fn(&Access) -> String) -> Result<Plan
         replacement = add(replacement, c);
     }
     let expr = replaced(&s.expr, sum, &replacement);
-    let mut deep = None;
-    expr.for_each_read(&mut |a| {
-        if a.offset[0].unsigned_abs() as usize > MAX_DEPTH_REACH {
-            deep.get_or_insert_with(|| name(a));
-        }
-    });
-    if let Some(read) = deep {
+    if let Some(read) = first_read(&expr, &|a| {
+        a.offset[0].unsigned_abs() as usize > MAX_DEPTH_REACH
+    }) {
         return Err(format!(
-            "it reads `{read}`, more than {MAX_DEPTH_REACH} planes away along the slowest axis: a lane keeps {MAX_DEPTH_REACH} on either side"
+            "it reads `{}`, more than {MAX_DEPTH_REACH} planes away along the slowest axis: a lane keeps {MAX_DEPTH_REACH} on either side",
+            name(&read)
         ));
     }
-    Ok(PlaneSum {
-        slot: slot.expect("at least one in-plane read"),
-        x,
-        y,
-        expr,
-    })
+    Ok(PlaneSum { slot, x, y, expr })
+}
+
+/// The first read of `expr` that `pick` picks.
+fn first_read(expr: &Expr, pick: &dyn Fn(&Access) -> bool) -> Option<Access> {
+    let mut first = None;
+    expr.for_each_read(&mut |a| {
+        if pick(a) {
+            first.get_or_insert_with(|| a.clone());
+        }
+    });
+    first
+}
+
+/// The grid an in-plane sum reads, its weights along `y` and `x`, and the
+/// sum's terms that read other planes.
+type AxisWeights = (Slot, [Vec<Option<Expr>>; 2], Vec<(Access, Expr)>);
+
+/// A weighted sum's in-plane terms as the grid they read and their weights
+/// along `y` and `x` (by offset, `MAX_PLANE_REACH` at the centre), with the
+/// terms that read other planes; an error where the in-plane terms read two
+/// grids or reach past `MAX_PLANE_REACH`.
+fn axis_weights(
+    terms: Vec<(Access, Expr)>,
+    name: &dyn Fn(&Access) -> String,
+) -> Result<AxisWeights, String> {
+    let mut slot = None;
+    let mut weights = [
+        vec![None; 2 * MAX_PLANE_REACH + 1],
+        vec![None; 2 * MAX_PLANE_REACH + 1],
+    ];
+    let mut rest = Vec::new();
+    for (a, c) in terms {
+        if !in_plane(&a) {
+            rest.push((a, c));
+            continue;
+        }
+        if *slot.get_or_insert(a.slot) != a.slot {
+            return Err(format!(
+                "it reads two grids in-plane (`{}` too): the products take one",
+                name(&a)
+            ));
+        }
+        let (axis, d) = if a.offset[1] != 0 {
+            (0, a.offset[1])
+        } else {
+            (1, a.offset[2])
+        };
+        if d.unsigned_abs() as usize > MAX_PLANE_REACH {
+            return Err(format!(
+                "it reads `{}`, {} cells away in-plane: the products reach {MAX_PLANE_REACH}",
+                name(&a),
+                d.unsigned_abs()
+            ));
+        }
+        weights[axis][(d + MAX_PLANE_REACH as i64) as usize] = Some(c);
+    }
+    let slot = slot.expect("a sum of in-plane neighbours reads one");
+    Ok((slot, weights, rest))
 }
 
 /// A weighted sum: each read once with its read-free coefficient (literals,

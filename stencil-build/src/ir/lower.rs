@@ -634,7 +634,36 @@ impl Lowerer<'_> {
                     f.name
                 )));
         }
-        let version = match (f.role, prev) {
+        let version = self.version(field, name_span, prev)?;
+        let mut offset = Vec::with_capacity(dims);
+        for arg in args {
+            let d = self.integer(arg, "an offset")?;
+            if d.abs() > MAX_OFFSET {
+                return Err(self
+                    .error(
+                        &arg.span,
+                        format!("offset {d} is beyond the largest radius supported ({MAX_OFFSET})"),
+                    )
+                    .with_hint("use offsets between -32 and 32"));
+            }
+            offset.push(d);
+        }
+        Ok(Expr::Read(Access {
+            slot: Slot { field, version },
+            offset,
+        }))
+    }
+
+    /// The level a read of `field` (`.prev` where `prev`) takes at this point
+    /// of the step, or why it cannot be read there.
+    fn version(
+        &self,
+        field: usize,
+        name_span: &Range<usize>,
+        prev: bool,
+    ) -> Result<Version, Diagnostic> {
+        let f = &self.ctx.fields[field];
+        Ok(match (f.role, prev) {
             (Role::State { levels: 2 }, true) => Version::Prev,
             (Role::State { .. }, true) => {
                 return Err(self
@@ -674,24 +703,7 @@ impl Lowerer<'_> {
                     )
                     .with_hint("move the [[update]] that computes it before this one"));
             }
-        };
-        let mut offset = Vec::with_capacity(dims);
-        for arg in args {
-            let d = self.integer(arg, "an offset")?;
-            if d.abs() > MAX_OFFSET {
-                return Err(self
-                    .error(
-                        &arg.span,
-                        format!("offset {d} is beyond the largest radius supported ({MAX_OFFSET})"),
-                    )
-                    .with_hint("use offsets between -32 and 32"));
-            }
-            offset.push(d);
-        }
-        Ok(Expr::Read(Access {
-            slot: Slot { field, version },
-            offset,
-        }))
+        })
     }
 
     /// Evaluates a compile-time integer (offsets, table indices, exponents, sum bounds).

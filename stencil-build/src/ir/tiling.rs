@@ -757,6 +757,12 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
             ),
         ));
     }
+    unfusable_update(st, name, stream)
+}
+
+/// [`unfusable`] for the one update of `st`: why `name` cannot fuse its
+/// steps by what it reads, with `stream` the advice to run single steps.
+fn unfusable_update(st: &crate::ir::Stencil, name: &str, stream: &str) -> Option<(String, String)> {
     let s = &st.statements[0];
     let target = &st.fields[s.target];
     let (mut reads_prev, mut reads_current, mut off_cell) = (false, false, None);

@@ -33,34 +33,7 @@ pub fn stencil_module(
     let module = format_ident!("{}", d.name);
     let dev = format_ident!("stencil_{}", d.name);
     let plans_const = plans::plans_const(plans);
-    let body = if let [own] = plans {
-        let items = plan_items(st, own, d);
-        let methods = plans::one_plan_methods(st.dims());
-        quote! { #items #methods }
-    } else {
-        let modules = plans.iter().enumerate().map(|(k, c)| {
-            let m = plans::plan_module(k);
-            let items = plan_items(st, c, d);
-            let doc = module_doc(st, c, d);
-            quote! {
-                #doc
-                mod #m {
-                    use super::*;
-                    #items
-                }
-            }
-        });
-        let own = plans::plan_module(0);
-        let session = plans::planned_session(st, plans.len());
-        quote! {
-            /// The tiling compiled into the spec's own plan's kernels (`PLANS` lists every plan).
-            pub const TILING: GpuTiling = #own::TILING;
-
-            #(#modules)*
-
-            #session
-        }
-    };
+    let body = plans_body(st, plans, d);
     let args = &sig.params;
     let upload_args = grid_arguments(st, true);
     let lengths = crate::codegen::rust::grid_lengths(st);
@@ -114,6 +87,39 @@ pub fn stencil_module(
             }
 
             #boxes
+        }
+    }
+}
+
+/// The kernels' items of a GPU module: those of its one plan, or a module
+/// for each plan and the session that picks one.
+fn plans_body(st: &Stencil, plans: &[Compiled], d: &Dialect) -> TokenStream {
+    if let [own] = plans {
+        let items = plan_items(st, own, d);
+        let methods = plans::one_plan_methods(st.dims());
+        quote! { #items #methods }
+    } else {
+        let modules = plans.iter().enumerate().map(|(k, c)| {
+            let m = plans::plan_module(k);
+            let items = plan_items(st, c, d);
+            let doc = module_doc(st, c, d);
+            quote! {
+                #doc
+                mod #m {
+                    use super::*;
+                    #items
+                }
+            }
+        });
+        let own = plans::plan_module(0);
+        let session = plans::planned_session(st, plans.len());
+        quote! {
+            /// The tiling compiled into the spec's own plan's kernels (`PLANS` lists every plan).
+            pub const TILING: GpuTiling = #own::TILING;
+
+            #(#modules)*
+
+            #session
         }
     }
 }
@@ -244,6 +250,46 @@ struct StatementKernel {
     fuses: Option<TokenStream>,
 }
 
+/// The grids statement `s`'s kernel takes, beyond `out`: their parameter
+/// names, their pointer types and the session's arguments for them.
+/// `persistent` sweeps alternate between the target's two buffers, so they
+/// write both.
+fn slot_arguments(
+    st: &Stencil,
+    s: &crate::ir::Statement,
+    persistent: bool,
+) -> (Vec<Ident>, Vec<TokenStream>, Vec<TokenStream>) {
+    let real = ident(st.dtype.rust());
+    let written = |slot: Slot| persistent && slot.field == s.target;
+    let slots = s.slots();
+    let names = slots
+        .iter()
+        .map(|&slot| ident(&slot_name(st, slot)))
+        .collect();
+    let types = slots
+        .iter()
+        .map(|&slot| {
+            if written(slot) {
+                quote!(*mut #real)
+            } else {
+                quote!(*const #real)
+            }
+        })
+        .collect();
+    let reads = slots
+        .iter()
+        .map(|&slot| {
+            let id = ident(&st.fields[slot.field].name);
+            match (written(slot), slot.version) {
+                (true, Version::Prev) => quote!(self.at(self.grids.#id.prev())),
+                (true, _) => quote!(self.at(self.grids.#id.cur())),
+                _ => read(st, slot),
+            }
+        })
+        .collect();
+    (names, types, reads)
+}
+
 /// Statement `s`'s [`StatementKernel`] under `plan`.
 fn statement_kernel(
     st: &Stencil,
@@ -270,24 +316,7 @@ fn statement_kernel(
     };
     let name = statement_name(st, s);
     let sym = format_ident!("{}", gpu::symbol(prefix, d, st, s));
-    let slots: Vec<Ident> = s
-        .slots()
-        .into_iter()
-        .map(|slot| ident(&slot_name(st, slot)))
-        .collect();
-    // `persistent` sweeps alternate between the field's two buffers: it writes both.
-    let written = |slot: Slot| persistent && slot.field == s.target;
-    let slot_types: Vec<TokenStream> = s
-        .slots()
-        .into_iter()
-        .map(|slot| {
-            if written(slot) {
-                quote!(*mut #real)
-            } else {
-                quote!(*const #real)
-            }
-        })
-        .collect();
+    let (slots, slot_types, reads) = slot_arguments(st, s, persistent);
     let used = s.params_used();
     let c_params: Vec<Ident> = used
         .iter()
@@ -299,18 +328,6 @@ fn statement_kernel(
         fn #sym(#(#n: isize,)* out: *mut #real, #out_prev_param #(#slots: #slot_types,)* #(#c_params: #real,)* #levels_param stream: *mut ::std::os::raw::c_void) -> ::std::os::raw::c_int;
     });
     let out = output(st, s.target);
-    let reads: Vec<TokenStream> = s
-        .slots()
-        .into_iter()
-        .map(|slot| {
-            let id = ident(&st.fields[slot.field].name);
-            match (written(slot), slot.version) {
-                (true, Version::Prev) => quote!(self.at(self.grids.#id.prev())),
-                (true, _) => quote!(self.at(self.grids.#id.cur())),
-                _ => read(st, slot),
-            }
-        })
-        .collect();
     let axis: Vec<_> = (0..dims).map(usize_lit).collect();
     if splits {
         let ask = format_ident!("{sym}_fuses");

@@ -12,9 +12,6 @@ use crate::ir::Stencil;
 /// The `openmp` module of a stencil's Rust API: extern declarations and the
 /// `Kernels` implementation calling them.
 pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStream {
-    let real = format_ident!("{}", st.dtype.rust());
-    let dims = st.dims();
-    let rank = Literal::usize_unsuffixed(dims);
     let block = st
         .tiling
         .openmp
@@ -22,60 +19,11 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
         .iter()
         .map(|&b| Literal::usize_unsuffixed(b));
     let time_block = Literal::usize_unsuffixed(st.tiling.openmp.time_block);
-    let mut externs = Vec::new();
-    let mut methods = Vec::new();
+    let (mut externs, mut methods) = (Vec::new(), Vec::new());
     for s in &st.statements {
-        let sym = format_ident!("{}", symbol(prefix, st, s));
-        let method = format_ident!("{}", statement_name(st, s));
-        let slots: Vec<_> = s
-            .slots()
-            .into_iter()
-            .map(|slot| format_ident!("{}", slot_name(st, slot)))
-            .collect();
-        let used = s.params_used();
-        let c_params: Vec<_> = used
-            .iter()
-            .map(|&i| format_ident!("p_{}", st.params[i]))
-            .collect();
-        let fields: Vec<_> = used
-            .iter()
-            .map(|&i| format_ident!("{}", st.params[i]))
-            .collect();
-        let n: Vec<_> = (0..dims).map(|a| format_ident!("n{a}")).collect();
-        let axis = (0..dims).map(Literal::usize_unsuffixed);
-        externs.push(quote! {
-            fn #sym(#(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real),*);
-        });
-        let p = if used.is_empty() {
-            quote!(_p)
-        } else {
-            quote!(p)
-        };
-        let axis: Vec<_> = axis.collect();
-        methods.push(quote! {
-            fn #method(&self, shape: [usize; #rank], out: &mut [#real], #(#slots: &[#real],)* #p: &Params) {
-                stencil_safety!("`run_with` checked that every grid holds exactly one value per cell of `shape` (a count that fits in `isize`); the kernel touches only those cells, and `out` is a buffer of its own, never one of the inputs.");
-                unsafe { #sym(#(shape[#axis] as isize,)* out.as_mut_ptr(), #(#slots.as_ptr(),)* #(#p.#fields),*) }
-            }
-        });
-        if fuses(st) {
-            let fused = format_ident!("{}", fused_symbol(prefix, st, s));
-            // A leapfrog's launch also writes the step before its last.
-            let leapfrog = st.fields[s.target].has_prev();
-            let aux_param = leapfrog.then(|| quote!(aux: *mut #real,));
-            let aux_arg = leapfrog.then(|| quote!(aux: &mut [#real],));
-            let aux_ptr = leapfrog.then(|| quote!(aux.as_mut_ptr(),));
-            externs.push(quote! {
-                fn #fused(#(#n: isize,)* out: *mut #real, #aux_param #(#slots: *const #real,)* #(#c_params: #real,)* steps: ::std::os::raw::c_int) -> ::std::os::raw::c_int;
-            });
-            methods.push(quote! {
-                fn fuse(&self, shape: [usize; #rank], out: &mut [#real], #aux_arg #(#slots: &[#real],)* #p: &Params, steps: u64) -> u64 {
-                    let steps = steps.min(TILING.time_block as u64) as ::std::os::raw::c_int;
-                    stencil_safety!("as for a single step: every grid holds one value per cell of `shape`, `out` (and a leapfrog's `aux`) is a buffer of its own; the kernel allocates its own scratch and returns the steps it ran (0: none, `out` untouched).");
-                    unsafe { #fused(#(shape[#axis] as isize,)* out.as_mut_ptr(), #aux_ptr #(#slots.as_ptr(),)* #(#p.#fields,)* steps) as u64 }
-                }
-            });
-        }
+        let (e, m) = statement_calls(st, prefix, s);
+        externs.extend(e);
+        methods.extend(m);
     }
     let entry = entry_points(
         sig,
@@ -106,4 +54,70 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
             #entry
         }
     }
+}
+
+/// The extern declarations of statement `s`'s kernels (its single step and,
+/// where the stencil fuses steps, its fused launch) and the `Kernels`
+/// methods that call them.
+fn statement_calls(
+    st: &Stencil,
+    prefix: &str,
+    s: &crate::ir::Statement,
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let real = format_ident!("{}", st.dtype.rust());
+    let dims = st.dims();
+    let rank = Literal::usize_unsuffixed(dims);
+    let (mut externs, mut methods) = (Vec::new(), Vec::new());
+    let sym = format_ident!("{}", symbol(prefix, st, s));
+    let method = format_ident!("{}", statement_name(st, s));
+    let slots: Vec<_> = s
+        .slots()
+        .into_iter()
+        .map(|slot| format_ident!("{}", slot_name(st, slot)))
+        .collect();
+    let used = s.params_used();
+    let c_params: Vec<_> = used
+        .iter()
+        .map(|&i| format_ident!("p_{}", st.params[i]))
+        .collect();
+    let fields: Vec<_> = used
+        .iter()
+        .map(|&i| format_ident!("{}", st.params[i]))
+        .collect();
+    let n: Vec<_> = (0..dims).map(|a| format_ident!("n{a}")).collect();
+    let axis = (0..dims).map(Literal::usize_unsuffixed);
+    externs.push(quote! {
+        fn #sym(#(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real),*);
+    });
+    let p = if used.is_empty() {
+        quote!(_p)
+    } else {
+        quote!(p)
+    };
+    let axis: Vec<_> = axis.collect();
+    methods.push(quote! {
+        fn #method(&self, shape: [usize; #rank], out: &mut [#real], #(#slots: &[#real],)* #p: &Params) {
+            stencil_safety!("`run_with` checked that every grid holds exactly one value per cell of `shape` (a count that fits in `isize`); the kernel touches only those cells, and `out` is a buffer of its own, never one of the inputs.");
+            unsafe { #sym(#(shape[#axis] as isize,)* out.as_mut_ptr(), #(#slots.as_ptr(),)* #(#p.#fields),*) }
+        }
+    });
+    if fuses(st) {
+        let fused = format_ident!("{}", fused_symbol(prefix, st, s));
+        // A leapfrog's launch also writes the step before its last.
+        let leapfrog = st.fields[s.target].has_prev();
+        let aux_param = leapfrog.then(|| quote!(aux: *mut #real,));
+        let aux_arg = leapfrog.then(|| quote!(aux: &mut [#real],));
+        let aux_ptr = leapfrog.then(|| quote!(aux.as_mut_ptr(),));
+        externs.push(quote! {
+            fn #fused(#(#n: isize,)* out: *mut #real, #aux_param #(#slots: *const #real,)* #(#c_params: #real,)* steps: ::std::os::raw::c_int) -> ::std::os::raw::c_int;
+        });
+        methods.push(quote! {
+            fn fuse(&self, shape: [usize; #rank], out: &mut [#real], #aux_arg #(#slots: &[#real],)* #p: &Params, steps: u64) -> u64 {
+                let steps = steps.min(TILING.time_block as u64) as ::std::os::raw::c_int;
+                stencil_safety!("as for a single step: every grid holds one value per cell of `shape`, `out` (and a leapfrog's `aux`) is a buffer of its own; the kernel allocates its own scratch and returns the steps it ran (0: none, `out` untouched).");
+                unsafe { #fused(#(shape[#axis] as isize,)* out.as_mut_ptr(), #aux_ptr #(#slots.as_ptr(),)* #(#p.#fields,)* steps) as u64 }
+            }
+        });
+    }
+    (externs, methods)
 }

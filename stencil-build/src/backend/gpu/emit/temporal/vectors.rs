@@ -315,11 +315,8 @@ impl Gen<'_> {
     fn vector_plane(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
         let vt = self.vector_type();
         let (wn, lead) = (sh.window(), sh.lead);
-        let (steps, lag) = (sh.t, sh.lag());
+        let lag = sh.lag();
         let grid = slot_name(self.st, self.streamed());
-        let level = |below: usize, plane: &str| self.vector_level_call(sh, below, plane);
-        let keep = |s: usize| self.vector_keep(s);
-        let publish = |w: &mut Writer, s: usize, plane: &str| self.vector_publish(w, sh, s, plane);
         writeln!(
             w,
             "/* Iteration p of the plane loop (PHASE: p's place in a window of {wn} planes): level s at plane p - {lag} * s; whether another follows. */"
@@ -344,40 +341,13 @@ impl Gen<'_> {
                     "ahead = z >= 0 && z < n0 && k.grid ? *(const {vt} *)&{grid}[z * k.s0 + k.i1 * k.s1 + k.i2] : {vt}{{}};"
                 )
             })?;
-            writeln!(
-                w,
-                "/* Level {steps}, the last: stored where it is the tile's own. */"
-            )?;
-            w.block(format_args!("if (k.need >> {steps} & 1u)"), |w| {
-                writeln!(w, "const int q = p - {};", lag * steps)?;
-                w.block("if (q >= k.z0 && q < k.z1)", |w| {
-                    writeln!(w, "{}", keep(steps))?;
-                    writeln!(w, "const {vt} v = {};", level(steps - 1, "q"))?;
-                    w.guarded(
-                        "if (k.own)",
-                        format_args!("*({vt} *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;"),
-                    )
-                })?;
-                Ok(())
-            })?;
-            for s in (1..steps).rev() {
-                writeln!(
-                    w,
-                    "/* Level {s}: to its window and, {lead} iterations before the level above reads it, its ring. */"
-                )?;
-                w.block(format_args!("if (k.need >> {s} & 1u)"), |w| {
-                    writeln!(w, "const int q = p - {};", lag * s)?;
-                    writeln!(w, "{}", keep(s))?;
-                    writeln!(w, "win[{s}][PHASE] = {};", level(s - 1, "q"))?;
-                    publish(w, s, "q")
-                })?;
-            }
+            self.vector_levels(w, sh)?;
             writeln!(
                 w,
                 "/* Level 0's window moves on to plane p, and publishes. */"
             )?;
             writeln!(w, "win[0][PHASE] = cell;")?;
-            publish(w, 0, "p")?;
+            self.vector_publish(w, sh, 0, "p")?;
             let last = if wn % lead == 0 {
                 format!("PHASE % {lead} == {}", lead - 1)
             } else {
@@ -391,6 +361,45 @@ impl Gen<'_> {
             writeln!(w, "return ++p < end;")?;
             Ok(())
         })?;
+        Ok(())
+    }
+
+    /// In [`Self::vector_plane`], levels `t` down to 1: the last stored where
+    /// it is the tile's own, each other to its window and its ring.
+    fn vector_levels(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
+        let vt = self.vector_type();
+        let (steps, lag, lead) = (sh.t, sh.lag(), sh.lead);
+        let level = |below: usize, plane: &str| self.vector_level_call(sh, below, plane);
+        let keep = |s: usize| self.vector_keep(s);
+        let publish = |w: &mut Writer, s: usize, plane: &str| self.vector_publish(w, sh, s, plane);
+        writeln!(
+            w,
+            "/* Level {steps}, the last: stored where it is the tile's own. */"
+        )?;
+        w.block(format_args!("if (k.need >> {steps} & 1u)"), |w| {
+            writeln!(w, "const int q = p - {};", lag * steps)?;
+            w.block("if (q >= k.z0 && q < k.z1)", |w| {
+                writeln!(w, "{}", keep(steps))?;
+                writeln!(w, "const {vt} v = {};", level(steps - 1, "q"))?;
+                w.guarded(
+                    "if (k.own)",
+                    format_args!("*({vt} *)&out[q * k.s0 + k.i1 * k.s1 + k.i2] = v;"),
+                )
+            })?;
+            Ok(())
+        })?;
+        for s in (1..steps).rev() {
+            writeln!(
+                w,
+                "/* Level {s}: to its window and, {lead} iterations before the level above reads it, its ring. */"
+            )?;
+            w.block(format_args!("if (k.need >> {s} & 1u)"), |w| {
+                writeln!(w, "const int q = p - {};", lag * s)?;
+                writeln!(w, "{}", keep(s))?;
+                writeln!(w, "win[{s}][PHASE] = {};", level(s - 1, "q"))?;
+                publish(w, s, "q")
+            })?;
+        }
         Ok(())
     }
 

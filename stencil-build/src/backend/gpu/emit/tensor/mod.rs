@@ -552,8 +552,7 @@ impl Gen<'_> {
 
     /// The products, the update of the lane's cells and their stores, at plane `q`.
     fn tensor_update(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
-        let [ry, rx] = shape.reach;
-        let (tile, pitch) = (shape.rows * shape.pitch, shape.pitch);
+        let tile = shape.rows * shape.pitch;
         writeln!(w, "const double *const at = ring + at_q * {tile};")?;
         writeln!(
             w,
@@ -561,53 +560,10 @@ impl Gen<'_> {
         )?;
         writeln!(w, "double sx[2 * H] = {{}}, sy[2 * H] = {{}};")?;
         if shape.sum.x.iter().any(Option::is_some) {
-            writeln!(
-                w,
-                "/* Along x: A is the warp's rows of the plane from column bx + start, B the band. */"
-            )?;
-            writeln!(
-                w,
-                "const double *const ax = at + ({ry} + by + g) * {pitch} + bx + t;"
-            )?;
-            for (m, s) in band(rx).0.iter().enumerate() {
-                writeln!(
-                    w,
-                    "stencil_mma_rows<H>(sx, ax + {s}, {}, cx[{m}]);",
-                    8 * pitch
-                )?;
-            }
+            self.x_products(w, shape)?;
         }
         if shape.sum.y.iter().any(Option::is_some) {
-            writeln!(
-                w,
-                "/* Along y: A is the band (rows g and g + 8 reach 8 rows apart), B the plane's rows from by + start. */"
-            )?;
-            writeln!(
-                w,
-                "const double *const ay = at + (by + t) * {pitch} + {rx} + bx + g;"
-            )?;
-            let (both, wide) = y_steps(ry);
-            let step = |w: &mut Writer, (s, top, bottom): &Step| -> fmt::Result {
-                let c = |m: &Option<usize>| m.map_or("0.0".to_string(), |m| format!("cy[{m}]"));
-                writeln!(
-                    w,
-                    "stencil_mma<H>(sy, {}, {}, ay[{}]);",
-                    c(top),
-                    c(bottom),
-                    s * pitch
-                )
-            };
-            for st in &both {
-                step(w, st)?;
-            }
-            if shape.wide() {
-                w.block("if (H == 2)", |w| {
-                    for st in &wide {
-                        step(w, st)?;
-                    }
-                    Ok(())
-                })?;
-            }
+            self.y_products(w, shape)?;
         }
         w.pragma("unroll")?;
         w.block("for (int h = 0; h < H; ++h)", |w| {
@@ -630,6 +586,63 @@ impl Gen<'_> {
                 },
             )
         })?;
+        Ok(())
+    }
+
+    /// The products along x into `sx`: A is the warp's rows of plane `at`.
+    fn x_products(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
+        let ([ry, rx], pitch) = (shape.reach, shape.pitch);
+        writeln!(
+            w,
+            "/* Along x: A is the warp's rows of the plane from column bx + start, B the band. */"
+        )?;
+        writeln!(
+            w,
+            "const double *const ax = at + ({ry} + by + g) * {pitch} + bx + t;"
+        )?;
+        for (m, s) in band(rx).0.iter().enumerate() {
+            writeln!(
+                w,
+                "stencil_mma_rows<H>(sx, ax + {s}, {}, cx[{m}]);",
+                8 * pitch
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The products along y into `sy`: B is the plane's rows.
+    fn y_products(&self, w: &mut Writer, shape: &Shape) -> fmt::Result {
+        let ([ry, rx], pitch) = (shape.reach, shape.pitch);
+        writeln!(
+            w,
+            "/* Along y: A is the band (rows g and g + 8 reach 8 rows apart), B the plane's rows from by + start. */"
+        )?;
+        writeln!(
+            w,
+            "const double *const ay = at + (by + t) * {pitch} + {rx} + bx + g;"
+        )?;
+        let (both, wide) = y_steps(ry);
+        let step = |w: &mut Writer, (s, top, bottom): &Step| -> fmt::Result {
+            let c = |m: &Option<usize>| m.map_or("0.0".to_string(), |m| format!("cy[{m}]"));
+            writeln!(
+                w,
+                "stencil_mma<H>(sy, {}, {}, ay[{}]);",
+                c(top),
+                c(bottom),
+                s * pitch
+            )
+        };
+        for st in &both {
+            step(w, st)?;
+        }
+        if shape.wide() {
+            w.block("if (H == 2)", |w| {
+                for st in &wide {
+                    step(w, st)?;
+                }
+                Ok(())
+            })?;
+        }
         Ok(())
     }
 
