@@ -318,12 +318,28 @@ fn blocks_fit_the_shared_memory_budget() {
         "9 x 9 x 72 x 8 = 46 656 bytes"
     );
     assert!(fit::shared_bytes(&st, &fitted) <= SHARED_BUDGET);
-    let err = fit(tiled, true, &st, &HIP).unwrap_err();
+    let err = fit(tiled.clone(), true, &st, &HIP).unwrap_err();
     assert!(
         err.contains(
             "needs 57 KiB of shared memory per block for `s`, more than the 48 KiB budget"
         ),
         "{err}"
+    );
+    // Two grids at radius 4: one row of 64 threads is too many, so a default
+    // block narrows along the contiguous axis too.
+    let two = lowered(
+        text.replace(
+            "u = { role = \"state\" }",
+            "u = { role = \"state\" }\nv = { role = \"input\" }",
+        )
+        .replace("u[0,0,-r])", "u[0,0,-r] + v[r,0,0] + v[0,r,0] + v[0,0,-r])"),
+    );
+    assert_eq!(fit::shared_bytes(&two, &tiled), 2 * 10 * 10 * 72 * 8);
+    let fitted = fit(tiled, false, &two, &HIP).unwrap();
+    assert_eq!(
+        fitted.block,
+        vec![1, 1, 16],
+        "2 x 9 x 9 x 24 x 8 = 31 104 bytes (at 32 threads: 51 840)"
     );
     let stream = Plan {
         strategy: Strategy::Stream,

@@ -37,8 +37,9 @@ pub fn shared_bytes(st: &Stencil, plan: &Plan) -> usize {
 }
 
 /// Makes `plan` fit [`SHARED_BUDGET`]: a default block is halved along its
-/// slower axes until it fits; a block the spec gave (`explicit`) that does
-/// not fit is an error saying what to change.
+/// slower axes, then along the contiguous one, until it fits; a block the
+/// spec gave (`explicit`) that does not fit, or a default one that does not
+/// at one thread, is an error saying what to change.
 pub fn fit(mut plan: Plan, explicit: bool, st: &Stencil, d: &Dialect) -> Result<Plan, String> {
     if plan.strategy.fuses_steps() {
         temporal::check(&plan, st, d)?;
@@ -60,8 +61,8 @@ pub fn fit(mut plan: Plan, explicit: bool, st: &Stencil, d: &Dialect) -> Result<
         if bytes <= SHARED_BUDGET {
             return Ok(plan);
         }
-        let last = plan.block.len() - 1;
-        let shrink = (0..last).find(|&a| plan.block[a] > 1);
+        // The contiguous axis, which coalesces the loads, is halved last.
+        let shrink = (0..plan.block.len()).find(|&a| plan.block[a] > 1);
         match shrink {
             Some(a) if !explicit => plan.block[a] /= 2,
             _ => {
