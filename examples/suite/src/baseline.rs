@@ -53,19 +53,10 @@ pub fn load(
                     // A stencil baseline.py does not write (the leapfrogs): no rows to check.
                     break 'row;
                 }
-                let data = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-                let size = std::mem::size_of::<s::Real>();
                 let cells: usize = crate::CHECK_SHAPE[3 - s::DIMS..].iter().product();
-                if data.len() != grids * cells * size {
-                    return Err(format!(
-                        "{}: {} bytes, expected {grids} grids of {cells} {} cells",
-                        file.display(), data.len(), $dtype
-                    ).into());
-                }
-                let values: Vec<s::Real> = data
-                    .chunks_exact(size)
-                    .map(|b| s::Real::from_le_bytes(b.try_into().expect("one value")))
-                    .collect();
+                let values: Vec<s::Real> = read_values(&file, grids, cells, $dtype, |b| {
+                    s::Real::from_le_bytes(b.try_into().expect("one value"))
+                })?;
                 check(
                     &format!("baseline.py {} {}", $stencil, $dtype),
                     s::DIMS,
@@ -114,4 +105,25 @@ pub fn load(
     }
     include!(concat!(env!("OUT_DIR"), "/variants.rs"));
     Ok(rows)
+}
+
+/// The `grids` grids of `cells` values of `dtype` in `file`, each value
+/// read from its little-endian bytes by `value`.
+fn read_values<T>(
+    file: &Path,
+    grids: usize,
+    cells: usize,
+    dtype: &str,
+    value: impl Fn(&[u8]) -> T,
+) -> Result<Vec<T>, String> {
+    let data = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let size = std::mem::size_of::<T>();
+    if data.len() != grids * cells * size {
+        return Err(format!(
+            "{}: {} bytes, expected {grids} grids of {cells} {dtype} cells",
+            file.display(),
+            data.len()
+        ));
+    }
+    Ok(data.chunks_exact(size).map(value).collect())
 }

@@ -4,7 +4,7 @@
 //! `stencil-rt`'s buffers, graphs and checks of that runtime.
 
 use heck::ToUpperCamelCase;
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::backend::gpu::Dialect;
@@ -79,31 +79,13 @@ pub fn runtime_module(prefix: &str, d: &Dialect) -> TokenStream {
         );
         quote! { #field: #symbol }
     });
-    let count_fn = format_ident!("{}_device_count", d.name);
-    let count_doc = docs(&format!(
-        "The number of {} devices, or the runtime's error (for instance when no driver or device is present).",
-        d.title
-    ));
+    let device_fns = device_functions(d, &module, &runtime);
     let runtime_doc = docs(&format!(
         "The {} runtime calls of this crate's generated runtime source.",
         d.title
     ));
-    let set_fn = format_ident!("{}_set_device", d.name);
-    let set_doc = docs(&format!(
-        "Makes {} device `index` the calling thread's current one, where its sessions are made and run \
-         (the runtime's error for an index past the last device).",
-        d.title
-    ));
     quote! {
-        #count_doc
-        pub fn #count_fn() -> Result<usize, StencilError> {
-            ::stencil_rt::gpu::device_count::<#module::#runtime>()
-        }
-
-        #set_doc
-        pub fn #set_fn(index: usize) -> Result<(), StencilError> {
-            ::stencil_rt::gpu::set_device::<#module::#runtime>(index)
-        }
+        #device_fns
 
         /// The runtime of one GPU backend, and `stencil-rt`'s buffers and graphs of it.
         #[doc(hidden)]
@@ -143,6 +125,33 @@ pub fn runtime_module(prefix: &str, d: &Dialect) -> TokenStream {
             pub fn synchronize(stencil: &'static str) -> Result<(), ::stencil_rt::StencilError> {
                 gpu::synchronize::<#runtime>(stencil)
             }
+        }
+    }
+}
+
+/// The crate's public `<dialect>_device_count` and `<dialect>_set_device`,
+/// through the runtime `runtime` of `module`.
+fn device_functions(d: &Dialect, module: &Ident, runtime: &Ident) -> TokenStream {
+    let count_fn = format_ident!("{}_device_count", d.name);
+    let count_doc = docs(&format!(
+        "The number of {} devices, or the runtime's error (for instance when no driver or device is present).",
+        d.title
+    ));
+    let set_fn = format_ident!("{}_set_device", d.name);
+    let set_doc = docs(&format!(
+        "Makes {} device `index` the calling thread's current one, where its sessions are made and run \
+         (the runtime's error for an index past the last device).",
+        d.title
+    ));
+    quote! {
+        #count_doc
+        pub fn #count_fn() -> Result<usize, StencilError> {
+            ::stencil_rt::gpu::device_count::<#module::#runtime>()
+        }
+
+        #set_doc
+        pub fn #set_fn(index: usize) -> Result<(), StencilError> {
+            ::stencil_rt::gpu::set_device::<#module::#runtime>(index)
         }
     }
 }

@@ -676,60 +676,48 @@ fn fusion_members(
     }
 }
 
-pub(super) fn session(
-    st: &Stencil,
+/// The session's `step` method: fused launches where the plan fuses steps
+/// (`fuses`: the kernels' questions whether a launch may), else single steps.
+fn step_method(
     plan: &Plan,
-    d: &Dialect,
+    g: &GridParts,
+    params: &Ident,
     launches: &[TokenStream],
     fuses: &[TokenStream],
 ) -> TokenStream {
-    let uses_params = st.statements.iter().any(|s| !s.params_used().is_empty());
-    let params = if uses_params {
-        ident("params")
-    } else {
-        ident("_params")
-    };
-    let dims = usize_lit(st.dims());
-    // The grids' buffers, named as the spec names them, in a struct of their own: the
-    // session's other members cannot collide with a user's name.
-    let mut g = GridParts::of(st, plan, d);
-    let mut members = std::mem::take(&mut g.session_members);
-    let mut alloc = std::mem::take(&mut g.session_alloc);
     let persistent = plan.strategy == Strategy::Persistent;
-    let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
-    let graphs = Graphs::new(&g.state_fields, &g.fresh_flags, &names, &params);
-    let graph = Graphs::branch(&params, persistent, true);
-    let step = match fused_turn(plan, &g, fuses) {
+    let graph = Graphs::branch(params, persistent, true);
+    match fused_turn(plan, g, fuses) {
         Some((turn, most)) => {
-            let whole_graphs = Graphs::branch(&params, persistent, false);
+            let whole_graphs = Graphs::branch(params, persistent, false);
             fused_step(
                 plan,
-                &params,
+                params,
                 &most,
                 launches,
                 &turn,
                 [&graph, &whole_graphs],
             )
         }
-        None => single_step(plan, &params, launches, &g.advance, &graph),
-    };
-    let fusion_methods = fusion_members(plan, &mut members, &mut alloc);
-    members.extend(graphs.members);
-    alloc.extend(graphs.alloc);
-    let (graph_methods, graph_items) = (graphs.methods, graphs.items);
-    let (upload, download) = (g.upload_method(st), g.download_method(st));
-    let device_grid = g.device_grid_method(st);
-    let parts = parts(st, plan, &params);
+        None => single_step(plan, params, launches, &g.advance, &graph),
+    }
+}
+
+/// The `Grids` struct (a member per grid, named as the spec names it, so
+/// that the session's other members cannot collide with a user's name) and
+/// the `Session` struct holding it beside `members`.
+fn session_structs(
+    st: &Stencil,
+    d: &Dialect,
+    grid_members: &[TokenStream],
+    members: &[TokenStream],
+) -> TokenStream {
+    let dims = usize_lit(st.dims());
     let doc = docs(&format!(
         "The grids of `{}` resident on the {} device: upload once, step many times, download when needed. \
          Device memory is freed on drop, also when a call fails half-way.",
         st.name, d.title
     ));
-    let GridParts {
-        members: grid_members,
-        alloc: grid_alloc,
-        ..
-    } = g;
     quote! {
         /// The session's device buffers, one member per grid of the spec.
         #[allow(non_snake_case)]
@@ -749,6 +737,44 @@ pub(super) fn session(
             part: Option<[usize; 2]>,
             #(#members,)*
         }
+    }
+}
+
+pub(super) fn session(
+    st: &Stencil,
+    plan: &Plan,
+    d: &Dialect,
+    launches: &[TokenStream],
+    fuses: &[TokenStream],
+) -> TokenStream {
+    let uses_params = st.statements.iter().any(|s| !s.params_used().is_empty());
+    let params = if uses_params {
+        ident("params")
+    } else {
+        ident("_params")
+    };
+    let dims = usize_lit(st.dims());
+    let mut g = GridParts::of(st, plan, d);
+    let mut members = std::mem::take(&mut g.session_members);
+    let mut alloc = std::mem::take(&mut g.session_alloc);
+    let names: Vec<Ident> = st.params.iter().map(|p| ident(p)).collect();
+    let graphs = Graphs::new(&g.state_fields, &g.fresh_flags, &names, &params);
+    let step = step_method(plan, &g, &params, launches, fuses);
+    let fusion_methods = fusion_members(plan, &mut members, &mut alloc);
+    members.extend(graphs.members);
+    alloc.extend(graphs.alloc);
+    let (graph_methods, graph_items) = (graphs.methods, graphs.items);
+    let (upload, download) = (g.upload_method(st), g.download_method(st));
+    let device_grid = g.device_grid_method(st);
+    let parts = parts(st, plan, &params);
+    let GridParts {
+        members: grid_members,
+        alloc: grid_alloc,
+        ..
+    } = g;
+    let structs = session_structs(st, d, &grid_members, &members);
+    quote! {
+        #structs
 
         #[allow(non_snake_case)]
         impl Session {
