@@ -335,11 +335,22 @@ fn blocks_fit_the_shared_memory_budget() {
         .replace("u[0,0,-r])", "u[0,0,-r] + v[r,0,0] + v[0,r,0] + v[0,0,-r])"),
     );
     assert_eq!(fit::shared_bytes(&two, &tiled), 2 * 10 * 10 * 72 * 8);
-    let fitted = fit(tiled, false, &two, &HIP).unwrap();
+    let fitted = fit(tiled.clone(), false, &two, &HIP).unwrap();
     assert_eq!(
         fitted.block,
         vec![1, 1, 16],
         "2 x 9 x 9 x 24 x 8 = 31 104 bytes (at 32 threads: 51 840)"
+    );
+    // Radius 32: 65^3 values a block even at one thread.
+    let far = lowered(text.replace(
+        "sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])",
+        "u[32,0,0] + u[0,32,0] + u[0,0,32]",
+    ));
+    let err = fit(tiled, false, &far, &HIP).unwrap_err();
+    assert!(
+        err.contains("[1, 1, 1] threads")
+            && err.contains("overflow even at one thread a block: set another `strategy`"),
+        "{err}"
     );
     let stream = Plan {
         strategy: Strategy::Stream,

@@ -66,9 +66,14 @@ pub fn fit(mut plan: Plan, explicit: bool, st: &Stencil, d: &Dialect) -> Result<
         match shrink {
             Some(a) if !explicit => plan.block[a] /= 2,
             _ => {
+                let change = if explicit {
+                    "set a smaller `block` or another `strategy`"
+                } else {
+                    "its tiles overflow even at one thread a block: set another `strategy`"
+                };
                 return Err(format!(
                     "strategy `{}` with blocks of {:?} threads needs {} KiB of shared memory per block for `{}`, more than the {} KiB budget; \
-                     set a smaller `block` or another `strategy` in [tiling.{}]",
+                     {change} in [tiling.{}]",
                     plan.strategy.name(),
                     plan.block,
                     bytes.div_ceil(1024),
