@@ -246,9 +246,21 @@ pub fn frame_spans(
     every: bool,
 ) -> Result<Vec<(usize, usize)>, fmt::Error> {
     let slabs = frame_slabs(outer, inner);
-    let used = match every {
-        true => vec![[true; 4]; outer.len()],
-        false => slab_variables(outer.len(), &slabs),
+    let reading = (!every).then_some(&slabs[..]);
+    declare_spans(w, (outer, inner), reading)?;
+    Ok(slabs)
+}
+
+/// [`frame_spans`]' declarations: those the slabs `reading` read, or with
+/// `None` every one.
+pub fn declare_spans(
+    w: &mut Writer,
+    (outer, inner): (&[[String; 2]], &[[String; 2]]),
+    reading: Option<&[(usize, usize)]>,
+) -> fmt::Result {
+    let used = match reading {
+        None => vec![[true; 4]; outer.len()],
+        Some(slabs) => slab_variables(outer.len(), slabs),
     };
     for (a, ([lo, hi], [il, ih])) in outer.iter().zip(inner).enumerate() {
         let spans = [
@@ -261,7 +273,7 @@ pub fn frame_spans(
             writeln!(w, "const ptrdiff_t {span};")?;
         }
     }
-    Ok(slabs)
+    Ok(())
 }
 
 /// Which of the span variables `lo<b>`, `hi<b>`, `in_lo<b>`, `in_hi<b>`

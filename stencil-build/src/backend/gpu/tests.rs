@@ -597,3 +597,55 @@ fn single_pass_3d_kernels_index_with_32_bits_where_the_grid_allows() {
         code.contains("const int s0 = n1 * n2;") && code.contains("const ptrdiff_t s0 = n1 * n2;")
     );
 }
+
+/// The names `const ptrdiff_t <name> = ...;` declares in `code` that no
+/// later line of the same function reads.
+fn unread_declarations(code: &str) -> Vec<String> {
+    let mut unread = Vec::new();
+    for function in code.split("\n}\n") {
+        let lines: Vec<&str> = function.lines().collect();
+        for (k, line) in lines.iter().enumerate() {
+            let Some(rest) = line.trim().strip_prefix("const ptrdiff_t ") else {
+                continue;
+            };
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let word = |l: &str| {
+                l.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == name)
+            };
+            let after = rest[name.len()..].split_once('=').map_or("", |(_, v)| v);
+            if !word(after) && !lines[k + 1..].iter().any(|l| word(l)) {
+                unread.push(name);
+            }
+        }
+    }
+    unread
+}
+
+#[test]
+fn frame_launchers_declare_only_the_spans_they_read() {
+    // The region outside a half-space box is one slab of whole rows, which
+    // runs the plan's kernels through a launcher of its own: the statement's
+    // launcher reads no span.
+    let text = "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n\
+                [fields]\nu = { role = \"state\" }\n\
+                [regions]\ntop = { y = [6, \"n\"] }\nrest = { outside = \"top\" }\n\
+                [[update]]\ntarget = \"u\"\nregion = \"top\"\nexpr = \"u[0,0] + 0.1*(u[-1,0] + u[1,1])\"\n\
+                [[update]]\ntarget = \"u\"\nregion = \"rest\"\nexpr = \"0.5*(u[1,0] + u[0,-1])\"\n\
+                [boundary]\ny = [\"periodic\", \"periodic\"]\nx = [\"fixed\", \"reflect\"]\n";
+    let sources = crate::generate("s.stencil.toml", text).unwrap();
+    for (dialect, code) in [("cuda", &sources.cuda), ("hip", &sources.hip)] {
+        assert!(code.contains("_in_rest_below_y("), "{dialect}: {code}");
+        assert_eq!(
+            unread_declarations(code),
+            Vec::<String>::new(),
+            "{dialect}: {code}"
+        );
+    }
+    // The checker finds what it looks for.
+    let dead = "int f(int n)\n{\n    const ptrdiff_t lo0 = 0;\n    return n;\n}\n";
+    assert_eq!(unread_declarations(dead), vec!["lo0".to_string()]);
+}

@@ -21,8 +21,8 @@ use super::super::{Dialect, symbol};
 use crate::analysis::region_extent;
 use crate::analysis::{Analysis, StatementInfo};
 use crate::backend::{
-    CExpr, CRemap, Writer, arguments_writing, c_bound, c_parameters, c_spans, edge_helpers,
-    frame_slab, frame_slab_origin, frame_slabs, frame_spans, reads_slowest_extent,
+    CExpr, CRemap, Writer, arguments_writing, c_bound, c_parameters, c_spans, declare_spans,
+    edge_helpers, frame_slab, frame_slab_origin, frame_slabs, frame_spans, reads_slowest_extent,
 };
 use crate::codegen::expr;
 use crate::codegen::index::{linear_index, remapped_read};
@@ -463,13 +463,22 @@ impl Frame<'_> {
         let head = format!("extern \"C\" int {}({})", self.sym, params.join(", "));
         let (outer, inner) = (&self.info.bounds, &self.inner);
         w.definition(head, |w| {
-            writeln!(
-                w,
-                "/* Per axis, the span [lo, hi) and within it [in_lo, in_hi), which the frame leaves out. */"
-            )?;
+            let spans = (&c_spans(outer)[..], &c_spans(inner)[..]);
+            let slabs = frame_slabs(spans.0, spans.1);
             // The interior's launch is guarded by its span: every variable.
-            let every = self.interior.is_some();
-            let slabs = frame_spans(w, (&c_spans(outer), &c_spans(inner)), every)?;
+            // A slab of the grid outside a box that runs the plan's kernels
+            // (`wide_at`) has launchers of its own: none.
+            let narrow: Vec<(usize, usize)> = (slabs.iter().copied())
+                .filter(|&(a, k)| self.wide_at(a, k).is_none())
+                .collect();
+            let reading = self.interior.is_none().then_some(&narrow[..]);
+            if reading.is_none_or(|r| !r.is_empty()) {
+                writeln!(
+                    w,
+                    "/* Per axis, the span [lo, hi) and within it [in_lo, in_hi), which the frame leaves out. */"
+                )?;
+                declare_spans(w, spans, reading)?;
+            }
             if let Some(interior) = &self.interior {
                 // On small grids a region's interior may have no cells: no launch.
                 let some: Vec<String> = (0..dims).map(|a| format!("in_lo{a} < in_hi{a}")).collect();
