@@ -246,22 +246,21 @@ pub fn frame_spans(
     every: bool,
 ) -> Result<Vec<(usize, usize)>, fmt::Error> {
     let slabs = frame_slabs(outer, inner);
-    let reading = (!every).then_some(&slabs[..]);
-    declare_spans(w, (outer, inner), reading)?;
+    let used = match every {
+        true => vec![[true; 4]; outer.len()],
+        false => slab_variables(outer.len(), &slabs),
+    };
+    declare_spans(w, (outer, inner), &used)?;
     Ok(slabs)
 }
 
-/// [`frame_spans`]' declarations: those the slabs `reading` read, or with
-/// `None` every one.
+/// [`frame_spans`]' declarations: per axis, those of `lo`, `hi`, `in_lo`
+/// and `in_hi` that `used` marks, in that order.
 pub fn declare_spans(
     w: &mut Writer,
     (outer, inner): (&[[String; 2]], &[[String; 2]]),
-    reading: Option<&[(usize, usize)]>,
+    used: &[[bool; 4]],
 ) -> fmt::Result {
-    let used = match reading {
-        None => vec![[true; 4]; outer.len()],
-        Some(slabs) => slab_variables(outer.len(), slabs),
-    };
     for (a, ([lo, hi], [il, ih])) in outer.iter().zip(inner).enumerate() {
         let spans = [
             format!("lo{a} = {lo}"),
@@ -282,7 +281,7 @@ pub fn declare_spans(
 /// the axes before `a`, `[lo, hi)` along those after it, and along `a`
 /// `[lo, in_lo)` or `[in_hi, hi)`; `in_lo` is defined from `lo` and `hi`,
 /// `in_hi` from `hi` and `in_lo`.
-fn slab_variables(dims: usize, slabs: &[(usize, usize)]) -> Vec<[bool; 4]> {
+pub fn slab_variables(dims: usize, slabs: &[(usize, usize)]) -> Vec<[bool; 4]> {
     let mut used = vec![[false; 4]; dims];
     for &(a, k) in slabs {
         for (b, u) in used.iter_mut().enumerate() {

@@ -22,7 +22,7 @@ use crate::analysis::region_extent;
 use crate::analysis::{Analysis, StatementInfo};
 use crate::backend::{
     CExpr, CRemap, Writer, arguments_writing, c_bound, c_parameters, c_spans, declare_spans,
-    edge_helpers, frame_slab, frame_slab_origin, frame_slabs, frame_spans, reads_slowest_extent,
+    edge_helpers, frame_slab, frame_slab_origin, frame_slabs, reads_slowest_extent, slab_variables,
 };
 use crate::codegen::expr;
 use crate::codegen::index::{linear_index, remapped_read};
@@ -471,13 +471,16 @@ impl Frame<'_> {
             let narrow: Vec<(usize, usize)> = (slabs.iter().copied())
                 .filter(|&(a, k)| self.wide_at(a, k).is_none())
                 .collect();
-            let reading = self.interior.is_none().then_some(&narrow[..]);
-            if reading.is_none_or(|r| !r.is_empty()) {
+            let used = match self.interior {
+                Some(_) => vec![[true; 4]; dims],
+                None => slab_variables(dims, &narrow),
+            };
+            if used.iter().flatten().any(|&u| u) {
                 writeln!(
                     w,
                     "/* Per axis, the span [lo, hi) and within it [in_lo, in_hi), which the frame leaves out. */"
                 )?;
-                declare_spans(w, spans, reading)?;
+                declare_spans(w, spans, &used)?;
             }
             if let Some(interior) = &self.interior {
                 // On small grids a region's interior may have no cells: no launch.
@@ -528,7 +531,16 @@ impl Frame<'_> {
             params.join(", ")
         );
         w.definition(head, |w| {
-            let slabs = frame_spans(w, (&c_spans(&wide.cells), &c_spans(&wide.fast)), true)?;
+            let spans = (&c_spans(&wide.cells)[..], &c_spans(&wide.fast)[..]);
+            let slabs = frame_slabs(spans.0, spans.1);
+            // The frame's slabs read their spans; the fallback below, the
+            // whole slab's `lo` and `hi`.
+            let takes = wide.takes();
+            let mut used = slab_variables(dims, &slabs);
+            if takes.is_some() {
+                used.iter_mut().for_each(|u| (u[0], u[1]) = (true, true));
+            }
+            declare_spans(w, spans, &used)?;
             let planned = |w: &mut Writer| {
                 writeln!(w, "const int err = {plan}({args}, stream);")?;
                 w.guarded("if (err != 0)", "return err;")?;
@@ -537,7 +549,7 @@ impl Frame<'_> {
                 }
                 writeln!(w, "return 0;")
             };
-            let Some(takes) = wide.takes() else {
+            let Some(takes) = takes else {
                 return planned(w);
             };
             writeln!(
