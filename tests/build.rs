@@ -257,6 +257,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::fs::canonicalize("cuda-on-cpu")?,
             std::fs::canonicalize("hip-on-cuda")?,
         ]);
+    } else {
+        // Generated code holds nothing a compiler warns of (an unread
+        // variable is dead code): every warning fails the tests' build.
+        config.cuda_flag("--Werror=all-warnings");
+        if std::env::var_os("CARGO_FEATURE_HIP_ON_CUDA").is_some() {
+            config.hip_flag("--Werror=all-warnings");
+        } else {
+            config.hip_flag("-Wall").hip_flag("-Werror");
+        }
     }
     config.compile()?;
     Ok(())

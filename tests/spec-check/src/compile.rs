@@ -4,7 +4,8 @@
 //! several specs with each backend's compiler, as strictly as a user's
 //! build could: the OpenMP-C with `-Wall -Wextra -Werror`, the Rust API
 //! with `-D warnings` and, where clippy is installed, its default lints and
-//! `undocumented_unsafe_blocks`, the CUDA with nvcc and the HIP with hipcc.
+//! `undocumented_unsafe_blocks`, the CUDA with nvcc (every warning an
+//! error) and the HIP with hipcc (`-Wall -Werror`).
 //! Rust, CUDA and HIP compile as one unit per call (each spec in a module or
 //! namespace of its own), so that a batch costs one run of each compiler.
 //!
@@ -293,17 +294,22 @@ impl Job<'_> {
             }
             Backend::Cuda => {
                 let mut cmd = Command::new(c.nvcc.as_ref()?);
-                cmd.args(["-O3", "-arch=sm_90", "-Xcompiler", "-fPIC", "-c", "-o"])
+                cmd.args(["-O3", "-arch=sm_90", "--Werror=all-warnings"])
+                    .args(["-Xcompiler", "-fPIC", "-c", "-o"])
                     .arg(unit.with_extension("o"));
                 cmd
             }
             Backend::Hip => {
                 let mut cmd = Command::new(c.hipcc.as_ref()?);
                 // hipcc picks the NVIDIA platform whenever it finds nvcc.
+                // hipcc passes link flags that a compilation alone leaves unused.
                 cmd.env("HIP_PLATFORM", "amd").args([
                     "-O3",
                     "--offload-arch=gfx90a",
                     "-fPIC",
+                    "-Wall",
+                    "-Werror",
+                    "-Wno-unused-command-line-argument",
                     "-x",
                     "hip",
                 ]);
