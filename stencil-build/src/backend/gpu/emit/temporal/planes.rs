@@ -191,10 +191,13 @@ impl Gen<'_> {
         let (m1, m2, c) = (sh.r[1] * sh.t, sh.r[2] * sh.t, sh.c);
         let ix = self.index();
         let clamped = sh.clamped();
-        let own_row = format!(
-            "threadIdx.y * {c} + j >= {m1} && threadIdx.y * {c} + j < {}",
-            rows - m1
-        );
+        // A tile with no margin along an axis owns from its first thread: no
+        // lower test (an unsigned index is never below 0).
+        let own = |at: &str, margin: usize, end: usize| match margin {
+            0 => format!("{at} < {end}"),
+            m => format!("{at} >= {m} && {at} < {end}"),
+        };
+        let own_row = own(&format!("threadIdx.y * {c} + j"), m1, rows - m1);
         if clamped {
             writeln!(w, "const bool in_x = i2 >= {lo2} && i2 < {hi2};")?;
         } else {
@@ -205,8 +208,8 @@ impl Gen<'_> {
         }
         writeln!(
             w,
-            "const bool own_x = in_x && threadIdx.x >= {m2} && threadIdx.x < {};",
-            cols - m2
+            "const bool own_x = in_x && {};",
+            own("threadIdx.x", m2, cols - m2)
         )?;
         if clamped {
             writeln!(
