@@ -380,8 +380,6 @@ fn all_pairs() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-/// `count` stencils drawn from [`random::RandomStencil::strategy`] by
-/// proptest's deterministic runner: the same ones on every build.
 /// Which draws of the random stencils' deterministic sequence become
 /// variants: `STENCIL_TESTS_RANDOM` (`A..B`, or `N` for `0..N`), else the
 /// first [`RANDOM_STENCILS`]. Each keeps its place in the sequence as its
@@ -399,13 +397,18 @@ fn random_draws() -> Result<std::ops::Range<usize>, String> {
             )
         })
     };
-    match text.split_once("..") {
-        Some((a, b)) if number(a)? < number(b)? => Ok(number(a)?..number(b)?),
-        Some(_) => Err(format!("STENCIL_TESTS_RANDOM={text}: the range is empty")),
-        None => Ok(0..number(&text)?),
+    let Some((a, b)) = text.split_once("..") else {
+        return Ok(0..number(&text)?);
+    };
+    let (start, end) = (number(a)?, number(b)?);
+    if start >= end {
+        return Err(format!("STENCIL_TESTS_RANDOM={text}: the range is empty"));
     }
+    Ok(start..end)
 }
 
+/// `count` stencils drawn from [`random::RandomStencil::strategy`] by
+/// proptest's deterministic runner: the same ones on every build.
 fn random_stencils(count: usize) -> Result<Vec<random::RandomStencil>, String> {
     use proptest::strategy::{Strategy, ValueTree};
     let mut runner = proptest::test_runner::TestRunner::deterministic();
