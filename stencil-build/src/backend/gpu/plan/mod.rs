@@ -174,7 +174,10 @@ impl Plan {
 /// - `auto` is `temporal` (with [`temporal::defaults`]) where
 ///   [`auto_fuses`](crate::backend::gpu::plan::model::auto_fuses) says the steps fuse and it measured faster,
 ///   and `persistent` where [`auto_persists`](crate::backend::gpu::plan::model::auto_persists) says that one launch
-///   of every step measured faster still, on the suite's grids; on smaller
+///   of every step measured faster still, or, of 2 steps, where
+///   [`coefficient_planes`](crate::backend::gpu::plan::model::coefficient_planes)
+///   says so for f64 updates reading two grids or more besides their own
+///   field (CUDA), on the suite's and the corpus's grids; on smaller
 ///   ones single steps can win, so each session of such a plan times the
 ///   two on its own grids and keeps the faster ([`Plan::measures`]).
 ///

@@ -31,6 +31,12 @@ pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
             ..GpuTiling::model(Strategy::Temporal)
         };
     }
+    if auto_fuses(st) && d.tuned && coefficient_planes(st) {
+        return GpuTiling {
+            time_block: Some(COEFFICIENT_TIME_BLOCK),
+            ..GpuTiling::model(Strategy::Persistent)
+        };
+    }
     if auto_fuses(st) {
         return GpuTiling::model(if auto_persists(st) {
             Strategy::Persistent
@@ -428,6 +434,48 @@ pub fn auto_persists(st: &Stencil) -> bool {
         && st.dtype == Dtype::F32
         && leapfrog(st)
         && crate::ir::unfusable(st, "persistent").is_none()
+}
+
+/// Whether `auto` fuses the steps of `st` (where [`auto_fuses`]) on CUDA
+/// in one `persistent` launch of [`COEFFICIENT_TIME_BLOCK`] steps: a 3-D
+/// f64 update, not a leapfrog, that reads [`COEFFICIENT_GRIDS`] grids or
+/// more besides the field it steps (coefficients at the cell or around it).
+/// Each fused level reads every such grid again around its tile, and
+/// `temporal`'s default of 3 steps spends more on them than its extra step
+/// saves. On the H200 (512^3, 200 steps; the runner, `auto` before and after
+/// in turn in one lease) the variable-coefficient stars of 2, 3 and 4 such
+/// grids ran 1.04x, 1.23x and 1.14x as fast as `temporal`'s 3 steps, which
+/// `auto` ran before (in the tuner's runs varcoef3d_k4's `temporal` of 2
+/// steps ran 1.02x, `persistent` of 3 0.93x). Not in f32, where the
+/// sessions' trial keeps single steps against either fused plan, and the
+/// `persistent` launches it timed took 1.3x-5.0x as long a step as
+/// `temporal`'s.
+pub fn coefficient_planes(st: &Stencil) -> bool {
+    st.dims() == 3
+        && st.dtype == Dtype::F64
+        && !leapfrog(st)
+        && grids_besides_stepped(st) >= COEFFICIENT_GRIDS
+        && crate::ir::unfusable(st, "persistent").is_none()
+}
+
+/// The least grids read besides the stepped field for [`coefficient_planes`].
+pub const COEFFICIENT_GRIDS: usize = 2;
+
+/// The steps of [`coefficient_planes`]' `persistent` launches.
+pub const COEFFICIENT_TIME_BLOCK: usize = 2;
+
+/// The grids that `st`'s first update reads besides the field it steps.
+fn grids_besides_stepped(st: &Stencil) -> usize {
+    let s = &st.statements[0];
+    let mut fields: Vec<usize> = s
+        .slots()
+        .iter()
+        .map(|slot| slot.field)
+        .filter(|&f| f != s.target)
+        .collect();
+    fields.sort_unstable();
+    fields.dedup();
+    fields.len()
 }
 
 /// Whether `auto` takes this kernel for `st` on dialect `d`: CUDA, f32

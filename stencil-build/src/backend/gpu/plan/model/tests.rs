@@ -654,3 +654,59 @@ expr   = "2*u[0,0,0] - u.prev[0,0,0] + dt*vel[0,0,0]*(lap[0,0,0] + 0.25*(lap[1,0
     );
     assert_eq!(plan(&st, &auto, &HIP).0, Strategy::Naive, "HIP: naive");
 }
+
+/// A 3-D star of radius 1 in `dtype` whose update reads `inputs` coefficient
+/// grids at the cell.
+fn varcoef3d(dtype: &str, inputs: usize) -> Stencil {
+    let fields: String = (0..inputs)
+        .map(|k| format!("k{k} = {{ role = \"input\" }}\n"))
+        .collect();
+    let weights: Vec<String> = (0..inputs).map(|k| format!("k{k}[0,0,0]")).collect();
+    lowered(format!(
+        "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [\"z\", \"y\", \"x\"]\n\
+         [fields]\nu = {{ role = \"state\" }}\n{fields}\
+         [[update]]\ntarget = \"u\"\nexpr = \"u[0,0,0] + ({})*({J3D7PT})\"\n",
+        weights.join(" + ")
+    ))
+}
+
+#[test]
+fn fused_3d_f64_steps_reading_two_grids_or_more_run_two_steps_a_persistent_launch_on_cuda() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    let fused = |st: &Stencil, d: &Dialect| {
+        let p = resolve(&auto, st, d).unwrap();
+        (p.strategy, p.time_block)
+    };
+    assert_eq!(
+        fused(&varcoef3d("f64", 2), &CUDA),
+        (Strategy::Persistent, 2),
+        "two coefficient grids"
+    );
+    assert_eq!(
+        fused(&varcoef3d("f64", 4), &CUDA),
+        (Strategy::Persistent, 2),
+        "four"
+    );
+    assert_eq!(
+        fused(&varcoef3d("f64", 1), &CUDA).0,
+        Strategy::Temporal,
+        "one grid keeps temporal's defaults"
+    );
+    assert_eq!(
+        fused(&varcoef3d("f32", 2), &CUDA).0,
+        Strategy::Temporal,
+        "f32 keeps temporal's defaults"
+    );
+    assert_eq!(
+        fused(&varcoef3d("f64", 2), &HIP).0,
+        Strategy::Temporal,
+        "unmeasured on HIP"
+    );
+    let wave3d64 =
+        emit::temporal::tests::leapfrog("\"z\", \"y\", \"x\"", "f64", "u[-1,0,0] + u[0,0,1]", "");
+    assert_eq!(
+        fused(&wave3d64, &CUDA).0,
+        Strategy::Temporal,
+        "leapfrogs are not coefficient stencils"
+    );
+}
