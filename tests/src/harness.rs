@@ -107,7 +107,9 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 /// one GPU block; in 2-D, with 29 rows more than the smallest, so that fused
 /// kernels with chunks of 5 or 7 rows have tiles wholly inside the region,
 /// which run without checks), (with OpenMP) one that spans more than one
-/// cache block per axis without being a multiple of it, and (CUDA's ring
+/// cache block per axis without being a multiple of it, and where 3-D
+/// blocks span the slowest axis, one whose planes are a multiple of 4 KiB
+/// apart (which march through a ring of planes), and (CUDA's ring
 /// kernels: f32, 3-D `temporal` of 4-cell vectors reading other grids at the
 /// cell) planes large enough for the session to launch them
 /// (`rings_preferred` in stencil-build: more than 32768 cells, rows of 8-byte
@@ -165,6 +167,14 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
             }
         };
         shapes.push(min.iter().zip(e.block).map(past_block).collect());
+        if min.len() == 3 && e.block[0] >= stencil_rt::openmp::WHOLE_AXIS {
+            // Planes a multiple of 4 KiB apart, which march through the ring.
+            shapes.push(vec![
+                min[0] + 5,
+                min[1].max(16).next_multiple_of(16),
+                min[2].max(64).next_multiple_of(64),
+            ]);
+        }
     }
     let rings = e.cuda_tiling == Some(("temporal", 4, false))
         && min.len() == 3

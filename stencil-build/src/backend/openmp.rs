@@ -9,6 +9,7 @@
 
 mod frame;
 mod fused;
+mod planes;
 
 use std::fmt::{self, Write as _};
 
@@ -97,12 +98,25 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
             st.tiling.openmp.time_block
         ));
     }
+    let marches = st.statements.iter().any(|s| planes::marches(st, s));
+    if marches {
+        let b = &st.tiling.openmp.block;
+        strategy = format!(
+            "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {} (through a ring of planes of its own where planes are a multiple of 4 KiB apart).",
+            b[1], block[2], st.axes[1], st.axes[2], st.axes[0]
+        );
+    }
     file_header(w, st, an, "OpenMP-C kernels", &strategy)?;
     writeln!(w, "#include <math.h>")?;
     writeln!(w, "#include <stddef.h>")?;
-    if fuses(st) {
+    if fuses(st) || marches {
         writeln!(w, "#include <omp.h>")?;
         writeln!(w, "#include <stdlib.h>")?;
+    }
+    if marches {
+        writeln!(w, "#include <string.h>")?;
+    }
+    if fuses(st) {
         w.directive("#if defined(__unix__) || defined(__APPLE__)")?;
         writeln!(w, "#include <unistd.h>")?;
         w.directive("#endif")?;
@@ -355,6 +369,9 @@ pub(super) fn interior(
     s: &Statement,
     span: &[[String; 2]],
 ) -> fmt::Result {
+    if planes::marches(st, s) {
+        return planes::interior(w, st, s, span);
+    }
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
     let value = expr::print(

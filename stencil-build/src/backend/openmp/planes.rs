@@ -1,0 +1,323 @@
+//! Single steps that march the slowest axis of a 3-D grid (`[tiling.openmp]
+//! block = [<whole axis>, rows, cells]`): each thread takes bands of `rows`
+//! rows by `cells` cells, and walks each band along the slowest axis,
+//! copying the planes its reads reach into a ring of its own, then
+//! computing each plane of the band from that ring.
+//!
+//! Why a ring: where a plane's extent is a power of two (512 x 512 f64 is 2
+//! MiB), the planes a cell reads sit a multiple of every cache's set stride
+//! apart, so that the 9 planes of a radius-4 star share the same sets of L1,
+//! L2 and L3, more than their ways, and each read past the first misses: a
+//! 2-core EPYC ran star3d25 f64 on 512^3 at 0.29 GCells/s in cache blocks,
+//! on 500^3 at 0.65. The ring's rows are contiguous and padded off 4 KiB,
+//! and its planes stay in the thread's L2 while the band walks (0.65 on
+//! 512^3; docs/design-notes.md, "Planes a power of two apart").
+//!
+//! Slots read at other planes than the cell's go through the ring; slots
+//! read only in the cell's plane are read from the grid. A thread whose ring
+//! cannot be allocated reads every slot from the grid (the same loops).
+
+use std::fmt::{self, Write as _};
+
+use super::{CExpr, Writer};
+use crate::codegen::expr;
+use crate::codegen::index::offset_index;
+use crate::codegen::names::slot_name;
+use crate::ir::{Access, Slot, Statement, Stencil, WHOLE_AXIS};
+
+/// Whether statement `s` of `st` marches the slowest axis: 3-D, with a
+/// block that spans it, reading some slot at another plane than the cell's
+/// (a statement that reads only in-plane has no planes to keep, and its
+/// blocks of whole planes walk the axis as they are).
+pub fn marches(st: &Stencil, s: &Statement) -> bool {
+    st.dims() == 3 && st.tiling.openmp.block[0] == WHOLE_AXIS && !Reach::of(s).slots.is_empty()
+}
+
+/// The reach of a statement's ring: per axis, how far its reads go below
+/// and above the cell, over every slot it reads at another plane.
+struct Reach {
+    /// The slots read at another plane than the cell's.
+    slots: Vec<Slot>,
+    /// `[below, above]` per axis.
+    sides: [[usize; 2]; 3],
+}
+
+impl Reach {
+    fn of(s: &Statement) -> Self {
+        let mut slots = Vec::new();
+        s.expr.for_each_read(&mut |a: &Access| {
+            if a.offset[0] != 0 && !slots.contains(&a.slot) {
+                slots.push(a.slot);
+            }
+        });
+        slots.sort();
+        let mut sides = [[0usize; 2]; 3];
+        s.expr.for_each_read(&mut |a: &Access| {
+            if slots.contains(&a.slot) {
+                for (side, &d) in sides.iter_mut().zip(&a.offset) {
+                    let k = usize::from(d > 0);
+                    side[k] = side[k].max(d.unsigned_abs() as usize);
+                }
+            }
+        });
+        Reach { slots, sides }
+    }
+
+    /// Whether a ringed read of `s` moves along the middle axis (its index
+    /// then steps by the ring's pitch).
+    fn moves_rows(&self, s: &Statement) -> bool {
+        let mut moves = false;
+        s.expr.for_each_read(&mut |a: &Access| {
+            moves |= self.slots.contains(&a.slot) && a.offset[1] != 0;
+        });
+        moves
+    }
+
+    /// Planes the ring holds.
+    fn planes(&self) -> usize {
+        self.sides[0][0] + self.sides[0][1] + 1
+    }
+}
+
+/// The name of the row pointer of `slot` at plane offset `dz`.
+fn row_name(st: &Stencil, slot: Slot, dz: i64) -> String {
+    let plane = match dz {
+        0 => "0".to_string(),
+        d if d < 0 => format!("m{}", -d),
+        d => format!("p{d}"),
+    };
+    format!("{}_{plane}", slot_name(st, slot))
+}
+
+/// The marching loops over the cells `span` of statement `s` (`[from, to]`
+/// per axis, as C), in place of the cache-blocked nest.
+pub(super) fn interior(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    span: &[[String; 2]],
+) -> fmt::Result {
+    let reach = Reach::of(s);
+    let [[lo0, hi0], [lo1, hi1], [lo2, hi2]] = [&span[0], &span[1], &span[2]];
+    let [_, [y_lo, y_hi], [x_lo, x_hi]] = reach.sides;
+    let block = &st.tiling.openmp.block;
+    let (rows, cells) = (block[1], block[2]);
+    writeln!(
+        w,
+        "/* Bands of rows by {} cells (y, x), each marching z, through a ring of {} planes where planes alias. */",
+        if cells == WHOLE_AXIS {
+            "all".to_string()
+        } else {
+            cells.to_string()
+        },
+        reach.planes()
+    )?;
+    w.block(
+        format_args!("if ({lo0} < {hi0} && {lo1} < {hi1} && {lo2} < {hi2})"),
+        |w| {
+            writeln!(
+                w,
+                "/* Bands of at most {rows} rows, enough of them for every thread. */"
+            )?;
+            writeln!(w, "const ptrdiff_t threads = omp_get_max_threads();")?;
+            writeln!(
+                w,
+                "const ptrdiff_t band = stencil_min({rows}, ({hi1} - {lo1} + threads - 1) / threads);"
+            )?;
+            writeln!(w, "const ptrdiff_t chunk = stencil_min({cells}, {hi2} - {lo2});")?;
+            let line = 64 / st.dtype.size();
+            writeln!(
+                w,
+                "/* A ring's rows: whole cache lines, an odd number of them, so that rows read together fall in different sets. */"
+            )?;
+            writeln!(
+                w,
+                "ptrdiff_t width = (chunk + {} + {}) / {line} * {line};",
+                x_lo + x_hi,
+                line - 1
+            )?;
+            writeln!(w, "width += width / {line} % 2 == 0 ? {line} : 0;")?;
+            writeln!(
+                w,
+                "const ptrdiff_t plane = (band + {}) * width;",
+                y_lo + y_hi
+            )?;
+            w.pragma("omp parallel")?;
+            w.braces(|w| thread(w, st, s, span, &reach))
+        },
+    )
+}
+
+/// One thread's part: its rings, its bands, and the rings freed.
+fn thread(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    span: &[[String; 2]],
+    reach: &Reach,
+) -> fmt::Result {
+    let t = st.dtype.c();
+    let nz = reach.planes();
+    for &slot in &reach.slots {
+        writeln!(
+            w,
+            "{t} *const ring_{0} = malloc(sizeof({t}) * {nz} * plane);",
+            slot_name(st, slot)
+        )?;
+    }
+    let rings: Vec<String> = reach
+        .slots
+        .iter()
+        .map(|&slot| format!("ring_{} != NULL", slot_name(st, slot)))
+        .collect();
+    writeln!(
+        w,
+        "/* Planes a multiple of 4 KiB apart share cache sets: those go through the ring. Otherwise, or without its rings, a thread reads the grid (the same loops). */"
+    )?;
+    writeln!(
+        w,
+        "const int ringed = (s0 * sizeof(*out)) % 4096 == 0 && {};",
+        rings.join(" && ")
+    )?;
+    if reach.moves_rows(s) {
+        writeln!(w, "const ptrdiff_t pitch = ringed ? width : s1;")?;
+    }
+    let [[lo0, hi0], [lo1, hi1], [lo2, hi2]] = [&span[0], &span[1], &span[2]];
+    w.pragma("omp for collapse(2) schedule(static)")?;
+    w.nest(
+        &[
+            format!("for (ptrdiff_t b1 = {lo1}; b1 < {hi1}; b1 += band)"),
+            format!("for (ptrdiff_t b2 = {lo2}; b2 < {hi2}; b2 += chunk)"),
+        ],
+        |w| {
+            writeln!(w, "const ptrdiff_t e1 = stencil_min(b1 + band, {hi1});")?;
+            writeln!(w, "const ptrdiff_t e2 = stencil_min(b2 + chunk, {hi2});")?;
+            let [z_lo, z_hi] = reach.sides[0];
+            w.block(
+                format_args!(
+                    "for (ptrdiff_t p = {}; p < {lo0} + {z_hi}; ++p)",
+                    below(lo0, z_lo)
+                ),
+                |w| load(w, st, reach, "p"),
+            )?;
+            w.block(
+                format_args!("for (ptrdiff_t i0 = {lo0}; i0 < {hi0}; ++i0)"),
+                |w| {
+                    load(w, st, reach, &above("i0", z_hi))?;
+                    w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
+                        row(w, st, s, reach)
+                    })
+                },
+            )
+        },
+    )?;
+    for &slot in &reach.slots {
+        writeln!(w, "free(ring_{});", slot_name(st, slot))?;
+    }
+    Ok(())
+}
+
+/// `from` moved by `d` times `unit` (a cell where `unit` is empty):
+/// `from + 2 * s0`, `from - s0`, `from + 3`, or `from`.
+fn step(from: &str, d: i64, unit: &str) -> String {
+    let m = d.unsigned_abs();
+    let term = match (unit, m) {
+        (_, 0) => return from.to_string(),
+        ("", m) => m.to_string(),
+        (unit, 1) => unit.to_string(),
+        (unit, m) => format!("{m} * {unit}"),
+    };
+    format!("{from} {} {term}", if d < 0 { '-' } else { '+' })
+}
+
+/// `from - k`, or `from` where `k` is 0.
+fn below(from: &str, k: usize) -> String {
+    if k == 0 {
+        from.to_string()
+    } else {
+        format!("{from} - {k}")
+    }
+}
+
+/// `from + k`, or `from` where `k` is 0.
+fn above(from: &str, k: usize) -> String {
+    if k == 0 {
+        from.to_string()
+    } else {
+        format!("{from} + {k}")
+    }
+}
+
+/// Copies plane `p` of every ringed slot into its place in the ring (where
+/// the thread has its rings).
+fn load(w: &mut Writer, st: &Stencil, reach: &Reach, p: &str) -> fmt::Result {
+    let [_, [y_lo, y_hi], [x_lo, x_hi]] = reach.sides;
+    let nz = reach.planes();
+    w.block("if (ringed)", |w| {
+        w.block(
+            format_args!("for (ptrdiff_t r = 0; r < {}; ++r)", above("e1 - b1", y_lo + y_hi)),
+            |w| {
+                for &slot in &reach.slots {
+                    let name = slot_name(st, slot);
+                    writeln!(
+                        w,
+                        "memcpy(ring_{name} + ({p}) % {nz} * plane + r * width, {name} + ({p}) * s0 + ({}) * s1 + {}, sizeof(*out) * ({}));",
+                        below("b1", y_lo) + " + r",
+                        below("b2", x_lo),
+                        above("e2 - b2", x_lo + x_hi)
+                    )?;
+                }
+                Ok(())
+            },
+        )
+    })
+}
+
+/// One row of the band: the row pointers of the ringed slots at each plane
+/// offset, then the cells.
+fn row(w: &mut Writer, st: &Stencil, s: &Statement, reach: &Reach) -> fmt::Result {
+    let [[_, _], [y_lo, _], [x_lo, _]] = reach.sides;
+    let mut rows: Vec<(Slot, i64)> = Vec::new();
+    s.expr.for_each_read(&mut |a: &Access| {
+        if reach.slots.contains(&a.slot) && !rows.contains(&(a.slot, a.offset[0])) {
+            rows.push((a.slot, a.offset[0]));
+        }
+    });
+    rows.sort();
+    writeln!(w, "const ptrdiff_t row = i0 * s0 + i1 * s1;")?;
+    let t = st.dtype.c();
+    for (slot, dz) in rows {
+        let name = slot_name(st, slot);
+        writeln!(
+            w,
+            "const {t} *const {} = ringed ? ring_{name} + ({}) % {} * plane + ({}) * width + {x_lo} : {name} + {} + b2;",
+            row_name(st, slot, dz),
+            step("i0", dz, ""),
+            reach.planes(),
+            above("i1 - b1", y_lo),
+            step("row", dz, "s0")
+        )?;
+    }
+    let value = expr::print(
+        &s.expr,
+        &CExpr {
+            st,
+            read: &|a: &Access| {
+                if reach.slots.contains(&a.slot) {
+                    format!(
+                        "{}[{}]",
+                        row_name(st, a.slot, a.offset[0]),
+                        step(&step("j", a.offset[1], "pitch"), a.offset[2], "")
+                    )
+                } else {
+                    format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset))
+                }
+            },
+        },
+    );
+    w.pragma("omp simd")?;
+    w.block("for (ptrdiff_t i2 = b2; i2 < e2; ++i2)", |w| {
+        writeln!(w, "const ptrdiff_t c = row + i2, j = i2 - b2;")?;
+        writeln!(w, "out[c] = {value};")
+    })
+}
