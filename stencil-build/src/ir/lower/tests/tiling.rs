@@ -457,11 +457,19 @@ fn openmp_single_steps_reaching_4_planes_march_the_slowest_axis() {
     let omp = |t: String| lowered(&t).tiling.openmp;
     let whole = crate::ir::WHOLE_AXIS;
     let marching = omp(text(4, ""));
-    assert_eq!(marching.block, [whole, 32, whole], "reach 4: bands of 32 rows");
+    assert_eq!(
+        marching.block,
+        [whole, 32, whole],
+        "reach 4: bands of 32 rows"
+    );
     assert_eq!(marching.time_block, 1);
     assert_eq!(omp(text(3, "")).block, [8, 16, 512], "reach 3: blocks");
     let given = omp(text(4, "[tiling.openmp]\nblock = [4, 8, 64]\n"));
     assert_eq!(given.block, [4, 8, 64], "a spec's block stands");
     let fused = text(4, "").replace("[boundary]\nkind = \"periodic\"\n", "");
-    assert_eq!(omp(fused).time_block, 4, "steps that fuse keep the fused tiles");
+    assert_eq!(
+        omp(fused).time_block,
+        4,
+        "steps that fuse keep the fused tiles"
+    );
 }
