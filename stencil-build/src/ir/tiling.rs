@@ -40,7 +40,7 @@ impl OpenmpTiling {
     /// The documented default for a stencil of `dims` axes that can
     /// (`fusable`) or cannot fuse steps: single steps in bands of 32 whole
     /// rows in 2-D (blocks 512 cells wide ran up to 5x slower than whole
-    /// rows) and blocks of 8 x 16 x 512 in 3-D (but [`MARCHING_REACH`]);
+    /// rows) and blocks of 8 x 16 x 512 in 3-D (but from [`MARCHING_REACH`]);
     /// fused, 8 steps in 2-D and 4
     /// in 3-D over tiles of 64 planes by 16 rows (measured best on a
     /// 16-core Xeon, 2 MiB of L2 a core: see docs/design-notes.md).
@@ -618,7 +618,9 @@ pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
 
 /// Settles the OpenMP backend's fused steps: a `time_block` above 1 that
 /// `st` cannot fuse is an error at it; without one, a stencil that can
-/// fuse gets the fused defaults ([`OpenmpTiling::default_for`]).
+/// fuse gets the fused defaults ([`OpenmpTiling::default_for`]), but a 3-D
+/// one reaching [`MARCHING_REACH`] planes along the slowest axis, whose
+/// single steps without a block of the spec's march that axis.
 fn openmp_fusion(
     section: &TilingSection,
     st: &mut crate::ir::Stencil,
@@ -635,7 +637,7 @@ fn openmp_fusion(
             .with_hint("write `time_block = 1` (single steps), or remove it")),
         // Leapfrogs too: on 16 Xeon cores their fused sweeps ran 1.05x-1.63x
         // the single steps (radius 1), 0.96x-1.05x at radius 4.
-        (None, None) => {
+        (None, None) if !marches(st) => {
             let fused = OpenmpTiling::default_for(st.dims(), true);
             if omp.is_none_or(|s| s.block.is_none()) {
                 st.tiling.openmp.block = fused.block;
@@ -644,10 +646,9 @@ fn openmp_fusion(
             Ok(())
         }
         _ => {
-            let marching = st.dims() == 3
-                && st.tiling.openmp.time_block == 1
+            let marching = st.tiling.openmp.time_block == 1
                 && omp.is_none_or(|s| s.block.is_none())
-                && slowest_reach(st) >= MARCHING_REACH;
+                && marches(st);
             if marching {
                 st.tiling.openmp.block = vec![WHOLE_AXIS, MARCHING_ROWS, WHOLE_AXIS];
             }
@@ -656,21 +657,29 @@ fn openmp_fusion(
     }
 }
 
-/// The least reach along the slowest axis for which a 3-D stencil's single
-/// steps default to bands of [`MARCHING_ROWS`] whole rows marching that axis
-/// (`backend::openmp::planes`) rather than blocks of 8 x 16 x 512. On a
-/// 2-core EPYC (star3d25 f64, radius 4: 9 planes a cell) the bands ran 2.5x
-/// the blocks on 512^3 (0.73-0.76 GCells/s against 0.29-0.31), 1.25x on
-/// 384^3, 1.5x on 256^3 and 1.12x on 500^3; radius-1 and -2 stars and
-/// two-statement stencils of radius 1 ran 0.62x-1.00x on 512^3 (their few
-/// planes fit the caches' ways; design notes, "Planes a power of two
-/// apart").
+/// The least reach along the slowest axis for which a 3-D stencil's steps
+/// default to single steps in bands of [`MARCHING_ROWS`] whole rows marching
+/// that axis (`backend::openmp::planes`), rather than blocks of 8 x 16 x 512
+/// or, where they fuse, fused tiles. On a 2-core EPYC (star3d25 f64, radius
+/// 4: 9 planes a cell) the bands ran 2.5x the blocks on 512^3 (0.73-0.76
+/// GCells/s against 0.29-0.31), 1.25x on 384^3, 1.5x on 256^3 and 1.12x on
+/// 500^3; through the runner on 512^3, 1.53x-2.47x the fused tiles of
+/// star3d25 and acoustic25 (`auto` before and after in turn, twice).
+/// Radius-1 and -2 stars and two-statement stencils of radius 1 ran
+/// 0.62x-1.00x the blocks on 512^3 (their few planes fit the caches' ways;
+/// design notes, "Planes a power of two apart").
 pub const MARCHING_REACH: usize = 4;
 
 /// Rows of the bands of [`MARCHING_REACH`]'s default (fewer where threads
 /// would outnumber the bands): 32 ran 1.05x-1.5x as fast as 8 on 256^3 to
 /// 512^3 (star3d25 f64, 2 cores).
 pub const MARCHING_ROWS: usize = 32;
+
+/// Whether `st`'s steps default to bands marching the slowest axis, one
+/// step at a time: 3-D, reaching [`MARCHING_REACH`] planes along it.
+fn marches(st: &crate::ir::Stencil) -> bool {
+    st.dims() == 3 && slowest_reach(st) >= MARCHING_REACH
+}
 
 /// The farthest any statement of `st` reads along the slowest axis.
 fn slowest_reach(st: &crate::ir::Stencil) -> usize {
