@@ -104,12 +104,15 @@ pub(super) fn interior(
     let (rows, cells) = (block[1], block[2]);
     writeln!(
         w,
-        "/* Bands of rows by {} cells (y, x), each marching z, through a ring of {} planes where planes alias. */",
+        "/* Bands of rows by {} cells ({}, {}), each marching {}, through a ring of {} planes where planes alias. */",
         if cells == WHOLE_AXIS {
             "all".to_string()
         } else {
             cells.to_string()
         },
+        st.axes[1],
+        st.axes[2],
+        st.axes[0],
         reach.planes()
     )?;
     w.block(
