@@ -87,24 +87,24 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
             b => b.to_string(),
         })
         .collect();
-    let mut strategy = format!(
-        "Strategy: cache blocks of {} cells ({}), distributed over OpenMP threads.",
-        block.join(" x "),
-        st.axes.join(", ")
-    );
+    let marches = st.statements.iter().any(|s| planes::marches(st, s));
+    let mut strategy = if marches {
+        format!(
+            "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {} (through a ring of planes of its own where planes are a multiple of 4 KiB apart).",
+            block[1], block[2], st.axes[1], st.axes[2], st.axes[0]
+        )
+    } else {
+        format!(
+            "Strategy: cache blocks of {} cells ({}), distributed over OpenMP threads.",
+            block.join(" x "),
+            st.axes.join(", ")
+        )
+    };
     if fuses(st) {
         strategy.push_str(&format!(
             " Up to {} steps fused in one sweep of each tile.",
             st.tiling.openmp.time_block
         ));
-    }
-    let marches = st.statements.iter().any(|s| planes::marches(st, s));
-    if marches {
-        let b = &st.tiling.openmp.block;
-        strategy = format!(
-            "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {} (through a ring of planes of its own where planes are a multiple of 4 KiB apart).",
-            b[1], block[2], st.axes[1], st.axes[2], st.axes[0]
-        );
     }
     file_header(w, st, an, "OpenMP-C kernels", &strategy)?;
     writeln!(w, "#include <math.h>")?;

@@ -9,13 +9,16 @@
 //! apart, so that the 9 planes of a radius-4 star share the same sets of L1,
 //! L2 and L3, more than their ways, and each read past the first misses: a
 //! 2-core EPYC ran star3d25 f64 on 512^3 at 0.29 GCells/s in cache blocks,
-//! on 500^3 at 0.65. The ring's rows are contiguous and padded off 4 KiB,
-//! and its planes stay in the thread's L2 while the band walks (0.65 on
-//! 512^3; docs/design-notes.md, "Planes a power of two apart").
+//! on 500^3 at 0.64-0.75. The ring's planes are contiguous, its rows an odd
+//! number of cache lines (so that rows read together fall in different
+//! sets), and they stay in the thread's caches while the band walks: bands
+//! of 32 rows ran 0.71-0.76 on 512^3 (docs/design-notes.md, "Planes a power
+//! of two apart").
 //!
-//! Slots read at other planes than the cell's go through the ring; slots
-//! read only in the cell's plane are read from the grid. A thread whose ring
-//! cannot be allocated reads every slot from the grid (the same loops).
+//! Where planes are a multiple of 4 KiB apart, the slots read at other
+//! planes than the cell's go through the ring, and slots read only in the
+//! cell's plane are read from the grid. Elsewhere, or where a thread's ring
+//! cannot be allocated, it reads every slot from the grid (the same loops).
 
 use std::fmt::{self, Write as _};
 
@@ -199,14 +202,14 @@ fn thread(
             w.block(
                 format_args!(
                     "for (ptrdiff_t p = {}; p < {lo0} + {z_hi}; ++p)",
-                    below(lo0, z_lo)
+                    step(lo0, -(z_lo as i64), "")
                 ),
                 |w| load(w, st, reach, "p"),
             )?;
             w.block(
                 format_args!("for (ptrdiff_t i0 = {lo0}; i0 < {hi0}; ++i0)"),
                 |w| {
-                    load(w, st, reach, &above("i0", z_hi))?;
+                    load(w, st, reach, &step("i0", z_hi as i64, ""))?;
                     w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
                         row(w, st, s, reach)
                     })
@@ -233,24 +236,6 @@ fn step(from: &str, d: i64, unit: &str) -> String {
     format!("{from} {} {term}", if d < 0 { '-' } else { '+' })
 }
 
-/// `from - k`, or `from` where `k` is 0.
-fn below(from: &str, k: usize) -> String {
-    if k == 0 {
-        from.to_string()
-    } else {
-        format!("{from} - {k}")
-    }
-}
-
-/// `from + k`, or `from` where `k` is 0.
-fn above(from: &str, k: usize) -> String {
-    if k == 0 {
-        from.to_string()
-    } else {
-        format!("{from} + {k}")
-    }
-}
-
 /// Copies plane `p` of every ringed slot into its place in the ring (where
 /// the thread has its rings).
 fn load(w: &mut Writer, st: &Stencil, reach: &Reach, p: &str) -> fmt::Result {
@@ -258,16 +243,16 @@ fn load(w: &mut Writer, st: &Stencil, reach: &Reach, p: &str) -> fmt::Result {
     let nz = reach.planes();
     w.block("if (ringed)", |w| {
         w.block(
-            format_args!("for (ptrdiff_t r = 0; r < {}; ++r)", above("e1 - b1", y_lo + y_hi)),
+            format_args!("for (ptrdiff_t r = 0; r < {}; ++r)", step("e1 - b1", (y_lo + y_hi) as i64, "")),
             |w| {
                 for &slot in &reach.slots {
                     let name = slot_name(st, slot);
                     writeln!(
                         w,
                         "memcpy(ring_{name} + ({p}) % {nz} * plane + r * width, {name} + ({p}) * s0 + ({}) * s1 + {}, sizeof(*out) * ({}));",
-                        below("b1", y_lo) + " + r",
-                        below("b2", x_lo),
-                        above("e2 - b2", x_lo + x_hi)
+                        step("b1", -(y_lo as i64), "") + " + r",
+                        step("b2", -(x_lo as i64), ""),
+                        step("e2 - b2", (x_lo + x_hi) as i64, "")
                     )?;
                 }
                 Ok(())
@@ -297,7 +282,7 @@ fn row(w: &mut Writer, st: &Stencil, s: &Statement, reach: &Reach) -> fmt::Resul
             row_name(st, slot, dz),
             step("i0", dz, ""),
             reach.planes(),
-            above("i1 - b1", y_lo),
+            step("i1 - b1", y_lo as i64, ""),
             step("row", dz, "s0")
         )?;
     }
