@@ -618,9 +618,10 @@ pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
 
 /// Settles the OpenMP backend's fused steps: a `time_block` above 1 that
 /// `st` cannot fuse is an error at it; without one, a stencil that can
-/// fuse gets the fused defaults ([`OpenmpTiling::default_for`]), but a 3-D
-/// one reaching [`MARCHING_REACH`] planes along the slowest axis, whose
-/// single steps without a block of the spec's march that axis.
+/// fuse gets the fused defaults ([`OpenmpTiling::default_for`]), but an f32
+/// 3-D one reaching [`MARCHING_REACH`] planes along the slowest axis, whose
+/// single steps without a block of the spec's march that axis, as do
+/// those of such stencils that cannot fuse, in either dtype.
 fn openmp_fusion(
     section: &TilingSection,
     st: &mut crate::ir::Stencil,
@@ -637,7 +638,7 @@ fn openmp_fusion(
             .with_hint("write `time_block = 1` (single steps), or remove it")),
         // Leapfrogs too: on 16 Xeon cores their fused sweeps ran 1.05x-1.63x
         // the single steps (radius 1), 0.96x-1.05x at radius 4.
-        (None, None) if !marches(st) => {
+        (None, None) if !marches(st) || st.dtype == crate::ir::Dtype::F64 => {
             let fused = OpenmpTiling::default_for(st.dims(), true);
             if omp.is_none_or(|s| s.block.is_none()) {
                 st.tiling.openmp.block = fused.block;
@@ -667,7 +668,10 @@ fn openmp_fusion(
 /// star3d25 and acoustic25 (`auto` before and after in turn, twice).
 /// Radius-1 and -2 stars and two-statement stencils of radius 1 ran
 /// 0.62x-1.00x the blocks on 512^3 (their few planes fit the caches' ways;
-/// design notes, "Planes a power of two apart").
+/// design notes, "Planes a power of two apart"). On 16 Xeon cores (the
+/// same runs, 512^3) the bands ran star3d25 and acoustic25 in f32 1.14x-1.33x
+/// the fused tiles, in f64 0.72x-0.82x: steps that fuse keep their fused
+/// tiles in f64, and march in f32.
 pub const MARCHING_REACH: usize = 4;
 
 /// Rows of the bands of [`MARCHING_REACH`]'s default (fewer where threads
