@@ -669,8 +669,8 @@ fn openmp_fusion(
 /// Radius-1 and -2 stars and two-statement stencils of radius 1 ran
 /// 0.62x-1.00x the blocks on 512^3 (their few planes fit the caches' ways;
 /// design notes, "Planes a power of two apart"). On 16 Xeon cores (the
-/// same runs, 512^3) the bands ran star3d25 and acoustic25 in f32 1.14x-1.33x
-/// the fused tiles, in f64 0.72x-0.82x: steps that fuse keep their fused
+/// same runs, 512^3) the bands ran star3d25 and acoustic25 in f32 1.15x-1.33x
+/// the fused tiles, in f64 0.73x-0.82x: steps that fuse keep their fused
 /// tiles in f64, and march in f32.
 pub const MARCHING_REACH: usize = 4;
 
