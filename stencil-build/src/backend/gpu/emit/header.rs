@@ -10,12 +10,13 @@ use crate::backend::gpu::plan::{self, SMALL_PLANES, small_planes_plan};
 use crate::backend::gpu::{Dialect, step};
 use crate::ir::{Boundary, Stencil, Strategy};
 
-/// The file's opening comment, includes and the helpers its kernels and
-/// `step`'s (the plan of launches of one step) call.
+/// The file's opening comment (of `st`), includes and the helpers its
+/// kernels (those of `kernels_of`) and `step`'s (the plan of launches of
+/// one step) call.
 pub(super) fn header(
     w: &mut Writer,
-    st: &Stencil,
-    an: &Analysis,
+    (st, an): (&Stencil, &Analysis),
+    kernels_of: &Stencil,
     plan: &Plan,
     step: Option<&Plan>,
     residency: bool,
@@ -49,7 +50,7 @@ pub(super) fn header(
             .for_each_read(&mut |a| any |= a.offset.iter().any(|&d| d != 0));
         any
     });
-    if st.boundary == Boundary::Periodic && (offsets || plan.strategy != Strategy::Naive) {
+    if kernels_of.boundary == Boundary::Periodic && (offsets || plan.strategy != Strategy::Naive) {
         writeln!(w)?;
         writeln!(
             w,

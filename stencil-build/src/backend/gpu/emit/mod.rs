@@ -34,19 +34,20 @@ use header::{RESIDENCY, header, join_x, single_step_kernel, twins};
 
 /// The kernel source of one stencil for dialect `d`.
 pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialect) -> String {
-    let framed = frame::framed(st, an);
+    let boundary = frame::boundary_framed(st, plan);
+    let framed = frame::framed(an, boundary);
     if framed.iter().all(|f| !f) {
         let grids = step::one_kernel(st, plan).then(|| step::grids(st));
         let body = kernels(st, an, plan, (prefix, d), grids.as_ref(), &framed);
         return with_header((st, an), st, plan, d, &body);
     }
-    // Frames (`frame`): the statements of a mixed boundary run the fixed
-    // boundary's kernels on their interior, under launchers of their own,
-    // and a frame kernel on the rest; those of the grid outside a box run
-    // a frame kernel alone.
-    let fast = frame::interior_stencil(st);
+    // Frames (`frame`): the statements of a mixed or periodic boundary run
+    // the fixed boundary's kernels on their interior, under launchers of
+    // their own, and a frame kernel on the rest; those of the grid outside
+    // a box run a frame kernel alone.
+    let fast = frame::interior_stencil(st, boundary);
     let fast_an = crate::analysis::analyse(&fast);
-    let fast_prefix = frame::interior_prefix(st, prefix);
+    let fast_prefix = frame::interior_prefix(prefix, boundary);
     let mut body = kernels(
         &fast,
         &fast_an,
@@ -64,7 +65,13 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialec
         &wide,
     ));
     body.push_str(&Writer::text(|w| {
-        frame::frames(w, (st, an), (&fast_an, &wide), (prefix, &fast_prefix), d)
+        frame::frames(
+            w,
+            (st, an, boundary),
+            (&fast_an, &wide),
+            (prefix, &fast_prefix),
+            d,
+        )
     }));
     with_header((st, an), &fast, plan, d, &body)
 }
@@ -81,7 +88,15 @@ fn with_header(
     let others = Companions::of(plan, kernels_of, d);
     Writer::text(|w| {
         let residency = body.contains(RESIDENCY);
-        header(w, st, an, plan, others.step.as_ref(), residency, d)?;
+        header(
+            w,
+            (st, an),
+            kernels_of,
+            plan,
+            others.step.as_ref(),
+            residency,
+            d,
+        )?;
         w.append(body);
         Ok(())
     })
