@@ -70,22 +70,37 @@ fn stream_moves_a_window_of_planes_through_registers() {
         !code.contains("stencil_mod"),
         "no wrapping with a fixed boundary"
     );
-    // A periodic grid's interior runs the fixed boundary's kernel, its
-    // reads unwrapped; the frame kernel wraps those past each side.
     let (st, an) = heat2d("periodic");
     let code = source(&st, &an, &plan, "p", &CUDA);
     assert!(
-        code.contains("w0[4][0] = cur_u[(z + 3) * s0 + i1 - 1];"),
+        code.contains("w0[4][0] = cur_u[stencil_mod(z + 3, n0) * s0 + stencil_mod(i1 - 1, n1)];"),
         "{code}"
     );
+}
+
+#[test]
+fn periodic_naive_steps_run_the_fixed_interior_and_a_wrapping_frame() {
+    let (st, an) = heat2d("periodic");
+    let naive = resolve(&GpuTiling::model(Strategy::Naive), &st, &CUDA).unwrap();
+    let code = source(&st, &an, &naive, "p", &CUDA);
+    // The interior's kernel reads unwrapped, under a launcher of its own,
+    // which the statement's launcher calls before the frame's slabs.
     assert!(!code.contains("stencil_mod"), "{code}");
-    let frame = &code[code.find("extern \"C\" int p_cuda__h__update_u(").unwrap()..];
+    assert!(code.contains("cur_u[c - s0]"), "{code}");
+    let launcher = &code[code.find("extern \"C\" int p_cuda__h__update_u(").unwrap()..];
     assert!(
-        frame.contains("p_interior_cuda__h__update_u(n0, n1, out, cur_u, stream)"),
+        launcher.contains("p_interior_cuda__h__update_u(n0, n1, out, cur_u, stream)"),
         "{code}"
     );
     assert!(
         code.contains("cur_u[stencil_wrap(i0 - 1, n0) * s0 + i1]"),
+        "{code}"
+    );
+    // `stream` wraps as its window loads.
+    let stream = resolve(&GpuTiling::model(Strategy::Stream), &st, &CUDA).unwrap();
+    let code = source(&st, &an, &stream, "p", &CUDA);
+    assert!(
+        code.contains("stencil_mod") && !code.contains("_interior"),
         "{code}"
     );
 }
@@ -97,30 +112,27 @@ fn autos_single_steps_run_naive_on_small_grids() {
         let plan = resolve(&GpuTiling::model(Strategy::Auto), &st, &CUDA).unwrap();
         assert_ne!(plan.strategy, Strategy::Naive);
         let code = source(&st, &an, &plan, "p", &CUDA);
-        // A periodic grid's interior has launchers of its own (`frame`).
-        let sym = match boundary {
-            "fixed" => "p_cuda__h__update_u",
-            _ => "p_interior_cuda__h__update_u",
-        };
-        let launcher = &code[code.find(&format!("extern \"C\" int {sym}(")).unwrap()..];
+        let launcher = &code[code.find("extern \"C\" int p_cuda__h__update_u(").unwrap()..];
         let when = launcher
             .find("if (n0 * n1 < (ptrdiff_t)4096 * multiprocessors) {")
             .unwrap_or_else(|| panic!("{code}"));
-        let naive = launcher.find(&format!("{sym}_naive_kernel<<<")).unwrap();
+        let naive = launcher
+            .find("p_cuda__h__update_u_naive_kernel<<<")
+            .unwrap();
         // Asked before any other single step; fused launches (of a fixed boundary) never.
         let other = if plan.fuses_steps() {
             assert!(launcher.find("if (levels == 1) {").unwrap() < when);
-            format!("{sym}_step")
+            "p_cuda__h__update_u_step"
         } else {
-            format!("{sym}_kernel<<<")
+            "p_cuda__h__update_u_kernel<<<"
         };
         assert!(
-            when < naive && naive < launcher.find(&other).unwrap(),
+            when < naive && naive < launcher.find(other).unwrap(),
             "{code}"
         );
-        assert!(launcher.contains(&format!(
-            "const cudaError_t status = stencil_residency((const void *){sym}_naive_kernel, 256, 0, &multiprocessors, &per_multiprocessor);"
-        )));
+        assert!(launcher.contains(
+            "const cudaError_t status = stencil_residency((const void *)p_cuda__h__update_u_naive_kernel, 256, 0, &multiprocessors, &per_multiprocessor);"
+        ));
         assert!(code.contains(
             "/* The kernel of single steps on small grids: `naive`, blocks of 8 x 32 threads. */"
         ));

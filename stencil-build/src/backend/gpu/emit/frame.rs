@@ -28,7 +28,7 @@ use crate::backend::{
 use crate::codegen::expr;
 use crate::codegen::index::{linear_index, remapped_read};
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Bound, Boundary, Statement, Stencil};
+use crate::ir::{Access, Bound, Boundary, Statement, Stencil, Strategy};
 
 /// Threads per block of a frame kernel.
 const FRAME_BLOCK: usize = 256;
@@ -63,17 +63,24 @@ pub(super) const SLAB_CHUNK: usize = 8;
 const GRID_YZ: usize = 65535;
 
 /// Whether every statement of `st` under `plan` runs its interior and
-/// its frame apart: with a mixed boundary, and with a periodic one, so
-/// that the interior's kernels read without wrapping. On the H200 a
-/// periodic step's wrap of every read (a compare and an add an index) held
-/// `stream`'s periodic stars at 58%-83% of their bound where the fixed
-/// boundary's stars ran 85%-95%. Where the plan runs the step in one
-/// kernel ([`step::one_kernel`]) the statements stay together and wrap
-/// (`naive`, whose 1-D rows skip the wrap away from the ends).
+/// its frame apart: with a mixed boundary, and with a periodic one in 2-D
+/// and 3-D where the plan is `naive`'s kernel a statement, whose interior
+/// then reads without wrapping. `naive` wraps each of a cell's reads (a
+/// compare and an add an index); `stream` wraps each value once, as its
+/// window loads it. On the H200 (2026-12-04, corpus, `auto` before and
+/// after in turn, twice) framing ran `naive`'s periodic 2-D steps 1.00x-1.23x
+/// and `stream`'s 0.73x-1.34x (under 0.9x on 5 of 13 rows: the fixed
+/// boundary's `stream` kernel alone took longer than the whole wrapping
+/// step on star2d_r1 f32, 626 us against 527, and random_08 f64, 1550
+/// against 1290; the frame along the contiguous axis, a cell wide, took
+/// 70 us of a 3-D radius-1 step's 410). 1-D rows skip the wrap away from
+/// the ends in the kernel itself; a step in one kernel wraps.
 pub(super) fn boundary_framed(st: &Stencil, plan: &Plan) -> bool {
     match st.boundary {
         Boundary::Mixed(_) => true,
-        Boundary::Periodic => !step::one_kernel(st, plan),
+        Boundary::Periodic => {
+            st.dims() > 1 && plan.strategy == Strategy::Naive && !step::one_kernel(st, plan)
+        }
         Boundary::Fixed => false,
     }
 }

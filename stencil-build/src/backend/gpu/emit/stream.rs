@@ -24,7 +24,7 @@ impl Gen<'_> {
     /// `(g1) * s1 + g2` (3-D) or `g1` (2-D): the in-plane index of fast-axis coordinates.
     pub(super) fn fast_index(&self, coords: &[String]) -> String {
         let paren = |g: &String| {
-            if g.contains(' ') {
+            if g.contains(' ') && !g.starts_with("stencil_mod(") {
                 format!("({g})")
             } else {
                 g.clone()
@@ -114,18 +114,28 @@ impl Gen<'_> {
         rows(self.s, self.dims())
     }
 
-    /// An index into `slot`'s grid: `plane * s0 + row part + x` (a periodic
-    /// grid's interior runs a fixed boundary's kernels, `frame`: no wraps).
+    /// An index into `slot`'s grid: `plane * s0 + row part + x` (wrapped for periodic grids).
     pub(super) fn row_index(&self, row: &Row, plane: &str, x: i64) -> String {
         let dims = self.dims();
         let last = dims - 1;
         let mut terms = vec![format!("{plane} * s0")];
         for a in 1..last {
             let g = shifted(&format!("i{a}"), row.row[a - 1]);
-            let g = if g.contains(' ') { format!("({g})") } else { g };
+            let g = if self.periodic() && row.row[a - 1] != 0 {
+                format!("stencil_mod({g}, n{a})")
+            } else if g.contains(' ') {
+                format!("({g})")
+            } else {
+                g
+            };
             terms.push(format!("{g} * s{a}"));
         }
-        terms.push(shifted(&format!("i{last}"), x));
+        let xs = shifted(&format!("i{last}"), x);
+        terms.push(if self.periodic() && (x < 0 || x >= self.vector as i64) {
+            format!("stencil_mod({xs}, n{last})")
+        } else {
+            xs
+        });
         terms.join(" + ")
     }
 
@@ -268,8 +278,8 @@ impl Gen<'_> {
     }
 
     /// Loads `cells` of window slot `m` of row group `g` (plane `z` + m + its
-    /// lowest offset), skipped past the last plane (those values are never
-    /// used).
+    /// lowest offset): wrapped for periodic grids, skipped past the last plane
+    /// for a fixed boundary (those values are never used).
     pub(super) fn load_plane(
         &self,
         w: &mut Writer,
@@ -286,11 +296,13 @@ impl Gen<'_> {
         let plane = shifted(z, m as i64 + lo);
         // `z` is a plane of the region and, `ahead` planes further, still is
         // when the window loads ahead: planes up to the frame past that are
-        // on the grid; those beyond it are skipped. (2-D kernels
+        // on the grid; a fixed boundary skips those beyond it. (2-D kernels
         // keep every guard: without them j2d5pt f32 measured 1.1x slower.)
         let on_grid = m as i64 + lo <= (self.info.halo[0] + ahead) as i64;
-        let guard = !(on_grid && self.dims() == 3);
-        let index = if plane.contains(' ') {
+        let guard = !(self.periodic() || on_grid && self.dims() == 3);
+        let index = if self.periodic() {
+            format!("stencil_mod({plane}, n0)")
+        } else if plane.contains(' ') {
             format!("({plane})")
         } else {
             plane.clone()
@@ -350,7 +362,7 @@ impl Gen<'_> {
             // With one cell per thread and a fixed boundary, neighbours of a computed
             // cell are on the grid; a vector's edge cells may be frame cells, whose
             // neighbours may not be.
-            if v == 1 {
+            if v == 1 || self.periodic() {
                 writeln!(w, "{}", load)?;
             } else if x < 0 {
                 w.guarded(

@@ -55,8 +55,8 @@ impl Gen<'_> {
     }
 
     /// `slot`'s tile in shared memory, the block's cells and `reach` around
-    /// them, loaded by the block's threads in turn (those within the grid;
-    /// a periodic grid's interior runs a fixed boundary's kernels, `frame`).
+    /// them, loaded by the block's threads in turn (wrapped on a periodic
+    /// grid, within it on a fixed one).
     fn load_tile(&self, w: &mut Writer, slot: Slot) -> fmt::Result {
         let dims = self.dims();
         let t = self.st.dtype.c();
@@ -85,7 +85,13 @@ impl Gen<'_> {
                 }
                 for a in 0..dims {
                     writeln!(w, "const int a{a} = {};", coords[a])?;
-                    writeln!(w, "const ptrdiff_t g{a} = o{a} - {} + a{a};", r[a])?;
+                    let g = format!("o{a} - {} + a{a}", r[a]);
+                    let g = if self.periodic() {
+                        format!("stencil_mod({g}, n{a})")
+                    } else {
+                        g
+                    };
+                    writeln!(w, "const ptrdiff_t g{a} = {g};")?;
                 }
                 let index: String = (0..dims).map(|a| format!("[a{a}]")).collect();
                 let global = (0..dims)
@@ -98,14 +104,18 @@ impl Gen<'_> {
                     })
                     .collect::<Vec<_>>()
                     .join(" + ");
-                let inside = (0..dims)
-                    .map(|a| format!("g{a} < n{a}"))
-                    .collect::<Vec<_>>()
-                    .join(" && ");
-                w.guarded(
-                    format_args!("if ({inside})"),
-                    format_args!("{name}{index} = {}[{global}];", slot_name(self.st, slot)),
-                )
+                if self.periodic() {
+                    writeln!(w, "{name}{index} = {}[{global}];", slot_name(self.st, slot))
+                } else {
+                    let inside = (0..dims)
+                        .map(|a| format!("g{a} < n{a}"))
+                        .collect::<Vec<_>>()
+                        .join(" && ");
+                    w.guarded(
+                        format_args!("if ({inside})"),
+                        format_args!("{name}{index} = {}[{global}];", slot_name(self.st, slot)),
+                    )
+                }
             },
         )
     }
