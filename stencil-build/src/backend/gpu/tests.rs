@@ -96,9 +96,21 @@ fn periodic_naive_steps_run_the_fixed_interior_and_a_wrapping_frame() {
         code.contains("cur_u[stencil_wrap(i0 - 1, n0) * s0 + i1]"),
         "{code}"
     );
-    // `stream` wraps as its window loads.
+    // `stream` wraps as its window loads, and 3-D `naive` as it reads.
     let stream = resolve(&GpuTiling::model(Strategy::Stream), &st, &CUDA).unwrap();
     let code = source(&st, &an, &stream, "p", &CUDA);
+    assert!(
+        code.contains("stencil_mod") && !code.contains("_interior"),
+        "{code}"
+    );
+    let st = lowered(
+        "[stencil]\nname = \"h\"\ndtype = \"f64\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = { role = \"state\" }\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"u[-1,0,0] + u[0,0,1]\"\n[boundary]\nkind = \"periodic\"\n"
+            .into(),
+    );
+    let an = crate::analysis::analyse(&st);
+    let naive = resolve(&GpuTiling::model(Strategy::Naive), &st, &CUDA).unwrap();
+    let code = source(&st, &an, &naive, "p", &CUDA);
     assert!(
         code.contains("stencil_mod") && !code.contains("_interior"),
         "{code}"
