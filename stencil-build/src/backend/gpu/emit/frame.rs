@@ -68,7 +68,7 @@ const GRID_YZ: usize = 65535;
 /// reads without wrapping. `naive` wraps each of a cell's reads (a
 /// compare and an add an index); `stream` wraps each value once, as its
 /// window loads it. On the H200 (2026-12-04, corpus, `auto` before and
-/// after in turn, twice) framing ran `naive`'s periodic 2-D steps 1.00x-1.23x
+/// after in turn, twice) framing ran `naive`'s periodic 2-D random_09 1.23x
 /// and `stream`'s 0.73x-1.34x (under 0.9x on 5 of 13 rows: the fixed
 /// boundary's `stream` kernel alone took longer than the whole wrapping
 /// step on star2d_r1 f32, 626 us against 527, and random_08 f64, 1550
