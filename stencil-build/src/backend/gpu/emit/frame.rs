@@ -86,13 +86,12 @@ pub(super) fn boundary_framed(st: &Stencil, plan: &Plan) -> bool {
     }
 }
 
-/// Per statement of `st`, whether it has a frame: every one where the
-/// boundary is `framed` ([`boundary_framed`]), else those of the grid
-/// outside a box.
-pub(super) fn framed(an: &Analysis, framed: bool) -> Vec<bool> {
+/// Per statement, whether it has a frame: every one where the `boundary`
+/// is framed ([`boundary_framed`]), else those of the grid outside a box.
+pub(super) fn framed(an: &Analysis, boundary: bool) -> Vec<bool> {
     an.statements
         .iter()
-        .map(|info| framed || info.hole.is_some())
+        .map(|info| boundary || info.hole.is_some())
         .collect()
 }
 
@@ -215,32 +214,34 @@ fn below(a: Bound, b: Bound) -> Option<bool> {
 }
 
 /// The stencil whose kernels compute the statements' interiors: `st`, or
-/// where its boundary is `framed` ([`boundary_framed`]), `st` with a fixed
+/// where its `boundary` is framed ([`boundary_framed`]), `st` with a fixed
 /// one.
-pub(super) fn interior_stencil(st: &Stencil, framed: bool) -> Stencil {
-    match framed {
-        true => Stencil {
-            boundary: Boundary::Fixed,
-            ..st.clone()
-        },
-        false => st.clone(),
+pub(super) fn interior_stencil(st: &Stencil, boundary: bool) -> Stencil {
+    if !boundary {
+        return st.clone();
+    }
+    Stencil {
+        boundary: Boundary::Fixed,
+        ..st.clone()
     }
 }
 
-/// The prefix of the interior kernels' launchers: where the boundary is
-/// `framed`, their own, which the statements' launchers (named with
+/// The prefix of the interior kernels' launchers: where the `boundary` is
+/// framed, their own, which the statements' launchers (named with
 /// `prefix`) call.
-pub(super) fn interior_prefix(prefix: &str, framed: bool) -> String {
-    match framed {
-        true => format!("{prefix}_interior"),
-        false => prefix.into(),
+pub(super) fn interior_prefix(prefix: &str, boundary: bool) -> String {
+    if boundary {
+        format!("{prefix}_interior")
+    } else {
+        prefix.into()
     }
 }
 
 /// The frame kernels and the launchers of `st`'s statements that have a
-/// frame ([`framed`], `boundary` whether its boundary is framed); the interiors' launchers are named with
-/// `interior_prefix`, the spans of their kernels in `interior_an`, and the
-/// slabs that run the plan's kernels are `wide` ([`wide_slabs`]).
+/// frame ([`framed`]; `boundary`: whether its boundary is framed); the
+/// interiors' launchers are named with `interior_prefix`, the spans of
+/// their kernels in `interior_an`, and the slabs that run the plan's
+/// kernels are `wide` ([`wide_slabs`]).
 pub(super) fn frames(
     w: &mut Writer,
     (st, an, boundary): (&Stencil, &Analysis, bool),

@@ -41,10 +41,11 @@ pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialec
         let body = kernels(st, an, plan, (prefix, d), grids.as_ref(), &framed);
         return with_header((st, an), st, plan, d, &body);
     }
-    // Frames (`frame`): the statements of a mixed or periodic boundary run
-    // the fixed boundary's kernels on their interior, under launchers of
-    // their own, and a frame kernel on the rest; those of the grid outside
-    // a box run a frame kernel alone.
+    // Frames (`frame`): the statements of a framed boundary (mixed, or
+    // periodic under `frame::boundary_framed`'s rule) run the fixed
+    // boundary's kernels on their interior, under launchers of their own,
+    // and a frame kernel on the rest; those of the grid outside a box run a
+    // frame kernel alone.
     let fast = frame::interior_stencil(st, boundary);
     let fast_an = crate::analysis::analyse(&fast);
     let fast_prefix = frame::interior_prefix(prefix, boundary);
