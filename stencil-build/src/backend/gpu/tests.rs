@@ -118,6 +118,51 @@ fn periodic_naive_steps_run_the_fixed_interior_and_a_wrapping_frame() {
 }
 
 #[test]
+fn periodic_frames_compute_regions_by_the_edge_whole_on_grids_too_small_for_the_interior() {
+    // The right region starts 7 cells from the high edge: the grid is
+    // legal from 8 cells (the left region's one), but the fixed interior's
+    // kernel, which starts there, reads 2 cells back and so holds from 9.
+    let st = lowered(
+        "[stencil]\nname = \"h\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n[fields]\nu = { role = \"state\" }\n\
+         [regions]\nleft = { x = [0, \"n-7\"] }\nright = { x = [\"n-7\", \"n\"] }\n\
+         [[update]]\ntarget = \"u\"\nregion = \"left\"\nexpr = \"u[0,-2] + u[0,2]\"\n\
+         [[update]]\ntarget = \"u\"\nregion = \"right\"\nexpr = \"u[-1,0] + u[0,2]\"\n\
+         [boundary]\nkind = \"periodic\"\n"
+            .into(),
+    );
+    let an = crate::analysis::analyse(&st);
+    assert_eq!(an.min_shape, vec![3, 8]);
+    let naive = resolve(&GpuTiling::model(Strategy::Naive), &st, &CUDA).unwrap();
+    let code = source(&st, &an, &naive, "p", &CUDA);
+    let right = &code[code
+        .find("extern \"C\" int p_cuda__h__update_u_in_right(")
+        .unwrap()..];
+    let whole = right
+        .find("if (n1 < 9) {")
+        .unwrap_or_else(|| panic!("{code}"));
+    assert!(
+        right[whole..].starts_with(
+            "if (n1 < 9) {\n        const ptrdiff_t o[] = {lo0, lo1};\n        const ptrdiff_t e[] = {hi0 - lo0, hi1 - lo1};\n        return p_cuda__h__update_u_in_right_slab("
+        ),
+        "{code}"
+    );
+    assert!(
+        whole
+            < right
+                .find("p_interior_cuda__h__update_u_in_right(")
+                .unwrap()
+    );
+    // The left region ends there: its interior's span holds on every grid.
+    let left = &code[code
+        .find("extern \"C\" int p_cuda__h__update_u_in_left(")
+        .unwrap()..];
+    assert!(
+        !left[..left.find("\n}\n").unwrap()].contains(" < 9"),
+        "{code}"
+    );
+}
+
+#[test]
 fn autos_single_steps_run_naive_on_small_grids() {
     for boundary in ["fixed", "periodic"] {
         let (st, an) = heat2d(boundary);

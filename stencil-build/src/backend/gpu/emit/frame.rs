@@ -203,6 +203,30 @@ pub(super) fn wide_slabs(st: &Stencil, an: &Analysis, interior_an: &Analysis) ->
     wide
 }
 
+/// Per axis, the extent under which the span of a statement's interior
+/// kernels (`twin`, a fixed boundary's) is not what their kernels compute,
+/// where that is above the stencil's smallest legal extent (`min_shape`):
+/// `None` elsewhere. The fixed boundary's analysis takes a side of the
+/// region `n - k` (or `c`) to lie beyond its halo `h`, which grids under
+/// `k + h` (`c + h`) cells break; with a mixed boundary `min_shape`
+/// already holds it, with a periodic one it does not (its halo is none).
+fn small_extents(twin: &StatementInfo, min_shape: &[usize]) -> Vec<Option<usize>> {
+    (twin.bounds.iter().zip(&twin.halo).zip(min_shape))
+        .map(|((&[from, to], &h), &least)| {
+            let from = match from {
+                Bound::High(k) => k + h,
+                Bound::Low(_) => 0,
+            };
+            let to = match to {
+                Bound::Low(c) => c + h,
+                Bound::High(_) => 0,
+            };
+            let n = from.max(to);
+            (n > least).then_some(n)
+        })
+        .collect()
+}
+
 /// Whether the coordinate `a` is below `b` on every grid (`Some(true)`),
 /// on none (`Some(false)`), or on some only (`None`).
 fn below(a: Bound, b: Bound) -> Option<bool> {
@@ -271,6 +295,10 @@ pub(super) fn frames(
                 .hole
                 .is_none()
                 .then(|| symbol(interior_prefix, d, &interior, twin)),
+            small: match info.hole {
+                Some(_) => vec![None; st.dims()],
+                None => small_extents(&interior_an.statements[k], &an.min_shape),
+            },
             wide: wide
                 .iter()
                 .filter(|slab| slab.statement == k)
@@ -309,6 +337,9 @@ struct Frame<'a> {
     inner: Vec<[Bound; 2]>,
     /// The launcher of its interior kernels, where it has some.
     interior: Option<String>,
+    /// Per axis, the extent under which the interior kernels' span does
+    /// not hold, where legal grids have such ([`small_extents`]).
+    small: Vec<Option<usize>>,
     /// Its slabs that run the plan's kernels, each with their launcher.
     wide: Vec<(Wide, String)>,
 }
@@ -321,14 +352,16 @@ impl Frame<'_> {
     /// Whether the frame kernel computes any cell: a slab of the statement's
     /// span that the plan's kernels do not take, or a part of one they take
     /// (on small grids, all of it). A box far from every side that is not
-    /// fixed has none.
+    /// fixed has none, but on grids too small for its interior's span
+    /// ([`small_extents`]) all its cells are the frame's.
     fn has_frame_cells(&self) -> bool {
-        frame_slabs(&self.info.bounds, &self.inner)
-            .into_iter()
-            .any(|(a, k)| match self.wide_at(a, k) {
-                None => true,
-                Some(s) => s.takes().is_some() || s.fast != s.cells,
-            })
+        self.small.iter().any(Option::is_some)
+            || frame_slabs(&self.info.bounds, &self.inner)
+                .into_iter()
+                .any(|(a, k)| match self.wide_at(a, k) {
+                    None => true,
+                    Some(s) => s.takes().is_some() || s.fast != s.cells,
+                })
     }
 
     /// The slab of axis `a` by side `k` that runs the plan's kernels, if it does.
@@ -510,6 +543,7 @@ impl Frame<'_> {
                 )?;
                 declare_spans(w, spans, &used)?;
             }
+            self.whole_on_small_grids(w, &args)?;
             if let Some(interior) = &self.interior {
                 // On small grids a region's interior may have no cells: no launch.
                 let some: Vec<String> = (0..dims).map(|a| format!("in_lo{a} < in_hi{a}")).collect();
@@ -590,6 +624,36 @@ impl Frame<'_> {
                 .unzip();
             self.launch_slab(w, (&o, &e), &args)?;
             writeln!(w, "return 0;")
+        })
+    }
+
+    /// On grids under the extents `small`, the frame kernel over the
+    /// statement's whole span, the statement's launch: there the interior
+    /// kernels' span is not the one their kernels compute.
+    fn whole_on_small_grids(&self, w: &mut Writer, args: &str) -> fmt::Result {
+        let under: Vec<(usize, usize)> = (self.small.iter().enumerate())
+            .filter_map(|(a, n)| n.map(|n| (a, n)))
+            .collect();
+        if under.is_empty() {
+            return Ok(());
+        }
+        let axes: Vec<String> = (under.iter())
+            .map(|&(a, n)| format!("{n} cells along `{}`", self.st.axes[a]))
+            .collect();
+        writeln!(
+            w,
+            "/* Under {}, a region's side lies within the interior kernels' reach of the edge, which they take to be beyond it: the frame kernel computes the whole span. */",
+            axes.join(" or ")
+        )?;
+        let test: Vec<String> = (under.iter())
+            .map(|&(a, n)| format!("n{a} < {n}"))
+            .collect();
+        w.block(format_args!("if ({})", test.join(" || ")), |w| {
+            let o: Vec<String> = (0..self.dims()).map(|a| format!("lo{a}")).collect();
+            let e: Vec<String> = (0..self.dims()).map(|a| format!("hi{a} - lo{a}")).collect();
+            writeln!(w, "const ptrdiff_t o[] = {{{}}};", o.join(", "))?;
+            writeln!(w, "const ptrdiff_t e[] = {{{}}};", e.join(", "))?;
+            writeln!(w, "return {}_slab(o, e, {args}, stream);", self.sym)
         })
     }
 
