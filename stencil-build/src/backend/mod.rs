@@ -306,31 +306,40 @@ pub fn slab_variables(dims: usize, slabs: &[(usize, usize)]) -> Vec<[bool; 4]> {
 
 /// The C helpers that reads past the edge call ([`CRemap`]), declared
 /// with `qualifiers`: `stencil_wrap` where a side is periodic,
-/// `stencil_reflect` where one reflects.
-pub fn edge_helpers(w: &mut Writer, st: &Stencil, qualifiers: &str) -> fmt::Result {
+/// `stencil_reflect` where one reflects; of those, only the ones `calls`
+/// (a helper's name) says the code calls: nvcc reports a static device
+/// function that nothing calls, and `-Werror` makes that an error.
+pub fn edge_helpers(
+    w: &mut Writer,
+    st: &Stencil,
+    qualifiers: &str,
+    calls: impl Fn(&str) -> bool,
+) -> fmt::Result {
     let sides = st.boundary.sides(st.dims());
     let any = |k: Side| sides.iter().flatten().any(|&s| s == k);
-    if any(Side::Periodic) {
-        writeln!(w)?;
-        writeln!(
-            w,
-            "/* The coordinate `i` (less than one extent off the grid) wrapped onto 0..n. */"
-        )?;
-        w.definition(
-            format_args!("{qualifiers} ptrdiff_t stencil_wrap(ptrdiff_t i, ptrdiff_t n)"),
-            |w| writeln!(w, "return i < 0 ? i + n : (i >= n ? i - n : i);"),
-        )?;
-    }
-    if any(Side::Reflect) {
-        writeln!(w)?;
-        writeln!(
-            w,
-            "/* The coordinate `i` (less than one extent off the grid) mirrored about the edge cell it passed. */"
-        )?;
-        w.definition(
-            format_args!("{qualifiers} ptrdiff_t stencil_reflect(ptrdiff_t i, ptrdiff_t n)"),
-            |w| writeln!(w, "return i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i);"),
-        )?;
+    let helpers = [
+        (
+            Side::Periodic,
+            "stencil_wrap",
+            "The coordinate `i` (less than one extent off the grid) wrapped onto 0..n.",
+            "return i < 0 ? i + n : (i >= n ? i - n : i);",
+        ),
+        (
+            Side::Reflect,
+            "stencil_reflect",
+            "The coordinate `i` (less than one extent off the grid) mirrored about the edge cell it passed.",
+            "return i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i);",
+        ),
+    ];
+    for (side, name, comment, body) in helpers {
+        if any(side) && calls(name) {
+            writeln!(w)?;
+            writeln!(w, "/* {comment} */")?;
+            w.definition(
+                format_args!("{qualifiers} ptrdiff_t {name}(ptrdiff_t i, ptrdiff_t n)"),
+                |w| writeln!(w, "{body}"),
+            )?;
+        }
     }
     Ok(())
 }

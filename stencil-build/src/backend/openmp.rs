@@ -137,7 +137,7 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
         writeln!(w)?;
         fused::ring_budget(w)?;
     }
-    edge_helpers(w, st, "static inline")?;
+    edge_helpers(w, st, "static inline", |_| true)?;
     if st.statements.iter().any(|s| s.expr.uses_powi()) {
         writeln!(w)?;
         super::powi_helper(w, st.dtype, "static inline")?;

@@ -163,6 +163,38 @@ fn periodic_frames_compute_regions_by_the_edge_whole_on_grids_too_small_for_the_
 }
 
 #[test]
+fn frames_whose_reads_stay_on_the_grid_define_no_edge_helper() {
+    // A box away from every side and its outside, which reads only its own
+    // cell: no frame read passes an edge, and nvcc's `-Werror` refuses a
+    // static device function that nothing calls.
+    let spec = |rest: &str| {
+        format!(
+            "[stencil]\nname = \"h\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+             [regions]\nmid = {{ y = [3, \"n-3\"], x = [3, \"n-3\"] }}\nrest = {{ outside = \"mid\" }}\n\
+             [[update]]\ntarget = \"u\"\nregion = \"mid\"\nexpr = \"u[-1,0] + u[1,0] + u[0,1]\"\n\
+             [[update]]\ntarget = \"u\"\nregion = \"rest\"\nexpr = \"{rest}\"\n\
+             [boundary]\nkind = \"periodic\"\n"
+        )
+    };
+    let code = |rest: &str| {
+        let st = lowered(spec(rest));
+        let an = crate::analysis::analyse(&st);
+        let naive = resolve(&GpuTiling::model(Strategy::Naive), &st, &CUDA).unwrap();
+        source(&st, &an, &naive, "p", &CUDA)
+    };
+    let own = code("0.5*u[0,0]");
+    assert!(own.contains("_frame("), "{own}");
+    assert!(!own.contains("stencil_wrap"), "{own}");
+    // Where the outside reads past the edge, the helper is there.
+    let past = code("u[0,-1]");
+    assert!(
+        past.contains("ptrdiff_t stencil_wrap(ptrdiff_t i, ptrdiff_t n)")
+            && past.contains("stencil_wrap(i1 - 1, n1)"),
+        "{past}"
+    );
+}
+
+#[test]
 fn autos_single_steps_run_naive_on_small_grids() {
     for boundary in ["fixed", "periodic"] {
         let (st, an) = heat2d(boundary);

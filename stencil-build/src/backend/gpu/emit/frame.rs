@@ -273,54 +273,51 @@ pub(super) fn frames(
     (prefix, interior_prefix): (&str, &str),
     d: &Dialect,
 ) -> fmt::Result {
-    edge_helpers(w, st, "static __device__ __forceinline__")?;
     let interior = interior_stencil(st, boundary);
     let framed = framed(an, boundary);
-    for (k, s) in st.statements.iter().enumerate() {
-        if !framed[k] {
-            continue;
+    let body = Writer::text(|w| {
+        for (k, s) in st.statements.iter().enumerate() {
+            if !framed[k] {
+                continue;
+            }
+            let (info, twin) = (&an.statements[k], &interior.statements[k]);
+            let f = Frame {
+                st,
+                s,
+                info,
+                d,
+                sym: symbol(prefix, d, st, s),
+                inner: match &info.hole {
+                    Some(hole) => hole.clone(),
+                    None => interior_an.statements[k].bounds.clone(),
+                },
+                interior: info
+                    .hole
+                    .is_none()
+                    .then(|| symbol(interior_prefix, d, &interior, twin)),
+                small: match info.hole {
+                    Some(_) => vec![None; st.dims()],
+                    None => small_extents(&interior_an.statements[k], &an.min_shape),
+                },
+                wide: wide
+                    .iter()
+                    .filter(|slab| slab.statement == k)
+                    .map(|slab| {
+                        let plan = symbol(interior_prefix, d, &interior, twin);
+                        (slab.clone(), slab.plan_symbol(&plan, st))
+                    })
+                    .collect(),
+            };
+            f.write(w)?;
         }
-        let (info, twin) = (&an.statements[k], &interior.statements[k]);
-        let f = Frame {
-            st,
-            s,
-            info,
-            d,
-            sym: symbol(prefix, d, st, s),
-            inner: match &info.hole {
-                Some(hole) => hole.clone(),
-                None => interior_an.statements[k].bounds.clone(),
-            },
-            interior: info
-                .hole
-                .is_none()
-                .then(|| symbol(interior_prefix, d, &interior, twin)),
-            small: match info.hole {
-                Some(_) => vec![None; st.dims()],
-                None => small_extents(&interior_an.statements[k], &an.min_shape),
-            },
-            wide: wide
-                .iter()
-                .filter(|slab| slab.statement == k)
-                .map(|slab| {
-                    let plan = symbol(interior_prefix, d, &interior, twin);
-                    (slab.clone(), slab.plan_symbol(&plan, st))
-                })
-                .collect(),
-        };
-        if f.has_frame_cells() {
-            writeln!(w)?;
-            f.kernel(w)?;
-            writeln!(w)?;
-            f.slab_launcher(w)?;
-        }
-        for (slab, plan) in &f.wide {
-            writeln!(w)?;
-            f.wide_launcher(w, slab, plan)?;
-        }
-        writeln!(w)?;
-        f.launcher(w)?;
-    }
+        Ok(())
+    });
+    // A frame whose reads stay on the grid (a box far from the sides, a
+    // statement that reads only its own cell) calls no helper.
+    edge_helpers(w, st, "static __device__ __forceinline__", |name| {
+        body.contains(&format!("{name}("))
+    })?;
+    w.append(&body);
     Ok(())
 }
 
@@ -347,6 +344,23 @@ struct Frame<'a> {
 impl Frame<'_> {
     fn dims(&self) -> usize {
         self.st.dims()
+    }
+
+    /// Its frame kernel and slab launcher (where it has frame cells), the
+    /// launchers of its slabs that run the plan's kernels, then its own.
+    fn write(&self, w: &mut Writer) -> fmt::Result {
+        if self.has_frame_cells() {
+            writeln!(w)?;
+            self.kernel(w)?;
+            writeln!(w)?;
+            self.slab_launcher(w)?;
+        }
+        for (slab, plan) in &self.wide {
+            writeln!(w)?;
+            self.wide_launcher(w, slab, plan)?;
+        }
+        writeln!(w)?;
+        self.launcher(w)
     }
 
     /// Whether the frame kernel computes any cell: a slab of the statement's
