@@ -154,6 +154,26 @@ fn naive_columns() {
     });
 }
 
+/// `naive` in 1-D, each thread a 16-byte vector of consecutive cells: an
+/// update reading two grids in f32 (fixed boundary), and a periodic grid in
+/// f64 whose updates each cover a region (the middle one's first cell is
+/// not a whole vector's, the right one's a distance from the end).
+#[test]
+fn naive_rows_in_vectors() {
+    settings().bind(|| {
+        for (name, dtype, vector) in [("line1d", "f32", "float4"), ("zones1d", "f64", "double2")] {
+            let path = format!("tests/stencils/{name}.stencil.toml");
+            let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(&path);
+            let text = std::fs::read_to_string(file).expect("the spec");
+            let text = text.replace("\"f64\"", &format!("\"{dtype}\""));
+            let sources = generate(&path, &text).expect("the spec builds");
+            let store = format!("*({vector} *)&out[first] = make_{vector}(");
+            assert!(sources.cuda.contains(&store), "{name}");
+            insta::assert_snapshot!(format!("{name}-{dtype}-rows.cu"), sources.cuda);
+        }
+    });
+}
+
 /// The OpenMP C and CUDA of the tests' spec `name`, snapshots `<name>.c`
 /// and `<name>.cu`.
 fn test_spec(name: &str) {

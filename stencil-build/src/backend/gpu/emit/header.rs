@@ -6,7 +6,7 @@ use std::fmt::{self, Write as _};
 use super::{Gen, Plan, temporal, tensor};
 use crate::analysis::Analysis;
 use crate::backend::Writer;
-use crate::backend::gpu::plan::{self, SMALL_PLANES, small_planes_plan};
+use crate::backend::gpu::plan::{self, SMALL_PLANES, model, small_planes_plan};
 use crate::backend::gpu::{Dialect, step};
 use crate::ir::{Boundary, Stencil, Strategy};
 
@@ -143,7 +143,10 @@ pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
     } else if plan.strategy == Strategy::Naive {
         let cells = match (plan.coarsen, st.dims()) {
             (1, _) => String::new(),
-            (c, 1) => format!(", {c} cells per thread, a block apart"),
+            (c, 1) if model::row_vectors(st, c) && !step::one_kernel(st, plan) => {
+                format!(", {c} consecutive cells per thread, in 16-byte vectors where aligned")
+            }
+            (c, 1) => format!(", {c} consecutive cells per thread"),
             (c, _) => format!(", {c} consecutive cells of `{}` per thread", st.axes[0]),
         };
         let step = if step::one_kernel(st, plan) {

@@ -332,6 +332,11 @@ impl Gen<'_> {
     /// Cells of the region along axis `a`, as a C expression.
     pub(super) fn extent(&self, a: usize) -> String {
         let (lo, hi) = self.bounds(a);
+        // 1-D `naive` threads start at a whole vector at or before the region.
+        let lo = match self.plan.strategy {
+            Strategy::Naive if self.dims() == 1 => self.row_start(),
+            _ => lo,
+        };
         if lo == "0" || self.aligned(a) {
             hi
         } else {

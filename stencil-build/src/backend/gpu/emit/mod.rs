@@ -13,6 +13,7 @@ mod literals;
 mod naive;
 mod one_step;
 mod persistent;
+mod row;
 mod stream;
 pub(super) mod temporal;
 mod tensor;

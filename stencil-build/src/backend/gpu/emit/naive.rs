@@ -1,14 +1,13 @@
 //! `naive`: one thread per cell, reads through `const __restrict__`
-//! pointers; in 1-D each thread computes `coarsen` cells a block apart
-//! ([`row_cells`](crate::backend::gpu::plan::model::row_cells)), in 2-D and
-//! 3-D `coarsen` consecutive cells of the slowest axis, a weighted sum's
-//! reads each loaded once for all of them.
+//! pointers; in 1-D each thread computes `coarsen` consecutive cells, in
+//! 16-byte vectors where it can ([`row`](super::row)), in 2-D and 3-D
+//! `coarsen` consecutive cells of the slowest axis, a weighted sum's reads
+//! each loaded once for all of them.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use super::Gen;
-use crate::backend::gpu::step;
 use crate::backend::{CExpr, Writer};
 use crate::codegen::expr;
 use crate::codegen::index::{linear_index, offset_index};
@@ -32,84 +31,12 @@ impl Gen<'_> {
 
     /// The update of cell `c` (`i<a>` its coordinates): the statement's, or
     /// every statement's where the kernel computes the whole step.
-    fn cell(&self, w: &mut Writer) -> fmt::Result {
+    pub(super) fn cell(&self, w: &mut Writer) -> fmt::Result {
         if self.whole_step.is_some() {
             return self.every_statement(w);
         }
         let value = self.value(&|a| self.global_read(a));
         writeln!(w, "out[c] = {value};")
-    }
-
-    /// The farthest the kernel reads from a cell along the 1-D axis.
-    fn wrap_reach(&self) -> usize {
-        match self.whole_step {
-            Some(_) => step::reach(self.st)[0],
-            None => self.info.reach[0],
-        }
-    }
-
-    /// A 1-D thread's `coarsen` cells, a block apart so that each of its
-    /// loads is a warp's whole row of sectors: unrolled where all are in
-    /// the region, so that every load is issued before the first store
-    /// (the pointers are `__restrict__`), one at a time at the region's end.
-    fn naive_row(&self, w: &mut Writer) -> fmt::Result {
-        let hi = self.bounds(0).1;
-        let (threads, cells) = (self.plan.block[0], self.plan.coarsen);
-        writeln!(
-            w,
-            "const ptrdiff_t first = {}(ptrdiff_t)blockIdx.x * {} + threadIdx.x;",
-            self.origin(0),
-            threads * cells
-        )?;
-        let last = (cells - 1) * threads;
-        w.if_else(
-            format_args!("if (first + {last} < {hi})"),
-            |w| {
-                if !self.periodic() {
-                    return self.cells_loop(w, threads, false);
-                }
-                // Away from the ends the reads need no wrap, which costs
-                // integer work a read.
-                let r = self.wrap_reach();
-                let unwrapped = Gen {
-                    unwrapped: true,
-                    ..self.clone()
-                };
-                w.if_else(
-                    format_args!("if (first >= {r} && first + {} < n0)", last + r),
-                    |w| unwrapped.cells_loop(w, threads, false),
-                    |w| self.cells_loop(w, threads, false),
-                )
-            },
-            |w| self.cells_loop(w, threads, true),
-        )
-    }
-
-    /// The thread's `coarsen` cells, `stride` apart from `first` along the
-    /// slowest axis, each its own update: unrolled, or one at a time
-    /// `checked` against the region's end.
-    fn cells_loop(&self, w: &mut Writer, stride: usize, checked: bool) -> fmt::Result {
-        let (cells, hi) = (self.plan.coarsen, self.bounds(0).1);
-        let step = match stride {
-            1 => "k".to_string(),
-            s => format!("k * {s}"),
-        };
-        if !checked {
-            writeln!(w, "#pragma unroll")?;
-        }
-        w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
-            writeln!(w, "const {} i0 = first + {step};", self.index())?;
-            if checked {
-                w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
-            }
-            writeln!(
-                w,
-                "const {} c = {};",
-                self.index(),
-                linear_index(self.dims())
-            )?;
-            self.cell(w)
-        })
     }
 }
 
@@ -169,9 +96,9 @@ impl Gen<'_> {
             format_args!("if (first + {} < {hi})", cells - 1),
             |w| match &sums {
                 Some((terms, constant)) => self.column_sums(w, terms, constant.as_ref()),
-                None => self.cells_loop(w, 1, false),
+                None => self.cells_loop(w, false),
             },
-            |w| self.cells_loop(w, 1, true),
+            |w| self.cells_loop(w, true),
         )
     }
 
