@@ -489,8 +489,8 @@ fn retyped(
         .as_table_mut()
         .expect("[tiling] is a table");
     let mut gpu = toml::Table::new();
-    // `naive_c3`: 3 consecutive cells a thread along the slowest axis
-    // (in 1-D not a whole vector, so one at a time), so that most shapes end in a
+    // `naive_c3`: 3 cells a thread (a block apart in 1-D, consecutive
+    // along the slowest axis otherwise), so that most shapes end in a
     // thread's partial column. `stream` variants beside the defaults: a
     // window of vectors (16 bytes) moved through a chunk that is not a
     // multiple of the coarsening;

@@ -146,7 +146,7 @@ pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
             (c, 1) if model::row_vectors(st, c) && !step::one_kernel(st, plan) => {
                 format!(", {c} consecutive cells per thread, in 16-byte vectors where aligned")
             }
-            (c, 1) => format!(", {c} consecutive cells per thread"),
+            (c, 1) => format!(", {c} cells per thread, a block apart"),
             (c, _) => format!(", {c} consecutive cells of `{}` per thread", st.axes[0]),
         };
         let step = if step::one_kernel(st, plan) {

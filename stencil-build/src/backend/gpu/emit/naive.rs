@@ -96,9 +96,9 @@ impl Gen<'_> {
             format_args!("if (first + {} < {hi})", cells - 1),
             |w| match &sums {
                 Some((terms, constant)) => self.column_sums(w, terms, constant.as_ref()),
-                None => self.cells_loop(w, false),
+                None => self.cells_loop(w, 1, false),
             },
-            |w| self.cells_loop(w, true),
+            |w| self.cells_loop(w, 1, true),
         )
     }
 

@@ -1,14 +1,15 @@
-//! 1-D `naive`: each thread computes `coarsen` consecutive cells from a
-//! first cell aligned to 16 bytes. Where the cells are whole 16-byte
-//! vectors ([`model::row_vectors`]), the statement is one update and the
-//! thread's cells and the window they read lie on the grid, the thread
-//! loads each grid's window as aligned vectors and stores its cells as
-//! whole vectors: a warp's load is then 512 contiguous bytes, the reads
-//! its neighbours share come from L1, and a thread issues a few wide loads
-//! rather than a load a cell. On the H200 f32 stencils of radius 2 ran
-//! 1.25x as fast so as with 4 cells a block apart (design notes, "1-D rows
-//! in vectors"). Elsewhere (the region's ends, a window past the grid's
-//! edge, grids not 16-byte aligned) a loop computes the cells one at a time.
+//! 1-D `naive`: each thread computes `coarsen` cells. Where they make
+//! whole 16-byte vectors ([`model::row_vectors`]) and the kernel computes
+//! one update, they are consecutive from a cell aligned to 16 bytes, and a
+//! thread whose cells lie in the region, whose window lies on the grid and
+//! whose grids are aligned loads each grid's window as aligned vectors and
+//! stores its cells as vectors: a warp's load is then 512 contiguous bytes,
+//! the reads its neighbours share come from L1, and a thread issues a few
+//! wide loads rather than one a cell (on the H200 a radius-2 f32 stencil
+//! ran 1.25x as fast as with 4 cells a block apart; design notes, "1-D rows
+//! in vectors"); the other threads compute theirs one at a time. Kernels of
+//! a whole step, and a `coarsen` that makes no whole vectors, keep a
+//! thread's cells a block apart, as measured before.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
@@ -73,10 +74,12 @@ impl Gen<'_> {
         }
     }
 
-    /// A 1-D thread's `coarsen` consecutive cells: as vectors where they
-    /// can go so, else (and at the region's ends) one at a time.
+    /// A 1-D thread's `coarsen` cells: consecutive and moved as vectors
+    /// where they can go so, else a block apart.
     pub(super) fn naive_row(&self, w: &mut Writer) -> fmt::Result {
-        let hi = self.bounds(0).1;
+        let Some(window) = self.row_vector().map(|v| self.window(v)) else {
+            return self.row_of_scalars(w);
+        };
         let (threads, cells) = (self.plan.block[0], self.plan.coarsen);
         let start = match self.row_start().as_str() {
             "0" => String::new(),
@@ -86,17 +89,10 @@ impl Gen<'_> {
             w,
             "const ptrdiff_t first = {start}((ptrdiff_t)blockIdx.x * {threads} + threadIdx.x) * {cells};"
         )?;
-        let Some(window) = self.row_vector().map(|v| self.window(v)) else {
-            return w.if_else(
-                format_args!("if (first + {} < {hi})", cells - 1),
-                |w| self.row_of_scalars(w),
-                |w| self.cells_loop(w, true),
-            );
-        };
         w.if_else(
             format_args!("if ({})", self.vector_conditions(&window).join(" && ")),
             |w| self.row_of_vectors(w, &window),
-            |w| self.cells_loop(w, true),
+            |w| self.cells_loop(w, 1, true),
         )
     }
 
@@ -213,38 +209,60 @@ impl Gen<'_> {
         }
     }
 
-    /// The thread's cells, all in the region, one at a time: on periodic
-    /// grids away from the ends without the wrap, which costs integer work
-    /// a read.
+    /// A thread's `coarsen` cells a block apart, so that each of its loads
+    /// is a warp's whole row of sectors (steps of several statements in one
+    /// kernel, and a `coarsen` that makes no whole vectors, which moving
+    /// vectors would not serve): unrolled where all are in the region, so
+    /// that every load is issued before the first store (the pointers are
+    /// `__restrict__`), one at a time at the region's end.
     fn row_of_scalars(&self, w: &mut Writer) -> fmt::Result {
-        if !self.periodic() {
-            return self.cells_loop(w, false);
-        }
-        let r = self.wrap_reach();
-        let unwrapped = Gen {
-            unwrapped: true,
-            ..self.clone()
-        };
+        let hi = self.bounds(0).1;
+        let (threads, cells) = (self.plan.block[0], self.plan.coarsen);
+        writeln!(
+            w,
+            "const ptrdiff_t first = {}(ptrdiff_t)blockIdx.x * {} + threadIdx.x;",
+            self.origin(0),
+            threads * cells
+        )?;
+        let last = (cells - 1) * threads;
         w.if_else(
-            format_args!(
-                "if (first >= {r} && first + {} < n0)",
-                self.plan.coarsen - 1 + r
-            ),
-            |w| unwrapped.cells_loop(w, false),
-            |w| self.cells_loop(w, false),
+            format_args!("if (first + {last} < {hi})"),
+            |w| {
+                if !self.periodic() {
+                    return self.cells_loop(w, threads, false);
+                }
+                // Away from the ends the reads need no wrap, which costs
+                // integer work a read.
+                let r = self.wrap_reach();
+                let unwrapped = Gen {
+                    unwrapped: true,
+                    ..self.clone()
+                };
+                w.if_else(
+                    format_args!("if (first >= {r} && first + {} < n0)", last + r),
+                    |w| unwrapped.cells_loop(w, threads, false),
+                    |w| self.cells_loop(w, threads, false),
+                )
+            },
+            |w| self.cells_loop(w, threads, true),
         )
     }
 
-    /// The thread's `coarsen` consecutive cells from `first` along the
+    /// The thread's `coarsen` cells, `stride` apart from `first` along the
     /// slowest axis, each its own update: unrolled, or one at a time
-    /// `checked` against the region's ends.
-    pub(super) fn cells_loop(&self, w: &mut Writer, checked: bool) -> fmt::Result {
+    /// `checked` against the region's ends (in 1-D threads moving vectors
+    /// start before the region: its first end too).
+    pub(super) fn cells_loop(&self, w: &mut Writer, stride: usize, checked: bool) -> fmt::Result {
         let (cells, (lo, hi)) = (self.plan.coarsen, self.bounds(0));
+        let step = match stride {
+            1 => "k".to_string(),
+            s => format!("k * {s}"),
+        };
         if !checked {
             writeln!(w, "#pragma unroll")?;
         }
         w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
-            writeln!(w, "const {} i0 = first + k;", self.index())?;
+            writeln!(w, "const {} i0 = first + {step};", self.index())?;
             if checked && self.dims() == 1 && self.row_start() != lo {
                 w.guarded(format_args!("if (i0 < {lo})"), "continue;")?;
             }

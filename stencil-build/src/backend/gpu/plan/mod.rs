@@ -36,7 +36,7 @@ pub struct Plan {
     pub chunk: usize,
     /// Cells of the slowest axis each `stream` thread computes per iteration;
     /// rows of the middle axis of a 3-D `temporal` thread; cells of a 1-D
-    /// `naive` thread, consecutive ([`model::row_cells`]; 1 otherwise).
+    /// `naive` thread ([`model::row_cells`]; 1 otherwise).
     pub coarsen: usize,
     /// Cells of the contiguous axis each `stream` thread computes, loaded and
     /// stored as one vector; cells of a 2-D `temporal` lane (1 otherwise).

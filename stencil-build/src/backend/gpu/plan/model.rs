@@ -123,8 +123,8 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
     }
 }
 
-/// Cells each thread of a 1-D `naive` kernel computes, consecutive: one
-/// 16-byte vector of each grid a thread. With one cell a thread, f32
+/// Cells each thread of a 1-D `naive` kernel computes: 16 bytes of each
+/// grid a thread, one vector where it moves vectors ([`row_vectors`]). With one cell a thread, f32
 /// stencils of radius 1 to 4 ran at 55%-60% of the copy bound on the H200,
 /// f64 at 81%-87% (2^28 cells; design notes, "The performance corpus"):
 /// too few loads in flight to cover the memory's latency.
@@ -132,9 +132,9 @@ pub fn row_cells(st: &Stencil) -> usize {
     16 / st.dtype.size()
 }
 
-/// Whether a 1-D `naive` thread's `coarsen` consecutive cells are whole
-/// 16-byte vectors, which it loads and stores as such where they are
-/// aligned (design notes, "1-D rows in vectors").
+/// Whether a 1-D `naive` thread's `coarsen` cells make whole 16-byte
+/// vectors, which a kernel of one update loads and stores as such where
+/// they are aligned (design notes, "1-D rows in vectors").
 pub fn row_vectors(st: &Stencil, coarsen: usize) -> bool {
     st.dims() == 1 && coarsen % (16 / st.dtype.size()) == 0
 }
