@@ -713,3 +713,63 @@ fn single_pass_3d_kernels_index_with_32_bits_where_the_grid_allows() {
         code.contains("const int s0 = n1 * n2;") && code.contains("const ptrdiff_t s0 = n1 * n2;")
     );
 }
+
+/// A 1-D stencil of `expr` over field `u` in `dtype`, fixed boundary.
+fn line(dtype: &str, expr: &str) -> (Stencil, Analysis) {
+    let text = format!(
+        "[stencil]\nname = \"l\"\ndtype = \"{dtype}\"\naxes = [\"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n"
+    );
+    let src = crate::spec::Source {
+        path: "l.stencil.toml".into(),
+        text,
+    };
+    let st = crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap();
+    let an = crate::analysis::analyse(&st);
+    (st, an)
+}
+
+/// A 1-D `naive` thread's window goes in the narrowest aligned loads that
+/// hold its reads: an upwind read 3 cells back takes the whole vector before
+/// the thread's (its cells -3 to -1 straddle both pairs), a read one cell
+/// back in f64 one cell; a `coarsen` of no whole vectors loads cell by cell,
+/// a block apart.
+#[test]
+fn one_dimensional_rows_load_the_narrowest_aligned_vectors_that_hold_their_reads() {
+    let plan = |coarsen| Plan {
+        strategy: Strategy::Naive,
+        block: vec![256],
+        chunk: 1,
+        coarsen,
+        vector: 1,
+        time_block: 1,
+        occupancy: None,
+        chosen: false,
+    };
+    let (st, an) = line("f32", "u[0] - 0.5*(u[0] - u[-3])");
+    let code = source(&st, &an, &plan(4), "p", &CUDA);
+    for line in [
+        "const float4 cur_u__m4 = *(const float4 *)&cur_u[first - 4];",
+        "const float4 cur_u__0 = *(const float4 *)&cur_u[first];",
+        "const float r0 = cur_u__0.x - 0.5f * (cur_u__0.x - cur_u__m4.y);",
+        "*(float4 *)&out[first] = make_float4(r0, r1, r2, r3);",
+        "if (first >= 4 && first + 3 < n0 - 3 && ((size_t)cur_u | (size_t)out) % 16 == 0) {",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
+    let (st, an) = line("f64", "u[-1] + u[1]");
+    let code = source(&st, &an, &plan(2), "p", &CUDA);
+    assert!(
+        code.contains("const double cur_u__m1 = cur_u[first - 1];"),
+        "{code}"
+    );
+    assert!(
+        code.contains("const double cur_u__p2 = cur_u[first + 2];"),
+        "{code}"
+    );
+    let code = source(&st, &an, &plan(3), "p", &CUDA);
+    assert!(
+        !code.contains("make_double2") && code.contains("first + k * 256"),
+        "{code}"
+    );
+}

@@ -104,11 +104,15 @@ impl Gen<'_> {
         let (a, b) = window.span();
         let last = self.plan.coarsen as i64 - 1;
         let mut all = Vec::new();
-        if lo != "0" {
-            all.push(format!("first >= {lo}"));
-        }
-        if a < 0 && lo.parse::<i64>().map_or(true, |lo| lo < -a) {
-            all.push(format!("first >= {}", -a));
+        match lo.parse::<i64>() {
+            Ok(lo) if lo.max(-a) > 0 => all.push(format!("first >= {}", lo.max(-a))),
+            Ok(_) => {}
+            Err(_) => {
+                all.push(format!("first >= {lo}"));
+                if a < 0 {
+                    all.push(format!("first >= {}", -a));
+                }
+            }
         }
         let end = match hi.as_str() {
             "n0" => Some(0),
