@@ -716,15 +716,7 @@ fn single_pass_3d_kernels_index_with_32_bits_where_the_grid_allows() {
 
 /// A 1-D stencil of `expr` over field `u` in `dtype`, fixed boundary.
 fn line(dtype: &str, expr: &str) -> (Stencil, Analysis) {
-    let text = format!(
-        "[stencil]\nname = \"l\"\ndtype = \"{dtype}\"\naxes = [\"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
-         [[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n"
-    );
-    let src = crate::spec::Source {
-        path: "l.stencil.toml".into(),
-        text,
-    };
-    let st = crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap();
+    let st = stencil("\"x\"", dtype, expr);
     let an = crate::analysis::analyse(&st);
     (st, an)
 }

@@ -77,9 +77,10 @@ impl Gen<'_> {
     /// A 1-D thread's `coarsen` cells: consecutive and moved as vectors
     /// where they can go so, else a block apart.
     pub(super) fn naive_row(&self, w: &mut Writer) -> fmt::Result {
-        let Some(window) = self.row_vector().map(|v| self.window(v)) else {
+        let Some(vector) = self.row_vector() else {
             return self.row_of_scalars(w);
         };
+        let window = self.window(vector);
         let (threads, cells) = (self.plan.block[0], self.plan.coarsen);
         let start = match self.row_start().as_str() {
             "0" => String::new(),
@@ -91,7 +92,7 @@ impl Gen<'_> {
         )?;
         w.if_else(
             format_args!("if ({})", self.vector_conditions(&window).join(" && ")),
-            |w| self.row_of_vectors(w, &window),
+            |w| self.row_of_vectors(w, &window, vector),
             |w| self.cells_loop(w, 1, true),
         )
     }
@@ -174,12 +175,13 @@ impl Gen<'_> {
         window
     }
 
-    /// The thread's cells from `window`'s loads, stored as whole vectors.
-    fn row_of_vectors(&self, w: &mut Writer, window: &Window) -> fmt::Result {
+    /// The thread's cells from `window`'s loads, stored as whole vectors of
+    /// `v` cells.
+    fn row_of_vectors(&self, w: &mut Writer, window: &Window, v: usize) -> fmt::Result {
         let scalar = self.st.dtype.c();
         for &(slot, at, width) in &window.loads {
-            let name = load_name(&slot_name(self.st, slot), at);
-            let (buf, at) = (slot_name(self.st, slot), from_first(at));
+            let buf = slot_name(self.st, slot);
+            let (name, at) = (load_name(&buf, at), from_first(at));
             match width {
                 1 => writeln!(w, "const {scalar} {name} = {buf}[{at}];")?,
                 n => writeln!(
@@ -192,7 +194,6 @@ impl Gen<'_> {
             let value = self.value(&|a| window.lanes[&(a.slot, k + a.offset[0])].clone());
             writeln!(w, "const {scalar} r{k} = {value};")?;
         }
-        let v = self.row_vector().unwrap_or(1);
         for at in (0..self.plan.coarsen).step_by(v) {
             let cells: Vec<String> = (at..at + v).map(|k| format!("r{k}")).collect();
             writeln!(
