@@ -721,6 +721,50 @@ fn line(dtype: &str, expr: &str) -> (Stencil, Analysis) {
     (st, an)
 }
 
+/// A 1-D step of several statements in one kernel moves vectors as a
+/// single update does: its window holds what the statements and their
+/// recomputations read (v's read of u at -1, recomputed, reads v at -2),
+/// each cell's locals carry the cell, a held frame asks about the cell's
+/// own index, and each field the step updates is stored as vectors.
+#[test]
+fn one_dimensional_steps_of_several_statements_load_one_window_and_store_each_field_as_vectors() {
+    let st = lowered(
+        "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"x\"]\n[fields]\n\
+         u = { role = \"state\" }\nv = { role = \"state\" }\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"0.5 * u[0] + 0.25 * (v[-1] + v[1])\"\n\
+         [[update]]\ntarget = \"v\"\nexpr = \"v[0] + u[-1] - u[1]\"\n"
+            .into(),
+    );
+    let an = crate::analysis::analyse(&st);
+    let plan = |coarsen| Plan {
+        strategy: Strategy::Naive,
+        block: vec![256],
+        chunk: 1,
+        coarsen,
+        vector: 1,
+        time_block: 1,
+        occupancy: None,
+        chosen: false,
+    };
+    let code = source(&st, &an, &plan(4), "p", &CUDA);
+    for line in [
+        "const float2 cur_v__m2 = *(const float2 *)&cur_v[first - 2];",
+        "const float2 cur_v__p4 = *(const float2 *)&cur_v[first + 4];",
+        "const float new_u__1 = 0.5f * cur_u__0.y + 0.25f * (cur_v__0.x + cur_v__0.z);",
+        "(first >= 1 ? 0.5f * cur_u__0.x + 0.25f * (cur_v__m2.y + cur_v__0.y) : cur_u__0.x)",
+        "*(float4 *)&out_u[first] = make_float4(new_u__0, new_u__1, new_u__2, new_u__3);",
+        "*(float4 *)&out_v[first] = make_float4(new_v__0, new_v__1, new_v__2, new_v__3);",
+        "(size_t)out_u | (size_t)out_v) % 16 == 0",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
+    let code = source(&st, &an, &plan(3), "p", &CUDA);
+    assert!(
+        !code.contains("make_float4") && code.contains("first + k * 256"),
+        "{code}"
+    );
+}
+
 /// A 1-D `naive` thread's window goes in the narrowest aligned loads that
 /// hold its reads: an upwind read 3 cells back takes the whole vector before
 /// the thread's (its cells -3 to -1 straddle both pairs), a read one cell

@@ -143,7 +143,7 @@ pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
     } else if plan.strategy == Strategy::Naive {
         let cells = match (plan.coarsen, st.dims()) {
             (1, _) => String::new(),
-            (c, 1) if model::row_vectors(st, c) && !step::one_kernel(st, plan) => {
+            (c, 1) if model::row_vectors(st, c) => {
                 format!(", {c} consecutive cells per thread, in 16-byte vectors where aligned")
             }
             (c, 1) => format!(", {c} cells per thread, a block apart"),

@@ -103,7 +103,7 @@ pub(super) fn parameters(
 }
 
 /// The local holding statement `k`'s value at the thread's cell.
-fn local(st: &Stencil, k: usize) -> String {
+pub(super) fn local(st: &Stencil, k: usize) -> String {
     slot_name(
         st,
         Slot {
@@ -113,14 +113,39 @@ fn local(st: &Stencil, k: usize) -> String {
     )
 }
 
+/// Where the step's statements, computed at one cell, read memory and name
+/// their values: the thread's cell `c` (`cur_u[c + 1]`, its index `i0`), or
+/// one of a 1-D row's consecutive cells, whose reads are lanes of the row's
+/// window of loads.
+pub(super) struct Site<'a> {
+    /// The C text of a read from memory, its offset from the cell.
+    pub memory: &'a dyn Fn(&Access) -> String,
+    /// The index along axis `a` of the cell `d` from this one.
+    pub index: &'a dyn Fn(usize, i64) -> String,
+    /// What each statement's local takes after its field's name (a row's
+    /// cell `k`: `__k`; specs cannot name `__`).
+    pub suffix: String,
+}
+
+impl Site<'_> {
+    /// The local holding statement `k`'s value at this cell.
+    pub fn local(&self, st: &Stencil, k: usize) -> String {
+        format!("{}{}", local(st, k), self.suffix)
+    }
+}
+
 impl Gen<'_> {
     /// The step's statements at cell `c`, each into its local, each state
     /// field's written.
     pub(super) fn every_statement(&self, w: &mut Writer) -> fmt::Result {
         let st = self.st;
-        let here = vec![0; self.dims()];
-        for (k, s) in st.statements.iter().enumerate() {
-            let value = self.computed(k, &here);
+        let memory = |a: &Access| self.global_read(a);
+        let site = Site {
+            memory: &memory,
+            index: &|a, d| super::shifted(&format!("i{a}"), d),
+            suffix: String::new(),
+        };
+        for (k, (s, value)) in st.statements.iter().zip(self.values_at(&site)).enumerate() {
             writeln!(w, "const {} {} = {value};", st.dtype.c(), local(st, k))?;
             if st.fields[s.target].role != Role::Temp {
                 writeln!(
@@ -134,9 +159,17 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// Statement `k`'s expression at `shift` from the thread's cell.
-    fn computed(&self, k: usize, shift: &[i64]) -> String {
-        let read = |a: &Access| self.step_read(k, a, shift);
+    /// Each statement's expression at `site`'s cell, in the step's order.
+    pub(super) fn values_at(&self, site: &Site) -> Vec<String> {
+        let here = vec![0; self.dims()];
+        (0..self.st.statements.len())
+            .map(|k| self.computed(k, &here, site))
+            .collect()
+    }
+
+    /// Statement `k`'s expression at `shift` from `site`'s cell.
+    fn computed(&self, k: usize, shift: &[i64], site: &Site) -> String {
+        let read = |a: &Access| self.step_read(k, a, shift, site);
         expr::print(
             &self.st.statements[k].expr,
             &CExpr {
@@ -146,18 +179,18 @@ impl Gen<'_> {
         )
     }
 
-    /// Statement `k`'s read `a` at `shift` from the thread's cell.
-    fn step_read(&self, k: usize, a: &Access, shift: &[i64]) -> String {
+    /// Statement `k`'s read `a` at `shift` from `site`'s cell.
+    fn step_read(&self, k: usize, a: &Access, shift: &[i64], site: &Site) -> String {
         let (source, at) = step::source(self.st, k, a, shift);
         let moved = Access {
             slot: a.slot,
             offset: at.clone(),
         };
         match source {
-            Source::Memory => self.global_read(&moved),
-            Source::Local(j) => local(self.st, j),
+            Source::Memory => (site.memory)(&moved),
+            Source::Local(j) => site.local(self.st, j),
             Source::Recompute { statement, held } => {
-                let value = self.computed(statement, &at);
+                let value = self.computed(statement, &at, site);
                 if !held {
                     return format!("({value})");
                 }
@@ -170,17 +203,17 @@ impl Gen<'_> {
                 };
                 format!(
                     "({} ? {value} : {})",
-                    self.updated_at(&at),
-                    self.global_read(&start)
+                    self.updated_at(&at, site),
+                    (site.memory)(&start)
                 )
             }
         }
     }
 
-    /// Whether the cell at `at` from the thread's (which is in the region
-    /// the step updates) is in that region too: the condition along each
-    /// axis it moves on.
-    fn updated_at(&self, at: &[i64]) -> String {
+    /// Whether the cell at `at` from `site`'s (which is in the region the
+    /// step updates) is in that region too: the condition along each axis
+    /// it moves on.
+    fn updated_at(&self, at: &[i64], site: &Site) -> String {
         let conditions: Vec<String> = at
             .iter()
             .enumerate()
@@ -188,9 +221,9 @@ impl Gen<'_> {
             .map(|(a, &d)| {
                 let (lo, hi) = self.bounds(a);
                 if d < 0 {
-                    format!("i{a} - {} >= {lo}", -d)
+                    format!("{} >= {lo}", (site.index)(a, d))
                 } else {
-                    format!("i{a} + {d} < {hi}")
+                    format!("{} < {hi}", (site.index)(a, d))
                 }
             })
             .collect();

@@ -1,20 +1,24 @@
 //! 1-D `naive`: each thread computes `coarsen` cells. Where they make
-//! whole 16-byte vectors ([`model::row_vectors`]) and the kernel computes
-//! one update, they are consecutive from a cell aligned to 16 bytes, and a
-//! thread whose cells lie in the region, whose window lies on the grid and
-//! whose grids are aligned loads each grid's window as aligned vectors and
-//! stores its cells as vectors: a warp's load is then 512 contiguous bytes,
-//! the reads its neighbours share come from L1, and a thread issues a few
-//! wide loads rather than one a cell (on the H200 a radius-2 f32 stencil
-//! ran 1.25x as fast as with 4 cells a block apart; design notes, "1-D rows
-//! in vectors"); the other threads compute theirs one at a time. Kernels of
-//! a whole step, and a `coarsen` that makes no whole vectors, keep a
-//! thread's cells a block apart, as measured before.
+//! whole 16-byte vectors ([`model::row_vectors`]), they are consecutive from
+//! a cell aligned to 16 bytes, and a thread whose cells lie in the region,
+//! whose window lies on the grid and whose grids are aligned loads each
+//! grid's window as aligned vectors and stores its cells as vectors: a
+//! warp's load is then 512 contiguous bytes, the reads its neighbours share
+//! come from L1, and a thread issues a few wide loads rather than one a
+//! cell (on the H200 line stencils of radius 1-4 in f32 ran 1.14x-1.38x as
+//! fast as with 4 cells a block apart; design notes, "1-D rows in
+//! vectors"); the other threads compute theirs one at a time. A kernel of a
+//! whole step ([`step::one_kernel`]) takes its window from every read its
+//! statements make from memory, recomputations included, and stores each
+//! field it updates. A `coarsen` that makes no whole vectors keeps a
+//! thread's cells a block apart.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 
 use super::Gen;
+use super::one_step::{self, Site};
 use crate::backend::Writer;
 use crate::backend::gpu::plan::model;
 use crate::backend::gpu::step;
@@ -57,10 +61,9 @@ fn from_first(d: i64) -> String {
 
 impl Gen<'_> {
     /// Cells of a 16-byte vector when this kernel's threads move their
-    /// cells as vectors ([`model::row_vectors`]), and it computes one update.
+    /// cells as vectors ([`model::row_vectors`]).
     fn row_vector(&self) -> Option<usize> {
-        let vectors = self.whole_step.is_none() && model::row_vectors(self.st, self.plan.coarsen);
-        vectors.then(|| 16 / self.st.dtype.size())
+        model::row_vectors(self.st, self.plan.coarsen).then(|| 16 / self.st.dtype.size())
     }
 
     /// The first cell of the kernel's first thread: the region's first cell,
@@ -80,7 +83,7 @@ impl Gen<'_> {
         let Some(vector) = self.row_vector() else {
             return self.row_of_scalars(w);
         };
-        let window = self.window(vector);
+        let window = self.window(vector, self.row_reads());
         let (threads, cells) = (self.plan.block[0], self.plan.coarsen);
         let start = match self.row_start().as_str() {
             "0" => String::new(),
@@ -132,19 +135,55 @@ impl Gen<'_> {
             .map(|l| format!("(size_t){}", slot_name(self.st, l.0)))
             .collect();
         pointers.dedup();
-        pointers.push("(size_t)out".into());
+        pointers.extend(self.row_outputs().iter().map(|o| format!("(size_t){o}")));
         all.push(format!("({}) % 16 == 0", pointers.join(" | ")));
         all
     }
 
-    /// The window of reads of a thread's cells, each slot's as the fewest
+    /// The buffers the kernel writes: the update's, or each field a step's
+    /// kernel updates.
+    fn row_outputs(&self) -> Vec<String> {
+        match self.whole_step {
+            Some(grids) => grids
+                .outputs
+                .iter()
+                .map(|&f| step::output_name(self.st, f))
+                .collect(),
+            None => vec![self.output.to_string()],
+        }
+    }
+
+    /// The cells a thread's reads from memory take, by slot, from its first
+    /// cell: a step's, its recomputations' included, as its statements
+    /// print them.
+    fn row_reads(&self) -> BTreeMap<Slot, BTreeSet<i64>> {
+        let reads: RefCell<BTreeMap<Slot, BTreeSet<i64>>> = RefCell::default();
+        for k in 0..self.plan.coarsen as i64 {
+            let mut record = |a: &Access| {
+                let mut reads = reads.borrow_mut();
+                reads.entry(a.slot).or_default().insert(k + a.offset[0]);
+            };
+            if self.whole_step.is_none() {
+                self.s.expr.for_each_read(&mut record);
+                continue;
+            }
+            let memory = |a: &Access| {
+                record(a);
+                String::new()
+            };
+            let site = Site {
+                memory: &memory,
+                index: &|_, _| String::new(),
+                suffix: String::new(),
+            };
+            self.values_at(&site);
+        }
+        reads.into_inner()
+    }
+
+    /// The window of `reads` of a thread's cells, each slot's as the fewest
     /// aligned loads of whole vectors, pairs or cells that hold its reads.
-    fn window(&self, vector: usize) -> Window {
-        let mut reads: BTreeMap<Slot, BTreeSet<i64>> = BTreeMap::new();
-        self.s.expr.for_each_read(&mut |a: &Access| {
-            let cells = reads.entry(a.slot).or_default();
-            cells.extend((0..self.plan.coarsen as i64).map(|k| k + a.offset[0]));
-        });
+    fn window(&self, vector: usize, reads: BTreeMap<Slot, BTreeSet<i64>>) -> Window {
         let lanes = ["x", "y", "z", "w"];
         let mut window = Window::default();
         for (slot, cells) in reads {
@@ -190,20 +229,63 @@ impl Gen<'_> {
                 )?,
             }
         }
-        for k in 0..self.plan.coarsen as i64 {
-            let value = self.value(&|a| window.lanes[&(a.slot, k + a.offset[0])].clone());
-            writeln!(w, "const {scalar} r{k} = {value};")?;
-        }
-        for at in (0..self.plan.coarsen).step_by(v) {
-            let cells: Vec<String> = (at..at + v).map(|k| format!("r{k}")).collect();
-            writeln!(
-                w,
-                "*({scalar}{v} *)&out[{}] = make_{scalar}{v}({});",
-                from_first(at as i64),
-                cells.join(", ")
-            )?;
+        let stores = match self.whole_step {
+            Some(_) => self.step_cells(w, window)?,
+            None => {
+                for k in 0..self.plan.coarsen as i64 {
+                    let value = self.value(&|a| window.lanes[&(a.slot, k + a.offset[0])].clone());
+                    writeln!(w, "const {scalar} r{k} = {value};")?;
+                }
+                vec![(self.output.to_string(), "r".to_string())]
+            }
+        };
+        for (out, local) in stores {
+            for at in (0..self.plan.coarsen).step_by(v) {
+                let cells: Vec<String> = (at..at + v).map(|k| format!("{local}{k}")).collect();
+                writeln!(
+                    w,
+                    "*({scalar}{v} *)&{out}[{}] = make_{scalar}{v}({});",
+                    from_first(at as i64),
+                    cells.join(", ")
+                )?;
+            }
         }
         Ok(())
+    }
+
+    /// Every statement of a step at each of the thread's cells in turn,
+    /// reading `window`'s lanes, into locals suffixed with the cell
+    /// (`new_u__0`); the buffers the step writes, each with the prefix of
+    /// the locals it stores (its field's last statement's).
+    fn step_cells(
+        &self,
+        w: &mut Writer,
+        window: &Window,
+    ) -> Result<Vec<(String, String)>, fmt::Error> {
+        let st = self.st;
+        for k in 0..self.plan.coarsen as i64 {
+            let memory = |a: &Access| window.lanes[&(a.slot, k + a.offset[0])].clone();
+            let index = |_, d| from_first(k + d);
+            let site = Site {
+                memory: &memory,
+                index: &index,
+                suffix: format!("__{k}"),
+            };
+            for (j, value) in self.values_at(&site).into_iter().enumerate() {
+                writeln!(w, "const {} {} = {value};", st.dtype.c(), site.local(st, j))?;
+            }
+        }
+        let grids = self.whole_step.expect("a step's kernel");
+        let stores = grids.outputs.iter().map(|&f| {
+            let last = (0..st.statements.len())
+                .rfind(|&j| st.statements[j].target == f)
+                .expect("an output's statement");
+            (
+                step::output_name(st, f),
+                format!("{}__", one_step::local(st, last)),
+            )
+        });
+        Ok(stores.collect())
     }
 
     /// The farthest the kernel reads from a cell along the 1-D axis.
