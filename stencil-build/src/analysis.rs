@@ -18,7 +18,8 @@ use crate::ir::{Bound, Boundary, Expr, Region, Role, Slot, Statement, Stencil, V
 /// Derived facts about a stencil.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Analysis {
-    /// Radius of the whole step per axis: the width of the fixed frame.
+    /// Radius of the whole step per axis: the width of the fixed frame (at
+    /// least the stencil's `frame`).
     pub radius: Vec<usize>,
     /// Per statement, in order.
     pub statements: Vec<StatementInfo>,
@@ -73,6 +74,7 @@ pub fn analyse(st: &Stencil) -> Analysis {
         .map(|a| {
             (0..st.statements.len())
                 .map(|s| depth[s][a] + reach[s][a])
+                .chain(st.frame.get(a).copied())
                 .max()
                 .unwrap_or(0)
         })

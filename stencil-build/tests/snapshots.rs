@@ -71,7 +71,8 @@ fn each_gpu_strategy() {
 }
 
 /// The kernel `naive` runs for a step of several statements, every one in
-/// one kernel: temporaries read on one side (the corpus's flux), an updated
+/// one kernel: a temporary read on one side beside a second field read at
+/// offsets (a test spec: a single update's temporaries go inline), an updated
 /// field read at offsets in the frame's reach (1-D, a random stencil of the
 /// corpus), two fields of a periodic grid (3-D, `naive` named; 1-D through a temporary,
 /// its reads unwrapped away from the ends), and the Rust that launches the
@@ -80,10 +81,7 @@ fn each_gpu_strategy() {
 fn one_kernel_for_several_statements() {
     settings().bind(|| {
         let specs = [
-            (
-                "flux2d_t2",
-                "examples/suite/corpus/families/flux2d_t2.stencil.toml",
-            ),
+            ("coupled2d", "tests/stencils/coupled2d.stencil.toml"),
             (
                 "random_07",
                 "examples/suite/corpus/random/random_07.stencil.toml",

@@ -97,6 +97,7 @@ fn lower_as(
         boundary,
         regions,
         tiling,
+        frame: Vec::new(),
     };
     regions::check_names(spec, &stencil, src)?;
     regions::check_spans(spec, &stencil, src)?;

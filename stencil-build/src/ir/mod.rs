@@ -512,6 +512,11 @@ pub struct Stencil {
     pub regions: Vec<NamedRegion>,
     /// Tiling chosen per backend.
     pub tiling: Tiling,
+    /// The fixed frame's width per axis where it is wider than the step's
+    /// reads reach: the GPU form of a stencil whose temporaries, read
+    /// one-sidedly, go inline keeps its source's frame
+    /// (`backend::gpu::inline`). Empty for a stencil as lowered.
+    pub frame: Vec<usize>,
 }
 
 impl Stencil {

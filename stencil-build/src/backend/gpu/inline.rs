@@ -10,11 +10,12 @@
 //! the same: a read of temporary `t` at offset `o` becomes `t`'s expression
 //! with every read shifted by `o`, and a fixed boundary's regions already
 //! make `t` computed wherever its readers read it (`analysis`). With a fixed
-//! boundary the form must also keep the frame: `analysis` widens a step's
+//! boundary the form also keeps the frame: `analysis` widens a step's
 //! radius by each temporary's reach on both sides, so a temporary read
 //! one-sidedly (a flux `u[0,1] - u[0,0]` read at `[0,0]` and `[0,-1]`)
-//! gives the stencil a wider frame than its inlined reads reach; such a
-//! stencil keeps its temporaries.
+//! gives the stencil a wider frame than its inlined reads reach; the form
+//! then carries its source's frame (`Stencil::frame`), and its kernels
+//! update the cells the source's do.
 //!
 //! A statement that reads temporaries and is linear in its reads (sums of
 //! reads times literals and parameters) is computed as its weighted sum,
@@ -46,9 +47,9 @@ pub fn gpu_form(st: &Stencil) -> std::borrow::Cow<'_, Stencil> {
     if matches!(st.boundary, Boundary::Mixed(_)) || st.has_regions() {
         return std::borrow::Cow::Borrowed(st);
     }
-    let form = inlined(st).filter(|form| {
-        total_flops(form) <= total_flops(st) + INLINE_EXTRA_FLOPS && same_frame(st, form)
-    });
+    let form = inlined(st)
+        .filter(|form| total_flops(form) <= total_flops(st) + INLINE_EXTRA_FLOPS)
+        .map(|form| framed(st, form));
     match form {
         // One statement: every strategy, fused steps included.
         Some(form) if form.statements.len() == 1 => std::borrow::Cow::Owned(form),
@@ -60,10 +61,22 @@ pub fn gpu_form(st: &Stencil) -> std::borrow::Cow<'_, Stencil> {
     }
 }
 
-/// Whether `form` updates the cells `st` does: every one (periodic), or
-/// those beyond the same frame.
-fn same_frame(st: &Stencil, form: &Stencil) -> bool {
-    st.boundary == Boundary::Periodic || analyse(st).radius == analyse(form).radius
+/// `form`, which updates the cells `st` does: with a fixed boundary, those
+/// beyond `st`'s frame, which a temporary read one-sidedly makes wider
+/// than `form`'s reads reach.
+fn framed(st: &Stencil, form: Stencil) -> Stencil {
+    if st.boundary == Boundary::Periodic {
+        return form;
+    }
+    let frame = analyse(st).radius;
+    debug_assert!(
+        analyse(&form)
+            .radius
+            .iter()
+            .zip(&frame)
+            .all(|(r, f)| r <= f)
+    );
+    Stencil { frame, ..form }
 }
 
 fn total_flops(st: &Stencil) -> usize {
@@ -228,6 +241,7 @@ fn renumbered(st: &Stencil, dropped: &[usize], statements: Vec<Statement>) -> St
 #[cfg(test)]
 mod tests {
     use super::gpu_form;
+    use crate::analysis::analyse;
     use crate::backend::gpu::tests::lowered;
     use crate::ir::Role;
 
@@ -286,19 +300,32 @@ mod tests {
     }
 
     #[test]
-    fn one_sided_temporaries_that_widen_the_frame_stay() {
+    fn one_sided_temporaries_go_inline_keeping_the_frame() {
         // The flux's reach of one cell counts on both sides of the step's
-        // radius (2): inlined, its reads reach 1, and the frame would shrink.
+        // radius (2): inlined, its reads reach 1, and the form keeps the
+        // frame of 2, so that its kernels update the cells the stencil's do.
         let flux = spec(
             "t = { role = \"temp\" }",
             "[[update]]\ntarget = \"t\"\nexpr = \"u[0,1] - u[0,0]\"\n\
              [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.2*(t[0,0] - t[0,-1])\"\n",
         );
         let st = lowered(flux.clone());
-        assert_eq!(*gpu_form(&st), st);
-        // With a periodic boundary, which has no frame, it goes inline.
+        let form = gpu_form(&st);
+        assert_eq!(form.statements.len(), 1);
+        assert_eq!(analyse(&st).radius, vec![0, 2]);
+        assert_eq!(analyse(&form).radius, vec![0, 2]);
+        assert_eq!(analyse(&form).statements[0].halo, vec![0, 2]);
+        // Without the frame its reads would reach 1.
+        let bare = crate::ir::Stencil {
+            frame: Vec::new(),
+            ..form.clone().into_owned()
+        };
+        assert_eq!(analyse(&bare).radius, vec![0, 1]);
+        // With a periodic boundary, which has no frame, none is kept.
         let periodic = lowered(format!("{flux}[boundary]\nkind = \"periodic\"\n"));
-        assert_eq!(gpu_form(&periodic).statements.len(), 1);
+        let form = gpu_form(&periodic);
+        assert_eq!(form.statements.len(), 1);
+        assert!(form.frame.is_empty());
     }
 
     #[test]

@@ -721,6 +721,20 @@ fn line(dtype: &str, expr: &str) -> (Stencil, Analysis) {
     (st, an)
 }
 
+/// A 1-D `naive` plan of blocks of 256 threads, `coarsen` cells a thread.
+fn row_plan(coarsen: usize) -> Plan {
+    Plan {
+        strategy: Strategy::Naive,
+        block: vec![256],
+        chunk: 1,
+        coarsen,
+        vector: 1,
+        time_block: 1,
+        occupancy: None,
+        chosen: false,
+    }
+}
+
 /// A 1-D step of several statements in one kernel moves vectors as a
 /// single update does: its window holds what the statements and their
 /// recomputations read (v's read of u at -1, recomputed, reads v at -2),
@@ -736,17 +750,7 @@ fn one_dimensional_steps_of_several_statements_load_one_window_and_store_each_fi
             .into(),
     );
     let an = crate::analysis::analyse(&st);
-    let plan = |coarsen| Plan {
-        strategy: Strategy::Naive,
-        block: vec![256],
-        chunk: 1,
-        coarsen,
-        vector: 1,
-        time_block: 1,
-        occupancy: None,
-        chosen: false,
-    };
-    let code = source(&st, &an, &plan(4), "p", &CUDA);
+    let code = source(&st, &an, &row_plan(4), "p", &CUDA);
     for line in [
         "const float2 cur_v__m2 = *(const float2 *)&cur_v[first - 2];",
         "const float2 cur_v__p4 = *(const float2 *)&cur_v[first + 4];",
@@ -758,7 +762,7 @@ fn one_dimensional_steps_of_several_statements_load_one_window_and_store_each_fi
     ] {
         assert!(code.contains(line), "{line}\n{code}");
     }
-    let code = source(&st, &an, &plan(3), "p", &CUDA);
+    let code = source(&st, &an, &row_plan(3), "p", &CUDA);
     assert!(
         !code.contains("make_float4") && code.contains("first + k * 256"),
         "{code}"
@@ -772,18 +776,8 @@ fn one_dimensional_steps_of_several_statements_load_one_window_and_store_each_fi
 /// a block apart.
 #[test]
 fn one_dimensional_rows_load_the_narrowest_aligned_vectors_that_hold_their_reads() {
-    let plan = |coarsen| Plan {
-        strategy: Strategy::Naive,
-        block: vec![256],
-        chunk: 1,
-        coarsen,
-        vector: 1,
-        time_block: 1,
-        occupancy: None,
-        chosen: false,
-    };
     let (st, an) = line("f32", "u[0] - 0.5*(u[0] - u[-3])");
-    let code = source(&st, &an, &plan(4), "p", &CUDA);
+    let code = source(&st, &an, &row_plan(4), "p", &CUDA);
     for line in [
         "const float4 cur_u__m4 = *(const float4 *)&cur_u[first - 4];",
         "const float4 cur_u__0 = *(const float4 *)&cur_u[first];",
@@ -794,7 +788,7 @@ fn one_dimensional_rows_load_the_narrowest_aligned_vectors_that_hold_their_reads
         assert!(code.contains(line), "{line}\n{code}");
     }
     let (st, an) = line("f64", "u[-1] + u[1]");
-    let code = source(&st, &an, &plan(2), "p", &CUDA);
+    let code = source(&st, &an, &row_plan(2), "p", &CUDA);
     assert!(
         code.contains("const double cur_u__m1 = cur_u[first - 1];"),
         "{code}"
@@ -803,7 +797,7 @@ fn one_dimensional_rows_load_the_narrowest_aligned_vectors_that_hold_their_reads
         code.contains("const double cur_u__p2 = cur_u[first + 2];"),
         "{code}"
     );
-    let code = source(&st, &an, &plan(3), "p", &CUDA);
+    let code = source(&st, &an, &row_plan(3), "p", &CUDA);
     assert!(
         !code.contains("make_double2") && code.contains("first + k * 256"),
         "{code}"
