@@ -21,7 +21,7 @@
 //! reads times literals and parameters) is computed as its weighted sum,
 //! each distinct read once with its coefficients multiplied out, where that
 //! takes fewer flops ([`collapsed`]): a Laplacian smoothed along `x` and
-//! then along `z` inlines as 4 copies of the 7-point sum, 119 flops, but
+//! then along `z` inlines as 12 copies of the 7-point sum, 119 flops, but
 //! collapses to 39 reads, 77 flops. Only the rounding differs (the sum's
 //! order and the coefficients' products, computed in f64 and rounded to the
 //! dtype once).
