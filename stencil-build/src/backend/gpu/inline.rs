@@ -143,6 +143,9 @@ fn collapsed(e: &Expr) -> Expr {
     let bin = |op, a, b| Expr::Bin(op, Box::new(a), Box::new(b));
     let mut sum: Option<Expr> = None;
     for (a, c) in terms {
+        if c == Expr::Lit(0.0) {
+            continue;
+        }
         let read = Expr::Read(a);
         let term = |c: Expr| {
             if c == Expr::Lit(1.0) {
@@ -153,9 +156,6 @@ fn collapsed(e: &Expr) -> Expr {
                 bin(Op::Mul, c, read.clone())
             }
         };
-        if c == Expr::Lit(0.0) {
-            continue;
-        }
         sum = match (sum, c) {
             // `s - 0.01 * u[1]`, not `s + -0.01 * u[1]`.
             (Some(s), Expr::Lit(x)) if x < 0.0 => Some(bin(Op::Sub, s, term(Expr::Lit(-x)))),

@@ -232,15 +232,7 @@ pub fn grids(st: &Stencil) -> Grids {
             outputs.push(s.target);
         }
     }
-    let mut slots = Vec::new();
-    walk_step(st, &mut |_| true, &mut |r| match r.source {
-        Source::Memory => slots.push(r.access.slot),
-        Source::Recompute { held: true, .. } => slots.push(Slot {
-            field: r.access.slot.field,
-            version: Version::Start,
-        }),
-        _ => {}
-    });
+    let mut slots: Vec<Slot> = memory_reads(st).into_iter().map(|(slot, _)| slot).collect();
     slots.sort();
     slots.dedup();
     let mut params: Vec<usize> = st.statements.iter().flat_map(|s| s.params_used()).collect();
@@ -251,6 +243,26 @@ pub fn grids(st: &Stencil) -> Grids {
         slots,
         params,
     }
+}
+
+/// The reads `st`'s step kernel makes from memory, each buffer with its
+/// offset from the thread's cell: every value from before the step that a
+/// statement or a recomputation reads, and a held frame's value where a
+/// recomputation's cell may lie in the frame.
+pub fn memory_reads(st: &Stencil) -> Vec<(Slot, Vec<i64>)> {
+    let mut reads = Vec::new();
+    walk_step(st, &mut |_| true, &mut |r| match r.source {
+        Source::Memory => reads.push((r.access.slot, r.at.clone())),
+        Source::Recompute { held: true, .. } => {
+            let start = Slot {
+                field: r.access.slot.field,
+                version: Version::Start,
+            };
+            reads.push((start, r.at.clone()));
+        }
+        _ => {}
+    });
+    reads
 }
 
 /// The largest |offset| per axis of the reads of `st`'s step kernel, its

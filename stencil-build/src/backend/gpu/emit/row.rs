@@ -13,7 +13,6 @@
 //! field it updates. A `coarsen` that makes no whole vectors keeps a
 //! thread's cells a block apart.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 
@@ -154,31 +153,25 @@ impl Gen<'_> {
     }
 
     /// The cells a thread's reads from memory take, by slot, from its first
-    /// cell: a step's, its recomputations' included, as its statements
-    /// print them.
+    /// cell: a step's, its recomputations' and held frames' included
+    /// ([`step::memory_reads`]).
     fn row_reads(&self) -> BTreeMap<Slot, BTreeSet<i64>> {
-        let reads: RefCell<BTreeMap<Slot, BTreeSet<i64>>> = RefCell::default();
-        for k in 0..self.plan.coarsen as i64 {
-            let mut record = |a: &Access| {
-                let mut reads = reads.borrow_mut();
-                reads.entry(a.slot).or_default().insert(k + a.offset[0]);
-            };
-            if self.whole_step.is_none() {
-                self.s.expr.for_each_read(&mut record);
-                continue;
+        let offsets = match self.whole_step {
+            Some(_) => step::memory_reads(self.st),
+            None => {
+                let mut reads = Vec::new();
+                self.s
+                    .expr
+                    .for_each_read(&mut |a: &Access| reads.push((a.slot, a.offset.clone())));
+                reads
             }
-            let memory = |a: &Access| {
-                record(a);
-                String::new()
-            };
-            let site = Site {
-                memory: &memory,
-                index: &|_, _| String::new(),
-                suffix: String::new(),
-            };
-            self.values_at(&site);
+        };
+        let mut reads: BTreeMap<Slot, BTreeSet<i64>> = BTreeMap::new();
+        for (slot, at) in offsets {
+            let cells = reads.entry(slot).or_default();
+            cells.extend((0..self.plan.coarsen as i64).map(|k| k + at[0]));
         }
-        reads.into_inner()
+        reads
     }
 
     /// The window of `reads` of a thread's cells, each slot's as the fewest
