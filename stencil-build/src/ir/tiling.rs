@@ -284,6 +284,16 @@ fn gpu(
             .with_hint("use `strategy = \"naive\"` for a 1-D stencil (what `auto` runs: 16 bytes of cells a thread)"));
     }
     let vector = gpu_vector(s.vector.as_ref(), strategy, dims, src)?;
+    if let (Strategy::Naive, Some(2..), Some(2..), Some(v)) =
+        (strategy, coarsen, vector, s.vector.as_ref())
+    {
+        return Err(src
+            .error(
+                v.span(),
+                "a `naive` thread computes a column of the slowest axis (`coarsen`) or a row of the contiguous one (`vector`), not both",
+            )
+            .with_hint("remove `coarsen` or `vector`"));
+    }
     let occupancy = gpu_occupancy(s.occupancy.as_ref(), strategy, src)?;
     Ok(GpuTiling {
         strategy,
@@ -353,7 +363,19 @@ fn gpu_vector(
     let marches = strategy.marches();
     Ok(match vector {
         None => None,
-        Some(v) if !marches => return Err(marching_only(v, "vector", src)),
+        Some(v) if strategy == Strategy::Naive && dims == 1 => {
+            return Err(src
+                .error(
+                    v.span(),
+                    "`vector` of `naive` sets the cells of the contiguous axis a 2-D or 3-D thread computes",
+                )
+                .with_hint(
+                    "remove `vector`: a 1-D `naive` thread computes `coarsen` cells (4 in f32, 2 in f64 make a 16-byte vector)",
+                ));
+        }
+        Some(v) if !marches && strategy != Strategy::Naive => {
+            return Err(marching_only(v, "vector", src));
+        }
         Some(v) if strategy == Strategy::Tensor => return Err(tensor_fixed(v, "vector", src)),
         Some(v) if strategy == Strategy::Persistent && dims == 3 => {
             return Err(src
@@ -449,10 +471,9 @@ fn tensor_fixed(v: &Spanned<i64>, key: &str, src: &Source) -> Diagnostic {
 /// The error for `key`, a key of the marching strategies alone, set with another.
 fn marching_only(v: &Spanned<i64>, key: &str, src: &Source) -> Diagnostic {
     let tensor = if key == "chunk" { ", `\"tensor\"`" } else { "" };
-    let naive = if key == "coarsen" {
-        "\"naive\"`, `"
-    } else {
-        ""
+    let naive = match key {
+        "coarsen" | "vector" => "\"naive\"`, `",
+        _ => "",
     };
     src.error(
         v.span(),

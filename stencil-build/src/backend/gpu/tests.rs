@@ -196,41 +196,38 @@ fn frames_whose_reads_stay_on_the_grid_define_no_edge_helper() {
 
 #[test]
 fn autos_single_steps_run_naive_on_small_grids() {
-    for boundary in ["fixed", "periodic"] {
-        let (st, an) = heat2d(boundary);
-        let plan = resolve(&GpuTiling::model(Strategy::Auto), &st, &CUDA).unwrap();
-        assert_ne!(plan.strategy, Strategy::Naive);
-        let code = source(&st, &an, &plan, "p", &CUDA);
-        let launcher = &code[code.find("extern \"C\" int p_cuda__h__update_u(").unwrap()..];
-        let when = launcher
-            .find("if (n0 * n1 < (ptrdiff_t)4096 * multiprocessors) {")
-            .unwrap_or_else(|| panic!("{code}"));
-        let naive = launcher
-            .find("p_cuda__h__update_u_naive_kernel<<<")
-            .unwrap();
-        // Asked before any other single step; fused launches (of a fixed boundary) never.
-        let other = if plan.fuses_steps() {
-            assert!(launcher.find("if (levels == 1) {").unwrap() < when);
-            "p_cuda__h__update_u_step"
-        } else {
-            "p_cuda__h__update_u_kernel<<<"
-        };
-        assert!(
-            when < naive && naive < launcher.find(other).unwrap(),
-            "{code}"
-        );
-        assert!(launcher.contains(
-            "const cudaError_t status = stencil_residency((const void *)p_cuda__h__update_u_naive_kernel, 256, 0, &multiprocessors, &per_multiprocessor);"
-        ));
-        assert!(code.contains(
-            "/* The kernel of single steps on small grids: `naive`, blocks of 8 x 32 threads. */"
-        ));
-        assert_eq!(plan.fuses_steps(), boundary == "fixed");
-        // Named strategies run what they name.
-        let named = resolve(&GpuTiling::model(plan.strategy), &st, &CUDA).unwrap();
-        assert!(naive_plan(&named, &st, &CUDA).is_none());
-        assert!(!source(&st, &an, &named, "p", &CUDA).contains("_naive"));
-    }
+    // A periodic one runs `naive` on every grid (`model::periodic_rows`).
+    let (periodic, _) = heat2d("periodic");
+    let plan = resolve(&GpuTiling::model(Strategy::Auto), &periodic, &CUDA).unwrap();
+    assert_eq!((plan.strategy, plan.vector), (Strategy::Naive, 2));
+    assert!(naive_plan(&plan, &periodic, &CUDA).is_none());
+    let (st, an) = heat2d("fixed");
+    let plan = resolve(&GpuTiling::model(Strategy::Auto), &st, &CUDA).unwrap();
+    assert!(plan.fuses_steps());
+    let code = source(&st, &an, &plan, "p", &CUDA);
+    let launcher = &code[code.find("extern \"C\" int p_cuda__h__update_u(").unwrap()..];
+    let when = launcher
+        .find("if (n0 * n1 < (ptrdiff_t)4096 * multiprocessors) {")
+        .unwrap_or_else(|| panic!("{code}"));
+    let naive = launcher
+        .find("p_cuda__h__update_u_naive_kernel<<<")
+        .unwrap();
+    // Asked before any other single step; fused launches never.
+    assert!(launcher.find("if (levels == 1) {").unwrap() < when);
+    assert!(
+        when < naive && naive < launcher.find("p_cuda__h__update_u_step").unwrap(),
+        "{code}"
+    );
+    assert!(launcher.contains(
+        "const cudaError_t status = stencil_residency((const void *)p_cuda__h__update_u_naive_kernel, 256, 0, &multiprocessors, &per_multiprocessor);"
+    ));
+    assert!(code.contains(
+        "/* The kernel of single steps on small grids: `naive`, blocks of 8 x 32 threads. */"
+    ));
+    // Named strategies run what they name.
+    let named = resolve(&GpuTiling::model(plan.strategy), &st, &CUDA).unwrap();
+    assert!(naive_plan(&named, &st, &CUDA).is_none());
+    assert!(!source(&st, &an, &named, "p", &CUDA).contains("_naive"));
 }
 
 #[test]
@@ -802,4 +799,74 @@ fn one_dimensional_rows_load_the_narrowest_aligned_vectors_that_hold_their_reads
         !code.contains("make_double2") && code.contains("first + k * 256"),
         "{code}"
     );
+}
+
+/// A 2-D or 3-D `naive` plan of `vector` cells a thread along the
+/// contiguous axis.
+fn rows_plan(block: &[usize], vector: usize) -> Plan {
+    Plan {
+        block: block.to_vec(),
+        vector,
+        ..row_plan(1)
+    }
+}
+
+/// In 2-D and 3-D a `naive` thread's `vector` cells of the contiguous axis
+/// load a window row by row (one per offset along the other axes), each in
+/// the narrowest aligned loads that hold its reads, where the rows' reads
+/// lie on the grid; the launcher runs that kernel on grids of whole aligned
+/// vectors only, a cell a thread on the others.
+#[test]
+fn rows_of_vectors_in_three_dimensions_load_each_row_of_their_window() {
+    let st = lowered(
+        "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\n\
+         u = { role = \"state\" }\n[[update]]\ntarget = \"u\"\n\
+         expr = \"u[0,0,0] + 0.5 * (u[-1,0,0] + u[0,1,-1])\"\n"
+            .into(),
+    );
+    let an = crate::analysis::analyse(&st);
+    let code = source(&st, &an, &rows_plan(&[2, 4, 32], 2), "p", &CUDA);
+    for line in [
+        "const ptrdiff_t first = ((ptrdiff_t)blockIdx.x * 32 + threadIdx.x) * 2;",
+        "if (i0 >= n0 - 1 || i1 >= n1 - 1 || first >= n2 - 1)",
+        "if (first >= 1 && first + 1 < n2 - 1) {",
+        "const double2 cur_u__m1_0_0 = *(const double2 *)&cur_u[c - s0];",
+        "const double cur_u__0_p1_m1 = cur_u[c + s1 - 1];",
+        "const double cur_u__0_p1_0 = cur_u[c + s1];",
+        "const double r1 = cur_u__0_0_0.y + 0.5 * (cur_u__m1_0_0.y + cur_u__0_p1_0);",
+        "*(double2 *)&out[c] = make_double2(r0, r1);",
+        "if (n2 % 2 == 0 && (size_t)out % 16 == 0 && (size_t)cur_u % 16 == 0) {",
+        "p_cuda__s__update_u_scalar_kernel<<<grid, block, 0, stream>>>",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
+}
+
+/// A 2-D step of several statements in one kernel, periodic: its window
+/// holds every statement's reads; the rows' reads keep off the grid's ends
+/// along both axes (so no read wraps), and the cells by the ends, one at a
+/// time, wrap.
+#[test]
+fn periodic_steps_of_rows_of_vectors_read_unwrapped_away_from_the_ends() {
+    let st = lowered(
+        "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"y\", \"x\"]\n[fields]\n\
+         u = { role = \"state\" }\nv = { role = \"state\" }\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"0.5 * u[0,0] + 0.25 * v[-2,1]\"\n\
+         [[update]]\ntarget = \"v\"\nexpr = \"v[0,0] + u[0,-1]\"\n\
+         [boundary]\nkind = \"periodic\"\n"
+            .into(),
+    );
+    let an = crate::analysis::analyse(&st);
+    let code = source(&st, &an, &rows_plan(&[8, 32], 4), "p", &CUDA);
+    for line in [
+        "if (i0 >= 2 && first >= 1 && first + 4 < n1) {",
+        "const float cur_v__m2_p4 = cur_v[c - 2 * s0 + 4];",
+        "const float new_u__3 = 0.5f * cur_u__0_0.w + 0.25f * cur_v__m2_p4;",
+        "const float new_v__0 = cur_v__0_0.x + (0.5f * cur_u__0_m1 + 0.25f * cur_v__m2_0.x);",
+        "*(float4 *)&out_v[c] = make_float4(new_v__0, new_v__1, new_v__2, new_v__3);",
+        "stencil_mod(i1 - 1, n1)",
+        "(size_t)out_u % 16 == 0 && (size_t)out_v % 16 == 0 && (size_t)cur_u % 16 == 0",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
 }

@@ -201,6 +201,11 @@ fn module_doc(st: &Stencil, c: &Compiled, d: &Dialect) -> TokenStream {
                     ""
                 }
             )
+        } else if plan.strategy == crate::ir::Strategy::Naive && plan.vector > 1 {
+            format!(
+                ", {} cells of the contiguous axis per thread in one vector where rows are whole vectors",
+                plan.vector
+            )
         } else {
             String::new()
         },

@@ -142,6 +142,12 @@ pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
         format!(", at most {k} resident per multiprocessor")
     } else if plan.strategy == Strategy::Naive {
         let cells = match (plan.coarsen, st.dims()) {
+            (1, dims) if plan.vector > 1 => format!(
+                ", {} consecutive cells of `{}` per thread, in {}-byte vectors where aligned (rows that are not whole vectors run a cell a thread)",
+                plan.vector,
+                st.axes[dims - 1],
+                plan.vector * st.dtype.size()
+            ),
             (1, _) => String::new(),
             (c, 1) if model::row_vectors(st, c) => {
                 format!(", {c} consecutive cells per thread, in 16-byte vectors where aligned")

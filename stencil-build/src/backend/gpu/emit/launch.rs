@@ -8,6 +8,7 @@ use super::header::{RESIDENCY, join_x};
 use super::{Gen, builtin};
 use crate::backend::Writer;
 use crate::backend::gpu::plan::{Row, SMALL_PLANES, small_step_cells, temporal};
+use crate::backend::gpu::step;
 use crate::codegen::names::slot_name;
 use crate::ir::Strategy;
 
@@ -240,6 +241,22 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// The buffers the kernel writes and reads: a step's outputs and grids
+    /// ([`step::one_kernel`](crate::backend::gpu::step::one_kernel)), or the
+    /// statement's output (a ring kernel's `out_prev` too) and the grids it
+    /// reads.
+    fn buffers(&self) -> Vec<String> {
+        if let Some(grids) = self.whole_step {
+            let outputs = grids.outputs.iter().map(|&f| step::output_name(self.st, f));
+            let reads = grids.slots.iter().map(|&s| slot_name(self.st, s));
+            return outputs.chain(reads).collect();
+        }
+        std::iter::once(self.output.to_string())
+            .chain((self.rings() && self.leapfrog()).then(|| "out_prev".to_string()))
+            .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
+            .collect()
+    }
+
     /// The grid's cells, as the launcher computes them: `n0 * n1 * ...`.
     pub(super) fn cells(&self) -> String {
         let extents: Vec<String> = (0..self.dims()).map(|a| format!("n{a}")).collect();
@@ -261,9 +278,8 @@ impl Gen<'_> {
             let last = self.dims() - 1;
             when.push(format!("n{last} % {v} == 0"));
             when.extend(
-                std::iter::once(self.output.to_string())
-                    .chain((self.rings() && self.leapfrog()).then(|| "out_prev".to_string()))
-                    .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
+                self.buffers()
+                    .into_iter()
                     .map(|p| format!("(size_t){p} % {bytes} == 0")),
             );
         }
@@ -332,9 +348,10 @@ impl Gen<'_> {
     /// Cells of the region along axis `a`, as a C expression.
     pub(super) fn extent(&self, a: usize) -> String {
         let (lo, hi) = self.bounds(a);
-        // 1-D `naive` threads start at a whole vector at or before the region.
+        // `naive` threads of vectors start at a whole vector at or before the
+        // region.
         let lo = match self.plan.strategy {
-            Strategy::Naive if self.dims() == 1 => self.row_start(),
+            Strategy::Naive if a + 1 == self.dims() => self.row_start(),
             _ => lo,
         };
         if lo == "0" || self.aligned(a) {

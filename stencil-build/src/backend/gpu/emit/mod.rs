@@ -598,10 +598,10 @@ impl Gen<'_> {
         format!("{buf}[{index}]")
     }
 
-    /// `i<a>`, this thread's cell along the axes `first..`.
-    fn thread_cells(&self, w: &mut Writer, first: usize) -> fmt::Result {
+    /// `i<a>`, this thread's cell along the axes `axes`.
+    fn thread_cells(&self, w: &mut Writer, axes: std::ops::Range<usize>) -> fmt::Result {
         let dims = self.dims();
-        for a in first..dims {
+        for a in axes {
             let origin = if self.aligned(a) {
                 String::new()
             } else {

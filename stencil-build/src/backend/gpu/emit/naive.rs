@@ -1,6 +1,7 @@
 //! `naive`: one thread per cell, reads through `const __restrict__`
 //! pointers; in 1-D each thread computes `coarsen` consecutive cells, in
 //! 16-byte vectors where it can ([`row`](super::row)), in 2-D and 3-D
+//! `vector` consecutive cells of the contiguous axis (the same), or
 //! `coarsen` consecutive cells of the slowest axis, a weighted sum's reads
 //! each loaded once for all of them.
 
@@ -19,8 +20,10 @@ impl Gen<'_> {
             return self.naive_row(w);
         } else if self.plan.coarsen > 1 {
             return self.naive_column(w);
+        } else if self.vector > 1 {
+            return self.naive_row(w);
         }
-        self.thread_cells(w, 0)?;
+        self.thread_cells(w, 0..self.dims())?;
         w.guarded(
             format_args!("if ({})", self.guard(0..self.dims())),
             "return;",
@@ -82,7 +85,7 @@ impl Gen<'_> {
             self.plan.block[0],
             idx = self.index(),
         )?;
-        self.thread_cells(w, 1)?;
+        self.thread_cells(w, 1..self.dims())?;
         w.guarded(
             format_args!("if (first >= {hi} || {})", self.guard(1..dims)),
             "return;",
@@ -96,9 +99,9 @@ impl Gen<'_> {
             format_args!("if (first + {} < {hi})", cells - 1),
             |w| match &sums {
                 Some((terms, constant)) => self.column_sums(w, terms, constant.as_ref()),
-                None => self.cells_loop(w, 1, false),
+                None => self.cells_loop(w, 0, 1, false),
             },
-            |w| self.cells_loop(w, 1, true),
+            |w| self.cells_loop(w, 0, 1, true),
         )
     }
 

@@ -53,7 +53,7 @@ pub(super) fn kernel(
         plan,
         d,
         sym: step_symbol(prefix, d, st),
-        vector: 1,
+        vector: plan.vector,
         wide: true,
         scalar: None,
         defaults: None,

@@ -1,17 +1,21 @@
-//! 1-D `naive`: each thread computes `coarsen` cells. Where they make
-//! whole 16-byte vectors ([`model::row_vectors`]), they are consecutive from
-//! a cell aligned to 16 bytes, and a thread whose cells lie in the region,
-//! whose window lies on the grid and whose grids are aligned loads each
-//! grid's window as aligned vectors and stores its cells as vectors: a
-//! warp's load is then 512 contiguous bytes, the reads its neighbours share
-//! come from L1, and a thread issues a few wide loads rather than one a
-//! cell (on the H200 line stencils of radius 1-4 in f32 ran 1.14x-1.38x as
-//! fast as with 4 cells a block apart; design notes, "1-D rows in
-//! vectors"); the other threads compute theirs one at a time. A kernel of a
-//! whole step ([`step::one_kernel`]) takes its window from every read its
-//! statements make from memory, recomputations included, and stores each
-//! field it updates. A `coarsen` that makes no whole vectors keeps a
-//! thread's cells a block apart.
+//! `naive` threads of consecutive cells of the contiguous axis: in 1-D each
+//! thread computes `coarsen` cells, in 2-D and 3-D `vector` (the launcher
+//! runs the plan's scalar twin, a cell a thread, on grids whose rows are not
+//! whole aligned vectors). Where they make whole 16-byte vectors
+//! ([`model::row_vectors`], or a 2-D or 3-D plan's `vector`), they are
+//! consecutive from a cell aligned to the vector, and a thread whose cells
+//! lie in the region and whose window lies on the grid (1-D: whose grids
+//! are aligned) loads each grid's window, a row for each offset along the
+//! other axes, as aligned vectors and stores its cells as vectors: a warp's
+//! load is then 512 contiguous bytes, the reads its neighbours share come
+//! from L1, and a thread issues a few wide loads rather than one a cell (on
+//! the H200 line stencils of radius 1-4 in f32 ran 1.14x-1.38x as fast as
+//! with 4 cells a block apart; design notes, "1-D rows in vectors"); the
+//! other threads compute theirs one at a time. A kernel of a whole step
+//! ([`step::one_kernel`]) takes its window from every read its statements
+//! make from memory, recomputations included, and stores each field it
+//! updates. A 1-D `coarsen` that makes no whole vectors keeps a thread's
+//! cells a block apart.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
@@ -21,36 +25,58 @@ use super::one_step::{self, Site};
 use crate::backend::Writer;
 use crate::backend::gpu::plan::model;
 use crate::backend::gpu::step;
-use crate::codegen::index::linear_index;
+use crate::codegen::index::{linear_index, offset_index};
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Slot};
 
-/// A thread's window of a grid, as aligned loads: each load's slot, first
-/// cell (from the thread's first) and cells, and the C text of each cell
-/// the update reads, by slot and offset from the thread's first cell.
+/// One aligned load of a thread's window: its slot, its row (the offsets
+/// along the axes before the contiguous one), its first cell along the
+/// contiguous axis (from the thread's first) and its cells.
+#[derive(Debug)]
+struct Load {
+    slot: Slot,
+    row: Vec<i64>,
+    at: i64,
+    width: usize,
+}
+
+/// A thread's window of its grids, as aligned loads, and the C text of each
+/// cell the update reads, by slot and offset from the thread's first cell.
 #[derive(Debug, Default)]
 struct Window {
-    loads: Vec<(Slot, i64, usize)>,
-    lanes: BTreeMap<(Slot, i64), String>,
+    loads: Vec<Load>,
+    lanes: BTreeMap<(Slot, Vec<i64>), String>,
 }
 
 impl Window {
-    /// The first and last cells the loads read, from the thread's first.
+    /// The first and last cells the loads read along the contiguous axis,
+    /// from the thread's first.
     fn span(&self) -> (i64, i64) {
-        let first = self.loads.iter().map(|l| l.1).min().unwrap_or(0);
-        let last = self.loads.iter().map(|l| l.1 + l.2 as i64 - 1).max();
+        let first = self.loads.iter().map(|l| l.at).min().unwrap_or(0);
+        let last = self.loads.iter().map(|l| l.at + l.width as i64 - 1).max();
         (first, last.unwrap_or(0))
+    }
+
+    /// The lowest and highest offsets of its rows along axis `a` (one before
+    /// the contiguous axis).
+    fn rows_span(&self, a: usize) -> (i64, i64) {
+        let offsets = self.loads.iter().map(|l| l.row[a]);
+        let low = offsets.clone().min().unwrap_or(0);
+        (low, offsets.max().unwrap_or(0))
     }
 }
 
-/// The name of a window's load of `slot` at `at` cells from the thread's
-/// first (`cur_u__m2`, `cur_u__0`, `cur_u__p4`; specs cannot name `__`).
-fn load_name(slot: &str, at: i64) -> String {
-    match at {
-        a if a < 0 => format!("{slot}__m{}", -a),
-        0 => format!("{slot}__0"),
-        a => format!("{slot}__p{a}"),
-    }
+/// The name of a window's load of `slot` in `row` at `at` cells from the
+/// thread's first (`cur_u__m2`, `cur_u__0`, `cur_u__p4`; in 2-D and 3-D the
+/// row's offsets first, `cur_u__m1_p4`; specs cannot name `__`).
+fn load_name(slot: &str, row: &[i64], at: i64) -> String {
+    let part = |d: i64| match d {
+        d if d < 0 => format!("m{}", -d),
+        0 => "0".to_string(),
+        d => format!("p{d}"),
+    };
+    let parts: Vec<String> = row.iter().chain([&at]).map(|&d| part(d)).collect();
+    format!("{slot}__{}", parts.join("_"))
 }
 
 /// `first + d`, `first - d` or `first`.
@@ -58,17 +84,43 @@ fn from_first(d: i64) -> String {
     super::shifted("first", d)
 }
 
+/// `offset` moved `k` cells along the contiguous axis.
+fn moved(offset: &[i64], k: i64) -> Vec<i64> {
+    let mut at = offset.to_vec();
+    *at.last_mut().expect("a read has an offset per axis") += k;
+    at
+}
+
 impl Gen<'_> {
-    /// Cells of a 16-byte vector when this kernel's threads move their
-    /// cells as vectors ([`model::row_vectors`]).
-    fn row_vector(&self) -> Option<usize> {
-        model::row_vectors(self.st, self.plan.coarsen).then(|| 16 / self.st.dtype.size())
+    /// The axis a thread's consecutive cells lie along: the contiguous one.
+    fn row_axis(&self) -> usize {
+        self.dims() - 1
     }
 
-    /// The first cell of the kernel's first thread: the region's first cell,
-    /// rounded down to a whole vector where threads move vectors.
+    /// Consecutive cells of the contiguous axis a thread computes: 1-D
+    /// `coarsen`, else this kernel's `vector`.
+    fn row_cells(&self) -> usize {
+        match self.dims() {
+            1 => self.plan.coarsen,
+            _ => self.vector,
+        }
+    }
+
+    /// Cells of a vector when this kernel's threads move their cells as
+    /// vectors: 16 bytes in 1-D ([`model::row_vectors`]), the kernel's
+    /// `vector` in 2-D and 3-D.
+    fn row_vector(&self) -> Option<usize> {
+        match self.dims() {
+            1 => model::row_vectors(self.st, self.plan.coarsen).then(|| 16 / self.st.dtype.size()),
+            _ => (self.vector > 1 && self.plan.coarsen == 1).then_some(self.vector),
+        }
+    }
+
+    /// The first cell of the kernel's first thread along the contiguous
+    /// axis: the region's first cell, rounded down to a whole vector where
+    /// threads move vectors.
     pub(super) fn row_start(&self) -> String {
-        let lo = self.bounds(0).0;
+        let lo = self.bounds(self.row_axis()).0;
         match (self.row_vector(), lo.parse::<i64>()) {
             (None, _) => lo,
             (Some(v), Ok(k)) => (k / v as i64 * v as i64).to_string(),
@@ -76,14 +128,15 @@ impl Gen<'_> {
         }
     }
 
-    /// A 1-D thread's `coarsen` cells: consecutive and moved as vectors
-    /// where they can go so, else a block apart.
+    /// A thread's consecutive cells of the contiguous axis, moved as vectors
+    /// where they can go so, else (1-D) a block apart.
     pub(super) fn naive_row(&self, w: &mut Writer) -> fmt::Result {
         let Some(vector) = self.row_vector() else {
             return self.row_of_scalars(w);
         };
         let window = self.window(vector, self.row_reads());
-        let (threads, cells) = (self.plan.block[0], self.plan.coarsen);
+        let x = self.row_axis();
+        let (threads, cells) = (self.plan.block[x], self.row_cells());
         let start = match self.row_start().as_str() {
             "0" => String::new(),
             s => format!("{s} + "),
@@ -92,50 +145,85 @@ impl Gen<'_> {
             w,
             "const ptrdiff_t first = {start}((ptrdiff_t)blockIdx.x * {threads} + threadIdx.x) * {cells};"
         )?;
+        if x > 0 {
+            self.thread_cells(w, 0..x)?;
+            let hi = self.bounds(x).1;
+            w.guarded(
+                format_args!("if ({} || first >= {hi})", self.guard(0..x)),
+                "return;",
+            )?;
+        }
         w.if_else(
             format_args!("if ({})", self.vector_conditions(&window).join(" && ")),
             |w| self.row_of_vectors(w, &window, vector),
-            |w| self.cells_loop(w, 1, true),
+            |w| self.cells_loop(w, x, 1, true),
         )
     }
 
     /// When a thread moves its cells as vectors: all of them in the region,
-    /// `window` on the grid, every grid 16-byte aligned; each bound written
-    /// where the others do not imply it.
+    /// `window` on the grid, in 1-D every grid 16-byte aligned (in 2-D and
+    /// 3-D the launcher runs this kernel on aligned grids of whole vectors
+    /// only); each bound written where the others do not imply it.
     fn vector_conditions(&self, window: &Window) -> Vec<String> {
-        let (lo, hi) = self.bounds(0);
+        let x = self.row_axis();
         let (a, b) = window.span();
-        let last = self.plan.coarsen as i64 - 1;
+        let last = self.row_cells() as i64 - 1;
+        let mut all = Vec::new();
+        for axis in 0..x {
+            let (low, high) = window.rows_span(axis);
+            all.extend(self.on_grid(axis, &format!("i{axis}"), (low, high), 0));
+        }
+        all.extend(self.on_grid(x, "first", (a, b), last));
+        if x == 0 {
+            let mut pointers: Vec<String> = window
+                .loads
+                .iter()
+                .map(|l| format!("(size_t){}", slot_name(self.st, l.slot)))
+                .collect();
+            pointers.dedup();
+            pointers.extend(self.row_outputs().iter().map(|o| format!("(size_t){o}")));
+            all.push(format!("({}) % 16 == 0", pointers.join(" | ")));
+        }
+        all
+    }
+
+    /// The conditions under which cells `at` to `at + last` along `axis`
+    /// are all in the region and reads from `low` to `high` cells from `at`
+    /// lie on the grid, where the guard (`at < hi`) and the region's bounds
+    /// do not already say so.
+    fn on_grid(&self, axis: usize, at: &str, (low, high): (i64, i64), last: i64) -> Vec<String> {
+        let (lo, hi) = self.bounds(axis);
+        let n = format!("n{axis}");
         let mut all = Vec::new();
         match lo.parse::<i64>() {
-            Ok(lo) if lo.max(-a) > 0 => all.push(format!("first >= {}", lo.max(-a))),
+            Ok(lo) if lo.max(-low) > 0 && (last > 0 || -low > lo) => {
+                all.push(format!("{at} >= {}", lo.max(-low)));
+            }
             Ok(_) => {}
             Err(_) => {
-                all.push(format!("first >= {lo}"));
-                if a < 0 {
-                    all.push(format!("first >= {}", -a));
+                if last > 0 {
+                    all.push(format!("{at} >= {lo}"));
+                }
+                if low < 0 {
+                    all.push(format!("{at} >= {}", -low));
                 }
             }
         }
-        let end = match hi.as_str() {
-            "n0" => Some(0),
-            hi => hi.strip_prefix("n0 - ").and_then(|k| k.parse::<i64>().ok()),
+        let end = match hi.strip_prefix(&n) {
+            Some("") => Some(0),
+            Some(rest) => rest.strip_prefix(" - ").and_then(|k| k.parse::<i64>().ok()),
+            None => None,
         };
-        let in_region = format!("first + {last} < {hi}");
-        let on_grid = format!("{} < n0", from_first(b));
-        match end {
-            Some(k) if last + k >= b => all.push(in_region),
-            Some(0) => all.push(on_grid),
-            _ => all.extend([in_region, on_grid]),
+        // The region ends `k` cells before the grid's end: each condition
+        // implies the other where the reads reach past the cells by `k`.
+        let on_grid = !matches!(end, Some(k) if high <= last + k);
+        let implied = on_grid && matches!(end, Some(k) if high >= last + k);
+        if last > 0 && !implied {
+            all.push(format!("{} < {hi}", super::shifted(at, last)));
         }
-        let mut pointers: Vec<String> = window
-            .loads
-            .iter()
-            .map(|l| format!("(size_t){}", slot_name(self.st, l.0)))
-            .collect();
-        pointers.dedup();
-        pointers.extend(self.row_outputs().iter().map(|o| format!("(size_t){o}")));
-        all.push(format!("({}) % 16 == 0", pointers.join(" | ")));
+        if on_grid {
+            all.push(format!("{} < {n}", super::shifted(at, high)));
+        }
         all
     }
 
@@ -152,10 +240,10 @@ impl Gen<'_> {
         }
     }
 
-    /// The cells a thread's reads from memory take, by slot, from its first
-    /// cell: a step's, its recomputations' and held frames' included
-    /// ([`step::memory_reads`]).
-    fn row_reads(&self) -> BTreeMap<Slot, BTreeSet<i64>> {
+    /// The cells a thread's reads from memory take along the contiguous
+    /// axis, by slot and row, from its first cell: a step's, its
+    /// recomputations' and held frames' included ([`step::memory_reads`]).
+    fn row_reads(&self) -> BTreeMap<(Slot, Vec<i64>), BTreeSet<i64>> {
         let offsets = match self.whole_step {
             Some(_) => step::memory_reads(self.st),
             None => {
@@ -166,20 +254,21 @@ impl Gen<'_> {
                 reads
             }
         };
-        let mut reads: BTreeMap<Slot, BTreeSet<i64>> = BTreeMap::new();
+        let x = self.row_axis();
+        let mut reads: BTreeMap<(Slot, Vec<i64>), BTreeSet<i64>> = BTreeMap::new();
         for (slot, at) in offsets {
-            let cells = reads.entry(slot).or_default();
-            cells.extend((0..self.plan.coarsen as i64).map(|k| k + at[0]));
+            let cells = reads.entry((slot, at[..x].to_vec())).or_default();
+            cells.extend((0..self.row_cells() as i64).map(|k| k + at[x]));
         }
         reads
     }
 
-    /// The window of `reads` of a thread's cells, each slot's as the fewest
+    /// The window of `reads` of a thread's cells, each row's as the fewest
     /// aligned loads of whole vectors, pairs or cells that hold its reads.
-    fn window(&self, vector: usize, reads: BTreeMap<Slot, BTreeSet<i64>>) -> Window {
+    fn window(&self, vector: usize, reads: BTreeMap<(Slot, Vec<i64>), BTreeSet<i64>>) -> Window {
         let lanes = ["x", "y", "z", "w"];
         let mut window = Window::default();
-        for (slot, cells) in reads {
+        for ((slot, row), cells) in reads {
             let v = vector as i64;
             let mut by_vector: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
             for p in cells {
@@ -193,28 +282,51 @@ impl Gen<'_> {
                     .find(|w| lo / w == hi / w)
                     .expect("a vector holds its cells");
                 let at = q * v + lo / width * width;
-                let name = load_name(&slot_name(self.st, slot), at);
-                window.loads.push((slot, at, width as usize));
+                let name = load_name(&slot_name(self.st, slot), &row, at);
                 for p in cells {
                     let text = match width {
                         1 => name.clone(),
                         _ => format!("{name}.{}", lanes[(p - at) as usize]),
                     };
-                    window.lanes.insert((slot, p), text);
+                    let mut offset = row.clone();
+                    offset.push(p);
+                    window.lanes.insert((slot, offset), text);
                 }
+                let (row, width) = (row.clone(), width as usize);
+                window.loads.push(Load {
+                    slot,
+                    row,
+                    at,
+                    width,
+                });
             }
         }
         window
+    }
+
+    /// The index of the cell `row` and `at` cells along the contiguous axis
+    /// from the thread's first: `first + at` in 1-D, else from `c`.
+    fn window_index(&self, row: &[i64], at: i64) -> String {
+        match row {
+            [] => from_first(at),
+            _ => offset_index(&[row, &[at]].concat()),
+        }
     }
 
     /// The thread's cells from `window`'s loads, stored as whole vectors of
     /// `v` cells.
     fn row_of_vectors(&self, w: &mut Writer, window: &Window, v: usize) -> fmt::Result {
         let scalar = self.st.dtype.c();
-        for &(slot, at, width) in &window.loads {
-            let buf = slot_name(self.st, slot);
-            let (name, at) = (load_name(&buf, at), from_first(at));
-            match width {
+        let x = self.row_axis();
+        if x > 0 {
+            writeln!(w, "const ptrdiff_t i{x} = first;")?;
+            writeln!(w, "const ptrdiff_t c = {};", linear_index(self.dims()))?;
+        }
+        for l in &window.loads {
+            let buf = slot_name(self.st, l.slot);
+            let name = load_name(&buf, &l.row, l.at);
+            let at = self.window_index(&l.row, l.at);
+            match l.width {
                 1 => writeln!(w, "const {scalar} {name} = {buf}[{at}];")?,
                 n => writeln!(
                     w,
@@ -225,20 +337,22 @@ impl Gen<'_> {
         let stores = match self.whole_step {
             Some(_) => self.step_cells(w, window)?,
             None => {
-                for k in 0..self.plan.coarsen as i64 {
-                    let value = self.value(&|a| window.lanes[&(a.slot, k + a.offset[0])].clone());
+                for k in 0..self.row_cells() as i64 {
+                    let value =
+                        self.value(&|a| window.lanes[&(a.slot, moved(&a.offset, k))].clone());
                     writeln!(w, "const {scalar} r{k} = {value};")?;
                 }
                 vec![(self.output.to_string(), "r".to_string())]
             }
         };
+        let here = vec![0; x];
         for (out, local) in stores {
-            for at in (0..self.plan.coarsen).step_by(v) {
+            for at in (0..self.row_cells()).step_by(v) {
                 let cells: Vec<String> = (at..at + v).map(|k| format!("{local}{k}")).collect();
                 writeln!(
                     w,
                     "*({scalar}{v} *)&{out}[{}] = make_{scalar}{v}({});",
-                    from_first(at as i64),
+                    self.window_index(&here, at as i64),
                     cells.join(", ")
                 )?;
             }
@@ -255,10 +369,13 @@ impl Gen<'_> {
         w: &mut Writer,
         window: &Window,
     ) -> Result<Vec<(String, String)>, fmt::Error> {
-        let st = self.st;
-        for k in 0..self.plan.coarsen as i64 {
-            let memory = |a: &Access| window.lanes[&(a.slot, k + a.offset[0])].clone();
-            let index = |_, d| from_first(k + d);
+        let (st, x) = (self.st, self.row_axis());
+        for k in 0..self.row_cells() as i64 {
+            let memory = |a: &Access| window.lanes[&(a.slot, moved(&a.offset, k))].clone();
+            let index = |a: usize, d: i64| match a == x {
+                true => from_first(k + d),
+                false => super::shifted(&format!("i{a}"), d),
+            };
             let site = Site {
                 memory: &memory,
                 index: &index,
@@ -309,7 +426,7 @@ impl Gen<'_> {
             format_args!("if (first + {last} < {hi})"),
             |w| {
                 if !self.periodic() {
-                    return self.cells_loop(w, threads, false);
+                    return self.cells_loop(w, 0, threads, false);
                 }
                 // Away from the ends the reads need no wrap, which costs
                 // integer work a read.
@@ -320,20 +437,33 @@ impl Gen<'_> {
                 };
                 w.if_else(
                     format_args!("if (first >= {r} && first + {} < n0)", last + r),
-                    |w| unwrapped.cells_loop(w, threads, false),
-                    |w| self.cells_loop(w, threads, false),
+                    |w| unwrapped.cells_loop(w, 0, threads, false),
+                    |w| self.cells_loop(w, 0, threads, false),
                 )
             },
-            |w| self.cells_loop(w, threads, true),
+            |w| self.cells_loop(w, 0, threads, true),
         )
     }
 
-    /// The thread's `coarsen` cells, `stride` apart from `first` along the
-    /// slowest axis, each its own update: unrolled, or one at a time
-    /// `checked` against the region's ends (in 1-D threads moving vectors
-    /// start before the region: its first end too).
-    pub(super) fn cells_loop(&self, w: &mut Writer, stride: usize, checked: bool) -> fmt::Result {
-        let (cells, (lo, hi)) = (self.plan.coarsen, self.bounds(0));
+    /// The thread's cells along `axis` (`coarsen` of the slowest axis, or a
+    /// row's of the contiguous one), `stride` apart from `first`, each its
+    /// own update: unrolled, or one at a time `checked` against the region's
+    /// ends (threads of rows moving vectors start before the region: its
+    /// first end too).
+    pub(super) fn cells_loop(
+        &self,
+        w: &mut Writer,
+        axis: usize,
+        stride: usize,
+        checked: bool,
+    ) -> fmt::Result {
+        let (lo, hi) = self.bounds(axis);
+        let row = axis == self.row_axis();
+        let cells = if row {
+            self.row_cells()
+        } else {
+            self.plan.coarsen
+        };
         let step = match stride {
             1 => "k".to_string(),
             s => format!("k * {s}"),
@@ -342,12 +472,12 @@ impl Gen<'_> {
             writeln!(w, "#pragma unroll")?;
         }
         w.block(format_args!("for (int k = 0; k < {cells}; ++k)"), |w| {
-            writeln!(w, "const {} i0 = first + {step};", self.index())?;
-            if checked && self.dims() == 1 && self.row_start() != lo {
-                w.guarded(format_args!("if (i0 < {lo})"), "continue;")?;
+            writeln!(w, "const {} i{axis} = first + {step};", self.index())?;
+            if checked && row && self.row_start() != lo {
+                w.guarded(format_args!("if (i{axis} < {lo})"), "continue;")?;
             }
             if checked {
-                w.guarded(format_args!("if (i0 >= {hi})"), "return;")?;
+                w.guarded(format_args!("if (i{axis} >= {hi})"), "return;")?;
             }
             writeln!(
                 w,

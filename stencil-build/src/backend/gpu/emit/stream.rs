@@ -49,7 +49,7 @@ impl Gen<'_> {
     pub(super) fn block_chunk(&self, w: &mut Writer) -> fmt::Result {
         let dims = self.dims();
         self.chunk_bounds(w)?;
-        self.thread_cells(w, 1)?;
+        self.thread_cells(w, 1..self.dims())?;
         w.guarded(format_args!("if ({})", self.guard(1..dims)), "return;")?;
         Ok(())
     }

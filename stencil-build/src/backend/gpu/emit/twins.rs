@@ -5,6 +5,8 @@
 
 use super::Gen;
 use super::header::join_x;
+use crate::backend::gpu::plan::Plan;
+use crate::ir::Strategy;
 
 impl Gen<'_> {
     /// The kernels of this statement, in the launcher's order of preference:
@@ -47,7 +49,7 @@ impl Gen<'_> {
         for &wide in widths {
             for &vector in &vectors {
                 let fallback = vector == 1 && self.plan.vector > 1;
-                let plan = match self.defaults {
+                let plan = match self.stream_defaults() {
                     Some(defaults) if fallback => defaults,
                     _ => self.plan,
                 };
@@ -76,7 +78,15 @@ impl Gen<'_> {
     /// twin of [`scalar_stream`](crate::backend::gpu::plan::companions::scalar_stream), whose chunks of 64 planes would leave
     /// multiprocessors idle on smaller grids.
     pub(super) fn shortens_chunk(&self) -> bool {
-        self.fallback && self.defaults.is_some()
+        self.fallback && self.stream_defaults().is_some()
+    }
+
+    /// The plan of the scalar twins of this kernel where it is a 3-D
+    /// `stream` kernel of vectors ([`scalar_stream`](crate::backend::gpu::plan::companions::scalar_stream)); the other
+    /// kernels of vectors (`naive`'s rows) keep their own plan.
+    fn stream_defaults(&self) -> Option<&Plan> {
+        self.defaults
+            .filter(|_| self.plan.strategy == Strategy::Stream)
     }
 
     /// The cells of the slowest axis a block of a kernel that is not

@@ -231,8 +231,10 @@ fn neighbours(t: &GpuTiling) -> Vec<GpuTiling> {
         }
     }
     if t.strategy == Strategy::Naive && t.coarsen.is_none() {
+        // A column of cells, which computes no vector of the contiguous axis.
         out.push(GpuTiling {
             coarsen: Some(2),
+            vector: None,
             ..t.clone()
         });
     }
@@ -265,6 +267,9 @@ fn spec_accepts(t: &GpuTiling, st: &Stencil, d: &Dialect) -> bool {
     });
     let vector_ok = match t.vector {
         None => true,
+        Some(v) if t.strategy == Strategy::Naive => {
+            dims >= 2 && [1, 2, 4].contains(&v) && (v == 1 || t.coarsen.is_none_or(|c| c == 1))
+        }
         Some(_) if !marches || t.strategy == Strategy::Tensor => false,
         Some(_) if t.strategy == Strategy::Persistent && dims == 3 => false,
         Some(v) if fused && dims != 3 => (1..=8).contains(&v),

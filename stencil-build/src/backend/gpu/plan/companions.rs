@@ -103,7 +103,12 @@ pub fn naive_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
     if !plan.chosen || plan.strategy == Strategy::Naive || !steps_alone {
         return None;
     }
-    resolve(&GpuTiling::model(Strategy::Naive), st, d).ok()
+    // One cell a thread: more threads where the grid is small.
+    let naive = GpuTiling {
+        vector: Some(1),
+        ..GpuTiling::model(Strategy::Naive)
+    };
+    resolve(&naive, st, d).ok()
 }
 
 /// The plan of the scalar twins of a 3-D `stream` kernel of vectors, which

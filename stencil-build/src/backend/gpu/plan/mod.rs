@@ -116,6 +116,7 @@ impl Plan {
             || fused && dims == 3
             || self.strategy == Strategy::Naive && (dims == 1 || self.coarsen > 1);
         let vector = self.strategy == Strategy::Stream
+            || self.strategy == Strategy::Naive && dims > 1 && self.coarsen == 1
             || self.strategy == Strategy::Temporal
             || self.strategy == Strategy::Persistent && dims != 3;
         GpuTiling {
@@ -165,6 +166,9 @@ impl Plan {
 ///   (one update), `naive` otherwise, as do 1-D stencils;
 /// - otherwise blocks hold 256 threads, the contiguous axis a multiple of the
 ///   warp (32 lanes for CUDA, 64 for HIP): `[256]`, `[8, 32]`, `[2, 4, 32]`;
+///   a `naive` thread computes 16 bytes of cells of the contiguous axis
+///   (1-D: `coarsen`; 2-D and 3-D: `vector`, unless it computes a column of
+///   the slowest axis, `coarsen`), [`model::row_cells`];
 ///   `stream` blocks are `[1, 256]` (2-D) or `[1, 8, 32]` (3-D) and march 64
 ///   cells, one per iteration, one per thread along the contiguous axis;
 /// - on CUDA, `auto`'s single step is `tensor` for f64 3-D stencils whose
@@ -234,7 +238,12 @@ pub fn resolve(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Result<Plan, String>
         )
     } else if strategy == Strategy::Naive {
         let cells = if dims == 1 { model::row_cells(st) } else { 1 };
-        (1, t.coarsen.unwrap_or(cells), 1)
+        let coarsen = t.coarsen.unwrap_or(cells);
+        let vector = match (dims, coarsen) {
+            (2.., 1) => t.vector.unwrap_or(model::row_cells(st)),
+            _ => t.vector.unwrap_or(1),
+        };
+        (1, coarsen, vector)
     } else {
         (1, 1, 1)
     };

@@ -45,6 +45,9 @@ pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
         });
     }
     let single = single_step(st, d);
+    if periodic_rows(st, d) && single.strategy == Strategy::Stream {
+        return GpuTiling::model(Strategy::Naive);
+    }
     if deep_planes(st, d) && single == vector_stream(st, d) {
         return planes_stream(st);
     }
@@ -123,11 +126,16 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
     }
 }
 
-/// Cells each thread of a 1-D `naive` kernel computes: 16 bytes of each
-/// grid a thread, one vector where it moves vectors ([`row_vectors`]). With one cell a thread, f32
+/// Cells of the contiguous axis each thread of a `naive` kernel computes
+/// (1-D: its `coarsen`; 2-D and 3-D: its `vector`, where it computes no
+/// column of the slowest axis): 16 bytes of each grid a thread, one vector
+/// where it moves vectors ([`row_vectors`]). With one cell a thread, f32
 /// stencils of radius 1 to 4 ran at 55%-60% of the copy bound on the H200,
 /// f64 at 81%-87% (2^28 cells; design notes, "The performance corpus"):
-/// too few loads in flight to cover the memory's latency.
+/// too few loads in flight to cover the memory's latency; 2-D steps of two
+/// updates ran 1.37x-1.52x as fast in vectors (random_03, random_11,
+/// random_27, to 90%-100% of the bound; design notes, "Rows of vectors in
+/// 2-D").
 pub fn row_cells(st: &Stencil) -> usize {
     16 / st.dtype.size()
 }
@@ -264,6 +272,21 @@ pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// step keep [`single_step`]'s kernel: unmeasured with these blocks.
 pub fn deep_planes(st: &Stencil, d: &Dialect) -> bool {
     d.tuned && st.dims() == 3 && radius(st)[0] >= DEEP_PLANES_REACH
+}
+
+/// Whether `auto` runs the single steps of a 2-D stencil with a periodic
+/// boundary in `naive`'s rows of 16-byte vectors ([`row_cells`]; the fixed
+/// boundary's kernel on the interior and a frame kernel by the sides),
+/// where [`single_step`] picks `stream`, on CUDA. On the H200 (16384^2, 100
+/// steps, one lease; design notes, "Rows of vectors in 2-D")
+/// star2d_r2_periodic ran 1.11x (f32) and 1.08x (f64) as fast as its
+/// `stream` blocks of `[1, 64]` threads of vectors, to 90% and 91% of the
+/// bound, and random_23 (f64, three grids, reads 4 cells away) 1.18x its
+/// blocks of `[1, 256]` marching 64 rows. In 3-D the same rows lost to
+/// `stream` on every stencil tried (0.34x-0.88x, 1.00x on random_13): a
+/// block keeps nothing between the planes it reads.
+pub fn periodic_rows(st: &Stencil, d: &Dialect) -> bool {
+    d.tuned && st.dims() == 2 && st.boundary == crate::ir::Boundary::Periodic
 }
 
 /// Whether `auto` runs a 3-D step whose statements fit one kernel

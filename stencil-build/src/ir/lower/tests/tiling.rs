@@ -172,7 +172,7 @@ fn refuses_what_it_cannot_fuse(name: &str) {
 #[test]
 fn tiling_values_that_cannot_work() {
     let base = update("u[0,0]");
-    let cases: [(&str, &str, &str, Option<&str>); 14] = [
+    let cases: [(&str, &str, &str, Option<&str>); 16] = [
         (
             "[tiling.openmp]\nblock = [4]\n",
             "[4]",
@@ -236,8 +236,20 @@ fn tiling_values_that_cannot_work() {
         (
             "[tiling.cuda]\nstrategy = \"tiled\"\nvector = 2\n",
             "2",
-            "`vector` only applies to `strategy = \"stream\"`, `\"temporal\"` or `\"persistent\"`",
+            "`vector` only applies to `strategy = \"naive\"`, `\"stream\"`, `\"temporal\"` or `\"persistent\"`",
             None,
+        ),
+        (
+            "[tiling.cuda]\nstrategy = \"naive\"\nvector = 3\n",
+            "3",
+            "`vector = 3` cannot work",
+            Some("1, 2 or 4 cells"),
+        ),
+        (
+            "[tiling.cuda]\nstrategy = \"naive\"\ncoarsen = 2\nvector = 4\n",
+            "4",
+            "a `naive` thread computes a column of the slowest axis (`coarsen`) or a row of the contiguous one (`vector`), not both",
+            Some("remove `coarsen` or `vector`"),
         ),
         (
             "[tiling.cuda]\nstrategy = \"stream\"\nchunk = 4\ncoarsen = 4\nvector = 3\n",
