@@ -471,7 +471,7 @@ fn load_all(files: &[(PathBuf, PathBuf)]) -> Result<Vec<(Stencil, Analysis)>, Er
 
 /// The stencils of spec `s` (one per dtype it lists), lowered and with
 /// their GPU plans checked.
-fn checked(s: &spec::Spec, src: &spec::Source) -> Result<Vec<Stencil>, Diagnostic> {
+pub(crate) fn checked(s: &spec::Spec, src: &spec::Source) -> Result<Vec<Stencil>, Diagnostic> {
     let all = lower_all(s, src)?;
     for st in &all {
         check_gpu_plans(s, src, st)?;
@@ -487,9 +487,11 @@ fn family(st: &Stencil) -> &str {
 
 /// The GPU kernels that `[tiling.cuda]` and `[tiling.hip]` ask for, checked
 /// where the spec is at hand, for every spec whatever the backends built: a
-/// plan that no kernel can run (vectors, steps, blocks or shared memory the
-/// strategy cannot take) is an error at the key it names, else at
-/// `strategy`, saying what to write instead. `auto`'s plans are checked when
+/// strategy its GPU form cannot run (`temporal` of a stencil of several
+/// statements that stay apart, say) is an error at `strategy`; a plan that
+/// no kernel can run (vectors, steps, blocks or shared memory the strategy
+/// cannot take) is an error at the key it names, else at `strategy`;
+/// each saying what to write instead. `auto`'s plans are checked when
 /// their backend is built.
 fn check_gpu_plans(s: &spec::Spec, src: &spec::Source, st: &Stencil) -> Result<(), Diagnostic> {
     let asked = [
@@ -499,6 +501,7 @@ fn check_gpu_plans(s: &spec::Spec, src: &spec::Source, st: &Stencil) -> Result<(
     let form = gpu::gpu_form(st);
     for (d, section, tiling) in asked {
         if let Some(section) = section {
+            crate::ir::check_strategy(section, tiling, (st, &form), d.name, src)?;
             checked_plan(section, tiling, &form, d, src)?;
         }
     }
@@ -789,7 +792,7 @@ impl PlanSpace {
     /// The plan space of `st` on `d`, planned on `form` (its GPU form);
     /// with `exhaustive`, its sweep holds every combination of the swept
     /// values. Neighbours and sweep hold only plans a spec may name (the
-    /// strategy checks of a written `[tiling.*]`, on `st` itself).
+    /// strategy checks of a written `[tiling.*]`, [`crate::ir::refused_for`]).
     pub(crate) fn of(
         st: &Stencil,
         form: &Stencil,
@@ -800,7 +803,7 @@ impl PlanSpace {
         let sections = |plans: Vec<gpu::Plan>| {
             plans
                 .iter()
-                .filter(|p| crate::ir::refused_strategy(&p.tiling(), st, d.name).is_none())
+                .filter(|p| crate::ir::refused_for(&p.tiling(), (st, form), d.name).is_none())
                 .map(|p| p.section(d.name))
                 .collect()
         };

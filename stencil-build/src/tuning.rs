@@ -506,8 +506,8 @@ impl File {
             &gpu::CUDA
         };
         let tiling = check_gpu(&section.tiling, st.dims(), d.name, src)?;
-        check_strategy(&section.tiling, &tiling, st, d.name, src)?;
         let form = gpu::gpu_form(st);
+        check_strategy(&section.tiling, &tiling, (st, &form), d.name, src)?;
         checked_plan(&section.tiling, &tiling, &form, d, src)
     }
 }

@@ -14,7 +14,7 @@ pub use lower::lower;
 pub use lower::lower_all;
 pub use tiling::{
     GpuTiling, STREAM_CHUNK, Strategy, TENSOR_CHUNK, Tiling, WHOLE_AXIS, check_gpu, check_strategy,
-    refused_strategy, unfusable, untensorable,
+    refused_for, unfusable, untensorable,
 };
 
 /// Element type of every grid and parameter of a stencil.

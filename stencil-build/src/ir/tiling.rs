@@ -557,26 +557,16 @@ fn bounded(
     }
 }
 
-/// Settles the OpenMP backend's fused steps ([`openmp_fusion`]), then
-/// checks that the step-fusing strategy or `tensor` `[tiling.cuda]` or
-/// `[tiling.hip]` asks of `st` can be generated for it, pointing at the
-/// `strategy` that asks.
+/// Settles the OpenMP backend's fused steps ([`openmp_fusion`]). The
+/// strategies `[tiling.cuda]` and `[tiling.hip]` name are checked against
+/// the GPU form of `st`, where the spec is checked as a whole
+/// ([`check_strategy`]).
 pub fn check_fusion(
     section: &TilingSection,
     st: &mut crate::ir::Stencil,
     src: &Source,
 ) -> Result<(), Diagnostic> {
-    openmp_fusion(section, st, src)?;
-    let asked = [
-        (&section.cuda, &st.tiling.cuda),
-        (&section.hip, &st.tiling.hip),
-    ];
-    for ((gpu, tiling), backend) in asked.into_iter().zip(["cuda", "hip"]) {
-        if let Some(gpu) = gpu {
-            check_strategy(gpu, tiling, st, backend, src)?;
-        }
-    }
-    Ok(())
+    openmp_fusion(section, st, src)
 }
 
 /// Why a strategy for updates of whole fields does not apply: `st` has
@@ -719,26 +709,41 @@ fn slowest_reach(st: &crate::ir::Stencil) -> usize {
 
 /// Checks that the step-fusing strategy or `tensor` that `section` (a
 /// `[tiling.<backend>]`, checked into `tiling`) names can be generated
-/// for `st`, pointing at its `strategy`.
+/// for `st`, whose GPU kernels compute `form` ([`refused_for`]), pointing
+/// at its `strategy`.
 pub fn check_strategy(
     section: &Spanned<GpuTilingSection>,
     tiling: &GpuTiling,
-    st: &crate::ir::Stencil,
+    (st, form): (&crate::ir::Stencil, &crate::ir::Stencil),
     backend: &str,
     src: &Source,
 ) -> Result<(), Diagnostic> {
     let Some(name) = &section.get_ref().strategy else {
         return Ok(());
     };
-    match refused_strategy(tiling, st, backend) {
+    match refused_for(tiling, (st, form), backend) {
         Some((why, hint)) => Err(src.error(name.span(), why).with_hint(hint)),
         None => Ok(()),
     }
 }
 
+/// Why a spec of `st` cannot name `tiling`'s strategy on `backend`, where
+/// its GPU kernels compute `form` (the GPU backend's form of it, its
+/// temporaries inlined where they can be): refused where `form` cannot run
+/// it, and said of the stencil as written where that is refused too (a
+/// stencil of several statements whose form is one update fuses its steps).
+pub fn refused_for(
+    tiling: &GpuTiling,
+    (st, form): (&crate::ir::Stencil, &crate::ir::Stencil),
+    backend: &str,
+) -> Option<(String, String)> {
+    let of_form = refused_strategy(tiling, form, backend)?;
+    Some(refused_strategy(tiling, st, backend).unwrap_or(of_form))
+}
+
 /// Why a spec of `st` cannot name `tiling`'s strategy on `backend`, and
 /// what to write instead; `None` where it can.
-pub fn refused_strategy(
+fn refused_strategy(
     tiling: &GpuTiling,
     st: &crate::ir::Stencil,
     backend: &str,

@@ -16,7 +16,8 @@ fn update(expr: &str) -> String {
     format!("{HEAD}{FIELDS}[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n")
 }
 
-/// Lowers `text`, expecting an error; returns "line:col: message".
+/// Lowers `text` and checks its GPU plans, expecting an error; returns
+/// "line:col: message".
 fn error(text: &str) -> (String, Option<String>) {
     let src = Source {
         path: "bad.stencil.toml".into(),
@@ -24,7 +25,8 @@ fn error(text: &str) -> (String, Option<String>) {
     };
     let d = match parse(&src) {
         Err(d) => d,
-        Ok(spec) => lower(&spec, &src).expect_err("the spec should be rejected"),
+        // Lowered and its GPU plans checked, as every spec is.
+        Ok(spec) => crate::config::checked(&spec, &src).expect_err("the spec should be rejected"),
     };
     let shown = d.to_string();
     assert!(

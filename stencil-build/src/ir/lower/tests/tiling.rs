@@ -115,10 +115,16 @@ fn refuses_what_it_cannot_fuse(name: &str) {
     assert!(got.contains(&format!("`{name}` fuses steps")), "{got}");
     assert!(got.contains("fixed boundary"), "{got}");
     assert!(hint.contains("`kind = \"fixed\"`"), "{hint}");
+    // Two fields, each reading the other's new values: two updates on the GPU too.
     let two = format!(
-        "{HEAD}[fields]\nu = {{ role = \"state\" }}\nt = {{ role = \"temp\" }}\n[[update]]\ntarget = \"t\"\nexpr = \"u[0,1]\"\n[[update]]\ntarget = \"u\"\nexpr = \"t[0,-1]\"\n"
+        "{HEAD}[fields]\nu = {{ role = \"state\" }}\nw = {{ role = \"state\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"u[0,1] + w[0,0]\"\n[[update]]\ntarget = \"w\"\nexpr = \"w[0,0] + u[0,-1]\"\n"
     );
     assert!(fused(two).0.contains("one [[update]]; this one has 2"));
+    // A temporary its reader computes inline: one update on the GPU, whose steps fuse.
+    let inlined = format!(
+        "{HEAD}[fields]\nu = {{ role = \"state\" }}\nt = {{ role = \"temp\" }}\n[[update]]\ntarget = \"t\"\nexpr = \"u[0,1] - u[0,0]\"\n[[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.1 * (t[0,0] - t[0,-1])\"\n{temporal}"
+    );
+    assert!(crate::generate("inlined", &inlined).is_ok(), "{name}");
     let leapfrog = |prev: &str| {
         format!(
             "{HEAD}[fields]\nu = {{ role = \"state\", levels = 2 }}\n[[update]]\ntarget = \"u\"\nexpr = \"u[0,1] - u.prev[{prev}]\"\n"
