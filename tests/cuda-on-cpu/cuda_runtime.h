@@ -78,6 +78,7 @@ CUDA_ON_CPU_VECTOR(float, 2, x, y)
 CUDA_ON_CPU_VECTOR(float, 4, x, y, z, w)
 CUDA_ON_CPU_VECTOR(double, 2, x, y)
 CUDA_ON_CPU_VECTOR(double, 4, x, y, z, w)
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
 inline double2 make_double2(double x, double y) { return double2{x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 struct float3 {
