@@ -241,20 +241,35 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// The buffers the kernel writes and reads: a step's outputs and grids
-    /// ([`step::one_kernel`](crate::backend::gpu::step::one_kernel)), or the
-    /// statement's output (a ring kernel's `out_prev` too) and the grids it
-    /// reads.
-    fn buffers(&self) -> Vec<String> {
-        if let Some(grids) = self.whole_step {
-            let outputs = grids.outputs.iter().map(|&f| step::output_name(self.st, f));
-            let reads = grids.slots.iter().map(|&s| slot_name(self.st, s));
-            return outputs.chain(reads).collect();
+    /// The buffers the kernel writes: the update's, or each field a step's
+    /// kernel updates ([`step::one_kernel`](crate::backend::gpu::step::one_kernel)).
+    pub(super) fn outputs(&self) -> Vec<String> {
+        match self.whole_step {
+            Some(grids) => grids
+                .outputs
+                .iter()
+                .map(|&f| step::output_name(self.st, f))
+                .collect(),
+            None => vec![self.output.to_string()],
         }
-        std::iter::once(self.output.to_string())
-            .chain((self.rings() && self.leapfrog()).then(|| "out_prev".to_string()))
-            .chain(self.s.slots().into_iter().map(|s| slot_name(self.st, s)))
-            .collect()
+    }
+
+    /// The buffers the kernel writes and reads: [`Self::outputs`] (a ring
+    /// kernel's `out_prev` too), then the grids it reads.
+    fn buffers(&self) -> Vec<String> {
+        let reads: Vec<String> = match self.whole_step {
+            Some(grids) => grids.slots.iter().map(|&s| slot_name(self.st, s)).collect(),
+            None => self
+                .s
+                .slots()
+                .into_iter()
+                .map(|s| slot_name(self.st, s))
+                .collect(),
+        };
+        let mut all = self.outputs();
+        all.extend((self.rings() && self.leapfrog()).then(|| "out_prev".to_string()));
+        all.extend(reads);
+        all
     }
 
     /// The grid's cells, as the launcher computes them: `n0 * n1 * ...`.

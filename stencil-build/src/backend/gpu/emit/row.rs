@@ -181,7 +181,7 @@ impl Gen<'_> {
                 .map(|l| format!("(size_t){}", slot_name(self.st, l.slot)))
                 .collect();
             pointers.dedup();
-            pointers.extend(self.row_outputs().iter().map(|o| format!("(size_t){o}")));
+            pointers.extend(self.outputs().iter().map(|o| format!("(size_t){o}")));
             all.push(format!("({}) % 16 == 0", pointers.join(" | ")));
         }
         all
@@ -225,19 +225,6 @@ impl Gen<'_> {
             all.push(format!("{} < {n}", super::shifted(at, high)));
         }
         all
-    }
-
-    /// The buffers the kernel writes: the update's, or each field a step's
-    /// kernel updates.
-    fn row_outputs(&self) -> Vec<String> {
-        match self.whole_step {
-            Some(grids) => grids
-                .outputs
-                .iter()
-                .map(|&f| step::output_name(self.st, f))
-                .collect(),
-            None => vec![self.output.to_string()],
-        }
     }
 
     /// The cells a thread's reads from memory take along the contiguous
