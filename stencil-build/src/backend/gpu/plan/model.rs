@@ -283,7 +283,7 @@ pub fn deep_planes(st: &Stencil, d: &Dialect) -> bool {
 /// `stream` blocks of `[1, 64]` threads of vectors, to 90% and 91% of the
 /// bound, and random_23 (f64, three grids, reads 4 cells away) 1.18x its
 /// blocks of `[1, 256]` marching 64 rows. In 3-D the same rows lost to
-/// `stream` on every stencil tried (0.34x-0.88x, 1.00x on random_13): a
+/// `stream` on every stencil tried (0.34x-0.98x, 1.00x on random_13): a
 /// block keeps nothing between the planes it reads.
 pub fn periodic_rows(st: &Stencil, d: &Dialect) -> bool {
     d.tuned && st.dims() == 2 && st.boundary == crate::ir::Boundary::Periodic
