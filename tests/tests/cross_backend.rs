@@ -6,9 +6,9 @@ include!(concat!(env!("OUT_DIR"), "/cross_backend_tests.rs"));
 fn every_variant_is_registered() {
     // 5 examples + 5 suite stencils + 7 test specs, each in f32/f64 x
     // fixed/periodic, and the random stencils in one dtype and boundary each;
-    // with a GPU backend also `naive` of 3 cells a thread, `tiled`, four
-    // `stream` variants and `auto`
-    // (tests/build.rs), the `stream` ones and `auto` not for 1-D stencils,
+    // with a GPU backend also `naive` of 3 cells a thread and of blocks of
+    // 2 rows of vectors, `tiled`, four `stream` variants and `auto`
+    // (tests/build.rs), the blocks, the `stream` ones and `auto` not for 1-D stencils,
     // and three `temporal` and two `persistent` variants of the fixed-boundary
     // heat2d, heat3d, star3d25, j2d5pt, j3d7pt, j3d13pt, j3d27pt, coefstar3d and boxsum3d, of the
     // leapfrogs wave2d, leapfrog3d and acoustic25 and of the random stencils that fuse,
@@ -34,8 +34,8 @@ fn every_variant_is_registered() {
             + 3 * stencil_tests::RANDOM_LEAPFROG_FUSABLE
             + 8;
         let tensor = 2 * (7 + stencil_tests::RANDOM_TENSOR);
-        let own = own * 8 - own_1d * 5;
-        specs * pairs * 8 - specs_1d * pairs * 5 + own + random * 8 - random_1d * 5 + fused + tensor
+        let own = own * 9 - own_1d * 6;
+        specs * pairs * 9 - specs_1d * pairs * 6 + own + random * 9 - random_1d * 6 + fused + tensor
     } else {
         specs * pairs + own + random
     };

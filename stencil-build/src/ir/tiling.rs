@@ -284,16 +284,6 @@ fn gpu(
             .with_hint("use `strategy = \"naive\"` for a 1-D stencil (what `auto` runs: 16 bytes of cells a thread)"));
     }
     let vector = gpu_vector(s.vector.as_ref(), strategy, dims, src)?;
-    if let (Strategy::Naive, Some(2..), Some(2..), Some(v)) =
-        (strategy, coarsen, vector, s.vector.as_ref())
-    {
-        return Err(src
-            .error(
-                v.span(),
-                "a `naive` thread computes a column of the slowest axis (`coarsen`) or a row of the contiguous one (`vector`), not both",
-            )
-            .with_hint("remove `coarsen` or `vector`"));
-    }
     let occupancy = gpu_occupancy(s.occupancy.as_ref(), strategy, src)?;
     Ok(GpuTiling {
         strategy,

@@ -870,3 +870,36 @@ fn periodic_steps_of_rows_of_vectors_read_unwrapped_away_from_the_ends() {
         assert!(code.contains(line), "{line}\n{code}");
     }
 }
+
+/// With `coarsen` and `vector` a 2-D or 3-D `naive` thread computes a block
+/// of cells: `coarsen` rows of the slowest axis, each a row of vectors; its
+/// window holds every row its rows read, each loaded once for all of them,
+/// and the cells by the ends go one at a time, row by row.
+#[test]
+fn blocks_of_rows_of_vectors_load_each_row_once_for_every_row_of_the_block() {
+    let st = lowered(
+        "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"y\", \"x\"]\n[fields]\n\
+         u = { role = \"state\" }\n[[update]]\ntarget = \"u\"\n\
+         expr = \"u[-1,0] + u[1,0] + u[0,-1] + u[0,1]\"\n"
+            .into(),
+    );
+    let an = crate::analysis::analyse(&st);
+    let plan = Plan {
+        coarsen: 2,
+        ..rows_plan(&[8, 32], 4)
+    };
+    let code = source(&st, &an, &plan, "p", &CUDA);
+    for line in [
+        "const ptrdiff_t row = 1 + ((ptrdiff_t)blockIdx.y * 8 + threadIdx.y) * 2;",
+        "if (row >= n0 - 1 || first >= n1 - 1)",
+        "if (row + 1 < n0 - 1 && first >= 1 && first + 3 < n1 - 1) {",
+        "const float4 cur_u__p2_0 = *(const float4 *)&cur_u[c + 2 * s0];",
+        "const float r1_3 = cur_u__0_0.w + cur_u__p2_0.w + cur_u__p1_0.z + cur_u__p1_p4;",
+        "*(float4 *)&out[c + s0] = make_float4(r1_0, r1_1, r1_2, r1_3);",
+        "const ptrdiff_t i0 = row + j;",
+        "break;",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
+    assert_eq!(code.matches("cur_u__p1_0 = ").count(), 1, "{code}");
+}

@@ -148,6 +148,13 @@ pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
                 st.axes[dims - 1],
                 plan.vector * st.dtype.size()
             ),
+            (c, dims) if plan.vector > 1 => format!(
+                ", blocks of {c} x {} cells (`{}` by `{}`) per thread, their rows in {}-byte vectors where aligned (rows that are not whole vectors run columns of {c} cells)",
+                plan.vector,
+                st.axes[0],
+                st.axes[dims - 1],
+                plan.vector * st.dtype.size()
+            ),
             (1, _) => String::new(),
             (c, 1) if model::row_vectors(st, c) => {
                 format!(", {c} consecutive cells per thread, in 16-byte vectors where aligned")

@@ -16,12 +16,10 @@ use crate::ir::{Access, Dtype, Expr, Slot, weighted_sum};
 
 impl Gen<'_> {
     pub(super) fn naive(&self, w: &mut Writer) -> fmt::Result {
-        if self.plan.coarsen > 1 && self.dims() == 1 {
+        if self.plan.coarsen > 1 && self.dims() == 1 || self.vector > 1 {
             return self.naive_row(w);
         } else if self.plan.coarsen > 1 {
             return self.naive_column(w);
-        } else if self.vector > 1 {
-            return self.naive_row(w);
         }
         self.thread_cells(w, 0..self.dims())?;
         w.guarded(

@@ -106,13 +106,43 @@ impl Gen<'_> {
         }
     }
 
+    /// Rows of the slowest axis a thread computes, each a row of
+    /// [`Self::row_cells`]: the plan's `coarsen` where a 2-D or 3-D thread
+    /// moves vectors (a block of cells in two axes), else 1.
+    fn row_rows(&self) -> usize {
+        match self.dims() {
+            1 => 1,
+            _ if self.vector > 1 => self.plan.coarsen,
+            _ => 1,
+        }
+    }
+
+    /// The suffix of a thread's cell `kx` of its row `ky`: `kx`, or `ky_kx`
+    /// where the thread computes several rows.
+    fn cell_suffix(&self, ky: usize, kx: usize) -> String {
+        match self.row_rows() {
+            1 => kx.to_string(),
+            _ => format!("{ky}_{kx}"),
+        }
+    }
+
+    /// `offset` moved `ky` rows along the slowest axis (2-D, 3-D) and `kx`
+    /// cells along the contiguous one.
+    fn moved_to(&self, offset: &[i64], ky: usize, kx: usize) -> Vec<i64> {
+        let mut at = moved(offset, kx as i64);
+        if self.row_axis() > 0 {
+            at[0] += ky as i64;
+        }
+        at
+    }
+
     /// Cells of a vector when this kernel's threads move their cells as
     /// vectors: 16 bytes in 1-D ([`model::row_vectors`]), the kernel's
     /// `vector` in 2-D and 3-D.
     fn row_vector(&self) -> Option<usize> {
         match self.dims() {
             1 => model::row_vectors(self.st, self.plan.coarsen).then(|| 16 / self.st.dtype.size()),
-            _ => (self.vector > 1 && self.plan.coarsen == 1).then_some(self.vector),
+            _ => (self.vector > 1).then_some(self.vector),
         }
     }
 
@@ -145,19 +175,50 @@ impl Gen<'_> {
             w,
             "const ptrdiff_t first = {start}((ptrdiff_t)blockIdx.x * {threads} + threadIdx.x) * {cells};"
         )?;
-        if x > 0 {
-            self.thread_cells(w, 0..x)?;
-            let hi = self.bounds(x).1;
-            w.guarded(
-                format_args!("if ({} || first >= {hi})", self.guard(0..x)),
-                "return;",
+        let rows = self.row_rows();
+        if rows > 1 {
+            let b = super::builtin(0, self.dims());
+            writeln!(
+                w,
+                "const {idx} row = {}(({idx})blockIdx.{b} * {} + threadIdx.{b}) * {rows};",
+                self.origin(0),
+                self.plan.block[0],
+                idx = self.index(),
             )?;
+        }
+        if x > 0 {
+            let outer = if rows > 1 { 1..x } else { 0..x };
+            self.thread_cells(w, outer.clone())?;
+            let mut guards = Vec::new();
+            if rows > 1 {
+                guards.push(format!("row >= {}", self.bounds(0).1));
+            }
+            if !outer.is_empty() {
+                guards.push(self.guard(outer));
+            }
+            guards.push(format!("first >= {}", self.bounds(x).1));
+            w.guarded(format_args!("if ({})", guards.join(" || ")), "return;")?;
         }
         w.if_else(
             format_args!("if ({})", self.vector_conditions(&window).join(" && ")),
             |w| self.row_of_vectors(w, &window, vector),
-            |w| self.cells_loop(w, x, 1, true),
+            |w| self.rows_loop(w),
         )
+    }
+
+    /// A thread's cells one at a time (by the grid's ends): its row, or
+    /// each of its rows in turn.
+    fn rows_loop(&self, w: &mut Writer) -> fmt::Result {
+        let (x, rows) = (self.row_axis(), self.row_rows());
+        if rows == 1 {
+            return self.cells_loop(w, x, 1, true);
+        }
+        let hi0 = self.bounds(0).1;
+        w.block(format_args!("for (int j = 0; j < {rows}; ++j)"), |w| {
+            writeln!(w, "const {} i0 = row + j;", self.index())?;
+            w.guarded(format_args!("if (i0 >= {hi0})"), "return;")?;
+            self.cells_loop(w, x, 1, true)
+        })
     }
 
     /// When a thread moves its cells as vectors: all of them in the region,
@@ -171,9 +232,13 @@ impl Gen<'_> {
         let mut all = Vec::new();
         for axis in 0..x {
             let (low, high) = window.rows_span(axis);
-            all.extend(self.on_grid(axis, &format!("i{axis}"), (low, high), 0));
+            let (at, last) = match (axis, self.row_rows()) {
+                (0, rows @ 2..) => ("row".to_string(), rows as i64 - 1),
+                _ => (format!("i{axis}"), 0),
+            };
+            all.extend(self.on_grid((axis, &at, false), (low, high), last));
         }
-        all.extend(self.on_grid(x, "first", (a, b), last));
+        all.extend(self.on_grid((x, "first", true), (a, b), last));
         if x == 0 {
             let mut pointers: Vec<String> = window
                 .loads
@@ -189,19 +254,25 @@ impl Gen<'_> {
 
     /// The conditions under which cells `at` to `at + last` along `axis`
     /// are all in the region and reads from `low` to `high` cells from `at`
-    /// lie on the grid, where the guard (`at < hi`) and the region's bounds
-    /// do not already say so.
-    fn on_grid(&self, axis: usize, at: &str, (low, high): (i64, i64), last: i64) -> Vec<String> {
+    /// lie on the grid, where the guard (`at < hi`), the region's bounds and
+    /// (unless the threads' cells start `rounded` down to a vector) `at`'s
+    /// start at the region's first cell do not already say so.
+    fn on_grid(
+        &self,
+        (axis, at, rounded): (usize, &str, bool),
+        (low, high): (i64, i64),
+        last: i64,
+    ) -> Vec<String> {
         let (lo, hi) = self.bounds(axis);
         let n = format!("n{axis}");
         let mut all = Vec::new();
         match lo.parse::<i64>() {
-            Ok(lo) if lo.max(-low) > 0 && (last > 0 || -low > lo) => {
+            Ok(lo) if lo.max(-low) > 0 && (rounded || -low > lo) => {
                 all.push(format!("{at} >= {}", lo.max(-low)));
             }
             Ok(_) => {}
             Err(_) => {
-                if last > 0 {
+                if rounded {
                     all.push(format!("{at} >= {lo}"));
                 }
                 if low < 0 {
@@ -244,8 +315,14 @@ impl Gen<'_> {
         let x = self.row_axis();
         let mut reads: BTreeMap<(Slot, Vec<i64>), BTreeSet<i64>> = BTreeMap::new();
         for (slot, at) in offsets {
-            let cells = reads.entry((slot, at[..x].to_vec())).or_default();
-            cells.extend((0..self.row_cells() as i64).map(|k| k + at[x]));
+            for ky in 0..self.row_rows() {
+                let mut row = at[..x].to_vec();
+                if let Some(r) = row.first_mut() {
+                    *r += ky as i64;
+                }
+                let cells = reads.entry((slot, row)).or_default();
+                cells.extend((0..self.row_cells() as i64).map(|k| k + at[x]));
+            }
         }
         reads
     }
@@ -305,6 +382,9 @@ impl Gen<'_> {
     fn row_of_vectors(&self, w: &mut Writer, window: &Window, v: usize) -> fmt::Result {
         let scalar = self.st.dtype.c();
         let x = self.row_axis();
+        if self.row_rows() > 1 {
+            writeln!(w, "const ptrdiff_t i0 = row;")?;
+        }
         if x > 0 {
             writeln!(w, "const ptrdiff_t i{x} = first;")?;
             writeln!(w, "const ptrdiff_t c = {};", linear_index(self.dims()))?;
@@ -324,27 +404,43 @@ impl Gen<'_> {
         let stores = match self.whole_step {
             Some(_) => self.step_cells(w, window)?,
             None => {
-                for k in 0..self.row_cells() as i64 {
-                    let value =
-                        self.value(&|a| window.lanes[&(a.slot, moved(&a.offset, k))].clone());
-                    writeln!(w, "const {scalar} r{k} = {value};")?;
+                for (ky, kx) in self.thread_cells_of_row() {
+                    let value = self.value(&|a| {
+                        window.lanes[&(a.slot, self.moved_to(&a.offset, ky, kx))].clone()
+                    });
+                    writeln!(w, "const {scalar} r{} = {value};", self.cell_suffix(ky, kx))?;
                 }
                 vec![(self.output.to_string(), "r".to_string())]
             }
         };
-        let here = vec![0; x];
         for (out, local) in stores {
-            for at in (0..self.row_cells()).step_by(v) {
-                let cells: Vec<String> = (at..at + v).map(|k| format!("{local}{k}")).collect();
-                writeln!(
-                    w,
-                    "*({scalar}{v} *)&{out}[{}] = make_{scalar}{v}({});",
-                    self.window_index(&here, at as i64),
-                    cells.join(", ")
-                )?;
+            for ky in 0..self.row_rows() {
+                let mut here = vec![0; x];
+                if let Some(r) = here.first_mut() {
+                    *r = ky as i64;
+                }
+                for at in (0..self.row_cells()).step_by(v) {
+                    let cells: Vec<String> = (at..at + v)
+                        .map(|kx| format!("{local}{}", self.cell_suffix(ky, kx)))
+                        .collect();
+                    writeln!(
+                        w,
+                        "*({scalar}{v} *)&{out}[{}] = make_{scalar}{v}({});",
+                        self.window_index(&here, at as i64),
+                        cells.join(", ")
+                    )?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// The thread's cells, row by row: (row, cell of the row).
+    fn thread_cells_of_row(&self) -> Vec<(usize, usize)> {
+        let cells = self.row_cells();
+        (0..self.row_rows())
+            .flat_map(|ky| (0..cells).map(move |kx| (ky, kx)))
+            .collect()
     }
 
     /// Every statement of a step at each of the thread's cells in turn,
@@ -357,16 +453,18 @@ impl Gen<'_> {
         window: &Window,
     ) -> Result<Vec<(String, String)>, fmt::Error> {
         let (st, x) = (self.st, self.row_axis());
-        for k in 0..self.row_cells() as i64 {
-            let memory = |a: &Access| window.lanes[&(a.slot, moved(&a.offset, k))].clone();
-            let index = |a: usize, d: i64| match a == x {
-                true => from_first(k + d),
-                false => super::shifted(&format!("i{a}"), d),
+        for (ky, kx) in self.thread_cells_of_row() {
+            let memory =
+                |a: &Access| window.lanes[&(a.slot, self.moved_to(&a.offset, ky, kx))].clone();
+            let index = |a: usize, d: i64| match (a == x, a) {
+                (true, _) => from_first(kx as i64 + d),
+                (false, 0) => super::shifted("i0", ky as i64 + d),
+                (false, _) => super::shifted(&format!("i{a}"), d),
             };
             let site = Site {
                 memory: &memory,
                 index: &index,
-                suffix: format!("__{k}"),
+                suffix: format!("__{}", self.cell_suffix(ky, kx)),
             };
             for (j, value) in self.values_at(&site).into_iter().enumerate() {
                 writeln!(w, "const {} {} = {value};", st.dtype.c(), site.local(st, j))?;
@@ -464,7 +562,13 @@ impl Gen<'_> {
                 w.guarded(format_args!("if (i{axis} < {lo})"), "continue;")?;
             }
             if checked {
-                w.guarded(format_args!("if (i{axis} >= {hi})"), "return;")?;
+                // Inside a thread's loop over its rows, the next row goes on.
+                let end = if row && self.row_rows() > 1 {
+                    "break;"
+                } else {
+                    "return;"
+                };
+                w.guarded(format_args!("if (i{axis} >= {hi})"), end)?;
             }
             writeln!(
                 w,

@@ -267,9 +267,7 @@ fn spec_accepts(t: &GpuTiling, st: &Stencil, d: &Dialect) -> bool {
     });
     let vector_ok = match t.vector {
         None => true,
-        Some(v) if t.strategy == Strategy::Naive => {
-            dims >= 2 && [1, 2, 4].contains(&v) && (v == 1 || t.coarsen.is_none_or(|c| c == 1))
-        }
+        Some(v) if t.strategy == Strategy::Naive => dims >= 2 && [1, 2, 4].contains(&v),
         Some(_) if !marches || t.strategy == Strategy::Tensor => false,
         Some(_) if t.strategy == Strategy::Persistent && dims == 3 => false,
         Some(v) if fused && dims != 3 => (1..=8).contains(&v),

@@ -116,7 +116,9 @@ impl Plan {
             || fused && dims == 3
             || self.strategy == Strategy::Naive && (dims == 1 || self.coarsen > 1);
         let vector = self.strategy == Strategy::Stream
-            || self.strategy == Strategy::Naive && dims > 1 && self.coarsen == 1
+            || self.strategy == Strategy::Naive
+                && dims > 1
+                && (self.coarsen == 1 || self.vector > 1)
             || self.strategy == Strategy::Temporal
             || self.strategy == Strategy::Persistent && dims != 3;
         GpuTiling {

@@ -178,7 +178,7 @@ fn refuses_what_it_cannot_fuse(name: &str) {
 #[test]
 fn tiling_values_that_cannot_work() {
     let base = update("u[0,0]");
-    let cases: [(&str, &str, &str, Option<&str>); 16] = [
+    let cases: [(&str, &str, &str, Option<&str>); 15] = [
         (
             "[tiling.openmp]\nblock = [4]\n",
             "[4]",
@@ -250,12 +250,6 @@ fn tiling_values_that_cannot_work() {
             "3",
             "`vector = 3` cannot work",
             Some("1, 2 or 4 cells"),
-        ),
-        (
-            "[tiling.cuda]\nstrategy = \"naive\"\ncoarsen = 2\nvector = 4\n",
-            "4",
-            "a `naive` thread computes a column of the slowest axis (`coarsen`) or a row of the contiguous one (`vector`), not both",
-            Some("remove `coarsen` or `vector`"),
         ),
         (
             "[tiling.cuda]\nstrategy = \"stream\"\nchunk = 4\ncoarsen = 4\nvector = 3\n",
