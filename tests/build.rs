@@ -97,7 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &[
             "naive",
             "naive_c3",
-            "naive_b2",
+            "naive_b3",
             "tiled",
             "stream",
             "stream_c3",
@@ -127,7 +127,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
         for &(dtype, boundary) in pairs {
             for &strategy in strategies {
-                if (strategy.starts_with("stream") || strategy == "auto" || strategy == "naive_b2")
+                if (strategy.starts_with("stream") || strategy == "auto" || strategy == "naive_b3")
                     && dims < 2
                 {
                     continue;
@@ -494,8 +494,9 @@ fn retyped(
     let mut gpu = toml::Table::new();
     // `naive_c3`: 3 cells a thread (a block apart in 1-D, consecutive
     // along the slowest axis otherwise), so that most shapes end in a
-    // thread's partial column. `naive_b2` (2-D, 3-D): blocks of 2 rows of
-    // a 16-byte vector a thread. `stream` variants beside the defaults: a
+    // thread's partial column. `naive_b3` (2-D, 3-D): blocks of 3 rows of
+    // 2 cells a thread (`auto`'s rows of 2-D sums of many reads, and a
+    // partial block of rows at most shapes' end). `stream` variants beside the defaults: a
     // window of vectors (16 bytes) moved through a chunk that is not a
     // multiple of the coarsening;
     // single-pass blocks; and single-pass blocks of vectors. `temporal`
@@ -516,7 +517,7 @@ fn retyped(
     let odd_steps = if dims == 3 { 2 } else { 3 };
     let (name, keys): (&str, &[(&str, i64)]) = match strategy {
         "naive_c3" => ("naive", &[("coarsen", 3)]),
-        "naive_b2" => ("naive", &[("coarsen", 2), ("vector", vector)]),
+        "naive_b3" => ("naive", &[("coarsen", 3), ("vector", 2)]),
         "stream_c3" => (
             "stream",
             &[("chunk", 8), ("coarsen", 3), ("vector", vector)],

@@ -7,7 +7,7 @@ fn every_variant_is_registered() {
     // 5 examples + 5 suite stencils + 7 test specs, each in f32/f64 x
     // fixed/periodic, and the random stencils in one dtype and boundary each;
     // with a GPU backend also `naive` of 3 cells a thread and of blocks of
-    // 2 rows of vectors, `tiled`, four `stream` variants and `auto`
+    // 3 rows of 2 cells, `tiled`, four `stream` variants and `auto`
     // (tests/build.rs), the blocks, the `stream` ones and `auto` not for 1-D stencils,
     // and three `temporal` and two `persistent` variants of the fixed-boundary
     // heat2d, heat3d, star3d25, j2d5pt, j3d7pt, j3d13pt, j3d27pt, coefstar3d and boxsum3d, of the

@@ -72,6 +72,14 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
         return planes_stream(st);
     }
     let naive = GpuTiling::model(Strategy::Naive);
+    if d.tuned && sums_blocks(st) {
+        return GpuTiling {
+            block: Some(vec![2, BLOCK_ROW_THREADS]),
+            coarsen: Some(BLOCK_BYTES / (BLOCK_ROW_CELLS * st.dtype.size())),
+            vector: Some(BLOCK_ROW_CELLS),
+            ..naive
+        };
+    }
     if sums_columns(st) {
         return GpuTiling {
             coarsen: Some(COLUMN_CELLS),
@@ -353,6 +361,55 @@ pub fn sums_columns(st: &Stencil) -> bool {
     st.dims() >= 2
         && st.statements.len() == 1
         && heavy
+        && crate::ir::weighted_sum(&st.statements[0].expr).is_some()
+}
+
+/// Reads a cell from which `auto` computes a 2-D weighted sum in `naive`
+/// blocks ([`sums_blocks`]): the box of radius 2 (25 reads) ran 1.08x its
+/// fused steps in f32 on the H200, which the trial of its fused steps now
+/// finds; stars and boxes of fewer reads fuse well past their single step.
+pub const BLOCK_READS: usize = 25;
+
+/// Bytes of results a thread of `auto`'s `naive` blocks computes
+/// ([`sums_blocks`]): rows of [`BLOCK_ROW_CELLS`] cells, 8 of them in f32
+/// and 4 in f64. On the H200 (AN5D's 2-D boxes of radius 2 to 4, 100
+/// steps, two rounds of one lease; design notes, "Blocks of rows") the
+/// blocks of 16 cells ran faster than those of 8 or 32 in f32 but on the
+/// box of radius 4 (8 rows of 4 cells 1.10x), and in f64 4 rows of 2 ran
+/// the boxes of radius 3 and 4 1.53x as fast as 8 rows of 2 (radius 2:
+/// 0.94x, where the fused steps stay ahead of both).
+pub const BLOCK_BYTES: usize = 64;
+
+/// Cells of the contiguous axis in each row of `auto`'s `naive` blocks: in
+/// f32, 8 rows of 2 ran the boxes of radius 2 and 3 1.09x-1.25x as fast as
+/// 8 rows of 4 (whose 32 sums a thread cost occupancy).
+pub const BLOCK_ROW_CELLS: usize = 2;
+
+/// Threads along the contiguous axis in a thread block of `auto`'s `naive`
+/// blocks (2 rows of them): `[2, 128]` ran the boxes of radius 3 and 4
+/// 1.00x-1.04x as fast as `naive`'s default `[8, 32]`, `[4, 64]`
+/// 1.00x-1.02x, `[16, 16]` 0.79x-0.96x.
+pub const BLOCK_ROW_THREADS: usize = 128;
+
+/// Whether `auto`'s single step is a `naive` thread of a block of
+/// [`BLOCK_BYTES`] of results, rows of [`BLOCK_ROW_CELLS`] cells: a 2-D
+/// stencil of one update that is a weighted sum of at least [`BLOCK_READS`]
+/// reads a cell, in f32, or in f64 where it waits on memory (flops per byte
+/// at most [`ARITHMETIC_INTENSITY`]). Each row of the block's window is
+/// loaded once, in vectors, for all its rows, where a column of
+/// [`COLUMN_CELLS`] loads each read once for its own cells only, and
+/// `stream`'s windows of such sums hold more than their registers. On the
+/// H200 `auto` ran AN5D's box2d3r 1.29x (f32) and 1.12x (f64) as fast as in
+/// columns, and box2d4r f32 1.29x (to 72%, 70% and 81% of their bounds;
+/// design notes, "Blocks of rows"); box2d4r in f64 (10 flops a byte) ran
+/// 0.82x in blocks of 4 rows, 0.53x in 8, and keeps the columns. In 3-D the
+/// blocks lost to the columns on every box (0.48x-0.88x).
+pub fn sums_blocks(st: &Stencil) -> bool {
+    let an = crate::analysis::analyse(st);
+    st.dims() == 2
+        && st.statements.len() == 1
+        && an.points >= BLOCK_READS
+        && (st.dtype == Dtype::F32 || an.flops <= ARITHMETIC_INTENSITY * an.bytes)
         && crate::ir::weighted_sum(&st.statements[0].expr).is_some()
 }
 

@@ -279,7 +279,7 @@ fn auto_single_steps_of_wider_stencils_compute_a_cell_a_thread() {
     let wide_2d = stencil(
         "\"y\", \"x\"",
         "f64",
-        "sum(r, 1, 8, u[r,0] + u[0,r] + u[-r,0] + u[0,-r])",
+        "sum(r, 1, 5, u[r,0] + u[0,r] + u[-r,0] + u[0,-r])",
     );
     assert!(register_words(&wide_2d, 4, 4, 1) > AUTO_REGISTER_WORDS);
     assert!(register_words(&wide_2d, 4, 1, 2) > WIDE_REGISTER_WORDS);
@@ -462,14 +462,37 @@ fn arithmetic_bound_or_spilling_windows_run_naive() {
                 .collect();
             stencil("\"y\", \"x\"", dtype, &terms.join(" + "))
         };
-        for dtype in ["f32", "f64"] {
-            let (fused, single) = one_step(&weighted(3, dtype), &CUDA);
+        // On CUDA, from 25 reads, in blocks of 64 bytes of results, rows of 2
+        // cells (8 rows in f32, 4 in f64), where it waits on memory or is
+        // f32; the box of radius 4 in f64 (10 flops a byte) keeps the
+        // columns, as HIP does from 49 reads.
+        for (r, dtype, rows) in [
+            (2, "f32", 8),
+            (2, "f64", 4),
+            (3, "f32", 8),
+            (3, "f64", 4),
+            (4, "f32", 8),
+        ] {
+            let (fused, single) = one_step(&weighted(r, dtype), &CUDA);
             assert_eq!(
-                (fused, single.0, single.3),
-                (Strategy::Temporal, Strategy::Naive, COLUMN_CELLS)
+                (fused, single.0, single.1, single.3, single.4),
+                (Strategy::Temporal, Strategy::Naive, vec![2, 128], rows, 2),
+                "radius {r}, {dtype}"
+            );
+            let (_, hip) = one_step(&weighted(r, dtype), &HIP);
+            let hip_cells = if r == 2 { 1 } else { COLUMN_CELLS };
+            assert_eq!(
+                (hip.3, hip.4 == 1),
+                (hip_cells, r > 2),
+                "radius {r}, {dtype} on HIP"
             );
         }
-        let (_, single) = one_step(&weighted(2, "f64"), &CUDA);
+        let (_, single) = one_step(&weighted(4, "f64"), &CUDA);
+        assert_eq!(
+            (single.0, single.3, single.4),
+            (Strategy::Naive, COLUMN_CELLS, 1)
+        );
+        let (_, single) = one_step(&weighted(2, "f64"), &HIP);
         assert_eq!(single.0, Strategy::Stream);
         // The radius-4 star in f64 holds 212 words, 2 flops a byte: `stream`'s
         // defaults (on HIP); so does the box of radius 1 (3.4 flops a byte).
