@@ -91,6 +91,17 @@ fn moved(offset: &[i64], k: i64) -> Vec<i64> {
     at
 }
 
+/// `lead`, a cell's offsets along the axes before the contiguous one,
+/// moved `ky` rows along the slowest axis (unchanged in 1-D, where it is
+/// empty).
+fn rows_down(lead: &[i64], ky: usize) -> Vec<i64> {
+    let mut at = lead.to_vec();
+    if let Some(r) = at.first_mut() {
+        *r += ky as i64;
+    }
+    at
+}
+
 impl Gen<'_> {
     /// The axis a thread's consecutive cells lie along: the contiguous one.
     fn row_axis(&self) -> usize {
@@ -129,10 +140,9 @@ impl Gen<'_> {
     /// `offset` moved `ky` rows along the slowest axis (2-D, 3-D) and `kx`
     /// cells along the contiguous one.
     fn moved_to(&self, offset: &[i64], ky: usize, kx: usize) -> Vec<i64> {
-        let mut at = moved(offset, kx as i64);
-        if self.row_axis() > 0 {
-            at[0] += ky as i64;
-        }
+        let x = self.row_axis();
+        let mut at = rows_down(&offset[..x], ky);
+        at.extend(moved(&offset[x..], kx as i64));
         at
     }
 
@@ -316,11 +326,7 @@ impl Gen<'_> {
         let mut reads: BTreeMap<(Slot, Vec<i64>), BTreeSet<i64>> = BTreeMap::new();
         for (slot, at) in offsets {
             for ky in 0..self.row_rows() {
-                let mut row = at[..x].to_vec();
-                if let Some(r) = row.first_mut() {
-                    *r += ky as i64;
-                }
-                let cells = reads.entry((slot, row)).or_default();
+                let cells = reads.entry((slot, rows_down(&at[..x], ky))).or_default();
                 cells.extend((0..self.row_cells() as i64).map(|k| k + at[x]));
             }
         }
@@ -415,10 +421,7 @@ impl Gen<'_> {
         };
         for (out, local) in stores {
             for ky in 0..self.row_rows() {
-                let mut here = vec![0; x];
-                if let Some(r) = here.first_mut() {
-                    *r = ky as i64;
-                }
+                let here = rows_down(&vec![0; x], ky);
                 for at in (0..self.row_cells()).step_by(v) {
                     let cells: Vec<String> = (at..at + v)
                         .map(|kx| format!("{local}{}", self.cell_suffix(ky, kx)))

@@ -358,10 +358,14 @@ pub fn sums_columns(st: &Stencil) -> bool {
     let heavy = an.points >= COLUMN_READS
         || an.flops > ARITHMETIC_INTENSITY * an.bytes
         || loads_from_l1(st);
-    st.dims() >= 2
-        && st.statements.len() == 1
-        && heavy
-        && crate::ir::weighted_sum(&st.statements[0].expr).is_some()
+    st.dims() >= 2 && heavy && one_weighted_sum(st)
+}
+
+/// Whether `st` is one update that is a weighted sum (reads times constants
+/// and parameters), whose shared reads a `naive` thread of several cells
+/// loads once for all of them.
+fn one_weighted_sum(st: &Stencil) -> bool {
+    st.statements.len() == 1 && crate::ir::weighted_sum(&st.statements[0].expr).is_some()
 }
 
 /// Reads a cell from which `auto` computes a 2-D weighted sum in `naive`
@@ -400,17 +404,17 @@ pub const BLOCK_ROW_THREADS: usize = 128;
 /// [`COLUMN_CELLS`] loads each read once for its own cells only, and
 /// `stream`'s windows of such sums hold more than their registers. On the
 /// H200 `auto` ran AN5D's box2d3r 1.29x (f32) and 1.12x (f64) as fast as in
-/// columns, and box2d4r f32 1.29x (to 72%, 70% and 81% of their bounds;
-/// design notes, "Blocks of rows"); box2d4r in f64 (10 flops a byte) ran
+/// columns, and box2d4r f32 1.29x (in thread blocks of `[8, 32]`; in
+/// `[2, 128]` at 74.5%, 70.6% and 81.2% of their bounds; design notes,
+/// "Blocks of rows"); box2d4r in f64 (10 flops a byte) ran
 /// 0.82x in blocks of 4 rows, 0.53x in 8, and keeps the columns. In 3-D the
 /// blocks lost to the columns on every box (0.48x-0.88x).
 pub fn sums_blocks(st: &Stencil) -> bool {
     let an = crate::analysis::analyse(st);
     st.dims() == 2
-        && st.statements.len() == 1
         && an.points >= BLOCK_READS
         && (st.dtype == Dtype::F32 || an.flops <= ARITHMETIC_INTENSITY * an.bytes)
-        && crate::ir::weighted_sum(&st.statements[0].expr).is_some()
+        && one_weighted_sum(st)
 }
 
 /// Whether `auto` leaves a 3-D stencil too wide for the vectors to `naive`
