@@ -89,12 +89,12 @@ pub use config::{Backend, Config, PlanSpace, PlanSpaces, Sources, generate, plan
 pub use diagnostic::Diagnostic;
 
 /// Not part of the API (feature `testing`): what the project's own test
-/// harness shares with the build, so that its checks run the build's code
-/// rather than a copy.
+/// harness and benchmark runner share with the build, so that they run the
+/// build's code rather than a copy.
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::toolchain::host_launches;
+    pub use crate::toolchain::{host_launches, target_feature_flags};
 }
 
 /// The stack of the thread that checks and generates: expressions are

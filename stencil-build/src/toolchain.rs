@@ -59,6 +59,13 @@ fn feature_flags(arch: &str, features: &str) -> Vec<String> {
         .collect()
 }
 
+/// [`feature_flags`] of the target a build script builds for.
+pub fn target_feature_flags() -> Vec<String> {
+    let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    feature_flags(&arch, &features)
+}
+
 /// Compiles C11 sources with `-O3`, OpenMP and `-fno-math-errno` into the
 /// static library `lib_name`, and links the OpenMP runtime and libm.
 ///
@@ -88,9 +95,7 @@ pub fn build_openmp(
     // generated C never reads errno.
     if !compiler.is_like_msvc() {
         build.flag("-fno-math-errno");
-        let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
-        let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-        for flag in feature_flags(&arch, &features) {
+        for flag in target_feature_flags() {
             build.flag(flag);
         }
     }

@@ -387,8 +387,13 @@ pub(super) fn interior(
     } else {
         dims
     };
+    // Blocks go to threads in runs that shrink as the step ends (`guided`):
+    // on the GPU machine's 16 cores, where threads ran unevenly, a static
+    // share left the step waiting on the slowest, and blocks handed out one
+    // at a time broke a thread's stream of rows into single rows (design
+    // notes, "Bands handed out").
     w.pragma(&format!(
-        "omp parallel for collapse({blocked}) schedule(static)"
+        "omp parallel for collapse({blocked}) schedule(guided)"
     ))?;
     let blocks: Vec<String> = (0..blocked)
         .map(|a| {
