@@ -551,10 +551,10 @@ fn tiles_3d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> f
 
 /// Bands a 2-D launch cuts a thread's share of rows into, at most.
 ///
-/// One band a thread, all sweeping in step, ran j2d5pt f64 8192^2 at
-/// 1.8x the copy bound on the GPU machine's 16 cores; eight a thread,
-/// handed out as threads finish one, at 2.3x-3.1x (design notes, "Bands
-/// handed out").
+/// One band a thread ran j2d5pt f64 8192^2 at 1.55x-1.83x the copy bound
+/// on the GPU machine's 16 cores, whose threads do not run at one speed;
+/// eight a thread, handed out as threads finish one, at 2.00x-3.08x
+/// (design notes, "Bands handed out").
 const BANDS_PER_THREAD: usize = 8;
 
 /// The rows a band recomputes for its neighbours (`r (steps - 1)` a side

@@ -31,7 +31,7 @@ use crate::ir::{Access, Slot, Statement, Stencil, WHOLE_AXIS};
 /// Bands a thread at least (where a grid has the rows): handed out as
 /// threads finish one, so that a slower thread takes fewer. On the GPU
 /// machine's 16 cores, 512^3, bands of 8 rows handed out ran acoustic25
-/// 1.1x-1.5x the one band of 32 rows a thread in a static share (design
+/// 1.0x-1.5x as fast as one band of 32 rows a thread in a static share (design
 /// notes, "Bands handed out").
 const BANDS_PER_THREAD: usize = 4;
 
