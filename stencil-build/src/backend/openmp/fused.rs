@@ -508,10 +508,30 @@ fn rings(w: &mut Writer, st: &Stencil, slices: usize, info: &StatementInfo) -> f
     w.guarded("if (rings == NULL)", "return 0;")
 }
 
+/// A launch's parallel region: each thread's ring, then `tiles` (an `omp
+/// for` loop nest, `collapse` its clause) handed out to the threads as
+/// they finish one.
+fn handed_out(
+    w: &mut Writer,
+    st: &Stencil,
+    collapse: &str,
+    tiles: impl FnOnce(&mut Writer) -> fmt::Result,
+) -> fmt::Result {
+    let t = st.dtype.c();
+    w.pragma("omp parallel")?;
+    w.braces(|w| {
+        writeln!(
+            w,
+            "{t} *ring = rings + per_thread * (size_t)omp_get_thread_num();"
+        )?;
+        w.pragma(&format!("omp for {collapse}schedule(dynamic, 1)"))?;
+        tiles(w)
+    })
+}
+
 /// 3-D: tiles of `block[0]` planes by `block[1]` rows, handed out to the
 /// threads as they finish one.
 fn tiles_3d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> fmt::Result {
-    let t = st.dtype.c();
     let h = &info.halo;
     let block = &st.tiling.openmp.block;
     writeln!(
@@ -526,13 +546,7 @@ fn tiles_3d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> f
         2 * h[1],
         b1 = block[1]
     )?;
-    w.pragma("omp parallel")?;
-    w.braces(|w| {
-        writeln!(
-            w,
-            "{t} *ring = rings + per_thread * (size_t)omp_get_thread_num();"
-        )?;
-        w.pragma("omp for collapse(2) schedule(dynamic, 1)")?;
+    handed_out(w, st, "collapse(2) ", |w| {
         let loops = [
             "for (ptrdiff_t b = 0; b < bands; ++b)".to_string(),
             "for (ptrdiff_t c = 0; c < tiles; ++c)".to_string(),
@@ -566,7 +580,6 @@ const HALO_SHARE: usize = 8;
 /// halo within 1 / [`HALO_SHARE`] of its rows, fewer where not, and never
 /// fewer than one a thread.
 fn bands_2d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> fmt::Result {
-    let t = st.dtype.c();
     let h0 = info.halo[0];
     let r0 = info.reach[0];
     writeln!(w, "const ptrdiff_t interior = n0 - {};", 2 * h0)?;
@@ -585,13 +598,7 @@ fn bands_2d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> f
             "const ptrdiff_t bands = even < nth ? nth : stencil_min({most}, even);"
         )?;
     }
-    w.pragma("omp parallel")?;
-    w.braces(|w| {
-        writeln!(
-            w,
-            "{t} *ring = rings + per_thread * (size_t)omp_get_thread_num();"
-        )?;
-        w.pragma("omp for schedule(dynamic, 1)")?;
+    handed_out(w, st, "", |w| {
         w.block("for (ptrdiff_t b = 0; b < bands; ++b)", |w| {
             writeln!(
                 w,
