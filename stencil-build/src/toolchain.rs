@@ -59,7 +59,9 @@ fn feature_flags(arch: &str, features: &str) -> Vec<String> {
         .collect()
 }
 
-/// [`feature_flags`] of the target a build script builds for.
+/// The C compiler flags of the target features a build script builds for
+/// (`CARGO_CFG_TARGET_FEATURE`, `CARGO_CFG_TARGET_ARCH`): `-mavx2` and the
+/// like, none off x86-64.
 pub fn target_feature_flags() -> Vec<String> {
     let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
