@@ -619,10 +619,10 @@ pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
 
 /// Settles the OpenMP backend's fused steps: a `time_block` above 1 that
 /// `st` cannot fuse is an error at it; without one, a stencil that can
-/// fuse gets the fused defaults ([`OpenmpTiling::default_for`]), but an f32
-/// 3-D one reaching [`MARCHING_REACH`] planes along the slowest axis, whose
+/// fuse gets the fused defaults ([`OpenmpTiling::default_for`]), but a 3-D
+/// one reaching [`MARCHING_REACH`] planes along the slowest axis, whose
 /// single steps without a block of the spec's march that axis, as do
-/// those of such stencils that cannot fuse, in either dtype.
+/// those of such stencils that cannot fuse.
 fn openmp_fusion(
     section: &TilingSection,
     st: &mut crate::ir::Stencil,
@@ -639,7 +639,7 @@ fn openmp_fusion(
             .with_hint("write `time_block = 1` (single steps), or remove it")),
         // Leapfrogs too: on 16 Xeon cores their fused sweeps ran 1.05x-1.63x
         // the single steps (radius 1), 0.96x-1.05x at radius 4.
-        (None, None) if !marches(st) || st.dtype == crate::ir::Dtype::F64 => {
+        (None, None) if !marches(st) => {
             let fused = OpenmpTiling::default_for(st.dims(), true);
             if omp.is_none_or(|s| s.block.is_none()) {
                 st.tiling.openmp.block = fused.block;
@@ -669,15 +669,17 @@ fn openmp_fusion(
 /// star3d25 and acoustic25 (`auto` before and after in turn, twice).
 /// Radius-1 and -2 stars and two-statement stencils of radius 1 ran
 /// 0.62x-1.00x the blocks on 512^3 (their few planes fit the caches' ways;
-/// design notes, "Planes a power of two apart"). On 16 Xeon cores (the
-/// same runs, 512^3) the bands ran star3d25 and acoustic25 in f32 1.15x-1.33x
-/// the fused tiles, in f64 0.73x-0.82x: steps that fuse keep their fused
-/// tiles in f64, and march in f32.
+/// design notes, "Planes a power of two apart"). On 16 Xeon cores (512^3),
+/// once bands were handed out as threads finish one (4 a thread or more),
+/// they ran acoustic25 f64 1.21x-1.26x and star3d25 f64 1.07x-1.13x the
+/// fused tiles (three rounds, one lease; design notes, "Bands handed
+/// out"), and f32 1.15x-1.33x before that: steps that fuse march too.
 pub const MARCHING_REACH: usize = 4;
 
-/// Rows of the bands of [`MARCHING_REACH`]'s default (fewer where threads
-/// would outnumber the bands): 32 ran 1.05x-1.5x as fast as 8 on 256^3 to
-/// 512^3 (star3d25 f64, 2 cores).
+/// Rows of the bands of [`MARCHING_REACH`]'s default at most (fewer where
+/// the threads would get fewer than 4 bands each): 32 ran 1.05x-1.5x as
+/// fast as 8 on 256^3 to 512^3 (star3d25 f64, 2 cores); on 16 cores, 512^3,
+/// bands of 8 handed out ran 1.0x-1.5x the one band of 32 a thread.
 pub const MARCHING_ROWS: usize = 32;
 
 /// Whether `st`'s steps default to bands marching the slowest axis, one

@@ -479,17 +479,14 @@ fn openmp_single_steps_reaching_4_planes_march_the_slowest_axis() {
     let given = omp(text(4, "[tiling.openmp]\nblock = [4, 8, 64]\n"));
     assert_eq!(given.block, [4, 8, 64], "a spec's block stands");
     let fixed = text(4, "").replace("[boundary]\nkind = \"periodic\"\n", "");
-    assert_eq!(
-        omp(fixed.clone()).time_block,
-        4,
-        "f64 steps that fuse keep their fused tiles"
-    );
+    for fixed in [fixed.clone(), fixed.replace("\"f64\"", "\"f32\"")] {
+        assert_eq!(
+            (omp(fixed.clone()).block, omp(fixed.clone()).time_block),
+            (vec![whole, 32, whole], 1),
+            "steps that could fuse march one at a time, in either dtype"
+        );
+    }
     let fixed = fixed.replace("\"f64\"", "\"f32\"");
-    assert_eq!(
-        (omp(fixed.clone()).block, omp(fixed.clone()).time_block),
-        (vec![whole, 32, whole], 1),
-        "f32 steps that could fuse march one at a time"
-    );
     let asked = format!("{fixed}[tiling.openmp]\ntime_block = 4\n");
     assert_eq!(omp(asked).time_block, 4, "a spec may ask to fuse them");
     let near = text(3, "").replace("[boundary]\nkind = \"periodic\"\n", "");
