@@ -85,8 +85,9 @@ fn fused_steps_in_a_reused_workspace_match_the_reference() {
 fn fused_steps_equal_single_steps_bit_for_bit() {
     assert_eq!(heat2d::openmp::TILING.time_block, 8);
     assert_eq!(heat3d::openmp::TILING.time_block, 4);
-    // 67 rows make one band a thread; 1201 make 8 a thread (each band's
-    // recomputed halo within an eighth of its rows), handed out.
+    // 67 rows make one band a thread; 1201 make 21 bands (each band's
+    // recomputed halo within an eighth of its rows), 8 a thread at most:
+    // several a thread, handed out, at the 2 or 3 threads of a test run.
     for shape2 in [[67, 45], [1201, 45]] {
         let mut fused: Vec<f64> = random_grid(shape2[0] * shape2[1], 7);
         let mut single = fused.clone();

@@ -130,7 +130,7 @@ pub(super) fn interior(
         |w| {
             writeln!(
                 w,
-                "/* Bands of at most {rows} rows, {BANDS_PER_THREAD} or more a thread, handed out as threads finish one. */"
+                "/* Bands of at most {rows} rows, {BANDS_PER_THREAD} a thread or more where the rows allow, handed out as threads finish one. */"
             )?;
             writeln!(
                 w,

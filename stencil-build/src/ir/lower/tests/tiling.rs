@@ -478,16 +478,17 @@ fn openmp_single_steps_reaching_4_planes_march_the_slowest_axis() {
     assert_eq!(omp(text(3, "")).block, [8, 16, 512], "reach 3: blocks");
     let given = omp(text(4, "[tiling.openmp]\nblock = [4, 8, 64]\n"));
     assert_eq!(given.block, [4, 8, 64], "a spec's block stands");
-    let fixed = text(4, "").replace("[boundary]\nkind = \"periodic\"\n", "");
-    for fixed in [fixed.clone(), fixed.replace("\"f64\"", "\"f32\"")] {
+    let fixed64 = text(4, "").replace("[boundary]\nkind = \"periodic\"\n", "");
+    let fixed32 = fixed64.replace("\"f64\"", "\"f32\"");
+    for fixed in [&fixed64, &fixed32] {
+        let tiling = omp(fixed.clone());
         assert_eq!(
-            (omp(fixed.clone()).block, omp(fixed.clone()).time_block),
+            (tiling.block, tiling.time_block),
             (vec![whole, 32, whole], 1),
             "steps that could fuse march one at a time, in either dtype"
         );
     }
-    let fixed = fixed.replace("\"f64\"", "\"f32\"");
-    let asked = format!("{fixed}[tiling.openmp]\ntime_block = 4\n");
+    let asked = format!("{fixed32}[tiling.openmp]\ntime_block = 4\n");
     assert_eq!(omp(asked).time_block, 4, "a spec may ask to fuse them");
     let near = text(3, "").replace("[boundary]\nkind = \"periodic\"\n", "");
     assert_eq!(omp(near).time_block, 4, "reach 3 fuses");
