@@ -195,6 +195,37 @@ fn frames_whose_reads_stay_on_the_grid_define_no_edge_helper() {
 }
 
 #[test]
+fn kernels_reading_no_neighbour_define_no_wrap_and_wait_at_no_barrier() {
+    // A periodic stencil that reads every grid at its own cell only: no
+    // index wraps, and `tiled` stages no tile; nvcc's `-Werror` refuses a
+    // helper nothing calls (the random specs found one).
+    for (axes, at) in [("\"x\"", "[0]"), ("\"y\", \"x\"", "[0,0]")] {
+        let st = lowered(format!(
+            "[stencil]\nname = \"h\"\ndtype = \"f64\"\naxes = [{axes}]\n\
+             [fields]\nu = {{ role = \"state\" }}\nk = {{ role = \"input\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"0.5*u{at} + 0.05*k{at}\"\n\
+             [boundary]\nkind = \"periodic\"\n"
+        ));
+        let an = crate::analysis::analyse(&st);
+        for strategy in [Strategy::Naive, Strategy::Tiled] {
+            let plan = resolve(&GpuTiling::model(strategy), &st, &CUDA).unwrap();
+            let code = source(&st, &an, &plan, "p", &CUDA);
+            assert!(!code.contains("stencil_mod"), "{code}");
+            assert!(!code.contains("__syncthreads"), "{code}");
+        }
+    }
+    // A neighbour read wraps, and its tile is waited for.
+    let (st, an) = heat2d("periodic");
+    let tiled = resolve(&GpuTiling::model(Strategy::Tiled), &st, &CUDA).unwrap();
+    let code = source(&st, &an, &tiled, "p", &CUDA);
+    assert!(
+        code.contains("ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)")
+            && code.contains("__syncthreads();"),
+        "{code}"
+    );
+}
+
+#[test]
 fn autos_single_steps_run_naive_on_small_grids() {
     // A periodic one runs `naive` on every grid (`model::periodic_rows`).
     let (periodic, _) = heat2d("periodic");

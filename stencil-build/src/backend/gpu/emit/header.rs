@@ -8,18 +8,39 @@ use crate::analysis::Analysis;
 use crate::backend::Writer;
 use crate::backend::gpu::plan::{self, SMALL_PLANES, model, small_planes_plan};
 use crate::backend::gpu::{Dialect, step};
-use crate::ir::{Boundary, Stencil, Strategy};
+use crate::ir::{Stencil, Strategy};
+
+/// The device helpers a file's kernels may call, each written only where
+/// the kernels' text calls it (so that no helper is unused: nvcc's
+/// `--Werror=all-warnings` refuses one).
+pub(super) struct Calls {
+    /// [`RESIDENCY`], the device's resident blocks.
+    pub residency: bool,
+    /// [`WRAP`], an index wrapped onto a periodic axis.
+    pub wrap: bool,
+}
+
+impl Calls {
+    /// The helpers `body` calls.
+    pub fn of(body: &str) -> Self {
+        Self {
+            residency: body.contains(RESIDENCY),
+            wrap: body.contains(&format!("{WRAP}(")),
+        }
+    }
+}
+
+/// The periodic axes' index wrap.
+pub(super) const WRAP: &str = "stencil_mod";
 
 /// The file's opening comment (of `st`), includes and the helpers its
-/// kernels (those of `kernels_of`) and `step`'s (the plan of launches of
-/// one step) call.
+/// kernels and `step`'s (the plan of launches of one step) call (`calls`).
 pub(super) fn header(
     w: &mut Writer,
     (st, an): (&Stencil, &Analysis),
-    kernels_of: &Stencil,
     plan: &Plan,
     step: Option<&Plan>,
-    residency: bool,
+    calls: &Calls,
     d: &Dialect,
 ) -> fmt::Result {
     let detail = detail(st, plan, d);
@@ -40,17 +61,11 @@ pub(super) fn header(
         writeln!(w, "#include <{}>", d.cooperative_header)?;
     }
     writeln!(w, "#include <stddef.h>")?;
-    if residency {
+    if calls.residency {
         writeln!(w, "#include <mutex>")?;
         residency_helper(w, d)?;
     }
-    let offsets = st.statements.iter().any(|s| {
-        let mut any = false;
-        s.expr
-            .for_each_read(&mut |a| any |= a.offset.iter().any(|&d| d != 0));
-        any
-    });
-    if kernels_of.boundary == Boundary::Periodic && (offsets || plan.strategy != Strategy::Naive) {
+    if calls.wrap {
         writeln!(w)?;
         writeln!(
             w,
@@ -59,7 +74,7 @@ pub(super) fn header(
              a 1-D stencil by integer arithmetic, only beyond. */"
         )?;
         let head =
-            "static __device__ __forceinline__ ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)";
+            format!("static __device__ __forceinline__ ptrdiff_t {WRAP}(ptrdiff_t i, ptrdiff_t n)");
         w.definition(head, |w| {
             writeln!(w, "if (i >= 0 && i < n)")?;
             writeln!(w, "    return i;")?;

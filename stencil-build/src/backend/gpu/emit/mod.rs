@@ -31,7 +31,7 @@ use crate::codegen::expr;
 use crate::codegen::index::{offset_index, wrapped_index};
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Bound, Boundary, Slot, Statement, Stencil, Strategy};
-use header::{RESIDENCY, header, join_x, single_step_kernel, twins};
+use header::{Calls, header, join_x, single_step_kernel, twins};
 
 /// The kernel source of one stencil for dialect `d`.
 pub fn source(st: &Stencil, an: &Analysis, plan: &Plan, prefix: &str, d: &Dialect) -> String {
@@ -89,16 +89,7 @@ fn with_header(
 ) -> String {
     let others = Companions::of(plan, kernels_of, d);
     Writer::text(|w| {
-        let residency = body.contains(RESIDENCY);
-        header(
-            w,
-            (st, an),
-            kernels_of,
-            plan,
-            others.step.as_ref(),
-            residency,
-            d,
-        )?;
+        header(w, (st, an), plan, others.step.as_ref(), &Calls::of(body), d)?;
         w.append(body);
         Ok(())
     })

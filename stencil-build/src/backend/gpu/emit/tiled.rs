@@ -25,15 +25,19 @@ impl Gen<'_> {
     }
 
     pub(super) fn tiled(&self, w: &mut Writer) -> fmt::Result {
-        self.thread_coordinates(w, !self.staged().is_empty())?;
-        for slot in self.staged() {
+        let staged = self.staged();
+        self.thread_coordinates(w, !staged.is_empty())?;
+        for &slot in &staged {
             self.load_tile(w, slot)?;
         }
-        writeln!(w, "__syncthreads();")?;
+        // A stencil that reads no grid at an offset stages nothing (its
+        // block has no tile to wait for).
+        if !staged.is_empty() {
+            writeln!(w, "__syncthreads();")?;
+        }
         let dims = self.dims();
         w.guarded(format_args!("if ({})", self.guard(0..dims)), "return;")?;
         writeln!(w, "const ptrdiff_t c = {};", linear_index(dims))?;
-        let staged = self.staged();
         let value = self.value(&|a: &Access| {
             if !staged.contains(&a.slot) {
                 return self.global_read(a);
