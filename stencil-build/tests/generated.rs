@@ -1,6 +1,7 @@
 //! What the generated code of every spec in the repository holds (the
 //! examples, the tests' specs and the performance corpus), beyond what the
-//! snapshots show: no declaration that nothing reads.
+//! snapshots show: no declaration that nothing reads, no helper that nothing
+//! calls.
 
 use std::path::{Path, PathBuf};
 
@@ -46,6 +47,51 @@ fn unread_declarations(code: &str) -> Vec<String> {
     unread
 }
 
+/// The `static` functions (C's and the devices' helpers, kernels) that
+/// `code` defines and never names again. nvcc refuses an uncalled device
+/// helper under `--Werror`; the C compilers do not warn of an uncalled
+/// `static inline` one, which is dead code all the same.
+fn uncalled_functions(code: &str) -> Vec<String> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let words = |l: &str| -> Vec<String> {
+        l.split(|c| !ident(c))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let mut uncalled = Vec::new();
+    for line in code.lines().filter(|l| l.starts_with("static ")) {
+        // The name is the word before the parameters' parenthesis (after
+        // `__launch_bounds__(..)`, if any).
+        let head = line
+            .rsplit_once("__launch_bounds__")
+            .map_or(line, |(_, h)| h.split_once(')').map_or(h, |(_, rest)| rest));
+        let Some((before, _)) = head.split_once('(') else {
+            continue;
+        };
+        let Some(name) = words(before).pop() else {
+            continue;
+        };
+        let uses = code
+            .lines()
+            .map(|l| words(l).iter().filter(|w| **w == name).count())
+            .sum::<usize>();
+        if uses < 2 {
+            uncalled.push(name);
+        }
+    }
+    uncalled
+}
+
+#[test]
+fn the_checker_finds_an_uncalled_function() {
+    let code = "static inline int twice(int n)\n{\n    return 2 * n;\n}\n\n\
+                static __global__ void __launch_bounds__(256) k(int *p)\n{\n    p[0] = 1;\n}\n\n\
+                static inline int once(int n)\n{\n    return n;\n}\n\n\
+                int f(int *p)\n{\n    k<<<1, 1>>>(p);\n    return twice(p[0]);\n}\n";
+    assert_eq!(uncalled_functions(code), vec!["once".to_string()]);
+}
+
 #[test]
 fn the_checker_finds_an_unread_declaration() {
     let code = "int f(int n)\n{\n    const ptrdiff_t lo0 = 0;\n    const double *const at = p + n;\n    return at[1];\n}\n";
@@ -53,7 +99,7 @@ fn the_checker_finds_an_unread_declaration() {
 }
 
 #[test]
-fn no_generated_declaration_goes_unread() {
+fn no_generated_declaration_goes_unread_and_no_helper_uncalled() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
     for dir in ["examples", "tests/stencils"] {
@@ -71,6 +117,9 @@ fn no_generated_declaration_goes_unread() {
         ] {
             for name in unread_declarations(code) {
                 found.push(format!("{} ({backend}): {name}", file.display()));
+            }
+            for name in uncalled_functions(code) {
+                found.push(format!("{} ({backend}): {name}()", file.display()));
             }
         }
     }

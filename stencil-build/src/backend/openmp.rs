@@ -62,8 +62,7 @@ pub fn runtime_source(prefix: &str) -> String {
 
 /// The C source of one stencil's kernels.
 pub fn source(st: &Stencil, an: &Analysis, prefix: &str) -> String {
-    Writer::text(|w| {
-        header(w, st, an)?;
+    let body = Writer::text(|w| {
         for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
             writeln!(w)?;
             statement(w, st, s, info, k, prefix)?;
@@ -73,10 +72,17 @@ pub fn source(st: &Stencil, an: &Analysis, prefix: &str) -> String {
             }
         }
         Ok(())
+    });
+    Writer::text(|w| {
+        header(w, st, an, &body)?;
+        w.append(&body);
+        Ok(())
     })
 }
 
-fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
+/// The file's opening comment, includes and the helpers `body` (the
+/// kernels) calls: a helper nothing calls would be dead code.
+fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Result {
     let block: Vec<String> = st
         .tiling
         .openmp
@@ -121,24 +127,22 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis) -> fmt::Result {
         writeln!(w, "#include <unistd.h>")?;
         w.directive("#endif")?;
     }
-    writeln!(w)?;
-    w.definition(
-        "static inline ptrdiff_t stencil_min(ptrdiff_t a, ptrdiff_t b)",
-        |w| writeln!(w, "return a < b ? a : b;"),
-    )?;
-    if fuses(st) && st.dims() == 3 {
-        writeln!(w)?;
-        w.definition(
-            "static inline ptrdiff_t stencil_max(ptrdiff_t a, ptrdiff_t b)",
-            |w| writeln!(w, "return a > b ? a : b;"),
-        )?;
+    let calls = |name: &str| body.contains(&format!("{name}("));
+    for (name, op) in [("stencil_min", '<'), ("stencil_max", '>')] {
+        if calls(name) {
+            writeln!(w)?;
+            w.definition(
+                format_args!("static inline ptrdiff_t {name}(ptrdiff_t a, ptrdiff_t b)"),
+                |w| writeln!(w, "return a {op} b ? a : b;"),
+            )?;
+        }
     }
-    if fuses(st) {
+    if calls("stencil_ring_budget") {
         writeln!(w)?;
         fused::ring_budget(w)?;
     }
-    edge_helpers(w, st, "static inline", |_| true)?;
-    if st.statements.iter().any(|s| s.expr.uses_powi()) {
+    edge_helpers(w, st, "static inline", calls)?;
+    if calls("stencil_powi") {
         writeln!(w)?;
         super::powi_helper(w, st.dtype, "static inline")?;
     }
