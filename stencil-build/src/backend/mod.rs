@@ -304,6 +304,17 @@ pub fn slab_variables(dims: usize, slabs: &[(usize, usize)]) -> Vec<[bool; 4]> {
     used
 }
 
+/// Whether `code` calls function `name`: `name(` where no identifier
+/// character comes before it. A generated name may end in a helper's name
+/// (the launcher of a field called `stencil_mod` is `.._update_stencil_mod(`),
+/// so the bare text is not enough.
+pub fn calls(code: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let call = format!("{name}(");
+    code.match_indices(&call)
+        .any(|(at, _)| !code[..at].ends_with(ident))
+}
+
 /// The C helpers that reads past the edge call ([`CRemap`]), declared
 /// with `qualifiers`: `stencil_wrap` where a side is periodic,
 /// `stencil_reflect` where one reflects; of those, only the ones `calls`
@@ -443,5 +454,21 @@ impl CExpr<'_> {
             Dtype::F64 => (1.0 / divisor, (1.0 / divisor).is_normal()),
         };
         normal.then_some(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::calls;
+
+    #[test]
+    fn a_call_is_the_name_alone_before_its_parenthesis() {
+        let code = "out[c] = stencil_mod(i, n);";
+        assert!(calls(code, "stencil_mod"));
+        // A launcher whose name ends in the helper's calls no helper.
+        let launcher = "int p__s__update_stencil_mod(ptrdiff_t n0)\n{\n    return 0;\n}";
+        assert!(!calls(launcher, "stencil_mod"));
+        assert!(!calls("stencil_mod = 1;", "stencil_mod"));
+        assert!(calls("(stencil_mod(0, 1))", "stencil_mod"));
     }
 }

@@ -127,7 +127,7 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
         writeln!(w, "#include <unistd.h>")?;
         w.directive("#endif")?;
     }
-    let calls = |name: &str| body.contains(&format!("{name}("));
+    let calls = |name: &str| super::calls(body, name);
     for (name, op) in [("stencil_min", '<'), ("stencil_max", '>')] {
         if calls(name) {
             writeln!(w)?;

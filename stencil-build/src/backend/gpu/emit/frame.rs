@@ -315,7 +315,7 @@ pub(super) fn frames(
     // A frame whose reads stay on the grid (a box far from the sides, a
     // statement that reads only its own cell) calls no helper.
     edge_helpers(w, st, "static __device__ __forceinline__", |name| {
-        body.contains(&format!("{name}("))
+        crate::backend::calls(&body, name)
     })?;
     w.append(&body);
     Ok(())

@@ -24,8 +24,8 @@ impl Calls {
     /// The helpers `body` calls.
     pub fn of(body: &str) -> Self {
         Self {
-            residency: body.contains(RESIDENCY),
-            wrap: body.contains(&format!("{WRAP}(")),
+            residency: crate::backend::calls(body, RESIDENCY),
+            wrap: crate::backend::calls(body, WRAP),
         }
     }
 }
