@@ -99,6 +99,16 @@ fn row_name(st: &Stencil, slot: Slot, dz: i64) -> String {
     format!("{}_{plane}", slot_name(st, slot))
 }
 
+/// `extent` (C) capped at a block's `limit`, which [`WHOLE_AXIS`] leaves
+/// uncapped.
+fn at_most(limit: usize, extent: &str) -> String {
+    if limit == WHOLE_AXIS {
+        extent.to_string()
+    } else {
+        format!("stencil_min({limit}, {extent})")
+    }
+}
+
 /// The marching loops over the cells `span` of statement `s` (`[from, to]`
 /// per axis, as C), in place of the cache-blocked nest.
 pub(super) fn interior(
@@ -128,9 +138,14 @@ pub(super) fn interior(
     w.block(
         format_args!("if ({lo0} < {hi0} && {lo1} < {hi1} && {lo2} < {hi2})"),
         |w| {
+            let most = if rows == WHOLE_AXIS {
+                String::new()
+            } else {
+                format!(" of at most {rows} rows")
+            };
             writeln!(
                 w,
-                "/* Bands of at most {rows} rows, {BANDS_PER_THREAD} a thread or more where the rows allow, handed out as threads finish one. */"
+                "/* Bands{most}, {BANDS_PER_THREAD} a thread or more where the rows allow, handed out as threads finish one. */"
             )?;
             writeln!(
                 w,
@@ -138,9 +153,14 @@ pub(super) fn interior(
             )?;
             writeln!(
                 w,
-                "const ptrdiff_t band = stencil_min({rows}, ({hi1} - {lo1} + bands - 1) / bands);"
+                "const ptrdiff_t band = {};",
+                at_most(rows, &format!("({hi1} - {lo1} + bands - 1) / bands"))
             )?;
-            writeln!(w, "const ptrdiff_t chunk = stencil_min({cells}, {hi2} - {lo2});")?;
+            writeln!(
+                w,
+                "const ptrdiff_t chunk = {};",
+                at_most(cells, &format!("{hi2} - {lo2}"))
+            )?;
             let line = 64 / st.dtype.size();
             writeln!(
                 w,
