@@ -52,13 +52,14 @@ fn unread_declarations(code: &str) -> Vec<String> {
 /// helper under `--Werror`; the C compilers do not warn of an uncalled
 /// `static inline` one, which is dead code all the same.
 fn uncalled_functions(code: &str) -> Vec<String> {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let words = |l: &str| -> Vec<String> {
-        l.split(|c| !ident(c))
+    fn words(line: &str) -> impl Iterator<Item = &str> {
+        line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
+    }
+    let mut uses = std::collections::HashMap::new();
+    for word in code.lines().flat_map(words) {
+        *uses.entry(word).or_insert(0) += 1;
+    }
     let mut uncalled = Vec::new();
     for line in code.lines().filter(|l| l.starts_with("static ")) {
         // The name is the word before the parameters' parenthesis (after
@@ -69,15 +70,10 @@ fn uncalled_functions(code: &str) -> Vec<String> {
         let Some((before, _)) = head.split_once('(') else {
             continue;
         };
-        let Some(name) = words(before).pop() else {
-            continue;
-        };
-        let uses = code
-            .lines()
-            .map(|l| words(l).iter().filter(|w| **w == name).count())
-            .sum::<usize>();
-        if uses < 2 {
-            uncalled.push(name);
+        if let Some(name) = words(before).last()
+            && uses[name] < 2
+        {
+            uncalled.push(name.to_string());
         }
     }
     uncalled

@@ -403,17 +403,6 @@ impl Expr {
             Expr::Call(_, args) => args.iter().for_each(|a| a.for_each_read(f)),
         }
     }
-
-    /// Whether an integer power appears anywhere.
-    pub fn uses_powi(&self) -> bool {
-        match self {
-            Expr::PowI(..) => true,
-            Expr::Lit(_) | Expr::Param(_) | Expr::Read(_) => false,
-            Expr::Neg(x) => x.uses_powi(),
-            Expr::Bin(_, a, b) => a.uses_powi() || b.uses_powi(),
-            Expr::Call(_, args) => args.iter().any(Expr::uses_powi),
-        }
-    }
 }
 
 /// One `[[update]]`: `target <- expr` at every cell of its region.

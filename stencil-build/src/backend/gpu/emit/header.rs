@@ -16,22 +16,23 @@ use crate::ir::{Stencil, Strategy};
 pub(super) struct Calls {
     /// [`RESIDENCY`], the device's resident blocks.
     pub residency: bool,
-    /// [`WRAP`], an index wrapped onto a periodic axis.
+    /// `stencil_mod`, an index wrapped onto a periodic axis.
     pub wrap: bool,
+    /// `stencil_powi`, an integer power.
+    pub powi: bool,
 }
 
 impl Calls {
     /// The helpers `body` calls.
     pub fn of(body: &str) -> Self {
+        let calls = |name| crate::backend::calls(body, name);
         Self {
-            residency: crate::backend::calls(body, RESIDENCY),
-            wrap: crate::backend::calls(body, WRAP),
+            residency: calls(RESIDENCY),
+            wrap: calls("stencil_mod"),
+            powi: calls("stencil_powi"),
         }
     }
 }
-
-/// The periodic axes' index wrap.
-pub(super) const WRAP: &str = "stencil_mod";
 
 /// The file's opening comment (of `st`), includes and the helpers its
 /// kernels and `step`'s (the plan of launches of one step) call (`calls`).
@@ -74,7 +75,7 @@ pub(super) fn header(
              a 1-D stencil by integer arithmetic, only beyond. */"
         )?;
         let head =
-            format!("static __device__ __forceinline__ ptrdiff_t {WRAP}(ptrdiff_t i, ptrdiff_t n)");
+            "static __device__ __forceinline__ ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)";
         w.definition(head, |w| {
             writeln!(w, "if (i >= 0 && i < n)")?;
             writeln!(w, "    return i;")?;
@@ -86,7 +87,7 @@ pub(super) fn header(
             writeln!(w, "return m < 0 ? m + n : m;")
         })?;
     }
-    if st.statements.iter().any(|s| s.expr.uses_powi()) {
+    if calls.powi {
         writeln!(w)?;
         crate::backend::powi_helper(w, st.dtype, "static __device__ __forceinline__")?;
     }
