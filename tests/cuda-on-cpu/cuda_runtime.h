@@ -5,7 +5,7 @@
  * block, shared>>>(args)` as `cuda_on_cpu::launch(kernel, grid, block,
  * shared, args)` and `extern __shared__ ... shared[]` as `using ::shared`.
  *
- * Every GPU thread is a fiber (ucontext), and a block's fibers run in turns on
+ * Every GPU thread is a fiber (its own stack), and a block's fibers run in turns on
  * one OS thread: a fiber runs until it reaches a barrier (`__syncthreads`, or
  * a warp shuffle, which is a barrier of its 32 lanes), then the next one
  * runs. Blocks run one after another; those of a cooperative launch each as
@@ -39,7 +39,9 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if !defined(__x86_64__)
 #include <ucontext.h>
+#endif
 
 #include <algorithm>
 #include <functional>
@@ -164,8 +166,78 @@ constexpr int MULTIPROCESSORS = 2;
 
 enum class State { Runnable, AtWarpBarrier, AtBlockBarrier, AtGridBarrier, Done };
 
+#if defined(__x86_64__)
+/* A fiber's saved stack pointer; what it needs to resume lies on that stack.
+ * Switching saves and restores only what the ABI has a callee keep (no signal
+ * mask): ucontext's `swapcontext` and `getcontext` each make a system call for
+ * the mask, and took three quarters of the emulated tests' time. */
+struct Context {
+    void *sp = nullptr;
+};
+
+/* Pushes the callee-saved registers and the SSE and x87 control words onto
+ * this stack, stores its pointer in `*from`, then pops the same from the stack
+ * `to` and returns to whatever called `switch_stack` there (or, the first time,
+ * to the entry `make_context` put there). */
+__attribute__((naked, noinline)) static void switch_stack(void **from, void *to) {
+    __asm__ volatile("pushq %rbp\n\t"
+                     "pushq %rbx\n\t"
+                     "pushq %r12\n\t"
+                     "pushq %r13\n\t"
+                     "pushq %r14\n\t"
+                     "pushq %r15\n\t"
+                     "subq $8, %rsp\n\t"
+                     "stmxcsr (%rsp)\n\t"
+                     "fnstcw 4(%rsp)\n\t"
+                     "movq %rsp, (%rdi)\n\t"
+                     "movq %rsi, %rsp\n\t"
+                     "ldmxcsr (%rsp)\n\t"
+                     "fldcw 4(%rsp)\n\t"
+                     "addq $8, %rsp\n\t"
+                     "popq %r15\n\t"
+                     "popq %r14\n\t"
+                     "popq %r13\n\t"
+                     "popq %r12\n\t"
+                     "popq %rbx\n\t"
+                     "popq %rbp\n\t"
+                     "ret\n\t");
+}
+
+inline void switch_context(Context &from, Context &to) { switch_stack(&from.sp, to.sp); }
+
+/* A context that starts `entry` (which must never return) on `stack`: the
+ * frame `switch_stack` pops, the caller's control words in it, its return
+ * address `entry`, entered with the stack aligned as after a call. */
+inline void make_context(Context &c, char *stack, size_t size, void (*entry)()) {
+    uintptr_t top = (uintptr_t)(stack + size) & ~(uintptr_t)15;
+    void **sp = (void **)(top - 72);
+    uint32_t words[2] = {0, 0};
+    __asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(words[0]), "=m"(*(uint16_t *)&words[1]));
+    memcpy(&sp[0], words, sizeof words);
+    for (int r = 1; r <= 6; ++r) sp[r] = nullptr;
+    sp[7] = (void *)entry;
+    sp[8] = nullptr; /* the return address `entry` never uses */
+    c.sp = sp;
+}
+#else
+/* Elsewhere, ucontext (each switch a system call for the signal mask). */
+struct Context {
+    ucontext_t uc;
+};
+
+inline void switch_context(Context &from, Context &to) { swapcontext(&from.uc, &to.uc); }
+
+inline void make_context(Context &c, char *stack, size_t size, void (*entry)()) {
+    getcontext(&c.uc);
+    c.uc.uc_stack.ss_sp = stack;
+    c.uc.uc_stack.ss_size = size;
+    c.uc.uc_link = nullptr;
+    makecontext(&c.uc, entry, 0);
+}
+#endif
+
 struct Fiber {
-    ucontext_t context;
+    Context context;
     uint3 thread, block;
     /* The fiber index of the first lane of this thread's warp. */
     size_t warp_first;
@@ -178,7 +250,7 @@ struct World {
     std::vector<std::unique_ptr<char[]>> stacks;
     /* One value per thread, for the shuffle its warp is in. */
     std::vector<uint64_t> lanes;
-    ucontext_t scheduler;
+    Context scheduler;
     Fiber *current = nullptr;
     dim3 block, grid;
     bool cooperative = false;
@@ -244,14 +316,17 @@ inline void wait(State at) {
     World &w = world();
     Fiber *self = w.current;
     self->state = at;
-    swapcontext(&self->context, &w.scheduler);
+    switch_context(self->context, w.scheduler);
 }
 
-inline void start() {
+/* A fiber's entry: the kernel's body, then the turn back for good (the
+ * scheduler never resumes a fiber that is done). */
+[[noreturn]] inline void start() {
     World &w = world();
     w.body();
     w.current->state = State::Done;
-    /* uc_link returns to the scheduler. */
+    switch_context(w.current->context, w.scheduler);
+    fail("a fiber resumed after its kernel returned");
 }
 
 /* Opens the barrier that every live fiber of [first, last) waits at, if they all wait at `at`. */
@@ -310,11 +385,7 @@ inline void run_together(const std::vector<uint3> &blocks) {
         f.warp_first = b * threads + t / WARP * WARP;
         f.lane = unsigned(t % WARP);
         f.state = State::Runnable;
-        getcontext(&f.context);
-        f.context.uc_stack.ss_sp = w.stacks[i].get();
-        f.context.uc_stack.ss_size = STACK;
-        f.context.uc_link = &w.scheduler;
-        makecontext(&f.context, start, 0);
+        make_context(f.context, w.stacks[i].get(), STACK, start);
     }
     /* Each block in turn runs as far as it can (to its end, or to the grid's
      * sync), so that a missing grid barrier shows: the blocks after it would
@@ -327,7 +398,7 @@ inline void run_together(const std::vector<uint3> &blocks) {
                     Fiber &f = w.fibers[i];
                     if (f.state != State::Runnable) continue;
                     w.current = &f;
-                    swapcontext(&w.scheduler, &f.context);
+                    switch_context(w.scheduler, f.context);
                 }
             } while (open_barriers(b));
         }
