@@ -1,10 +1,10 @@
 //! The comparison of a compiled stencil's backends with its reference: the
 //! entry a stencil is described by, random grids, the tolerance, the shapes
 //! and the check. Also compiled into the scratch crates of
-//! `tests/random_stencils.rs` (it needs only the generated `StencilError`).
+//! `tests/random_stencils.rs` (it needs only the generated `StencilError`, and
+//! `stencil-test-numbers`).
 
 use crate::StencilError;
-use std::fmt::Debug;
 
 /// A generated `run_grids` entry point.
 pub type RunGrids<T> = fn(&mut [&mut [T]], &[usize], &[T], u64) -> Result<(), StencilError>;
@@ -32,41 +32,11 @@ pub struct Entry<T: 'static> {
     pub backends: &'static [(&'static str, RunGrids<T>)],
 }
 
-/// The element types under test.
-pub trait Real: Copy + Debug + PartialEq + Into<f64> + 'static {
-    /// Machine epsilon.
-    const EPSILON: f64;
-    /// Rounds an f64.
-    fn from_f64(v: f64) -> Self;
-}
-
-impl Real for f32 {
-    const EPSILON: f64 = f32::EPSILON as f64;
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-}
-
-impl Real for f64 {
-    const EPSILON: f64 = f64::EPSILON;
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-}
+pub use stencil_test_numbers::Real;
 
 /// Uniform values in [0.5, 1.5) from a fixed seed (splitmix64).
 pub fn random_grid<T: Real>(cells: usize, seed: u64) -> Vec<T> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
-    (0..cells)
-        .map(|_| {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            T::from_f64(0.5 + (z >> 11) as f64 / (1u64 << 53) as f64)
-        })
-        .collect()
+    T::random_grid(cells, seed)
 }
 
 /// Largest difference allowed between a backend and the reference, relative
@@ -83,20 +53,7 @@ pub fn tolerance<T: Real>(flops: usize, steps: u64) -> f64 {
 /// Worst difference over `got` vs `want`, relative to the largest |want| (at
 /// least 1), with the index where it occurs.
 pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
-    let scale = want.iter().map(|&w| w.into().abs()).fold(1.0, f64::max);
-    got.iter()
-        .zip(want)
-        .enumerate()
-        .map(|(i, (&g, &w))| {
-            let (g, w): (f64, f64) = (g.into(), w.into());
-            let d = if g.is_nan() || w.is_nan() {
-                f64::INFINITY
-            } else {
-                (g - w).abs() / scale
-            };
-            (d, i)
-        })
-        .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
+    T::worst_difference(got, want)
 }
 
 /// The shapes each variant is checked on: the smallest legal one, a small one

@@ -36,10 +36,11 @@ fn scratch() -> &'static (PathBuf, PathBuf) {
         let manifest = format!(
             "[package]\nname = \"random-stencil\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
              [features]\ndefault = [\"openmp\"]\nopenmp = []\n\n\
-             [dependencies]\nstencil-rt = {{ path = {:?} }}\n\n\
+             [dependencies]\nstencil-rt = {{ path = {:?} }}\nstencil-test-numbers = {{ path = {:?} }}\n\n\
              [build-dependencies]\nstencil-build = {{ path = {:?} }}\n\n\
              [profile.dev]\nopt-level = 1\n\n[workspace]\n",
             here.join("../stencil-rt").display().to_string(),
+            here.join("numbers").display().to_string(),
             here.join("../stencil-build").display().to_string()
         );
         let main = format!(
