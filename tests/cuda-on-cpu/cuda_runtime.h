@@ -206,11 +206,12 @@ __attribute__((naked, noinline)) static void switch_stack(void **from, void *to)
 inline void switch_context(Context &from, Context &to) { switch_stack(&from.sp, to.sp); }
 
 /* A context that starts `entry` (which must never return) on `stack`: the
- * frame `switch_stack` pops, the caller's control words in it, its return
- * address `entry`, entered with the stack aligned as after a call. */
+ * frame `switch_stack` pops (nine slots: the caller's control words, six
+ * registers, the return address `entry`, and a return address for `entry`
+ * itself), so that `entry` starts with the stack aligned as after a call. */
 inline void make_context(Context &c, char *stack, size_t size, void (*entry)()) {
     uintptr_t top = (uintptr_t)(stack + size) & ~(uintptr_t)15;
-    void **sp = (void **)(top - 72);
+    void **sp = (void **)(top - 9 * sizeof(void *));
     uint32_t words[2] = {0, 0};
     __asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(words[0]), "=m"(*(uint16_t *)&words[1]));
     memcpy(&sp[0], words, sizeof words);
