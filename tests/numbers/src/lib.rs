@@ -23,6 +23,9 @@ pub trait Real: Copy + Debug + PartialEq + Into<f64> + 'static {
     fn worst_difference(got: &[Self], want: &[Self]) -> (f64, usize);
 }
 
+// Each type's methods call the generic loops below, so that they are
+// instantiated here: as default methods of the trait they would be generic
+// over `Self`, and compiled (unoptimized) in whichever crate calls them.
 impl Real for f32 {
     const EPSILON: f64 = f32::EPSILON as f64;
     fn from_f64(v: f64) -> Self {
