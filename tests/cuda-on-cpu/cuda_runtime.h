@@ -511,6 +511,19 @@ T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32) {
     return cuda_on_cpu::shuffle(value, source, source < start + width);
 }
 
+/* The device's reciprocal square roots are approximations: CUDA's `rsqrtf` is
+ * within 2 ulp of 1 / sqrt(x), `rsqrt` within 1. The emulation returns the host's
+ * 1 / sqrt(x) moved that many ulp away from zero, so that the tests hold kernels
+ * to the device's worst case rather than to an exact root. */
+inline float rsqrtf(float x) {
+    const float r = 1.0f / sqrtf(x);
+    return isfinite(r) && r != 0.0f ? nextafterf(nextafterf(r, 2.0f * r), 2.0f * r) : r;
+}
+inline double rsqrt(double x) {
+    const double r = 1.0 / sqrt(x);
+    return isfinite(r) && r != 0.0 ? nextafter(r, 2.0 * r) : r;
+}
+
 /* ---- the runtime API the generated code calls; "device" memory is host memory ---- */
 /* Device buffers end where an inaccessible page starts (to 16 bytes, the
  * widest vector), so that a kernel reading or writing past the end of one

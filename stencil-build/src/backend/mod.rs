@@ -131,6 +131,20 @@ pub fn powi_helper(w: &mut Writer, dtype: Dtype, qualifiers: &str) -> fmt::Resul
     })
 }
 
+/// `1 / sqrt(x)`, which expressions dividing by a root multiply by,
+/// declared with `qualifiers` and computed by `body` (C: the root and the
+/// division, as the reference computes them; GPUs: the device's reciprocal
+/// square root, one special-function instruction where a correctly rounded
+/// root and division take about twenty: within 2 ulp, well inside the tests'
+/// tolerance).
+pub fn rsqrt_helper(w: &mut Writer, dtype: Dtype, qualifiers: &str, body: &str) -> fmt::Result {
+    let t = dtype.c();
+    writeln!(w, "/* 1 / sqrt(x). */")?;
+    w.definition(format_args!("{qualifiers} {t} stencil_rsqrt({t} x)"), |w| {
+        writeln!(w, "{body}")
+    })
+}
+
 /// The arguments that pass a C statement function's own parameters on:
 /// `i0..` (where `with_coords`), `n0..`, `outputs`, the slots it reads,
 /// `p_<param>..`.
@@ -419,6 +433,11 @@ impl Dialect for CExpr<'_> {
 
     fn powi(&self, base: &str, n: i32) -> String {
         format!("stencil_powi({base}, {n})")
+    }
+
+    /// `stencil_rsqrt(arg)`, which each backend defines ([`rsqrt_helper`]).
+    fn reciprocal_sqrt(&self, arg: &str) -> Option<String> {
+        Some(format!("stencil_rsqrt({arg})"))
     }
 
     fn literal(&self, value: f64) -> String {

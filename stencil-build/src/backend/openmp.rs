@@ -146,6 +146,12 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
         writeln!(w)?;
         super::powi_helper(w, st.dtype, "static inline")?;
     }
+    if calls("stencil_rsqrt") {
+        writeln!(w)?;
+        let one = expr::float_literal(1.0, st.dtype, super::suffix(st.dtype));
+        let body = format!("return {one} / sqrt{}(x);", super::suffix(st.dtype));
+        super::rsqrt_helper(w, st.dtype, "static inline", &body)?;
+    }
 
     Ok(())
 }

@@ -24,6 +24,12 @@ pub trait Dialect {
     fn reciprocal(&self, _divisor: f64) -> Option<String> {
         None
     }
+    /// What to multiply by instead of dividing by `sqrt(arg)` (`arg`
+    /// printed), for targets with a reciprocal square root faster than a
+    /// root and a division (`None`, the default: divide by the root).
+    fn reciprocal_sqrt(&self, _arg: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Spells a literal of `dtype` so it round-trips, with `suffix` for floats
@@ -63,6 +69,15 @@ fn printed(expr: &Expr, d: &impl Dialect) -> (String, u8) {
                 && let Some(r) = d.reciprocal(divisor) =>
         {
             (format!("{} * {r}", operand(a, d, PRODUCT)), PRODUCT)
+        }
+        Expr::Bin(Op::Div, a, b)
+            if let Expr::Call(Func::Sqrt, root) = &**b
+                && let Some(r) = d.reciprocal_sqrt(&print(&root[0], d)) =>
+        {
+            match **a {
+                Expr::Lit(1.0) => (r, ATOM),
+                _ => (format!("{} * {r}", operand(a, d, PRODUCT)), PRODUCT),
+            }
         }
         Expr::Bin(op, a, b) => {
             let (prec, sym) = match op {
@@ -186,6 +201,47 @@ mod tests {
         // Not a literal: a division.
         let e = bin(Op::Div, read(0), Box::new(Expr::Param(0)));
         assert_eq!(print(&e, &Reciprocals), "u[0] / p0");
+    }
+
+    /// Multiplies by a reciprocal square root instead of dividing by roots.
+    struct Roots;
+    impl Dialect for Roots {
+        fn read(&self, a: &Access) -> String {
+            Plain.read(a)
+        }
+        fn param(&self, i: usize) -> String {
+            Plain.param(i)
+        }
+        fn call(&self, f: Func, args: &[String]) -> String {
+            Plain.call(f, args)
+        }
+        fn powi(&self, base: &str, n: i32) -> String {
+            Plain.powi(base, n)
+        }
+        fn literal(&self, v: f64) -> String {
+            Plain.literal(v)
+        }
+        fn reciprocal_sqrt(&self, arg: &str) -> Option<String> {
+            Some(format!("rsqrt({arg})"))
+        }
+    }
+
+    #[test]
+    fn a_division_by_a_root_may_become_a_multiplication_by_its_reciprocal() {
+        let root = |x: Box<Expr>| Box::new(Expr::Call(Func::Sqrt, vec![*x]));
+        let sum = || bin(Op::Add, read(0), read(1));
+        // 1 / sqrt(x) is the reciprocal alone; any other numerator multiplies it.
+        let e = bin(Op::Div, Box::new(Expr::Lit(1.0)), root(sum()));
+        assert_eq!(print(&e, &Roots), "rsqrt(u[0] + u[1])");
+        let e = bin(Op::Div, bin(Op::Sub, read(0), read(1)), root(sum()));
+        assert_eq!(print(&e, &Roots), "(u[0] - u[1]) * rsqrt(u[0] + u[1])");
+        let e = bin(Op::Div, Box::new(Expr::Lit(2.0)), root(read(0)));
+        assert_eq!(print(&e, &Roots), "2.0 * rsqrt(u[0])");
+        // A root that is not the divisor, and a dialect without the hook, stay as written.
+        let e = bin(Op::Div, root(read(0)), read(1));
+        assert_eq!(print(&e, &Roots), "sqrt(u[0]) / u[1]");
+        let e = bin(Op::Div, read(1), root(read(0)));
+        assert_eq!(print(&e, &Plain), "u[1] / sqrt(u[0])");
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub(super) struct Calls {
     pub wrap: bool,
     /// `stencil_powi`, an integer power.
     pub powi: bool,
+    /// `stencil_rsqrt`, a reciprocal square root.
+    pub rsqrt: bool,
 }
 
 impl Calls {
@@ -30,6 +32,7 @@ impl Calls {
             residency: calls(RESIDENCY),
             wrap: calls("stencil_mod"),
             powi: calls("stencil_powi"),
+            rsqrt: calls("stencil_rsqrt"),
         }
     }
 }
@@ -90,6 +93,11 @@ pub(super) fn header(
     if calls.powi {
         writeln!(w)?;
         crate::backend::powi_helper(w, st.dtype, "static __device__ __forceinline__")?;
+    }
+    if calls.rsqrt {
+        writeln!(w)?;
+        let body = format!("return rsqrt{}(x);", crate::backend::suffix(st.dtype));
+        crate::backend::rsqrt_helper(w, st.dtype, "static __device__ __forceinline__", &body)?;
     }
     if st.dims() == 3 && plan.strategy.fuses_steps() {
         // A ring kernel, the only kernel of its file that fuses steps, has

@@ -74,6 +74,10 @@ impl Dialect for Banked<'_> {
         self.c.powi(base, n)
     }
 
+    fn reciprocal_sqrt(&self, arg: &str) -> Option<String> {
+        self.c.reciprocal_sqrt(arg)
+    }
+
     fn literal(&self, value: f64) -> String {
         let text = self.c.literal(value);
         self.entry(text.clone(), text)
