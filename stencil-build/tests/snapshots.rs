@@ -202,3 +202,11 @@ fn mixed_boundary_c_and_cuda() {
 fn regions_c_and_cuda() {
     test_spec("sponge2d");
 }
+
+/// A spec dividing by roots: its OpenMP C (`stencil_rsqrt` as the root and
+/// the division) and its CUDA (`stencil_rsqrt` as the device's reciprocal
+/// square root, multiplied by the numerator, or alone for `1 / sqrt`).
+#[test]
+fn divisions_by_roots_c_and_cuda() {
+    test_spec("limited2d");
+}
