@@ -12,7 +12,7 @@ use crate::analysis::Analysis;
 use crate::codegen::expr::{Dialect, float_literal};
 use crate::codegen::index::{Remap, shifted};
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Bound, Dtype, Func, Side, Slot, Statement, Stencil};
+use crate::ir::{Access, Bound, Dtype, Expr, Func, Op, Side, Slot, Statement, Stencil};
 
 /// `n0, .., T *Q out, const T *Q <slot>, .., [const] T p_<param>, ..`: the
 /// parameters of a statement's C-family function, `Q` the pointer qualifier
@@ -131,18 +131,61 @@ pub fn powi_helper(w: &mut Writer, dtype: Dtype, qualifiers: &str) -> fmt::Resul
     })
 }
 
-/// `1 / sqrt(x)`, which expressions dividing by a root multiply by,
-/// declared with `qualifiers` and computed by `body` (C: the root and the
-/// division, as the reference computes them; GPUs: the device's reciprocal
-/// square root, one special-function instruction where a correctly rounded
-/// root and division take about twenty: within 2 ulp, well inside the tests'
-/// tolerance).
-pub fn rsqrt_helper(w: &mut Writer, dtype: Dtype, qualifiers: &str, body: &str) -> fmt::Result {
+/// The reciprocal square root expressions dividing by a root multiply by.
+pub const RSQRT: &str = "stencil_rsqrt";
+
+/// [`RSQRT`] of an argument that is surely normal and positive (or `inf`,
+/// or NaN): GPUs may then skip the scaling of subnormal arguments, with
+/// the same result.
+pub const RSQRT_NORMAL: &str = "stencil_rsqrt_normal";
+
+/// Whether `e` is surely at least the dtype's least positive normal number
+/// (or `inf` or NaN, never a subnormal, zero or negative): a sum of
+/// values that are not negative (squares, even powers, `abs`, `sqrt`,
+/// `exp`, literals) of which one is a positive normal literal. Rounding
+/// keeps such a sum at least that literal.
+pub fn surely_normal(e: &Expr, dtype: Dtype) -> bool {
+    match e {
+        Expr::Lit(v) => match dtype {
+            Dtype::F32 => (*v as f32) >= f32::MIN_POSITIVE,
+            Dtype::F64 => *v >= f64::MIN_POSITIVE,
+        },
+        Expr::Bin(Op::Add, a, b) => {
+            (surely_normal(a, dtype) && not_negative(b))
+                || (not_negative(a) && surely_normal(b, dtype))
+        }
+        _ => false,
+    }
+}
+
+/// Whether `e` is never negative (save NaN, and `-0.0` from `sqrt`):
+/// literals of that sign, squares `x * x`, even powers, `abs`, `sqrt`,
+/// `exp`, and sums and products of such.
+fn not_negative(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(v) => *v >= 0.0 && v.is_sign_positive(),
+        Expr::Bin(Op::Mul, a, b) if a == b => true,
+        Expr::Bin(Op::Add | Op::Mul, a, b) => not_negative(a) && not_negative(b),
+        Expr::PowI(_, n) => n % 2 == 0,
+        Expr::Call(Func::Abs | Func::Sqrt | Func::Exp, _) => true,
+        _ => false,
+    }
+}
+
+/// The reciprocal square root `name` ([`RSQRT`] or [`RSQRT_NORMAL`]) in
+/// `dtype`, declared with `qualifiers` and computed by `body` (C: the root
+/// and the division, as the reference computes them; GPUs: the device's
+/// reciprocal square root, one special-function instruction where a
+/// correctly rounded root and division take about twenty, within 2 ulp,
+/// well inside the tests' tolerance).
+pub fn rsqrt_helper(
+    w: &mut Writer,
+    (name, dtype): (&str, Dtype),
+    qualifiers: &str,
+    body: impl FnOnce(&mut Writer) -> fmt::Result,
+) -> fmt::Result {
     let t = dtype.c();
-    writeln!(w, "/* 1 / sqrt(x). */")?;
-    w.definition(format_args!("{qualifiers} {t} stencil_rsqrt({t} x)"), |w| {
-        writeln!(w, "{body}")
-    })
+    w.definition(format_args!("{qualifiers} {t} {name}({t} x)"), body)
 }
 
 /// The arguments that pass a C statement function's own parameters on:
@@ -435,9 +478,16 @@ impl Dialect for CExpr<'_> {
         format!("stencil_powi({base}, {n})")
     }
 
-    /// `stencil_rsqrt(arg)`, which each backend defines ([`rsqrt_helper`]).
-    fn reciprocal_sqrt(&self, arg: &str) -> Option<String> {
-        Some(format!("stencil_rsqrt({arg})"))
+    /// `stencil_rsqrt(arg)`, or in f32 `stencil_rsqrt_normal(arg)` where
+    /// `root` is surely a positive normal number or more
+    /// ([`surely_normal`]); each backend defines them ([`rsqrt_helper`]).
+    fn reciprocal_sqrt(&self, root: &Expr, arg: &str) -> Option<String> {
+        let name = if self.st.dtype == Dtype::F32 && surely_normal(root, self.st.dtype) {
+            RSQRT_NORMAL
+        } else {
+            RSQRT
+        };
+        Some(format!("{name}({arg})"))
     }
 
     fn literal(&self, value: f64) -> String {
@@ -478,7 +528,38 @@ impl CExpr<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::calls;
+    use super::{Dtype, calls, surely_normal};
+
+    /// The expression of a 1-D spec's one update, lowered.
+    fn expr(text: &str) -> crate::ir::Expr {
+        let text = format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"x\"]\n[fields]\nu = {{ role = \"state\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"{text}\"\n"
+        );
+        let src = crate::spec::Source {
+            path: "s.stencil.toml".into(),
+            text,
+        };
+        let st = crate::ir::lower(&crate::spec::parse(&src).expect("valid spec"), &src);
+        st.expect("valid spec").statements[0].expr.clone()
+    }
+
+    #[test]
+    fn a_sum_of_squares_and_a_normal_literal_is_surely_normal() {
+        let normal = |text| surely_normal(&expr(text), Dtype::F32);
+        assert!(normal("0.0001 + (u[0] - u[1])*(u[0] - u[1]) + u[-1]^2"));
+        assert!(normal(
+            "abs(u[0]) + sqrt(u[1]) + exp(u[0]) + 1e-30 + u[0]^-2"
+        ));
+        // A sign not known, an odd power, a subnormal or negative literal, a difference.
+        assert!(!normal("1 + u[0]"));
+        assert!(!normal("1 + u[0]^3"));
+        assert!(!normal("1e-40 + u[0]^2"));
+        assert!(!normal("-1 + u[0]^2"));
+        assert!(!normal("u[0]^2 - 1"));
+        assert!(!normal("u[0]*u[1] + 1"));
+        // Normal in f64, subnormal in f32.
+        assert!(surely_normal(&expr("1e-40 + u[0]^2"), Dtype::F64));
+    }
 
     #[test]
     fn a_call_is_the_name_alone_before_its_parenthesis() {

@@ -146,11 +146,16 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
         writeln!(w)?;
         super::powi_helper(w, st.dtype, "static inline")?;
     }
-    if calls("stencil_rsqrt") {
-        writeln!(w)?;
-        let one = expr::float_literal(1.0, st.dtype, super::suffix(st.dtype));
-        let body = format!("return {one} / sqrt{}(x);", super::suffix(st.dtype));
-        super::rsqrt_helper(w, st.dtype, "static inline", &body)?;
+    for name in [super::RSQRT, super::RSQRT_NORMAL] {
+        if calls(name) {
+            writeln!(w)?;
+            writeln!(w, "/* 1 / sqrt(x), as the reference computes it. */")?;
+            let one = expr::float_literal(1.0, st.dtype, super::suffix(st.dtype));
+            let sqrt = format!("sqrt{}", super::suffix(st.dtype));
+            super::rsqrt_helper(w, (name, st.dtype), "static inline", |w| {
+                writeln!(w, "return {one} / {sqrt}(x);")
+            })?;
+        }
     }
 
     Ok(())

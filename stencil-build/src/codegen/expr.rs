@@ -24,10 +24,10 @@ pub trait Dialect {
     fn reciprocal(&self, _divisor: f64) -> Option<String> {
         None
     }
-    /// What to multiply by instead of dividing by `sqrt(arg)` (`arg`
+    /// What to multiply by instead of dividing by `sqrt(root)` (`arg`: `root`
     /// printed), for targets with a reciprocal square root faster than a
     /// root and a division (`None`, the default: divide by the root).
-    fn reciprocal_sqrt(&self, _arg: &str) -> Option<String> {
+    fn reciprocal_sqrt(&self, _root: &Expr, _arg: &str) -> Option<String> {
         None
     }
 }
@@ -72,7 +72,7 @@ fn printed(expr: &Expr, d: &impl Dialect) -> (String, u8) {
         }
         Expr::Bin(Op::Div, a, b)
             if let Expr::Call(Func::Sqrt, root) = &**b
-                && let Some(r) = d.reciprocal_sqrt(&print(&root[0], d)) =>
+                && let Some(r) = d.reciprocal_sqrt(&root[0], &print(&root[0], d)) =>
         {
             match **a {
                 Expr::Lit(1.0) => (r, ATOM),
@@ -187,7 +187,7 @@ mod tests {
         fn reciprocal(&self, divisor: f64) -> Option<String> {
             (divisor == 4.0).then(|| "0.25".to_string())
         }
-        fn reciprocal_sqrt(&self, arg: &str) -> Option<String> {
+        fn reciprocal_sqrt(&self, _root: &Expr, arg: &str) -> Option<String> {
             Some(format!("rsqrt({arg})"))
         }
     }

@@ -19,7 +19,7 @@ use super::Gen;
 use crate::backend::gpu::plan::temporal::variants;
 use crate::backend::{CExpr, Writer};
 use crate::codegen::expr::{self, Dialect};
-use crate::ir::{Access, Func};
+use crate::ir::{Access, Expr, Func};
 
 /// [`CExpr`] with its literals as entries of the table `lit`.
 pub struct Banked<'a> {
@@ -74,8 +74,8 @@ impl Dialect for Banked<'_> {
         self.c.powi(base, n)
     }
 
-    fn reciprocal_sqrt(&self, arg: &str) -> Option<String> {
-        self.c.reciprocal_sqrt(arg)
+    fn reciprocal_sqrt(&self, root: &Expr, arg: &str) -> Option<String> {
+        self.c.reciprocal_sqrt(root, arg)
     }
 
     fn literal(&self, value: f64) -> String {
