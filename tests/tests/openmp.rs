@@ -78,9 +78,10 @@ fn fused_steps_in_a_reused_workspace_match_the_reference() {
 }
 
 /// Fused steps compute each cell's expression as a single step does, in the
-/// same order (the C is ISO C11: no contraction into FMAs), so a run of
-/// fused steps equals the same steps one call at a time, bit for bit: any
-/// slice or row a tile's sweep got wrong shows.
+/// same order and contracted into the same multiply-adds (the same
+/// expression's text), so a run of fused steps equals the same steps one
+/// call at a time, bit for bit: any slice or row a tile's sweep got wrong
+/// shows.
 #[test]
 fn fused_steps_equal_single_steps_bit_for_bit() {
     assert_eq!(heat2d::openmp::TILING.time_block, 8);

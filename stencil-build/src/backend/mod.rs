@@ -451,6 +451,10 @@ impl Remap for CRemap<'_> {
 pub struct CExpr<'a> {
     /// The stencil.
     pub st: &'a Stencil,
+    /// Whether a GPU's compiler reads it: in f32 a division by a root whose
+    /// argument is surely normal then calls [`RSQRT_NORMAL`], the device's
+    /// flushing instruction; C has one reciprocal square root.
+    pub gpu: bool,
     /// How a read is spelled.
     pub read: &'a dyn Fn(&Access) -> String,
 }
@@ -478,11 +482,12 @@ impl Dialect for CExpr<'_> {
         format!("stencil_powi({base}, {n})")
     }
 
-    /// `stencil_rsqrt(arg)`, or in f32 `stencil_rsqrt_normal(arg)` where
-    /// `root` is surely a positive normal number or more
+    /// `stencil_rsqrt(arg)`, or on a GPU in f32 `stencil_rsqrt_normal(arg)`
+    /// where `root` is surely a positive normal number or more
     /// ([`surely_normal`]); each backend defines them ([`rsqrt_helper`]).
     fn reciprocal_sqrt(&self, root: &Expr, arg: &str) -> Option<String> {
-        let name = if self.st.dtype == Dtype::F32 && surely_normal(root, self.st.dtype) {
+        let name = if self.gpu && self.st.dtype == Dtype::F32 && surely_normal(root, self.st.dtype)
+        {
             RSQRT_NORMAL
         } else {
             RSQRT
@@ -528,10 +533,16 @@ impl CExpr<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Dtype, calls, surely_normal};
+    use super::{CExpr, Dtype, calls, surely_normal};
+    use crate::codegen::expr::print;
 
     /// The expression of a 1-D spec's one update, lowered.
     fn expr(text: &str) -> crate::ir::Expr {
+        stencil(text).statements[0].expr.clone()
+    }
+
+    /// A 1-D f32 spec of one update, lowered.
+    fn stencil(text: &str) -> crate::ir::Stencil {
         let text = format!(
             "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"x\"]\n[fields]\nu = {{ role = \"state\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"{text}\"\n"
         );
@@ -540,7 +551,31 @@ mod tests {
             text,
         };
         let st = crate::ir::lower(&crate::spec::parse(&src).expect("valid spec"), &src);
-        st.expect("valid spec").statements[0].expr.clone()
+        st.expect("valid spec")
+    }
+
+    #[test]
+    fn only_gpus_call_the_flushing_reciprocal_square_root() {
+        let st = stencil("u[0] / sqrt(1 + u[1]*u[1])");
+        let text = |gpu| {
+            let read = |_: &crate::ir::Access| "v".to_owned();
+            print(
+                &st.statements[0].expr,
+                &CExpr {
+                    st: &st,
+                    gpu,
+                    read: &read,
+                },
+            )
+        };
+        assert!(
+            text(true).contains("stencil_rsqrt_normal("),
+            "{}",
+            text(true)
+        );
+        // C has one reciprocal square root, so its file defines one helper.
+        assert!(text(false).contains("stencil_rsqrt("), "{}", text(false));
+        assert!(!text(false).contains("stencil_rsqrt_normal"));
     }
 
     #[test]

@@ -146,16 +146,14 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
         writeln!(w)?;
         super::powi_helper(w, st.dtype, "static inline")?;
     }
-    for name in [super::RSQRT, super::RSQRT_NORMAL] {
-        if calls(name) {
-            writeln!(w)?;
-            writeln!(w, "/* 1 / sqrt(x), as the reference computes it. */")?;
-            let one = expr::float_literal(1.0, st.dtype, super::suffix(st.dtype));
-            let sqrt = format!("sqrt{}", super::suffix(st.dtype));
-            super::rsqrt_helper(w, (name, st.dtype), "static inline", |w| {
-                writeln!(w, "return {one} / {sqrt}(x);")
-            })?;
-        }
+    if calls(super::RSQRT) {
+        writeln!(w)?;
+        writeln!(w, "/* 1 / sqrt(x), as the reference computes it. */")?;
+        let one = expr::float_literal(1.0, st.dtype, super::suffix(st.dtype));
+        let sqrt = format!("sqrt{}", super::suffix(st.dtype));
+        super::rsqrt_helper(w, (super::RSQRT, st.dtype), "static inline", |w| {
+            writeln!(w, "return {one} / {sqrt}(x);")
+        })?;
     }
 
     Ok(())
@@ -393,6 +391,7 @@ pub(super) fn interior(
         &s.expr,
         &CExpr {
             st,
+            gpu: false,
             read: &|a: &Access| format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset)),
         },
     );

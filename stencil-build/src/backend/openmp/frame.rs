@@ -30,6 +30,7 @@ pub(super) fn cell(w: &mut Writer, st: &Stencil, s: &Statement, sym: &str) -> fm
         &s.expr,
         &CExpr {
             st,
+            gpu: false,
             read: &|a: &Access| {
                 remapped_read(&sides, &a.offset, &slot_name(st, a.slot), &CRemap { st })
             },

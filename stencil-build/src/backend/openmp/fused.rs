@@ -222,6 +222,7 @@ fn cell_value(st: &Stencil, s: &Statement) -> String {
         &s.expr,
         &CExpr {
             st,
+            gpu: false,
             read: &|a: &Access| format!("{}[{}]", row_name(st, a), shifted("j", a.offset[last])),
         },
     )

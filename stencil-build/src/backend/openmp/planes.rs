@@ -320,6 +320,7 @@ fn row(w: &mut Writer, st: &Stencil, s: &Statement, reach: &Reach) -> fmt::Resul
         &s.expr,
         &CExpr {
             st,
+            gpu: false,
             read: &|a: &Access| {
                 if reach.slots.contains(&a.slot) {
                     format!(

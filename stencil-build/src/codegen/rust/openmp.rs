@@ -32,7 +32,7 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
         "the OpenMP-C kernels, on `openmp_max_threads()` threads",
     );
     quote! {
-        /// OpenMP-C kernels, compiled with `-O3 -fopenmp -fno-math-errno`: cache blocks spread over threads,
+        /// OpenMP-C kernels, compiled with `-O3 -fopenmp -fno-math-errno -ffp-contract=fast`: cache blocks spread over threads,
         /// the contiguous axis vectorised.
         pub mod openmp {
             use super::*;

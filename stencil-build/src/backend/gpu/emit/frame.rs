@@ -476,6 +476,7 @@ impl Frame<'_> {
             &self.s.expr,
             &CExpr {
                 st: self.st,
+                gpu: true,
                 read: &|a: &Access| self.read(a),
             },
         )

@@ -107,6 +107,7 @@ impl Gen<'_> {
         }
         let banked = Banked::new(CExpr {
             st: self.st,
+            gpu: true,
             read: &|_: &Access| String::new(),
         });
         expr::print(&self.s.expr, &banked);
@@ -183,6 +184,7 @@ mod tests {
         let read = |a: &crate::ir::Access| format!("r{:?}", a.offset);
         let banked = Banked::new(CExpr {
             st: &st,
+            gpu: true,
             read: &read,
         });
         let text = expr::print(&st.statements[0].expr, &banked);

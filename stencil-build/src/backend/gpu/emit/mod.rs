@@ -570,7 +570,11 @@ impl Gen<'_> {
     /// The update, its reads spelled by `read`; in kernels that
     /// [`Self::banks_literals`], its literals as entries of `lit`.
     fn value(&self, read: &dyn Fn(&Access) -> String) -> String {
-        let c = CExpr { st: self.st, read };
+        let c = CExpr {
+            st: self.st,
+            gpu: true,
+            read,
+        };
         if self.banks_literals() {
             return expr::print(&self.s.expr, &literals::Banked::new(c));
         }

@@ -116,6 +116,7 @@ impl Gen<'_> {
         let coefficient = |e: &Expr| {
             let c = CExpr {
                 st: self.st,
+                gpu: true,
                 read: &|_: &Access| unreachable!("a coefficient reads no grid"),
             };
             let text = expr::print(e, &c);

@@ -174,6 +174,7 @@ impl Gen<'_> {
             &self.st.statements[k].expr,
             &CExpr {
                 st: self.st,
+                gpu: true,
                 read: &read,
             },
         )

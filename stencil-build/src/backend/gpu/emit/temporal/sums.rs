@@ -80,6 +80,7 @@ impl Gen<'_> {
                 e,
                 &CExpr {
                     st: self.st,
+                    gpu: true,
                     read: &|_| String::new(),
                 },
             )

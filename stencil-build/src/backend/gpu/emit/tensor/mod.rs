@@ -277,7 +277,14 @@ impl Gen<'_> {
 
     /// `expr` in C, reads spelled by `read`.
     fn print(&self, e: &Expr, read: &dyn Fn(&Access) -> String) -> String {
-        expr::print(e, &CExpr { st: self.st, read })
+        expr::print(
+            e,
+            &CExpr {
+                st: self.st,
+                gpu: true,
+                read,
+            },
+        )
     }
 
     /// `<sym>_plane<H, V, ODD>`: the block's copies of one plane's tile into a ring slot.
