@@ -15,10 +15,76 @@ use stencil_spec_check::random;
 /// in its own dtype and boundary.
 const RANDOM_STENCILS: usize = 8;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let openmp = std::env::var_os("CARGO_FEATURE_OPENMP").is_some();
-    let cuda = std::env::var_os("CARGO_FEATURE_CUDA").is_some();
-    let hip = std::env::var_os("CARGO_FEATURE_HIP").is_some();
+type Error = Box<dyn std::error::Error>;
+
+/// The backends the variants are built for, from the crate's features.
+struct Backends {
+    openmp: bool,
+    cuda: bool,
+    hip: bool,
+    /// The GPU kernels built for the CPU (`cuda-on-cpu/`): their tests run
+    /// here, not only on a GPU.
+    on_cpu: bool,
+}
+
+impl Backends {
+    fn from_features() -> Self {
+        let on = |f: &str| std::env::var_os(format!("CARGO_FEATURE_{f}")).is_some();
+        Self {
+            openmp: on("OPENMP"),
+            cuda: on("CUDA"),
+            hip: on("HIP"),
+            on_cpu: on("GPU_ON_CPU"),
+        }
+    }
+
+    fn gpu(&self) -> bool {
+        self.cuda || self.hip
+    }
+}
+
+/// A developer's narrowing (`STENCIL_TESTS_ONLY`): only the specs and
+/// random stencils (`random_<n>`) whose name holds one of these
+/// comma-separated texts, for the generated tests alone (the others name
+/// variants it leaves out).
+struct Only(Option<Vec<String>>);
+
+impl Only {
+    fn from_env() -> Self {
+        println!("cargo:rerun-if-env-changed=STENCIL_TESTS_ONLY");
+        Self(
+            std::env::var("STENCIL_TESTS_ONLY")
+                .ok()
+                .map(|o| o.split(',').map(str::to_string).collect()),
+        )
+    }
+
+    fn picks(&self, name: &str) -> bool {
+        self.0
+            .as_ref()
+            .is_none_or(|o| o.iter().any(|t| name.contains(t.as_str())))
+    }
+}
+
+/// A base spec, with the (dtype, boundary) pairs it is built in.
+type Base = (toml::Table, Vec<(&'static str, &'static str)>);
+
+/// How many of each kind of stencil are built, for the registry's
+/// constants: specs built in the pairs and in their own boundary (each
+/// with how many have one axis), and the random stencils.
+#[derive(Default)]
+struct Counts {
+    pairs: usize,
+    paired: (usize, usize),
+    own: (usize, usize),
+    random: (usize, usize),
+    random_fusable: usize,
+    random_leapfrog: usize,
+    random_tensor: usize,
+}
+
+fn main() -> Result<(), Error> {
+    let backends = Backends::from_features();
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     let variants_dir = out.join("variants");
     // Start empty: a variant this build no longer writes must not linger.
@@ -26,118 +92,166 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::remove_dir_all(&variants_dir)?;
     }
     std::fs::create_dir_all(&variants_dir)?;
+    let only = Only::from_env();
+    let mut counts = Counts::default();
+    let mut bases = spec_bases(&only, backends.gpu(), &mut counts)?;
+    bases.extend(random_bases(&only, &mut counts)?);
+    let mut generated = Generated::default();
+    for base in &bases {
+        generated.variants(base, &backends, &variants_dir)?;
+    }
+    std::fs::write(out.join("registry.rs"), generated.registry(&counts))?;
+    std::fs::write(out.join("cross_backend_tests.rs"), &generated.tests)?;
+    if backends.gpu() && only.0.is_none() {
+        write_tuning(&variants_dir)?;
+    }
+    compile(&variants_dir, &backends)
+}
+
+/// The example stencils and the specs in `stencils/` that `only` picks,
+/// each with its pairs (its own boundary and dtype where it names its
+/// axes' sides), counted in `counts`.
+fn spec_bases(only: &Only, gpu: bool, counts: &mut Counts) -> Result<Vec<Base>, Error> {
     let mut specs: Vec<PathBuf> = Vec::new();
     for dir in ["../examples", "stencils"] {
         println!("cargo:rerun-if-changed={dir}");
         collect(Path::new(dir), &mut specs)?;
     }
     specs.sort();
-    // A developer's narrowing: only the specs and random stencils (`random_<n>`) whose name
-    // holds one of these comma-separated texts, for the generated tests alone (the others
-    // name variants it leaves out).
-    println!("cargo:rerun-if-env-changed=STENCIL_TESTS_ONLY");
-    let only: Option<Vec<String>> = std::env::var("STENCIL_TESTS_ONLY")
-        .ok()
-        .map(|o| o.split(',').map(str::to_string).collect());
-    let picked = |name: &str| {
-        only.as_ref()
-            .is_none_or(|o| o.iter().any(|t| name.contains(t.as_str())))
-    };
-    specs.retain(|p| p.file_name().is_some_and(|f| picked(&f.to_string_lossy())));
-    // Each base spec, with the (dtype, boundary) pairs it is built in.
-    let mut bases: Vec<(toml::Table, Vec<(&str, &str)>)> = Vec::new();
-    let pairs = pairs(cuda || hip);
-    // The specs built in their own boundary only and those built in the
-    // pairs, each with how many have one axis.
-    let (mut own_specs, mut paired_specs) = ((0, 0), (0, 0));
+    specs.retain(|p| {
+        p.file_name()
+            .is_some_and(|f| only.picks(&f.to_string_lossy()))
+    });
+    let pairs = pairs(gpu);
+    counts.pairs = pairs.len();
+    let mut bases = Vec::new();
     for spec in &specs {
         println!("cargo:rerun-if-changed={}", spec.display());
         let base: toml::Table = toml::from_str(&std::fs::read_to_string(spec)?)?;
         let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
-        let (counts, pairs) = if sides_named(&base) {
-            (&mut own_specs, vec![(own_dtype(&base), MIXED)])
+        let (count, pairs) = if sides_named(&base) {
+            (&mut counts.own, vec![(own_dtype(&base), MIXED)])
         } else {
-            (&mut paired_specs, pairs.clone())
+            (&mut counts.paired, pairs.clone())
         };
-        counts.0 += 1;
-        counts.1 += usize::from(dims == 1);
+        count.0 += 1;
+        count.1 += usize::from(dims == 1);
         bases.push((base, pairs));
     }
+    Ok(bases)
+}
+
+/// The random stencils of [`random_draws`] that `only` picks, each in its
+/// own dtype and boundary, counted in `counts` (all draws, and those the
+/// fused strategies and `tensor` build).
+fn random_bases(only: &Only, counts: &mut Counts) -> Result<Vec<Base>, Error> {
     let draws = random_draws()?;
     let random = random_stencils(draws.end)?;
     let random: Vec<(usize, random::RandomStencil)> =
         random.into_iter().enumerate().skip(draws.start).collect();
-    let (random_count, random_1d) = (
+    counts.random = (
         random.len(),
         random.iter().filter(|(_, s)| s.axes.len() == 1).count(),
     );
-    let (mut random_fusable, mut random_leapfrog, mut random_tensor) = (0, 0, 0);
+    let mut bases = Vec::new();
     for (n, stencil) in random {
-        if !picked(&format!("random_{n}")) {
+        if !only.picks(&format!("random_{n}")) {
             continue;
         }
         let base: toml::Table = toml::from_str(&stencil.to_toml(&format!("random_{n}")))?;
         let dims = stencil.axes.len();
-        random_fusable += usize::from(fusable(&base, dims, stencil.boundary, "persistent"));
-        random_leapfrog += usize::from(
-            fusable(&base, dims, stencil.boundary, "temporal")
-                && !fusable(&base, dims, stencil.boundary, "persistent"),
-        );
+        let fuses = |strategy| fusable(&base, dims, stencil.boundary, strategy);
+        counts.random_fusable += usize::from(fuses("persistent"));
+        counts.random_leapfrog += usize::from(fuses("temporal") && !fuses("persistent"));
         if dims == 3 && stencil.dtype == "f64" && stencil.boundary == "fixed" {
             let name = format!("random_{n}_tensor");
             let table = retyped(&base, &name, stencil.dtype, "fixed", "tensor");
-            random_tensor += usize::from(tensor_builds(&table, &name)?);
+            counts.random_tensor += usize::from(tensor_builds(&table, &name)?);
         }
         bases.push((base, vec![(stencil.dtype, stencil.boundary)]));
     }
-    // The GPU kernels built for the CPU (`cuda-on-cpu/`): their tests run here, not only on a GPU.
-    let on_cpu = std::env::var_os("CARGO_FEATURE_GPU_ON_CPU").is_some();
-    // With a GPU backend, every variant is also built with each GPU strategy; `naive` keeps the plain name.
-    let strategies: &[&str] = if cuda || hip {
-        &[
-            "naive",
-            "naive_c3",
-            "naive_b3",
-            "tiled",
-            "stream",
-            "stream_c3",
-            "stream_s4",
-            "stream_s3v",
-            "temporal",
-            "temporal_c5",
-            "temporal_v3",
-            "temporal_vec",
-            "persistent",
-            "persistent_c5",
-            "tensor",
-            "tensor_c5",
-            "auto",
-        ]
-    } else {
-        &["naive"]
-    };
-    let mut tests =
-        String::from("// Generated by tests/build.rs: one test per stencil variant and backend.\n");
-    let (mut f32s, mut f64s) = (Vec::new(), Vec::new());
-    for (base, pairs) in &bases {
+    Ok(bases)
+}
+
+/// The GPU strategies every variant is also built with where a GPU backend
+/// is; `naive` keeps the plain name.
+fn strategies(gpu: bool) -> &'static [&'static str] {
+    if !gpu {
+        return &["naive"];
+    }
+    &[
+        "naive",
+        "naive_c3",
+        "naive_b3",
+        "tiled",
+        "stream",
+        "stream_c3",
+        "stream_s4",
+        "stream_s3v",
+        "temporal",
+        "temporal_c5",
+        "temporal_v3",
+        "temporal_vec",
+        "persistent",
+        "persistent_c5",
+        "tensor",
+        "tensor_c5",
+        "auto",
+    ]
+}
+
+/// Whether `strategy` cannot build a variant of `base` in `dims` axes, `dtype`
+/// and `boundary`: what the strategies refuse, before a spec is written.
+fn skipped(
+    base: &toml::Table,
+    dims: usize,
+    (dtype, boundary): (&str, &str),
+    strategy: &str,
+) -> bool {
+    (strategy.starts_with("stream") || strategy == "auto" || strategy == "naive_b3") && dims < 2
+        || (strategy.starts_with("temporal") || strategy.starts_with("persistent"))
+            && !fusable(base, dims, boundary, strategy)
+        || strategy == "temporal_vec" && dims != 3
+        || strategy.starts_with("tensor") && (dims != 3 || dtype != "f64" || boundary != "fixed")
+}
+
+/// The registry's entries (one list a dtype) and the tests of the
+/// variants written so far.
+struct Generated {
+    tests: String,
+    f32s: Vec<String>,
+    f64s: Vec<String>,
+}
+
+impl Default for Generated {
+    fn default() -> Self {
+        Self {
+            tests: String::from(
+                "// Generated by tests/build.rs: one test per stencil variant and backend.\n",
+            ),
+            f32s: Vec::new(),
+            f64s: Vec::new(),
+        }
+    }
+}
+
+impl Generated {
+    /// Writes the variants of `base` (each pair with each strategy that
+    /// builds it) into `dir`, with their entries and tests.
+    fn variants(
+        &mut self,
+        (base, pairs): &Base,
+        backends: &Backends,
+        dir: &Path,
+    ) -> Result<(), Error> {
         let name = base["stencil"]["name"]
             .as_str()
             .ok_or("spec without a name")?
             .to_string();
         let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
         for &(dtype, boundary) in pairs {
-            for &strategy in strategies {
-                if (strategy.starts_with("stream") || strategy == "auto" || strategy == "naive_b3")
-                    && dims < 2
-                {
-                    continue;
-                }
-                if (strategy.starts_with("temporal") || strategy.starts_with("persistent"))
-                    && !fusable(base, dims, boundary, strategy)
-                    || strategy == "temporal_vec" && dims != 3
-                    || strategy.starts_with("tensor")
-                        && (dims != 3 || dtype != "f64" || boundary != "fixed")
-                {
+            for &strategy in strategies(backends.gpu()) {
+                if skipped(base, dims, (dtype, boundary), strategy) {
                     continue;
                 }
                 let variant = match strategy {
@@ -155,107 +269,144 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 fit_hip(&mut table, &variant)?;
                 std::fs::write(
-                    variants_dir.join(format!("{variant}.stencil.toml")),
+                    dir.join(format!("{variant}.stencil.toml")),
                     toml::to_string(&table)?,
                 )?;
-                let mut backends = Vec::new();
-                if openmp {
-                    backends.push(format!("(\"openmp\", {variant}::openmp::run_grids)"));
-                }
-                if cuda {
-                    backends.push(format!("(\"cuda\", {variant}::cuda::run_grids)"));
-                }
-                if hip {
-                    backends.push(format!("(\"hip\", {variant}::hip::run_grids)"));
-                }
-                let block = if openmp {
-                    format!("{variant}::openmp::TILING.block")
-                } else {
-                    "&[]".into()
-                };
-                let cuda_tiling = if cuda {
-                    format!(
-                        "Some(({variant}::cuda::TILING.strategy, {variant}::cuda::TILING.vector, {variant}::cuda::TILING.small_grids))"
-                    )
-                } else {
-                    "None".into()
-                };
-                let entry = format!(
-                    "Entry {{ name: \"{variant}\", grids: {variant}::GRIDS, params: {variant}::PARAMS, min_shape: &{variant}::MIN_SHAPE, \
-                         flops: {variant}::FLOPS_PER_CELL, block: {block}, cuda_tiling: {cuda_tiling}, reference: {variant}::reference::run_grids, backends: &[{}] }}",
-                    backends.join(", ")
-                );
-                let (list, table) = if dtype == "f32" {
-                    (&mut f32s, "F32")
-                } else {
-                    (&mut f64s, "F64")
-                };
-                list.push(entry);
-                let at = format!("&stencil_tests::{table}[{}]", list.len() - 1);
-                if openmp && strategy == "naive" {
-                    writeln!(
-                        tests,
-                        "#[test]\nfn {variant}() {{\n    stencil_tests::check_against_reference({at}, \"openmp\");\n}}\n"
-                    )?;
-                }
-                for (gpu, title) in [("cuda", "CUDA"), ("hip", "HIP")]
-                    .into_iter()
-                    .filter(|(g, _)| if *g == "cuda" { cuda } else { hip })
-                {
-                    let ignore = if on_cpu {
-                        String::new()
-                    } else {
-                        format!(
-                            "#[ignore = \"needs a {title} device: run with --include-ignored on a machine with one\"]\n"
-                        )
-                    };
-                    // And its parts, as a distributed session's overlap steps them.
-                    let m = format!("stencil_tests::{variant}");
-                    writeln!(
-                        tests,
-                        "#[test]\n{ignore}fn {gpu}_{variant}() {{\n    stencil_tests::check_against_reference({at}, \"{gpu}\");\n    \
-                         let exact = {m}::HALO == {m}::RADIUS && {m}::BOUNDARY == \"fixed\" && {m}::REGIONS.is_empty();\n    \
-                         stencil_tests::check_parts({at}, {m}::{gpu}::DEVICES, {m}::RADIUS[0], exact);\n}}\n"
-                    )?;
-                }
+                let at = self.entry(&variant, dtype, backends);
+                self.tests_of(&variant, &at, strategy, backends)?;
             }
         }
+        Ok(())
     }
-    let pair_count = pairs.len();
-    let registry = format!(
-        "// Generated by tests/build.rs.\n/// How many random stencils are built, and how many of them have one axis.\n\
-         pub const RANDOM_STENCILS: (usize, usize) = ({random_count}, {random_1d});\n\
-         /// How many (dtype, boundary) pairs each spec is built in (`STENCIL_TESTS`: 4, or 2).\n\
-         pub const PAIRS: usize = {pair_count};\n\
-         /// How many specs are built in those pairs, and how many of them have one axis.\n\
-         pub const PAIRED: (usize, usize) = ({}, {});\n\
-         /// How many specs name their axes' sides and are built in their own boundary and dtype only, and how many of them have one axis.\n\
-         pub const OWN_BOUNDARY: (usize, usize) = ({}, {});\n\
-         /// How many of the random stencils `temporal` and `persistent` can fuse the steps of.\n\
-         pub const RANDOM_FUSABLE: usize = {random_fusable};\n\
-         /// How many of the random stencils are leapfrogs whose steps only `temporal` fuses (they never read their previous level).\n\
-         pub const RANDOM_LEAPFROG_FUSABLE: usize = {random_leapfrog};\n\
-         /// How many of the random stencils `tensor` builds (3-D, f64, fixed, an in-plane sum of products).\n\
-         pub const RANDOM_TENSOR: usize = {random_tensor};\n/// Every f32 variant.\npub static F32: &[Entry<f32>] = &[\n    {}\n];\n/// Every f64 variant.\npub static F64: &[Entry<f64>] = &[\n    {}\n];\n",
-        paired_specs.0,
-        paired_specs.1,
-        own_specs.0,
-        own_specs.1,
-        f32s.join(",\n    "),
-        f64s.join(",\n    ")
-    );
-    std::fs::write(out.join("registry.rs"), registry)?;
-    std::fs::write(out.join("cross_backend_tests.rs"), tests)?;
-    if (cuda || hip) && only.is_none() {
-        write_tuning(&variants_dir)?;
+
+    /// Adds `variant`'s registry entry to its dtype's list; returns the
+    /// entry's place (`&stencil_tests::F32[n]`).
+    fn entry(&mut self, variant: &str, dtype: &str, backends: &Backends) -> String {
+        let mut runs = Vec::new();
+        for (backend, built) in [
+            ("openmp", backends.openmp),
+            ("cuda", backends.cuda),
+            ("hip", backends.hip),
+        ] {
+            if built {
+                runs.push(format!("(\"{backend}\", {variant}::{backend}::run_grids)"));
+            }
+        }
+        let block = if backends.openmp {
+            format!("{variant}::openmp::TILING.block")
+        } else {
+            "&[]".into()
+        };
+        let cuda_tiling = if backends.cuda {
+            format!(
+                "Some(({variant}::cuda::TILING.strategy, {variant}::cuda::TILING.vector, {variant}::cuda::TILING.small_grids))"
+            )
+        } else {
+            "None".into()
+        };
+        let entry = format!(
+            "Entry {{ name: \"{variant}\", grids: {variant}::GRIDS, params: {variant}::PARAMS, min_shape: &{variant}::MIN_SHAPE, \
+                 flops: {variant}::FLOPS_PER_CELL, block: {block}, cuda_tiling: {cuda_tiling}, reference: {variant}::reference::run_grids, backends: &[{}] }}",
+            runs.join(", ")
+        );
+        let (list, table) = if dtype == "f32" {
+            (&mut self.f32s, "F32")
+        } else {
+            (&mut self.f64s, "F64")
+        };
+        list.push(entry);
+        format!("&stencil_tests::{table}[{}]", list.len() - 1)
     }
+
+    /// The tests of `variant` (its entry `at`): the OpenMP kernels' (of
+    /// `naive` variants) and each GPU backend's, ignored without a device
+    /// unless the GPU kernels run on the CPU.
+    fn tests_of(
+        &mut self,
+        variant: &str,
+        at: &str,
+        strategy: &str,
+        backends: &Backends,
+    ) -> Result<(), Error> {
+        if backends.openmp && strategy == "naive" {
+            writeln!(
+                self.tests,
+                "#[test]\nfn {variant}() {{\n    stencil_tests::check_against_reference({at}, \"openmp\");\n}}\n"
+            )?;
+        }
+        for (gpu, title) in [("cuda", "CUDA"), ("hip", "HIP")]
+            .into_iter()
+            .filter(|(g, _)| {
+                if *g == "cuda" {
+                    backends.cuda
+                } else {
+                    backends.hip
+                }
+            })
+        {
+            let ignore = if backends.on_cpu {
+                String::new()
+            } else {
+                format!(
+                    "#[ignore = \"needs a {title} device: run with --include-ignored on a machine with one\"]\n"
+                )
+            };
+            // And its parts, as a distributed session's overlap steps them.
+            let m = format!("stencil_tests::{variant}");
+            writeln!(
+                self.tests,
+                "#[test]\n{ignore}fn {gpu}_{variant}() {{\n    stencil_tests::check_against_reference({at}, \"{gpu}\");\n    \
+                 let exact = {m}::HALO == {m}::RADIUS && {m}::BOUNDARY == \"fixed\" && {m}::REGIONS.is_empty();\n    \
+                 stencil_tests::check_parts({at}, {m}::{gpu}::DEVICES, {m}::RADIUS[0], exact);\n}}\n"
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The registry: the counts the tests check the build against, and
+    /// every variant's entry.
+    fn registry(&self, c: &Counts) -> String {
+        format!(
+            "// Generated by tests/build.rs.\n/// How many random stencils are built, and how many of them have one axis.\n\
+             pub const RANDOM_STENCILS: (usize, usize) = ({}, {});\n\
+             /// How many (dtype, boundary) pairs each spec is built in (`STENCIL_TESTS`: 4, or 2).\n\
+             pub const PAIRS: usize = {};\n\
+             /// How many specs are built in those pairs, and how many of them have one axis.\n\
+             pub const PAIRED: (usize, usize) = ({}, {});\n\
+             /// How many specs name their axes' sides and are built in their own boundary and dtype only, and how many of them have one axis.\n\
+             pub const OWN_BOUNDARY: (usize, usize) = ({}, {});\n\
+             /// How many of the random stencils `temporal` and `persistent` can fuse the steps of.\n\
+             pub const RANDOM_FUSABLE: usize = {};\n\
+             /// How many of the random stencils are leapfrogs whose steps only `temporal` fuses (they never read their previous level).\n\
+             pub const RANDOM_LEAPFROG_FUSABLE: usize = {};\n\
+             /// How many of the random stencils `tensor` builds (3-D, f64, fixed, an in-plane sum of products).\n\
+             pub const RANDOM_TENSOR: usize = {};\n/// Every f32 variant.\npub static F32: &[Entry<f32>] = &[\n    {}\n];\n/// Every f64 variant.\npub static F64: &[Entry<f64>] = &[\n    {}\n];\n",
+            c.random.0,
+            c.random.1,
+            c.pairs,
+            c.paired.0,
+            c.paired.1,
+            c.own.0,
+            c.own.1,
+            c.random_fusable,
+            c.random_leapfrog,
+            c.random_tensor,
+            self.f32s.join(",\n    "),
+            self.f64s.join(",\n    ")
+        )
+    }
+}
+
+/// Compiles the variants in `dir` for `backends` (through the emulated
+/// device where the GPU kernels run on the CPU).
+fn compile(dir: &Path, backends: &Backends) -> Result<(), Error> {
     let mut config = stencil_build::Config::new();
-    config.search_dir(&variants_dir).ndarray(true);
+    config.search_dir(dir).ndarray(true);
     if std::env::var_os("CARGO_FEATURE_HIP_ON_CUDA").is_some() {
         println!("cargo:rerun-if-changed=hip-on-cuda");
         config.hip_through_nvcc(std::fs::canonicalize("hip-on-cuda")?);
     }
-    if on_cpu {
+    if backends.on_cpu {
         config.gpu_on_cpu(&[
             std::fs::canonicalize("cuda-on-cpu")?,
             std::fs::canonicalize("hip-on-cuda")?,
@@ -281,7 +432,7 @@ const TUNED: &str = "heat2d_f64_fixed";
 /// backend, a plan tuned for the emulated device (`stream` in pairs) and
 /// one for an H200 (`temporal` of 3 steps), and a stale entry (of another
 /// spec) for its f32 twin, which the build warns of and leaves out.
-fn write_tuning(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
+fn write_tuning(dir: &Path) -> Result<(), Error> {
     use stencil_build::tuning::{Entry, render, tunables};
     let hash = |name: &str| -> Result<String, Box<dyn std::error::Error>> {
         let path = dir.join(format!("{name}.stencil.toml"));
