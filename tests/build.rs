@@ -615,33 +615,10 @@ fn benchmark_only(spec: &Path) -> bool {
     in_suite && !tuned
 }
 
-/// The spec with another name, dtype (params follow it), boundary and GPU strategy.
-fn retyped(
-    base: &toml::Table,
-    name: &str,
-    dtype: &str,
-    boundary: &str,
-    strategy: &str,
-) -> toml::Table {
-    let mut t = base.clone();
-    let stencil = t["stencil"].as_table_mut().expect("[stencil] is a table");
-    stencil.insert("name".into(), name.into());
-    stencil.insert("dtype".into(), dtype.into());
-    if let Some(params) = t.get_mut("params").and_then(|p| p.as_table_mut()) {
-        for (_, ty) in params.iter_mut() {
-            *ty = dtype.into();
-        }
-    }
-    if boundary != MIXED {
-        let mut b = toml::Table::new();
-        b.insert("kind".into(), boundary.into());
-        t.insert("boundary".into(), b.into());
-    }
-    let tiling = t
-        .entry("tiling")
-        .or_insert_with(|| toml::Table::new().into())
-        .as_table_mut()
-        .expect("[tiling] is a table");
+/// The `[tiling.cuda]` table of a variant built with `strategy` (a GPU
+/// strategy, or one of the variants of one below) in `dtype`, of `base`'s
+/// axes.
+fn gpu_tiling(base: &toml::Table, dtype: &str, strategy: &str) -> toml::Table {
     let mut gpu = toml::Table::new();
     // `naive_c3`: 3 cells a thread (a block apart in 1-D, consecutive
     // along the slowest axis otherwise), so that most shapes end in a
@@ -703,6 +680,39 @@ fn retyped(
         let block = toml::Value::Array(vec![1.into(), 6.into(), 64.into()]);
         gpu.insert("block".into(), block);
     }
+    gpu
+}
+
+/// The spec with another name, dtype (params follow it), boundary and GPU strategy.
+fn retyped(
+    base: &toml::Table,
+    name: &str,
+    dtype: &str,
+    boundary: &str,
+    strategy: &str,
+) -> toml::Table {
+    let mut t = base.clone();
+    let stencil = t["stencil"].as_table_mut().expect("[stencil] is a table");
+    stencil.insert("name".into(), name.into());
+    stencil.insert("dtype".into(), dtype.into());
+    if let Some(params) = t.get_mut("params").and_then(|p| p.as_table_mut()) {
+        for (_, ty) in params.iter_mut() {
+            *ty = dtype.into();
+        }
+    }
+    if boundary != MIXED {
+        let mut b = toml::Table::new();
+        b.insert("kind".into(), boundary.into());
+        t.insert("boundary".into(), b.into());
+    }
+    let tiling = t
+        .entry("tiling")
+        .or_insert_with(|| toml::Table::new().into())
+        .as_table_mut()
+        .expect("[tiling] is a table");
+    let gpu = gpu_tiling(base, dtype, strategy);
+    let kernel = gpu["strategy"].as_str().expect("a strategy").to_owned();
+    let dims = base["stencil"]["axes"].as_array().map_or(0, Vec::len);
     tiling.insert("cuda".into(), gpu.clone().into());
     if cpu_fusable_leapfrog(base, dims, boundary) {
         // The OpenMP backend fuses a leapfrog's steps where its spec asks
@@ -715,7 +725,7 @@ fn retyped(
             .expect("[tiling.openmp] is a table");
         omp.insert("time_block".into(), 3.into());
     }
-    if name == "tensor" {
+    if kernel == "tensor" {
         // HIP has no `tensor` kernel: its variant streams.
         let mut stream = toml::Table::new();
         stream.insert("strategy".into(), "stream".into());
