@@ -135,20 +135,25 @@ fn rsqrt_helpers(w: &mut Writer, st: &Stencil, calls: &Calls) -> fmt::Result {
             "/* 1 / sqrt(x) for x normal and positive (or inf, or NaN), within 2 ulp. */"
         )?;
         let name = (crate::backend::RSQRT_NORMAL, st.dtype);
+        let asm = "asm(\"rsqrt.approx.ftz.f32 %0, %1;\" : \"=f\"(v) : \"f\"(x));";
         crate::backend::rsqrt_helper(w, name, qualifiers, |w| {
-            w.directive("#if defined(__CUDA_ARCH__)")?;
-            writeln!(w, "float r;")?;
-            writeln!(
-                w,
-                "asm(\"rsqrt.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));"
-            )?;
-            writeln!(w, "return r;")?;
-            w.directive("#else")?;
-            writeln!(w, "return {device}(x);")?;
-            w.directive("#endif")
+            ptx_or(w, ("float", asm), &format!("{device}(x)"))
         })?;
     }
     Ok(())
+}
+
+/// A helper's body that returns `v`, a `ty` that the PTX `asm` statement
+/// writes, where nvcc compiles for the device, and `fallback` elsewhere
+/// (HIP, the emulated device, nvcc's host pass).
+pub(super) fn ptx_or(w: &mut Writer, (ty, asm): (&str, &str), fallback: &str) -> fmt::Result {
+    w.directive("#if defined(__CUDA_ARCH__)")?;
+    writeln!(w, "{ty} v;")?;
+    writeln!(w, "{asm}")?;
+    writeln!(w, "return v;")?;
+    w.directive("#else")?;
+    writeln!(w, "return {fallback};")?;
+    w.directive("#endif")
 }
 
 /// What the strategy adds to the blocks in the file's header: a `stream`

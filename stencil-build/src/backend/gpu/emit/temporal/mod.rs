@@ -118,17 +118,9 @@ pub fn opaque_thread_helpers(w: &mut Writer, axes: &[&str]) -> fmt::Result {
             "/* threadIdx.{axis}, which the compiler cannot merge with other indices. */"
         )?;
         let head = format!("static __device__ __forceinline__ unsigned stencil_thread_{axis}()");
+        let asm = format!("asm volatile(\"mov.u32 %0, %%tid.{axis};\" : \"=r\"(v));");
         w.definition(head, |w| {
-            w.directive("#if defined(__CUDA_ARCH__)")?;
-            writeln!(w, "unsigned v;")?;
-            writeln!(
-                w,
-                "asm volatile(\"mov.u32 %0, %%tid.{axis};\" : \"=r\"(v));"
-            )?;
-            writeln!(w, "return v;")?;
-            w.directive("#else")?;
-            writeln!(w, "return threadIdx.{axis};")?;
-            w.directive("#endif")
+            super::header::ptx_or(w, ("unsigned", &asm), &format!("threadIdx.{axis}"))
         })?;
     }
     Ok(())
