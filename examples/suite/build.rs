@@ -447,6 +447,20 @@ fn compile_bounds(cuda: bool) -> Result<(), Box<dyn std::error::Error>> {
         for flag in stencil_build::__private::target_feature_flags() {
             build.flag(flag);
         }
+        // And each level's, which the kernels run where the processor has it
+        // (`cpu.rs` picks the one they run at).
+        if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64") {
+            for level in stencil_build::__private::LEVELS {
+                let mut copy = build.clone();
+                for flag in level.flags() {
+                    copy.flag(flag);
+                }
+                for name in ["suite_fma_flops_f32", "suite_fma_flops_f64"] {
+                    copy.define(name, level.symbol(name).as_str());
+                }
+                copy.try_compile(&level.symbol("suite_bound_c"))?;
+            }
+        }
         build.try_compile("suite_bound_c")?;
     }
     Ok(())

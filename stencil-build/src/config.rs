@@ -579,17 +579,37 @@ fn build_openmp(
         path: dir.clone(),
         source,
     })?;
+    let levels = toolchain::openmp_levels()?;
     let mut files = Vec::new();
+    let mut copies: Vec<(&openmp::levels::Level, Vec<PathBuf>)> =
+        levels.iter().map(|&level| (level, Vec::new())).collect();
     for (st, an) in stencils {
-        let path = dir.join(format!("{}.c", st.name));
+        let kernels = format!("{}.c", st.name);
+        let path = dir.join(&kernels);
         write(&path, &openmp::source(st, an, prefix))?;
         files.push(path);
+        let path = dir.join(openmp::levels::dispatch_file(st));
+        write(&path, &openmp::levels::dispatch_source(st, prefix, &levels))?;
+        files.push(path);
+        for (level, paths) in &mut copies {
+            let path = dir.join(openmp::levels::copy_file(st, level));
+            write(
+                &path,
+                &openmp::levels::copy_source(st, prefix, level, &kernels),
+            )?;
+            paths.push(path);
+        }
     }
     let runtime = dir.join("openmp_runtime.c");
     write(&runtime, &openmp::runtime_source(prefix))?;
     files.push(runtime);
-    toolchain::remove_stale(&files)?;
-    toolchain::build_openmp(&files, &format!("{prefix}_openmp"), flags)
+    let every: Vec<PathBuf> = files
+        .iter()
+        .chain(copies.iter().flat_map(|(_, paths)| paths))
+        .cloned()
+        .collect();
+    toolchain::remove_stale(&every)?;
+    toolchain::build_openmp(&files, &copies, &format!("{prefix}_openmp"), flags)
 }
 
 /// Generates one GPU dialect's kernels for every stencil, its own plan's
@@ -701,7 +721,9 @@ pub(crate) fn lowered(path: &Path, text: &str) -> Result<Vec<Stencil>, Error> {
 pub struct Sources {
     /// The Rust API (`stencils.rs`), with the reference and every backend's module.
     pub rust: String,
-    /// The OpenMP-C kernels.
+    /// The OpenMP-C kernels, each stencil's followed by its entry points as
+    /// a build for the baseline x86-64 compiles them (with copies for
+    /// `x86-64-v3` and `x86-64-v4`).
     pub openmp: String,
     /// The CUDA kernels.
     pub cuda: String,
@@ -763,6 +785,10 @@ fn generate_here(path: &Path, text: &str) -> Result<Sources, Error> {
     }
     for (st, an) in &stencils {
         sources.openmp.push_str(&openmp::source(st, an, prefix));
+        let levels = openmp::levels::LEVELS;
+        sources
+            .openmp
+            .push_str(&openmp::levels::dispatch_source(st, prefix, &levels));
     }
     sources.rust = rust_api(&stencils, &linked)?;
     Ok(sources)

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::Error;
 use crate::backend::gpu;
+use crate::backend::openmp::levels::{LEVELS, Level, X86_64_V4};
 
 mod cache;
 mod units;
@@ -35,52 +36,79 @@ pub fn remove_stale(files: &[PathBuf]) -> Result<(), Error> {
     Ok(())
 }
 
-/// The x86-64 target features whose GCC/Clang flag means the same as
-/// Rust's feature of that name: the vector widths and instructions that
-/// decide how the kernels' `omp simd` loops compile.
-const X86_FEATURES: [&str; 15] = [
-    "sse3", "ssse3", "sse4.1", "sse4.2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi2", "avx512f",
-    "avx512bw", "avx512cd", "avx512dq", "avx512vl",
-];
-
 /// The C compiler flags of the target features Cargo builds for
 /// (`CARGO_CFG_TARGET_FEATURE`, comma-separated; what `-C target-cpu` or
 /// `-C target-feature` enable), so that the C kernels use the vector
 /// instructions the Rust code may: `-mavx2` and not `-march=native`, which
-/// would tie the library to the build machine.
+/// would tie the library to the build machine. Only the features whose
+/// GCC/Clang flag means the same as Rust's feature of that name, those of
+/// the levels' ([`X86_64_V4`]): the vector widths and instructions that
+/// decide how the kernels' `omp simd` loops compile.
 fn feature_flags(arch: &str, features: &str) -> Vec<String> {
     if arch != "x86_64" {
         return Vec::new();
     }
     features
         .split(',')
-        .filter(|f| X86_FEATURES.contains(f))
+        .filter(|f| X86_64_V4.features.contains(f))
         .map(|f| format!("-m{f}"))
         .collect()
+}
+
+/// The build's target: `CARGO_CFG_TARGET_ARCH` and `CARGO_CFG_TARGET_FEATURE`.
+fn target() -> (String, String) {
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    (arch, features)
 }
 
 /// The C compiler flags of the target features a build script builds for
 /// (`CARGO_CFG_TARGET_FEATURE`, `CARGO_CFG_TARGET_ARCH`): `-mavx2` and the
 /// like, none off x86-64.
 pub fn target_feature_flags() -> Vec<String> {
-    let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
-    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let (arch, features) = target();
     feature_flags(&arch, &features)
+}
+
+/// The instruction-set levels the OpenMP kernels are compiled for beside
+/// the build's target: on x86-64, with a compiler of GCC's flags, those
+/// whose features the target lacks some of.
+fn levels_above(msvc: bool, arch: &str, features: &str) -> Vec<&'static Level> {
+    if msvc || arch != "x86_64" {
+        return Vec::new();
+    }
+    let target: Vec<&str> = features.split(',').collect();
+    LEVELS
+        .into_iter()
+        .filter(|level| !level.features.iter().all(|f| target.contains(f)))
+        .collect()
+}
+
+/// [`levels_above`] the target this build script builds for, with the C
+/// compiler `cc` picks.
+pub fn openmp_levels() -> Result<Vec<&'static Level>, Error> {
+    let compiler = cc::Build::new()
+        .try_get_compiler()
+        .map_err(|e| toolchain_error(&e))?;
+    let (arch, features) = target();
+    Ok(levels_above(compiler.is_like_msvc(), &arch, &features))
 }
 
 /// Compiles C11 sources with `-O3`, OpenMP, `-fno-math-errno` and
 /// `-ffp-contract=fast` into the static library `lib_name`, and links the
-/// OpenMP runtime and libm.
+/// OpenMP runtime and libm: `files` for the build's target, and each
+/// level's `copies` with the level's flags too.
 ///
 /// The C compiler is the one `cc` picks (`CC`, `CFLAGS` and friends apply).
 /// GCC links `libgomp`, Clang `libomp`, MSVC its own runtime.
 pub fn build_openmp(
     files: &[PathBuf],
+    copies: &[(&Level, Vec<PathBuf>)],
     lib_name: &str,
     extra_flags: &[String],
 ) -> Result<(), Error> {
     let mut build = cc::Build::new();
-    build.files(files).std("c11").opt_level(3).warnings(true);
+    build.std("c11").opt_level(3).warnings(true);
     let compiler = build.try_get_compiler().map_err(|e| toolchain_error(&e))?;
     let runtime = if compiler.is_like_msvc() {
         None
@@ -95,7 +123,29 @@ pub fn build_openmp(
     for flag in extra_flags {
         build.flag(flag);
     }
-    cache::compile(&build, lib_name, files, &|e| toolchain_error(&e))?;
+    // A copy's text names its level's flags, so the stamp covers them.
+    let inputs: Vec<PathBuf> = files
+        .iter()
+        .chain(copies.iter().flat_map(|(_, paths)| paths))
+        .cloned()
+        .collect();
+    let levels = build.clone();
+    build.files(files);
+    cache::compile_with(&build, lib_name, &inputs, &|e| toolchain_error(&e), || {
+        let mut objects = Vec::new();
+        for (level, paths) in copies {
+            let mut copy = levels.clone();
+            level.flags().iter().for_each(|f| {
+                copy.flag(f);
+            });
+            copy.files(paths);
+            objects.extend(
+                copy.try_compile_intermediates()
+                    .map_err(|e| toolchain_error(&e))?,
+            );
+        }
+        Ok(objects)
+    })?;
     if let Some(lib) = runtime {
         println!("cargo:rustc-link-lib={lib}");
     }
@@ -609,6 +659,26 @@ mod tests {
         // The baseline (no flags), and other architectures, are left to the compiler.
         assert!(feature_flags("x86_64", "fxsr,sse,sse2").is_empty());
         assert!(feature_flags("aarch64", "neon,sve").is_empty());
+    }
+
+    #[test]
+    fn levels_are_compiled_where_the_target_lacks_their_features() {
+        let names = |levels: Vec<&Level>| levels.iter().map(|l| l.name).collect::<Vec<_>>();
+        // A crate built without `-C target-cpu`: both copies.
+        let baseline = "fxsr,sse,sse2";
+        assert_eq!(
+            names(levels_above(false, "x86_64", baseline)),
+            ["x86-64-v3", "x86-64-v4"]
+        );
+        // `-C target-cpu=haswell`: only the AVX-512 one.
+        let haswell =
+            "avx,avx2,bmi1,bmi2,f16c,fma,fxsr,lzcnt,movbe,popcnt,sse,sse2,sse3,sse4.1,sse4.2,ssse3";
+        assert_eq!(names(levels_above(false, "x86_64", haswell)), ["x86-64-v4"]);
+        let v4 = format!("{haswell},avx512f,avx512bw,avx512cd,avx512dq,avx512vl");
+        assert!(levels_above(false, "x86_64", &v4).is_empty());
+        // MSVC (no `-m` flags) and other architectures: none.
+        assert!(levels_above(true, "x86_64", baseline).is_empty());
+        assert!(levels_above(false, "aarch64", "neon").is_empty());
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! The OpenMP backend's thread control and the description of its compiled
 //! cache blocking. The OpenMP runtime itself is linked into the user's crate
 //! with its kernels; [`Threads`] is how the generated code hands its calls
-//! here.
+//! here. [`isa`] is the instruction-set level the kernels run at.
+
+mod isa;
 
 use std::os::raw::c_int;
+
+pub use isa::{ISA_VARIABLE, Isa, UnknownIsa, isa, set_max_isa};
 
 /// A block extent that takes a whole axis: the largest a spec may give
 /// (stencil-build's own limit, which its generated blocks never exceed).

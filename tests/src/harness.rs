@@ -4,6 +4,8 @@
 //! `tests/random_stencils.rs` (it needs only the generated `StencilError`, and
 //! `stencil-test-numbers`).
 
+use stencil_rt::openmp::{Isa, set_max_isa};
+
 use crate::StencilError;
 
 /// A generated `run_grids` entry point.
@@ -215,10 +217,24 @@ pub fn compare<T: Real>(e: &Entry<T>, got: &[Vec<T>], want: &[Vec<T>]) -> (f64, 
 /// for 0, 1 and 5 steps; and, to prove the comparison can fail, the backend
 /// run for 2 steps must be told apart from the reference's 1 step (later
 /// steps can converge too close to a fixed point on the smallest shapes).
+/// The OpenMP kernels are checked at every instruction-set level this
+/// processor runs: each level is a copy of its own (`stencil_rt::openmp::isa`).
 pub fn check_against_reference<T: Real>(e: &Entry<T>, backend: &str) {
     let Some(&(backend, run)) = e.backends.iter().find(|(b, _)| *b == backend) else {
         panic!("{}: backend `{backend}` is not built", e.name);
     };
+    if backend != "openmp" {
+        return check_run(e, run, backend);
+    }
+    for level in Isa::ALL.into_iter().filter(|l| l.supported()) {
+        assert_eq!(set_max_isa(level), level);
+        check_run(e, run, &format!("openmp at {level}"));
+    }
+    set_max_isa(Isa::X86_64V4);
+}
+
+/// [`check_against_reference`] of one `run`, described as `backend`.
+fn check_run<T: Real>(e: &Entry<T>, run: RunGrids<T>, backend: &str) {
     for shape in shapes(e) {
         for steps in [0, 1, 5] {
             let want = run_case(e, e.reference, &shape, steps);

@@ -170,3 +170,80 @@ fn fused_leapfrog_steps_equal_single_steps_bit_for_bit() {
         );
     }
 }
+
+/// Each instruction-set level this processor runs has a copy of the kernels
+/// of its own: built for the baseline x86-64 (no FMA), the baseline copy
+/// rounds every product as the reference does, bit for bit, and the copies
+/// from `x86-64-v3` on contract multiply-adds, so they differ from it in
+/// the last bits, within the tolerance.
+#[test]
+fn each_instruction_set_level_runs_a_copy_of_its_own() {
+    use stencil_rt::openmp::{Isa, isa, set_max_isa};
+    let shape = [23, 41, 67];
+    let cells = shape.iter().product();
+    let kappa: Vec<f64> = random_grid(cells, 6);
+    let params = heat3d::Params { alpha: 0.1 };
+    let start: Vec<f64> = random_grid(cells, 7);
+    let mut want = start.clone();
+    heat3d::reference::run(&mut want, &kappa, shape, params, 2).unwrap();
+    let at = |level: Isa| {
+        assert_eq!(set_max_isa(level), level);
+        assert_eq!(isa(), level);
+        let mut u = start.clone();
+        heat3d::openmp::run(&mut u, &kappa, shape, params, 2).unwrap();
+        u
+    };
+    let baseline = at(Isa::Baseline);
+    let contracts = cfg!(target_feature = "fma");
+    if !contracts {
+        assert!(
+            baseline == want,
+            "the baseline copy differs from the reference"
+        );
+    }
+    for level in Isa::ALL[1..].iter().copied().filter(|l| l.supported()) {
+        let got = at(level);
+        let (worst, cell) = worst_difference(&got, &want);
+        let allowed = tolerance::<f64>(heat3d::FLOPS_PER_CELL, 2);
+        assert!(worst <= allowed, "{level}: {worst:e} at cell {cell}");
+        if !contracts {
+            assert!(
+                got != baseline,
+                "{level} computes what the baseline copy does"
+            );
+        }
+    }
+    set_max_isa(Isa::X86_64V4);
+}
+
+/// The copies are compiled with the flags of the features stencil-rt
+/// detects before it runs them (`Isa::features`): a copy built with one
+/// more would fault on a processor without it.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn each_level_s_copy_is_compiled_for_the_features_detected() {
+    use stencil_rt::openmp::Isa;
+    let dir = std::path::Path::new(env!("OUT_DIR")).join("stencil-build/openmp");
+    // A target with a level's features compiles no copy of it.
+    let levels = [
+        (
+            Isa::X86_64V3,
+            cfg!(all(target_feature = "avx2", target_feature = "fma")),
+        ),
+        (Isa::X86_64V4, cfg!(target_feature = "avx512f")),
+    ];
+    for (level, target_has) in levels {
+        let path = dir.join(format!("heat3d_f64_fixed.{level}.c"));
+        if target_has && !path.exists() {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let flags: Vec<String> = level.features().iter().map(|f| format!("-m{f}")).collect();
+        assert!(
+            text.contains(&format!("Compiled with {}, ", flags.join(" "))),
+            "{}:\n{text}",
+            path.display()
+        );
+    }
+}

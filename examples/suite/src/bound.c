@@ -1,7 +1,9 @@
 /* The arithmetic bound of the suite runner on the CPU: flops per second of
  * independent multiply-adds on every OpenMP thread, compiled with the flags
  * stencil-build's OpenMP kernels get (so what the compiler makes of a
- * multiply-add, fused or not, is what theirs get too).
+ * multiply-add, fused or not, is what theirs get too), and on x86-64 once
+ * more for each instruction-set level under names of its own (build.rs):
+ * the runner times the one its kernels run at.
  *
  * Enough independent chains to fill every multiply-add unit: a chain waits
  * out its multiply-add's latency (4-5 cycles) before its next, and a core

@@ -10,16 +10,61 @@ use std::time::Instant;
 
 use crate::report::{Bound, Progress, Row};
 
-unsafe extern "C" {
-    fn suite_fma_flops_f32(iters: std::os::raw::c_long) -> f64;
-    fn suite_fma_flops_f64(iters: std::os::raw::c_long) -> f64;
-}
 use crate::{Options, StencilError, check, median, pattern};
+
+/// The FMA throughput kernels of `src/bound.c`, built for the target and,
+/// on x86-64, for each instruction-set level the OpenMP kernels have a
+/// copy for (`build.rs`).
+macro_rules! fma_kernels {
+    ($($f32:ident, $f64:ident;)*) => {
+        #[allow(non_snake_case)]
+        unsafe extern "C" {
+            $(
+                fn $f32(iters: std::os::raw::c_long) -> f64;
+                fn $f64(iters: std::os::raw::c_long) -> f64;
+            )*
+        }
+    };
+}
+fma_kernels! {
+    suite_fma_flops_f32, suite_fma_flops_f64;
+}
+#[cfg(target_arch = "x86_64")]
+fma_kernels! {
+    suite_fma_flops_f32__x86_64_v3, suite_fma_flops_f64__x86_64_v3;
+    suite_fma_flops_f32__x86_64_v4, suite_fma_flops_f64__x86_64_v4;
+}
+
+/// Flops per second of multiply-adds in f32 and f64 on every thread, at
+/// the instruction-set level the OpenMP kernels run at.
+fn fma_flops() -> [f64; 2] {
+    use stencil_rt::openmp::{Isa, isa};
+    let iters = 1 << 22;
+    // SAFETY: pure functions of their argument (they time their own loops),
+    // each level's run only where the processor has it (`isa` is at most
+    // the level detected).
+    unsafe {
+        match isa() {
+            #[cfg(target_arch = "x86_64")]
+            Isa::X86_64V4 => [
+                suite_fma_flops_f32__x86_64_v4(iters),
+                suite_fma_flops_f64__x86_64_v4(iters),
+            ],
+            #[cfg(target_arch = "x86_64")]
+            Isa::X86_64V3 => [
+                suite_fma_flops_f32__x86_64_v3(iters),
+                suite_fma_flops_f64__x86_64_v3(iters),
+            ],
+            _ => [suite_fma_flops_f32(iters), suite_fma_flops_f64(iters)],
+        }
+    }
+}
 
 /// The variants with their own OpenMP tiling (the others share `auto`'s).
 const VARIANTS: &[&str] = &["naive", "auto"];
 
-/// The CPU model and the threads OpenMP may use.
+/// The CPU model, the threads OpenMP may use and the instruction-set level
+/// its kernels run at.
 fn device_name() -> String {
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -38,7 +83,8 @@ fn device_name() -> String {
                 .map(|n| n.to_string())
         })
         .unwrap_or_else(|| "?".into());
-    format!("{model}, {threads} threads")
+    let isa = stencil_rt::openmp::isa();
+    format!("{model}, {threads} threads, {isa}")
 }
 
 /// What an OpenMP tiling does, as the report names it.
@@ -104,8 +150,7 @@ pub fn run(
         backend: "openmp",
         what: format!("STREAM-like copy of a {n}^2 f64 grid (OpenMP, {device})"),
         gbs: 2.0 * 8.0 * (n * n) as f64 * steps as f64 / seconds / 1e9,
-        // SAFETY: pure functions of their argument (they time their own loops).
-        flops: unsafe { [suite_fma_flops_f32(1 << 22), suite_fma_flops_f64(1 << 22)] },
+        flops: fma_flops(),
     });
     let mut progress = Progress::new(o, VARIANTS);
     macro_rules! row {

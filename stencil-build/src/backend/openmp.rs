@@ -5,10 +5,13 @@
 //! without index wrapping and a second pass updates the frame with wrapped
 //! reads. Where `[tiling.openmp]` asks for fused steps (`time_block`), a
 //! second kernel carries several steps through cache in one sweep
-//! ([`fused`]).
+//! ([`fused`]). On x86-64 the file is compiled again for wider vectors
+//! than the build's target, and entry points pick a copy at run time
+//! ([`levels`]).
 
 mod frame;
 mod fused;
+pub mod levels;
 mod planes;
 
 use std::fmt::{self, Write as _};
@@ -30,6 +33,38 @@ pub fn symbol(prefix: &str, st: &Stencil, s: &Statement) -> String {
 /// The exported C symbol of a stencil's fused-steps kernel (where it has one).
 pub fn fused_symbol(prefix: &str, st: &Stencil, s: &Statement) -> String {
     fused::symbol(&symbol(prefix, st, s))
+}
+
+/// A function of a stencil's C file that the Rust API calls (through its
+/// entry point, [`levels::dispatch_source`]).
+pub struct Entry {
+    /// `void` (a single step) or `int` (a fused launch: the steps it ran).
+    pub returns: &'static str,
+    /// Its exported symbol.
+    pub symbol: String,
+    /// Its parameters, as C.
+    pub parameters: String,
+    /// The arguments that pass its parameters on, in their order.
+    pub arguments: Vec<String>,
+}
+
+/// The functions of `st`'s C file the Rust API calls: each statement's
+/// single step and, where the stencil fuses steps, its fused launch.
+pub fn entries(st: &Stencil, prefix: &str) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    for s in &st.statements {
+        let sym = symbol(prefix, st, s);
+        entries.push(Entry {
+            returns: "void",
+            symbol: sym.clone(),
+            parameters: parameters(st, s, false),
+            arguments: arguments(st, s, false),
+        });
+        if fuses(st) {
+            entries.push(fused::entry(st, s, &sym));
+        }
+    }
+    entries
 }
 
 /// Whether `st`'s OpenMP kernels fuse steps (the tiling was checked to

@@ -42,6 +42,18 @@ pub fn compile(
     inputs: &[PathBuf],
     error: &dyn Fn(cc::Error) -> Error,
 ) -> Result<(), Error> {
+    compile_with(build, lib_name, inputs, error, || Ok(Vec::new()))
+}
+
+/// [`compile`], with the objects `objects` compiles (when the library is
+/// built) archived beside `build`'s own.
+pub fn compile_with(
+    build: &cc::Build,
+    lib_name: &str,
+    inputs: &[PathBuf],
+    error: &dyn Fn(cc::Error) -> Error,
+    objects: impl FnOnce() -> Result<Vec<PathBuf>, Error>,
+) -> Result<(), Error> {
     let out_dir = std::env::var_os("OUT_DIR")
         .map(PathBuf::from)
         .ok_or_else(|| {
@@ -51,6 +63,8 @@ pub fn compile(
     let tool = build.try_get_compiler().map_err(error)?;
     // `try_compile` links what it builds; a library kept is linked here.
     let made = make_once(&library, &tool, inputs, || {
+        let mut build = build.clone();
+        build.objects(objects()?);
         build.try_compile(lib_name).map_err(error)
     })?;
     if made {

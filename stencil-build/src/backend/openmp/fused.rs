@@ -31,6 +31,18 @@ pub fn symbol(statement_symbol: &str) -> String {
     format!("{statement_symbol}_fused")
 }
 
+/// The fused launch of the statement whose single step is `statement_symbol`.
+pub fn entry(st: &Stencil, s: &Statement, statement_symbol: &str) -> super::Entry {
+    let mut arguments = fused_arguments(st, s);
+    arguments.push("steps".into());
+    super::Entry {
+        returns: "int",
+        symbol: symbol(statement_symbol),
+        parameters: format!("{}, int steps", fused_parameters(st, s)),
+        arguments,
+    }
+}
+
 /// Whether the launch also leaves the step before its last (`aux`): the
 /// target keeps two time levels.
 fn leapfrog(st: &Stencil, s: &Statement) -> bool {

@@ -5,6 +5,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::{Signature, entry_points};
+use crate::backend::openmp::levels::dispatch_symbol;
 use crate::backend::openmp::{fused_symbol, fuses, symbol};
 use crate::codegen::names::{slot_name, statement_name};
 use crate::ir::Stencil;
@@ -33,7 +34,8 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
     );
     quote! {
         /// OpenMP-C kernels, compiled with `-O3 -fopenmp -fno-math-errno -ffp-contract=fast`: cache blocks spread over threads,
-        /// the contiguous axis vectorised.
+        /// the contiguous axis vectorised. On x86-64 each call runs the copy compiled for the
+        /// instruction-set level `stencil_rt::openmp::isa()` gives (AVX2 and FMA, AVX-512) where the build's target lacks it.
         pub mod openmp {
             use super::*;
 
@@ -68,7 +70,10 @@ fn statement_calls(
     let dims = st.dims();
     let rank = Literal::usize_unsuffixed(dims);
     let (mut externs, mut methods) = (Vec::new(), Vec::new());
-    let sym = format_ident!("{}", symbol(prefix, st, s));
+    // Each kernel is called through its entry point, which runs the copy
+    // compiled for the instruction-set level `isa()` gives.
+    let sym = format_ident!("{}", dispatch_symbol(&symbol(prefix, st, s)));
+    let isa = quote!(::stencil_rt::openmp::isa().code());
     let method = format_ident!("{}", statement_name(st, s));
     let slots: Vec<_> = s
         .slots()
@@ -87,7 +92,7 @@ fn statement_calls(
     let n: Vec<_> = (0..dims).map(|a| format_ident!("n{a}")).collect();
     let axis = (0..dims).map(Literal::usize_unsuffixed);
     externs.push(quote! {
-        fn #sym(#(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real),*);
+        fn #sym(isa: ::std::os::raw::c_int, #(#n: isize,)* out: *mut #real, #(#slots: *const #real,)* #(#c_params: #real),*);
     });
     let p = if used.is_empty() {
         quote!(_p)
@@ -98,24 +103,24 @@ fn statement_calls(
     methods.push(quote! {
         fn #method(&self, shape: [usize; #rank], out: &mut [#real], #(#slots: &[#real],)* #p: &Params) {
             stencil_safety!("`run_with` checked that every grid holds exactly one value per cell of `shape` (a count that fits in `isize`); the kernel touches only those cells, and `out` is a buffer of its own, never one of the inputs.");
-            unsafe { #sym(#(shape[#axis] as isize,)* out.as_mut_ptr(), #(#slots.as_ptr(),)* #(#p.#fields),*) }
+            unsafe { #sym(#isa, #(shape[#axis] as isize,)* out.as_mut_ptr(), #(#slots.as_ptr(),)* #(#p.#fields),*) }
         }
     });
     if fuses(st) {
-        let fused = format_ident!("{}", fused_symbol(prefix, st, s));
+        let fused = format_ident!("{}", dispatch_symbol(&fused_symbol(prefix, st, s)));
         // A leapfrog's launch also writes the step before its last.
         let leapfrog = st.fields[s.target].has_prev();
         let aux_param = leapfrog.then(|| quote!(aux: *mut #real,));
         let aux_arg = leapfrog.then(|| quote!(aux: &mut [#real],));
         let aux_ptr = leapfrog.then(|| quote!(aux.as_mut_ptr(),));
         externs.push(quote! {
-            fn #fused(#(#n: isize,)* out: *mut #real, #aux_param #(#slots: *const #real,)* #(#c_params: #real,)* steps: ::std::os::raw::c_int) -> ::std::os::raw::c_int;
+            fn #fused(isa: ::std::os::raw::c_int, #(#n: isize,)* out: *mut #real, #aux_param #(#slots: *const #real,)* #(#c_params: #real,)* steps: ::std::os::raw::c_int) -> ::std::os::raw::c_int;
         });
         methods.push(quote! {
             fn fuse(&self, shape: [usize; #rank], out: &mut [#real], #aux_arg #(#slots: &[#real],)* #p: &Params, steps: u64) -> u64 {
                 let steps = steps.min(TILING.time_block as u64) as ::std::os::raw::c_int;
                 stencil_safety!("as for a single step: every grid holds one value per cell of `shape`, `out` (and a leapfrog's `aux`) is a buffer of its own; the kernel allocates its own scratch and returns the steps it ran (0: none, `out` untouched).");
-                unsafe { #fused(#(shape[#axis] as isize,)* out.as_mut_ptr(), #aux_ptr #(#slots.as_ptr(),)* #(#p.#fields,)* steps) as u64 }
+                unsafe { #fused(#isa, #(shape[#axis] as isize,)* out.as_mut_ptr(), #aux_ptr #(#slots.as_ptr(),)* #(#p.#fields,)* steps) as u64 }
             }
         });
     }
