@@ -129,15 +129,15 @@ pub fn build_openmp(
         .chain(copies.iter().flat_map(|(_, paths)| paths))
         .cloned()
         .collect();
-    let levels = build.clone();
+    let flags_only = build.clone();
     build.files(files);
     cache::compile_with(&build, lib_name, &inputs, &|e| toolchain_error(&e), || {
         let mut objects = Vec::new();
         for (level, paths) in copies {
-            let mut copy = levels.clone();
-            level.flags().iter().for_each(|f| {
-                copy.flag(f);
-            });
+            let mut copy = flags_only.clone();
+            for flag in level.flags() {
+                copy.flag(flag);
+            }
             copy.files(paths);
             objects.extend(
                 copy.try_compile_intermediates()
