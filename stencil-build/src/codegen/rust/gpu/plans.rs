@@ -168,133 +168,148 @@ fn variant(k: usize) -> Ident {
     }
 }
 
-/// Each session method, forwarded to the session of the plan it runs.
-fn forwarders(st: &Stencil, variants: &[Ident]) -> TokenStream {
+/// A session method that `Session` forwards to its plan's session.
+struct Forwarded {
+    doc: &'static str,
+    /// Whether it takes `&mut self`.
+    mutable: bool,
+    /// Whether its doc is hidden (counters for tests and the runner).
+    hidden: bool,
+    signature: TokenStream,
+    call: TokenStream,
+}
+
+impl Forwarded {
+    fn reading(doc: &'static str, signature: TokenStream, call: TokenStream) -> Self {
+        Forwarded {
+            doc,
+            mutable: false,
+            hidden: false,
+            signature,
+            call,
+        }
+    }
+
+    fn writing(doc: &'static str, signature: TokenStream, call: TokenStream) -> Self {
+        Forwarded {
+            mutable: true,
+            ..Forwarded::reading(doc, signature, call)
+        }
+    }
+
+    fn hidden(self) -> Self {
+        Forwarded {
+            hidden: true,
+            ..self
+        }
+    }
+}
+
+/// Every session method `Session` forwards, in the order it declares them.
+fn forwarded(st: &Stencil) -> [Forwarded; 13] {
     let real = ident(st.dtype.rust());
     let dims = usize_lit(st.dims());
-    let uploaded: Vec<Ident> = grid_names_where(st, |_| true)
-        .iter()
-        .map(|n| ident(n))
-        .collect();
-    let downloaded: Vec<Ident> = grid_names_where(st, |f| f.role != Role::Input)
-        .iter()
-        .map(|n| ident(n))
-        .collect();
-    // (doc, whether it takes `&mut self`, whether its doc is hidden, signature, call)
-    let methods: [(&str, bool, bool, TokenStream, TokenStream); 13] = [
-        (
+    let names = |keep: fn(&crate::ir::Field) -> bool| -> Vec<Ident> {
+        grid_names_where(st, keep)
+            .iter()
+            .map(|n| ident(n))
+            .collect()
+    };
+    let (uploaded, downloaded) = (names(|_| true), names(|f| f.role != Role::Input));
+    [
+        Forwarded::reading(
             "The shape the session was made for.",
-            false,
-            false,
             quote!(shape(&self) -> [usize; #dims]),
             quote!(shape()),
         ),
-        (
+        Forwarded::writing(
             "Copies the state grids (each 2-level field followed by its `_prev` level) and the input grids, \
              in declaration order, to the device; every length is checked before the first copy.",
-            true,
-            false,
             quote!(upload(&mut self, #(#uploaded: &[#real]),*) -> Result<(), StencilError>),
             quote!(upload(#(#uploaded),*)),
         ),
-        (
+        Forwarded::writing(
             "Runs `steps` time steps on the device (kernels are queued; errors of a launch come back here, \
              errors while running at the next `synchronize` or `download`).",
-            true,
-            false,
             quote!(step(&mut self, params: Params, steps: u64) -> Result<(), StencilError>),
             quote!(step(params, steps)),
         ),
-        (
+        Forwarded::reading(
             "How launches of several steps run (see `Fusion`).",
-            false,
-            false,
             quote!(fusion(&self) -> Fusion),
             quote!(fusion()),
         ),
-        (
+        Forwarded::writing(
             "Sets how launches of several steps run; `Measure` times them again.",
-            true,
-            false,
             quote!(set_fusion(&mut self, fusion: Fusion)),
             quote!(set_fusion(fusion)),
         ),
-        (
+        Forwarded::reading(
             "What the session's measurement of fused against single steps timed, once it decided.",
-            false,
-            false,
             quote!(measurement(&self) -> Option<::stencil_rt::gpu::Measurement>),
             quote!(measurement()),
         ),
-        (
+        Forwarded::reading(
             "Whether runs of many launches are replayed as graphs.",
-            false,
-            false,
             quote!(graphs(&self) -> bool),
             quote!(graphs()),
         ),
-        (
+        Forwarded::writing(
             "Turns graphs on or off.",
-            true,
-            false,
             quote!(set_graphs(&mut self, on: bool)),
             quote!(set_graphs(on)),
         ),
-        (
+        Forwarded::reading(
             "Graphs replayed since the session was made.",
-            false,
-            true,
             quote!(replays(&self) -> u64),
             quote!(replays()),
-        ),
-        (
+        )
+        .hidden(),
+        Forwarded::reading(
             "Graphs captured since the session was made.",
-            false,
-            true,
             quote!(captures(&self) -> u64),
             quote!(captures()),
-        ),
-        (
+        )
+        .hidden(),
+        Forwarded::reading(
             "Graphs updated in place since the session was made.",
-            false,
-            true,
             quote!(updates(&self) -> u64),
             quote!(updates()),
-        ),
-        (
+        )
+        .hidden(),
+        Forwarded::reading(
             "Waits for every queued step.",
-            false,
-            false,
             quote!(synchronize(&self) -> Result<(), StencilError>),
             quote!(synchronize()),
         ),
-        (
+        Forwarded::reading(
             "Copies the state grids (each 2-level field followed by its `_prev` level) back.",
-            false,
-            false,
             quote!(download(&self, #(#downloaded: &mut [#real]),*) -> Result<(), StencilError>),
             quote!(download(#(#downloaded),*)),
         ),
-    ];
-    let methods = methods
-        .into_iter()
-        .map(|(doc, mutable, hidden, signature, call)| {
-            let doc = docs(doc);
-            let hidden = hidden.then(|| quote!(#[doc(hidden)]));
-            let session = if mutable {
-                quote!(&mut self.0)
-            } else {
-                quote!(&self.0)
-            };
-            quote! {
-                #doc
-                #hidden
-                pub fn #signature {
-                    match #session {
-                        #(Planned::#variants(s) => s.#call,)*
-                    }
+    ]
+}
+
+/// Each session method, forwarded to the session of the plan it runs.
+fn forwarders(st: &Stencil, variants: &[Ident]) -> TokenStream {
+    let methods = forwarded(st).into_iter().map(|m| {
+        let doc = docs(m.doc);
+        let hidden = m.hidden.then(|| quote!(#[doc(hidden)]));
+        let session = if m.mutable {
+            quote!(&mut self.0)
+        } else {
+            quote!(&self.0)
+        };
+        let (signature, call) = (m.signature, m.call);
+        quote! {
+            #doc
+            #hidden
+            pub fn #signature {
+                match #session {
+                    #(Planned::#variants(s) => s.#call,)*
                 }
             }
-        });
+        }
+    });
     quote!(#(#methods)*)
 }
