@@ -58,6 +58,7 @@ pub struct Config {
     out_dir: Option<PathBuf>,
     out_file: Option<String>,
     openmp_flags: Vec<String>,
+    openmp_levels: Option<Vec<String>>,
     cuda_flags: Vec<String>,
     cuda_archs: Vec<String>,
     hip_flags: Vec<String>,
@@ -110,6 +111,17 @@ impl Config {
     /// Name of the generated Rust file in the output folder (default: `stencils.rs`).
     pub fn out_file(&mut self, name: impl Into<String>) -> &mut Self {
         self.out_file = Some(name.into());
+        self
+    }
+
+    /// Compiles the OpenMP C again for these x86-64 levels (`x86-64-v3`,
+    /// `x86-64-v4`; none: the build's target only), each call running the
+    /// widest the processor has (`stencil_rt::openmp::isa`). Default: every
+    /// level the target lacks, on x86-64 with GCC or Clang; a level the
+    /// target has needs no copy. The environment variable
+    /// `STENCIL_OPENMP_LEVELS` (comma-separated, or `none`) overrides it.
+    pub fn openmp_levels<S: AsRef<str>>(&mut self, levels: &[S]) -> &mut Self {
+        self.openmp_levels = Some(levels.iter().map(|l| l.as_ref().to_owned()).collect());
         self
     }
 
@@ -211,7 +223,8 @@ impl Config {
             ..Linked::default()
         };
         if backends.contains(&Backend::OpenMp) {
-            build_openmp(&stencils, &out_dir, &prefix, &self.openmp_flags)?;
+            let levels = toolchain::openmp_levels(self.openmp_levels.as_deref())?;
+            build_openmp(&stencils, &out_dir, &prefix, (&levels, &self.openmp_flags))?;
             linked.openmp = Some(prefix.clone());
         }
         if backends.contains(&Backend::Cuda) {
@@ -572,14 +585,13 @@ fn build_openmp(
     stencils: &[(Stencil, Analysis)],
     out_dir: &Path,
     prefix: &str,
-    flags: &[String],
+    (levels, flags): (&[&'static openmp::levels::Level], &[String]),
 ) -> Result<(), Error> {
     let dir = out_dir.join("stencil-build").join("openmp");
     std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
         path: dir.clone(),
         source,
     })?;
-    let levels = toolchain::openmp_levels()?;
     let mut files = Vec::new();
     let mut copies: Vec<(&openmp::levels::Level, Vec<PathBuf>)> =
         levels.iter().map(|&level| (level, Vec::new())).collect();
@@ -589,7 +601,7 @@ fn build_openmp(
         write(&path, &openmp::source(st, an, prefix))?;
         files.push(path);
         let path = dir.join(openmp::levels::dispatch_file(st));
-        write(&path, &openmp::levels::dispatch_source(st, prefix, &levels))?;
+        write(&path, &openmp::levels::dispatch_source(st, prefix, levels))?;
         files.push(path);
         for (level, paths) in &mut copies {
             let path = dir.join(openmp::levels::copy_file(st, level));

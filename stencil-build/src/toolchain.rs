@@ -84,14 +84,61 @@ fn levels_above(msvc: bool, arch: &str, features: &str) -> Vec<&'static Level> {
         .collect()
 }
 
+/// The environment variable that names the levels to compile copies for
+/// (comma-separated level names, or `none`); unset, every level the
+/// target lacks.
+pub const LEVELS_VARIABLE: &str = "STENCIL_OPENMP_LEVELS";
+
 /// [`levels_above`] the target this build script builds for, with the C
-/// compiler `cc` picks.
-pub fn openmp_levels() -> Result<Vec<&'static Level>, Error> {
+/// compiler `cc` picks: those [`LEVELS_VARIABLE`] names where it is set,
+/// else those `configured` names (`Config::openmp_levels`), else all.
+pub fn openmp_levels(configured: Option<&[String]>) -> Result<Vec<&'static Level>, Error> {
+    println!("cargo:rerun-if-env-changed={LEVELS_VARIABLE}");
     let compiler = cc::Build::new()
         .try_get_compiler()
         .map_err(|e| toolchain_error(&e))?;
     let (arch, features) = target();
-    Ok(levels_above(compiler.is_like_msvc(), &arch, &features))
+    let above = levels_above(compiler.is_like_msvc(), &arch, &features);
+    choose_levels(above, std::env::var(LEVELS_VARIABLE).ok(), configured)
+}
+
+/// Those of `above` that `variable` (the value of [`LEVELS_VARIABLE`])
+/// names, else those `configured` names, else all.
+fn choose_levels(
+    above: Vec<&'static Level>,
+    variable: Option<String>,
+    configured: Option<&[String]>,
+) -> Result<Vec<&'static Level>, Error> {
+    match (variable, configured) {
+        (Some(names), _) => chosen_levels(above, &names, &format!("{LEVELS_VARIABLE}={names}")),
+        (None, Some(names)) => chosen_levels(above, &names.join(","), "Config::openmp_levels"),
+        (None, None) => Ok(above),
+    }
+}
+
+/// Those of `above` that `names` (comma-separated level names, or `none`;
+/// from `source`, for errors) lists: a level the target has already needs
+/// no copy, whatever it asks.
+fn chosen_levels(
+    above: Vec<&'static Level>,
+    names: &str,
+    source: &str,
+) -> Result<Vec<&'static Level>, Error> {
+    let mut chosen = Vec::new();
+    for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if name == "none" {
+            continue;
+        }
+        let Some(level) = LEVELS.into_iter().find(|l| l.name == name) else {
+            let known: Vec<&str> = LEVELS.iter().map(|l| l.name).collect();
+            return Err(Error::Environment(format!(
+                "{source}: `{name}` is no instruction-set level; write {} or none, comma-separated",
+                known.join(", ")
+            )));
+        };
+        chosen.push(level);
+    }
+    Ok(above.into_iter().filter(|l| chosen.contains(l)).collect())
 }
 
 /// Compiles C11 sources with `-O3`, OpenMP, `-fno-math-errno` and
@@ -679,6 +726,34 @@ mod tests {
         // MSVC (no `-m` flags) and other architectures: none.
         assert!(levels_above(true, "x86_64", baseline).is_empty());
         assert!(levels_above(false, "aarch64", "neon").is_empty());
+    }
+
+    #[test]
+    fn the_environment_chooses_among_the_levels_the_target_lacks() {
+        let names = |levels: Vec<&Level>| levels.iter().map(|l| l.name).collect::<Vec<_>>();
+        let above = || levels_above(false, "x86_64", "sse2");
+        assert_eq!(
+            names(chosen_levels(above(), "x86-64-v4", "t").unwrap()),
+            ["x86-64-v4"]
+        );
+        assert!(chosen_levels(above(), "none", "t").unwrap().is_empty());
+        assert_eq!(
+            names(chosen_levels(above(), " x86-64-v4, x86-64-v3 ", "t").unwrap()),
+            ["x86-64-v3", "x86-64-v4"]
+        );
+        // A level the target has needs no copy.
+        assert!(
+            chosen_levels(Vec::new(), "x86-64-v3", "t")
+                .unwrap()
+                .is_empty()
+        );
+        let err = chosen_levels(above(), "avx512", "STENCIL_OPENMP_LEVELS=avx512")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("STENCIL_OPENMP_LEVELS") && err.contains("x86-64-v3, x86-64-v4 or none"),
+            "{err}"
+        );
     }
 
     #[test]
