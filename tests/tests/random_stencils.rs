@@ -101,7 +101,11 @@ fn compile_and_compare(spec: &str, wrong: bool) -> Result<(), TestCaseError> {
     // level would run the target's copy again), and each copy more is one
     // more compilation of an expression that can be long.
     let top = Isa::detected();
-    let levels = if top == Isa::Baseline { "none" } else { top.name() };
+    let levels = if top == Isa::Baseline {
+        "none"
+    } else {
+        top.name()
+    };
     cmd.env("STENCIL_OPENMP_LEVELS", levels);
     let out = cmd
         .output()
