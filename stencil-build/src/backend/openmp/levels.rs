@@ -22,7 +22,7 @@ use crate::ir::Stencil;
 pub struct Level {
     /// `x86-64-v3`.
     pub name: &'static str,
-    /// `stencil_rt::openmp::Isa as c_int`: what the entry points' `isa` is.
+    /// `stencil_rt::openmp::Isa::code`: what the entry points' `isa` is.
     pub code: u32,
     /// The target features its code may use, by Rust's names (GCC's and
     /// Clang's flag is `-m<feature>`); stencil-rt detects the same list.
