@@ -48,23 +48,38 @@ pub struct Entry {
     pub arguments: Vec<String>,
 }
 
+impl Entry {
+    /// Its declaration's head under `symbol` (its own, or a copy's):
+    /// `void <symbol>(<parameters>)`.
+    pub fn head(&self, symbol: &str) -> String {
+        format!("{} {symbol}({})", self.returns, self.parameters)
+    }
+}
+
 /// The functions of `st`'s C file the Rust API calls: each statement's
 /// single step and, where the stencil fuses steps, its fused launch.
 pub fn entries(st: &Stencil, prefix: &str) -> Vec<Entry> {
     let mut entries = Vec::new();
     for s in &st.statements {
-        let sym = symbol(prefix, st, s);
-        entries.push(Entry {
-            returns: "void",
-            symbol: sym.clone(),
-            parameters: parameters(st, s, false),
-            arguments: arguments(st, s, false),
-        });
+        let step = single_step(st, s, prefix);
         if fuses(st) {
-            entries.push(fused::entry(st, s, &sym));
+            let fused = fused::entry(st, s, &step.symbol);
+            entries.extend([step, fused]);
+        } else {
+            entries.push(step);
         }
     }
     entries
+}
+
+/// Statement `s`'s single step, as [`statement`] defines it.
+fn single_step(st: &Stencil, s: &Statement, prefix: &str) -> Entry {
+    Entry {
+        returns: "void",
+        symbol: symbol(prefix, st, s),
+        parameters: parameters(st, s, false),
+        arguments: arguments(st, s, false),
+    }
 }
 
 /// Whether `st`'s OpenMP kernels fuse steps (the tiling was checked to
@@ -233,7 +248,8 @@ fn statement(
     k: usize,
     prefix: &str,
 ) -> fmt::Result {
-    let sym = symbol(prefix, st, s);
+    let entry = single_step(st, s, prefix);
+    let sym = &entry.symbol;
     let dims = st.dims();
     let outer = c_spans(&info.bounds);
     // The cells computed without a test or a remapped read: the region's,
@@ -251,42 +267,39 @@ fn statement(
         None => frame,
     };
     if cells {
-        frame::cell(w, st, s, &sym)?;
+        frame::cell(w, st, s, sym)?;
         writeln!(w)?;
     }
     if info.hole.is_some() {
-        frame::slab_function(w, (st, s), &interior_span(st, info), &sym)?;
+        frame::slab_function(w, (st, s), &interior_span(st, info), sym)?;
         writeln!(w)?;
     }
     heading(w, (st, s, info), k, (&outer, &inner), frame)?;
-    w.definition(
-        format_args!("void {sym}({})", parameters(st, s, false)),
-        |w| {
-            if info.hole.is_none() {
-                if !frame && matches!(info.bounds[0], [Bound::Low(_), Bound::Low(_)]) {
-                    writeln!(
-                        w,
-                        "(void)n0; /* the span of the slowest axis is from its low edge */"
-                    )?;
-                }
-                for p in s.edge_only_params().into_iter().filter(|_| !frame) {
-                    writeln!(
-                        w,
-                        "(void)p_{}; /* no cell of the span reads past its side */",
-                        st.params[p]
-                    )?;
-                }
-                strides(w, dims)?;
-                interior(w, st, s, &inner)?;
+    w.definition(entry.head(sym), |w| {
+        if info.hole.is_none() {
+            if !frame && matches!(info.bounds[0], [Bound::Low(_), Bound::Low(_)]) {
+                writeln!(
+                    w,
+                    "(void)n0; /* the span of the slowest axis is from its low edge */"
+                )?;
             }
-            match info.hole {
-                Some(_) => frame::by_slabs(w, (st, s), (&outer, &inner), &sym)?,
-                None if frame => frame::pass(w, (st, s), (&outer, &inner), &sym)?,
-                None => {}
+            for p in s.edge_only_params().into_iter().filter(|_| !frame) {
+                writeln!(
+                    w,
+                    "(void)p_{}; /* no cell of the span reads past its side */",
+                    st.params[p]
+                )?;
             }
-            Ok(())
-        },
-    )
+            strides(w, dims)?;
+            interior(w, st, s, &inner)?;
+        }
+        match info.hole {
+            Some(_) => frame::by_slabs(w, (st, s), (&outer, &inner), sym)?,
+            None if frame => frame::pass(w, (st, s), (&outer, &inner), sym)?,
+            None => {}
+        }
+        Ok(())
+    })
 }
 
 /// The comment above statement `k`'s function: the statement, its region,

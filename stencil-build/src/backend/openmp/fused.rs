@@ -459,30 +459,24 @@ fn launcher(
     info: &StatementInfo,
     sym: &str,
 ) -> fmt::Result {
-    let mut args = fused_arguments(st, s);
-    args.extend(["steps".into(), "ring".into()]);
+    let launch = entry(st, s, sym);
+    let mut args = launch.arguments.clone();
+    args.push("ring".into());
     let call = format!("{sym}_tile({}, ", args.join(", "));
     writeln!(
         w,
         "/* Up to `steps` fused steps (as many as keep a thread's rings within half its L2 cache);\n * returns the steps run, 0 where fewer than 2 fit or the rings cannot be allocated. */"
     )?;
-    w.definition(
-        format_args!(
-            "int {}({}, int steps)",
-            symbol(sym),
-            fused_parameters(st, s)
-        ),
-        |w| {
-            rings(w, st, ring_slices(s, info), info)?;
-            if st.dims() == 3 {
-                tiles_3d(w, st, info, &call)?;
-            } else {
-                bands_2d(w, st, info, &call)?;
-            }
-            writeln!(w, "free(rings);")?;
-            writeln!(w, "return steps;")
-        },
-    )
+    w.definition(launch.head(&launch.symbol), |w| {
+        rings(w, st, ring_slices(s, info), info)?;
+        if st.dims() == 3 {
+            tiles_3d(w, st, info, &call)?;
+        } else {
+            bands_2d(w, st, info, &call)?;
+        }
+        writeln!(w, "free(rings);")?;
+        writeln!(w, "return steps;")
+    })
 }
 
 /// Caps `steps` at what a thread's rings may hold and allocates every

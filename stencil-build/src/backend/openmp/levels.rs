@@ -129,8 +129,7 @@ pub fn dispatch_source(st: &Stencil, prefix: &str, levels: &[&Level]) -> String 
 
 /// The declarations of `e`'s copies and its entry point.
 fn entry_point(w: &mut Writer, e: &Entry, levels: &[&Level]) -> fmt::Result {
-    let declare =
-        |w: &mut Writer, symbol: &str| writeln!(w, "{} {symbol}({});", e.returns, e.parameters);
+    let declare = |w: &mut Writer, symbol: &str| writeln!(w, "{};", e.head(symbol));
     declare(w, &e.symbol)?;
     for level in levels {
         declare(w, &level.symbol(&e.symbol))?;
