@@ -230,7 +230,6 @@ pub fn check_against_reference<T: Real>(e: &Entry<T>, backend: &str) {
         assert_eq!(set_max_isa(level), level);
         check_run(e, run, &format!("openmp at {level}"));
     }
-    set_max_isa(Isa::X86_64V4);
 }
 
 /// [`check_against_reference`] of one `run`, described as `backend`.

@@ -213,7 +213,6 @@ fn each_instruction_set_level_runs_a_copy_of_its_own() {
             );
         }
     }
-    set_max_isa(Isa::X86_64V4);
 }
 
 /// The copies are compiled with the flags of the features stencil-rt
