@@ -5,7 +5,8 @@
 //! same specs (after `touch build.rs`) compiles no kernel and rewrites no
 //! generated file. A missing toolchain fails the build with a message
 //! saying where it looked and what to set. A debug build compiles its CUDA
-//! kernels without `-G`.
+//! kernels without `-G`. The OpenMP C's x86-64 copies are the levels
+//! `Config::openmp_levels` and `STENCIL_OPENMP_LEVELS` ask for.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -246,6 +247,52 @@ fn a_build_script_run_again_on_the_same_specs_compiles_no_kernel() {
     assert!(
         !changed.iter().any(|n| n.ends_with("openmp_runtime.c")),
         "{changed:?}"
+    );
+}
+
+/// The x86-64 copies of the OpenMP C a build of the baseline target
+/// compiles: both levels by default, those `Config::openmp_levels` names,
+/// and over it those `STENCIL_OPENMP_LEVELS` names (a change of which reruns
+/// the build script); a name that is no level fails the build, naming it.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn the_levels_asked_for_are_the_copies_compiled() {
+    if cfg!(target_feature = "avx2") {
+        // A target with a level's features compiles no copy of it.
+        return;
+    }
+    let p = Probe::new("openmp-levels");
+    let copies = || -> Vec<String> {
+        let mut names: Vec<String> = (p.out_files().into_iter())
+            .map(|(name, _)| name)
+            .filter(|name| name.starts_with("stencil-build/openmp/") && name.contains(".x86-64-"))
+            .collect();
+        names.sort();
+        names
+    };
+    let unset = [("STENCIL_OPENMP_LEVELS", None)];
+    assert!(p.rebuilt("openmp", &unset));
+    let both = [
+        "stencil-build/openmp/blur.x86-64-v3.c",
+        "stencil-build/openmp/blur.x86-64-v4.c",
+    ];
+    assert_eq!(copies(), both);
+    p.write(
+        "build.rs",
+        "fn main() -> Result<(), stencil_build::Error> {\n    \
+         stencil_build::Config::new().openmp_levels(&[\"x86-64-v3\"]).compile()\n}\n",
+    );
+    assert!(p.rebuilt("openmp", &unset));
+    assert_eq!(copies(), both[..1]);
+    assert!(p.rebuilt("openmp", &[("STENCIL_OPENMP_LEVELS", Some("x86-64-v4"))]));
+    assert_eq!(copies(), both[1..]);
+    assert!(p.rebuilt("openmp", &[("STENCIL_OPENMP_LEVELS", Some("none"))]));
+    assert!(copies().is_empty());
+    let (ok, log) = p.build("openmp", &[("STENCIL_OPENMP_LEVELS", Some("avx512"))]);
+    assert!(!ok);
+    assert!(
+        log.contains("STENCIL_OPENMP_LEVELS=avx512: `avx512` is no instruction-set level"),
+        "{log}"
     );
 }
 
