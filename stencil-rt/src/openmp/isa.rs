@@ -238,6 +238,36 @@ mod tests {
         );
     }
 
+    /// `STENCIL_OPENMP_ISA` caps every thread that sets no cap of its own,
+    /// and a value that names no level caps at the baseline; the test runs
+    /// itself again with the variable set, since it is read once a process.
+    #[test]
+    fn the_environment_caps_threads_without_a_cap_of_their_own() {
+        // The harness names a test by its path below the crate.
+        let (_, module) = module_path!().split_once("::").unwrap();
+        let name = format!("{module}::the_environment_caps_threads_without_a_cap_of_their_own");
+        if let Ok(value) = std::env::var("STENCIL_ISA_TEST_CHILD") {
+            assert_eq!(std::env::var(ISA_VARIABLE).as_deref(), Ok(value.as_str()));
+            assert_eq!(isa(), Isa::Baseline);
+            assert_eq!(std::thread::spawn(isa).join().unwrap(), Isa::Baseline);
+            // A thread's own cap is over the variable's.
+            assert_eq!(set_max_isa(Isa::X86_64V4), Isa::detected());
+            return;
+        }
+        for value in ["baseline", "avx512"] {
+            let exe = std::env::current_exe().unwrap();
+            let out = std::process::Command::new(exe)
+                .args(["--exact", &name, "--test-threads=1"])
+                .env(ISA_VARIABLE, value)
+                .env("STENCIL_ISA_TEST_CHILD", value)
+                .output()
+                .unwrap();
+            let printed = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{ISA_VARIABLE}={value}:\n{printed}");
+            assert!(printed.contains("1 passed"), "{printed}");
+        }
+    }
+
     #[test]
     fn a_cap_holds_on_its_own_thread_only() {
         let detected = Isa::detected();
