@@ -118,30 +118,51 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
     assert!(stdout.contains(&md), "the table is printed too");
 }
 
-/// The runner's table for j2d5pt f32 on 64^2 on the CPU (3 steps, one
-/// repetition), with `extra` options.
+/// The runner on j2d5pt f32 on 64^2 on the CPU (3 steps, one repetition).
+fn small_j2d5pt_command() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_suite"));
+    cmd.args([
+        "--backend",
+        "openmp",
+        "--stencil",
+        "j2d5pt",
+        "--dtype",
+        "f32",
+        "--size2",
+        "64",
+        "--steps",
+        "3",
+        "--reps",
+        "1",
+        "--warmup",
+        "1",
+    ]);
+    cmd
+}
+
+/// [`small_j2d5pt_command`]'s table, with `extra` options.
 fn small_j2d5pt(extra: &[&str]) -> String {
-    let out = succeeded(
-        Command::new(env!("CARGO_BIN_EXE_suite"))
-            .args([
-                "--backend",
-                "openmp",
-                "--stencil",
-                "j2d5pt",
-                "--dtype",
-                "f32",
-                "--size2",
-                "64",
-                "--steps",
-                "3",
-                "--reps",
-                "1",
-                "--warmup",
-                "1",
-            ])
-            .args(extra),
-    );
+    let out = succeeded(small_j2d5pt_command().args(extra));
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The device names the instruction-set level the OpenMP kernels (and the
+/// FMA bound) run at, which `STENCIL_OPENMP_ISA` caps.
+#[test]
+fn the_device_names_the_level_its_kernels_run_at() {
+    let device = |env: Option<&str>| {
+        let mut cmd = small_j2d5pt_command();
+        match env {
+            Some(level) => cmd.env("STENCIL_OPENMP_ISA", level),
+            None => cmd.env_remove("STENCIL_OPENMP_ISA"),
+        };
+        let stdout = String::from_utf8_lossy(&succeeded(&mut cmd).stdout).into_owned();
+        let line = stdout.lines().find(|l| l.starts_with("Devices: "));
+        line.unwrap_or_else(|| panic!("{stdout}")).to_owned()
+    };
+    let detected = stencil_rt::openmp::Isa::detected();
+    assert!(device(None).ends_with(&format!(" threads, {detected}")));
+    assert!(device(Some("baseline")).ends_with(" threads, baseline"));
 }
 
 #[test]
