@@ -25,7 +25,8 @@
 use crate::analysis::flops;
 use crate::ir::{Access, Boundary, Role, Slot, Stencil, Strategy, Version};
 
-use super::plan::Plan;
+use super::plan::model::WIDE_REGISTER_WORDS;
+use super::plan::{Plan, step_register_words};
 
 /// The most flops a cell may spend on recomputing values, per kernel of a
 /// statement that the step's one kernel replaces: half the worth of one
@@ -88,10 +89,27 @@ pub fn source(st: &Stencil, reader: usize, a: &Access, shift: &[i64]) -> (Source
 }
 
 /// Whether `plan` computes the statements of `st` in one kernel a step:
-/// `naive`'s plans of a stencil that [`fits`].
+/// `naive`'s plans of a stencil that [`fits`], and `stream`'s in 2-D and
+/// 3-D where, besides, the thread's windows of every value the step reads
+/// from memory fit [`STREAM_WORDS`] (else each statement marches planes of
+/// its own).
 pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
-    plan.strategy == Strategy::Naive && fits(st)
+    match plan.strategy {
+        Strategy::Naive => fits(st),
+        Strategy::Stream => {
+            st.dims() > 1
+                && fits(st)
+                && step_register_words(st, plan.chunk, plan.coarsen, plan.vector) <= STREAM_WORDS
+        }
+        _ => false,
+    }
 }
+
+/// The most values (32-bit words) the windows of a `stream` thread that
+/// computes a whole step may hold: those of `auto`'s `stream` threads of
+/// vectors ([`WIDE_REGISTER_WORDS`]), the rest of the 255 registers going to
+/// addresses and the statements' values.
+pub const STREAM_WORDS: usize = WIDE_REGISTER_WORDS;
 
 /// Whether the statements of `st`, several, go in one kernel a step:
 /// recomputing costs at most [`EXTRA_FLOPS_PER_KERNEL`] a cell per kernel

@@ -157,8 +157,19 @@ pub(super) fn ptx_or(w: &mut Writer, (ty, asm): (&str, &str), fallback: &str) ->
 }
 
 /// What the strategy adds to the blocks in the file's header: a `stream`
-/// block's march, a `persistent` launch's cap on resident blocks.
+/// block's march, a `persistent` launch's cap on resident blocks, and
+/// whether one kernel computes the whole step ([`step::one_kernel`]).
 pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
+    let step = if step::one_kernel(st, plan) {
+        "; one kernel computes every statement of the step"
+    } else {
+        ""
+    };
+    format!("{}{step}", strategy_detail(st, plan, d))
+}
+
+/// [`detail`]'s words for the strategy's blocks.
+fn strategy_detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
     if plan.strategy == Strategy::Stream {
         format!(
             ", marching {} cells along `{}` per block, {} per iteration, {} along `{}` per thread{}",
@@ -206,7 +217,7 @@ pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
     } else if let Some(k) = plan.occupancy {
         format!(", at most {k} resident per multiprocessor")
     } else if plan.strategy == Strategy::Naive {
-        let cells = match (plan.coarsen, st.dims()) {
+        match (plan.coarsen, st.dims()) {
             (1, dims) if plan.vector > 1 => format!(
                 ", {} consecutive cells of `{}` per thread, in {}-byte vectors where aligned (rows that are not whole vectors run a cell a thread)",
                 plan.vector,
@@ -226,13 +237,7 @@ pub(super) fn detail(st: &Stencil, plan: &Plan, d: &Dialect) -> String {
             }
             (c, 1) => format!(", {c} cells per thread, a block apart"),
             (c, _) => format!(", {c} consecutive cells of `{}` per thread", st.axes[0]),
-        };
-        let step = if step::one_kernel(st, plan) {
-            "; one kernel computes every statement of the step"
-        } else {
-            ""
-        };
-        format!("{cells}{step}")
+        }
     } else {
         String::new()
     }

@@ -14,9 +14,11 @@
 use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 
+use super::one_step::Site;
 use super::{Gen, builtin, shifted, signed};
 use crate::backend::Writer;
-use crate::backend::gpu::plan::{Row, rows};
+use crate::backend::gpu::plan::{Row, rows, rows_of};
+use crate::backend::gpu::step;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Strategy};
 
@@ -110,8 +112,14 @@ impl Gen<'_> {
         }
     }
 
+    /// The row groups of the kernel's windows: its statement's reads, or
+    /// where it computes the whole step, every value the step and its
+    /// recomputations read from memory.
     pub(super) fn rows(&self) -> Vec<Row> {
-        rows(self.s, self.dims())
+        match self.whole_step {
+            Some(_) => rows_of(step::memory_reads(self.st), self.dims()),
+            None => rows(self.s, self.dims()),
+        }
     }
 
     /// An index into `slot`'s grid: `plane * s0 + row part + x` (wrapped for periodic grids).
@@ -379,29 +387,35 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// The window slot holding read `a` of the thread's output `(j, k)`
+    /// (plane `j`, cell `k` of its vector).
+    fn window_slot(&self, rows: &[Row], a: &Access, (j, k): (usize, usize)) -> String {
+        let last = self.dims() - 1;
+        let (g, row) = rows
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.slot == a.slot && r.row == a.offset[1..last])
+            .expect("every read has its row");
+        let (plo, _) = row.planes();
+        let (xmin, _) = row.span(self.vector);
+        format!(
+            "w{g}[{}][{}]",
+            j as i64 + a.offset[0] - plo,
+            k as i64 + a.offset[last] - xmin
+        )
+    }
+
     /// The `coarsen` x `vector` outputs of a `stream` thread at planes `z`..
     pub(super) fn store(&self, w: &mut Writer, rows: &[Row], z: &str) -> fmt::Result {
+        if self.whole_step.is_some() {
+            return self.store_step(w, rows, z);
+        }
         let last = self.dims() - 1;
         let (c, v) = (self.plan.coarsen, self.vector);
         let t = self.st.dtype.c();
         let (lo, hi) = self.bounds(last);
         for j in 0..c {
-            let value = |k: usize| {
-                self.value(&|a: &Access| {
-                    let (g, row) = rows
-                        .iter()
-                        .enumerate()
-                        .find(|(_, r)| r.slot == a.slot && r.row == a.offset[1..last])
-                        .expect("every read has its row");
-                    let (plo, _) = row.planes();
-                    let (xmin, _) = row.span(v);
-                    format!(
-                        "w{g}[{}][{}]",
-                        j as i64 + a.offset[0] - plo,
-                        k as i64 + a.offset[last] - xmin
-                    )
-                })
-            };
+            let value = |k: usize| self.value(&|a: &Access| self.window_slot(rows, a, (j, k)));
             let store = |w: &mut Writer| {
                 let at = if j > 0 {
                     format!("({z} + {j}) * s0 + col")
@@ -441,5 +455,91 @@ impl Gen<'_> {
             }
         }
         Ok(())
+    }
+
+    /// [`Self::store`] for a kernel that computes the whole step: at each
+    /// of the thread's outputs every statement in turn, into locals
+    /// suffixed with the output (`new_u__0_1`), reading the windows; then
+    /// each field the step writes, from its last statement's locals.
+    fn store_step(&self, w: &mut Writer, rows: &[Row], z: &str) -> fmt::Result {
+        let (st, last) = (self.st, self.dims() - 1);
+        let (c, v) = (self.plan.coarsen, self.vector);
+        let grids = self.whole_step.expect("a step's kernel");
+        for j in 0..c {
+            let cells = |w: &mut Writer| {
+                for k in 0..v {
+                    let memory = |a: &Access| self.window_slot(rows, a, (j, k));
+                    let index = |a: usize, d: i64| match a {
+                        0 => shifted(z, j as i64 + d),
+                        a if a == last => shifted(&format!("i{last}"), k as i64 + d),
+                        a => shifted(&format!("i{a}"), d),
+                    };
+                    let site = Site {
+                        memory: &memory,
+                        index: &index,
+                        suffix: format!("__{j}_{k}"),
+                    };
+                    for (s, value) in self.values_at(&site).into_iter().enumerate() {
+                        writeln!(w, "const {} {} = {value};", st.dtype.c(), site.local(st, s))?;
+                    }
+                }
+                for &f in &grids.outputs {
+                    let s = (0..st.statements.len())
+                        .rfind(|&s| st.statements[s].target == f)
+                        .expect("an output's statement");
+                    let local = format!("{}__{j}_", super::one_step::local(st, s));
+                    self.store_cells(w, (&step::output_name(st, f), &local), z, j)?;
+                }
+                Ok(())
+            };
+            if j > 0 {
+                w.block(format_args!("if ({z} + {j} < z1)"), cells)?;
+            } else {
+                w.braces(cells)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores the thread's `vector` cells of plane `z + j` into `out` from
+    /// the locals `<local><k>`: one vector where all are in the region.
+    fn store_cells(
+        &self,
+        w: &mut Writer,
+        (out, local): (&str, &str),
+        z: &str,
+        j: usize,
+    ) -> fmt::Result {
+        let last = self.dims() - 1;
+        let (t, v) = (self.st.dtype.c(), self.vector);
+        let (lo, hi) = self.bounds(last);
+        let at = if j > 0 {
+            format!("({z} + {j}) * s0 + col")
+        } else {
+            format!("{z} * s0 + col")
+        };
+        if v == 1 {
+            return writeln!(w, "{out}[{at}] = {local}0;");
+        }
+        let vt = format!("{t}{v}");
+        let parts: Vec<String> = (0..v).map(|k| format!("{local}{k}")).collect();
+        let whole = |w: &mut Writer| {
+            writeln!(
+                w,
+                "*({vt} *)&{out}[{at}] = make_{vt}({});",
+                parts.join(", ")
+            )
+        };
+        let head = format!("if (i{last} >= {lo} && i{last} + {v} <= {hi})");
+        w.if_else(head, whole, |w| {
+            for (k, part) in parts.iter().enumerate() {
+                let i = shifted(&format!("i{last}"), k as i64);
+                w.guarded(
+                    format_args!("if ({i} >= {lo} && {i} < {hi})"),
+                    format_args!("{out}[{}] = {part};", shifted(&at, k as i64)),
+                )?;
+            }
+            Ok(())
+        })
     }
 }

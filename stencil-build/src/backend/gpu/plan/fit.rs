@@ -2,7 +2,7 @@
 //! block takes, the registers a `stream` thread holds, the vectors a load
 //! moves; [`fit`] shrinks a default block to fit or says what to change.
 
-use super::rows::rows;
+use super::rows::{Row, rows, rows_of};
 use super::{Dialect, Plan, temporal};
 use crate::ir::{Statement, Stencil, Strategy};
 
@@ -90,15 +90,29 @@ pub fn fit(mut plan: Plan, explicit: bool, st: &Stencil, d: &Dialect) -> Result<
 /// demanding statement of `st`, with `c` x `v` cells per thread per iteration
 /// and `chunk` cells per block along the slowest axis.
 pub fn register_words(st: &Stencil, chunk: usize, c: usize, v: usize) -> usize {
+    st.statements
+        .iter()
+        .map(|s| window_words(st, &rows(s, st.dims()), (chunk, c, v)))
+        .max()
+        .unwrap_or(0)
+}
+
+/// [`register_words`] of a `stream` thread that computes every statement of
+/// the step ([`step::one_kernel`](crate::backend::gpu::step::one_kernel)):
+/// its windows hold every value from memory that the step and its
+/// recomputations read.
+pub fn step_register_words(st: &Stencil, chunk: usize, c: usize, v: usize) -> usize {
+    let rows = rows_of(crate::backend::gpu::step::memory_reads(st), st.dims());
+    window_words(st, &rows, (chunk, c, v))
+}
+
+/// 32-bit registers the windows of `rows` take.
+fn window_words(st: &Stencil, rows: &[Row], (chunk, c, v): (usize, usize, usize)) -> usize {
     let words = st.dtype.size() / 4;
-    let per_statement = |s: &Statement| -> usize {
-        rows(s, st.dims())
-            .iter()
-            .map(|r| {
-                let (x0, x1) = r.span(v);
-                r.window(chunk, c) * (x1 - x0 + 1) as usize * words
-            })
-            .sum()
-    };
-    st.statements.iter().map(per_statement).max().unwrap_or(0)
+    rows.iter()
+        .map(|r| {
+            let (x0, x1) = r.span(v);
+            r.window(chunk, c) * (x1 - x0 + 1) as usize * words
+        })
+        .sum()
 }

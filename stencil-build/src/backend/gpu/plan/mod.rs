@@ -15,9 +15,9 @@ pub mod tensor;
 
 pub use candidates::{candidates, sweep};
 pub use companions::{Companions, naive_plan, small_planes_plan, step_plan};
-pub use fit::{SHARED_BUDGET, fit, register_words};
+pub use fit::{SHARED_BUDGET, fit, register_words, step_register_words};
 pub use model::{SMALL_PLANES, small_step_cells};
-pub use rows::{Row, rows};
+pub use rows::{Row, rows, rows_of};
 pub use temporal::{fused_leapfrog, splits_steps};
 pub use tensor::reads_one_grid;
 

@@ -72,20 +72,31 @@ impl Row {
 /// The row groups of a `stream` block for statement `s`: one per
 /// grid and offset along the axes between the slowest and the contiguous one.
 pub fn rows(s: &Statement, dims: usize) -> Vec<Row> {
+    let mut reads = Vec::new();
+    s.expr
+        .for_each_read(&mut |a| reads.push((a.slot, a.offset.clone())));
+    rows_of(reads, dims)
+}
+
+/// The row groups of a `stream` block that reads `reads` (grid and offset,
+/// in the order met): a step's in one kernel ([`step::memory_reads`]).
+///
+/// [`step::memory_reads`]: crate::backend::gpu::step::memory_reads
+pub fn rows_of(reads: impl IntoIterator<Item = (Slot, Vec<i64>)>, dims: usize) -> Vec<Row> {
     let last = dims - 1;
     let mut rows: Vec<Row> = Vec::new();
-    s.expr.for_each_read(&mut |a| {
-        let row = a.offset[1..last].to_vec();
-        let read = (a.offset[0], a.offset[last]);
-        match rows.iter_mut().find(|r| r.slot == a.slot && r.row == row) {
+    for (slot, offset) in reads {
+        let row = offset[1..last].to_vec();
+        let read = (offset[0], offset[last]);
+        match rows.iter_mut().find(|r| r.slot == slot && r.row == row) {
             Some(r) if !r.reads.contains(&read) => r.reads.push(read),
             Some(_) => {}
             None => rows.push(Row {
-                slot: a.slot,
+                slot,
                 row,
                 reads: vec![read],
             }),
         }
-    });
+    }
     rows
 }

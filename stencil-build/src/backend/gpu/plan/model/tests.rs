@@ -576,6 +576,59 @@ fn unfused_3d_steps_reaching_2_planes_march_64_on_cuda() {
 }
 
 #[test]
+fn steps_of_coupled_fields_march_planes_in_one_kernel_on_cuda() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    let spec = |axes: &str, laplacian: &dyn Fn(&str) -> String, here: &str| {
+        let (lu, lv) = (laplacian("u"), laplacian("v"));
+        lowered(format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [{axes}]\n\
+             [fields]\nu = {{ role = \"state\" }}\nv = {{ role = \"state\" }}\nr = {{ role = \"temp\" }}\n\
+             [[update]]\ntarget = \"r\"\nexpr = \"u[{here}]*v[{here}]*v[{here}]\"\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"u[{here}] - r[{here}] + 0.2*({lu})\"\n\
+             [[update]]\ntarget = \"v\"\nexpr = \"v[{here}] + r[{here}] + 0.1*({lv})\"\n\
+             [boundary]\nkind = \"periodic\"\n"
+        ))
+    };
+    // Gray-Scott's shape: the temporary read at the cell only, so the one
+    // kernel recomputes nothing; its windows hold both fields' planes. Its
+    // `naive` kernel would read 10 rows, more than the 9 values a cell its
+    // kernels an update move.
+    let star3 = |f: &str| {
+        format!("{f}[-1,0,0] + {f}[1,0,0] + {f}[0,-1,0] + {f}[0,1,0] + {f}[0,0,-1] + {f}[0,0,1]")
+    };
+    let coupled = spec("\"z\", \"y\", \"x\"", &star3, "0,0,0");
+    assert!(step::rows_read(&coupled) > step::kernels_traffic(&coupled));
+    let planes = resolve(&auto, &coupled, &CUDA).unwrap();
+    assert_eq!(
+        shape(planes.clone()),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 4),
+        "on CUDA: 16-byte vectors marching 64 planes"
+    );
+    assert!(step::one_kernel(&coupled, &planes), "in one kernel");
+    assert_eq!(
+        plan(&coupled, &auto, &HIP).0,
+        Strategy::Naive,
+        "HIP keeps `naive`'s one kernel"
+    );
+    // In 2-D `naive`'s rows of vectors stay.
+    let star2 = |f: &str| format!("{f}[-1,0] + {f}[1,0] + {f}[0,-1] + {f}[0,1]");
+    let flat = spec("\"y\", \"x\"", &star2, "0,0");
+    assert_eq!(plan(&flat, &auto, &CUDA).0, Strategy::Naive);
+    // A `stream` whose windows of the whole step would not fit its
+    // registers runs a kernel a statement.
+    let mut deep = resolve(&GpuTiling::model(Strategy::Stream), &coupled, &CUDA).unwrap();
+    assert!(step::one_kernel(&coupled, &deep));
+    deep.chunk = 256;
+    deep.coarsen = 64;
+    let words = crate::backend::gpu::plan::step_register_words(&coupled, 256, 64, deep.vector);
+    assert!(words > step::STREAM_WORDS);
+    assert!(
+        !step::one_kernel(&coupled, &deep),
+        "windows over the budget"
+    );
+}
+
+#[test]
 fn one_kernels_reading_many_rows_become_a_kernel_an_update_on_cuda() {
     let auto = GpuTiling::model(Strategy::Auto);
     let spec = |fields: &str, updates: &[(&str, &str)]| {
