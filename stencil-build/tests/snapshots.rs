@@ -72,7 +72,9 @@ fn each_gpu_strategy() {
 
 /// The kernel `naive` runs for a step of several statements, every one in
 /// one kernel: a temporary read on one side beside a second field read at
-/// offsets (a test spec: a single update's temporaries go inline), an updated
+/// offsets (a test spec: a single update's temporaries go inline), two
+/// fields through a temporary read at the cell (3-D: `auto`'s `stream`
+/// marching planes, the step in one kernel), an updated
 /// field read at offsets in the frame's reach (1-D, a random stencil of the
 /// corpus), two fields of a periodic grid (3-D, `naive` named; 1-D through a temporary,
 /// its reads unwrapped away from the ends), and the Rust that launches the
@@ -82,6 +84,7 @@ fn one_kernel_for_several_statements() {
     settings().bind(|| {
         let specs = [
             ("coupled2d", "tests/stencils/coupled2d.stencil.toml"),
+            ("reaction3d", "tests/stencils/reaction3d.stencil.toml"),
             (
                 "random_07",
                 "examples/suite/corpus/random/random_07.stencil.toml",
@@ -99,7 +102,8 @@ fn one_kernel_for_several_statements() {
             let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
             let mut text = std::fs::read_to_string(file).expect("the spec");
             if name == "random_14" {
-                // `auto` runs its rows as a kernel an update on CUDA.
+                // `auto` marches its planes on CUDA (`stream`'s one
+                // kernel, as reaction3d's).
                 text += "\n[tiling.cuda]\nstrategy = \"naive\"\n";
             }
             let sources = generate(path, &text).expect("the spec builds");

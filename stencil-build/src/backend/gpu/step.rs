@@ -90,15 +90,17 @@ pub fn source(st: &Stencil, reader: usize, a: &Access, shift: &[i64]) -> (Source
 
 /// Whether `plan` computes the statements of `st` in one kernel a step:
 /// `naive`'s plans of a stencil that [`fits`], and `stream`'s in 2-D and
-/// 3-D where, besides, the thread's windows of every value the step reads
-/// from memory fit [`STREAM_WORDS`] (else each statement marches planes of
-/// its own).
+/// 3-D where recomputing costs no more flops than [`fits`] allows, holds no
+/// frame, and the thread's windows of every value the step reads from memory, which hold
+/// what the recomputations read, fit [`STREAM_WORDS`] (else each statement
+/// marches planes of its own).
 pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
     match plan.strategy {
         Strategy::Naive => fits(st),
         Strategy::Stream => {
             st.dims() > 1
-                && fits(st)
+                && recomputes_within_budget(st)
+                && !holds_frames(st)
                 && step_register_words(st, plan.chunk, plan.coarsen, plan.vector) <= STREAM_WORDS
         }
         _ => false,
@@ -111,10 +113,46 @@ pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
 /// addresses and the statements' values.
 pub const STREAM_WORDS: usize = WIDE_REGISTER_WORDS;
 
+/// Whether the step computes again a state field's value where a fixed
+/// boundary's frame may hold it (`Source::Recompute { held: true }`): its
+/// recomputation's reads then reach past the frame, which only the cells
+/// in the region may read, and a `stream` thread loads its windows before
+/// it asks.
+fn holds_frames(st: &Stencil) -> bool {
+    let mut held = false;
+    walk_step(st, &mut |_| true, &mut |r| {
+        held |= matches!(r.source, Source::Recompute { held: true, .. });
+    });
+    held
+}
+
 /// Whether the statements of `st`, several, go in one kernel a step:
 /// recomputing costs at most [`EXTRA_FLOPS_PER_KERNEL`] a cell per kernel
 /// saved, and in 2-D and 3-D at most [`RECOMPUTED_LOADS_PER_KERNEL`] loads.
 pub fn fits(st: &Stencil) -> bool {
+    if !recomputes_within_budget(st) {
+        return false;
+    }
+    // Each read of a held frame, and every read from memory of a value
+    // computed again.
+    let mut loads = 0;
+    walk_step(st, &mut |_| true, &mut |r| {
+        loads += usize::from(match r.source {
+            Source::Memory => r.recomputed,
+            Source::Local(_) => false,
+            Source::Recompute { held, .. } => held,
+        });
+    });
+    let saved = st.statements.len() - 1;
+    st.dims() == 1 || loads <= RECOMPUTED_LOADS_PER_KERNEL * saved
+}
+
+/// Whether `st` has several statements that may share a kernel, and
+/// recomputing the values its statements read elsewhere than at the cell
+/// costs at most [`EXTRA_FLOPS_PER_KERNEL`] a cell per kernel saved: all
+/// [`fits`] asks of a `stream` kernel, whose windows hold what the
+/// recomputations read.
+fn recomputes_within_budget(st: &Stencil) -> bool {
     let saved = st.statements.len().saturating_sub(1);
     // A mixed boundary's frame is a pass of its own after each statement's
     // kernel, and a region's statement computes part of its field: the
@@ -133,20 +171,7 @@ pub fn fits(st: &Stencil) -> bool {
         }
         None => false,
     };
-    if !walk_step(st, &mut spend, &mut |_| {}) {
-        return false;
-    }
-    // Each read of a held frame, and every read from memory of a value
-    // computed again.
-    let mut loads = 0;
-    walk_step(st, &mut |_| true, &mut |r| {
-        loads += usize::from(match r.source {
-            Source::Memory => r.recomputed,
-            Source::Local(_) => false,
-            Source::Recompute { held, .. } => held,
-        });
-    });
-    st.dims() == 1 || loads <= RECOMPUTED_LOADS_PER_KERNEL * saved
+    walk_step(st, &mut spend, &mut |_| {})
 }
 
 /// Rows of the grids the step's one kernel reads from memory, its

@@ -170,6 +170,15 @@ fn statement(w: &mut Writer, g: &Gen, k: usize, part: &str) -> fmt::Result {
         s.text
     )?;
     twins(w, g)?;
+    companion_kernels(w, g)?;
+    writeln!(w)?;
+    g.launcher(w)
+}
+
+/// The kernels `g`'s launcher runs besides its own: its single step's (and
+/// that one's on small planes) and `naive`'s on small grids, each with its
+/// twins.
+fn companion_kernels(w: &mut Writer, g: &Gen) -> fmt::Result {
     if let Some(single) = g.single_step() {
         let purpose = if g.plan.small_grids() {
             "small grids"
@@ -190,8 +199,7 @@ fn statement(w: &mut Writer, g: &Gen, k: usize, part: &str) -> fmt::Result {
         )?;
         twins(w, &naive)?;
     }
-    writeln!(w)?;
-    g.launcher(w)
+    Ok(())
 }
 
 /// Generates the kernel and launcher of one statement.

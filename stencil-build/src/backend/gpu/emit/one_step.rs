@@ -8,7 +8,7 @@ use std::fmt::{self, Write as _};
 use super::Gen;
 use super::header::twins;
 use crate::analysis::Analysis;
-use crate::backend::gpu::plan::Plan;
+use crate::backend::gpu::plan::{Companions, Plan};
 use crate::backend::gpu::step::{self, Grids, Source};
 use crate::backend::gpu::{Dialect, step_symbol};
 use crate::backend::{CExpr, Writer, comment_text};
@@ -46,6 +46,9 @@ pub(super) fn kernel(
         )?;
     }
     writeln!(w, "*/")?;
+    // `stream`'s companions (its small planes' and small grids' kernels, its
+    // scalar twins' plan) compute the whole step too.
+    let others = Companions::of(plan, st, d);
     let g = Gen {
         st,
         s: &st.statements[k],
@@ -56,17 +59,18 @@ pub(super) fn kernel(
         vector: plan.vector,
         wide: true,
         scalar: None,
-        defaults: None,
+        defaults: others.defaults.as_ref(),
         fallback: false,
         vectors_only: false,
-        step: None,
-        step_small: None,
-        naive: None,
+        step: others.step.as_ref(),
+        step_small: others.step_small.as_ref(),
+        naive: others.naive.as_ref(),
         output: "out",
         whole_step: Some(grids),
         unwrapped: false,
     };
     twins(w, &g)?;
+    super::companion_kernels(w, &g)?;
     writeln!(w)?;
     g.launcher(w)
 }

@@ -626,6 +626,20 @@ fn steps_of_coupled_fields_march_planes_in_one_kernel_on_cuda() {
         !step::one_kernel(&coupled, &deep),
         "windows over the budget"
     );
+    // With a fixed boundary, a field read again at an offset after its
+    // update is its value held in the frame there: the recomputation's
+    // reads reach past the frame, which a thread's windows would load
+    // before it asks, so each statement marches planes of its own.
+    let held = lowered(
+        "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+         [fields]\nu = { role = \"state\" }\nv = { role = \"state\" }\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"u[0,0,0] + 0.1*(v[0,0,1] - v[0,0,-1])\"\n\
+         [[update]]\ntarget = \"v\"\nexpr = \"v[0,0,0] + 0.1*(u[0,0,1] - u[0,0,-1])\"\n\
+         [boundary]\nkind = \"fixed\"\n"
+            .to_string(),
+    );
+    let stream = resolve(&GpuTiling::model(Strategy::Stream), &held, &CUDA).unwrap();
+    assert!(step::fits(&held) && !step::one_kernel(&held, &stream));
 }
 
 #[test]
