@@ -410,51 +410,17 @@ impl Gen<'_> {
         if self.whole_step.is_some() {
             return self.store_step(w, rows, z);
         }
-        let last = self.dims() - 1;
-        let (c, v) = (self.plan.coarsen, self.vector);
-        let t = self.st.dtype.c();
-        let (lo, hi) = self.bounds(last);
-        for j in 0..c {
+        let (t, v) = (self.st.dtype.c(), self.vector);
+        self.each_plane(w, z, &|w, j| {
             let value = |k: usize| self.value(&|a: &Access| self.window_slot(rows, a, (j, k)));
-            let store = |w: &mut Writer| {
-                let at = if j > 0 {
-                    format!("({z} + {j}) * s0 + col")
-                } else {
-                    format!("{z} * s0 + col")
-                };
-                if v == 1 {
-                    writeln!(w, "out[{at}] = {};", value(0))?;
-                } else {
-                    for k in 0..v {
-                        writeln!(w, "const {t} o{k} = {};", value(k))?;
-                    }
-                    let vt = format!("{t}{v}");
-                    let parts: Vec<String> = (0..v).map(|k| format!("o{k}")).collect();
-                    let whole = |w: &mut Writer| {
-                        writeln!(w, "const {vt} q = {{{}}};", parts.join(", "))?;
-                        writeln!(w, "*({vt} *)&out[{at}] = q;")
-                    };
-                    let head = format!("if (i{last} >= {lo} && i{last} + {v} <= {hi})");
-                    w.if_else(head, whole, |w| {
-                        for k in 0..v {
-                            let i = shifted(&format!("i{last}"), k as i64);
-                            w.guarded(
-                                format_args!("if ({i} >= {lo} && {i} < {hi})"),
-                                format_args!("out[{}] = o{k};", shifted(&at, k as i64)),
-                            )?;
-                        }
-                        Ok(())
-                    })?;
-                }
-                Ok(())
-            };
-            if j > 0 {
-                w.block(format_args!("if ({z} + {j} < z1)"), store)?;
-            } else {
-                w.braces(store)?;
+            if v == 1 {
+                return writeln!(w, "out[{}] = {};", plane_index(z, j), value(0));
             }
-        }
-        Ok(())
+            for k in 0..v {
+                writeln!(w, "const {t} o{k} = {};", value(k))?;
+            }
+            self.store_cells(w, ("out", "o"), z, j)
+        })
     }
 
     /// [`Self::store`] for a kernel that computes the whole step: at each
@@ -463,39 +429,48 @@ impl Gen<'_> {
     /// each field the step writes, from its last statement's locals.
     fn store_step(&self, w: &mut Writer, rows: &[Row], z: &str) -> fmt::Result {
         let (st, last) = (self.st, self.dims() - 1);
-        let (c, v) = (self.plan.coarsen, self.vector);
         let grids = self.whole_step.expect("a step's kernel");
-        for j in 0..c {
-            let cells = |w: &mut Writer| {
-                for k in 0..v {
-                    let memory = |a: &Access| self.window_slot(rows, a, (j, k));
-                    let index = |a: usize, d: i64| match a {
-                        0 => shifted(z, j as i64 + d),
-                        a if a == last => shifted(&format!("i{last}"), k as i64 + d),
-                        a => shifted(&format!("i{a}"), d),
-                    };
-                    let site = Site {
-                        memory: &memory,
-                        index: &index,
-                        suffix: format!("__{j}_{k}"),
-                    };
-                    for (s, value) in self.values_at(&site).into_iter().enumerate() {
-                        writeln!(w, "const {} {} = {value};", st.dtype.c(), site.local(st, s))?;
-                    }
+        self.each_plane(w, z, &|w, j| {
+            for k in 0..self.vector {
+                let memory = |a: &Access| self.window_slot(rows, a, (j, k));
+                let index = |a: usize, d: i64| match a {
+                    0 => shifted(z, j as i64 + d),
+                    a if a == last => shifted(&format!("i{last}"), k as i64 + d),
+                    a => shifted(&format!("i{a}"), d),
+                };
+                let site = Site {
+                    memory: &memory,
+                    index: &index,
+                    suffix: format!("__{j}_{k}"),
+                };
+                for (s, value) in self.values_at(&site).into_iter().enumerate() {
+                    writeln!(w, "const {} {} = {value};", st.dtype.c(), site.local(st, s))?;
                 }
-                for &f in &grids.outputs {
-                    let s = (0..st.statements.len())
-                        .rfind(|&s| st.statements[s].target == f)
-                        .expect("an output's statement");
-                    let local = format!("{}__{j}_", super::one_step::local(st, s));
-                    self.store_cells(w, (&step::output_name(st, f), &local), z, j)?;
-                }
-                Ok(())
-            };
+            }
+            for &f in &grids.outputs {
+                let s = (0..st.statements.len())
+                    .rfind(|&s| st.statements[s].target == f)
+                    .expect("an output's statement");
+                let local = format!("{}__{j}_", super::one_step::local(st, s));
+                self.store_cells(w, (&step::output_name(st, f), &local), z, j)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// `body` for each of the thread's `coarsen` planes from `z`, in a block
+    /// of its own (after the first, one the chunk holds).
+    fn each_plane(
+        &self,
+        w: &mut Writer,
+        z: &str,
+        body: &dyn Fn(&mut Writer, usize) -> fmt::Result,
+    ) -> fmt::Result {
+        for j in 0..self.plan.coarsen {
             if j > 0 {
-                w.block(format_args!("if ({z} + {j} < z1)"), cells)?;
+                w.block(format_args!("if ({z} + {j} < z1)"), |w| body(w, j))?;
             } else {
-                w.braces(cells)?;
+                w.braces(|w| body(w, 0))?;
             }
         }
         Ok(())
@@ -513,22 +488,15 @@ impl Gen<'_> {
         let last = self.dims() - 1;
         let (t, v) = (self.st.dtype.c(), self.vector);
         let (lo, hi) = self.bounds(last);
-        let at = if j > 0 {
-            format!("({z} + {j}) * s0 + col")
-        } else {
-            format!("{z} * s0 + col")
-        };
+        let at = plane_index(z, j);
         if v == 1 {
             return writeln!(w, "{out}[{at}] = {local}0;");
         }
         let vt = format!("{t}{v}");
         let parts: Vec<String> = (0..v).map(|k| format!("{local}{k}")).collect();
         let whole = |w: &mut Writer| {
-            writeln!(
-                w,
-                "*({vt} *)&{out}[{at}] = make_{vt}({});",
-                parts.join(", ")
-            )
+            writeln!(w, "const {vt} q = {{{}}};", parts.join(", "))?;
+            writeln!(w, "*({vt} *)&{out}[{at}] = q;")
         };
         let head = format!("if (i{last} >= {lo} && i{last} + {v} <= {hi})");
         w.if_else(head, whole, |w| {
@@ -541,5 +509,14 @@ impl Gen<'_> {
             }
             Ok(())
         })
+    }
+}
+
+/// The index of the thread's cells in plane `z + j`: `(z + j) * s0 + col`.
+fn plane_index(z: &str, j: usize) -> String {
+    if j > 0 {
+        format!("({z} + {j}) * s0 + col")
+    } else {
+        format!("{z} * s0 + col")
     }
 }
