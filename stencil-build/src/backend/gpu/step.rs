@@ -89,16 +89,20 @@ pub fn source(st: &Stencil, reader: usize, a: &Access, shift: &[i64]) -> (Source
 }
 
 /// Whether `plan` computes the statements of `st` in one kernel a step:
-/// `naive`'s plans of a stencil that [`fits`], and `stream`'s in 2-D and
-/// 3-D where recomputing costs no more flops than [`fits`] allows, holds no
+/// `naive`'s plans of a stencil that [`fits`], and `stream`'s that a spec
+/// or the tuner names, in 2-D and 3-D, where recomputing costs no more flops than [`fits`] allows, holds no
 /// frame, and the thread's windows of every value the step reads from memory, which hold
 /// what the recomputations read, fit [`STREAM_WORDS`] (else each statement
 /// marches planes of its own).
 pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
     match plan.strategy {
         Strategy::Naive => fits(st),
+        // `auto`'s `stream` plans keep a kernel a statement: the one kernel
+        // has not been timed on a GPU against them yet (design notes,
+        // "A step in one `stream` kernel"); a spec or the tuner names it.
         Strategy::Stream => {
-            st.dims() > 1
+            !plan.chosen
+                && st.dims() > 1
                 && recomputes_within_budget(st)
                 && !holds_frames(st)
                 && step_register_words(st, plan.chunk, plan.coarsen, plan.vector) <= STREAM_WORDS

@@ -298,9 +298,8 @@ pub fn periodic_rows(st: &Stencil, d: &Dialect) -> bool {
 }
 
 /// Whether `auto` runs a 3-D step whose statements fit one kernel
-/// ([`step::fits`]) in [`planes_stream`]'s blocks instead of `naive`'s, on
-/// CUDA: one `stream` kernel where its windows of the step's reads fit
-/// ([`step::one_kernel`]), else a kernel an update. Where the rows the one kernel reads
+/// ([`step::fits`]) as a kernel an update in [`planes_stream`]'s blocks
+/// instead, on CUDA: where the rows the one kernel reads
 /// ([`step::rows_read`]: its blocks keep nothing between rows and planes,
 /// so each is a line of sectors from L2) outnumber the values a cell the
 /// kernels an update move through memory ([`step::kernels_traffic`]:
