@@ -90,10 +90,11 @@ pub fn source(st: &Stencil, reader: usize, a: &Access, shift: &[i64]) -> (Source
 
 /// Whether `plan` computes the statements of `st` in one kernel a step:
 /// `naive`'s plans of a stencil that [`fits`], and `stream`'s that a spec
-/// or the tuner names, in 2-D and 3-D, where recomputing costs no more flops than [`fits`] allows, holds no
-/// frame, and the thread's windows of every value the step reads from memory, which hold
-/// what the recomputations read, fit [`STREAM_WORDS`] (else each statement
-/// marches planes of its own).
+/// or the tuner names, in 2-D and 3-D, where recomputing costs no more
+/// flops than [`fits`] allows, no frame is held (`holds_frames`), and the
+/// thread's windows of every value the step reads from memory (which hold
+/// what the recomputations read) fit [`STREAM_WORDS`]; else each statement
+/// marches planes of its own.
 pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
     match plan.strategy {
         Strategy::Naive => fits(st),

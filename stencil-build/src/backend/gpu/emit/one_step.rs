@@ -46,8 +46,9 @@ pub(super) fn kernel(
         )?;
     }
     writeln!(w, "*/")?;
-    // `stream`'s companions (its small planes' and small grids' kernels, its
-    // scalar twins' plan) compute the whole step too.
+    // The plan's companions, as a statement's kernel takes them (`stream`'s
+    // scalar twins' plan, `auto`'s kernels of small planes and grids),
+    // compute the whole step too.
     let others = Companions::of(plan, st, d);
     let g = Gen {
         st,
@@ -115,6 +116,21 @@ pub(super) fn local(st: &Stencil, k: usize) -> String {
             version: Version::Updated,
         },
     )
+}
+
+/// The buffers the step's kernel writes, each with the local of the last
+/// statement that computes its field (its value at the end of the step).
+pub(super) fn stores(st: &Stencil, grids: &Grids) -> Vec<(String, String)> {
+    grids
+        .outputs
+        .iter()
+        .map(|&f| {
+            let last = (0..st.statements.len())
+                .rfind(|&k| st.statements[k].target == f)
+                .expect("an output's statement");
+            (step::output_name(st, f), local(st, last))
+        })
+        .collect()
 }
 
 /// Where the step's statements, computed at one cell, read memory and name

@@ -474,16 +474,10 @@ impl Gen<'_> {
             }
         }
         let grids = self.whole_step.expect("a step's kernel");
-        let stores = grids.outputs.iter().map(|&f| {
-            let last = (0..st.statements.len())
-                .rfind(|&j| st.statements[j].target == f)
-                .expect("an output's statement");
-            (
-                step::output_name(st, f),
-                format!("{}__", one_step::local(st, last)),
-            )
-        });
-        Ok(stores.collect())
+        let stores = one_step::stores(st, grids).into_iter();
+        Ok(stores
+            .map(|(out, local)| (out, format!("{local}__")))
+            .collect())
     }
 
     /// The farthest the kernel reads from a cell along the 1-D axis.

@@ -447,12 +447,8 @@ impl Gen<'_> {
                     writeln!(w, "const {} {} = {value};", st.dtype.c(), site.local(st, s))?;
                 }
             }
-            for &f in &grids.outputs {
-                let s = (0..st.statements.len())
-                    .rfind(|&s| st.statements[s].target == f)
-                    .expect("an output's statement");
-                let local = format!("{}__{j}_", super::one_step::local(st, s));
-                self.store_cells(w, (&step::output_name(st, f), &local), z, j)?;
+            for (out, local) in super::one_step::stores(st, grids) {
+                self.store_cells(w, (&out, &format!("{local}__{j}_")), z, j)?;
             }
             Ok(())
         })
