@@ -151,9 +151,10 @@ fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
 }
 
 /// [`fused_steps`] of a leapfrog: each launch leaves its last two steps in
-/// the two free buffers of four ([`rt::Levels::with_spare`]), which then
-/// become the previous and current levels; every level from the first
-/// step on has the current level's frame, copied into both first.
+/// the two free buffers of four (`stencil_rt::host::Levels::with_spare`,
+/// `rt::Levels` to the generated code), which then become the previous and
+/// current levels; every level from the first step on has the current
+/// level's frame, copied into both first.
 fn fused_leapfrog_steps(st: &Stencil, s: &Statement) -> TokenStream {
     let tid = ident(&st.fields[s.target].name);
     let slots: Vec<TokenStream> = slot_args(st, s).collect();

@@ -242,7 +242,7 @@ impl Gen<'_> {
     }
 
     /// The buffers the kernel writes: the update's, or each field a step's
-    /// kernel updates ([`step::one_kernel`](crate::backend::gpu::step::one_kernel)).
+    /// kernel updates ([`step::one_kernel`]).
     pub(super) fn outputs(&self) -> Vec<String> {
         match self.whole_step {
             Some(grids) => grids

@@ -309,7 +309,9 @@ pub fn periodic_rows(st: &Stencil, d: &Dialect) -> bool {
 /// random_21, whose one kernel reads 2.6, 1.4, 2.0 and 1.9 times as many
 /// rows as those values, ran 1.17x, 1.36x, 1.04x and 1.03x as fast as a
 /// kernel an update, and flux3d_t3 (0.45: three temporaries, each written
-/// and read again) 0.36x in f32 and 0.24x in f64.
+/// and read again) 0.36x in f32 and 0.24x in f64. Where the statements
+/// share rows ([`step::shares_rows`]), `stream` computes them in one
+/// kernel all the same.
 pub fn scattered_rows(st: &Stencil, d: &Dialect) -> bool {
     d.tuned && st.dims() == 3 && step::fits(st) && step::rows_read(st) > step::kernels_traffic(st)
 }
