@@ -645,9 +645,9 @@ fn steps_of_coupled_fields_march_planes_in_one_stream_kernel() {
         "windows over the budget"
     );
     // With a fixed boundary, a field read again at an offset after its
-    // update is its value held in the frame there: the recomputation's
-    // reads reach past the frame, which a thread's windows would load
-    // before it asks, so each statement marches planes of its own.
+    // update is its value held in the frame there. Here the recomputation's
+    // reads reach 2 cells, past the frame of 1, which a thread's windows
+    // would load before it asks, so each statement marches planes of its own.
     let held = lowered(
         "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
          [fields]\nu = { role = \"state\" }\nv = { role = \"state\" }\n\
@@ -658,6 +658,22 @@ fn steps_of_coupled_fields_march_planes_in_one_stream_kernel() {
     );
     let stream = resolve(&GpuTiling::model(Strategy::Stream), &held, &CUDA).unwrap();
     assert!(step::fits(&held) && !step::one_kernel(&held, &stream));
+    // A staggered grid's pressure reads the new velocity one cell back,
+    // whose recomputation reads the pressure there and at the cell: within
+    // the frame, so the windows lie on the grid.
+    let staggered = lowered(
+        "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+         [fields]\np = { role = \"state\" }\nv = { role = \"state\" }\n\
+         [[update]]\ntarget = \"v\"\nexpr = \"v[0,0,0] - 0.1*(p[1,0,0] - p[0,0,0])\"\n\
+         [[update]]\ntarget = \"p\"\nexpr = \"p[0,0,0] - 0.2*(v[0,0,0] - v[-1,0,0])\"\n\
+         [boundary]\nkind = \"fixed\"\n"
+            .to_string(),
+    );
+    let stream = resolve(&GpuTiling::model(Strategy::Stream), &staggered, &CUDA).unwrap();
+    assert!(
+        step::one_kernel(&staggered, &stream),
+        "held within the frame"
+    );
 }
 
 #[test]
