@@ -125,7 +125,7 @@ pub fn shares_rows(st: &Stencil) -> bool {
     let stored: std::collections::BTreeSet<_> = stored
         .filter(|&f| st.fields[f].role != Role::Temp)
         .collect();
-    let one = rows_of(memory_reads(st), dims).len() + stored.len();
+    let one = stream_rows(st) + stored.len();
     let apart: usize = st.statements.iter().map(|s| rows(s, dims).len() + 1).sum();
     one < apart
 }
@@ -219,6 +219,13 @@ pub fn rows_read(st: &Stencil) -> usize {
         }
     });
     rows.len()
+}
+
+/// The row groups a `stream` thread computing the whole step keeps windows
+/// of ([`rows_of`] the reads it makes from memory): the rows it loads a
+/// plane.
+pub fn stream_rows(st: &Stencil) -> usize {
+    rows_of(memory_reads(st), st.dims()).len()
 }
 
 /// Values a cell moves through memory each step where every statement is a

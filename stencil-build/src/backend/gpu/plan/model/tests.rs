@@ -674,6 +674,12 @@ fn steps_of_coupled_fields_march_planes_in_one_stream_kernel() {
         step::one_kernel(&staggered, &stream),
         "held within the frame"
     );
+    // `auto` runs it so rather than `naive`'s one kernel: 2 row groups a
+    // cell against 5 rows.
+    assert!(super::planes_in_one_kernel(&staggered, &CUDA));
+    let chosen = resolve(&auto, &staggered, &CUDA).unwrap();
+    assert_eq!(chosen.strategy, Strategy::Stream);
+    assert!(step::one_kernel(&staggered, &chosen));
 }
 
 #[test]
@@ -716,7 +722,11 @@ fn one_kernels_reading_many_rows_become_a_kernel_an_update_on_cuda() {
         Strategy::Naive,
         "HIP keeps the one kernel"
     );
-    // Face fluxes: each temporary would cross memory twice for few rows.
+    // Face fluxes (as written, before the inliner, which would make them
+    // one update): each temporary would cross memory twice for few rows, so
+    // the step stays one kernel; `stream`'s loads 3 rows a cell where
+    // `naive`'s reads 5, so it is `stream`'s, in the blocks that march 64
+    // planes.
     let flux = spec(
         "u = { role = \"state\" }\nfx = { role = \"temp\" }\nfy = { role = \"temp\" }\nfz = { role = \"temp\" }",
         &[
@@ -731,10 +741,17 @@ fn one_kernels_reading_many_rows_become_a_kernel_an_update_on_cuda() {
     );
     assert!(step::fits(&flux));
     assert!(step::rows_read(&flux) <= step::kernels_traffic(&flux));
+    assert_eq!((step::stream_rows(&flux), step::rows_read(&flux)), (3, 5));
+    let chosen = resolve(&auto, &flux, &CUDA).unwrap();
     assert_eq!(
-        plan(&flux, &auto, &CUDA).0,
+        shape(chosen.clone()),
+        (Strategy::Stream, vec![1, 8, 32], 64, 1, 4)
+    );
+    assert!(step::one_kernel(&flux, &chosen), "the one kernel");
+    assert_eq!(
+        plan(&flux, &auto, &HIP).0,
         Strategy::Naive,
-        "the one kernel"
+        "HIP keeps `naive`'s"
     );
 }
 
