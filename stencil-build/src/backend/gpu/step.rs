@@ -91,10 +91,11 @@ pub fn source(st: &Stencil, reader: usize, a: &Access, shift: &[i64]) -> (Source
 /// Whether `plan` computes the statements of `st` in one kernel a step:
 /// `naive`'s plans of a stencil that [`fits`], and `stream`'s in 2-D and
 /// 3-D where the statements share rows ([`shares_rows`]), recomputing costs
-/// no more flops than [`fits`] allows, no frame is held (`holds_frames`),
-/// and the thread's windows of every value the step reads from memory
-/// (which hold what the recomputations read) fit [`STREAM_WORDS`]; else
-/// each statement marches planes of its own.
+/// no more flops than [`fits`] allows, no value a frame holds is computed
+/// again from cells past it (`recomputes_past_frames`), and the thread's
+/// windows of every value the step reads from memory (which hold what the
+/// recomputations read) fit [`STREAM_WORDS`]; else each statement marches
+/// planes of its own.
 pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
     match plan.strategy {
         Strategy::Naive => fits(st),
@@ -102,7 +103,7 @@ pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
             st.dims() > 1
                 && shares_rows(st)
                 && recomputes_within_budget(st)
-                && !holds_frames(st)
+                && !recomputes_past_frames(st)
                 && step_register_words(st, plan.chunk, plan.coarsen, plan.vector) <= STREAM_WORDS
         }
         _ => false,
@@ -116,7 +117,7 @@ pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
 /// its windows (the kernels' together) cost occupancy, and the kernels are
 /// bound by L2 rather than memory. On the H100 (512^3, 100 steps, in turn
 /// in one lease; design notes, "A step in one `stream` kernel"),
-/// reaction3d (6 rows and 2 stores against 10 and 3) ran 2.06x its
+/// reaction3d (6 rows and 2 stores against 10 and 3) ran 2.08x its
 /// kernels a statement in f32 and 2.01x in f64; random_14 (11 rows and 2
 /// stores either way, memory 5 values a cell against 7) 0.92x.
 pub fn shares_rows(st: &Stencil) -> bool {
@@ -144,7 +145,7 @@ pub const STREAM_WORDS: usize = WIDE_REGISTER_WORDS;
 /// windows before it asks whether it does. Where the reach stays within
 /// the frame (a staggered grid's pressure reading new velocities one cell
 /// back), every window of a cell in the region lies on the grid.
-fn holds_frames(st: &Stencil) -> bool {
+fn recomputes_past_frames(st: &Stencil) -> bool {
     let mut held = false;
     walk_step(st, &mut |_| true, &mut |r| {
         held |= matches!(r.source, Source::Recompute { held: true, .. });
