@@ -73,8 +73,8 @@ fn each_gpu_strategy() {
 /// The kernel `naive` runs for a step of several statements, every one in
 /// one kernel: a temporary read on one side beside a second field read at
 /// offsets (a test spec: a single update's temporaries go inline), two
-/// fields through a temporary read at the cell (3-D: `stream` named,
-/// marching planes), an updated
+/// fields through a temporary read at the cell (3-D: `auto`'s `stream`
+/// marching planes, the step in one kernel), an updated
 /// field read at offsets in the frame's reach (1-D, a random stencil of the
 /// corpus), two fields of a periodic grid (3-D, `naive` named; 1-D through a temporary,
 /// its reads unwrapped away from the ends), and the Rust that launches the
@@ -101,10 +101,6 @@ fn one_kernel_for_several_statements() {
         for (name, path) in specs {
             let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
             let mut text = std::fs::read_to_string(file).expect("the spec");
-            if name == "reaction3d" {
-                // `auto` runs a kernel a statement; named, `stream` runs one.
-                text += "\n[tiling.cuda]\nstrategy = \"stream\"\nvector = 4\n";
-            }
             if name == "random_14" {
                 // `auto` marches its planes on CUDA, a kernel an update.
                 text += "\n[tiling.cuda]\nstrategy = \"naive\"\n";

@@ -121,13 +121,12 @@ pub fn one_kernel(st: &Stencil, plan: &Plan) -> bool {
 /// kernels a statement in f32 and 2.01x in f64; random_14 (11 rows and 2
 /// stores either way, memory 5 values a cell against 7) 0.92x.
 pub fn shares_rows(st: &Stencil) -> bool {
-    let dims = st.dims();
-    let stored = st.statements.iter().map(|s| s.target);
-    let stored: std::collections::BTreeSet<_> = stored
-        .filter(|&f| st.fields[f].role != Role::Temp)
-        .collect();
-    let one = stream_rows(st) + stored.len();
-    let apart: usize = st.statements.iter().map(|s| rows(s, dims).len() + 1).sum();
+    let one = stream_rows(st) + grids(st).outputs.len();
+    let apart: usize = st
+        .statements
+        .iter()
+        .map(|s| rows(s, st.dims()).len() + 1)
+        .sum();
     one < apart
 }
 
@@ -150,13 +149,16 @@ fn recomputes_past_frames(st: &Stencil) -> bool {
     walk_step(st, &mut |_| true, &mut |r| {
         held |= matches!(r.source, Source::Recompute { held: true, .. });
     });
+    if !held {
+        return false;
+    }
     let reach = reach(st);
     let an = crate::analysis::analyse(st);
     let within = an
         .statements
         .iter()
         .all(|info| (0..st.dims()).all(|a| info.edges[a].iter().all(|&edge| edge >= reach[a])));
-    held && !within
+    !within
 }
 
 /// Whether the statements of `st`, several, go in one kernel a step:
