@@ -485,9 +485,11 @@ fn load_all(files: &[(PathBuf, PathBuf)]) -> Result<Vec<(Stencil, Analysis)>, Er
 /// The stencils of spec `s` (one per dtype it lists), lowered and with
 /// their GPU plans checked.
 pub(crate) fn checked(s: &spec::Spec, src: &spec::Source) -> Result<Vec<Stencil>, Diagnostic> {
-    let all = lower_all(s, src)?;
-    for st in &all {
+    let mut all = lower_all(s, src)?;
+    for st in &mut all {
         check_gpu_plans(s, src, st)?;
+        let form = openmp::host_form(st).into_owned();
+        crate::ir::fuse_form(&s.tiling, st, &form, src)?;
     }
     Ok(all)
 }
@@ -596,21 +598,24 @@ fn build_openmp(
     let mut copies: Vec<(&openmp::levels::Level, Vec<PathBuf>)> =
         levels.iter().map(|&level| (level, Vec::new())).collect();
     for (st, an) in stencils {
-        let kernels = format!("{}.c", st.name);
-        let path = dir.join(&kernels);
-        write(&path, &openmp::source(st, an, prefix))?;
-        files.push(path);
-        let path = dir.join(openmp::levels::dispatch_file(st));
-        write(&path, &openmp::levels::dispatch_source(st, prefix, levels))?;
-        files.push(path);
-        for (level, paths) in &mut copies {
-            let path = dir.join(openmp::levels::copy_file(st, level));
-            write(
-                &path,
-                &openmp::levels::copy_source(st, prefix, level, &kernels),
-            )?;
-            paths.push(path);
-        }
+        on_form(openmp::host_form(st), an, |st, an| {
+            let kernels = format!("{}.c", st.name);
+            let path = dir.join(&kernels);
+            write(&path, &openmp::source(st, an, prefix))?;
+            files.push(path);
+            let path = dir.join(openmp::levels::dispatch_file(st));
+            write(&path, &openmp::levels::dispatch_source(st, prefix, levels))?;
+            files.push(path);
+            for (level, paths) in &mut copies {
+                let path = dir.join(openmp::levels::copy_file(st, level));
+                write(
+                    &path,
+                    &openmp::levels::copy_source(st, prefix, level, &kernels),
+                )?;
+                paths.push(path);
+            }
+            Ok::<_, Error>(())
+        })?;
     }
     let runtime = dir.join("openmp_runtime.c");
     write(&runtime, &openmp::runtime_source(prefix))?;
@@ -689,10 +694,19 @@ fn rust_api(stencils: &[(Stencil, Analysis)], linked: &Linked) -> Result<String,
 }
 
 /// `f` of a stencil's GPU form ([`gpu::gpu_form`], what its kernels
-/// compute) and the form's analysis (`an`, the stencil's, where the form is
-/// the stencil itself), each computed once.
+/// compute) and the form's analysis, as [`on_form`].
 fn on_gpu_form<R>(st: &Stencil, an: &Analysis, f: impl FnOnce(&Stencil, &Analysis) -> R) -> R {
-    match gpu::gpu_form(st) {
+    on_form(gpu::gpu_form(st), an, f)
+}
+
+/// `f` of a backend's form of a stencil and the form's analysis (`an`, the
+/// stencil's, where the form is the stencil itself), each computed once.
+fn on_form<R>(
+    form: std::borrow::Cow<'_, Stencil>,
+    an: &Analysis,
+    f: impl FnOnce(&Stencil, &Analysis) -> R,
+) -> R {
+    match form {
         std::borrow::Cow::Borrowed(st) => f(st, an),
         std::borrow::Cow::Owned(form) => f(&form, &analyse(&form)),
     }
@@ -796,11 +810,13 @@ fn generate_here(path: &Path, text: &str) -> Result<Sources, Error> {
         }
     }
     for (st, an) in &stencils {
-        sources.openmp.push_str(&openmp::source(st, an, prefix));
-        let levels = openmp::levels::LEVELS;
-        sources
-            .openmp
-            .push_str(&openmp::levels::dispatch_source(st, prefix, &levels));
+        on_form(openmp::host_form(st), an, |st, an| {
+            sources.openmp.push_str(&openmp::source(st, an, prefix));
+            let levels = openmp::levels::LEVELS;
+            sources
+                .openmp
+                .push_str(&openmp::levels::dispatch_source(st, prefix, &levels));
+        });
     }
     sources.rust = rust_api(&stencils, &linked)?;
     Ok(sources)

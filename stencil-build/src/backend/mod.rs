@@ -1,6 +1,7 @@
 //! Kernel generators, one module per backend, and what the C-family ones share.
 
 pub mod gpu;
+pub mod inline;
 pub mod openmp;
 mod writer;
 

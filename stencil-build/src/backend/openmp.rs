@@ -1,5 +1,6 @@
 //! The OpenMP-C backend: one C11 file per stencil with one function per
-//! `[[update]]`, spatially cache-blocked with block sizes fixed at compile
+//! `[[update]]` of its [`host_form`] (its temporaries computed inline where
+//! that is cheaper than a pass over memory), spatially cache-blocked with block sizes fixed at compile
 //! time, blocks spread over OpenMP threads and the contiguous axis
 //! vectorised with `omp simd`. With a periodic boundary the interior runs
 //! without index wrapping and a second pass updates the frame with wrapped
@@ -24,6 +25,18 @@ use crate::codegen::expr;
 use crate::codegen::index::offset_index;
 use crate::codegen::names::{slot_name, statement_name};
 use crate::ir::{Access, Bound, Boundary, Statement, Stencil, WHOLE_AXIS};
+
+/// The stencil the OpenMP-C kernels compute: `st` with its temporaries
+/// computed inline where that adds few flops ([`crate::backend::inline`]),
+/// else `st` as it is. Each statement is a pass over the grid; a
+/// temporary's costs one written and one read, which on the CPU, bound by
+/// memory, is worth more than the flops recomputing it costs.
+pub fn host_form(st: &Stencil) -> std::borrow::Cow<'_, Stencil> {
+    match crate::backend::inline::inlined_form(st) {
+        Some(form) => std::borrow::Cow::Owned(form),
+        None => std::borrow::Cow::Borrowed(st),
+    }
+}
 
 /// The exported C symbol of a statement's kernel.
 pub fn symbol(prefix: &str, st: &Stencil, s: &Statement) -> String {
@@ -83,9 +96,10 @@ fn single_step(st: &Stencil, s: &Statement, prefix: &str) -> Entry {
 }
 
 /// Whether `st`'s OpenMP kernels fuse steps (the tiling was checked to
-/// allow it).
+/// allow it): a stencil of one statement, which a stencil of several whose
+/// [`host_form`] fuses is not (its form is).
 pub fn fuses(st: &Stencil) -> bool {
-    st.tiling.openmp.time_block > 1
+    st.tiling.openmp.time_block > 1 && st.statements.len() == 1
 }
 
 /// Most OpenMP threads a processor that `openmp_set_threads` sets: a kernel
@@ -504,4 +518,79 @@ pub(super) fn interior(
             cells(w)
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fuses, host_form, source};
+    use crate::analysis::analyse;
+    use crate::ir::Stencil;
+
+    /// A 2-D spec of a temporary Laplacian read by `updates`, with `extra`
+    /// (tables) after it, lowered and checked as a build checks it; `v` a
+    /// state where an update names it, else an input.
+    fn checked(updates: &str, extra: &str) -> Result<Stencil, String> {
+        let v = if updates.contains("target = \"v\"") {
+            "state"
+        } else {
+            "input"
+        };
+        let text = format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n\
+             [fields]\nu = {{ role = \"state\" }}\nv = {{ role = \"{v}\" }}\n\
+             lap = {{ role = \"temp\" }}\n\
+             [[update]]\ntarget = \"lap\"\nexpr = \"u[-1,0] + u[1,0] + u[0,-1] + u[0,1] - 4*u[0,0]\"\n\
+             {updates}{extra}"
+        );
+        crate::config::lowered("s.stencil.toml".as_ref(), &text)
+            .map(|mut all| all.remove(0))
+            .map_err(|e| e.to_string())
+    }
+
+    const ONE_UPDATE: &str = "[[update]]\ntarget = \"u\"\n\
+         expr = \"u[0,0] - 0.01*(lap[-1,0] + lap[1,0] + lap[0,-1] + lap[0,1] - 4*lap[0,0])\"\n";
+
+    #[test]
+    fn temporaries_go_inline_and_a_form_of_one_update_fuses() {
+        let st = checked(ONE_UPDATE, "").unwrap();
+        let form = host_form(&st);
+        assert_eq!(form.statements.len(), 1);
+        // Fused as a spec of the one update would be by default: the
+        // stencil carries the tiling, its form's kernels run it.
+        assert_eq!(st.tiling.openmp.time_block, 8);
+        assert!(fuses(&form) && !fuses(&st));
+        let c = source(&form, &analyse(&form), "p");
+        assert!(!c.contains("update_lap"), "{c}");
+        assert!(c.contains("int p__s__update_u_fused("), "{c}");
+        // A spec may ask for other depths, or for single steps.
+        let asked = |tb: usize| {
+            checked(ONE_UPDATE, &format!("[tiling.openmp]\ntime_block = {tb}\n"))
+                .unwrap()
+                .tiling
+                .openmp
+                .time_block
+        };
+        assert_eq!(asked(3), 3);
+        assert_eq!(asked(1), 1);
+    }
+
+    #[test]
+    fn a_form_of_several_updates_runs_single_steps() {
+        let two =
+            format!("{ONE_UPDATE}[[update]]\ntarget = \"v\"\nexpr = \"v[0,0] + 0.1*lap[0,0]\"\n");
+        let st = checked(&two, "").unwrap();
+        let form = host_form(&st);
+        assert_eq!(form.statements.len(), 2);
+        assert_eq!(st.tiling.openmp.time_block, 1);
+        let c = source(&form, &analyse(&form), "p");
+        assert!(!c.contains("update_lap") && !c.contains("_fused"), "{c}");
+        // Asked to fuse, it is refused at the key, saying why the stencil
+        // as written cannot.
+        let err = checked(&two, "[tiling.openmp]\ntime_block = 2\n").unwrap_err();
+        assert!(err.contains("s.stencil.toml:"), "{err}");
+        assert!(
+            err.contains("fused steps carry one [[update]] from step to step; this stencil has 3"),
+            "{err}"
+        );
+    }
 }

@@ -606,12 +606,12 @@ pub fn entry_points(sig: &Signature, kernels: &Ident, backend: &str, how: &str) 
     quote! {
         #run_doc
         pub fn run(#args) -> Result<(), StencilError> {
-            super::run_with(&#kernels, &mut Workspace::new(), #call)
+            run_with(&#kernels, &mut Workspace::new(), #call)
         }
 
         #run_in_doc
         pub fn run_in(#work: &mut Workspace, #args) -> Result<(), StencilError> {
-            super::run_with(&#kernels, #work, #call)
+            run_with(&#kernels, #work, #call)
         }
 
         #grids

@@ -14,7 +14,7 @@ pub use lower::lower;
 pub use lower::lower_all;
 pub use tiling::{
     GpuTiling, STREAM_CHUNK, Strategy, TENSOR_CHUNK, Tiling, WHOLE_AXIS, check_gpu, check_strategy,
-    refused_for, unfusable, untensorable,
+    fuse_form, refused_for, unfusable, untensorable,
 };
 
 /// Element type of every grid and parameter of a stencil.
@@ -504,7 +504,7 @@ pub struct Stencil {
     /// The fixed frame's width per axis where it is wider than the step's
     /// reads reach: the GPU form of a stencil whose temporaries, read
     /// one-sidedly, go inline keeps its source's frame
-    /// (`backend::gpu::inline`). Empty for a stencil as lowered.
+    /// (`backend::inline`). Empty for a stencil as lowered.
     pub frame: Vec<usize>,
 }
 

@@ -547,7 +547,9 @@ fn bounded(
     }
 }
 
-/// Settles the OpenMP backend's fused steps ([`openmp_fusion`]). The
+/// Settles the OpenMP backend's fused steps ([`openmp_fusion`]), but
+/// those of a stencil whose temporaries may go inline, which its form
+/// settles ([`fuse_form`]). The
 /// strategies `[tiling.cuda]` and `[tiling.hip]` name are checked against
 /// the GPU form of `st`, where the spec is checked as a whole
 /// ([`check_strategy`]).
@@ -556,7 +558,41 @@ pub fn check_fusion(
     st: &mut crate::ir::Stencil,
     src: &Source,
 ) -> Result<(), Diagnostic> {
-    openmp_fusion(section, st, src)
+    if settled_by_form(st) {
+        return Ok(());
+    }
+    let own = st.clone();
+    openmp_fusion(section, st, &own, src)
+}
+
+/// Whether the OpenMP backend's fused steps of `st` are settled against
+/// the form its kernels compute ([`fuse_form`]) rather than when it is
+/// lowered: several statements, temporaries among their targets (which
+/// `backend::openmp::host_form` may compute inline, leaving one update).
+fn settled_by_form(st: &crate::ir::Stencil) -> bool {
+    st.statements.len() > 1
+        && st
+            .statements
+            .iter()
+            .any(|s| st.fields[s.target].role == crate::ir::Role::Temp)
+}
+
+/// Settles the fused steps of a stencil of several statements, some of
+/// temporaries, whose OpenMP kernels compute `form`
+/// (`backend::openmp::host_form`: its temporaries inline where that is
+/// cheaper, else the stencil itself), as [`check_fusion`] settles those
+/// of others: a form of one update fuses by default and where the spec
+/// asks; any other `time_block` above 1 is an error at it.
+pub fn fuse_form(
+    section: &TilingSection,
+    st: &mut crate::ir::Stencil,
+    form: &crate::ir::Stencil,
+    src: &Source,
+) -> Result<(), Diagnostic> {
+    if !settled_by_form(st) {
+        return Ok(());
+    }
+    openmp_fusion(section, st, form, src)
 }
 
 /// Why a strategy for updates of whole fields does not apply: `st` has
@@ -617,19 +653,21 @@ pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
     None
 }
 
-/// Settles the OpenMP backend's fused steps: a `time_block` above 1 that
-/// `st` cannot fuse is an error at it; without one, a stencil that can
-/// fuse gets the fused defaults ([`OpenmpTiling::default_for`]), but a 3-D
-/// one reaching [`MARCHING_REACH`] planes along the slowest axis, whose
-/// single steps without a block of the spec's march that axis, as do
-/// those of such stencils that cannot fuse.
+/// Settles the OpenMP backend's fused steps of `st`, whose kernels compute
+/// `form`: a `time_block` above 1 that `form` cannot fuse is an error at
+/// it (saying why `st` cannot); without one, a form that can fuse gets the
+/// fused defaults ([`OpenmpTiling::default_for`]), but a 3-D one reaching
+/// [`MARCHING_REACH`] planes along the slowest axis, whose single steps
+/// without a block of the spec's march that axis, as do those of such
+/// stencils that cannot fuse.
 fn openmp_fusion(
     section: &TilingSection,
     st: &mut crate::ir::Stencil,
+    form: &crate::ir::Stencil,
     src: &Source,
 ) -> Result<(), Diagnostic> {
     let omp = section.openmp.as_ref().map(|s| s.get_ref());
-    let why = cpu_unfusable(st);
+    let why = cpu_unfusable(form).map(|why| cpu_unfusable(st).unwrap_or(why));
     match (omp.and_then(|s| s.time_block.as_ref()), why) {
         (Some(tb), Some(why)) if *tb.get_ref() > 1 => Err(src
             .error(
@@ -639,24 +677,34 @@ fn openmp_fusion(
             .with_hint("write `time_block = 1` (single steps), or remove it")),
         // Leapfrogs too: on 16 Xeon cores their fused sweeps ran 1.05x-1.63x
         // the single steps (radius 1), 0.96x-1.05x at radius 4.
-        (None, None) if !marches(st) => {
-            let fused = OpenmpTiling::default_for(st.dims(), true);
-            if omp.is_none_or(|s| s.block.is_none()) {
-                st.tiling.openmp.block = fused.block;
-            }
-            st.tiling.openmp.time_block = fused.time_block;
+        (None, None) if !marches(form) => {
+            take_fused_defaults(section, st);
             Ok(())
         }
         _ => {
             let marching = st.tiling.openmp.time_block == 1
                 && omp.is_none_or(|s| s.block.is_none())
-                && marches(st);
+                && marches(form);
             if marching {
                 st.tiling.openmp.block = vec![WHOLE_AXIS, MARCHING_ROWS, WHOLE_AXIS];
             }
             Ok(())
         }
     }
+}
+
+/// `st`'s fused defaults ([`OpenmpTiling::default_for`]): its steps, and
+/// its blocks where `section` gives none.
+fn take_fused_defaults(section: &TilingSection, st: &mut crate::ir::Stencil) {
+    let fused = OpenmpTiling::default_for(st.dims(), true);
+    if section
+        .openmp
+        .as_ref()
+        .is_none_or(|s| s.get_ref().block.is_none())
+    {
+        st.tiling.openmp.block = fused.block;
+    }
+    st.tiling.openmp.time_block = fused.time_block;
 }
 
 /// The least reach along the slowest axis for which a 3-D stencil's steps

@@ -26,14 +26,14 @@
 
 mod dialect;
 mod emit;
-mod inline;
+mod form;
 pub mod plan;
 mod runtime;
 pub mod step;
 
 pub use dialect::{CUDA, DeviceArch, Dialect, GraphUpdate, HIP};
 pub use emit::source;
-pub use inline::gpu_form;
+pub use form::gpu_form;
 pub use plan::{Plan, fit, resolve};
 pub use runtime::runtime_source;
 

@@ -1,18 +1,29 @@
 //! The `openmp` module of a stencil's Rust API: the OpenMP-C kernels'
-//! declarations and the `Kernels` implementation that calls them.
+//! declarations and the `Kernels` implementation that calls them, with a
+//! `Kernels` trait and `run_with` of its own where the kernels compute the
+//! stencil's form with its temporaries inline ([`host_form`]).
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{Signature, entry_points};
+use super::executor::executor;
+use super::{Signature, entry_points, kernels_trait};
 use crate::backend::openmp::levels::dispatch_symbol;
-use crate::backend::openmp::{fused_symbol, fuses, symbol};
+use crate::backend::openmp::{fused_symbol, fuses, host_form, symbol};
 use crate::codegen::names::{slot_name, statement_name};
 use crate::ir::Stencil;
 
 /// The `openmp` module of a stencil's Rust API: extern declarations and the
 /// `Kernels` implementation calling them.
 pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStream {
+    let form = host_form(st);
+    // The form's statements are not the stencil's: its own `Kernels` and
+    // `run_with`, which shadow the stencil's (`use super::*`).
+    let own_executor = matches!(form, std::borrow::Cow::Owned(_)).then(|| {
+        let (kernels, run_with) = (kernels_trait(&form), executor(&form, sig));
+        quote! { #kernels #run_with }
+    });
+    let st = &*form;
     let block = st
         .tiling
         .openmp
@@ -41,6 +52,8 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
 
             /// The cache blocking and fused steps compiled into these kernels.
             pub const TILING: ::stencil_rt::openmp::OpenmpTiling = ::stencil_rt::openmp::OpenmpTiling { block: &[#(#block),*], time_block: #time_block };
+
+            #own_executor
 
             #[allow(non_snake_case)]
             unsafe extern "C" {

@@ -1,21 +1,24 @@
-//! The stencil the GPU kernels compute: its temporaries computed inline by
-//! the statements that read them, so that a step's kernels neither write nor
-//! read them in memory.
+//! A stencil's temporaries computed inline by the statements that read
+//! them, so that a step's kernels neither write nor read them in memory:
+//! the form both the GPU kernels ([`crate::backend::gpu::gpu_form`]) and
+//! the OpenMP-C kernels ([`crate::backend::openmp::host_form`]) compute
+//! where it is cheaper.
 //!
 //! A temporary read at `k` offsets is computed `k` times a cell instead of
 //! crossing memory twice (written by its kernel, read by the next): in f64
 //! 16 bytes a cell, worth about 125 flops at the H200's balance (33 TFlop/s
-//! over 4.25 TB/s). Inlining every temporary of a stencil is taken where it
-//! adds at most [`INLINE_EXTRA_FLOPS`] a cell, else none is. The values are
-//! the same: a read of temporary `t` at offset `o` becomes `t`'s expression
-//! with every read shifted by `o`, and a fixed boundary's regions already
-//! make `t` computed wherever its readers read it (`analysis`). With a fixed
-//! boundary the form also keeps the frame: `analysis` widens a step's
-//! radius by each temporary's reach on both sides, so a temporary read
-//! one-sidedly (a flux `u[0,1] - u[0,0]` read at `[0,0]` and `[0,-1]`)
-//! gives the stencil a wider frame than its inlined reads reach; the form
-//! then carries its source's frame (`Stencil::frame`), and its kernels
-//! update the cells the source's do.
+//! over 4.25 TB/s) and about 150 at the 16 Xeon cores' (650-1070 GFlop/s
+//! of multiply-adds over 70-100 GB/s). Inlining every temporary of a
+//! stencil is taken where it adds at most [`INLINE_EXTRA_FLOPS`] a cell,
+//! else none is. The values are the same: a read of temporary `t` at
+//! offset `o` becomes `t`'s expression with every read shifted by `o`, and
+//! a fixed boundary's regions already make `t` computed wherever its
+//! readers read it (`analysis`). With a fixed boundary the form also keeps
+//! the frame: `analysis` widens a step's radius by each temporary's reach
+//! on both sides, so a temporary read one-sidedly (a flux `u[0,1] -
+//! u[0,0]` read at `[0,0]` and `[0,-1]`) gives the stencil a wider frame
+//! than its inlined reads reach; the form then carries its source's frame
+//! (`Stencil::frame`), and its kernels update the cells the source's do.
 //!
 //! A statement that reads temporaries and is linear in its reads (sums of
 //! reads times literals and parameters) is computed as its weighted sum,
@@ -28,7 +31,6 @@
 
 use std::collections::BTreeMap;
 
-use super::step;
 use crate::analysis::{analyse, flops};
 use crate::ir::{Access, Boundary, Expr, Op, Role, Slot, Statement, Stencil, weighted_sum};
 
@@ -37,28 +39,20 @@ use crate::ir::{Access, Boundary, Expr, Op, Role, Slot, Statement, Stencil, weig
 /// through memory.
 pub const INLINE_EXTRA_FLOPS: usize = 64;
 
-/// `st` with its temporaries computed inline where that is worth it (see
-/// the module's comment), else `st` as it is.
-pub fn gpu_form(st: &Stencil) -> std::borrow::Cow<'_, Stencil> {
+/// `st` with its temporaries computed inline, where it has temporaries
+/// that statements read and that adds at most [`INLINE_EXTRA_FLOPS`] a
+/// cell; `None` where it does not (the kernels then compute `st` as it is).
+pub fn inlined_form(st: &Stencil) -> Option<Stencil> {
     // Past a mixed boundary's edge a temporary is read remapped, which
     // differs from its value recomputed at the remapped reads of its inputs.
     // A statement of a region computes part of its field: the field's
     // value at a read is that of whichever statement's region holds it.
     if matches!(st.boundary, Boundary::Mixed(_)) || st.has_regions() {
-        return std::borrow::Cow::Borrowed(st);
+        return None;
     }
-    let form = inlined(st)
+    inlined(st)
         .filter(|form| total_flops(form) <= total_flops(st) + INLINE_EXTRA_FLOPS)
-        .map(|form| framed(st, form));
-    match form {
-        // One statement: every strategy, fused steps included.
-        Some(form) if form.statements.len() == 1 => std::borrow::Cow::Owned(form),
-        // `naive` computes the whole step in one kernel, each temporary at
-        // the thread's cell in a register, in a frame of its own.
-        _ if step::fits(st) => std::borrow::Cow::Borrowed(st),
-        Some(form) => std::borrow::Cow::Owned(form),
-        None => std::borrow::Cow::Borrowed(st),
-    }
+        .map(|form| framed(st, form))
 }
 
 /// `form`, which updates the cells `st` does: with a fixed boundary, those
@@ -240,10 +234,23 @@ fn renumbered(st: &Stencil, dropped: &[usize], statements: Vec<Statement>) -> St
 
 #[cfg(test)]
 mod tests {
-    use super::gpu_form;
+    use super::inlined_form;
     use crate::analysis::analyse;
-    use crate::backend::gpu::tests::lowered;
-    use crate::ir::Role;
+    use crate::ir::{Role, Stencil};
+
+    /// The stencil spec `text` (as `s.stencil.toml`) lowered.
+    fn lowered(text: String) -> Stencil {
+        let src = crate::spec::Source {
+            path: "s.stencil.toml".into(),
+            text,
+        };
+        crate::ir::lower(&crate::spec::parse(&src).unwrap(), &src).unwrap()
+    }
+
+    /// `st` inlined, which it must be.
+    fn inline_of(st: &Stencil) -> Stencil {
+        inlined_form(st).expect("an inlined form")
+    }
 
     fn spec(temps: &str, updates: &str) -> String {
         format!(
@@ -259,7 +266,7 @@ mod tests {
             "[[update]]\ntarget = \"t\"\nexpr = \"u[0,1] - 2*u[0,0] + u[0,-1]\"\n\
              [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.2*(t[0,0] + t[1,0])\"\n",
         ));
-        let form = gpu_form(&st);
+        let form = inline_of(&st);
         assert_eq!(form.statements.len(), 1);
         assert_eq!(form.fields.len(), 1);
         assert_eq!(form.fields[0].role, Role::State { levels: 1 });
@@ -281,11 +288,7 @@ mod tests {
              [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.1*b[0,0] + 0.1*w[0,0]\"\n\
              [[update]]\ntarget = \"w\"\nexpr = \"0.5*w[0,0] + 0.1*b[1,0] + 0.1*u[0,0]\"\n",
         ));
-        // Two state fields: the step fits one kernel, which computes the
-        // temporaries at the thread's cell; the inlined form is for steps
-        // that do not.
-        assert_eq!(*gpu_form(&st), st);
-        let form = super::inlined(&st).unwrap();
+        let form = inline_of(&st);
         let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["u", "w"]);
         assert_eq!(form.statements.len(), 2);
@@ -310,20 +313,20 @@ mod tests {
              [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.2*(t[0,0] - t[0,-1])\"\n",
         );
         let st = lowered(flux.clone());
-        let form = gpu_form(&st);
+        let form = inline_of(&st);
         assert_eq!(form.statements.len(), 1);
         assert_eq!(analyse(&st).radius, vec![0, 2]);
         assert_eq!(analyse(&form).radius, vec![0, 2]);
         assert_eq!(analyse(&form).statements[0].halo, vec![0, 2]);
         // Without the frame its reads would reach 1.
-        let bare = crate::ir::Stencil {
+        let bare = Stencil {
             frame: Vec::new(),
-            ..form.clone().into_owned()
+            ..form.clone()
         };
         assert_eq!(analyse(&bare).radius, vec![0, 1]);
         // With a periodic boundary, which has no frame, none is kept.
         let periodic = lowered(format!("{flux}[boundary]\nkind = \"periodic\"\n"));
-        let form = gpu_form(&periodic);
+        let form = inline_of(&periodic);
         assert_eq!(form.statements.len(), 1);
         assert!(form.frame.is_empty());
     }
@@ -339,7 +342,7 @@ mod tests {
              [[update]]\ntarget = \"b\"\nexpr = \"0.5*a[0,0] + 0.25*(a[0,-1] + a[0,1])\"\n\
              [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.1*b[0,0] - 0.01*(b[-1,0] + b[1,0] - 2*b[0,0])\"\n",
         ));
-        let form = gpu_form(&st);
+        let form = inline_of(&st);
         assert_eq!(form.statements.len(), 1);
         let mut reads = Vec::new();
         form.statements[0]
@@ -370,11 +373,11 @@ mod tests {
              [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.2*(t[0,0] + t[1,0])\"\n",
         ));
         assert_eq!(
-            crate::analysis::flops(&gpu_form(&small).statements[0].expr),
+            crate::analysis::flops(&inline_of(&small).statements[0].expr),
             9
         );
         assert!(matches!(
-            gpu_form(&small).statements[0].expr,
+            inline_of(&small).statements[0].expr,
             crate::ir::Expr::Bin(crate::ir::Op::Add, _, _)
         ));
     }
@@ -399,6 +402,6 @@ mod tests {
                  [[update]]\ntarget = \"u\"\nexpr = \"0.1*({box9})\"\n"
             ),
         ));
-        assert_eq!(*gpu_form(&st), st);
+        assert_eq!(inlined_form(&st), None);
     }
 }
