@@ -14,6 +14,7 @@ mod frame;
 mod fused;
 pub mod levels;
 mod planes;
+pub mod step;
 
 use std::fmt::{self, Write as _};
 
@@ -72,6 +73,9 @@ impl Entry {
 /// The functions of `st`'s C file the Rust API calls: each statement's
 /// single step and, where the stencil fuses steps, its fused launch.
 pub fn entries(st: &Stencil, prefix: &str) -> Vec<Entry> {
+    if step::one_nest(st) {
+        return vec![step::entry(st, prefix)];
+    }
     let mut entries = Vec::new();
     for s in &st.statements {
         let step = single_step(st, s, prefix);
@@ -127,6 +131,9 @@ pub fn runtime_source(prefix: &str) -> String {
 /// The C source of one stencil's kernels.
 pub fn source(st: &Stencil, an: &Analysis, prefix: &str) -> String {
     let body = Writer::text(|w| {
+        if step::one_nest(st) {
+            return step_kernels(w, st, an, prefix);
+        }
         for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
             writeln!(w)?;
             statement(w, st, s, info, k, prefix)?;
@@ -142,6 +149,26 @@ pub fn source(st: &Stencil, an: &Analysis, prefix: &str) -> String {
         w.append(&body);
         Ok(())
     })
+}
+
+/// The kernel of a step in one loop nest ([`step`]), after the one-cell
+/// functions of each statement's frame where it has one.
+fn step_kernels(w: &mut Writer, st: &Stencil, an: &Analysis, prefix: &str) -> fmt::Result {
+    let info = &an.statements[0];
+    let has_frame = interior_span(st, info) != c_spans(&info.bounds);
+    let symbols: Vec<String> = st
+        .statements
+        .iter()
+        .map(|s| symbol(prefix, st, s))
+        .collect();
+    if has_frame {
+        for (s, sym) in st.statements.iter().zip(&symbols) {
+            writeln!(w)?;
+            frame::cell(w, st, s, sym)?;
+        }
+    }
+    writeln!(w)?;
+    step::kernel(w, st, an, (prefix, &symbols))
 }
 
 /// The file's opening comment, includes and the helpers `body` (the
@@ -447,16 +474,35 @@ pub(super) fn interior(
     if planes::marches(st, s) {
         return planes::interior(w, st, s, span);
     }
+    interior_of(w, st, &[("out".to_string(), s)], span)
+}
+
+/// [`interior`]'s cache-blocked nest, each cell computing every statement
+/// of `outputs` into the buffer named beside it.
+fn interior_of(
+    w: &mut Writer,
+    st: &Stencil,
+    outputs: &[(String, &Statement)],
+    span: &[[String; 2]],
+) -> fmt::Result {
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
-    let value = expr::print(
-        &s.expr,
-        &CExpr {
-            st,
-            gpu: false,
-            read: &|a: &Access| format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset)),
-        },
-    );
+    let values: Vec<(&str, String)> = outputs
+        .iter()
+        .map(|(out, s)| {
+            let value = expr::print(
+                &s.expr,
+                &CExpr {
+                    st,
+                    gpu: false,
+                    read: &|a: &Access| {
+                        format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset))
+                    },
+                },
+            );
+            (out.as_str(), value)
+        })
+        .collect();
     let last = dims - 1;
     let blocked = if dims > 1 && block[last] == WHOLE_AXIS {
         last
@@ -491,7 +537,10 @@ pub(super) fn interior(
             |w| {
                 let row = if dims > 1 { "row + " } else { "" };
                 writeln!(w, "const ptrdiff_t c = {row}i{last};")?;
-                writeln!(w, "out[c] = {value};")
+                for (out, value) in &values {
+                    writeln!(w, "{out}[c] = {value};")?;
+                }
+                Ok(())
             },
         )
     };

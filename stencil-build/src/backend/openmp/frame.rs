@@ -75,8 +75,20 @@ pub(super) fn pass(
     (outer, inner): (&[[String; 2]], &[[String; 2]]),
     sym: &str,
 ) -> fmt::Result {
-    let call = format!("{sym}_at({});", arguments(st, s, true).join(", "));
     writeln!(w)?;
+    pass_writing(w, (st, s), (outer, inner), (sym, "out"))
+}
+
+/// [`pass`], the cells written to the buffer `out` (a step's
+/// `out_<field>`).
+pub(super) fn pass_writing(
+    w: &mut Writer,
+    (st, s): (&Stencil, &Statement),
+    (outer, inner): (&[[String; 2]], &[[String; 2]]),
+    (sym, out): (&str, &str),
+) -> fmt::Result {
+    let args = crate::backend::arguments_writing(st, s, true, &[out.to_string()]);
+    let call = format!("{sym}_at({});", args.join(", "));
     writeln!(
         w,
         "/* The frame, by slabs: per axis, the span [lo, hi) and within it [in_lo, in_hi), the cells left out. */"

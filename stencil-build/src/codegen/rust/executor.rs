@@ -3,7 +3,7 @@
 //! that calls each statement's kernel (or the fused steps' kernel).
 
 use proc_macro2::{Ident, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 
 use super::{Signature, docs, grid_lengths, ident, usize_lit};
 use crate::backend::openmp::fuses;
@@ -12,6 +12,66 @@ use crate::ir::{Boundary, Role, Statement, Stencil, Version};
 
 /// `run_with`: checks the arguments, sets up levels and temps, and runs the steps.
 pub fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
+    let states = state_idents(st);
+    let steps = step_loop(st, &states);
+    executor_with(st, sig, steps)
+}
+
+/// [`executor`] of kernels that compute a step in one call, `step`
+/// (`backend::openmp::step`): every field the step updates written at
+/// once, from the values it started from.
+pub fn step_executor(st: &Stencil, sig: &Signature) -> TokenStream {
+    let states = state_idents(st);
+    let ios: Vec<Ident> = st
+        .statements
+        .iter()
+        .map(|s| format_ident!("{}__io", st.fields[s.target].name))
+        .collect();
+    let targets: Vec<Ident> = st
+        .statements
+        .iter()
+        .map(|s| ident(&st.fields[s.target].name))
+        .collect();
+    // A two-level field's frame goes into the level about to be written.
+    let frames = st.statements.iter().zip(&ios).filter_map(|(s, io)| {
+        (st.boundary != Boundary::Periodic && st.fields[s.target].has_prev())
+            .then(|| quote! { rt::copy_frame(#io.cur, #io.next, &shape, &RADIUS); })
+    });
+    let slots = crate::backend::openmp::step::slots(st)
+        .into_iter()
+        .map(|slot| {
+            let f = &st.fields[slot.field];
+            let io = format_ident!("{}__io", f.name);
+            match (f.role, slot.version) {
+                (Role::Input, _) => ident(&f.name).into_token_stream(),
+                (_, Version::Prev) => quote!(#io.prev),
+                _ => quote!(#io.cur),
+            }
+        });
+    let steps = quote! {
+        for _ in 0..steps {
+            {
+                #(let #ios = #targets.io();)*
+                #(#frames)*
+                kernels.step(shape, #(#ios.next,)* #(#slots,)* &params);
+            }
+            #(#states.advance();)*
+        }
+    };
+    executor_with(st, sig, steps)
+}
+
+/// The state fields' names.
+fn state_idents(st: &Stencil) -> Vec<Ident> {
+    st.fields
+        .iter()
+        .filter(|f| matches!(f.role, Role::State { .. }))
+        .map(|f| ident(&f.name))
+        .collect()
+}
+
+/// `run_with` running the steps `steps` (tokens that use `kernels`).
+fn executor_with(st: &Stencil, sig: &Signature, steps: TokenStream) -> TokenStream {
     let args = &sig.params;
     let lengths = grid_lengths(st);
     let work = &sig.work;
@@ -30,13 +90,7 @@ pub fn executor(st: &Stencil, sig: &Signature) -> TokenStream {
     );
     let count = usize_lit(scratch_names.len());
     let setup = st.fields.iter().map(|f| level_setup(st, f));
-    let states: Vec<Ident> = st
-        .fields
-        .iter()
-        .filter(|f| matches!(f.role, Role::State { .. }))
-        .map(|f| ident(&f.name))
-        .collect();
-    let steps = step_loop(st, &states);
+    let states = state_idents(st);
     let doc = docs(&format!(
         "Checks the arguments, then runs `steps` steps with `kernels`, its scratch grids from `work`.{}",
         sig.doc

@@ -6,10 +6,10 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use super::executor::executor;
+use super::executor::{executor, step_executor};
 use super::{Signature, entry_points, kernels_trait};
 use crate::backend::openmp::levels::dispatch_symbol;
-use crate::backend::openmp::{fused_symbol, fuses, host_form, symbol};
+use crate::backend::openmp::{fused_symbol, fuses, host_form, step, symbol};
 use crate::codegen::names::{slot_name, statement_name};
 use crate::ir::Stencil;
 
@@ -17,13 +17,49 @@ use crate::ir::Stencil;
 /// `Kernels` implementation calling them.
 pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStream {
     let form = host_form(st);
+    let st = &*form;
+    if step::one_nest(st) {
+        return module(st, sig, step_calls(st, prefix, sig));
+    }
+    let (mut externs, mut methods) = (Vec::new(), Vec::new());
+    for s in &st.statements {
+        let (e, m) = statement_calls(st, prefix, s);
+        externs.extend(e);
+        methods.extend(m);
+    }
     // The form's statements are not the stencil's: its own `Kernels` and
     // `run_with`, which shadow the stencil's (`use super::*`).
-    let own_executor = matches!(form, std::borrow::Cow::Owned(_)).then(|| {
-        let (kernels, run_with) = (kernels_trait(&form), executor(&form, sig));
+    let own = matches!(form, std::borrow::Cow::Owned(_)).then(|| {
+        let (kernels, run_with) = (kernels_trait(st), executor(st, sig));
         quote! { #kernels #run_with }
     });
-    let st = &*form;
+    module(
+        st,
+        sig,
+        Calls {
+            own,
+            externs,
+            methods,
+        },
+    )
+}
+
+/// What a module calls its kernels through: the extern declarations, the
+/// `Kernels` methods calling them, and the trait and `run_with` of its
+/// own where the stencil's do not fit them.
+struct Calls {
+    own: Option<TokenStream>,
+    externs: Vec<TokenStream>,
+    methods: Vec<TokenStream>,
+}
+
+/// The module around `calls`.
+fn module(st: &Stencil, sig: &Signature, calls: Calls) -> TokenStream {
+    let Calls {
+        own,
+        externs,
+        methods,
+    } = calls;
     let block = st
         .tiling
         .openmp
@@ -31,12 +67,6 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
         .iter()
         .map(|&b| Literal::usize_unsuffixed(b));
     let time_block = Literal::usize_unsuffixed(st.tiling.openmp.time_block);
-    let (mut externs, mut methods) = (Vec::new(), Vec::new());
-    for s in &st.statements {
-        let (e, m) = statement_calls(st, prefix, s);
-        externs.extend(e);
-        methods.extend(m);
-    }
     let entry = entry_points(
         sig,
         &format_ident!("OpenMp"),
@@ -53,7 +83,7 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
             /// The cache blocking and fused steps compiled into these kernels.
             pub const TILING: ::stencil_rt::openmp::OpenmpTiling = ::stencil_rt::openmp::OpenmpTiling { block: &[#(#block),*], time_block: #time_block };
 
-            #own_executor
+            #own
 
             #[allow(non_snake_case)]
             unsafe extern "C" {
@@ -68,6 +98,61 @@ pub fn stencil_module(st: &Stencil, prefix: &str, sig: &Signature) -> TokenStrea
 
             #entry
         }
+    }
+}
+
+/// The calls of a step in one loop nest (`backend::openmp::step`): its
+/// kernel's declaration, a `Kernels` of one method, `step`, and the
+/// `run_with` that calls it once a step.
+fn step_calls(st: &Stencil, prefix: &str, sig: &Signature) -> Calls {
+    let real = format_ident!("{}", st.dtype.rust());
+    let rank = Literal::usize_unsuffixed(st.dims());
+    let sym = format_ident!("{}", dispatch_symbol(&step::symbol(prefix, st)));
+    let n: Vec<_> = (0..st.dims()).map(|a| format_ident!("n{a}")).collect();
+    let axis: Vec<_> = (0..st.dims()).map(Literal::usize_unsuffixed).collect();
+    let outs: Vec<_> = (0..st.statements.len())
+        .map(|k| format_ident!("{}", step::output(st, k)))
+        .collect();
+    let slots: Vec<_> = step::slots(st)
+        .into_iter()
+        .map(|slot| format_ident!("{}", slot_name(st, slot)))
+        .collect();
+    let params = step::params(st);
+    let c_params: Vec<_> = params
+        .iter()
+        .map(|&i| format_ident!("p_{}", st.params[i]))
+        .collect();
+    let fields: Vec<_> = params
+        .iter()
+        .map(|&i| format_ident!("{}", st.params[i]))
+        .collect();
+    let p = if params.is_empty() {
+        quote!(_p)
+    } else {
+        quote!(p)
+    };
+    let head = quote! {
+        fn step(&self, shape: [usize; #rank], #(#outs: &mut [#real],)* #(#slots: &[#real],)* #p: &Params)
+    };
+    let run_with = step_executor(st, sig);
+    Calls {
+        own: Some(quote! {
+            /// The OpenMP-C kernels of a step in one loop nest.
+            trait Kernels {
+                /// Computes every field the step updates, each into its `out_<field>`, from the values the step started from.
+                #head;
+            }
+            #run_with
+        }),
+        externs: vec![quote! {
+            fn #sym(isa: ::std::os::raw::c_int, #(#n: isize,)* #(#outs: *mut #real,)* #(#slots: *const #real,)* #(#c_params: #real),*);
+        }],
+        methods: vec![quote! {
+            #head {
+                stencil_safety!("`run_with` checked that every grid holds exactly one value per cell of `shape` (a count that fits in `isize`); the kernel touches only those cells, and each output is a buffer of its own, never one of the inputs or another output.");
+                unsafe { #sym(::stencil_rt::openmp::isa().code(), #(shape[#axis] as isize,)* #(#outs.as_mut_ptr(),)* #(#slots.as_ptr(),)* #(#p.#fields),*) }
+            }
+        }],
     }
 }
 
