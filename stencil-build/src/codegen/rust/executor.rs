@@ -33,10 +33,12 @@ pub fn step_executor(st: &Stencil, sig: &Signature) -> TokenStream {
         .map(|s| ident(&st.fields[s.target].name))
         .collect();
     // A two-level field's frame goes into the level about to be written.
-    let frames = st.statements.iter().zip(&ios).filter_map(|(s, io)| {
-        (st.boundary != Boundary::Periodic && st.fields[s.target].has_prev())
-            .then(|| quote! { rt::copy_frame(#io.cur, #io.next, &shape, &RADIUS); })
-    });
+    let frames = st
+        .statements
+        .iter()
+        .zip(&ios)
+        .filter(|(s, _)| st.boundary != Boundary::Periodic && st.fields[s.target].has_prev())
+        .map(|(_, io)| quote! { rt::copy_frame(#io.cur, #io.next, &shape, &RADIUS); });
     let slots = crate::backend::openmp::step::slots(st)
         .into_iter()
         .map(|slot| {
