@@ -453,6 +453,18 @@ fn interior_span(st: &Stencil, info: &StatementInfo) -> Vec<[String; 2]> {
         .collect()
 }
 
+/// Statement `s`'s value as C, each read spelled by `read`.
+pub(super) fn c_value(st: &Stencil, s: &Statement, read: &dyn Fn(&Access) -> String) -> String {
+    expr::print(
+        &s.expr,
+        &CExpr {
+            st,
+            gpu: false,
+            read,
+        },
+    )
+}
+
 pub(super) fn strides(w: &mut Writer, dims: usize) -> fmt::Result {
     for a in 0..dims - 1 {
         let prod: Vec<String> = (a + 1..dims).map(|b| format!("n{b}")).collect();
@@ -487,21 +499,10 @@ fn interior_of(
 ) -> fmt::Result {
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
+    let read = |a: &Access| format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset));
     let values: Vec<(&str, String)> = outputs
         .iter()
-        .map(|(out, s)| {
-            let value = expr::print(
-                &s.expr,
-                &CExpr {
-                    st,
-                    gpu: false,
-                    read: &|a: &Access| {
-                        format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset))
-                    },
-                },
-            );
-            (out.as_str(), value)
-        })
+        .map(|(out, s)| (out.as_str(), c_value(st, s, &read)))
         .collect();
     let last = dims - 1;
     let blocked = if dims > 1 && block[last] == WHOLE_AXIS {

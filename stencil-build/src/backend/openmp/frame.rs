@@ -11,11 +11,10 @@
 
 use std::fmt::{self, Write as _};
 
-use super::{arguments, interior, parameters, strides};
+use super::{arguments, c_value, interior, parameters, strides};
 use crate::backend::{
-    CExpr, CRemap, Writer, frame_slab_origin, frame_slab_span, frame_spans, reads_slowest_extent,
+    CRemap, Writer, frame_slab_origin, frame_slab_span, frame_spans, reads_slowest_extent,
 };
-use crate::codegen::expr;
 use crate::codegen::index::remapped_read;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Statement, Stencil};
@@ -26,16 +25,9 @@ use crate::ir::{Access, Statement, Stencil};
 pub(super) fn cell(w: &mut Writer, st: &Stencil, s: &Statement, sym: &str) -> fmt::Result {
     let dims = st.dims();
     let sides = st.boundary.sides(dims);
-    let value = expr::print(
-        &s.expr,
-        &CExpr {
-            st,
-            gpu: false,
-            read: &|a: &Access| {
-                remapped_read(&sides, &a.offset, &slot_name(st, a.slot), &CRemap { st })
-            },
-        },
-    );
+    let value = c_value(st, s, &|a: &Access| {
+        remapped_read(&sides, &a.offset, &slot_name(st, a.slot), &CRemap { st })
+    });
     writeln!(
         w,
         "/* One cell of the frame, {}. */",

@@ -22,8 +22,7 @@
 
 use std::fmt::{self, Write as _};
 
-use super::{CExpr, Writer};
-use crate::codegen::expr;
+use super::{Writer, c_value};
 use crate::codegen::index::offset_index;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Slot, Statement, Stencil, WHOLE_AXIS};
@@ -316,24 +315,17 @@ fn row(w: &mut Writer, st: &Stencil, s: &Statement, reach: &Reach) -> fmt::Resul
             step("row", dz, "s0")
         )?;
     }
-    let value = expr::print(
-        &s.expr,
-        &CExpr {
-            st,
-            gpu: false,
-            read: &|a: &Access| {
-                if reach.slots.contains(&a.slot) {
-                    format!(
-                        "{}[{}]",
-                        row_name(st, a.slot, a.offset[0]),
-                        step(&step("j", a.offset[1], "pitch"), a.offset[2], "")
-                    )
-                } else {
-                    format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset))
-                }
-            },
-        },
-    );
+    let value = c_value(st, s, &|a: &Access| {
+        if reach.slots.contains(&a.slot) {
+            format!(
+                "{}[{}]",
+                row_name(st, a.slot, a.offset[0]),
+                step(&step("j", a.offset[1], "pitch"), a.offset[2], "")
+            )
+        } else {
+            format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset))
+        }
+    });
     w.pragma("omp simd")?;
     w.block("for (ptrdiff_t i2 = b2; i2 < e2; ++i2)", |w| {
         writeln!(w, "const ptrdiff_t c = row + i2, j = i2 - b2;")?;
