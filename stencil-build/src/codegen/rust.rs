@@ -603,15 +603,18 @@ pub fn entry_points(sig: &Signature, kernels: &Ident, backend: &str, how: &str) 
          which keeps them for the next call: calls of one shape allocate nothing after the first.{}",
         sig.doc
     ));
+    // `self::run_with`: the module's own where it has one (the OpenMP
+    // kernels' form), else the stencil's through `use super::*`; a path,
+    // so that a grid named `run_with` does not shadow it.
     quote! {
         #run_doc
         pub fn run(#args) -> Result<(), StencilError> {
-            run_with(&#kernels, &mut Workspace::new(), #call)
+            self::run_with(&#kernels, &mut Workspace::new(), #call)
         }
 
         #run_in_doc
         pub fn run_in(#work: &mut Workspace, #args) -> Result<(), StencilError> {
-            run_with(&#kernels, #work, #call)
+            self::run_with(&#kernels, #work, #call)
         }
 
         #grids
