@@ -488,8 +488,10 @@ pub(crate) fn checked(s: &spec::Spec, src: &spec::Source) -> Result<Vec<Stencil>
     let mut all = lower_all(s, src)?;
     for st in &mut all {
         check_gpu_plans(s, src, st)?;
-        let form = openmp::host_form(st).into_owned();
-        crate::ir::fuse_form(&s.tiling, st, &form, src)?;
+        if crate::ir::settled_by_form(st) {
+            let form = openmp::host_form(st).into_owned();
+            crate::ir::fuse_form(&s.tiling, st, &form, src)?;
+        }
     }
     Ok(all)
 }

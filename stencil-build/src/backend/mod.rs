@@ -205,6 +205,18 @@ pub fn arguments_writing(
     with_coords: bool,
     outputs: &[String],
 ) -> Vec<String> {
+    grid_arguments(st, (outputs, &s.slots(), &s.params_used()), with_coords)
+}
+
+/// The arguments that pass on the parameters [`grid_parameters`] declares
+/// for `grids` (`outputs`, slots, params), after the cell's coordinates
+/// `i0..` where `with_coords`: `n0..`, each output, each slot's buffer,
+/// `p_<param>..`.
+pub fn grid_arguments(
+    st: &Stencil,
+    (outputs, slots, params): (&[String], &[Slot], &[usize]),
+    with_coords: bool,
+) -> Vec<String> {
     let dims = st.dims();
     let mut args: Vec<String> = (0..dims)
         .filter(|_| with_coords)
@@ -212,12 +224,8 @@ pub fn arguments_writing(
         .collect();
     args.extend((0..dims).map(|a| format!("n{a}")));
     args.extend(outputs.iter().cloned());
-    args.extend(s.slots().into_iter().map(|slot| slot_name(st, slot)));
-    args.extend(
-        s.params_used()
-            .into_iter()
-            .map(|i| format!("p_{}", st.params[i])),
-    );
+    args.extend(slots.iter().map(|&slot| slot_name(st, slot)));
+    args.extend(params.iter().map(|&i| format!("p_{}", st.params[i])));
     args
 }
 

@@ -132,7 +132,7 @@ pub fn runtime_source(prefix: &str) -> String {
 pub fn source(st: &Stencil, an: &Analysis, prefix: &str) -> String {
     let body = Writer::text(|w| {
         if step::one_nest(st) {
-            return step_kernels(w, st, an, prefix);
+            return step::kernel(w, st, an, prefix);
         }
         for (k, (s, info)) in st.statements.iter().zip(&an.statements).enumerate() {
             writeln!(w)?;
@@ -149,26 +149,6 @@ pub fn source(st: &Stencil, an: &Analysis, prefix: &str) -> String {
         w.append(&body);
         Ok(())
     })
-}
-
-/// The kernel of a step in one loop nest ([`step`]), after the one-cell
-/// functions of each statement's frame where it has one.
-fn step_kernels(w: &mut Writer, st: &Stencil, an: &Analysis, prefix: &str) -> fmt::Result {
-    let info = &an.statements[0];
-    let has_frame = interior_span(st, info) != c_spans(&info.bounds);
-    let symbols: Vec<String> = st
-        .statements
-        .iter()
-        .map(|s| symbol(prefix, st, s))
-        .collect();
-    if has_frame {
-        for (s, sym) in st.statements.iter().zip(&symbols) {
-            writeln!(w)?;
-            frame::cell(w, st, s, sym)?;
-        }
-    }
-    writeln!(w)?;
-    step::kernel(w, st, an, (prefix, &symbols))
 }
 
 /// The file's opening comment, includes and the helpers `body` (the
@@ -318,18 +298,8 @@ fn statement(
     heading(w, (st, s, info), k, (&outer, &inner), frame)?;
     w.definition(entry.head(sym), |w| {
         if info.hole.is_none() {
-            if !frame && matches!(info.bounds[0], [Bound::Low(_), Bound::Low(_)]) {
-                writeln!(
-                    w,
-                    "(void)n0; /* the span of the slowest axis is from its low edge */"
-                )?;
-            }
-            for p in s.edge_only_params().into_iter().filter(|_| !frame) {
-                writeln!(
-                    w,
-                    "(void)p_{}; /* no cell of the span reads past its side */",
-                    st.params[p]
-                )?;
+            if !frame {
+                unused_without_frame(w, st, info, &s.edge_only_params())?;
             }
             strides(w, dims)?;
             interior(w, st, s, &inner)?;
@@ -341,6 +311,32 @@ fn statement(
         }
         Ok(())
     })
+}
+
+/// `(void)` of the parameters only a frame pass would read, in a function
+/// whose span has no frame: `n0` where the span starts at the slowest
+/// axis's low edge, and `unread`, the params of `value` sides no cell of
+/// the span reads.
+fn unused_without_frame(
+    w: &mut Writer,
+    st: &Stencil,
+    info: &StatementInfo,
+    unread: &[usize],
+) -> fmt::Result {
+    if matches!(info.bounds[0], [Bound::Low(_), Bound::Low(_)]) {
+        writeln!(
+            w,
+            "(void)n0; /* the span of the slowest axis is from its low edge */"
+        )?;
+    }
+    for p in unread {
+        writeln!(
+            w,
+            "(void)p_{}; /* no cell of the span reads past its side */",
+            st.params[*p]
+        )?;
+    }
+    Ok(())
 }
 
 /// The comment above statement `k`'s function: the statement, its region,

@@ -14,7 +14,7 @@ pub use lower::lower;
 pub use lower::lower_all;
 pub use tiling::{
     GpuTiling, STREAM_CHUNK, Strategy, TENSOR_CHUNK, Tiling, WHOLE_AXIS, check_gpu, check_strategy,
-    fuse_form, refused_for, unfusable, untensorable,
+    fuse_form, refused_for, settled_by_form, unfusable, untensorable,
 };
 
 /// Element type of every grid and parameter of a stencil.
@@ -520,6 +520,19 @@ impl Stencil {
                 self.fields[s.target].name, self.regions[r].name
             ),
         }
+    }
+
+    /// The params some statement of a step reads ([`Statement::params_used`]),
+    /// in declaration order.
+    pub fn params_used(&self) -> Vec<usize> {
+        let mut used: Vec<usize> = self
+            .statements
+            .iter()
+            .flat_map(Statement::params_used)
+            .collect();
+        used.sort();
+        used.dedup();
+        used
     }
 
     /// Whether some update applies to a region only.

@@ -561,15 +561,15 @@ pub fn check_fusion(
     if settled_by_form(st) {
         return Ok(());
     }
-    let own = st.clone();
-    openmp_fusion(section, st, &own, src)
+    let facts = (cpu_unfusable(st), marches(st));
+    openmp_fusion(section, st, facts, src)
 }
 
 /// Whether the OpenMP backend's fused steps of `st` are settled against
 /// the form its kernels compute ([`fuse_form`]) rather than when it is
 /// lowered: several statements, temporaries among their targets (which
 /// `backend::openmp::host_form` may compute inline, leaving one update).
-fn settled_by_form(st: &crate::ir::Stencil) -> bool {
+pub fn settled_by_form(st: &crate::ir::Stencil) -> bool {
     st.statements.len() > 1
         && st
             .statements
@@ -577,22 +577,20 @@ fn settled_by_form(st: &crate::ir::Stencil) -> bool {
             .any(|s| st.fields[s.target].role == crate::ir::Role::Temp)
 }
 
-/// Settles the fused steps of a stencil of several statements, some of
-/// temporaries, whose OpenMP kernels compute `form`
-/// (`backend::openmp::host_form`: its temporaries inline where that is
-/// cheaper, else the stencil itself), as [`check_fusion`] settles those
-/// of others: a form of one update fuses by default and where the spec
-/// asks; any other `time_block` above 1 is an error at it.
+/// Settles the fused steps of a stencil [`settled_by_form`] whose OpenMP
+/// kernels compute `form` (`backend::openmp::host_form`: its temporaries
+/// inline where that is cheaper, else the stencil itself), as
+/// [`check_fusion`] settles those of others: a form of one update fuses by
+/// default and where the spec asks; any other `time_block` above 1 is an
+/// error at it, saying why `st` cannot fuse.
 pub fn fuse_form(
     section: &TilingSection,
     st: &mut crate::ir::Stencil,
     form: &crate::ir::Stencil,
     src: &Source,
 ) -> Result<(), Diagnostic> {
-    if !settled_by_form(st) {
-        return Ok(());
-    }
-    openmp_fusion(section, st, form, src)
+    let why = cpu_unfusable(form).map(|why| cpu_unfusable(st).unwrap_or(why));
+    openmp_fusion(section, st, (why, marches(form)), src)
 }
 
 /// Why a strategy for updates of whole fields does not apply: `st` has
@@ -653,21 +651,21 @@ pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
     None
 }
 
-/// Settles the OpenMP backend's fused steps of `st`, whose kernels compute
-/// `form`: a `time_block` above 1 that `form` cannot fuse is an error at
-/// it (saying why `st` cannot); without one, a form that can fuse gets the
-/// fused defaults ([`OpenmpTiling::default_for`]), but a 3-D one reaching
-/// [`MARCHING_REACH`] planes along the slowest axis, whose single steps
-/// without a block of the spec's march that axis, as do those of such
-/// stencils that cannot fuse.
+/// Settles the OpenMP backend's fused steps of `st`, given of the stencil
+/// its kernels compute why it cannot fuse (`why`, `None` where it can) and
+/// whether its single steps march ([`marches`]): a `time_block` above 1
+/// where it cannot fuse is an error at it; without one, a stencil that can
+/// fuse gets the fused defaults ([`OpenmpTiling::default_for`]), but a 3-D
+/// one reaching [`MARCHING_REACH`] planes along the slowest axis, whose
+/// single steps without a block of the spec's march that axis, as do
+/// those of such stencils that cannot fuse.
 fn openmp_fusion(
     section: &TilingSection,
     st: &mut crate::ir::Stencil,
-    form: &crate::ir::Stencil,
+    (why, marching_form): (Option<String>, bool),
     src: &Source,
 ) -> Result<(), Diagnostic> {
     let omp = section.openmp.as_ref().map(|s| s.get_ref());
-    let why = cpu_unfusable(form).map(|why| cpu_unfusable(st).unwrap_or(why));
     match (omp.and_then(|s| s.time_block.as_ref()), why) {
         (Some(tb), Some(why)) if *tb.get_ref() > 1 => Err(src
             .error(
@@ -677,14 +675,14 @@ fn openmp_fusion(
             .with_hint("write `time_block = 1` (single steps), or remove it")),
         // Leapfrogs too: on 16 Xeon cores their fused sweeps ran 1.05x-1.63x
         // the single steps (radius 1), 0.96x-1.05x at radius 4.
-        (None, None) if !marches(form) => {
+        (None, None) if !marching_form => {
             take_fused_defaults(section, st);
             Ok(())
         }
         _ => {
             let marching = st.tiling.openmp.time_block == 1
                 && omp.is_none_or(|s| s.block.is_none())
-                && marches(form);
+                && marching_form;
             if marching {
                 st.tiling.openmp.block = vec![WHOLE_AXIS, MARCHING_ROWS, WHOLE_AXIS];
             }

@@ -320,13 +320,10 @@ pub fn grids(st: &Stencil) -> Grids {
     let mut slots: Vec<Slot> = memory_reads(st).into_iter().map(|(slot, _)| slot).collect();
     slots.sort();
     slots.dedup();
-    let mut params: Vec<usize> = st.statements.iter().flat_map(|s| s.params_used()).collect();
-    params.sort();
-    params.dedup();
     Grids {
         outputs,
         slots,
-        params,
+        params: st.params_used(),
     }
 }
 

@@ -15,11 +15,13 @@
 
 use std::fmt::{self, Write as _};
 
-use super::{Entry, frame, interior_of, interior_span, planes, strides};
+use super::{
+    Entry, frame, interior_of, interior_span, planes, strides, symbol as statement_symbol,
+    unused_without_frame,
+};
 use crate::analysis::{Analysis, analyse};
-use crate::backend::{Writer, c_spans, grid_parameters};
-use crate::codegen::names::slot_name;
-use crate::ir::{Role, Slot, Stencil, Version};
+use crate::backend::{Writer, c_spans, grid_arguments, grid_parameters};
+use crate::ir::{Role, Slot, Statement, Stencil, Version};
 
 /// Whether `st`'s step runs as one loop nest: several statements, each
 /// updating a state field of its own over the span every other's covers,
@@ -70,44 +72,38 @@ pub fn slots(st: &Stencil) -> Vec<Slot> {
     slots
 }
 
-/// Every run-time parameter some statement of the step takes.
-pub fn params(st: &Stencil) -> Vec<usize> {
-    let mut params: Vec<usize> = st.statements.iter().flat_map(|s| s.params_used()).collect();
-    params.sort();
-    params.dedup();
-    params
-}
-
 /// The step's function as the Rust API calls it.
 pub fn entry(st: &Stencil, prefix: &str) -> Entry {
     let outputs: Vec<String> = (0..st.statements.len()).map(|k| output(st, k)).collect();
-    let (slots, params) = (slots(st), params(st));
-    let dims = st.dims();
-    let mut arguments: Vec<String> = (0..dims).map(|a| format!("n{a}")).collect();
-    arguments.extend(outputs.iter().cloned());
-    arguments.extend(slots.iter().map(|&slot| slot_name(st, slot)));
-    arguments.extend(params.iter().map(|&i| format!("p_{}", st.params[i])));
+    let grids = (&outputs[..], &slots(st)[..], &st.params_used()[..]);
     Entry {
         returns: "void",
         symbol: symbol(prefix, st),
-        parameters: grid_parameters(st, (&outputs, &slots, &params), "restrict", true).join(", "),
-        arguments,
+        parameters: grid_parameters(st, grids, "restrict", true).join(", "),
+        arguments: grid_arguments(st, grids, false),
     }
 }
 
-/// The step's function: the nest over the interior, then each statement's
-/// frame pass, through the one-cell functions `frame::cell` wrote for it
-/// (`<statement symbol>_at`, `cell_symbols`).
-pub fn kernel(
-    w: &mut Writer,
-    st: &Stencil,
-    an: &Analysis,
-    (prefix, cell_symbols): (&str, &[String]),
-) -> fmt::Result {
+/// The step's function, after the one-cell functions of each statement's
+/// frame where it has one (`frame::cell`): the nest over the interior,
+/// then each statement's frame pass through its one-cell function.
+pub fn kernel(w: &mut Writer, st: &Stencil, an: &Analysis, prefix: &str) -> fmt::Result {
     let info = &an.statements[0];
     let outer = c_spans(&info.bounds);
     let inner = interior_span(st, info);
     let has_frame = inner != outer;
+    let cells: Vec<String> = st
+        .statements
+        .iter()
+        .map(|s| statement_symbol(prefix, st, s))
+        .collect();
+    if has_frame {
+        for (s, sym) in st.statements.iter().zip(&cells) {
+            writeln!(w)?;
+            frame::cell(w, st, s, sym)?;
+        }
+    }
+    writeln!(w)?;
     let names: Vec<&str> = st
         .statements
         .iter()
@@ -130,10 +126,10 @@ pub fn kernel(
     )?;
     w.definition(entry(st, prefix).head(&symbol(prefix, st)), |w| {
         if !has_frame {
-            unused_without_frame(w, st, info)?;
+            unused_without_frame(w, st, info, &unread_params(st))?;
         }
         strides(w, st.dims())?;
-        let outputs: Vec<(String, &crate::ir::Statement)> = st
+        let outputs: Vec<(String, &Statement)> = st
             .statements
             .iter()
             .enumerate()
@@ -141,7 +137,7 @@ pub fn kernel(
             .collect();
         interior_of(w, st, &outputs, &inner)?;
         if has_frame {
-            for ((out, s), sym) in outputs.iter().zip(cell_symbols) {
+            for ((out, s), sym) in outputs.iter().zip(&cells) {
                 let field = &st.fields[s.target].name;
                 writeln!(w, "/* `{field}`'s frame. */")?;
                 w.braces(|w| frame::pass_writing(w, (st, s), (&outer, &inner), (sym, out)))?;
@@ -151,41 +147,23 @@ pub fn kernel(
     })
 }
 
-/// `(void)` of the parameters only a frame pass would read, where the step
-/// has none: `n0` where the span starts at the slowest axis's low edge,
-/// the params of `value` sides.
-fn unused_without_frame(
-    w: &mut Writer,
-    st: &Stencil,
-    info: &crate::analysis::StatementInfo,
-) -> fmt::Result {
-    if matches!(
-        info.bounds[0],
-        [crate::ir::Bound::Low(_), crate::ir::Bound::Low(_)]
-    ) {
-        writeln!(
-            w,
-            "(void)n0; /* the span of the slowest axis is from its low edge */"
-        )?;
-    }
-    let edge_only = |s: &crate::ir::Statement, p: &usize| s.edge_only_params().contains(p);
+/// The params of `value` sides that no statement's expression reads: only
+/// a frame pass would.
+fn unread_params(st: &Stencil) -> Vec<usize> {
     let read: Vec<usize> = st
         .statements
         .iter()
         .flat_map(|s| {
+            let edge_only = s.edge_only_params();
             s.params_used()
                 .into_iter()
-                .filter(move |p| !edge_only(s, p))
+                .filter(move |p| !edge_only.contains(p))
         })
         .collect();
-    for p in params(st).into_iter().filter(|p| !read.contains(p)) {
-        writeln!(
-            w,
-            "(void)p_{}; /* no cell of the span reads past its side */",
-            st.params[p]
-        )?;
-    }
-    Ok(())
+    st.params_used()
+        .into_iter()
+        .filter(|p| !read.contains(p))
+        .collect()
 }
 
 #[cfg(test)]

@@ -117,7 +117,7 @@ fn step_calls(st: &Stencil, prefix: &str, sig: &Signature) -> Calls {
         .into_iter()
         .map(|slot| format_ident!("{}", slot_name(st, slot)))
         .collect();
-    let params = step::params(st);
+    let params = st.params_used();
     let c_params: Vec<_> = params
         .iter()
         .map(|&i| format_ident!("p_{}", st.params[i]))
