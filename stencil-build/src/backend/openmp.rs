@@ -482,24 +482,31 @@ pub(super) fn interior(
     if planes::marches(st, s) {
         return planes::interior(w, st, s, span);
     }
-    interior_of(w, st, &[("out".to_string(), s)], span)
+    interior_of(
+        w,
+        st,
+        &[("out".to_string(), c_value(st, s, &plain_read(st)))],
+        span,
+    )
 }
 
-/// [`interior`]'s cache-blocked nest, each cell computing every statement
-/// of `outputs` into the buffer named beside it.
+/// A read as the interior spells it: the slot's buffer at the cell's
+/// offset, `cur_u[c - s0]`.
+fn plain_read(st: &Stencil) -> impl Fn(&Access) -> String + '_ {
+    |a: &Access| format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset))
+}
+
+/// [`interior`]'s cache-blocked nest, each cell storing every value of
+/// `values` (C, computed at the cell `c`) into the buffer named beside it,
+/// in order.
 fn interior_of(
     w: &mut Writer,
     st: &Stencil,
-    outputs: &[(String, &Statement)],
+    values: &[(String, String)],
     span: &[[String; 2]],
 ) -> fmt::Result {
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
-    let read = |a: &Access| format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset));
-    let values: Vec<(&str, String)> = outputs
-        .iter()
-        .map(|(out, s)| (out.as_str(), c_value(st, s, &read)))
-        .collect();
     let last = dims - 1;
     let blocked = if dims > 1 && block[last] == WHOLE_AXIS {
         last
@@ -534,7 +541,7 @@ fn interior_of(
             |w| {
                 let row = if dims > 1 { "row + " } else { "" };
                 writeln!(w, "const ptrdiff_t c = {row}i{last};")?;
-                for (out, value) in &values {
+                for (out, value) in values {
                     writeln!(w, "{out}[c] = {value};")?;
                 }
                 Ok(())

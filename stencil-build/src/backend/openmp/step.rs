@@ -3,30 +3,52 @@
 //! updates, so that each grid crosses memory once a step, where a loop
 //! nest a statement reads a grid once for every statement that reads it
 //! (a reaction-diffusion's two fields, each read by both updates: 4 grid
-//! passes a step instead of 6). The frame (wrapped or remapped reads past
-//! a side that is not fixed) goes after the nest, by each statement's own
-//! frame pass.
+//! passes a step instead of 6; a staggered acoustic step, pressure and
+//! three velocities: 8 instead of 14).
 //!
-//! It takes steps whose statements read only the values the step started
-//! from (no statement reads another's new value, which a cell would need
-//! from its neighbours before they are computed) and update fields of
-//! their own over one span, which is what a step of coupled fields, its
-//! temporaries inline ([`super::host_form`]), usually is.
+//! A statement may read a field an earlier one updated (a staggered
+//! grid's pressure, the new velocities one cell back): at its own cell the
+//! value the nest just stored, at a neighbour's the earlier statement's
+//! expression computed again there, from the values the step started from
+//! (the new values of the neighbours are not computed yet, or by another
+//! thread). Recomputed values are right only where the earlier statement
+//! computes that cell from reads on the grid, so the nest covers the
+//! common interior less the reach of such reads (its core); the cells
+//! left, a shell of the core and the frame (wrapped or remapped reads past
+//! a side that is not fixed), go after the nest, statement by statement,
+//! through each statement's one-cell function, which reads the new values
+//! from the buffers the nest and the earlier passes filled.
+//!
+//! It takes steps whose statements update fields of their own over one
+//! span, with one interior, none in a region or marching planes, none
+//! reading a temporary, and whose values read at a neighbour are computed
+//! from the values the step started from: what a step of coupled fields,
+//! its temporaries inline ([`super::host_form`]), usually is.
 
 use std::fmt::{self, Write as _};
 
 use super::{
-    Entry, frame, interior_of, interior_span, planes, strides, symbol as statement_symbol,
-    unused_without_frame,
+    Entry, c_value, frame, interior_of, interior_span, plain_read, planes, strides,
+    symbol as statement_symbol, unused_without_frame,
 };
 use crate::analysis::{Analysis, analyse};
 use crate::backend::{Writer, c_spans, grid_arguments, grid_parameters};
-use crate::ir::{Role, Slot, Statement, Stencil, Version};
+use crate::codegen::names::slot_name;
+use crate::ir::{Access, Bound, Role, Slot, Stencil, Version};
+
+/// The most reads a cell's recomputed values may take, over all the
+/// step's reads of a neighbour's new value. Each is a load of a line the
+/// nest has just read (from L1), where the loop nest a statement that the
+/// one nest replaces streams its grids from memory again; a staggered
+/// acoustic step in 3-D recomputes 6.
+pub const RECOMPUTED_READS: usize = 48;
 
 /// Whether `st`'s step runs as one loop nest: several statements, each
 /// updating a state field of its own over the span every other's covers,
-/// with the same interior, none reading a value the step computes, none
-/// in a region or marching planes.
+/// none in a region or marching planes, none
+/// reading a temporary, and each new value read at a neighbour computed
+/// from the values the step started from, in at most
+/// [`RECOMPUTED_READS`] reads a cell.
 pub fn one_nest(st: &Stencil) -> bool {
     if st.statements.len() < 2 {
         return false;
@@ -43,15 +65,114 @@ pub fn one_nest(st: &Stencil) -> bool {
         && targets.len() == st.statements.len()
         && st.statements.iter().all(|s| {
             matches!(st.fields[s.target].role, Role::State { .. })
-                && s.slots().iter().all(|slot| {
-                    slot.version != Version::Updated && st.fields[slot.field].role != Role::Temp
-                })
+                && s.slots()
+                    .iter()
+                    .all(|slot| st.fields[slot.field].role != Role::Temp)
                 && !planes::marches(st, s)
         })
-        && an.statements.iter().all(|info| info.hole.is_none())
-        && rest.iter().all(|info| {
-            info.bounds == first.bounds && interior_span(st, info) == interior_span(st, first)
+        && recomputed_reads(st).is_some_and(|n| n <= RECOMPUTED_READS)
+        && an.statements.iter().all(|info| {
+            info.hole.is_none()
+                && info
+                    .bounds
+                    .iter()
+                    .all(|b| matches!(b, [Bound::Low(_), Bound::High(_)]))
         })
+        && rest.iter().all(|info| info.bounds == first.bounds)
+}
+
+/// The statement before `reader` that updates `field`: whose new value a
+/// read of `field`'s [`Version::Updated`] finds.
+fn producer(st: &Stencil, reader: usize, field: usize) -> usize {
+    (0..reader)
+        .rev()
+        .find(|&j| st.statements[j].target == field)
+        .expect("a checked stencil reads a new value after its statement")
+}
+
+/// Every read of a new value at a neighbour's cell: `(reader, producer,
+/// offset)`.
+fn neighbours_new_values(st: &Stencil) -> Vec<(usize, usize, Vec<i64>)> {
+    let mut reads = Vec::new();
+    for (k, s) in st.statements.iter().enumerate() {
+        s.expr.for_each_read(&mut |a| {
+            if a.slot.version == Version::Updated && a.offset.iter().any(|&d| d != 0) {
+                reads.push((k, producer(st, k, a.slot.field), a.offset.clone()));
+            }
+        });
+    }
+    reads
+}
+
+/// How many reads the nest's recomputed values take a cell, or `None`
+/// where a value read at a neighbour itself reads a new value.
+fn recomputed_reads(st: &Stencil) -> Option<usize> {
+    let mut total = 0;
+    for (_, j, _) in neighbours_new_values(st) {
+        let mut reads = 0;
+        let mut new = false;
+        st.statements[j].expr.for_each_read(&mut |a| {
+            reads += 1;
+            new |= a.slot.version == Version::Updated;
+        });
+        if new {
+            return None;
+        }
+        total += reads;
+    }
+    Some(total)
+}
+
+/// The cells the nest computes: the interior every statement has (its
+/// cells whose reads stay on the grid) less, by each side, the reach of
+/// the reads of new values at neighbours, so that every value recomputed
+/// there is one its statement computes from reads on the grid.
+fn core(st: &Stencil, an: &Analysis) -> Vec<[String; 2]> {
+    let mut by = vec![[0usize; 2]; st.dims()];
+    for (_, _, offset) in neighbours_new_values(st) {
+        for (a, &d) in offset.iter().enumerate() {
+            let side = usize::from(d > 0);
+            by[a][side] = by[a][side].max(d.unsigned_abs() as usize);
+        }
+    }
+    let mut narrowed = an.statements[0].clone();
+    for (a, &[lo, hi]) in by.iter().enumerate() {
+        let reach = an.statements.iter().map(|info| info.reach[a]).max();
+        if let [Bound::Low(k), _] = &mut narrowed.bounds[a] {
+            *k += lo;
+        }
+        if let [_, Bound::High(k)] = &mut narrowed.bounds[a] {
+            *k += hi;
+        }
+        // By a side that is updated the interior starts at the reach.
+        narrowed.reach[a] = reach.unwrap_or(0) + lo.max(hi);
+    }
+    interior_span(st, &narrowed)
+}
+
+/// Statement `k`'s value in the nest at cell `c`: its reads of new values
+/// at `c` the buffer the nest has just written there, at a neighbour the
+/// earlier statement's value recomputed there.
+fn nest_value(st: &Stencil, k: usize) -> String {
+    let plain = plain_read(st);
+    let read = |a: &Access| {
+        if a.slot.version != Version::Updated {
+            return plain(a);
+        }
+        let j = producer(st, k, a.slot.field);
+        if a.offset.iter().all(|&d| d == 0) {
+            return format!("{}[c]", output(st, j));
+        }
+        let shifted = |b: &Access| {
+            let offset: Vec<i64> = b.offset.iter().zip(&a.offset).map(|(o, d)| o + d).collect();
+            plain(&Access {
+                offset,
+                ..b.clone()
+            })
+        };
+        format!("({})", c_value(st, &st.statements[j], &shifted))
+    };
+    c_value(st, &st.statements[k], &read)
 }
 
 /// The exported C symbol of `st`'s step.
@@ -64,9 +185,15 @@ pub fn output(st: &Stencil, k: usize) -> String {
     format!("out_{}", st.fields[st.statements[k].target].name)
 }
 
-/// Every buffer some statement of the step reads, in [`Slot`] order.
+/// Every buffer of values from before the step that some statement reads,
+/// in [`Slot`] order (new values are in the step's outputs).
 pub fn slots(st: &Stencil) -> Vec<Slot> {
-    let mut slots: Vec<Slot> = st.statements.iter().flat_map(|s| s.slots()).collect();
+    let mut slots: Vec<Slot> = st
+        .statements
+        .iter()
+        .flat_map(|s| s.slots())
+        .filter(|slot| slot.version != Version::Updated)
+        .collect();
     slots.sort();
     slots.dedup();
     slots
@@ -90,7 +217,7 @@ pub fn entry(st: &Stencil, prefix: &str) -> Entry {
 pub fn kernel(w: &mut Writer, st: &Stencil, an: &Analysis, prefix: &str) -> fmt::Result {
     let info = &an.statements[0];
     let outer = c_spans(&info.bounds);
-    let inner = interior_span(st, info);
+    let inner = core(st, an);
     let has_frame = inner != outer;
     let cells: Vec<String> = st
         .statements
@@ -104,47 +231,87 @@ pub fn kernel(w: &mut Writer, st: &Stencil, an: &Analysis, prefix: &str) -> fmt:
         }
     }
     writeln!(w)?;
-    let names: Vec<&str> = st
-        .statements
-        .iter()
-        .map(|s| st.fields[s.target].name.as_str())
-        .collect();
-    writeln!(
-        w,
-        "/* The step: statements {} in one loop nest, each cell computing every field ({}).\n * Interior: cells {}.{} */",
-        (1..=st.statements.len())
-            .map(|k| k.to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        names.join(", "),
-        super::spans(&inner),
-        if has_frame {
-            " Then each statement's frame."
-        } else {
-            ""
-        }
-    )?;
+    heading(w, st, (&inner, has_frame))?;
     w.definition(entry(st, prefix).head(&symbol(prefix, st)), |w| {
         if !has_frame {
             unused_without_frame(w, st, info, &unread_params(st))?;
         }
         strides(w, st.dims())?;
-        let outputs: Vec<(String, &Statement)> = st
-            .statements
-            .iter()
-            .enumerate()
-            .map(|(k, s)| (output(st, k), s))
+        let values: Vec<(String, String)> = (0..st.statements.len())
+            .map(|k| (output(st, k), nest_value(st, k)))
             .collect();
-        interior_of(w, st, &outputs, &inner)?;
+        interior_of(w, st, &values, &inner)?;
         if has_frame {
-            for ((out, s), sym) in outputs.iter().zip(&cells) {
+            new_value_buffers(w, st)?;
+            let left = match neighbours_new_values(st).is_empty() {
+                true => "frame",
+                false => "cells left out",
+            };
+            for ((k, s), sym) in st.statements.iter().enumerate().zip(&cells) {
                 let field = &st.fields[s.target].name;
-                writeln!(w, "/* `{field}`'s frame. */")?;
-                w.braces(|w| frame::pass_writing(w, (st, s), (&outer, &inner), (sym, out)))?;
+                writeln!(w, "/* `{field}`'s {left}. */")?;
+                let out = output(st, k);
+                w.braces(|w| frame::pass_writing(w, (st, s), (&outer, &inner), (sym, &out)))?;
             }
         }
         Ok(())
     })
+}
+
+/// The comment above the step's function: its statements, the cells its
+/// nest computes (`inner`) and what goes after it.
+fn heading(w: &mut Writer, st: &Stencil, (inner, rest): (&[[String; 2]], bool)) -> fmt::Result {
+    let names: Vec<&str> = st
+        .statements
+        .iter()
+        .map(|s| st.fields[s.target].name.as_str())
+        .collect();
+    let recomputed = match neighbours_new_values(st).is_empty() {
+        true => "",
+        false => {
+            "\n * New values read at a neighbour are computed again there, from the values the step started from."
+        }
+    };
+    writeln!(
+        w,
+        "/* The step: statements {} in one loop nest, each cell computing every field ({}).{recomputed}\n * Interior: cells {}.{} */",
+        (1..=st.statements.len())
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        names.join(", "),
+        super::spans(inner),
+        match (rest, recomputed.is_empty()) {
+            (false, _) => "",
+            (true, true) => " Then each statement's frame.",
+            (true, false) => " Then, statement by statement, the cells left out.",
+        }
+    )
+}
+
+/// The new values' buffers under the names the one-cell functions' calls
+/// pass (`new_<field>`): the step's outputs, which the nest and the passes
+/// before have filled.
+fn new_value_buffers(w: &mut Writer, st: &Stencil) -> fmt::Result {
+    let real = st.dtype.c();
+    let mut read: Vec<Slot> = st
+        .statements
+        .iter()
+        .flat_map(|s| s.slots())
+        .filter(|slot| slot.version == Version::Updated)
+        .collect();
+    read.sort();
+    read.dedup();
+    for slot in read {
+        let j = producer(st, st.statements.len(), slot.field);
+        writeln!(
+            w,
+            "const {real} *const {} = {};",
+            slot_name(st, slot),
+            output(st, j)
+        )?;
+    }
+    Ok(())
 }
 
 /// The params of `value` sides that no statement's expression reads: only
@@ -218,14 +385,78 @@ mod tests {
     }
 
     #[test]
-    fn steps_that_read_new_values_or_reach_apart_keep_a_nest_a_statement() {
-        // `v` reads `u`'s new value one cell over: its neighbours' would
-        // not be computed yet.
-        let staggered = coupled([U, "v[0,0] + 0.1*(u[0,1] - u[0,0])"], "fixed");
-        assert!(!one_nest(&staggered));
-        // Interiors apart: `v` reaches 2 cells, `u` 1, over a periodic grid.
+    fn a_step_reading_new_values_recomputes_those_of_neighbours() {
+        // `v` reads `u`'s new value at its cell and one cell over.
+        let v = "v[0,0] + 0.1*(u[0,1] - u[0,0])";
+        for boundary in ["fixed", "periodic"] {
+            let st = coupled([U, v], boundary);
+            assert!(one_nest(&st), "{boundary}");
+            let c = source(&st, &analyse(&st), "p");
+            let nest = c.split("#pragma omp simd").nth(1).unwrap();
+            let v_line = nest
+                .lines()
+                .find(|l| l.trim().starts_with("out_v[c] ="))
+                .unwrap();
+            // At its cell the value just stored, one cell over `u`'s
+            // expression again, from the values the step started from.
+            assert!(v_line.contains("out_u[c]"), "{v_line}");
+            assert!(v_line.contains("(cur_u[c + 1] + "), "{v_line}");
+            assert!(!v_line.contains("new_u"), "{v_line}");
+            // The nest stops a cell short of where `u`'s new value one
+            // cell over would be held or wrapped; the passes after it
+            // read the new values from `u`'s output.
+            let heading = c.lines().find(|l| l.contains("Interior: cells")).unwrap();
+            let core = match boundary {
+                "fixed" => "(1, 1) from the low edges and (1, 2) from the high ones",
+                _ => "(1, 2) from the edges",
+            };
+            assert!(heading.contains(core), "{heading}");
+            assert!(c.contains("const double *const new_u = out_u;"), "{c}");
+            assert!(
+                c.contains("p__s__update_v_at(i0, i1, n0, n1, out_v,"),
+                "{c}"
+            );
+            // The Rust API passes the values from before the step only.
+            assert!(!entries(&st, "p")[0].parameters.contains("new_u"));
+        }
+    }
+
+    /// A stencil of `u`, `v` and `w`, each a diffusion, `v` adding `u`'s
+    /// new value at `uv` and `w` `v`'s at `vw`.
+    fn chain(uv: &str, vw: &str) -> Stencil {
+        let text = format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n\
+             [fields]\nu = {{ role = \"state\" }}\nv = {{ role = \"state\" }}\n\
+             w = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"u[0,0] + 0.1*(u[0,1] + u[0,-1] - 2*u[0,0])\"\n\
+             [[update]]\ntarget = \"v\"\nexpr = \"v[0,0] + {uv}\"\n\
+             [[update]]\ntarget = \"w\"\nexpr = \"w[0,0] + {vw}\"\n\
+             [boundary]\nkind = \"fixed\"\n"
+        );
+        crate::config::lowered("s.stencil.toml".as_ref(), &text)
+            .unwrap()
+            .remove(0)
+    }
+
+    #[test]
+    fn steps_that_recompute_too_much_or_reach_apart_keep_a_nest_a_statement() {
+        assert!(one_nest(&chain("u[1,0]", "v[0,0]")));
+        // `w` would recompute `v` one cell over, which reads a new value.
+        assert!(!one_nest(&chain("u[1,0]", "v[0,1]")));
+        // 13 reads of `u`'s new value at neighbours, of 4 reads each.
+        let many: Vec<String> = (-6..=6).map(|k| format!("u[1,{k}]")).collect();
+        assert!(!one_nest(&chain(&many.join(" + "), "v[0,0]")));
+        assert!(one_nest(&chain(&many[..12].join(" + "), "v[0,0]")));
+        // Interiors apart (`v` reaches 2 cells, `u` 1, over a periodic
+        // grid): the nest covers the narrower, `u`'s pass the rest of its.
         let wide = "v[0,0] + 0.1*(v[0,2] + v[0,-2] - 2*v[0,0]) + r[0,0]";
-        assert!(!one_nest(&coupled([U, wide], "periodic")));
+        let st = coupled([U, wide], "periodic");
+        assert!(one_nest(&st));
+        let c = source(&st, &analyse(&st), "p");
+        assert!(
+            c.contains("Interior: cells at distance >= (1, 2) from the edges."),
+            "{c}"
+        );
         // One statement has nothing to put together.
         let mut one = coupled([U, V], "fixed");
         one.statements.truncate(1);
