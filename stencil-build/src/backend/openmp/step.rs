@@ -34,7 +34,7 @@ use super::{
 use crate::analysis::{Analysis, analyse};
 use crate::backend::{Writer, c_spans, grid_arguments, grid_parameters};
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Bound, Role, Slot, Stencil, Version};
+use crate::ir::{Access, Bound, Dtype, Expr, Role, Slot, Stencil, Version};
 
 /// The most reads a cell's recomputed values may take, over all the
 /// step's reads of a neighbour's new value. Each is a load of a line the
@@ -48,8 +48,9 @@ pub const RECOMPUTED_READS: usize = 48;
 /// none in a region or marching planes, none
 /// reading a temporary, and each new value read at a neighbour computed
 /// from the values the step started from, in at most
-/// [`RECOMPUTED_READS`] reads a cell and, in 3-D, no more rows than the
-/// nests a statement read ([`nest_rows`]).
+/// [`RECOMPUTED_READS`] reads a cell, with no literal at the edges of the
+/// range, and, in 3-D, reading no more rows than the nests a statement
+/// read ([`nest_rows`]).
 pub fn one_nest(st: &Stencil) -> bool {
     if st.statements.len() < 2 {
         return false;
@@ -107,22 +108,48 @@ fn neighbours_new_values(st: &Stencil) -> Vec<(usize, usize, Vec<i64>)> {
 }
 
 /// How many reads the nest's recomputed values take a cell, or `None`
-/// where a value read at a neighbour itself reads a new value.
+/// where a value read at a neighbour itself reads a new value or scales
+/// values to the edges of the range ([`scales_to_range_edges`]).
 fn recomputed_reads(st: &Stencil) -> Option<usize> {
     let mut total = 0;
     for (_, j, _) in neighbours_new_values(st) {
         let mut reads = 0;
         let mut new = false;
-        st.statements[j].expr.for_each_read(&mut |a| {
+        let expr = &st.statements[j].expr;
+        expr.for_each_read(&mut |a| {
             reads += 1;
             new |= a.slot.version == Version::Updated;
         });
-        if new {
+        if new || scales_to_range_edges(expr, st.dtype) {
             return None;
         }
         total += reads;
     }
     Some(total)
+}
+
+/// Whether `e` has a literal whose magnitude lies past the square root of
+/// `dtype`'s smallest normal or largest value (`1.0e-300`, `/1.0e308`):
+/// its products with values of order one go subnormal, each an operation
+/// of tens of cycles on x86 without flush-to-zero, and a recomputation
+/// repeats them. On the 2-core machine two random stencils that divide by
+/// 1e308 ran 0.32x and 0.61x in one nest (design notes, "Staggered steps
+/// in one nest"), where others recomputing as many reads gained 1.25x.
+fn scales_to_range_edges(e: &Expr, dtype: Dtype) -> bool {
+    let (tiny, huge) = match dtype {
+        Dtype::F32 => (f64::from(f32::MIN_POSITIVE), f64::from(f32::MAX)),
+        Dtype::F64 => (f64::MIN_POSITIVE, f64::MAX),
+    };
+    match e {
+        Expr::Lit(x) => {
+            let m = x.abs();
+            m != 0.0 && (m < tiny.sqrt() || m > huge.sqrt())
+        }
+        Expr::Param(_) | Expr::Read(_) => false,
+        Expr::Neg(x) | Expr::PowI(x, _) => scales_to_range_edges(x, dtype),
+        Expr::Bin(_, a, b) => scales_to_range_edges(a, dtype) || scales_to_range_edges(b, dtype),
+        Expr::Call(_, args) => args.iter().any(|a| scales_to_range_edges(a, dtype)),
+    }
 }
 
 /// The rows (a buffer at an offset along the axes but the contiguous one)
@@ -531,6 +558,11 @@ mod tests {
             c.contains("Interior: cells at distance >= (1, 2) from the edges."),
             "{c}"
         );
+        // `u` divides by 1e308: recomputing it would repeat subnormal
+        // arithmetic.
+        let tiny = format!("{U} + u[0,0]/1.0e308");
+        assert!(!one_nest(&coupled([&tiny, "v[0,0] + u[0,1]"], "fixed")));
+        assert!(one_nest(&coupled([&tiny, "v[0,0] + u[0,0]"], "fixed")));
         // One statement has nothing to put together.
         let mut one = coupled([U, V], "fixed");
         one.statements.truncate(1);
