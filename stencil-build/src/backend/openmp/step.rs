@@ -20,8 +20,7 @@
 //! from the buffers the nest and the earlier passes filled.
 //!
 //! It takes steps whose statements update fields of their own over one
-//! span, with one interior, none in a region or marching planes, none
-//! reading a temporary, and whose values read at a neighbour are computed
+//! span, none in a region or marching planes, none reading a temporary, and whose values read at a neighbour are computed
 //! from the values the step started from: what a step of coupled fields,
 //! its temporaries inline ([`super::host_form`]), usually is.
 
@@ -38,19 +37,20 @@ use crate::ir::{Access, Bound, Dtype, Expr, Role, Slot, Stencil, Version};
 
 /// The most reads a cell's recomputed values may take, over all the
 /// step's reads of a neighbour's new value. Each is a load of a line the
-/// nest has just read (from L1), where the loop nest a statement that the
-/// one nest replaces streams its grids from memory again; a staggered
-/// acoustic step in 3-D recomputes 6.
+/// nest reads anyway (from cache), where the loop nest a statement that
+/// the one nest replaces streams its grids from memory again. A staggered
+/// acoustic step in 3-D recomputes 9, random_10 21 (1.00x on 2 cores);
+/// past that it is not measured, and 48 leaves room for a staggered
+/// elastic step (each stress from the differences of two velocities).
 pub const RECOMPUTED_READS: usize = 48;
 
 /// Whether `st`'s step runs as one loop nest: several statements, each
 /// updating a state field of its own over the span every other's covers,
-/// none in a region or marching planes, none
-/// reading a temporary, and each new value read at a neighbour computed
-/// from the values the step started from, in at most
-/// [`RECOMPUTED_READS`] reads a cell, with no literal at the edges of the
-/// range, and, in 3-D, reading no more rows than the nests a statement
-/// read ([`nest_rows`]).
+/// none in a region or marching planes, none reading a temporary, and
+/// each new value read at a neighbour computed from the values the step
+/// started from, in at most [`RECOMPUTED_READS`] reads a cell, with no
+/// literal at the edges of the range, and, in 3-D, reading no more rows
+/// than the nests a statement read ([`nest_rows`]).
 pub fn one_nest(st: &Stencil) -> bool {
     if st.statements.len() < 2 {
         return false;
@@ -134,7 +134,7 @@ fn recomputed_reads(st: &Stencil) -> Option<usize> {
 /// of tens of cycles on x86 without flush-to-zero, and a recomputation
 /// repeats them. On the 2-core machine two random stencils that divide by
 /// 1e308 ran 0.32x and 0.61x in one nest (design notes, "Staggered steps
-/// in one nest"), where others recomputing as many reads gained 1.25x.
+/// in one nest"), where random_10, recomputing as many reads, lost nothing.
 fn scales_to_range_edges(e: &Expr, dtype: Dtype) -> bool {
     let (tiny, huge) = match dtype {
         Dtype::F32 => (f64::from(f32::MIN_POSITIVE), f64::from(f32::MAX)),
@@ -162,8 +162,8 @@ fn scales_to_range_edges(e: &Expr, dtype: Dtype) -> bool {
 /// one nest") staggered3d (14 rows in one nest against 18 apart) ran
 /// 1.02x-1.12x in one nest, random_06 (30 against 26) 0.73x and random_16
 /// (26 against 18) 0.92x. In 2-D a block's rows lie a few rows apart, in
-/// cache: random_03 (8 against 10) and random_10 (21 against 14) ran
-/// 1.39x and 1.25x in one nest.
+/// cache: random_03 (8 against 10) ran 1.27x in one nest, random_10 (21
+/// against 14) 1.00x.
 fn nest_rows(st: &Stencil) -> usize {
     let line = st.dims() - 1;
     let mut rows = std::collections::BTreeSet::new();
