@@ -535,6 +535,14 @@ impl Stencil {
         used
     }
 
+    /// The last statement before statement `before` that updates `field`:
+    /// the one whose value a read of `field`'s [`Version::Updated`] there
+    /// finds (with `before` the number of statements, the field's value at
+    /// the end of the step). `None` where no statement before it does.
+    pub fn producer(&self, before: usize, field: usize) -> Option<usize> {
+        (0..before).rfind(|&j| self.statements[j].target == field)
+    }
+
     /// Whether some update applies to a region only.
     pub fn has_regions(&self) -> bool {
         self.statements.iter().any(|s| s.region.is_some())

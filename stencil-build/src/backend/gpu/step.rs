@@ -73,9 +73,8 @@ pub fn source(st: &Stencil, reader: usize, a: &Access, shift: &[i64]) -> (Source
     if a.slot.version != Version::Updated {
         return (Source::Memory, at);
     }
-    let producer = (0..reader)
-        .rev()
-        .find(|&j| st.statements[j].target == a.slot.field)
+    let producer = st
+        .producer(reader, a.slot.field)
         .expect("a checked stencil reads an updated value after its statement");
     let source = if at.iter().all(|&d| d == 0) {
         Source::Local(producer)

@@ -22,8 +22,7 @@
 
 use std::fmt::{self, Write as _};
 
-use super::{Writer, c_value};
-use crate::codegen::index::offset_index;
+use super::{Writer, c_value, plain_read};
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Slot, Statement, Stencil, WHOLE_AXIS};
 
@@ -315,6 +314,7 @@ fn row(w: &mut Writer, st: &Stencil, s: &Statement, reach: &Reach) -> fmt::Resul
             step("row", dz, "s0")
         )?;
     }
+    let plain = plain_read(st);
     let value = c_value(st, s, &|a: &Access| {
         if reach.slots.contains(&a.slot) {
             format!(
@@ -323,7 +323,7 @@ fn row(w: &mut Writer, st: &Stencil, s: &Statement, reach: &Reach) -> fmt::Resul
                 step(&step("j", a.offset[1], "pitch"), a.offset[2], "")
             )
         } else {
-            format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset))
+            plain(a)
         }
     });
     w.pragma("omp simd")?;

@@ -86,12 +86,10 @@ pub fn one_nest(st: &Stencil) -> bool {
         && rest.iter().all(|info| info.bounds == first.bounds)
 }
 
-/// The statement before `reader` that updates `field`: whose new value a
-/// read of `field`'s [`Version::Updated`] finds.
+/// [`Stencil::producer`] of a read of a new value, which a checked
+/// stencil makes only after the statement that computes it.
 fn producer(st: &Stencil, reader: usize, field: usize) -> usize {
-    (0..reader)
-        .rev()
-        .find(|&j| st.statements[j].target == field)
+    st.producer(reader, field)
         .expect("a checked stencil reads a new value after its statement")
 }
 
@@ -294,6 +292,7 @@ pub fn kernel(w: &mut Writer, st: &Stencil, an: &Analysis, prefix: &str) -> fmt:
     let info = &an.statements[0];
     let outer = c_spans(&info.bounds);
     let inner = core(st, an);
+    let recomputes = !neighbours_new_values(st).is_empty();
     let has_frame = inner != outer;
     let cells: Vec<String> = st
         .statements
@@ -307,7 +306,7 @@ pub fn kernel(w: &mut Writer, st: &Stencil, an: &Analysis, prefix: &str) -> fmt:
         }
     }
     writeln!(w)?;
-    heading(w, st, (&inner, has_frame))?;
+    heading(w, st, (&inner, has_frame), recomputes)?;
     w.definition(entry(st, prefix).head(&symbol(prefix, st)), |w| {
         if !has_frame {
             unused_without_frame(w, st, info, &unread_params(st))?;
@@ -319,9 +318,9 @@ pub fn kernel(w: &mut Writer, st: &Stencil, an: &Analysis, prefix: &str) -> fmt:
         interior_of(w, st, &values, &inner)?;
         if has_frame {
             new_value_buffers(w, st)?;
-            let left = match neighbours_new_values(st).is_empty() {
-                true => "frame",
-                false => "cells left out",
+            let left = match recomputes {
+                false => "frame",
+                true => "cells left out",
             };
             for ((k, s), sym) in st.statements.iter().enumerate().zip(&cells) {
                 let field = &st.fields[s.target].name;
@@ -334,17 +333,23 @@ pub fn kernel(w: &mut Writer, st: &Stencil, an: &Analysis, prefix: &str) -> fmt:
     })
 }
 
-/// The comment above the step's function: its statements, the cells its
-/// nest computes (`inner`) and what goes after it.
-fn heading(w: &mut Writer, st: &Stencil, (inner, rest): (&[[String; 2]], bool)) -> fmt::Result {
+/// The comment above the step's function: its statements, whether it
+/// `recomputes` new values at neighbours, the cells its nest computes
+/// (`inner`) and whether cells are left for after it (`rest`).
+fn heading(
+    w: &mut Writer,
+    st: &Stencil,
+    (inner, rest): (&[[String; 2]], bool),
+    recomputes: bool,
+) -> fmt::Result {
     let names: Vec<&str> = st
         .statements
         .iter()
         .map(|s| st.fields[s.target].name.as_str())
         .collect();
-    let recomputed = match neighbours_new_values(st).is_empty() {
-        true => "",
-        false => {
+    let recomputed = match recomputes {
+        false => "",
+        true => {
             "\n * New values read at a neighbour are computed again there, from the values the step started from."
         }
     };
@@ -357,10 +362,10 @@ fn heading(w: &mut Writer, st: &Stencil, (inner, rest): (&[[String; 2]], bool)) 
             .join(", "),
         names.join(", "),
         super::spans(inner),
-        match (rest, recomputed.is_empty()) {
+        match (rest, recomputes) {
             (false, _) => "",
-            (true, true) => " Then each statement's frame.",
-            (true, false) => " Then, statement by statement, the cells left out.",
+            (true, false) => " Then each statement's frame.",
+            (true, true) => " Then, statement by statement, the cells left out.",
         }
     )
 }

@@ -125,8 +125,8 @@ pub(super) fn stores(st: &Stencil, grids: &Grids) -> Vec<(String, String)> {
         .outputs
         .iter()
         .map(|&f| {
-            let last = (0..st.statements.len())
-                .rfind(|&k| st.statements[k].target == f)
+            let last = st
+                .producer(st.statements.len(), f)
                 .expect("an output's statement");
             (step::output_name(st, f), local(st, last))
         })
