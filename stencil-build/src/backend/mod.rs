@@ -3,6 +3,7 @@
 pub mod gpu;
 pub mod inline;
 pub mod openmp;
+pub mod step;
 mod writer;
 
 pub use writer::Writer;

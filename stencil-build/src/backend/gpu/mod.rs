@@ -57,4 +57,4 @@ pub fn step_symbol(prefix: &str, d: &Dialect, st: &Stencil) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(in crate::backend) mod tests;

@@ -3,16 +3,12 @@
 //! updates, so that no statement's result crosses memory to be read by the
 //! next one.
 //!
-//! A later statement's read of a value the step computed (a temporary, or a
-//! state field after its update) finds it in three ways ([`Source`]): at the
-//! thread's own cell it is the local the thread computed; elsewhere the
-//! thread computes it again there, its producer's expression shifted to the
-//! read's offset; and with a fixed boundary a state field's value in the
-//! frame, where its statement does not update it, is the value it had
-//! (`Source::Recompute { held: true }`: the kernel asks whether the cell is
-//! in the region and reads the field's buffer where it is not). The regions
-//! are `analysis`'s: a temporary is computed wherever its readers read it,
-//! so its recomputation needs no such question.
+//! A later statement's read of a value the step computed finds it where
+//! [`crate::backend::step`] says: the thread's local at its own cell, the
+//! producer's expression computed again elsewhere, and a held frame's value
+//! from the field's buffer (the kernel asks whether the cell is in the
+//! region). The regions are `analysis`'s: a temporary is computed wherever
+//! its readers read it, so its recomputation needs no such question.
 //!
 //! Recomputing costs flops and loads: the kernel is taken where the step
 //! computes at most [`EXTRA_FLOPS_PER_KERNEL`] flops a cell more per kernel
@@ -23,7 +19,8 @@
 //! balance (33 TFlop/s over 4.25 TB/s).
 
 use crate::analysis::flops;
-use crate::ir::{Access, Boundary, Role, Slot, Stencil, Strategy, Version};
+use crate::backend::step::{Source, memory_reads, reach, walk_step};
+use crate::ir::{Role, Slot, Stencil, Strategy};
 
 use super::plan::model::WIDE_REGISTER_WORDS;
 use super::plan::{Plan, rows, rows_of, step_register_words};
@@ -47,45 +44,6 @@ pub const EXTRA_FLOPS_PER_KERNEL: usize = 64;
 /// and 20 (random_18, random_01; with threads of 16 bytes of cells, new
 /// the same day).
 pub const RECOMPUTED_LOADS_PER_KERNEL: usize = 16;
-
-/// Where a read of a statement finds its value in the step's kernel.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// In memory: a value from before the step.
-    Memory,
-    /// The local of statement `.0`, computed at this very cell.
-    Local(usize),
-    /// Computed again: statement `statement`'s expression at the read's
-    /// cell; `held`: a state field with a fixed boundary, whose frame keeps
-    /// the value it had.
-    Recompute {
-        /// The statement that computes the value.
-        statement: usize,
-        /// Whether the read's cell may be in the frame.
-        held: bool,
-    },
-}
-
-/// Where statement `reader`'s read `a`, made at `shift` from the thread's
-/// cell, finds its value, and the read's offset from the thread's cell.
-pub fn source(st: &Stencil, reader: usize, a: &Access, shift: &[i64]) -> (Source, Vec<i64>) {
-    let at: Vec<i64> = a.offset.iter().zip(shift).map(|(o, s)| o + s).collect();
-    if a.slot.version != Version::Updated {
-        return (Source::Memory, at);
-    }
-    let producer = st
-        .producer(reader, a.slot.field)
-        .expect("a checked stencil reads an updated value after its statement");
-    let source = if at.iter().all(|&d| d == 0) {
-        Source::Local(producer)
-    } else {
-        Source::Recompute {
-            statement: producer,
-            held: st.fields[a.slot.field].role != Role::Temp && st.boundary == Boundary::Fixed,
-        }
-    };
-    (source, at)
-}
 
 /// Whether `plan` computes the statements of `st` in one kernel a step:
 /// `naive`'s plans of a stencil that [`fits`], and `stream`'s in 2-D and
@@ -208,21 +166,6 @@ fn recomputes_within_budget(st: &Stencil) -> bool {
     walk_step(st, &mut spend, &mut |_| {})
 }
 
-/// Rows of the grids the step's one kernel reads from memory, its
-/// recomputations' included: the distinct buffers at distinct offsets along
-/// every axis but the contiguous one. A `naive` block keeps nothing between
-/// them, so each is a line of sectors it loads from L2.
-pub fn rows_read(st: &Stencil) -> usize {
-    let mut rows = std::collections::BTreeSet::new();
-    let lines = st.dims() - 1;
-    walk_step(st, &mut |_| true, &mut |r| {
-        if r.source == Source::Memory {
-            rows.insert((r.access.slot, r.at[..lines].to_vec()));
-        }
-    });
-    rows.len()
-}
-
 /// The row groups a `stream` thread computing the whole step keeps windows
 /// of ([`rows_of`] the reads it makes from memory): the rows it loads a
 /// plane.
@@ -234,61 +177,6 @@ pub fn stream_rows(st: &Stencil) -> usize {
 /// kernel of its own: each buffer a statement reads, and the one it writes.
 pub fn kernels_traffic(st: &Stencil) -> usize {
     st.statements.iter().map(|s| s.slots().len() + 1).sum()
-}
-
-/// A read of the step's kernel, as [`walk_step`] meets it.
-struct Read<'a> {
-    /// The read as its statement writes it.
-    access: &'a Access,
-    /// Where the kernel finds its value.
-    source: Source,
-    /// Its offset from the thread's cell.
-    at: Vec<i64>,
-    /// Whether the expression it is in is a value computed again.
-    recomputed: bool,
-}
-
-/// Walks the expressions the step's kernel computes: every statement's at
-/// the thread's cell and, depth first, each value it computes again.
-/// `enter` gets each expression's statement before its reads go to `read`;
-/// where it answers false the walk stops, and answers false.
-fn walk_step(
-    st: &Stencil,
-    enter: &mut dyn FnMut(usize) -> bool,
-    read: &mut dyn FnMut(&Read),
-) -> bool {
-    let here = vec![0; st.dims()];
-    (0..st.statements.len()).all(|k| walk(st, k, &here, false, enter, read))
-}
-
-/// [`walk_step`] from statement `k`'s expression at `shift`.
-fn walk(
-    st: &Stencil,
-    k: usize,
-    shift: &[i64],
-    recomputed: bool,
-    enter: &mut dyn FnMut(usize) -> bool,
-    read: &mut dyn FnMut(&Read),
-) -> bool {
-    if !enter(k) {
-        return false;
-    }
-    let mut again = Vec::new();
-    st.statements[k].expr.for_each_read(&mut |access| {
-        let (source, at) = source(st, k, access, shift);
-        if let Source::Recompute { statement, .. } = source {
-            again.push((statement, at.clone()));
-        }
-        read(&Read {
-            access,
-            source,
-            at,
-            recomputed,
-        });
-    });
-    again
-        .into_iter()
-        .all(|(j, at)| walk(st, j, &at, true, enter, read))
 }
 
 /// The grids of the step's kernel, in its parameters' order.
@@ -324,38 +212,6 @@ pub fn grids(st: &Stencil) -> Grids {
         slots,
         params: st.params_used(),
     }
-}
-
-/// The reads `st`'s step kernel makes from memory, each buffer with its
-/// offset from the thread's cell: every value from before the step that a
-/// statement or a recomputation reads, and a held frame's value where a
-/// recomputation's cell may lie in the frame.
-pub fn memory_reads(st: &Stencil) -> Vec<(Slot, Vec<i64>)> {
-    let mut reads = Vec::new();
-    walk_step(st, &mut |_| true, &mut |r| match r.source {
-        Source::Memory => reads.push((r.access.slot, r.at.clone())),
-        Source::Recompute { held: true, .. } => {
-            let start = Slot {
-                field: r.access.slot.field,
-                version: Version::Start,
-            };
-            reads.push((start, r.at.clone()));
-        }
-        _ => {}
-    });
-    reads
-}
-
-/// The largest |offset| per axis of the reads of `st`'s step kernel, its
-/// recomputations' included.
-pub fn reach(st: &Stencil) -> Vec<usize> {
-    let mut reach = vec![0; st.dims()];
-    walk_step(st, &mut |_| true, &mut |r| {
-        for (most, d) in reach.iter_mut().zip(&r.at) {
-            *most = (*most).max(d.unsigned_abs() as usize);
-        }
-    });
-    reach
 }
 
 #[cfg(test)]
@@ -396,35 +252,13 @@ kind = "fixed"
 "#;
 
     #[test]
-    fn an_updated_field_is_local_at_the_cell_and_held_in_the_frame_elsewhere() {
+    fn a_step_whose_reads_are_local_or_held_is_one_kernel() {
         let st = lowered(TWO_STATES.into());
-        let reads: Vec<(Source, Vec<i64>)> = {
-            let mut out = Vec::new();
-            st.statements[1]
-                .expr
-                .for_each_read(&mut |a| out.push(source(&st, 1, a, &[0])));
-            out
-        };
-        assert!(reads.contains(&(Source::Memory, vec![0])));
-        assert!(reads.contains(&(Source::Local(0), vec![0])));
-        assert!(reads.contains(&(
-            Source::Recompute {
-                statement: 0,
-                held: true
-            },
-            vec![-1]
-        )));
         let g = grids(&st);
         assert_eq!(g.outputs, vec![0, 1]);
         // u's own buffer is read for its frame, v's for both statements.
         assert_eq!(g.slots.len(), 2);
         assert!(one_kernel(&st, &naive()));
-    }
-
-    #[test]
-    fn the_reach_counts_the_recomputed_reads() {
-        // v reads u at -1 and 1, whose own reads of v reach one further.
-        assert_eq!(reach(&lowered(TWO_STATES.into())), vec![2]);
     }
 
     #[test]

@@ -523,7 +523,7 @@ pub(in crate::backend::gpu) fn stencil(axes: &str, dtype: &str, expr: &str) -> S
 }
 
 /// The stencil spec `text` (as `s.stencil.toml`) lowered.
-pub(in crate::backend::gpu) fn lowered(text: String) -> Stencil {
+pub(in crate::backend) fn lowered(text: String) -> Stencil {
     let src = crate::spec::Source {
         path: "s.stencil.toml".into(),
         text,

@@ -20,9 +20,10 @@
 //! from the buffers the nest and the earlier passes filled.
 //!
 //! It takes steps whose statements update fields of their own over one
-//! span, none in a region or marching planes, none reading a temporary, and whose values read at a neighbour are computed
-//! from the values the step started from: what a step of coupled fields,
-//! its temporaries inline ([`super::host_form`]), usually is.
+//! span, none in a region or marching planes, none reading a temporary,
+//! and whose values read at a neighbour are computed from the values the
+//! step started from: what a step of coupled fields, its temporaries
+//! inline ([`super::host_form`]), usually is.
 
 use std::fmt::{self, Write as _};
 
@@ -31,6 +32,7 @@ use super::{
     symbol as statement_symbol, unused_without_frame,
 };
 use crate::analysis::{Analysis, analyse};
+use crate::backend::step::rows_read;
 use crate::backend::{Writer, c_spans, grid_arguments, grid_parameters};
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Bound, Dtype, Expr, Role, Slot, Stencil, Version};
@@ -152,8 +154,8 @@ fn scales_to_range_edges(e: &Expr, dtype: Dtype) -> bool {
     }
 }
 
-/// The rows (a buffer at an offset along the axes but the contiguous one)
-/// the nest reads, its recomputations' included, and the rows it writes:
+/// The rows the nest reads ([`rows_read`]: a buffer at an offset along the
+/// axes but the contiguous one, recomputations' included) and writes:
 /// the streams its innermost loop walks. In 3-D a row of another plane is
 /// a stream far from the others, which the cache holds only for as many
 /// planes as a block spans; a recomputed value read a plane over brings
@@ -164,22 +166,7 @@ fn scales_to_range_edges(e: &Expr, dtype: Dtype) -> bool {
 /// (26 against 18) 0.92x. In 2-D a block's rows lie a few rows apart, in
 /// cache: random_03 (8 against 10) ran 1.27x in one nest.
 fn nest_rows(st: &Stencil) -> usize {
-    let line = st.dims() - 1;
-    let mut rows = std::collections::BTreeSet::new();
-    for (k, s) in st.statements.iter().enumerate() {
-        s.expr.for_each_read(&mut |a| {
-            if a.slot.version != Version::Updated {
-                rows.insert((a.slot, a.offset[..line].to_vec()));
-            } else if a.offset.iter().any(|&d| d != 0) {
-                let j = producer(st, k, a.slot.field);
-                st.statements[j].expr.for_each_read(&mut |b| {
-                    let at = b.offset.iter().zip(&a.offset).map(|(o, d)| o + d);
-                    rows.insert((b.slot, at.take(line).collect()));
-                });
-            }
-        });
-    }
-    rows.len() + st.statements.len()
+    rows_read(st) + st.statements.len()
 }
 
 /// The rows the loop nests a statement read and write, together

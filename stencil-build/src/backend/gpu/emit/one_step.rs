@@ -9,8 +9,9 @@ use super::Gen;
 use super::header::twins;
 use crate::analysis::Analysis;
 use crate::backend::gpu::plan::{Companions, Plan};
-use crate::backend::gpu::step::{self, Grids, Source};
+use crate::backend::gpu::step::{self, Grids};
 use crate::backend::gpu::{Dialect, step_symbol};
+use crate::backend::step::{self as reads, Source};
 use crate::backend::{CExpr, Writer, comment_text};
 use crate::codegen::expr;
 use crate::codegen::names::slot_name;
@@ -202,7 +203,7 @@ impl Gen<'_> {
 
     /// Statement `k`'s read `a` at `shift` from `site`'s cell.
     fn step_read(&self, k: usize, a: &Access, shift: &[i64], site: &Site) -> String {
-        let (source, at) = step::source(self.st, k, a, shift);
+        let (source, at) = reads::source(self.st, k, a, shift);
         let moved = Access {
             slot: a.slot,
             offset: at.clone(),

@@ -12,7 +12,7 @@
 //! the H200 line stencils of radius 1-4 in f32 ran 1.14x-1.38x as fast as
 //! with 4 cells a block apart; design notes, "1-D rows in vectors"); the
 //! other threads compute theirs one at a time. A kernel of a whole step
-//! ([`step::one_kernel`]) takes its window from every read its statements
+//! ([`one_kernel`](crate::backend::gpu::step::one_kernel)) takes its window from every read its statements
 //! make from memory, recomputations included, and stores each field it
 //! updates. A 1-D `coarsen` that makes no whole vectors keeps a thread's
 //! cells a block apart.
@@ -24,7 +24,7 @@ use super::Gen;
 use super::one_step::{self, Site};
 use crate::backend::Writer;
 use crate::backend::gpu::plan::model;
-use crate::backend::gpu::step;
+use crate::backend::step::{memory_reads, reach};
 use crate::codegen::index::{linear_index, offset_index};
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Slot};
@@ -310,10 +310,10 @@ impl Gen<'_> {
 
     /// The cells a thread's reads from memory take along the contiguous
     /// axis, by slot and row, from its first cell: a step's, its
-    /// recomputations' and held frames' included ([`step::memory_reads`]).
+    /// recomputations' and held frames' included ([`memory_reads`]).
     fn row_reads(&self) -> BTreeMap<(Slot, Vec<i64>), BTreeSet<i64>> {
         let offsets = match self.whole_step {
-            Some(_) => step::memory_reads(self.st),
+            Some(_) => memory_reads(self.st),
             None => {
                 let mut reads = Vec::new();
                 self.s
@@ -483,7 +483,7 @@ impl Gen<'_> {
     /// The farthest the kernel reads from a cell along the 1-D axis.
     fn wrap_reach(&self) -> usize {
         match self.whole_step {
-            Some(_) => step::reach(self.st)[0],
+            Some(_) => reach(self.st)[0],
             None => self.info.reach[0],
         }
     }

@@ -18,7 +18,7 @@ use super::one_step::Site;
 use super::{Gen, builtin, shifted, signed};
 use crate::backend::Writer;
 use crate::backend::gpu::plan::{Row, rows, rows_of};
-use crate::backend::gpu::step;
+use crate::backend::step::memory_reads;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Strategy};
 
@@ -117,7 +117,7 @@ impl Gen<'_> {
     /// recomputations read from memory.
     pub(super) fn rows(&self) -> Vec<Row> {
         match self.whole_step {
-            Some(_) => rows_of(step::memory_reads(self.st), self.dims()),
+            Some(_) => rows_of(memory_reads(self.st), self.dims()),
             None => rows(self.s, self.dims()),
         }
     }

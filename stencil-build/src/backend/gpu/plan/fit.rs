@@ -102,7 +102,7 @@ pub fn register_words(st: &Stencil, chunk: usize, c: usize, v: usize) -> usize {
 /// its windows hold every value from memory that the step and its
 /// recomputations read.
 pub fn step_register_words(st: &Stencil, chunk: usize, c: usize, v: usize) -> usize {
-    let rows = rows_of(crate::backend::gpu::step::memory_reads(st), st.dims());
+    let rows = rows_of(crate::backend::step::memory_reads(st), st.dims());
     window_words(st, &rows, (chunk, c, v))
 }
 

@@ -9,6 +9,7 @@
 use super::temporal::{self, leapfrog, planes, radius, rings, vectors};
 use super::{Dialect, Plan, register_words};
 use crate::backend::gpu::step;
+use crate::backend::step::rows_read;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Dtype, GpuTiling, Stencil, Strategy, plane_sum, untensorable};
 
@@ -301,7 +302,7 @@ pub fn periodic_rows(st: &Stencil, d: &Dialect) -> bool {
 /// Whether `auto` runs a 3-D step whose statements fit one kernel
 /// ([`step::fits`]) as a kernel an update in [`planes_stream`]'s blocks
 /// instead, on CUDA: where the rows the one kernel reads
-/// ([`step::rows_read`]: its blocks keep nothing between rows and planes,
+/// ([`rows_read`]: its blocks keep nothing between rows and planes,
 /// so each is a line of sectors from L2) outnumber the values a cell the
 /// kernels an update move through memory ([`step::kernels_traffic`]:
 /// marching planes, each of their reads crosses memory about once). On the
@@ -314,7 +315,7 @@ pub fn periodic_rows(st: &Stencil, d: &Dialect) -> bool {
 /// share rows ([`step::shares_rows`]), `stream` computes them in one
 /// kernel all the same.
 pub fn scattered_rows(st: &Stencil, d: &Dialect) -> bool {
-    d.tuned && st.dims() == 3 && step::fits(st) && step::rows_read(st) > step::kernels_traffic(st)
+    d.tuned && st.dims() == 3 && step::fits(st) && rows_read(st) > step::kernels_traffic(st)
 }
 
 /// Whether `auto` runs a 3-D step that `naive` computes in one kernel
@@ -322,7 +323,7 @@ pub fn scattered_rows(st: &Stencil, d: &Dialect) -> bool {
 /// on CUDA: where that plan takes the whole step ([`step::one_kernel`]) and
 /// its windows load fewer rows a cell ([`step::stream_rows`]: each row
 /// group once a plane as the block marches) than `naive`'s kernel reads
-/// ([`step::rows_read`]: every row of every plane, each a line of sectors
+/// ([`rows_read`]: every row of every plane, each a line of sectors
 /// from L2). On the H100 (512^3, 100 steps, in turn twice in one lease;
 /// design notes, "A step in one `stream` kernel") staggered3d (7 rows
 /// against 10) ran 1.08x as fast as `naive`'s one kernel in f64 (to 87% of
@@ -330,11 +331,7 @@ pub fn scattered_rows(st: &Stencil, d: &Dialect) -> bool {
 pub fn planes_in_one_kernel(st: &Stencil, d: &Dialect) -> bool {
     let takes =
         || super::resolve(&planes_stream(st), st, d).is_ok_and(|plan| step::one_kernel(st, &plan));
-    d.tuned
-        && st.dims() == 3
-        && step::fits(st)
-        && step::stream_rows(st) < step::rows_read(st)
-        && takes()
+    d.tuned && st.dims() == 3 && step::fits(st) && step::stream_rows(st) < rows_read(st) && takes()
 }
 
 /// The least reach along the slowest axis for [`deep_planes`].

@@ -81,7 +81,7 @@ pub fn rows(s: &Statement, dims: usize) -> Vec<Row> {
 /// The row groups of a `stream` block that reads `reads` (grid and offset,
 /// in the order met): a step's in one kernel ([`step::memory_reads`]).
 ///
-/// [`step::memory_reads`]: crate::backend::gpu::step::memory_reads
+/// [`step::memory_reads`]: crate::backend::step::memory_reads
 pub fn rows_of(reads: impl IntoIterator<Item = (Slot, Vec<i64>)>, dims: usize) -> Vec<Row> {
     let last = dims - 1;
     let mut rows: Vec<Row> = Vec::new();

@@ -5,6 +5,7 @@ use crate::backend::gpu::plan::model::{AUTO_REGISTER_WORDS, COLUMN_CELLS, WIDE_R
 use crate::backend::gpu::plan::{Plan, register_words, resolve, small_planes_plan, step_plan};
 use crate::backend::gpu::tests::{heat2d, lowered, stencil};
 use crate::backend::gpu::{CUDA, Dialect, HIP, emit, step};
+use crate::backend::step::rows_read;
 use crate::ir::{GpuTiling, Stencil, Strategy};
 
 /// A plan's strategy, block, chunk, coarsening and vector.
@@ -597,7 +598,7 @@ fn steps_of_coupled_fields_march_planes_in_one_stream_kernel() {
         format!("{f}[-1,0,0] + {f}[1,0,0] + {f}[0,-1,0] + {f}[0,1,0] + {f}[0,0,-1] + {f}[0,0,1]")
     };
     let coupled = spec("\"z\", \"y\", \"x\"", &star3, "0,0,0");
-    assert!(step::rows_read(&coupled) > step::kernels_traffic(&coupled));
+    assert!(rows_read(&coupled) > step::kernels_traffic(&coupled));
     let named = GpuTiling {
         vector: Some(4),
         ..GpuTiling::model(Strategy::Stream)
@@ -711,7 +712,7 @@ fn one_kernels_reading_many_rows_become_a_kernel_an_update_on_cuda() {
         ],
     );
     assert!(step::fits(&scattered));
-    assert!(step::rows_read(&scattered) > step::kernels_traffic(&scattered));
+    assert!(rows_read(&scattered) > step::kernels_traffic(&scattered));
     assert_eq!(
         plan(&scattered, &auto, &CUDA),
         (Strategy::Stream, vec![1, 8, 32], 64, 1, 4),
@@ -740,8 +741,8 @@ fn one_kernels_reading_many_rows_become_a_kernel_an_update_on_cuda() {
         ],
     );
     assert!(step::fits(&flux));
-    assert!(step::rows_read(&flux) <= step::kernels_traffic(&flux));
-    assert_eq!((step::stream_rows(&flux), step::rows_read(&flux)), (3, 5));
+    assert!(rows_read(&flux) <= step::kernels_traffic(&flux));
+    assert_eq!((step::stream_rows(&flux), rows_read(&flux)), (3, 5));
     let chosen = resolve(&auto, &flux, &CUDA).unwrap();
     assert_eq!(
         shape(chosen.clone()),
