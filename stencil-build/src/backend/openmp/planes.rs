@@ -37,12 +37,11 @@ const BANDS_PER_THREAD: usize = 4;
 /// not alias: each row of the planes their reads reach is loaded once for
 /// all of them, where a plane a pass loads a row of a radius-`r` star's
 /// column `2r + 1` times. On the 2-core Xeon (the build machine; design
-/// notes, "Planes a pass") the runner's star3d25 on 300^3 ran 1.30x as
-/// fast in f32 with 2 planes a pass and 1.27x in f64 with 4 (three runs of
-/// each build in turn; j3d7pt, unchanged, 1.02x-1.08x); in a C driver 4
-/// planes in f32 ran 0.9x-1.0x of 2, its 16-lane vectors' values
-/// outgrowing the registers. Through the ring (256^3) f32 ran 0.79x and
-/// f64 0.84x-1.6x: the ring keeps a plane a pass.
+/// notes, "Planes a pass") the runner's star3d25 on 300^3 ran 1.24x as
+/// fast in f32 with 2 planes a pass and 1.14x in f64 with 4 (six runs of
+/// each build in turn, each pair won); in a C driver 4 planes in f32 ran
+/// 0.90x-1.09x of 2. Through the ring (256^3) f32 ran 0.79x and f64 1.29x
+/// with runs before spread over 1.5x: the ring keeps a plane a pass.
 pub(super) fn planes_a_pass(st: &Stencil) -> usize {
     match st.dtype {
         Dtype::F64 => 4,
