@@ -158,11 +158,13 @@ pub fn reach(st: &Stencil) -> Vec<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::backend) mod tests {
     use super::*;
     use crate::backend::gpu::tests::lowered;
 
-    const TWO_STATES: &str = r#"
+    /// Two state fields on a fixed 1-D grid, `v` reading `u`'s new value
+    /// at its cell and a cell either side.
+    pub(in crate::backend) const TWO_STATES: &str = r#"
 [stencil]
 name = "pair"
 dtype = "f64"

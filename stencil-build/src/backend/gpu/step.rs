@@ -219,6 +219,7 @@ mod tests {
     use super::*;
     use crate::backend::gpu::plan::Plan;
     use crate::backend::gpu::tests::lowered;
+    use crate::backend::step::tests::TWO_STATES;
 
     fn naive() -> Plan {
         Plan {
@@ -232,24 +233,6 @@ mod tests {
             chosen: true,
         }
     }
-
-    const TWO_STATES: &str = r#"
-[stencil]
-name = "pair"
-dtype = "f64"
-axes = ["x"]
-[fields]
-u = { role = "state" }
-v = { role = "state" }
-[[update]]
-target = "u"
-expr = "0.5 * u[0] + 0.25 * (v[-1] + v[1])"
-[[update]]
-target = "v"
-expr = "v[0] + u[-1] - u[1] + u[0]"
-[boundary]
-kind = "fixed"
-"#;
 
     #[test]
     fn a_step_whose_reads_are_local_or_held_is_one_kernel() {
