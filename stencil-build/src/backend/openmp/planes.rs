@@ -40,8 +40,9 @@ const BANDS_PER_THREAD: usize = 4;
 /// notes, "Planes a pass") the runner's star3d25 on 300^3 ran 1.24x as
 /// fast in f32 with 2 planes a pass and 1.14x in f64 with 4 (six runs of
 /// each build in turn, each pair won); in a C driver 4 planes in f32 ran
-/// 0.90x-1.09x of 2. Through the ring (256^3) f32 ran 0.79x and f64 1.29x
-/// with runs before spread over 1.5x: the ring keeps a plane a pass.
+/// 0.90x-1.09x of 2. Through the ring (256^3) f32 ran 0.79x and 1.15x,
+/// f64 1.29x and 1.10x, in two series of runs spread over 1.5x: the ring
+/// keeps a plane a pass until the 16 cores tell them apart.
 pub(super) fn planes_a_pass(st: &Stencil) -> usize {
     match st.dtype {
         Dtype::F64 => 4,
