@@ -247,40 +247,55 @@ fn thread(
                 ),
                 |w| load(w, st, reach, "p"),
             )?;
-            writeln!(w, "ptrdiff_t i0 = {lo0};")?;
-            let pass = planes_a_pass(st);
-            if pass > 1 {
-                writeln!(
-                    w,
-                    "/* Where planes do not alias, {pass} planes a pass: each row of the planes they read is loaded once for all of them. */"
-                )?;
-                w.block("if (!ringed)", |w| {
-                    w.block(
-                        format_args!("for (; i0 + {pass} <= {hi0}; i0 += {pass})"),
-                        |w| {
-                            w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
-                                row(w, st, s, reach, pass, None)
-                            })
-                        },
-                    )
-                })?;
-                writeln!(
-                    w,
-                    "/* A plane a pass: through the ring where planes alias, else the planes left. */"
-                )?;
-            }
-            w.block(format_args!("for (; i0 < {hi0}; ++i0)"), |w| {
-                load(w, st, reach, &step("i0", reach.sides[0][1] as i64, ""))?;
-                w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
-                    row(w, st, s, reach, 1, Some(nz))
-                })
-            })
+            march(w, st, s, reach, [lo0, hi0], nz)
         },
     )?;
     for &slot in &reach.slots {
         writeln!(w, "free(ring_{});", slot_name(st, slot))?;
     }
     Ok(())
+}
+
+/// A band's march along the slowest axis from `lo0` to `hi0` (C), the
+/// ring already holding the planes below the first: several planes a pass
+/// where planes do not alias ([`planes_a_pass`]), then a plane a pass,
+/// each taking the ring's next plane first.
+fn march(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    reach: &Reach,
+    [lo0, hi0]: [&String; 2],
+    nz: usize,
+) -> fmt::Result {
+    writeln!(w, "ptrdiff_t i0 = {lo0};")?;
+    let pass = planes_a_pass(st);
+    if pass > 1 {
+        writeln!(
+            w,
+            "/* Where planes do not alias, {pass} planes a pass: each row of the planes they read is loaded once for all of them. */"
+        )?;
+        w.block("if (!ringed)", |w| {
+            w.block(
+                format_args!("for (; i0 + {pass} <= {hi0}; i0 += {pass})"),
+                |w| {
+                    w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
+                        row(w, st, s, reach, pass, None)
+                    })
+                },
+            )
+        })?;
+        writeln!(
+            w,
+            "/* A plane a pass: through the ring where planes alias, else the planes left. */"
+        )?;
+    }
+    w.block(format_args!("for (; i0 < {hi0}; ++i0)"), |w| {
+        load(w, st, reach, &step("i0", reach.sides[0][1] as i64, ""))?;
+        w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
+            row(w, st, s, reach, 1, Some(nz))
+        })
+    })
 }
 
 /// `from` moved by `d` times `unit` (a cell where `unit` is empty):
@@ -321,6 +336,43 @@ fn load(w: &mut Writer, st: &Stencil, reach: &Reach, p: &str) -> fmt::Result {
     })
 }
 
+/// What a pass of several planes reads through its row pointers.
+struct PassReads {
+    /// Each ringed slot's rows, by plane offset from `i0`, in order.
+    rows: Vec<(Slot, i64)>,
+    /// The values (offset from the pass's first cell, slot) that two or
+    /// more of its cells read, to be loaded once.
+    shared: Vec<([i64; 3], Slot)>,
+}
+
+impl PassReads {
+    fn of(s: &Statement, reach: &Reach, pass: usize) -> Self {
+        let mut rows: Vec<(Slot, i64)> = Vec::new();
+        let mut reads: Vec<([i64; 3], Slot, i64)> = Vec::new();
+        for k in 0..pass as i64 {
+            s.expr.for_each_read(&mut |a: &Access| {
+                if reach.slots.contains(&a.slot) {
+                    let dz = a.offset[0] + k;
+                    if !rows.contains(&(a.slot, dz)) {
+                        rows.push((a.slot, dz));
+                    }
+                    reads.push(([dz, a.offset[1], a.offset[2]], a.slot, k));
+                }
+            });
+        }
+        rows.sort();
+        reads.sort();
+        reads.dedup();
+        let mut shared: Vec<([i64; 3], Slot)> = reads
+            .iter()
+            .filter(|(at, slot, _)| reads.iter().filter(|q| (q.0, q.1) == (*at, *slot)).count() > 1)
+            .map(|&(at, slot, _)| (at, slot))
+            .collect();
+        shared.dedup();
+        PassReads { rows, shared }
+    }
+}
+
 /// One row of the band's `pass` planes: the row pointers of the ringed
 /// slots at each plane offset (into the ring of `ring` planes where it is
 /// given and the thread has its rings, else into the grid), then the cells,
@@ -335,20 +387,7 @@ fn row(
     ring: Option<usize>,
 ) -> fmt::Result {
     let [[_, _], [y_lo, _], [x_lo, _]] = reach.sides;
-    let mut rows: Vec<(Slot, i64)> = Vec::new();
-    let mut reads: Vec<([i64; 3], Slot, i64)> = Vec::new();
-    for k in 0..pass as i64 {
-        s.expr.for_each_read(&mut |a: &Access| {
-            if reach.slots.contains(&a.slot) {
-                let dz = a.offset[0] + k;
-                if !rows.contains(&(a.slot, dz)) {
-                    rows.push((a.slot, dz));
-                }
-                reads.push(([dz, a.offset[1], a.offset[2]], a.slot, k));
-            }
-        });
-    }
-    rows.sort();
+    let PassReads { rows, shared } = PassReads::of(s, reach, pass);
     writeln!(w, "const ptrdiff_t row = i0 * s0 + i1 * s1;")?;
     let t = st.dtype.c();
     for (slot, dz) in rows {
@@ -368,15 +407,6 @@ fn row(
             row_name(st, slot, dz)
         )?;
     }
-    // A value that several of the pass's cells read, to be loaded once.
-    reads.sort();
-    reads.dedup();
-    let mut shared: Vec<([i64; 3], Slot)> = reads
-        .iter()
-        .filter(|(at, slot, _)| reads.iter().filter(|q| (q.0, q.1) == (*at, *slot)).count() > 1)
-        .map(|&(at, slot, _)| (at, slot))
-        .collect();
-    shared.dedup();
     let ringed = |at: [i64; 3], slot: Slot| {
         format!(
             "{}[{}]",
