@@ -14,6 +14,16 @@ pub fn slot_name(st: &Stencil, slot: Slot) -> String {
     format!("{prefix}_{}", st.fields[slot.field].name)
 }
 
+/// An offset as a part of a generated name: `m2`, `0`, `p1` (the row
+/// pointers and loads of the kernels that name what they read by offset).
+pub fn offset_part(d: i64) -> String {
+    match d {
+        0 => "0".to_string(),
+        d if d < 0 => format!("m{}", -d),
+        d => format!("p{d}"),
+    }
+}
+
 /// The kernel entry point name of a statement.
 pub fn statement_name(st: &Stencil, s: &Statement) -> String {
     st.statement_name(s)

@@ -23,7 +23,7 @@
 use std::fmt::{self, Write as _};
 
 use super::{Writer, c_value, plain_read};
-use crate::codegen::names::slot_name;
+use crate::codegen::names::{offset_part, slot_name};
 use crate::ir::{Access, Dtype, Slot, Statement, Stencil, WHOLE_AXIS};
 
 /// Bands a thread at least (where a grid has the rows): handed out as
@@ -106,7 +106,7 @@ impl Reach {
 
 /// The name of the row pointer of `slot` at plane offset `dz`.
 fn row_name(st: &Stencil, slot: Slot, dz: i64) -> String {
-    format!("{}_{}", slot_name(st, slot), signed(dz))
+    format!("{}_{}", slot_name(st, slot), offset_part(dz))
 }
 
 /// `extent` (C) capped at a block's `limit`, which [`WHOLE_AXIS`] leaves
@@ -418,8 +418,8 @@ fn row(
         format!(
             "{}_{}_{}",
             row_name(st, slot, at[0]),
-            signed(at[1]),
-            signed(at[2])
+            offset_part(at[1]),
+            offset_part(at[2])
         )
     };
     let plain = plain_read(st);
@@ -451,15 +451,6 @@ fn row(
         }
         Ok(())
     })
-}
-
-/// `d` as a name's part: `m2`, `0`, `p1`.
-fn signed(d: i64) -> String {
-    match d {
-        0 => "0".to_string(),
-        d if d < 0 => format!("m{}", -d),
-        d => format!("p{d}"),
-    }
 }
 
 #[cfg(test)]

@@ -12,10 +12,12 @@
 //! the H200 line stencils of radius 1-4 in f32 ran 1.14x-1.38x as fast as
 //! with 4 cells a block apart; design notes, "1-D rows in vectors"); the
 //! other threads compute theirs one at a time. A kernel of a whole step
-//! ([`one_kernel`](crate::backend::gpu::step::one_kernel)) takes its window from every read its statements
+//! ([`step::one_kernel`]) takes its window from every read its statements
 //! make from memory, recomputations included, and stores each field it
 //! updates. A 1-D `coarsen` that makes no whole vectors keeps a thread's
 //! cells a block apart.
+//!
+//! [`step::one_kernel`]: crate::backend::gpu::step::one_kernel
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
@@ -26,7 +28,7 @@ use crate::backend::Writer;
 use crate::backend::gpu::plan::model;
 use crate::backend::step::{memory_reads, reach};
 use crate::codegen::index::{linear_index, offset_index};
-use crate::codegen::names::slot_name;
+use crate::codegen::names::{offset_part, slot_name};
 use crate::ir::{Access, Slot};
 
 /// One aligned load of a thread's window: its slot, its row (the offsets
@@ -70,12 +72,7 @@ impl Window {
 /// thread's first (`cur_u__m2`, `cur_u__0`, `cur_u__p4`; in 2-D and 3-D the
 /// row's offsets first, `cur_u__m1_p4`; specs cannot name `__`).
 fn load_name(slot: &str, row: &[i64], at: i64) -> String {
-    let part = |d: i64| match d {
-        d if d < 0 => format!("m{}", -d),
-        0 => "0".to_string(),
-        d => format!("p{d}"),
-    };
-    let parts: Vec<String> = row.iter().chain([&at]).map(|&d| part(d)).collect();
+    let parts: Vec<String> = row.iter().chain([&at]).map(|&d| offset_part(d)).collect();
     format!("{slot}__{}", parts.join("_"))
 }
 
