@@ -167,13 +167,13 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
     let marches = st.statements.iter().any(|s| planes::marches(st, s));
     let mut strategy = if marches {
         format!(
-            "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {}, {} planes a pass (a plane a pass through a ring of planes of its own where planes are a multiple of 4 KiB apart).",
+            "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {}, {} planes a pass (through a ring of planes of its own where planes are a multiple of 4 KiB apart).",
             block[1],
             block[2],
             st.axes[1],
             st.axes[2],
             st.axes[0],
-            planes::planes_a_pass(st)
+            planes::PLANES_A_PASS
         )
     } else {
         format!(

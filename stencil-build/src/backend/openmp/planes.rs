@@ -2,7 +2,8 @@
 //! block = [<whole axis>, rows, cells]`): threads take bands of up to
 //! `rows` rows by `cells` cells as they finish one and walk each along the
 //! slowest axis, copying the planes its reads reach into a ring of their
-//! own, then computing each plane of the band from that ring.
+//! own, then computing [`PLANES_A_PASS`] planes of the band at a time from
+//! that ring.
 //!
 //! Why a ring: where a plane's extent is a power of two (512 x 512 f64 is 2
 //! MiB), the planes a cell reads sit a multiple of every cache's set stride
@@ -24,7 +25,7 @@ use std::fmt::{self, Write as _};
 
 use super::{Writer, c_value, plain_read};
 use crate::codegen::names::{offset_part, slot_name};
-use crate::ir::{Access, Dtype, Slot, Statement, Stencil, WHOLE_AXIS};
+use crate::ir::{Access, Slot, Statement, Stencil, WHOLE_AXIS};
 
 /// Bands a thread at least (where a grid has the rows): handed out as
 /// threads finish one, so that a slower thread takes fewer. On the GPU
@@ -33,22 +34,16 @@ use crate::ir::{Access, Dtype, Slot, Statement, Stencil, WHOLE_AXIS};
 /// notes, "Bands handed out").
 const BANDS_PER_THREAD: usize = 4;
 
-/// Planes of the slowest axis a band computes in one pass where planes do
-/// not alias: each row of the planes their reads reach is loaded once for
-/// all of them, where a plane a pass loads a row of a radius-`r` star's
-/// column `2r + 1` times. On the 2-core Xeon (the build machine; design
-/// notes, "Planes a pass") the runner's star3d25 on 300^3 ran 1.24x as
-/// fast in f32 with 2 planes a pass and 1.14x in f64 with 4 (six runs of
-/// each build in turn, each pair won); in a C driver 4 planes in f32 ran
-/// 0.90x-1.09x of 2. Through the ring (256^3) f32 ran 0.79x and 1.15x,
-/// f64 1.29x and 1.10x, in two series of runs spread over 1.5x: the ring
-/// keeps a plane a pass until the 16 cores tell them apart.
-pub(super) fn planes_a_pass(st: &Stencil) -> usize {
-    match st.dtype {
-        Dtype::F64 => 4,
-        Dtype::F32 => 2,
-    }
-}
+/// Planes of the slowest axis a band computes in one pass: each row of the
+/// planes their reads reach is loaded once for all of them, where a plane a
+/// pass loads a row of a radius-`r` star's column `2r + 1` times. On the
+/// 2-core Xeon (the build machine; design notes, "Planes a pass"), a C
+/// driver timing the generated star3d25 kernels in turn in one process ran
+/// 4 planes a pass 1.10x-1.17x (f32) and 1.09x-1.36x (f64) as fast as a
+/// plane a pass through the ring (512^3), and in f32 1.12x-1.15x as fast as
+/// 2 a pass from the grid (500^3); 2 a pass through the ring ran f32 0.75x,
+/// and 8 no faster than 4.
+pub(super) const PLANES_A_PASS: usize = 4;
 
 /// Whether statement `s` of `st` marches the slowest axis: 3-D, with a
 /// block that spans it, reading some slot at another plane than the cell's
@@ -134,7 +129,7 @@ pub(super) fn interior(
     let (rows, cells) = (block[1], block[2]);
     writeln!(
         w,
-        "/* Bands of rows by {} cells ({}, {}), each marching {}: {} planes a pass, or a plane a pass through a ring of {} planes where planes alias. */",
+        "/* Bands of rows by {} cells ({}, {}), each marching {}: {} planes a pass, through a ring of {} planes where planes alias. */",
         if cells == WHOLE_AXIS {
             "all".to_string()
         } else {
@@ -143,8 +138,8 @@ pub(super) fn interior(
         st.axes[1],
         st.axes[2],
         st.axes[0],
-        planes_a_pass(st),
-        reach.planes()
+        PLANES_A_PASS,
+        reach.planes() + PLANES_A_PASS - 1
     )?;
     w.block(
         format_args!("if ({lo0} < {hi0} && {lo1} < {hi1} && {lo2} < {hi2})"),
@@ -204,7 +199,7 @@ fn thread(
     reach: &Reach,
 ) -> fmt::Result {
     let t = st.dtype.c();
-    let nz = reach.planes();
+    let nz = reach.planes() + PLANES_A_PASS - 1;
     for &slot in &reach.slots {
         writeln!(
             w,
@@ -245,7 +240,7 @@ fn thread(
                     "for (ptrdiff_t p = {}; p < {lo0} + {z_hi}; ++p)",
                     step(lo0, -(z_lo as i64), "")
                 ),
-                |w| load(w, st, reach, "p"),
+                |w| load(w, st, reach, &["p".to_string()], nz),
             )?;
             march(w, st, s, reach, [lo0, hi0], nz)
         },
@@ -257,9 +252,9 @@ fn thread(
 }
 
 /// A band's march along the slowest axis from `lo0` to `hi0` (C), the
-/// ring already holding the planes below the first: several planes a pass
-/// where planes do not alias ([`planes_a_pass`]), then a plane a pass,
-/// each taking the ring's next plane first.
+/// ring of `nz` planes already holding the planes below the first:
+/// [`PLANES_A_PASS`] planes a pass, then the planes left one a pass, each
+/// pass taking its new planes into the ring first.
 fn march(
     w: &mut Writer,
     st: &Stencil,
@@ -268,32 +263,29 @@ fn march(
     [lo0, hi0]: [&String; 2],
     nz: usize,
 ) -> fmt::Result {
+    let z_hi = reach.sides[0][1] as i64;
     writeln!(w, "ptrdiff_t i0 = {lo0};")?;
-    let pass = planes_a_pass(st);
-    if pass > 1 {
-        writeln!(
-            w,
-            "/* Where planes do not alias, {pass} planes a pass: each row of the planes they read is loaded once for all of them. */"
-        )?;
-        w.block("if (!ringed)", |w| {
-            w.block(
-                format_args!("for (; i0 + {pass} <= {hi0}; i0 += {pass})"),
-                |w| {
-                    w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
-                        row(w, st, s, reach, pass, None)
-                    })
-                },
-            )
-        })?;
-        writeln!(
-            w,
-            "/* A plane a pass: through the ring where planes alias, else the planes left. */"
-        )?;
-    }
+    writeln!(
+        w,
+        "/* {PLANES_A_PASS} planes a pass: each row of the planes they read is loaded once for all of them. */"
+    )?;
+    w.block(
+        format_args!("for (; i0 + {PLANES_A_PASS} <= {hi0}; i0 += {PLANES_A_PASS})"),
+        |w| {
+            let planes: Vec<String> = (0..PLANES_A_PASS as i64)
+                .map(|k| step("i0", z_hi + k, ""))
+                .collect();
+            load(w, st, reach, &planes, nz)?;
+            w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
+                row(w, st, s, reach, PLANES_A_PASS, nz)
+            })
+        },
+    )?;
+    writeln!(w, "/* The planes left, a plane a pass. */")?;
     w.block(format_args!("for (; i0 < {hi0}; ++i0)"), |w| {
-        load(w, st, reach, &step("i0", reach.sides[0][1] as i64, ""))?;
+        load(w, st, reach, &[step("i0", z_hi, "")], nz)?;
         w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
-            row(w, st, s, reach, 1, Some(nz))
+            row(w, st, s, reach, 1, nz)
         })
     })
 }
@@ -311,24 +303,25 @@ fn step(from: &str, d: i64, unit: &str) -> String {
     format!("{from} {} {term}", if d < 0 { '-' } else { '+' })
 }
 
-/// Copies plane `p` of every ringed slot into its place in the ring (where
-/// the thread has its rings).
-fn load(w: &mut Writer, st: &Stencil, reach: &Reach, p: &str) -> fmt::Result {
+/// Copies `planes` (C) of every ringed slot into their places in the ring
+/// of `nz` planes (where the thread has its rings).
+fn load(w: &mut Writer, st: &Stencil, reach: &Reach, planes: &[String], nz: usize) -> fmt::Result {
     let [_, [y_lo, y_hi], [x_lo, x_hi]] = reach.sides;
-    let nz = reach.planes();
     w.block("if (ringed)", |w| {
         w.block(
             format_args!("for (ptrdiff_t r = 0; r < {}; ++r)", step("e1 - b1", (y_lo + y_hi) as i64, "")),
             |w| {
-                for &slot in &reach.slots {
-                    let name = slot_name(st, slot);
-                    writeln!(
-                        w,
-                        "memcpy(ring_{name} + ({p}) % {nz} * plane + r * width, {name} + ({p}) * s0 + ({}) * s1 + {}, sizeof(*out) * ({}));",
-                        step("b1", -(y_lo as i64), "") + " + r",
-                        step("b2", -(x_lo as i64), ""),
-                        step("e2 - b2", (x_lo + x_hi) as i64, "")
-                    )?;
+                for p in planes {
+                    for &slot in &reach.slots {
+                        let name = slot_name(st, slot);
+                        writeln!(
+                            w,
+                            "memcpy(ring_{name} + ({p}) % {nz} * plane + r * width, {name} + ({p}) * s0 + ({}) * s1 + {}, sizeof(*out) * ({}));",
+                            step("b1", -(y_lo as i64), "") + " + r",
+                            step("b2", -(x_lo as i64), ""),
+                            step("e2 - b2", (x_lo + x_hi) as i64, "")
+                        )?;
+                    }
                 }
                 Ok(())
             },
@@ -374,8 +367,8 @@ impl PassReads {
 }
 
 /// One row of the band's `pass` planes: the row pointers of the ringed
-/// slots at each plane offset (into the ring of `ring` planes where it is
-/// given and the thread has its rings, else into the grid), then the cells,
+/// slots at each plane offset (into the ring of `nz` planes where the
+/// thread has its rings and planes alias, else into the grid), then the cells,
 /// each column's `pass` cells in one iteration, a value that several of
 /// them read loaded once.
 fn row(
@@ -384,7 +377,7 @@ fn row(
     s: &Statement,
     reach: &Reach,
     pass: usize,
-    ring: Option<usize>,
+    nz: usize,
 ) -> fmt::Result {
     let [[_, _], [y_lo, _], [x_lo, _]] = reach.sides;
     let PassReads { rows, shared } = PassReads::of(s, reach, pass);
@@ -393,14 +386,11 @@ fn row(
     for (slot, dz) in rows {
         let name = slot_name(st, slot);
         let grid = format!("{name} + {} + b2", step("row", dz, "s0"));
-        let pointer = match ring {
-            Some(nz) => format!(
-                "ringed ? ring_{name} + ({}) % {nz} * plane + ({}) * width + {x_lo} : {grid}",
-                step("i0", dz, ""),
-                step("i1 - b1", y_lo as i64, ""),
-            ),
-            None => grid,
-        };
+        let pointer = format!(
+            "ringed ? ring_{name} + ({}) % {nz} * plane + ({}) * width + {x_lo} : {grid}",
+            step("i0", dz, ""),
+            step("i1 - b1", y_lo as i64, ""),
+        );
         writeln!(
             w,
             "const {t} *const {} = {pointer};",
@@ -485,15 +475,16 @@ mod tests {
         let st = star("f64");
         let c = source(&st, &analyse(&st), "p");
         assert!(
-            c.contains("marching z: 4 planes a pass, or a plane a pass through a ring of 9 planes"),
+            c.contains(
+                "marching z: 4 planes a pass, through a ring of 12 planes where planes alias"
+            ),
             "{c}"
         );
-        assert!(c.contains("if (!ringed)"), "{c}");
         assert!(c.contains("for (; i0 + 4 <= n0 - 4; i0 += 4)"), "{c}");
-        // The ring's planes, and those past the last whole pass, one at a time.
+        // Those past the last whole pass, one at a time.
         assert!(c.contains("for (; i0 < n0 - 4; ++i0)"), "{c}");
         let body = pass_loop(&c);
-        let body = &body[..body.find("/* A plane a pass").unwrap()];
+        let body = &body[..body.find("/* The planes left").unwrap()];
         for k in [
             "out[c] =",
             "out[c + s0] =",
@@ -514,12 +505,25 @@ mod tests {
     }
 
     #[test]
-    fn f32_passes_take_two_planes() {
+    fn the_ring_holds_a_pass_and_its_reach() {
         let st = star("f32");
         let c = source(&st, &analyse(&st), "p");
-        assert!(c.contains("marching z: 2 planes a pass"), "{c}");
-        let body = pass_loop(&c);
-        assert!(body.contains("out[c + s0] ="), "{body}");
-        assert!(!body.contains("out[c + 2 * s0] ="), "{body}");
+        // Reach 4 below and above, 4 planes a pass: 4 + 4 + 4 planes.
+        assert!(c.contains("malloc(sizeof(float) * 12 * plane)"), "{c}");
+        let pass = c.split("for (; i0 + 4 <= n0 - 4; i0 += 4)").nth(1).unwrap();
+        let loads = &pass[..pass.find("#pragma omp simd").unwrap()];
+        // The pass takes the 4 planes above its reach into the ring first.
+        for k in 4..8 {
+            assert!(
+                loads.contains(&format!("memcpy(ring_cur_u + (i0 + {k}) % 12 * plane")),
+                "{k}: {loads}"
+            );
+        }
+        assert!(!loads.contains("(i0 + 8)"), "{loads}");
+        // Its rows: the ring's plane of each offset, the grid's where planes do not alias.
+        assert!(
+            loads.contains("cur_u_p7 = ringed ? ring_cur_u + (i0 + 7) % 12 * plane + (i1 - b1) * width + 1 : cur_u + row + 7 * s0 + b2;"),
+            "{loads}"
+        );
     }
 }
