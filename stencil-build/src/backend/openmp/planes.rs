@@ -37,12 +37,12 @@ const BANDS_PER_THREAD: usize = 4;
 /// Planes of the slowest axis a band computes in one pass: each row of the
 /// planes their reads reach is loaded once for all of them, where a plane a
 /// pass loads a row of a radius-`r` star's column `2r + 1` times. On the
-/// 2-core Xeon (the build machine; design notes, "Planes a pass"), a C
-/// driver timing the generated star3d25 kernels in turn in one process ran
-/// 4 planes a pass 1.10x-1.17x (f32) and 1.09x-1.36x (f64) as fast as a
-/// plane a pass through the ring (512^3), and in f32 1.12x-1.15x as fast as
-/// 2 a pass from the grid (500^3); 2 a pass through the ring ran f32 0.75x,
-/// and 8 no faster than 4.
+/// GPU machine's 16 cores, a C driver timing the generated kernels in turn
+/// in one process (design notes, "Planes a pass through the ring") ran 4
+/// a pass through the ring on 512^3 1.10x (f32) and 1.18x (f64) as fast
+/// as a plane a pass for star3d25, 1.12x for acoustic25, and 1.11x as
+/// fast as 2 a pass in f32 from the grid (500^3). On 2 cores, 2 a pass
+/// through the ring ran f32 0.78x, and 8 no faster than 4.
 pub(super) const PLANES_A_PASS: usize = 4;
 
 /// Whether statement `s` of `st` marches the slowest axis: 3-D, with a
