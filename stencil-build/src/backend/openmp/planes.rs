@@ -93,9 +93,10 @@ impl Reach {
         moves
     }
 
-    /// Planes the ring holds: those a cell's reads reach.
-    fn planes(&self) -> usize {
-        self.sides[0][0] + self.sides[0][1] + 1
+    /// Planes the ring holds: those a pass's cells read, its
+    /// [`PLANES_A_PASS`] planes and the reach below and above them.
+    fn ring_planes(&self) -> usize {
+        self.sides[0][0] + self.sides[0][1] + PLANES_A_PASS
     }
 }
 
@@ -139,7 +140,7 @@ pub(super) fn interior(
         st.axes[2],
         st.axes[0],
         PLANES_A_PASS,
-        reach.planes() + PLANES_A_PASS - 1
+        reach.ring_planes()
     )?;
     w.block(
         format_args!("if ({lo0} < {hi0} && {lo1} < {hi1} && {lo2} < {hi2})"),
@@ -199,7 +200,7 @@ fn thread(
     reach: &Reach,
 ) -> fmt::Result {
     let t = st.dtype.c();
-    let nz = reach.planes() + PLANES_A_PASS - 1;
+    let nz = reach.ring_planes();
     for &slot in &reach.slots {
         writeln!(
             w,
@@ -240,9 +241,9 @@ fn thread(
                     "for (ptrdiff_t p = {}; p < {lo0} + {z_hi}; ++p)",
                     step(lo0, -(z_lo as i64), "")
                 ),
-                |w| load(w, st, reach, &["p".to_string()], nz),
+                |w| load(w, st, reach, &["p".to_string()]),
             )?;
-            march(w, st, s, reach, [lo0, hi0], nz)
+            march(w, st, s, reach, [lo0, hi0])
         },
     )?;
     for &slot in &reach.slots {
@@ -252,18 +253,25 @@ fn thread(
 }
 
 /// A band's march along the slowest axis from `lo0` to `hi0` (C), the
-/// ring of `nz` planes already holding the planes below the first:
-/// [`PLANES_A_PASS`] planes a pass, then the planes left one a pass, each
-/// pass taking its new planes into the ring first.
+/// ring already holding the planes below the first: [`PLANES_A_PASS`]
+/// planes a pass, then the planes left one a pass, each pass taking its new
+/// planes into the ring first.
 fn march(
     w: &mut Writer,
     st: &Stencil,
     s: &Statement,
     reach: &Reach,
     [lo0, hi0]: [&String; 2],
-    nz: usize,
 ) -> fmt::Result {
     let z_hi = reach.sides[0][1] as i64;
+    // A pass of `k` planes from `i0`: its new planes into the ring, then its rows.
+    let pass = |w: &mut Writer, k: usize| {
+        let planes: Vec<String> = (0..k as i64).map(|d| step("i0", z_hi + d, "")).collect();
+        load(w, st, reach, &planes)?;
+        w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
+            row(w, st, s, reach, k)
+        })
+    };
     writeln!(w, "ptrdiff_t i0 = {lo0};")?;
     writeln!(
         w,
@@ -271,23 +279,10 @@ fn march(
     )?;
     w.block(
         format_args!("for (; i0 + {PLANES_A_PASS} <= {hi0}; i0 += {PLANES_A_PASS})"),
-        |w| {
-            let planes: Vec<String> = (0..PLANES_A_PASS as i64)
-                .map(|k| step("i0", z_hi + k, ""))
-                .collect();
-            load(w, st, reach, &planes, nz)?;
-            w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
-                row(w, st, s, reach, PLANES_A_PASS, nz)
-            })
-        },
+        |w| pass(w, PLANES_A_PASS),
     )?;
     writeln!(w, "/* The planes left, a plane a pass. */")?;
-    w.block(format_args!("for (; i0 < {hi0}; ++i0)"), |w| {
-        load(w, st, reach, &[step("i0", z_hi, "")], nz)?;
-        w.block("for (ptrdiff_t i1 = b1; i1 < e1; ++i1)", |w| {
-            row(w, st, s, reach, 1, nz)
-        })
-    })
+    w.block(format_args!("for (; i0 < {hi0}; ++i0)"), |w| pass(w, 1))
 }
 
 /// `from` moved by `d` times `unit` (a cell where `unit` is empty):
@@ -304,9 +299,10 @@ fn step(from: &str, d: i64, unit: &str) -> String {
 }
 
 /// Copies `planes` (C) of every ringed slot into their places in the ring
-/// of `nz` planes (where the thread has its rings).
-fn load(w: &mut Writer, st: &Stencil, reach: &Reach, planes: &[String], nz: usize) -> fmt::Result {
+/// (where the thread has its rings).
+fn load(w: &mut Writer, st: &Stencil, reach: &Reach, planes: &[String]) -> fmt::Result {
     let [_, [y_lo, y_hi], [x_lo, x_hi]] = reach.sides;
+    let nz = reach.ring_planes();
     w.block("if (ringed)", |w| {
         w.block(
             format_args!("for (ptrdiff_t r = 0; r < {}; ++r)", step("e1 - b1", (y_lo + y_hi) as i64, "")),
@@ -367,19 +363,13 @@ impl PassReads {
 }
 
 /// One row of the band's `pass` planes: the row pointers of the ringed
-/// slots at each plane offset (into the ring of `nz` planes where the
-/// thread has its rings and planes alias, else into the grid), then the cells,
+/// slots at each plane offset (into the ring where the thread has its rings
+/// and planes alias, else into the grid), then the cells,
 /// each column's `pass` cells in one iteration, a value that several of
 /// them read loaded once.
-fn row(
-    w: &mut Writer,
-    st: &Stencil,
-    s: &Statement,
-    reach: &Reach,
-    pass: usize,
-    nz: usize,
-) -> fmt::Result {
+fn row(w: &mut Writer, st: &Stencil, s: &Statement, reach: &Reach, pass: usize) -> fmt::Result {
     let [[_, _], [y_lo, _], [x_lo, _]] = reach.sides;
+    let nz = reach.ring_planes();
     let PassReads { rows, shared } = PassReads::of(s, reach, pass);
     writeln!(w, "const ptrdiff_t row = i0 * s0 + i1 * s1;")?;
     let t = st.dtype.c();
