@@ -98,6 +98,7 @@ pub fn load(
                         bytes: s::BYTES_PER_CELL,
                         flops: s::FLOPS_PER_CELL,
                         radius: s::RADIUS.to_vec(),
+                        copy_gbs: None,
                     });
                 }
             } }

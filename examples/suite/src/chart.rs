@@ -89,7 +89,8 @@ fn draw_panel(
     rows: &[&Row],
     bounds: &[Bound],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    // Each stencil's bound in cells per second.
+    // Each stencil's bound in cells per second: its first row's (an OpenMP
+    // row's copy beside it differs from its neighbours' by the machine's drift).
     let limits: Vec<f64> = stencils
         .iter()
         .map(|s| {

@@ -2,9 +2,10 @@
 //! `copy2d` stencil's OpenMP kernel) and the OpenMP kernels of the `naive`
 //! variant (one parallel loop over rows, no cache blocking, single steps)
 //! and of `auto` (the default cache blocks, fused steps where the stencil
-//! allows them), timed with a monotonic clock. Each holds its scratch grids
-//! in a `Workspace` from its warm-up on, so that the timed runs allocate
-//! nothing.
+//! allows them), timed with a monotonic clock. Each row's timed runs
+//! alternate with copies, whose bandwidth is that row's memory bound. Each
+//! holds its scratch grids in a `Workspace` from its warm-up on, so that
+//! the timed runs allocate nothing.
 
 use std::time::Instant;
 
@@ -112,19 +113,77 @@ fn openmp_strategy(t: &stencil_rt::openmp::OpenmpTiling) -> String {
     }
 }
 
-/// Runs `run(n)` for `o.warmup` steps, then returns the median wall seconds
-/// of `o.reps` runs of `steps` steps.
-fn timed(
+/// The bound's copy: `copy2d` (v -> u, one read and one write per cell) on
+/// two f64 grids of the run's 2-D extent, so that it meets the same level
+/// of the memory hierarchy as the stencils (the default 8192^2: 2 x 512
+/// MiB, beyond a server's L3; at 4096^2 a 300 MiB L3 held both grids).
+struct Copy {
+    n: usize,
+    u: Vec<f64>,
+    v: Vec<f64>,
+    work: crate::copy2d_f64::Workspace,
+}
+
+impl Copy {
+    fn new(o: &Options) -> Self {
+        let n = o.shape("copy2d", 2, false)[0];
+        Copy {
+            n,
+            u: pattern(n * n, 0),
+            v: pattern(n * n, 1),
+            work: crate::copy2d_f64::Workspace::new(),
+        }
+    }
+
+    /// Copies `steps` times.
+    fn run(&mut self, steps: u64) -> Result<(), StencilError> {
+        let params = crate::copy2d_f64::Params {};
+        let shape = [self.n, self.n];
+        crate::copy2d_f64::openmp::run_in(
+            &mut self.work,
+            &mut self.u,
+            &self.v,
+            shape,
+            params,
+            steps,
+        )
+    }
+
+    /// GB/s of `steps` copies in `seconds`.
+    fn gbs(&self, steps: u64, seconds: f64) -> f64 {
+        2.0 * 8.0 * (self.n * self.n) as f64 * steps as f64 / seconds / 1e9
+    }
+}
+
+/// Seconds of `run(steps)`.
+fn seconds(
+    steps: u64,
+    run: &mut impl FnMut(u64) -> Result<(), StencilError>,
+) -> Result<f64, StencilError> {
+    let start = Instant::now();
+    run(steps)?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
+/// Runs `run(n)` for `o.warmup` steps, then `o.reps` runs of `steps` steps,
+/// each after `steps` copies, and returns the median wall seconds of the
+/// runs and the median GB/s of the copies between them: a bound taken in the
+/// same seconds as the row, which this shared machine's drift in bandwidth
+/// (up to 1.3x between invocations) falls on alike.
+fn timed_beside_copies(
     o: &Options,
     steps: u64,
+    copy: &mut Copy,
     mut run: impl FnMut(u64) -> Result<(), StencilError>,
-) -> Result<f64, StencilError> {
+) -> Result<(f64, f64), StencilError> {
     run(o.warmup)?;
-    median(o.reps, || {
-        let start = Instant::now();
-        run(steps)?;
-        Ok(start.elapsed().as_secs_f64())
-    })
+    let mut copies = Vec::with_capacity(o.reps);
+    let row = median(o.reps, || {
+        let copied = seconds(steps, &mut |k| copy.run(k))?;
+        copies.push(copy.gbs(steps, copied));
+        seconds(steps, &mut run)
+    })?;
+    Ok((row, crate::middle(copies)))
 }
 
 /// Measures the bound, then every selected variant with its own OpenMP tiling.
@@ -134,22 +193,18 @@ pub fn run(
     bounds: &mut Vec<Bound>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let device = device_name();
-    // The bound: `copy2d` (v -> u, one read and one write per cell) on an f64
-    // grid of the run's 2-D extent, so that the copy meets the same level of
-    // the memory hierarchy as the stencils (the default 8192^2: 2 x 512 MiB,
-    // beyond a server's L3; at 4096^2 a 300 MiB L3 held both grids).
-    let n = o.shape("copy2d", 2, false)[0];
-    let (mut u, v) = (pattern::<f64>(n * n, 0), pattern::<f64>(n * n, 1));
+    let mut copy = Copy::new(o);
     let steps = 20;
-    let mut work = crate::copy2d_f64::Workspace::new();
-    let seconds = timed(o, steps, |k| {
-        let params = crate::copy2d_f64::Params {};
-        crate::copy2d_f64::openmp::run_in(&mut work, &mut u, &v, [n, n], params, k)
-    })?;
+    copy.run(o.warmup)?;
+    let copied = median(o.reps, || seconds(steps, &mut |k| copy.run(k)))?;
     bounds.push(Bound {
         backend: "openmp",
-        what: format!("STREAM-like copy of a {n}^2 f64 grid (OpenMP, {device})"),
-        gbs: 2.0 * 8.0 * (n * n) as f64 * steps as f64 / seconds / 1e9,
+        what: format!(
+            "STREAM-like copy of a {n}^2 f64 grid (OpenMP, {device}; each row's memory bound is \
+             the copy timed between its runs)",
+            n = copy.n
+        ),
+        gbs: copy.gbs(steps, copied),
         flops: fma_flops(),
     });
     let mut progress = Progress::new(o, VARIANTS);
@@ -179,7 +234,7 @@ pub fn run(
                 // time loop that calls the stencil again and again keeps it:
                 // a run allocates nothing and times the steps.
                 let mut work = s::Workspace::new();
-                let seconds = timed(o, steps, |n| {
+                let (seconds, copy_gbs) = timed_beside_copies(o, steps, &mut copy, |n| {
                     o.in_calls(n, |k| s::openmp::run_grids_in(&mut work, &mut refs, &shape, &params, k))
                 })?;
                 rows.push(Row {
@@ -195,6 +250,7 @@ pub fn run(
                     bytes: s::BYTES_PER_CELL,
                     flops: s::FLOPS_PER_CELL,
                     radius: s::RADIUS.to_vec(),
+                    copy_gbs: Some(copy_gbs),
                 });
                 crate::report::save(o, rows, bounds)?;
             }

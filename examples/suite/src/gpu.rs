@@ -194,6 +194,7 @@ pub fn run(
                     bytes: s::BYTES_PER_CELL,
                     flops: s::FLOPS_PER_CELL,
                     radius: s::RADIUS.to_vec(),
+                    copy_gbs: None,
                 };
                 push_ways(o, rows, bounds, row, t.small_steps, ways)?;
             }

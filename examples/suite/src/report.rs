@@ -36,6 +36,10 @@ pub struct Row {
     pub flops: usize,
     /// The stencil's radius per axis: the frame that is not updated.
     pub radius: Vec<usize>,
+    /// GB/s of the copy timed between this row's runs, where the runner
+    /// timed one there (the OpenMP rows): its memory bound, in place of the
+    /// backend's [`Bound::gbs`].
+    pub copy_gbs: Option<f64>,
 }
 
 impl Row {
@@ -73,7 +77,8 @@ pub struct Limit {
     pub by: &'static str,
 }
 
-/// The bound of `r` among `bounds` (NaN where its backend measured none).
+/// The bound of `r` among `bounds` (NaN where its backend measured none),
+/// its memory bound from the copy beside the row where it has one.
 pub fn limit(r: &Row, bounds: &[Bound]) -> Limit {
     let Some(b) = bounds.iter().find(|b| b.backend == r.backend) else {
         return Limit {
@@ -81,7 +86,7 @@ pub fn limit(r: &Row, bounds: &[Bound]) -> Limit {
             by: "memory",
         };
     };
-    let memory = b.gbs / r.bytes as f64;
+    let memory = r.copy_gbs.unwrap_or(b.gbs) / r.bytes as f64;
     let flops = b.flops[usize::from(r.dtype == "f64")];
     let arithmetic = flops / 1e9 / r.flops.max(1) as f64;
     if arithmetic < memory {
@@ -297,7 +302,7 @@ fn markdown_row(md: &mut String, r: &Row, f: &Figures, h100: bool) -> std::fmt::
 fn json_row(json: &mut String, o: &Options, r: &Row, f: &Figures) -> std::fmt::Result {
     write!(
         json,
-        "  {{\"backend\": \"{}\", \"device\": \"{}\", \"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"steps\": {}, \"warmup_steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {}, \"gb_per_s\": {:.1}, \"bytes_per_cell\": {}, \"flops_per_cell\": {}, \"bound_gcells_per_s\": {}, \"bound_by\": \"{}\", \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {}}}",
+        "  {{\"backend\": \"{}\", \"device\": \"{}\", \"stencil\": \"{}\", \"dtype\": \"{}\", \"shape\": {:?}, \"variant\": \"{}\", \"strategy\": \"{}\", \"steps\": {}, \"warmup_steps\": {}, \"reps\": {}, \"median_s\": {:.6}, \"gcells_per_s\": {}, \"gb_per_s\": {:.1}, \"bytes_per_cell\": {}, \"flops_per_cell\": {}, \"bound_gcells_per_s\": {}, \"bound_by\": \"{}\", \"copy_gb_per_s\": {}, \"fraction_of_bound\": {:.4}, \"speedup_vs_naive\": {}}}",
         r.backend,
         r.device.replace('"', "'"),
         r.stencil,
@@ -315,6 +320,8 @@ fn json_row(json: &mut String, o: &Options, r: &Row, f: &Figures) -> std::fmt::R
         r.flops,
         rate(f.limit.gcells),
         f.limit.by,
+        // JSON has no NaN: a row without a copy beside it has null.
+        r.copy_gbs.map_or("null".to_string(), |g| format!("{g:.1}")),
         f.gcells / f.limit.gcells,
         // JSON has no NaN: a row without a `naive` beside it has null.
         if f.speedup.is_nan() {
@@ -391,6 +398,7 @@ mod tests {
             bytes,
             flops,
             radius: vec![1, 1],
+            copy_gbs: None,
         }
     }
 
@@ -410,6 +418,14 @@ mod tests {
         assert_eq!((l.gcells, l.by), (30.0, "arithmetic"));
         let l = limit(&row("f32", 8, 1000), &bounds);
         assert_eq!((l.gcells, l.by), (60.0, "arithmetic"));
+        // A copy timed beside the row is its memory bound: 2000 GB/s, 125
+        // GCells/s at 16 bytes a cell.
+        let beside = Row {
+            copy_gbs: Some(2000.0),
+            ..row("f64", 16, 10)
+        };
+        let l = limit(&beside, &bounds);
+        assert_eq!((l.gcells, l.by), (125.0, "memory"));
         // No bound measured for the backend: NaN.
         let mut other = row("f32", 8, 10);
         other.backend = "openmp";

@@ -81,6 +81,14 @@ fn the_runner_checks_times_and_reports_every_selected_configuration() {
         // The bound keeps three significant digits (a relative error of
         // 0.5% at most), GCells/s three decimals; on a loaded machine a
         // small grid's bound can be a thousandth of a GCell/s.
+        // Each OpenMP row's memory bound is the copy timed between its runs.
+        let copy = row["copy_gb_per_s"].as_f64().unwrap();
+        if row["bound_by"] == "memory" {
+            assert!(
+                (bound - copy / bytes).abs() <= 0.005 * bound + 0.05 / bytes,
+                "{row}"
+            );
+        }
         let fraction = row["fraction_of_bound"].as_f64().unwrap();
         let gcells = row["gcells_per_s"].as_f64().unwrap();
         let slack = 0.005 * gcells / bound + 0.0005 / bound + 0.0001;
