@@ -25,7 +25,7 @@ use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
 use crate::codegen::index::offset_index;
 use crate::codegen::names::{slot_name, statement_name};
-use crate::ir::{Access, Bound, Boundary, Statement, Stencil, WHOLE_AXIS};
+use crate::ir::{Access, Bound, Boundary, Expr, Statement, Stencil, WHOLE_AXIS};
 
 /// The stencil the OpenMP-C kernels compute: `st` with its temporaries
 /// computed inline where that adds few flops ([`crate::backend::inline`]),
@@ -456,8 +456,13 @@ fn interior_span(st: &Stencil, info: &StatementInfo) -> Vec<[String; 2]> {
 
 /// Statement `s`'s value as C, each read spelled by `read`.
 pub(super) fn c_value(st: &Stencil, s: &Statement, read: &dyn Fn(&Access) -> String) -> String {
+    c_expr(st, &s.expr, read)
+}
+
+/// `e` as C, each read spelled by `read`.
+pub(super) fn c_expr(st: &Stencil, e: &Expr, read: &dyn Fn(&Access) -> String) -> String {
     expr::print(
-        &s.expr,
+        e,
         &CExpr {
             st,
             gpu: false,

@@ -16,6 +16,11 @@
 //! of 32 rows ran 0.71-0.76 on 512^3 (docs/design-notes.md, "Planes a power
 //! of two apart").
 //!
+//! A pass shares most of its reads among its planes' cells. Each shared
+//! value is loaded once into a local; where they outnumber the registers,
+//! the pass's sums accumulate term by term in the order of their reads, so
+//! that each value dies soon after its load ([`SHARED_IN_REGISTERS`]).
+//!
 //! Where planes are a multiple of 4 KiB apart, the slots read at other
 //! planes than the cell's go through the ring, and slots read only in the
 //! cell's plane are read from the grid. Elsewhere, or where a thread's ring
@@ -23,9 +28,9 @@
 
 use std::fmt::{self, Write as _};
 
-use super::{Writer, c_value, plain_read};
+use super::{Writer, c_expr, c_value, plain_read};
 use crate::codegen::names::{offset_part, slot_name};
-use crate::ir::{Access, Slot, Statement, Stencil, WHOLE_AXIS};
+use crate::ir::{Access, Expr, Op, Slot, Statement, Stencil, WHOLE_AXIS};
 
 /// Bands a thread at least (where a grid has the rows): handed out as
 /// threads finish one, so that a slower thread takes fewer. On the GPU
@@ -44,6 +49,14 @@ const BANDS_PER_THREAD: usize = 4;
 /// fast as 2 a pass in f32 from the grid (500^3). On 2 cores, 2 a pass
 /// through the ring ran f32 0.78x, and 8 0.97x (f32) and 1.02x (f64) of 4.
 pub(super) const PLANES_A_PASS: usize = 4;
+
+/// The most values a pass's cells share that it loads up front, each into a
+/// local of its own, before its sums: AVX-512's vector registers. Past it
+/// (a 9 x 9 x 9 box shares 972 values across 4 planes), the compiler kept
+/// them all live through the sums, in spills (7003 stack accesses beside
+/// 3640 multiply-adds in the pass's loop), and the pass accumulates its sums
+/// term by term in the order of their reads instead.
+const SHARED_IN_REGISTERS: usize = 32;
 
 /// Whether statement `s` of `st` marches the slowest axis: 3-D, with a
 /// block that spans it, reading some slot at another plane than the cell's
@@ -403,34 +416,120 @@ fn row(w: &mut Writer, st: &Stencil, s: &Statement, reach: &Reach, pass: usize) 
         )
     };
     let plain = plain_read(st);
-    let values: Vec<String> = (0..pass as i64)
-        .map(|k| {
-            c_value(st, s, &|a: &Access| {
-                let at = [a.offset[0] + k, a.offset[1], a.offset[2]];
-                if !reach.slots.contains(&a.slot) {
-                    plain(&Access {
-                        offset: at.to_vec(),
-                        ..a.clone()
-                    })
-                } else if shared.contains(&(at, a.slot)) {
-                    local(at, a.slot)
-                } else {
-                    ringed(at, a.slot)
-                }
+    // Read `a` of the pass's plane `k`: from a local where the pass's cells
+    // share it, else from its row.
+    let read = |k: i64, a: &Access| {
+        let at = [a.offset[0] + k, a.offset[1], a.offset[2]];
+        if !reach.slots.contains(&a.slot) {
+            plain(&Access {
+                offset: at.to_vec(),
+                ..a.clone()
             })
-        })
-        .collect();
+        } else if shared.contains(&(at, a.slot)) {
+            local(at, a.slot)
+        } else {
+            ringed(at, a.slot)
+        }
+    };
     w.pragma("omp simd")?;
     w.block("for (ptrdiff_t i2 = b2; i2 < e2; ++i2)", |w| {
         writeln!(w, "const ptrdiff_t c = row + i2, j = i2 - b2;")?;
+        if shared.len() > SHARED_IN_REGISTERS {
+            let load = |at, slot| format!("const {t} {} = {};", local(at, slot), ringed(at, slot));
+            return in_read_order(w, st, s, pass, &read, &|at, slot| {
+                shared.contains(&(at, slot)).then(|| load(at, slot))
+            });
+        }
         for &(at, slot) in &shared {
             writeln!(w, "const {t} {} = {};", local(at, slot), ringed(at, slot))?;
         }
-        for (k, value) in values.iter().enumerate() {
-            writeln!(w, "out[{}] = {value};", step("c", k as i64, "s0"))?;
+        for k in 0..pass as i64 {
+            let value = c_value(st, s, &|a: &Access| read(k, a));
+            writeln!(w, "out[{}] = {value};", step("c", k, "s0"))?;
         }
         Ok(())
     })
+}
+
+/// The terms of `e`'s left-deep chain of sums and differences, in order,
+/// each with the operation that adds it (`Add` for the first): `a - b + c`
+/// is `[(Add, a), (Sub, b), (Add, c)]`.
+fn chain(e: &Expr) -> Vec<(Op, &Expr)> {
+    match e {
+        Expr::Bin(op @ (Op::Add | Op::Sub), a, b) => {
+            let mut terms = chain(a);
+            terms.push((*op, b));
+            terms
+        }
+        _ => vec![(Op::Add, e)],
+    }
+}
+
+/// The pass's `pass` sums (a plane each), each its chain of terms in order,
+/// so that each rounds as the statement does, accumulated in turn: the next
+/// term taken from the sum whose term reads the lowest plane (then the
+/// earliest of that plane's terms in its sum), so that a value the sums
+/// share is loaded (`load` gives its declaration, once) just before the
+/// terms that read it and dies after them.
+fn in_read_order(
+    w: &mut Writer,
+    st: &Stencil,
+    s: &Statement,
+    pass: usize,
+    read: &dyn Fn(i64, &Access) -> String,
+    load: &dyn Fn([i64; 3], Slot) -> Option<String>,
+) -> fmt::Result {
+    let terms = chain(&s.expr);
+    // Each term's lowest plane (relative to its cell), and its rank among
+    // the terms of that plane.
+    let planes: Vec<i64> = terms.iter().map(|(_, e)| lowest_plane(e)).collect();
+    let ranks: Vec<usize> = (0..terms.len())
+        .map(|i| planes[..i].iter().filter(|&&p| p == planes[i]).count())
+        .collect();
+    let key = |k: usize, i: usize| (planes[i].saturating_add(k as i64), ranks[i]);
+    let mut next = vec![0; pass];
+    let mut loaded = Vec::new();
+    while let Some(k) = (0..pass)
+        .filter(|&k| next[k] < terms.len())
+        .min_by_key(|&k| key(k, next[k]))
+    {
+        let (op, e) = terms[next[k]];
+        let mut loads = Vec::new();
+        e.for_each_read(&mut |a: &Access| {
+            let at = [a.offset[0] + k as i64, a.offset[1], a.offset[2]];
+            if !loaded.contains(&(at, a.slot)) {
+                loaded.push((at, a.slot));
+                loads.extend(load(at, a.slot));
+            }
+        });
+        for line in loads {
+            writeln!(w, "{line}")?;
+        }
+        let term = c_expr(st, e, &|a: &Access| read(k as i64, a));
+        let term = match e {
+            Expr::Bin(Op::Add | Op::Sub, ..) => format!("({term})"),
+            _ => term,
+        };
+        let sign = if op == Op::Sub { "-" } else { "+" };
+        match next[k] {
+            0 => writeln!(w, "{} sum{k} = {term};", st.dtype.c())?,
+            _ => writeln!(w, "sum{k} = sum{k} {sign} {term};")?,
+        }
+        next[k] += 1;
+    }
+    for k in 0..pass {
+        writeln!(w, "out[{}] = sum{k};", step("c", k as i64, "s0"))?;
+    }
+    Ok(())
+}
+
+/// The lowest plane `e` reads (`i64::MIN` where it reads none).
+fn lowest_plane(e: &Expr) -> i64 {
+    let mut lowest = None;
+    e.for_each_read(&mut |a: &Access| {
+        lowest = Some(lowest.map_or(a.offset[0], |p: i64| p.min(a.offset[0])));
+    });
+    lowest.unwrap_or(i64::MIN)
 }
 
 #[cfg(test)]
@@ -448,6 +547,27 @@ mod tests {
              expr = \"u[0,0,0] + 0.1*(u[-4,0,0] + u[4,0,0] + u[-1,0,0] + u[0,1,0] + u[0,0,-1])\"\n"
         );
         let mut all = crate::config::lowered("s.stencil.toml".as_ref(), &text).unwrap();
+        all.remove(0)
+    }
+
+    /// A box of 3 x 3 cells a plane over 9 planes, in f32, its coefficients
+    /// 0.001, 0.002, ... in the order of its terms.
+    fn tall_box() -> Stencil {
+        let mut terms = Vec::new();
+        for dz in -4..=4 {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    terms.push(format!("0.{:03}*u[{dz},{dy},{dx}]", terms.len() + 1));
+                }
+            }
+        }
+        let text = format!(
+            "[stencil]\nname = \"b\"\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n\
+             [fields]\nu = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"{}\"\n",
+            terms.join(" + ")
+        );
+        let mut all = crate::config::lowered("b.stencil.toml".as_ref(), &text).unwrap();
         all.remove(0)
     }
 
@@ -492,6 +612,58 @@ mod tests {
         );
         // In-plane reads are each cell's own.
         assert!(body.contains("cur_u_p2[j + pitch]") && body.contains("cur_u_p3[j - 1]"));
+    }
+
+    #[test]
+    fn a_pass_sharing_more_values_than_registers_sums_in_the_order_of_its_reads() {
+        let st = tall_box();
+        let c = source(&st, &analyse(&st), "p");
+        let body = pass_loop(&c);
+        let body: Vec<&str> = body[..body.find("/* The planes left").unwrap()]
+            .lines()
+            .map(str::trim)
+            .collect();
+        // 4 planes of 81 terms, each sum its terms in the statement's order.
+        for k in 0..4 {
+            let terms: Vec<&str> = body
+                .iter()
+                .filter_map(|l| {
+                    let rest = l
+                        .strip_prefix(&format!("float sum{k} = "))
+                        .or_else(|| l.strip_prefix(&format!("sum{k} = sum{k} + ")))?;
+                    Some(rest.split(" * ").next().unwrap())
+                })
+                .collect();
+            let want: Vec<String> = (1..=81)
+                .map(|i| format!("{}f", format!("0.{i:03}").trim_end_matches('0')))
+                .collect();
+            assert_eq!(terms, want, "sum{k}");
+        }
+        let out = |k: usize| {
+            body.iter().position(|l| {
+                l.starts_with(&format!(
+                    "out[{}] = sum{k};",
+                    super::step("c", k as i64, "s0")
+                ))
+            })
+        };
+        assert!((0..4).all(|k| out(k).is_some()), "{body:#?}");
+        // A shared value is loaded once, just before the terms of the sums
+        // that read it, and not read after them.
+        let loads: Vec<usize> = (0..body.len())
+            .filter(|&i| body[i].starts_with("const float cur_u_"))
+            .collect();
+        assert!(loads.len() > super::SHARED_IN_REGISTERS, "{body:#?}");
+        for &i in &loads {
+            let name = body[i].split(' ').nth(2).unwrap();
+            let uses: Vec<usize> = (0..body.len())
+                .filter(|&u| u != i && body[u].contains(&format!("{name};")))
+                .collect();
+            assert!(
+                !uses.is_empty() && uses.iter().all(|&u| u > i && u <= i + 4),
+                "{name}: {uses:?}"
+            );
+        }
     }
 
     #[test]
