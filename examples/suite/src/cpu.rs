@@ -95,6 +95,11 @@ fn openmp_strategy(t: &stencil_rt::openmp::OpenmpTiling) -> String {
         (1, [rest @ .., last]) if *last >= WHOLE_AXIS && rest.iter().all(|&b| b == 1) => {
             "rows, a step at a time".into()
         }
+        // A block spanning the slowest axis of a 3-D grid: bands of rows
+        // marching it (the generated kernels' `planes`).
+        (1, [planes, rows, _]) if *planes >= WHOLE_AXIS => {
+            format!("bands of {rows} rows marching the slowest axis, a step at a time")
+        }
         (1, block) => {
             let extents: Vec<String> = block
                 .iter()
@@ -259,4 +264,31 @@ pub fn run(
     include!(concat!(env!("OUT_DIR"), "/variants.rs"));
     progress.finish();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::openmp_strategy;
+    use stencil_rt::openmp::{OpenmpTiling, WHOLE_AXIS};
+
+    #[test]
+    fn each_openmp_tiling_is_named_for_what_its_kernels_do() {
+        let name = |block: &'static [usize], time_block| {
+            openmp_strategy(&OpenmpTiling { block, time_block })
+        };
+        assert_eq!(name(&[1, 1, WHOLE_AXIS], 1), "rows, a step at a time");
+        assert_eq!(
+            name(&[WHOLE_AXIS, 32, WHOLE_AXIS], 1),
+            "bands of 32 rows marching the slowest axis, a step at a time"
+        );
+        assert_eq!(name(&[8, 16, 512], 1), "cache blocks [8, 16, 512]");
+        assert_eq!(
+            name(&[64, 16, 512], 4),
+            "tiles of 64 x 16, up to 4 steps a sweep"
+        );
+        assert_eq!(
+            name(&[32, WHOLE_AXIS], 8),
+            "bands of rows, up to 8 steps a sweep"
+        );
+    }
 }
