@@ -76,16 +76,19 @@ fn device_name() -> String {
                 .map(|m| m.trim().to_string())
         })
         .unwrap_or_else(|| "CPU".into());
-    let threads = std::env::var("OMP_NUM_THREADS")
-        .ok()
-        .or_else(|| {
-            std::thread::available_parallelism()
-                .ok()
-                .map(|n| n.to_string())
-        })
-        .unwrap_or_else(|| "?".into());
+    let threads = crate::openmp_max_threads();
     let isa = stencil_rt::openmp::isa();
     format!("{model}, {threads} threads, {isa}")
+}
+
+/// `strategy` as a row reports it where `--threads` runs several counts:
+/// with the count it ran at.
+fn with_threads(o: &Options, strategy: String) -> String {
+    if o.threads.is_empty() {
+        strategy
+    } else {
+        format!("{strategy}; {} threads", crate::openmp_max_threads())
+    }
 }
 
 /// What an OpenMP tiling does, as the report names it.
@@ -191,8 +194,25 @@ fn timed_beside_copies(
     Ok((row, crate::middle(copies)))
 }
 
-/// Measures the bound, then every selected variant with its own OpenMP tiling.
+/// At each thread count `--threads` asks for (else at the runtime's), the
+/// bound, then every selected variant with its own OpenMP tiling.
 pub fn run(
+    o: &Options,
+    rows: &mut Vec<Row>,
+    bounds: &mut Vec<Bound>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    if o.threads.is_empty() {
+        return run_at(o, rows, bounds);
+    }
+    for &threads in &o.threads {
+        crate::openmp_set_threads(threads as usize);
+        run_at(o, rows, bounds)?;
+    }
+    Ok(())
+}
+
+/// The bound, then every selected variant, at the threads set now.
+fn run_at(
     o: &Options,
     rows: &mut Vec<Row>,
     bounds: &mut Vec<Bound>,
@@ -204,6 +224,7 @@ pub fn run(
     let copied = median(o.reps, || seconds(steps, &mut |k| copy.run(k)))?;
     bounds.push(Bound {
         backend: "openmp",
+        device: device.clone(),
         what: format!(
             "STREAM-like copy of a {n}^2 f64 grid (OpenMP, {device}; each row's memory bound is \
              the copy timed between its runs)",
@@ -248,7 +269,7 @@ pub fn run(
                     stencil: $stencil,
                     dtype: $dtype,
                     variant: $variant,
-                    strategy: o.per_call(openmp_strategy(&s::openmp::TILING)),
+                    strategy: with_threads(o, o.per_call(openmp_strategy(&s::openmp::TILING))),
                     shape,
                     steps,
                     seconds,

@@ -214,6 +214,7 @@ fn bound(o: &Options, device: &str) -> Result<Bound, Box<dyn std::error::Error>>
     let flops = [fma_flops(4)?, fma_flops(8)?];
     Ok(Bound {
         backend: "cuda",
+        device: device.to_string(),
         what: format!(
             "device-to-device cudaMemcpy of 2 GiB on {device}, CUDA events \
              (our naive copy kernel beside it: {k32:.0} GB/s in f32, {k64:.0} in f64); \

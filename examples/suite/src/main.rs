@@ -110,6 +110,11 @@ pub struct Options {
     /// both.
     #[arg(long)]
     pub both_ways: bool,
+    /// OpenMP thread counts to run at, in turn (e.g. `1,2,4,8,16`): every
+    /// OpenMP row at each, beside the bound measured at that count
+    /// [default: the OpenMP runtime's, from `OMP_NUM_THREADS`].
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Vec<u32>,
     /// Timed runs per configuration; the median is reported.
     #[arg(long, default_value_t = 5)]
     pub reps: usize,

@@ -58,6 +58,9 @@ impl Row {
 pub struct Bound {
     /// The backend it bounds.
     pub backend: &'static str,
+    /// The device it was measured on, as its rows name it (an OpenMP
+    /// bound's names its thread count).
+    pub device: String,
     /// How it was measured.
     pub what: String,
     /// Bytes read + written per second (GB/s) of a copy.
@@ -77,10 +80,15 @@ pub struct Limit {
     pub by: &'static str,
 }
 
-/// The bound of `r` among `bounds` (NaN where its backend measured none),
-/// its memory bound from the copy beside the row where it has one.
+/// The bound of `r` among `bounds`: its backend's on its device, else its
+/// backend's first (NaN where its backend measured none); its memory bound
+/// from the copy beside the row where it has one.
 pub fn limit(r: &Row, bounds: &[Bound]) -> Limit {
-    let Some(b) = bounds.iter().find(|b| b.backend == r.backend) else {
+    let of_backend = || bounds.iter().filter(|b| b.backend == r.backend);
+    let Some(b) = of_backend()
+        .find(|b| b.device == r.device)
+        .or_else(|| of_backend().next())
+    else {
         return Limit {
             gcells: f64::NAN,
             by: "memory",
@@ -167,6 +175,7 @@ fn figures(r: &Row, rows: &[Row], bounds: &[Bound]) -> Figures {
         .iter()
         .find(|n| {
             n.backend == r.backend
+                && n.device == r.device
                 && n.stencil == r.stencil
                 && n.dtype == r.dtype
                 && n.variant == "naive"
@@ -406,6 +415,7 @@ mod tests {
     fn the_bound_is_the_lower_of_memory_and_arithmetic() {
         let bounds = [Bound {
             backend: "cuda",
+            device: "test".into(),
             what: String::new(),
             gbs: 4000.0,
             flops: [60e12, 30e12],
@@ -426,6 +436,21 @@ mod tests {
         };
         let l = limit(&beside, &bounds);
         assert_eq!((l.gcells, l.by), (125.0, "memory"));
+        // Several bounds of a backend (one a thread count): the row's device's.
+        let two = [
+            bounds[0].clone(),
+            Bound {
+                device: "other".into(),
+                gbs: 1000.0,
+                ..bounds[0].clone()
+            },
+        ];
+        let other = Row {
+            device: "other".into(),
+            ..row("f64", 16, 10)
+        };
+        assert_eq!(limit(&other, &two).gcells, 62.5);
+        assert_eq!(limit(&row("f64", 16, 10), &two).gcells, 250.0);
         // No bound measured for the backend: NaN.
         let mut other = row("f32", 8, 10);
         other.backend = "openmp";
@@ -439,6 +464,7 @@ mod tests {
         let (md, json) = (dir.join("rows.md"), dir.join("rows.json"));
         let bounds = [Bound {
             backend: "cuda",
+            device: "test".into(),
             what: "test".into(),
             gbs: 4000.0,
             flops: [60e12, 30e12],

@@ -173,6 +173,48 @@ fn the_device_names_the_level_its_kernels_run_at() {
     assert!(device(Some("baseline")).ends_with(" threads, baseline"));
 }
 
+/// `--threads` runs every OpenMP row at each count, each beside the bound
+/// measured at that count and against the `naive` row of that count.
+#[test]
+fn each_thread_count_has_its_rows_and_its_bound() {
+    let stdout = small_j2d5pt(&["--threads", "1,2"]);
+    for threads in ["1 threads", "2 threads"] {
+        let bound = "Bounds (openmp): STREAM-like copy of a 64^2 f64 grid (OpenMP, ";
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(bound) && l.contains(&format!(", {threads}, "))),
+            "{threads}: {stdout}"
+        );
+    }
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| openmp |"))
+        .collect();
+    assert_eq!(rows.len(), 4, "naive and auto at each count: {stdout}");
+    for (row, threads) in rows.iter().zip([
+        "; 1 threads |",
+        "; 1 threads |",
+        "; 2 threads |",
+        "; 2 threads |",
+    ]) {
+        assert!(row.contains(threads), "{row}");
+    }
+    // Each count's naive row is its own baseline.
+    assert_eq!(
+        rows.iter()
+            .filter(|l| l.contains("| naive |") && l.ends_with("| 1.00x |"))
+            .count(),
+        2,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Devices: ")
+            && stdout.contains(" 1 threads, ")
+            && stdout.contains(" 2 threads, ")
+    );
+}
+
 #[test]
 fn rows_timed_a_few_steps_a_call_say_so() {
     let stdout = small_j2d5pt(&["--steps-per-call", "1"]);
