@@ -163,12 +163,26 @@ fn step_loop(st: &Stencil, states: &[Ident]) -> TokenStream {
     match &st.statements[..] {
         [s] if fuses(st) => fused_steps(st, s),
         _ => {
-            let body = st.statements.iter().enumerate().map(|(k, s)| {
-                let first = k == 0 || st.statements[k - 1].target != s.target;
-                statement_call(st, s, first)
-            });
+            let firsts: Vec<bool> = (0..st.statements.len())
+                .map(|k| k == 0 || st.statements[k - 1].target != st.statements[k].target)
+                .collect();
+            let body = st
+                .statements
+                .iter()
+                .zip(&firsts)
+                .map(|(s, &first)| statement_call(st, s, first, Frame::FirstSteps));
+            let step = if st
+                .statements
+                .iter()
+                .zip(&firsts)
+                .any(|(s, &first)| copies_frame(st, s, first))
+            {
+                quote!(steps__done)
+            } else {
+                quote!(_)
+            };
             quote! {
-                for _ in 0..steps {
+                for #step in 0..steps {
                     #(#body)*
                     #(#states.advance();)*
                 }
@@ -214,7 +228,8 @@ fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
 fn fused_leapfrog_steps(st: &Stencil, s: &Statement) -> TokenStream {
     let tid = ident(&st.fields[s.target].name);
     let slots: Vec<TokenStream> = slot_args(st, s).collect();
-    let single = statement_call(st, s, true);
+    // A round's copies give the single step's level the frame first.
+    let single = statement_call(st, s, true, Frame::Copied);
     quote! {
         let mut steps__done = 0;
         while steps__done < steps {
@@ -236,6 +251,14 @@ fn fused_leapfrog_steps(st: &Stencil, s: &Statement) -> TokenStream {
     }
 }
 
+/// Whether a step copies the frame into the level statement `s` writes
+/// (`first`: the first of its field's statements): a leapfrog's three
+/// levels, on a grid whose steps leave the frame as it is.
+fn copies_frame(st: &Stencil, s: &Statement, first: bool) -> bool {
+    let target = &st.fields[s.target];
+    st.boundary != Boundary::Periodic && target.role != Role::Temp && target.has_prev() && first
+}
+
 /// The arguments a call of `s`'s kernel passes for its slots.
 fn slot_args(st: &Stencil, s: &Statement) -> impl Iterator<Item = TokenStream> {
     s.slots().into_iter().map(move |slot| {
@@ -254,9 +277,18 @@ fn slot_args(st: &Stencil, s: &Statement) -> impl Iterator<Item = TokenStream> {
     })
 }
 
+/// Whether a leapfrog's single step copies the frame into the level it writes.
+#[derive(Clone, Copy, PartialEq)]
+enum Frame {
+    /// In a run's first two steps, after which each of the three levels has it.
+    FirstSteps,
+    /// Never: the step's level has it already.
+    Copied,
+}
+
 /// The call of statement `s`'s kernel; `first` where no statement of its
 /// field's regions came before it this step.
-fn statement_call(st: &Stencil, s: &Statement, first: bool) -> TokenStream {
+fn statement_call(st: &Stencil, s: &Statement, first: bool, frame: Frame) -> TokenStream {
     let method = ident(&statement_name(st, s));
     let target = &st.fields[s.target];
     let tid = ident(&target.name);
@@ -265,9 +297,19 @@ fn statement_call(st: &Stencil, s: &Statement, first: bool) -> TokenStream {
         return quote! { kernels.#method(shape, #tid, #(#slot_args,)* &params); };
     }
     // The frame goes into the level about to be written before the first
-    // of the field's statements writes it, not over what an earlier region's wrote.
-    let frame = (st.boundary != Boundary::Periodic && target.has_prev() && first)
-        .then(|| quote! { rt::copy_frame(io.cur, io.next, &shape, &RADIUS); });
+    // of the field's statements writes it, not over what an earlier region's
+    // wrote. No step writes it: once each of a leapfrog's three levels has
+    // it (the first two steps write the two that may not), the rest keep
+    // it. Copied every step by one thread walking every row's ends, it had
+    // held acoustic25 f32 on 16 cores at 49%-52% of its bound (78%-86%
+    // without: docs/design-notes.md, "A leapfrog's frame").
+    let frame = (frame == Frame::FirstSteps && copies_frame(st, s, first)).then(|| {
+        quote! {
+            if steps__done < 2 {
+                rt::copy_frame(io.cur, io.next, &shape, &RADIUS);
+            }
+        }
+    });
     quote! {
         {
             let io = #tid.io();
