@@ -224,7 +224,10 @@ fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
 /// the two free buffers of four (`stencil_rt::host::Levels::with_spare`,
 /// `rt::Levels` to the generated code), which then become the previous and
 /// current levels; every level from the first step on has the current
-/// level's frame, copied into both first.
+/// level's frame, copied into both first. No step writes the frame, so
+/// the first two rounds give it to all four buffers (the first round's two,
+/// then the caller's previous level among the second's), and the rest copy
+/// nothing.
 fn fused_leapfrog_steps(st: &Stencil, s: &Statement) -> TokenStream {
     let tid = ident(&st.fields[s.target].name);
     let slots: Vec<TokenStream> = slot_args(st, s).collect();
@@ -232,13 +235,17 @@ fn fused_leapfrog_steps(st: &Stencil, s: &Statement) -> TokenStream {
     let single = statement_call(st, s, true, Frame::Copied);
     quote! {
         let mut steps__done = 0;
+        let mut rounds__done = 0;
         while steps__done < steps {
             let steps__ran = {
                 let io = #tid.fused();
-                rt::copy_frame(io.cur, io.aux, &shape, &RADIUS);
-                rt::copy_frame(io.cur, io.out, &shape, &RADIUS);
+                if rounds__done < 2 {
+                    rt::copy_frame(io.cur, io.aux, &shape, &RADIUS);
+                    rt::copy_frame(io.cur, io.out, &shape, &RADIUS);
+                }
                 kernels.fuse(shape, io.out, io.aux, #(#slots,)* &params, steps - steps__done)
             };
+            rounds__done += 1;
             if steps__ran == 0 {
                 #single
                 #tid.advance();
