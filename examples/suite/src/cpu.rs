@@ -125,17 +125,17 @@ fn openmp_strategy(t: &stencil_rt::openmp::OpenmpTiling) -> String {
 /// two f64 grids of the run's 2-D extent, so that it meets the same level
 /// of the memory hierarchy as the stencils (the default 8192^2: 2 x 512
 /// MiB, beyond a server's L3; at 4096^2 a 300 MiB L3 held both grids).
-struct Copy {
+struct BoundCopy {
     n: usize,
     u: Vec<f64>,
     v: Vec<f64>,
     work: crate::copy2d_f64::Workspace,
 }
 
-impl Copy {
+impl BoundCopy {
     fn new(o: &Options) -> Self {
         let n = o.shape("copy2d", 2, false)[0];
-        Copy {
+        BoundCopy {
             n,
             u: pattern(n * n, 0),
             v: pattern(n * n, 1),
@@ -181,7 +181,7 @@ fn seconds(
 fn timed_beside_copies(
     o: &Options,
     steps: u64,
-    copy: &mut Copy,
+    copy: &mut BoundCopy,
     mut run: impl FnMut(u64) -> Result<(), StencilError>,
 ) -> Result<(f64, f64), StencilError> {
     run(o.warmup)?;
@@ -218,7 +218,7 @@ fn run_at(
     bounds: &mut Vec<Bound>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let device = device_name();
-    let mut copy = Copy::new(o);
+    let mut copy = BoundCopy::new(o);
     let steps = 20;
     copy.run(o.warmup)?;
     let copied = median(o.reps, || seconds(steps, &mut |k| copy.run(k)))?;

@@ -54,8 +54,9 @@ pub(super) const PLANES_A_PASS: usize = 4;
 /// local of its own, before its sums: AVX-512's vector registers. Past it
 /// (a 9 x 9 x 9 box shares 972 values across 4 planes), the compiler kept
 /// them all live through the sums, in spills (7003 stack accesses beside
-/// 3640 multiply-adds in the pass's loop), and the pass accumulates its sums
-/// term by term in the order of their reads instead.
+/// 3640 multiply-adds in the kernel's AVX-512 code, its pass of 4 planes and
+/// its plane a pass), and the pass accumulates its sums term by term in the
+/// order of their reads instead.
 const SHARED_IN_REGISTERS: usize = 32;
 
 /// Whether statement `s` of `st` marches the slowest axis: 3-D, with a
@@ -431,17 +432,19 @@ fn row(w: &mut Writer, st: &Stencil, s: &Statement, reach: &Reach, pass: usize) 
             ringed(at, a.slot)
         }
     };
+    // A shared value's declaration: loaded once into its local.
+    let load =
+        |at: [i64; 3], slot| format!("const {t} {} = {};", local(at, slot), ringed(at, slot));
     w.pragma("omp simd")?;
     w.block("for (ptrdiff_t i2 = b2; i2 < e2; ++i2)", |w| {
         writeln!(w, "const ptrdiff_t c = row + i2, j = i2 - b2;")?;
         if shared.len() > SHARED_IN_REGISTERS {
-            let load = |at, slot| format!("const {t} {} = {};", local(at, slot), ringed(at, slot));
             return in_read_order(w, st, s, pass, &read, &|at, slot| {
                 shared.contains(&(at, slot)).then(|| load(at, slot))
             });
         }
         for &(at, slot) in &shared {
-            writeln!(w, "const {t} {} = {};", local(at, slot), ringed(at, slot))?;
+            writeln!(w, "{}", load(at, slot))?;
         }
         for k in 0..pass as i64 {
             let value = c_value(st, s, &|a: &Access| read(k, a));
