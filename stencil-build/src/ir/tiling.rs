@@ -656,9 +656,10 @@ pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
 /// whether its single steps march ([`marches`]): a `time_block` above 1
 /// where it cannot fuse is an error at it; without one, a stencil that can
 /// fuse gets the fused defaults ([`OpenmpTiling::default_for`]), but a 3-D
-/// one reaching [`MARCHING_REACH`] planes along the slowest axis, whose
-/// single steps without a block of the spec's march that axis, as do
-/// those of such stencils that cannot fuse.
+/// one reaching [`MARCHING_REACH`] planes along the slowest axis or bound
+/// by arithmetic ([`MARCHING_INTENSITY`]), whose single steps without a
+/// block of the spec's march that axis, as do those of such stencils that
+/// cannot fuse.
 fn openmp_fusion(
     section: &TilingSection,
     st: &mut crate::ir::Stencil,
@@ -728,10 +729,33 @@ pub const MARCHING_REACH: usize = 4;
 /// bands of 8 handed out ran 1.0x-1.5x the one band of 32 a thread.
 pub const MARCHING_ROWS: usize = 32;
 
+/// Flops a cell per byte a step moves at and above which a 3-D stencil's
+/// steps default to bands marching the slowest axis, as those reaching
+/// [`MARCHING_REACH`] planes do, rather than fused tiles. Such steps are
+/// bound by arithmetic, or near it, on the 16 Xeon cores the defaults were
+/// measured on (their multiply-adds against their copy: 16-26 flops a byte
+/// in f32, 8-13 in f64): fusing saves traffic they do not wait for and
+/// recomputes the tiles' overlaps (1.5x the cells at radius 2, 4 steps),
+/// while a marching pass loads each row its 4 planes share once. On
+/// 512^3, marching ran AN5D's box3d2r 2.77x (f32, 31 flops a byte) and
+/// 2.21x (f64, 16) the fused tiles, box3d3r 2.03x (f32) and 1.27x (f64),
+/// all single steps in marching bands; below it, j3d27pt (7 and 3.4)
+/// fused ran 1.42x-1.45x the marching step, and flux3d_t2 f32 (10) marched
+/// at 0.96x (design notes, "Wide boxes march").
+pub const MARCHING_INTENSITY: usize = 12;
+
 /// Whether `st`'s steps default to bands marching the slowest axis, one
-/// step at a time: 3-D, reaching [`MARCHING_REACH`] planes along it.
+/// step at a time: 3-D, reaching [`MARCHING_REACH`] planes along it or
+/// computing [`MARCHING_INTENSITY`] flops or more a byte it moves.
 fn marches(st: &crate::ir::Stencil) -> bool {
-    st.dims() == 3 && slowest_reach(st) >= MARCHING_REACH
+    st.dims() == 3 && (slowest_reach(st) >= MARCHING_REACH || bound_by_arithmetic(st))
+}
+
+/// Whether `st` computes [`MARCHING_INTENSITY`] flops or more a cell for
+/// each byte a step of it must move ([`crate::analysis::Analysis`]).
+fn bound_by_arithmetic(st: &crate::ir::Stencil) -> bool {
+    let an = crate::analysis::analyse(st);
+    an.bytes > 0 && an.flops >= MARCHING_INTENSITY * an.bytes
 }
 
 /// The farthest any statement of `st` reads along the slowest axis.

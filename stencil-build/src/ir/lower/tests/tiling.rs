@@ -493,3 +493,39 @@ fn openmp_single_steps_reaching_4_planes_march_the_slowest_axis() {
     let near = text(3, "").replace("[boundary]\nkind = \"periodic\"\n", "");
     assert_eq!(omp(near).time_block, 4, "reach 3 fuses");
 }
+
+#[test]
+fn openmp_steps_bound_by_arithmetic_march_rather_than_fuse() {
+    // A 3-D box of radius `r` with distinct weights: (2r + 1)^3 products
+    // and one add fewer, against a grid read and written a cell.
+    let box3d = |r: i64, dtype: &str| {
+        let mut terms = Vec::new();
+        for z in -r..=r {
+            for y in -r..=r {
+                for x in -r..=r {
+                    terms.push(format!(
+                        "{}*u[{z},{y},{x}]",
+                        0.01 * (terms.len() + 1) as f64
+                    ));
+                }
+            }
+        }
+        let text = format!(
+            "[stencil]\ndtype = \"{dtype}\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"{}\"\n",
+            terms.join(" + ")
+        );
+        lowered(&text).tiling.openmp
+    };
+    let whole = crate::ir::WHOLE_AXIS;
+    let marching = (vec![whole, 32, whole], 1);
+    // 249 flops over 16 bytes (f64) or 8 (f32): at least 12 a byte.
+    for dtype in ["f64", "f32"] {
+        let t = box3d(2, dtype);
+        assert_eq!((t.block, t.time_block), marching, "radius 2, {dtype}");
+    }
+    // 53 flops: 3.3 a byte in f64, 6.6 in f32; their steps fuse.
+    for dtype in ["f64", "f32"] {
+        assert_eq!(box3d(1, dtype).time_block, 4, "radius 1, {dtype}");
+    }
+}
