@@ -95,25 +95,45 @@ where
 
 /// Copies the cells within `radius` (per axis) of an edge of a grid of
 /// `shape` from `src` to `dst`: the frame a fixed boundary keeps, which a
-/// step does not write.
-pub fn copy_frame<T: Copy>(src: &[T], dst: &mut [T], shape: &[usize], radius: &[usize]) {
+/// step does not write. Grids of many rows share them among the cores
+/// (`parallel::spread_frame`): the frame holds both ends of every row.
+pub fn copy_frame<T: Copy + Send + Sync>(
+    src: &[T],
+    dst: &mut [T],
+    shape: &[usize],
+    radius: &[usize],
+) {
+    let n = shape[shape.len() - 1];
+    parallel::spread_frame(dst, n, |rows, at| {
+        copy_frame_rows(src, rows, at / n.max(1), shape, radius)
+    });
+}
+
+/// [`copy_frame`] for the rows `dst` holds, the first of them row `first`
+/// of the grid.
+fn copy_frame_rows<T: Copy>(
+    src: &[T],
+    dst: &mut [T],
+    first: usize,
+    shape: &[usize],
+    radius: &[usize],
+) {
     let (rows, last) = shape.split_at(shape.len() - 1);
     let (n, r) = (last[0], radius[radius.len() - 1]);
-    let row_count: usize = rows.iter().product();
-    for row in 0..row_count {
-        let mut rest = row;
+    for (k, out) in dst.chunks_exact_mut(n.max(1)).enumerate() {
+        let mut rest = first + k;
         let mut edge = false;
         for (a, &extent) in rows.iter().enumerate().rev() {
             let i = rest % extent;
             rest /= extent;
             edge |= i < radius[a] || i >= extent - radius[a];
         }
-        let base = row * n;
+        let base = (first + k) * n;
         if edge {
-            dst[base..base + n].copy_from_slice(&src[base..base + n]);
+            out.copy_from_slice(&src[base..base + n]);
         } else {
-            dst[base..base + r].copy_from_slice(&src[base..base + r]);
-            dst[base + n - r..base + n].copy_from_slice(&src[base + n - r..base + n]);
+            out[..r].copy_from_slice(&src[base..base + r]);
+            out[n - r..].copy_from_slice(&src[base + n - r..base + n]);
         }
     }
 }
@@ -162,6 +182,23 @@ mod tests {
                 let frame = i == 0 || i == 3 || j == 0 || j == 4;
                 assert_eq!(dst[i * 5 + j] == src[i * 5 + j], frame, "({i}, {j})");
             }
+        }
+    }
+
+    #[test]
+    fn a_large_grid_s_frame_is_copied_over_the_cores_as_one_thread_would() {
+        // 2 x 8192 rows and more, so that they are shared out (among 2
+        // threads at least where the machine has 2 cores), unevenly.
+        let (shape, radius) = ([83, 203, 31], [2, 1, 3]);
+        let cells: usize = shape.iter().product();
+        let src: Vec<u32> = (0..cells as u32).collect();
+        let mut dst = vec![u32::MAX; cells];
+        copy_frame(&src, &mut dst, &shape, &radius);
+        for (c, (&d, &s)) in dst.iter().zip(&src).enumerate() {
+            let at = [c / (203 * 31), c / 31 % 203, c % 31];
+            let frame = (0..3).any(|a| at[a] < radius[a] || at[a] >= shape[a] - radius[a]);
+            assert_eq!(d == s, frame, "{at:?}");
+            assert!(frame || d == u32::MAX, "{at:?}");
         }
     }
 }
