@@ -1,7 +1,7 @@
 //! The OpenMP backend's thread control and the description of its compiled
 //! cache blocking. The OpenMP runtime itself is linked into the user's crate
 //! with its kernels; [`Threads`] is how the generated code hands its calls
-//! here. [`isa`] is the instruction-set level the kernels run at.
+//! here. [`isa()`] is the instruction-set level the kernels run at.
 
 mod isa;
 
