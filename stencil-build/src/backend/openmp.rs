@@ -15,6 +15,7 @@ mod fused;
 pub mod levels;
 mod planes;
 pub mod step;
+mod table;
 
 use std::fmt::{self, Write as _};
 
@@ -164,8 +165,25 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
             b => b.to_string(),
         })
         .collect();
-    let marches = st.statements.iter().any(|s| planes::marches(st, s));
-    let mut strategy = if marches {
+    let tabled = st.statements.iter().any(|s| table::table(st, s).is_some());
+    let marches = tabled || st.statements.iter().any(|s| planes::marches(st, s));
+    let mut strategy = if tabled {
+        format!(
+            "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {}; a row of a sum of {} weighted reads or more is summed from a table of its terms, {} vectors at a time{}.",
+            block[1],
+            block[2],
+            st.axes[1],
+            st.axes[2],
+            st.axes[0],
+            table::TABLE_TERMS,
+            table::ACCUMULATORS,
+            if st.statements.iter().all(|s| table::table(st, s).is_some()) {
+                ""
+            } else {
+                ", others' 4 planes a pass"
+            }
+        )
+    } else if marches {
         format!(
             "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {}, {} planes a pass (through a ring of planes of its own where planes are a multiple of 4 KiB apart).",
             block[1],
@@ -489,6 +507,9 @@ pub(super) fn interior(
     s: &Statement,
     span: &[[String; 2]],
 ) -> fmt::Result {
+    if let Some(sum) = table::table(st, s) {
+        return table::interior(w, st, &sum, span);
+    }
     if planes::marches(st, s) {
         return planes::interior(w, st, s, span);
     }
