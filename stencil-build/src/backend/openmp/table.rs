@@ -9,7 +9,8 @@
 //! a few dozen instructions, the accumulators in registers, each term one
 //! load and one multiply-add a vector. Vectors are GCC's and Clang's
 //! vector extension (`vector_size`), which the compiler maps onto the
-//! instruction set it compiles for. A row's last vectors end at its last
+//! instruction set it compiles for; a compiler without it (MSVC) sums
+//! every row a cell at a time from the same table. A row's last vectors end at its last
 //! cell, recomputing a few cells of the vectors before them, so no cell of
 //! a row of at least one chunk is left to scalar code; shorter rows are
 //! summed a cell at a time. Bands of rows march the slowest axis as the
@@ -20,7 +21,7 @@ use std::fmt::{self, Write as _};
 use super::{Writer, c_expr, plain_read};
 use crate::codegen::index::offset_index;
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Expr, Slot, Statement, Stencil, WHOLE_AXIS, weighted_sum};
+use crate::ir::{Access, Expr, Slot, Statement, Stencil, WHOLE_AXIS, WeightedSum, weighted_sum};
 
 /// The fewest terms for which a 3-D single step whose block spans the
 /// slowest axis ([`super::planes::marches`]) sums from a table. On the
@@ -46,7 +47,7 @@ const BANDS_PER_THREAD: usize = 4;
 /// Statement `s`'s terms where its single steps sum them from a table: a
 /// weighted sum ([`weighted_sum`]) of at least [`TABLE_TERMS`] reads, in a
 /// 3-D stencil whose block spans the slowest axis.
-pub(super) fn table(st: &Stencil, s: &Statement) -> Option<(Vec<(Access, Expr)>, Option<Expr>)> {
+pub(super) fn table(st: &Stencil, s: &Statement) -> Option<WeightedSum> {
     if st.dims() != 3 || st.tiling.openmp.block[0] != WHOLE_AXIS {
         return None;
     }
@@ -58,7 +59,7 @@ pub(super) fn table(st: &Stencil, s: &Statement) -> Option<(Vec<(Access, Expr)>,
 pub(super) fn interior(
     w: &mut Writer,
     st: &Stencil,
-    (terms, constant): &(Vec<(Access, Expr)>, Option<Expr>),
+    (terms, constant): &WeightedSum,
     span: &[[String; 2]],
 ) -> fmt::Result {
     let t = st.dtype.c();
@@ -70,10 +71,12 @@ pub(super) fn interior(
         st.axes[0],
         terms.len()
     )?;
+    w.directive("#if defined(__GNUC__)")?;
     writeln!(
         w,
         "typedef {t} stencil_vector __attribute__((vector_size({VECTOR_BYTES})));"
     )?;
+    w.directive("#endif")?;
     tables(w, st, terms)?;
     let [[lo0, hi0], [lo1, hi1], [lo2, hi2]] = [&span[0], &span[1], &span[2]];
     let rows = st.tiling.openmp.block[1];
@@ -106,11 +109,17 @@ pub(super) fn interior(
                 None => "grid[k]".to_string(),
             };
             let sum = (from.as_str(), add.as_str());
-            w.if_else(
-                format_args!("if ({hi2} - {lo2} >= {chunk})"),
-                |w| chunks(w, st, [lo2, hi2], sum),
-                |w| cells(w, st, [lo2, hi2], sum),
-            )
+            writeln!(
+                w,
+                "/* Compilers without GCC's vector extension (MSVC) sum every row a cell at a time. */"
+            )?;
+            w.directive("#if defined(__GNUC__)")?;
+            w.block(format_args!("if ({hi2} - {lo2} >= {chunk})"), |w| {
+                chunks(w, st, [lo2, hi2], sum)?;
+                writeln!(w, "continue;")
+            })?;
+            w.directive("#endif")?;
+            cells(w, st, [lo2, hi2], sum)
         },
     )
 }
@@ -267,6 +276,7 @@ mod tests {
         assert!(c.contains(", 0, ") && !c.contains("grid[k]"), "{c}");
         assert!(c.contains("typedef double stencil_vector __attribute__((vector_size(64)));"));
         // Chunks of 8 vectors of 8 cells, the last one ending at the row's end.
+        assert!(c.contains("#if defined(__GNUC__)\n"), "{c}");
         assert!(c.contains("if (n2 - 2 - 2 >= 64) {"), "{c}");
         assert!(c.contains("const ptrdiff_t i2 = at2 + 64 <= n2 - 2 ? at2 : n2 - 2 - 64;"));
         assert!(c.contains("const double *const term = cur_u + row + i2 + at[k];"));
