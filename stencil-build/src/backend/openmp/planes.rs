@@ -37,7 +37,7 @@ use crate::ir::{Access, Expr, Op, Slot, Statement, Stencil, WHOLE_AXIS};
 /// machine's 16 cores, 512^3, bands of 8 rows handed out ran acoustic25
 /// 1.0x-1.5x as fast as one band of 32 rows a thread in a static share (design
 /// notes, "Bands handed out").
-const BANDS_PER_THREAD: usize = 4;
+pub(super) const BANDS_PER_THREAD: usize = 4;
 
 /// Planes of the slowest axis a band computes in one pass: each row of the
 /// planes their reads reach is loaded once for all of them, where a plane a

@@ -10,14 +10,16 @@
 //! load and one multiply-add a vector. Vectors are GCC's and Clang's
 //! vector extension (`vector_size`), which the compiler maps onto the
 //! instruction set it compiles for; a compiler without it (MSVC) sums
-//! every row a cell at a time from the same table. A row's last vectors end at its last
-//! cell, recomputing a few cells of the vectors before them, so no cell of
-//! a row of at least one chunk is left to scalar code; shorter rows are
-//! summed a cell at a time. Bands of rows march the slowest axis as the
-//! marching bands do, handed out as threads finish one.
+//! every row a cell at a time from the same table. A row's last vectors
+//! end at its last cell, recomputing a few cells of the vectors before
+//! them, so no cell of a row of at least one chunk is left to scalar code;
+//! shorter rows are summed a cell at a time. Bands of rows march the
+//! slowest axis as the marching bands do, handed out as threads finish
+//! one.
 
 use std::fmt::{self, Write as _};
 
+use super::planes::BANDS_PER_THREAD;
 use super::{Writer, c_expr, plain_read};
 use crate::codegen::index::offset_index;
 use crate::codegen::names::slot_name;
@@ -39,10 +41,6 @@ pub(super) const ACCUMULATORS: usize = 8;
 /// Bytes a vector holds: AVX-512's registers, two or four narrower ones
 /// on other targets.
 const VECTOR_BYTES: usize = 64;
-
-/// Bands a thread gets at least, where the rows allow, as the marching
-/// bands do.
-const BANDS_PER_THREAD: usize = 4;
 
 /// Statement `s`'s terms where its single steps sum them from a table: a
 /// weighted sum ([`weighted_sum`]) of at least [`TABLE_TERMS`] reads, in a
