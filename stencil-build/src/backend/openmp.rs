@@ -165,7 +165,12 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
             b => b.to_string(),
         })
         .collect();
-    let tabled = st.statements.iter().any(|s| table::table(st, s).is_some());
+    let tables = st
+        .statements
+        .iter()
+        .filter(|s| table::table(st, s).is_some())
+        .count();
+    let tabled = tables > 0;
     let marches = tabled || st.statements.iter().any(|s| planes::marches(st, s));
     let mut strategy = if tabled {
         format!(
@@ -177,7 +182,7 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
             st.axes[0],
             table::TABLE_TERMS,
             table::ACCUMULATORS,
-            if st.statements.iter().all(|s| table::table(st, s).is_some()) {
+            if tables == st.statements.len() {
                 ""
             } else {
                 ", others' 4 planes a pass"

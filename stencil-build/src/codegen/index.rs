@@ -27,22 +27,48 @@ pub fn wrapped_index(offset: &[i64], wrap: impl Fn(usize, i64) -> String) -> Str
 /// `c - s0 + 2`: the linear index of a read at `offset` from cell `c`, for
 /// languages where `s<a>` is the stride of axis `a` (the last axis has stride 1).
 pub fn offset_index(offset: &[i64]) -> String {
-    let last = offset.len() - 1;
     let mut text = String::from("c");
-    for (a, &d) in offset.iter().enumerate() {
-        if d == 0 {
-            continue;
-        }
-        let sign = if d < 0 { '-' } else { '+' };
-        let m = d.unsigned_abs();
-        let term = match (a == last, m) {
-            (true, m) => m.to_string(),
-            (false, 1) => format!("s{a}"),
-            (false, m) => format!("{m} * s{a}"),
-        };
+    for (sign, term) in offset_terms(offset) {
         text.push_str(&format!(" {sign} {term}"));
     }
     text
+}
+
+/// `-s0 + 2`: [`offset_index`] without the cell, the offset alone (`0`
+/// where it is the cell).
+pub fn offset_delta(offset: &[i64]) -> String {
+    let mut text = String::new();
+    for (sign, term) in offset_terms(offset) {
+        text.push_str(&match (text.is_empty(), sign) {
+            (true, '-') => format!("-{term}"),
+            (true, _) => term,
+            (false, _) => format!(" {sign} {term}"),
+        });
+    }
+    if text.is_empty() {
+        "0".to_string()
+    } else {
+        text
+    }
+}
+
+/// The signed terms of a read's offset along each axis where it is not 0:
+/// `('-', "s0")`, `('+', "2")`.
+fn offset_terms(offset: &[i64]) -> impl Iterator<Item = (char, String)> + '_ {
+    let last = offset.len() - 1;
+    offset
+        .iter()
+        .enumerate()
+        .filter(|&(_, &d)| d != 0)
+        .map(move |(a, &d)| {
+            let sign = if d < 0 { '-' } else { '+' };
+            let term = match (a == last, d.unsigned_abs()) {
+                (true, m) => m.to_string(),
+                (false, 1) => format!("s{a}"),
+                (false, m) => format!("{m} * s{a}"),
+            };
+            (sign, term)
+        })
 }
 
 /// `i<ax> + d` or `i<ax> - |d|` (`d` not 0).

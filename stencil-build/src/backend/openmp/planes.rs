@@ -37,7 +37,7 @@ use crate::ir::{Access, Expr, Op, Slot, Statement, Stencil, WHOLE_AXIS};
 /// machine's 16 cores, 512^3, bands of 8 rows handed out ran acoustic25
 /// 1.0x-1.5x as fast as one band of 32 rows a thread in a static share (design
 /// notes, "Bands handed out").
-pub(super) const BANDS_PER_THREAD: usize = 4;
+const BANDS_PER_THREAD: usize = 4;
 
 /// Planes of the slowest axis a band computes in one pass: each row of the
 /// planes their reads reach is loaded once for all of them, where a plane a
@@ -119,6 +119,21 @@ fn row_name(st: &Stencil, slot: Slot, dz: i64) -> String {
     format!("{}_{}", slot_name(st, slot), offset_part(dz))
 }
 
+/// Declares the bands' count (`bands`: [`BANDS_PER_THREAD`] a thread) and
+/// their rows (`band`, at most `rows`, a block's extent) over the rows
+/// `lo1` to `hi1` (C).
+pub(super) fn bands(w: &mut Writer, rows: usize, [lo1, hi1]: [&String; 2]) -> fmt::Result {
+    writeln!(
+        w,
+        "const ptrdiff_t bands = {BANDS_PER_THREAD} * (ptrdiff_t)omp_get_max_threads();"
+    )?;
+    writeln!(
+        w,
+        "const ptrdiff_t band = {};",
+        at_most(rows, &format!("({hi1} - {lo1} + bands - 1) / bands"))
+    )
+}
+
 /// `extent` (C) capped at a block's `limit`, which [`WHOLE_AXIS`] leaves
 /// uncapped.
 fn at_most(limit: usize, extent: &str) -> String {
@@ -168,15 +183,7 @@ pub(super) fn interior(
                 w,
                 "/* Bands{most}, {BANDS_PER_THREAD} a thread or more where the rows allow, handed out as threads finish one. */"
             )?;
-            writeln!(
-                w,
-                "const ptrdiff_t bands = {BANDS_PER_THREAD} * (ptrdiff_t)omp_get_max_threads();"
-            )?;
-            writeln!(
-                w,
-                "const ptrdiff_t band = {};",
-                at_most(rows, &format!("({hi1} - {lo1} + bands - 1) / bands"))
-            )?;
+            bands(w, rows, [lo1, hi1])?;
             writeln!(
                 w,
                 "const ptrdiff_t chunk = {};",

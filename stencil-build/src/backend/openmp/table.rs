@@ -19,9 +19,9 @@
 
 use std::fmt::{self, Write as _};
 
-use super::planes::BANDS_PER_THREAD;
+use super::planes::bands;
 use super::{Writer, c_expr, plain_read};
-use crate::codegen::index::offset_index;
+use crate::codegen::index::offset_delta;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Expr, Slot, Statement, Stencil, WHOLE_AXIS, WeightedSum, weighted_sum};
 
@@ -34,6 +34,9 @@ use crate::ir::{Access, Expr, Slot, Statement, Stencil, WHOLE_AXIS, WeightedSum,
 /// 1.36x-1.37x in f32 and 1.00x-1.06x in f64 (design notes, "Sums from a
 /// table").
 pub(super) const TABLE_TERMS: usize = 100;
+
+/// The loop over the table's terms, `k` each term's index.
+const TERMS_LOOP: &str = "for (int k = 0; k < (int)(sizeof weight / sizeof *weight); ++k)";
 
 /// Vectors a chunk of a row holds: each its accumulator, a register.
 pub(super) const ACCUMULATORS: usize = 8;
@@ -52,8 +55,9 @@ pub(super) fn table(st: &Stencil, s: &Statement) -> Option<WeightedSum> {
     weighted_sum(&s.expr).filter(|(terms, _)| terms.len() >= TABLE_TERMS)
 }
 
-/// The loops over the cells `span` of statement `s` (`[from, to]` per
-/// axis, as C), summing `terms` (and `constant`) from a table.
+/// The loops over the cells `span` (`[from, to]` per axis, as C) of a
+/// statement that is the weighted sum `terms` (plus `constant`), summed
+/// from a table.
 pub(super) fn interior(
     w: &mut Writer,
     st: &Stencil,
@@ -77,18 +81,7 @@ pub(super) fn interior(
     w.directive("#endif")?;
     tables(w, st, terms)?;
     let [[lo0, hi0], [lo1, hi1], [lo2, hi2]] = [&span[0], &span[1], &span[2]];
-    let rows = st.tiling.openmp.block[1];
-    writeln!(
-        w,
-        "const ptrdiff_t bands = {BANDS_PER_THREAD} * (ptrdiff_t)omp_get_max_threads();"
-    )?;
-    let band = format!("({hi1} - {lo1} + bands - 1) / bands");
-    let band = if rows == WHOLE_AXIS {
-        band
-    } else {
-        format!("stencil_min({rows}, {band})")
-    };
-    writeln!(w, "const ptrdiff_t band = {band};")?;
+    bands(w, st.tiling.openmp.block[1], [lo1, hi1])?;
     w.pragma("omp parallel for schedule(dynamic, 1)")?;
     w.nest(
         &[
@@ -131,24 +124,13 @@ fn tables(w: &mut Writer, st: &Stencil, terms: &[(Access, Expr)]) -> fmt::Result
         .map(|(_, c)| c_expr(st, c, &plain_read(st)))
         .collect();
     let grids: Vec<String> = terms.iter().map(|(a, _)| slot_name(st, a.slot)).collect();
-    let offsets: Vec<String> = terms.iter().map(|(a, _)| offset(&a.offset)).collect();
+    let offsets: Vec<String> = terms.iter().map(|(a, _)| offset_delta(&a.offset)).collect();
     writeln!(w, "const {t} weight[] = {{{}}};", weights.join(", "))?;
     writeln!(w, "const ptrdiff_t at[] = {{{}}};", offsets.join(", "))?;
     if one_grid(terms).is_none() {
         writeln!(w, "const {t} *const grid[] = {{{}}};", grids.join(", "))?;
     }
     Ok(())
-}
-
-/// A read's `offset` from the cell, as C (`-2 * s0 + s1 - 1`).
-fn offset(offset: &[i64]) -> String {
-    let from_cell = offset_index(offset);
-    match from_cell.strip_prefix("c ") {
-        Some(rest) => rest
-            .strip_prefix("+ ")
-            .map_or_else(|| rest.replacen("- ", "-", 1), str::to_string),
-        None => "0".to_string(),
-    }
 }
 
 /// The grid every term reads, where they read one.
@@ -184,7 +166,7 @@ fn chunks(
                 format_args!("for (int v = 0; v < {ACCUMULATORS}; ++v)"),
                 "sum[v] = (stencil_vector){0};",
             )?;
-            w.block("for (int k = 0; k < (int)(sizeof weight / sizeof *weight); ++k)", |w| {
+            w.block(TERMS_LOOP, |w| {
                 writeln!(
                     w,
                     "const {} *const term = {from} + row + i2 + at[k];",
@@ -218,7 +200,7 @@ fn cells(
         |w| {
             writeln!(w, "{t} sum = 0;")?;
             w.guarded(
-                "for (int k = 0; k < (int)(sizeof weight / sizeof *weight); ++k)",
+                TERMS_LOOP,
                 format_args!("sum += weight[k] * {from}[row + i2 + at[k]];"),
             )?;
             writeln!(w, "out[row + i2] = sum{add};")

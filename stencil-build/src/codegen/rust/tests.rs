@@ -1,7 +1,7 @@
 //! Tests of the generated Rust: index spelling, and whole generated files.
 
 mod index {
-    use crate::codegen::index::{linear_index, offset_index};
+    use crate::codegen::index::{linear_index, offset_delta, offset_index};
 
     #[test]
     fn offsets_read_naturally() {
@@ -9,6 +9,9 @@ mod index {
         assert_eq!(offset_index(&[-1, 0, 2]), "c - s0 + 2");
         assert_eq!(offset_index(&[-3, 0]), "c - 3 * s0");
         assert_eq!(offset_index(&[0, -3]), "c - 3");
+        assert_eq!(offset_delta(&[0, 0, 0]), "0");
+        assert_eq!(offset_delta(&[-1, 0, 2]), "-s0 + 2");
+        assert_eq!(offset_delta(&[2, -1, -3]), "2 * s0 - s1 - 3");
         assert_eq!(linear_index(1), "i0");
         assert_eq!(linear_index(3), "i0 * s0 + i1 * s1 + i2");
     }
