@@ -170,41 +170,41 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
         .iter()
         .filter(|s| table::table(st, s).is_some())
         .count();
-    let tabled = tables > 0;
-    let marches = tabled || st.statements.iter().any(|s| planes::marches(st, s));
-    let mut strategy = if tabled {
+    let passes = st
+        .statements
+        .iter()
+        .any(|s| planes::marches(st, s) && table::table(st, s).is_none());
+    let mut strategy = if st.dims() == 3 && (passes || tables > 0) {
         format!(
-            "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {}; a row of a sum of {} weighted reads or more is summed from a table of its terms, {} vectors at a time{}.",
-            block[1],
-            block[2],
-            st.axes[1],
-            st.axes[2],
-            st.axes[0],
-            table::TABLE_TERMS,
-            table::ACCUMULATORS,
-            if tables == st.statements.len() {
-                ""
-            } else {
-                ", others' 4 planes a pass"
-            }
-        )
-    } else if marches {
-        format!(
-            "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {}, {} planes a pass (through a ring of planes of its own where planes are a multiple of 4 KiB apart).",
-            block[1],
-            block[2],
-            st.axes[1],
-            st.axes[2],
-            st.axes[0],
-            planes::PLANES_A_PASS
+            "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {}",
+            block[1], block[2], st.axes[1], st.axes[2], st.axes[0],
         )
     } else {
         format!(
-            "Strategy: cache blocks of {} cells ({}), distributed over OpenMP threads.",
+            "Strategy: cache blocks of {} cells ({}), distributed over OpenMP threads",
             block.join(" x "),
             st.axes.join(", ")
         )
     };
+    if tables > 0 {
+        strategy.push_str(&format!(
+            "; a sum of {} weighted reads or more is computed {} rows by {} vectors at a time, from a table of its terms by column",
+            table::table_terms(st.dims()),
+            table::ROWS,
+            table::VECTORS,
+        ));
+    }
+    if passes {
+        strategy.push_str(&if tables > 0 {
+            format!(", others' {} planes a pass", planes::PLANES_A_PASS)
+        } else {
+            format!(
+                ", {} planes a pass (through a ring of planes of its own where planes are a multiple of 4 KiB apart)",
+                planes::PLANES_A_PASS
+            )
+        });
+    }
+    strategy.push('.');
     if fuses(st) {
         strategy.push_str(&format!(
             " Up to {} steps fused in one sweep of each tile.",
@@ -214,11 +214,13 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
     file_header(w, st, an, "OpenMP-C kernels", &strategy)?;
     writeln!(w, "#include <math.h>")?;
     writeln!(w, "#include <stddef.h>")?;
-    if fuses(st) || marches {
+    // Bands ask OpenMP for the threads' count; blocks and rings copy with `memcpy`.
+    let banded = passes || tables > 0;
+    if fuses(st) || banded {
         writeln!(w, "#include <omp.h>")?;
         writeln!(w, "#include <stdlib.h>")?;
     }
-    if marches {
+    if banded {
         writeln!(w, "#include <string.h>")?;
     }
     if fuses(st) {

@@ -8,7 +8,7 @@ mod tiling;
 
 use std::path::PathBuf;
 
-pub use linear::{MAX_PLANE_REACH, PLANE_SUM, PlaneSum, WeightedSum, plane_sum, weighted_sum};
+pub use linear::{MAX_PLANE_REACH, PLANE_SUM, PlaneSum, plane_sum, weighted_sum};
 #[cfg(test)]
 pub use lower::lower;
 pub use lower::lower_all;

@@ -120,18 +120,28 @@ fn row_name(st: &Stencil, slot: Slot, dz: i64) -> String {
 }
 
 /// Declares the bands' count (`bands`: [`BANDS_PER_THREAD`] a thread) and
-/// their rows (`band`, at most `rows`, a block's extent) over the rows
-/// `lo1` to `hi1` (C).
-pub(super) fn bands(w: &mut Writer, rows: usize, [lo1, hi1]: [&String; 2]) -> fmt::Result {
+/// their rows (`band`, at most `rows`, a block's extent, then rounded up
+/// to a multiple of `multiple`) over the rows `lo1` to `hi1` (C).
+pub(super) fn bands(
+    w: &mut Writer,
+    rows: usize,
+    multiple: usize,
+    [lo1, hi1]: [&String; 2],
+) -> fmt::Result {
     writeln!(
         w,
         "const ptrdiff_t bands = {BANDS_PER_THREAD} * (ptrdiff_t)omp_get_max_threads();"
     )?;
-    writeln!(
-        w,
-        "const ptrdiff_t band = {};",
-        at_most(rows, &format!("({hi1} - {lo1} + bands - 1) / bands"))
-    )
+    let band = at_most(rows, &format!("({hi1} - {lo1} + bands - 1) / bands"));
+    if multiple == 1 {
+        writeln!(w, "const ptrdiff_t band = {band};")
+    } else {
+        writeln!(
+            w,
+            "const ptrdiff_t band = ({band} + {}) / {multiple} * {multiple};",
+            multiple - 1
+        )
+    }
 }
 
 /// `extent` (C) capped at a block's `limit`, which [`WHOLE_AXIS`] leaves
@@ -183,7 +193,7 @@ pub(super) fn interior(
                 w,
                 "/* Bands{most}, {BANDS_PER_THREAD} a thread or more where the rows allow, handed out as threads finish one. */"
             )?;
-            bands(w, rows, [lo1, hi1])?;
+            bands(w, rows, 1, [lo1, hi1])?;
             writeln!(
                 w,
                 "const ptrdiff_t chunk = {};",

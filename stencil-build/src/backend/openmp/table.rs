@@ -1,21 +1,26 @@
 //! Single steps of a 3-D statement that is a long weighted sum of reads
-//! (a wide box of distinct weights), computed from a table of its terms.
+//! (a wide box of distinct weights), [`ROWS`] rows of a plane at a time.
 //!
-//! The marching pass written out term by term ([`super::planes`]) is one
-//! loop of thousands of instructions for such a sum (4 planes of a 9 x 9 x 9
-//! box: 2916 multiply-adds), more than the core's decoded-instruction cache
-//! holds. Here a row is computed [`ACCUMULATORS`] vectors at a time by a
-//! loop over a table of the terms (each a weight, a grid and an offset):
-//! a few dozen instructions, the accumulators in registers, each term one
-//! load and one multiply-add a vector. Vectors are GCC's and Clang's
-//! vector extension (`vector_size`), which the compiler maps onto the
-//! instruction set it compiles for; a compiler without it (MSVC) sums
-//! every row a cell at a time from the same table. A row's last vectors
-//! end at its last cell, recomputing a few cells of the vectors before
-//! them, so no cell of a row of at least one chunk is left to scalar code;
-//! shorter rows are summed a cell at a time. Bands of rows march the
-//! slowest axis as the marching bands do, handed out as threads finish
-//! one.
+//! The marching pass written out term by term ([`super::planes`]) loads
+//! every term of every cell: a cell of a 5 x 5 x 5 box loads 125 values
+//! for its 125 multiply-adds, a vector of them each split across two cache
+//! lines, and the core's loads, not its multiply-adds, bound it. Here the
+//! terms are a table of columns, each a grid, a `z` and an `x` offset with
+//! a weight for each `y` offset (0 where the sum reads none), and a block
+//! of [`ROWS`] rows by [`VECTORS`] vectors keeps its sums in registers: each
+//! row of the block's reach is loaded once a column and multiplied into
+//! the sum of every row of the block it reaches (5 times for a box of
+//! radius 2, 8 x 2 loads then serving 40 x 2 multiply-adds). Vectors are
+//! GCC's and Clang's vector extension (`vector_size`), which the compiler
+//! maps onto the instruction set it compiles for; its loops over a block's
+//! rows are unrolled (`#pragma GCC unroll`) so that the sums stay in
+//! registers. A plane's last block ends at its last row and a row's last
+//! vectors at its last cell, recomputing a few cells of the block before
+//! them, so no cell is left to scalar code; planes of fewer rows than a
+//! block, rows shorter than its vectors and compilers without the vector
+//! extension (MSVC) sum a cell at a time from the same table. Bands of
+//! blocks march the slowest axis as the marching bands do, handed out as
+//! threads finish one.
 
 use std::fmt::{self, Write as _};
 
@@ -23,189 +28,406 @@ use super::planes::bands;
 use super::{Writer, c_expr, plain_read};
 use crate::codegen::index::offset_delta;
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Expr, Slot, Statement, Stencil, WHOLE_AXIS, WeightedSum, weighted_sum};
+use crate::ir::{Access, Slot, Statement, Stencil, WHOLE_AXIS, weighted_sum};
 
 /// The fewest terms for which a 3-D single step whose block spans the
 /// slowest axis ([`super::planes::marches`]) sums from a table. On the
-/// 2-core build machine (AVX-512, 2 threads, 250^3 and 256^3, the
-/// generated kernels in one process, in turn), the table ran AN5D's
-/// box3d4r (729 terms) 1.84x-1.87x as fast as the marching pass, box3d3r
-/// (343) 1.64x-2.01x in f32 and 1.50x-1.52x in f64, box3d2r (125)
-/// 1.36x-1.37x in f32 and 1.00x-1.06x in f64 (design notes, "Sums from a
-/// table").
-pub(super) const TABLE_TERMS: usize = 100;
+/// 2-core build machine (AVX-512, 2 threads, 250^3), AN5D's boxes of
+/// radius 2 to 4 (125 to 729 terms) ran 1.4x-2.2x as fast by blocks of
+/// rows as summed a row at a time from a table of their terms, which ran
+/// 1.0x-1.9x the marching pass (design notes, "Sums from a table"); boxes
+/// of fewer terms were not measured, and keep the pass.
+pub(super) const TABLE_TERMS_3D: usize = 100;
 
-/// The loop over the table's terms, `k` each term's index.
-const TERMS_LOOP: &str = "for (int k = 0; k < (int)(sizeof weight / sizeof *weight); ++k)";
+/// The fewest terms for which a 2-D single step sums from a table. On the
+/// 2-core build machine (4000^2, 16 steps), AN5D's boxes of radius 2 to 4
+/// (25 to 81 terms) ran 1.7x-3.8x their single steps in cache blocks
+/// (design notes, "Blocks of rows in 2-D").
+pub(super) const TABLE_TERMS_2D: usize = 25;
 
-/// Vectors a chunk of a row holds: each its accumulator, a register.
-pub(super) const ACCUMULATORS: usize = 8;
+/// The fewest terms for which a `dims`-D single step sums from a table.
+pub(super) fn table_terms(dims: usize) -> usize {
+    if dims == 2 {
+        TABLE_TERMS_2D
+    } else {
+        TABLE_TERMS_3D
+    }
+}
+
+/// Rows of a plane a block computes together: each row it loads serves
+/// up to `2 r + 1` of them. 8 rows of 2 vectors and 16 of 1 ran alike,
+/// 1.1x-1.4x 4 x 4, 8 x 3 and 12 x 2 (the same runs).
+pub(super) const ROWS: usize = 8;
+
+/// Vectors of each row a block computes: `ROWS x VECTORS` sums, with a
+/// row's vectors and a column's weights, within AVX-512's 32 registers
+/// up to radius 4 in `y`.
+pub(super) const VECTORS: usize = 2;
 
 /// Bytes a vector holds: AVX-512's registers, two or four narrower ones
 /// on other targets.
 const VECTOR_BYTES: usize = 64;
 
-/// Statement `s`'s terms where its single steps sum them from a table: a
-/// weighted sum ([`weighted_sum`]) of at least [`TABLE_TERMS`] reads, in a
-/// 3-D stencil whose block spans the slowest axis.
-pub(super) fn table(st: &Stencil, s: &Statement) -> Option<WeightedSum> {
-    if st.dims() != 3 || st.tiling.openmp.block[0] != WHOLE_AXIS {
+/// A weighted sum's terms by column: what [`interior`] sums from.
+pub(super) struct Columns {
+    /// The axis a block's rows follow (`y`: the second-last).
+    axis: usize,
+    /// Each column's grid and its offset, 0 along `axis`.
+    keys: Vec<(Slot, Vec<i64>)>,
+    /// Each column's weights (C) for offsets `-reach..=reach` along
+    /// `axis`, `0` where the sum reads none.
+    weights: Vec<Vec<String>>,
+    /// The largest offset of the terms along `axis`.
+    reach: usize,
+    /// The sum's read-free constant (C), if any.
+    constant: Option<String>,
+}
+
+/// Statement `s`'s terms by column where its single steps sum from a
+/// table: a weighted sum ([`weighted_sum`]) of at least [`table_terms`]
+/// reads, dense enough that at most half the table's weights are zeros (a
+/// box's are none), in a 2-D stencil or a 3-D one whose block spans the
+/// slowest axis (its bands march it).
+pub(super) fn table(st: &Stencil, s: &Statement) -> Option<Columns> {
+    let dims = st.dims();
+    if dims < 2 || (dims == 3 && st.tiling.openmp.block[0] != WHOLE_AXIS) {
         return None;
     }
-    weighted_sum(&s.expr).filter(|(terms, _)| terms.len() >= TABLE_TERMS)
+    let axis = dims - 2;
+    let (terms, constant) = weighted_sum(&s.expr)?;
+    let reach = terms
+        .iter()
+        .map(|(a, _)| a.offset[axis].unsigned_abs())
+        .max()? as usize;
+    let mut keys = Vec::new();
+    for (a, _) in &terms {
+        if !keys.contains(&key(a, axis)) {
+            keys.push(key(a, axis));
+        }
+    }
+    if terms.len() < table_terms(dims) || keys.len() * (2 * reach + 1) > 2 * terms.len() {
+        return None;
+    }
+    let mut weights = vec![vec!["0".to_string(); 2 * reach + 1]; keys.len()];
+    for (a, weight) in &terms {
+        let column = keys.iter().position(|k| *k == key(a, axis));
+        let column = column.expect("each term's column is among the keys");
+        weights[column][(a.offset[axis] + reach as i64) as usize] =
+            c_expr(st, weight, &plain_read(st));
+    }
+    let constant = constant.map(|c| c_expr(st, &c, &plain_read(st)));
+    Some(Columns {
+        axis,
+        keys,
+        weights,
+        reach,
+        constant,
+    })
+}
+
+impl Columns {
+    /// The constant as C to append to the sum (` + (c)`), or nothing.
+    fn add(&self) -> String {
+        self.constant
+            .as_ref()
+            .map(|c| format!(" + ({c})"))
+            .unwrap_or_default()
+    }
+
+    /// The weights a column holds: one for each offset along the rows'
+    /// axis within the reach.
+    fn span(&self) -> usize {
+        2 * self.reach + 1
+    }
+}
+
+/// A term's column: its grid and its offset with 0 along `axis`.
+fn key(a: &Access, axis: usize) -> (Slot, Vec<i64>) {
+    let mut offset = a.offset.clone();
+    offset[axis] = 0;
+    (a.slot, offset)
 }
 
 /// The loops over the cells `span` (`[from, to]` per axis, as C) of a
-/// statement that is the weighted sum `terms` (plus `constant`), summed
-/// from a table.
+/// statement that is the weighted sum `columns`, in blocks of rows.
 pub(super) fn interior(
     w: &mut Writer,
     st: &Stencil,
-    (terms, constant): &WeightedSum,
+    columns: &Columns,
     span: &[[String; 2]],
 ) -> fmt::Result {
-    let t = st.dtype.c();
     let lanes = VECTOR_BYTES / st.dtype.size();
-    let chunk = ACCUMULATORS * lanes;
+    let (b, x) = (columns.axis, columns.axis + 1);
+    let others: Vec<&str> = (0..st.dims())
+        .filter(|&a| a != b)
+        .map(|a| st.axes[a].as_str())
+        .collect();
+    let marching = if b == 1 {
+        format!(" marching {}", st.axes[0])
+    } else {
+        String::new()
+    };
     writeln!(
         w,
-        "/* Bands of rows marching {}, each row summed from a table of its {} terms, {chunk} cells ({ACCUMULATORS} vectors of {lanes}) at a time. */",
-        st.axes[0],
-        terms.len()
+        "/* Bands of blocks of {ROWS} rows by {} cells ({VECTORS} vectors of {lanes}){marching}: the sum's terms as {} columns (a grid and an offset along {}) of {} weights over {}, each row a block reaches loaded once a column. */",
+        VECTORS * lanes,
+        columns.keys.len(),
+        others.join(" and "),
+        columns.span(),
+        st.axes[b],
     )?;
     w.directive("#if defined(__GNUC__)")?;
     writeln!(
         w,
-        "typedef {t} stencil_vector __attribute__((vector_size({VECTOR_BYTES})));"
+        "typedef {} stencil_vector __attribute__((vector_size({VECTOR_BYTES})));",
+        st.dtype.c()
     )?;
     w.directive("#endif")?;
-    tables(w, st, terms)?;
-    let [[lo0, hi0], [lo1, hi1], [lo2, hi2]] = [&span[0], &span[1], &span[2]];
-    bands(w, st.tiling.openmp.block[1], [lo1, hi1])?;
-    w.pragma("omp parallel for schedule(dynamic, 1)")?;
-    w.nest(
-        &[
-            format!("for (ptrdiff_t b1 = {lo1}; b1 < {hi1}; b1 += band)"),
-            format!("for (ptrdiff_t i0 = {lo0}; i0 < {hi0}; ++i0)"),
-            format!("for (ptrdiff_t i1 = b1; i1 < stencil_min(b1 + band, {hi1}); ++i1)"),
-        ],
-        |w| {
-            writeln!(w, "const ptrdiff_t row = i0 * s0 + i1 * s1;")?;
-            let add = constant
-                .as_ref()
-                .map(|c| format!(" + ({})", c_expr(st, c, &plain_read(st))))
-                .unwrap_or_default();
-            let from = match one_grid(terms) {
-                Some(slot) => slot_name(st, slot),
-                None => "grid[k]".to_string(),
-            };
-            let sum = (from.as_str(), add.as_str());
-            writeln!(
-                w,
-                "/* Compilers without GCC's vector extension (MSVC) sum every row a cell at a time. */"
-            )?;
-            w.directive("#if defined(__GNUC__)")?;
-            w.block(format_args!("if ({hi2} - {lo2} >= {chunk})"), |w| {
-                chunks(w, st, [lo2, hi2], sum)?;
-                writeln!(w, "continue;")
-            })?;
-            w.directive("#endif")?;
-            cells(w, st, [lo2, hi2], sum)
-        },
-    )
+    tables(w, st, columns)?;
+    let [lo, hi] = [&span[b][0], &span[b][1]];
+    bands(w, st.tiling.openmp.block[b], ROWS, [lo, hi])?;
+    let from = match one_grid(&columns.keys) {
+        Some(slot) => slot_name(st, slot),
+        None => "grid[c]".to_string(),
+    };
+    writeln!(
+        w,
+        "/* Compilers without GCC's vector extension (MSVC), grids of fewer rows than a block and rows shorter than its vectors sum a cell at a time. */"
+    )?;
+    w.directive("#if defined(__GNUC__)")?;
+    writeln!(
+        w,
+        "if ({hi} - {lo} >= {ROWS} && {} - {} >= {}) {{",
+        span[x][1],
+        span[x][0],
+        VECTORS * lanes
+    )?;
+    w.scope(|w| blocks(w, st, columns, span, &from))?;
+    writeln!(w, "}} else")?;
+    w.directive("#endif")?;
+    w.braces(|w| cells(w, st, columns, span, &from))
 }
 
-/// The table: each term's weight, and where it reads relative to the cell
-/// (its grid and its offset).
-fn tables(w: &mut Writer, st: &Stencil, terms: &[(Access, Expr)]) -> fmt::Result {
+/// The table: each column's weights, where it reads relative to the cell
+/// and, where the columns read several grids, its grid.
+fn tables(w: &mut Writer, st: &Stencil, columns: &Columns) -> fmt::Result {
     let t = st.dtype.c();
-    let weights: Vec<String> = terms
+    w.declaration(
+        format_args!("const {t} weight[][{}] =", columns.span()),
+        |w| {
+            for weights in &columns.weights {
+                writeln!(w, "{{{}}},", weights.join(", "))?;
+            }
+            Ok(())
+        },
+    )?;
+    let at: Vec<String> = columns
+        .keys
         .iter()
-        .map(|(_, c)| c_expr(st, c, &plain_read(st)))
+        .map(|(_, offset)| offset_delta(offset))
         .collect();
-    let grids: Vec<String> = terms.iter().map(|(a, _)| slot_name(st, a.slot)).collect();
-    let offsets: Vec<String> = terms.iter().map(|(a, _)| offset_delta(&a.offset)).collect();
-    writeln!(w, "const {t} weight[] = {{{}}};", weights.join(", "))?;
-    writeln!(w, "const ptrdiff_t at[] = {{{}}};", offsets.join(", "))?;
-    if one_grid(terms).is_none() {
+    writeln!(w, "const ptrdiff_t at[] = {{{}}};", at.join(", "))?;
+    if one_grid(&columns.keys).is_none() {
+        let grids: Vec<String> = columns
+            .keys
+            .iter()
+            .map(|&(slot, _)| slot_name(st, slot))
+            .collect();
         writeln!(w, "const {t} *const grid[] = {{{}}};", grids.join(", "))?;
     }
     Ok(())
 }
 
-/// The grid every term reads, where they read one.
-fn one_grid(terms: &[(Access, Expr)]) -> Option<Slot> {
-    let first = terms.first()?.0.slot;
-    terms.iter().all(|(a, _)| a.slot == first).then_some(first)
+/// The grid every column reads, where they read one.
+fn one_grid(keys: &[(Slot, Vec<i64>)]) -> Option<Slot> {
+    let first = keys.first()?.0;
+    keys.iter().all(|k| k.0 == first).then_some(first)
 }
 
-/// The row's cells from `lo2` to `hi2` in chunks of [`ACCUMULATORS`]
-/// vectors, the last chunk ending at `hi2`; each term reads `from` (its
-/// grid, as C) and `add` follows the sum.
-fn chunks(
+/// `head`, a loop of `count` iterations, unrolled so that what it indexes
+/// stays in registers.
+fn unrolled(w: &mut Writer, count: usize, head: impl fmt::Display) -> fmt::Result {
+    w.pragma(&format!("GCC unroll {count}"))?;
+    writeln!(w, "{head}")
+}
+
+/// The cell of indices `i0`, `i1`... (C): `i0 * s0 + i1`.
+fn cell(dims: usize) -> String {
+    let mut terms: Vec<String> = (0..dims - 1).map(|a| format!("i{a} * s{a}")).collect();
+    terms.push(format!("i{}", dims - 1));
+    terms.join(" + ")
+}
+
+/// The blocks of [`ROWS`] rows by [`VECTORS`] vectors over the cells
+/// `span`, each column read from `from` (its grid, as C).
+fn blocks(
     w: &mut Writer,
     st: &Stencil,
-    [lo2, hi2]: [&String; 2],
-    (from, add): (&str, &str),
+    columns: &Columns,
+    span: &[[String; 2]],
+    from: &str,
 ) -> fmt::Result {
+    let (b, x) = (columns.axis, columns.axis + 1);
+    let [[lo, hi], [lo_x, hi_x]] = [&span[b], &span[x]];
     let lanes = VECTOR_BYTES / st.dtype.size();
-    let chunk = ACCUMULATORS * lanes;
-    w.block(
-        format_args!("for (ptrdiff_t at2 = {lo2}; at2 < {hi2}; at2 += {chunk})"),
-        |w| {
-            writeln!(
+    let cells = VECTORS * lanes;
+    writeln!(
+        w,
+        "/* A band's rows are whole blocks, the last band's up to the last row: its last block ends there, as a row's last vectors end at its last cell, recomputing cells of the block before it. */"
+    )?;
+    writeln!(
+        w,
+        "const ptrdiff_t whole = {lo} + ({hi} - {lo}) / {ROWS} * {ROWS};"
+    )?;
+    w.pragma("omp parallel for schedule(dynamic, 1)")?;
+    let mut heads = vec![format!(
+        "for (ptrdiff_t b{b} = {lo}; b{b} < whole; b{b} += band)"
+    )];
+    if b == 1 {
+        let [lo0, hi0] = &span[0];
+        heads.push(format!("for (ptrdiff_t i0 = {lo0}; i0 < {hi0}; ++i0)"));
+    }
+    heads.push(format!(
+        "for (ptrdiff_t at{b} = b{b}; at{b} < (b{b} + band < whole ? b{b} + band : {hi}); at{b} += {ROWS})"
+    ));
+    heads.push(format!(
+        "for (ptrdiff_t at{x} = {lo_x}; at{x} < {hi_x}; at{x} += {cells})"
+    ));
+    w.nest(&heads, |w| {
+        writeln!(
+            w,
+            "const ptrdiff_t i{b} = at{b} + {ROWS} <= {hi} ? at{b} : {hi} - {ROWS};"
+        )?;
+        writeln!(
+            w,
+            "const ptrdiff_t i{x} = at{x} + {cells} <= {hi_x} ? at{x} : {hi_x} - {cells};"
+        )?;
+        writeln!(w, "const ptrdiff_t cell = {};", cell(st.dims()))?;
+        writeln!(w, "stencil_vector sum[{ROWS}][{VECTORS}];")?;
+        unrolled(
+            w,
+            ROWS,
+            format_args!("for (int row = 0; row < {ROWS}; ++row)"),
+        )?;
+        w.scope(|w| {
+            unrolled(
                 w,
-                "/* The last chunk ends at the row's end, recomputing cells of the one before it. */"
+                VECTORS,
+                format_args!("for (int v = 0; v < {VECTORS}; ++v)"),
             )?;
-            writeln!(
+            w.scope(|w| writeln!(w, "sum[row][v] = (stencil_vector){{0}};"))
+        })?;
+        w.block(
+            format_args!("for (int c = 0; c < {}; ++c)", columns.keys.len()),
+            |w| column(w, st, columns, from),
+        )?;
+        let add = columns.add();
+        unrolled(
+            w,
+            ROWS,
+            format_args!("for (int row = 0; row < {ROWS}; ++row)"),
+        )?;
+        w.scope(|w| {
+            unrolled(
                 w,
-                "const ptrdiff_t i2 = at2 + {chunk} <= {hi2} ? at2 : {hi2} - {chunk};"
+                VECTORS,
+                format_args!("for (int v = 0; v < {VECTORS}; ++v) {{"),
             )?;
-            writeln!(w, "stencil_vector sum[{ACCUMULATORS}];")?;
-            w.guarded(
-                format_args!("for (int v = 0; v < {ACCUMULATORS}; ++v)"),
-                "sum[v] = (stencil_vector){0};",
-            )?;
-            w.block(TERMS_LOOP, |w| {
+            w.scope(|w| {
+                writeln!(w, "const stencil_vector value = sum[row][v]{add};")?;
                 writeln!(
                     w,
-                    "const {} *const term = {from} + row + i2 + at[k];",
-                    st.dtype.c()
-                )?;
-                w.block(format_args!("for (int v = 0; v < {ACCUMULATORS}; ++v)"), |w| {
-                    writeln!(w, "stencil_vector value;")?;
-                    writeln!(w, "memcpy(&value, term + {lanes} * v, sizeof value);")?;
-                    writeln!(w, "sum[v] += weight[k] * value;")
-                })
+                    "memcpy(out + cell + row * s{b} + {lanes} * v, &value, sizeof value);"
+                )
             })?;
-            w.block(format_args!("for (int v = 0; v < {ACCUMULATORS}; ++v)"), |w| {
-                writeln!(w, "const stencil_vector value = sum[v]{add};")?;
-                writeln!(w, "memcpy(out + row + i2 + {lanes} * v, &value, sizeof value);")
-            })
-        },
-    )
+            writeln!(w, "}}")
+        })
+    })
 }
 
-/// The row's cells from `lo2` to `hi2` one at a time: rows shorter than a
-/// chunk.
+/// One column's terms for a block: each row of the block's reach (the
+/// columns' reach beyond it each side) loaded once and multiplied into
+/// the sums of the block's rows it reaches, by their weights.
+fn column(w: &mut Writer, st: &Stencil, columns: &Columns, from: &str) -> fmt::Result {
+    let lanes = VECTOR_BYTES / st.dtype.size();
+    let (b, reach, span) = (columns.axis, columns.reach, columns.span());
+    writeln!(
+        w,
+        "const {} *const column = {from} + cell + at[c];",
+        st.dtype.c()
+    )?;
+    writeln!(w, "stencil_vector weights[{span}];")?;
+    unrolled(w, span, format_args!("for (int k = 0; k < {span}; ++k)"))?;
+    w.scope(|w| writeln!(w, "weights[k] = weight[c][k] + (stencil_vector){{0}};"))?;
+    unrolled(
+        w,
+        ROWS + 2 * reach,
+        format_args!("for (int y = -{reach}; y < {ROWS} + {reach}; ++y) {{"),
+    )?;
+    w.scope(|w| {
+        writeln!(w, "stencil_vector value[{VECTORS}];")?;
+        unrolled(
+            w,
+            VECTORS,
+            format_args!("for (int v = 0; v < {VECTORS}; ++v)"),
+        )?;
+        w.scope(|w| {
+            writeln!(
+                w,
+                "memcpy(&value[v], column + y * s{b} + {lanes} * v, sizeof *value);"
+            )
+        })?;
+        unrolled(
+            w,
+            ROWS,
+            format_args!("for (int row = 0; row < {ROWS}; ++row) {{"),
+        )?;
+        w.scope(|w| {
+            writeln!(w, "const int k = y - row + {reach};")?;
+            writeln!(w, "if (k >= 0 && k < {span})")?;
+            w.scope(|w| {
+                unrolled(
+                    w,
+                    VECTORS,
+                    format_args!("for (int v = 0; v < {VECTORS}; ++v)"),
+                )?;
+                w.scope(|w| writeln!(w, "sum[row][v] += weights[k] * value[v];"))
+            })
+        })?;
+        writeln!(w, "}}")
+    })?;
+    writeln!(w, "}}")
+}
+
+/// The cells `span` one at a time, each column read from `from`.
 fn cells(
     w: &mut Writer,
     st: &Stencil,
-    [lo2, hi2]: [&String; 2],
-    (from, add): (&str, &str),
+    columns: &Columns,
+    span: &[[String; 2]],
+    from: &str,
 ) -> fmt::Result {
-    let t = st.dtype.c();
-    w.block(
-        format_args!("for (ptrdiff_t i2 = {lo2}; i2 < {hi2}; ++i2)"),
-        |w| {
-            writeln!(w, "{t} sum = 0;")?;
+    let dims = st.dims();
+    let (b, reach) = (columns.axis, columns.reach);
+    let add = columns.add();
+    w.pragma(&format!("omp parallel for collapse({})", dims - 1))?;
+    let heads: Vec<String> = span
+        .iter()
+        .enumerate()
+        .map(|(a, [lo, hi])| format!("for (ptrdiff_t i{a} = {lo}; i{a} < {hi}; ++i{a})"))
+        .collect();
+    w.nest(&heads, |w| {
+        writeln!(w, "const ptrdiff_t cell = {};", cell(dims))?;
+        writeln!(w, "{} sum = 0;", st.dtype.c())?;
+        writeln!(w, "for (int c = 0; c < {}; ++c)", columns.keys.len())?;
+        w.scope(|w| {
             w.guarded(
-                TERMS_LOOP,
-                format_args!("sum += weight[k] * {from}[row + i2 + at[k]];"),
-            )?;
-            writeln!(w, "out[row + i2] = sum{add};")
-        },
-    )
+                format_args!("for (int k = 0; k < {}; ++k)", columns.span()),
+                format_args!("sum += weight[c][k] * {from}[cell + at[c] + (k - {reach}) * s{b}];"),
+            )
+        })?;
+        writeln!(w, "out[cell] = sum{add};")
+    })
 }
 
 #[cfg(test)]
@@ -237,32 +459,61 @@ mod tests {
     }
 
     #[test]
-    fn a_sum_of_many_weighted_reads_is_summed_from_a_table_of_its_terms() {
+    fn a_sum_of_many_weighted_reads_is_summed_by_blocks_of_rows_from_a_table_of_columns() {
         let st = box3d(2, "");
         let c = source(&st, &analyse(&st), "p");
         assert!(
-            c.contains("summed from a table of its terms, 8 vectors at a time."),
+            c.contains(
+                "a sum of 100 weighted reads or more is computed 8 rows by 2 vectors at a time, from a table of its terms by column."
+            ),
             "{c}"
         );
         assert!(
-            c.contains("const double weight[] = {0.0001, 0.0002,"),
+            c.contains(
+                "marching z: the sum's terms as 25 columns (a grid and an offset along z and x) of 5 weights over y"
+            ),
             "{c}"
         );
-        // Offsets from the cell, the first term's and the centre's.
+        // A column's weights over y: the terms of z = -2, x = -2.
+        assert!(c.contains("const double weight[][5] = {\n"), "{c}");
         assert!(
-            c.contains("const ptrdiff_t at[] = {-2 * s0 - 2 * s1 - 2, "),
+            c.contains("{0.0001, 0.0006, 0.0011, 0.0016, 0.0021},"),
             "{c}"
         );
-        assert!(c.contains(", 0, ") && !c.contains("grid[k]"), "{c}");
+        assert!(
+            c.contains("const ptrdiff_t at[] = {-2 * s0 - 2, -2 * s0 - 1, -2 * s0, "),
+            "{c}"
+        );
+        assert!(!c.contains("grid[c]"), "{c}");
         assert!(c.contains("typedef double stencil_vector __attribute__((vector_size(64)));"));
-        // Chunks of 8 vectors of 8 cells, the last one ending at the row's end.
+        // Bands of whole blocks; the last block and vectors end at the last row and cell.
         assert!(c.contains("#if defined(__GNUC__)\n"), "{c}");
-        assert!(c.contains("if (n2 - 2 - 2 >= 64) {"), "{c}");
-        assert!(c.contains("const ptrdiff_t i2 = at2 + 64 <= n2 - 2 ? at2 : n2 - 2 - 64;"));
-        assert!(c.contains("const double *const term = cur_u + row + i2 + at[k];"));
-        assert!(c.contains("sum[v] += weight[k] * value;"), "{c}");
         assert!(
-            c.contains("sum += weight[k] * cur_u[row + i2 + at[k]];"),
+            c.contains("const ptrdiff_t band = (stencil_min(32, "),
+            "{c}"
+        );
+        assert!(c.contains(" + 7) / 8 * 8;"), "{c}");
+        assert!(
+            c.contains("if (n1 - 2 - 2 >= 8 && n2 - 2 - 2 >= 16) {"),
+            "{c}"
+        );
+        assert!(
+            c.contains("const ptrdiff_t whole = 2 + (n1 - 2 - 2) / 8 * 8;"),
+            "{c}"
+        );
+        assert!(
+            c.contains("at1 < (b1 + band < whole ? b1 + band : n1 - 2)"),
+            "{c}"
+        );
+        assert!(c.contains("const ptrdiff_t i1 = at1 + 8 <= n1 - 2 ? at1 : n1 - 2 - 8;"));
+        assert!(c.contains("const ptrdiff_t i2 = at2 + 16 <= n2 - 2 ? at2 : n2 - 2 - 16;"));
+        // Each row of the reach loaded once and added into the rows it reaches.
+        assert!(c.contains("for (int y = -2; y < 8 + 2; ++y) {"), "{c}");
+        assert!(c.contains("const double *const column = cur_u + cell + at[c];"));
+        assert!(c.contains("sum[row][v] += weights[k] * value[v];"), "{c}");
+        assert!(c.contains("} else\n#endif\n"), "{c}");
+        assert!(
+            c.contains("sum += weight[c][k] * cur_u[cell + at[c] + (k - 2) * s1];"),
             "{c}"
         );
         // Radius 1 (27 terms, and steps that fuse): no table.
@@ -276,21 +527,96 @@ mod tests {
         // cell for its 251 flops, and fuses.
         let st = box3d(3, " + p*k[0,0,1] + 0.5");
         let c = source(&st, &analyse(&st), "p");
+        assert!(c.contains("const double weight[][7] = {"), "{c}");
+        // k's one term: a column of its own, 0 at every other y offset.
         assert!(
-            c.contains("const double weight[] = {") && c.matches("cur_k").count() >= 2,
-            "{c}"
+            c.contains("{0, 0, 0, p_p, 0, 0, 0},"),
+            "a parameter's weight: {c}"
         );
-        assert!(c.contains(", p_p};"), "a parameter's weight: {c}");
         assert!(
             c.contains("const double *const grid[] = {cur_u, cur_u, "),
             "{c}"
         );
         assert!(c.contains(", cur_k};"), "{c}");
-        assert!(c.contains("const double *const term = grid[k] + row + i2 + at[k];"));
+        assert!(c.contains("const double *const column = grid[c] + cell + at[c];"));
         assert!(
-            c.contains("const stencil_vector value = sum[v] + (0.5);"),
+            c.contains("const stencil_vector value = sum[row][v] + (0.5);"),
             "{c}"
         );
-        assert!(c.contains("out[row + i2] = sum + (0.5);"), "{c}");
+        assert!(c.contains("out[cell] = sum + (0.5);"), "{c}");
+    }
+
+    #[test]
+    fn a_2d_sum_blocks_the_rows_of_the_plane() {
+        let mut terms = Vec::new();
+        for y in -2..=2 {
+            for x in -2..=2 {
+                terms.push(format!("0.{:04}*u[{y},{x}]", terms.len() + 1));
+            }
+        }
+        let text = format!(
+            "[stencil]\nname = \"b\"\ndtype = \"f32\"\naxes = [\"y\", \"x\"]\n\
+             [fields]\nu = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"{}\"\n",
+            terms.join(" + ")
+        );
+        let st = crate::config::lowered("b.stencil.toml".as_ref(), &text)
+            .unwrap()
+            .remove(0);
+        let c = source(&st, &analyse(&st), "p");
+        assert!(
+            c.contains("cache blocks of 32 x all cells (y, x), distributed over OpenMP threads; a sum of 25 weighted reads or more is computed 8 rows by 2 vectors at a time"),
+            "{c}"
+        );
+        assert!(
+            c.contains("Bands of blocks of 8 rows by 32 cells (2 vectors of 16): the sum's terms as 5 columns (a grid and an offset along x) of 5 weights over y"),
+            "{c}"
+        );
+        assert!(
+            c.contains("{0.0001f, 0.0006f, 0.0011f, 0.0016f, 0.0021f},"),
+            "{c}"
+        );
+        assert!(
+            c.contains("const ptrdiff_t at[] = {-2, -1, 0, 1, 2};"),
+            "{c}"
+        );
+        assert!(
+            c.contains("for (ptrdiff_t b0 = 2; b0 < whole; b0 += band)"),
+            "{c}"
+        );
+        assert!(c.contains("const ptrdiff_t cell = i0 * s0 + i1;"), "{c}");
+        assert!(c.contains("memcpy(&value[v], column + y * s0 + 16 * v, sizeof *value);"));
+        assert!(c.contains("memcpy(out + cell + row * s0 + 16 * v, &value, sizeof value);"));
+        assert!(c.contains("sum += weight[c][k] * cur_u[cell + at[c] + (k - 2) * s0];"));
+        assert!(!c.contains("i2"), "{c}");
+    }
+
+    #[test]
+    fn a_sparse_sum_is_not_summed_from_a_table() {
+        // A star of radius 17: 103 terms, but 69 columns of 35 weights
+        // each, nearly all zeros.
+        let mut terms = vec!["u[0,0,0]".to_string()];
+        for d in 1..=17 {
+            for sign in [1, -1] {
+                let d = sign * d;
+                terms.push(format!(
+                    "0.001*u[{d},0,0] + 0.002*u[0,{d},0] + 0.003*u[0,0,{d}]"
+                ));
+            }
+        }
+        let text = format!(
+            "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"z\", \"y\", \"x\"]\n\
+             [fields]\nu = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"{}\"\n",
+            terms.join(" + ")
+        );
+        let st = crate::config::lowered("s.stencil.toml".as_ref(), &text)
+            .unwrap()
+            .remove(0);
+        let c = source(&st, &analyse(&st), "p");
+        assert!(
+            c.contains("each marching z") && !c.contains("weight["),
+            "{c}"
+        );
     }
 }
