@@ -1,26 +1,27 @@
-//! Single steps of a 3-D statement that is a long weighted sum of reads
-//! (a wide box of distinct weights), [`ROWS`] rows of a plane at a time.
+//! Single steps of a statement that is a long weighted sum of reads (a
+//! wide box of distinct weights), [`ROWS`] rows at a time: 3-D steps in
+//! bands marching the slowest axis, 2-D single steps.
 //!
-//! The marching pass written out term by term ([`super::planes`]) loads
-//! every term of every cell: a cell of a 5 x 5 x 5 box loads 125 values
-//! for its 125 multiply-adds, a vector of them each split across two cache
-//! lines, and the core's loads, not its multiply-adds, bound it. Here the
-//! terms are a table of columns, each a grid, a `z` and an `x` offset with
-//! a weight for each `y` offset (0 where the sum reads none), and a block
-//! of [`ROWS`] rows by [`VECTORS`] vectors keeps its sums in registers: each
+//! Written out term by term, such a step loads every term of every cell:
+//! a cell of a 5 x 5 x 5 box loads 125 values for its 125 multiply-adds,
+//! a vector of them each split across two cache lines, and the core's
+//! loads, not its multiply-adds, bound it. Here the terms are a table of
+//! columns, each a grid and an offset off the rows' axis (`y`) with a
+//! weight for each `y` offset (0 where the sum reads none), and a block of
+//! [`ROWS`] rows by [`VECTORS`] vectors keeps its sums in registers: each
 //! row of the block's reach is loaded once a column and multiplied into
 //! the sum of every row of the block it reaches (5 times for a box of
-//! radius 2, 8 x 2 loads then serving 40 x 2 multiply-adds). Vectors are
+//! radius 2, 12 x 2 loads then serving 40 x 2 multiply-adds). Vectors are
 //! GCC's and Clang's vector extension (`vector_size`), which the compiler
 //! maps onto the instruction set it compiles for; its loops over a block's
 //! rows are unrolled (`#pragma GCC unroll`) so that the sums stay in
-//! registers. A plane's last block ends at its last row and a row's last
+//! registers. The last block ends at the last row and a row's last
 //! vectors at its last cell, recomputing a few cells of the block before
-//! them, so no cell is left to scalar code; planes of fewer rows than a
+//! them, so no cell is left to scalar code; grids of fewer rows than a
 //! block, rows shorter than its vectors and compilers without the vector
 //! extension (MSVC) sum a cell at a time from the same table. Bands of
-//! blocks march the slowest axis as the marching bands do, handed out as
-//! threads finish one.
+//! whole blocks are handed out as threads finish one, in 3-D each marching
+//! the slowest axis as the marching bands do.
 
 use std::fmt::{self, Write as _};
 
@@ -35,8 +36,8 @@ use crate::ir::{Access, Slot, Statement, Stencil, WHOLE_AXIS, weighted_sum};
 /// 2-core build machine (AVX-512, 2 threads, 250^3), AN5D's boxes of
 /// radius 2 to 4 (125 to 729 terms) ran 1.4x-2.2x as fast by blocks of
 /// rows as summed a row at a time from a table of their terms, which ran
-/// 1.0x-1.9x the marching pass (design notes, "Sums from a table"); boxes
-/// of fewer terms were not measured, and keep the pass.
+/// 1.0x-1.9x the marching pass (design notes, "Blocks of rows from a table
+/// of columns"); boxes of fewer terms were not measured, and keep the pass.
 pub(super) const TABLE_TERMS_3D: usize = 100;
 
 /// The fewest terms for which a 2-D single step sums from a table. On the
@@ -54,9 +55,9 @@ pub(super) fn table_terms(dims: usize) -> usize {
     }
 }
 
-/// Rows of a plane a block computes together: each row it loads serves
-/// up to `2 r + 1` of them. 8 rows of 2 vectors and 16 of 1 ran alike,
-/// 1.1x-1.4x 4 x 4, 8 x 3 and 12 x 2 (the same runs).
+/// Rows a block computes together: each row it loads serves up to `2 r + 1`
+/// of them. On box3d2r (2 cores) 8 rows of 2 vectors and 16 of 1 ran
+/// alike, 1.1x-1.4x as fast as 4 x 4, 8 x 3 and 12 x 2.
 pub(super) const ROWS: usize = 8;
 
 /// Vectors of each row a block computes: `ROWS x VECTORS` sums, with a
