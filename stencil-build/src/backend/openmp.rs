@@ -189,7 +189,7 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
     if tables > 0 {
         strategy.push_str(&format!(
             "; a sum of {} weighted reads or more is computed {} rows by {} vectors at a time, from a table of its terms by column",
-            table::table_terms(st.dims()),
+            crate::ir::table_terms(st.dims()),
             table::ROWS,
             table::VECTORS,
         ));

@@ -2,12 +2,14 @@
 //! at constant offsets. Every backend generates code from this, never from the
 //! spec.
 
+mod columns;
 mod linear;
 mod lower;
 mod tiling;
 
 use std::path::PathBuf;
 
+pub use columns::{Columns, columns, table_terms};
 pub use linear::{MAX_PLANE_REACH, PLANE_SUM, PlaneSum, plane_sum, weighted_sum};
 #[cfg(test)]
 pub use lower::lower;

@@ -561,7 +561,7 @@ pub fn check_fusion(
     if settled_by_form(st) {
         return Ok(());
     }
-    let facts = (cpu_unfusable(st), marches(st));
+    let facts = (cpu_unfusable(st), single_steps(st));
     openmp_fusion(section, st, facts, src)
 }
 
@@ -590,7 +590,7 @@ pub fn fuse_form(
     src: &Source,
 ) -> Result<(), Diagnostic> {
     let why = cpu_unfusable(form).map(|why| cpu_unfusable(st).unwrap_or(why));
-    openmp_fusion(section, st, (why, marches(form)), src)
+    openmp_fusion(section, st, (why, single_steps(form)), src)
 }
 
 /// Why a strategy for updates of whole fields does not apply: `st` has
@@ -653,17 +653,18 @@ pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
 
 /// Settles the OpenMP backend's fused steps of `st`, given of the stencil
 /// its kernels compute why it cannot fuse (`why`, `None` where it can) and
-/// whether its single steps march ([`marches`]): a `time_block` above 1
-/// where it cannot fuse is an error at it; without one, a stencil that can
-/// fuse gets the fused defaults ([`OpenmpTiling::default_for`]), but a 3-D
-/// one reaching [`MARCHING_REACH`] planes along the slowest axis or bound
-/// by arithmetic ([`MARCHING_INTENSITY`]), whose single steps without a
-/// block of the spec's march that axis, as do those of such stencils that
-/// cannot fuse.
+/// whether it defaults to single steps ([`single_steps`]): a `time_block`
+/// above 1 where it cannot fuse is an error at it; without one, a stencil
+/// that can fuse gets the fused defaults ([`OpenmpTiling::default_for`]),
+/// but a 3-D one reaching [`MARCHING_REACH`] planes along the slowest axis
+/// or bound by arithmetic ([`MARCHING_INTENSITY`]), whose single steps
+/// without a block of the spec's march that axis, as do those of such
+/// stencils that cannot fuse, and a 2-D one summed in blocks of rows at
+/// [`ROWS_INTENSITY`] or more, which keeps single steps.
 fn openmp_fusion(
     section: &TilingSection,
     st: &mut crate::ir::Stencil,
-    (why, marching_form): (Option<String>, bool),
+    (why, single_form): (Option<String>, bool),
     src: &Source,
 ) -> Result<(), Diagnostic> {
     let omp = section.openmp.as_ref().map(|s| s.get_ref());
@@ -676,14 +677,15 @@ fn openmp_fusion(
             .with_hint("write `time_block = 1` (single steps), or remove it")),
         // Leapfrogs too: on 16 Xeon cores their fused sweeps ran 1.05x-1.63x
         // the single steps (radius 1), 0.96x-1.05x at radius 4.
-        (None, None) if !marching_form => {
+        (None, None) if !single_form => {
             take_fused_defaults(section, st);
             Ok(())
         }
         _ => {
             let marching = st.tiling.openmp.time_block == 1
                 && omp.is_none_or(|s| s.block.is_none())
-                && marching_form;
+                && single_form
+                && st.dims() == 3;
             if marching {
                 st.tiling.openmp.block = vec![WHOLE_AXIS, MARCHING_ROWS, WHOLE_AXIS];
             }
@@ -744,18 +746,42 @@ pub const MARCHING_ROWS: usize = 32;
 /// at 0.96x (design notes, "Wide boxes march").
 pub const MARCHING_INTENSITY: usize = 12;
 
+/// Flops a cell per byte a step moves at and above which a 2-D stencil
+/// whose update is a weighted sum by columns ([`crate::ir::columns`]: a
+/// box of distinct weights, 25 terms or more) defaults to single steps,
+/// summed in blocks of rows, rather than fused bands. On the 16 Xeon cores
+/// (8192^2, 16 steps), single steps in blocks of rows ran AN5D's box2d3r
+/// 1.43x-1.82x and box2d4r 1.81x-2.43x the fused bands, box2d2r 1.26x in
+/// f32 (6 flops a byte) but 0.93x in f64 (3); at 8 threads 0.85x-2.14x
+/// alike (design notes, "Blocks of rows in 2-D").
+pub const ROWS_INTENSITY: usize = 6;
+
+/// Whether `st`'s steps default to single steps: 3-D ones marching the
+/// slowest axis ([`marches`]), 2-D ones of one update summed in blocks of
+/// rows ([`crate::ir::columns`]) at [`ROWS_INTENSITY`] or more.
+fn single_steps(st: &crate::ir::Stencil) -> bool {
+    let rows = || {
+        st.dims() == 2
+            && st.statements.len() == 1
+            && crate::ir::columns(st, &st.statements[0]).is_some()
+            && intensity_at_least(st, ROWS_INTENSITY)
+    };
+    marches(st) || rows()
+}
+
 /// Whether `st`'s steps default to bands marching the slowest axis, one
 /// step at a time: 3-D, reaching [`MARCHING_REACH`] planes along it or
 /// computing [`MARCHING_INTENSITY`] flops or more a byte it moves.
 fn marches(st: &crate::ir::Stencil) -> bool {
-    st.dims() == 3 && (slowest_reach(st) >= MARCHING_REACH || bound_by_arithmetic(st))
+    st.dims() == 3
+        && (slowest_reach(st) >= MARCHING_REACH || intensity_at_least(st, MARCHING_INTENSITY))
 }
 
-/// Whether `st` computes [`MARCHING_INTENSITY`] flops or more a cell for
-/// each byte a step of it must move ([`crate::analysis::Analysis`]).
-fn bound_by_arithmetic(st: &crate::ir::Stencil) -> bool {
+/// Whether `st` computes `intensity` flops or more a cell for each byte a
+/// step of it must move ([`crate::analysis::Analysis`]).
+fn intensity_at_least(st: &crate::ir::Stencil, intensity: usize) -> bool {
     let an = crate::analysis::analyse(st);
-    an.bytes > 0 && an.flops >= MARCHING_INTENSITY * an.bytes
+    an.bytes > 0 && an.flops >= intensity * an.bytes
 }
 
 /// The farthest any statement of `st` reads along the slowest axis.

@@ -29,31 +29,7 @@ use super::planes::bands;
 use super::{Writer, c_expr, plain_read};
 use crate::codegen::index::offset_delta;
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Slot, Statement, Stencil, WHOLE_AXIS, weighted_sum};
-
-/// The fewest terms for which a 3-D single step whose block spans the
-/// slowest axis ([`super::planes::marches`]) sums from a table. On the
-/// 2-core build machine (AVX-512, 2 threads, 250^3), AN5D's boxes of
-/// radius 2 to 4 (125 to 729 terms) ran 1.4x-2.2x as fast by blocks of
-/// rows as summed a row at a time from a table of their terms, which ran
-/// 1.0x-1.9x the marching pass (design notes, "Blocks of rows from a table
-/// of columns"); boxes of fewer terms were not measured, and keep the pass.
-pub(super) const TABLE_TERMS_3D: usize = 100;
-
-/// The fewest terms for which a 2-D single step sums from a table. On the
-/// 2-core build machine (4000^2, 16 steps), AN5D's boxes of radius 2 to 4
-/// (25 to 81 terms) ran 1.7x-3.8x their single steps in cache blocks
-/// (design notes, "Blocks of rows in 2-D").
-pub(super) const TABLE_TERMS_2D: usize = 25;
-
-/// The fewest terms for which a `dims`-D single step sums from a table.
-pub(super) fn table_terms(dims: usize) -> usize {
-    if dims == 2 {
-        TABLE_TERMS_2D
-    } else {
-        TABLE_TERMS_3D
-    }
-}
+use crate::ir::{Columns, Slot, Statement, Stencil, WHOLE_AXIS, columns};
 
 /// Rows a block computes together: each row it loads serves up to `2 r + 1`
 /// of them. On box3d2r (2 cores) 8 rows of 2 vectors and 16 of 1 ran
@@ -69,84 +45,24 @@ pub(super) const VECTORS: usize = 2;
 /// on other targets.
 const VECTOR_BYTES: usize = 64;
 
-/// A weighted sum's terms by column: what [`interior`] sums from.
-pub(super) struct Columns {
-    /// The axis a block's rows follow (`y`: the second-last).
-    axis: usize,
-    /// Each column's grid and its offset, 0 along `axis`.
-    keys: Vec<(Slot, Vec<i64>)>,
-    /// Each column's weights (C) for offsets `-reach..=reach` along
-    /// `axis`, `0` where the sum reads none.
-    weights: Vec<Vec<String>>,
-    /// The largest offset of the terms along `axis`.
-    reach: usize,
-    /// The sum's read-free constant (C), if any.
-    constant: Option<String>,
-}
-
-/// Statement `s`'s terms by column where its single steps sum from a
-/// table: a weighted sum ([`weighted_sum`]) of at least [`table_terms`]
-/// reads, dense enough that at most half the table's weights are zeros (a
-/// box's are none), in a 2-D stencil or a 3-D one whose block spans the
+/// Statement `s`'s terms by column ([`columns`]) where its single steps sum
+/// from a table: in a 2-D stencil, or a 3-D one whose block spans the
 /// slowest axis (its bands march it).
 pub(super) fn table(st: &Stencil, s: &Statement) -> Option<Columns> {
-    let dims = st.dims();
-    if dims < 2 || (dims == 3 && st.tiling.openmp.block[0] != WHOLE_AXIS) {
+    if st.dims() == 3 && st.tiling.openmp.block[0] != WHOLE_AXIS {
         return None;
     }
-    let axis = dims - 2;
-    let (terms, constant) = weighted_sum(&s.expr)?;
-    let reach = terms
-        .iter()
-        .map(|(a, _)| a.offset[axis].unsigned_abs())
-        .max()? as usize;
-    let mut keys = Vec::new();
-    for (a, _) in &terms {
-        if !keys.contains(&key(a, axis)) {
-            keys.push(key(a, axis));
-        }
-    }
-    if terms.len() < table_terms(dims) || keys.len() * (2 * reach + 1) > 2 * terms.len() {
-        return None;
-    }
-    let mut weights = vec![vec!["0".to_string(); 2 * reach + 1]; keys.len()];
-    for (a, weight) in &terms {
-        let column = keys.iter().position(|k| *k == key(a, axis));
-        let column = column.expect("each term's column is among the keys");
-        weights[column][(a.offset[axis] + reach as i64) as usize] =
-            c_expr(st, weight, &plain_read(st));
-    }
-    let constant = constant.map(|c| c_expr(st, &c, &plain_read(st)));
-    Some(Columns {
-        axis,
-        keys,
-        weights,
-        reach,
-        constant,
-    })
+    columns(st, s)
 }
 
-impl Columns {
-    /// The constant as C to append to the sum (` + (c)`), or nothing.
-    fn add(&self) -> String {
-        self.constant
-            .as_ref()
-            .map(|c| format!(" + ({c})"))
-            .unwrap_or_default()
-    }
-
-    /// The weights a column holds: one for each offset along the rows'
-    /// axis within the reach.
-    fn span(&self) -> usize {
-        2 * self.reach + 1
-    }
-}
-
-/// A term's column: its grid and its offset with 0 along `axis`.
-fn key(a: &Access, axis: usize) -> (Slot, Vec<i64>) {
-    let mut offset = a.offset.clone();
-    offset[axis] = 0;
-    (a.slot, offset)
+/// The constant of `columns` as C to append to the sum (` + (c)`), or
+/// nothing.
+fn add(st: &Stencil, columns: &Columns) -> String {
+    columns
+        .constant
+        .as_ref()
+        .map(|c| format!(" + ({})", c_expr(st, c, &plain_read(st))))
+        .unwrap_or_default()
 }
 
 /// The loops over the cells `span` (`[from, to]` per axis, as C) of a
@@ -217,6 +133,13 @@ fn tables(w: &mut Writer, st: &Stencil, columns: &Columns) -> fmt::Result {
         format_args!("const {t} weight[][{}] =", columns.span()),
         |w| {
             for weights in &columns.weights {
+                let weights: Vec<String> = weights
+                    .iter()
+                    .map(|weight| match weight {
+                        Some(weight) => c_expr(st, weight, &plain_read(st)),
+                        None => "0".to_string(),
+                    })
+                    .collect();
                 writeln!(w, "{{{}}},", weights.join(", "))?;
             }
             Ok(())
@@ -322,7 +245,7 @@ fn blocks(
             format_args!("for (int c = 0; c < {}; ++c)", columns.keys.len()),
             |w| column(w, st, columns, from),
         )?;
-        let add = columns.add();
+        let add = add(st, columns);
         unrolled(
             w,
             ROWS,
@@ -410,7 +333,7 @@ fn cells(
 ) -> fmt::Result {
     let dims = st.dims();
     let (b, reach) = (columns.axis, columns.reach);
-    let add = columns.add();
+    let add = add(st, columns);
     w.pragma(&format!("omp parallel for collapse({})", dims - 1))?;
     let heads: Vec<String> = span
         .iter()

@@ -529,3 +529,33 @@ fn openmp_steps_bound_by_arithmetic_march_rather_than_fuse() {
         assert_eq!(box3d(1, dtype).time_block, 4, "radius 1, {dtype}");
     }
 }
+
+#[test]
+fn openmp_2d_boxes_bound_by_arithmetic_keep_single_steps() {
+    // A 2-D box of radius `r` with distinct weights, `extra` added.
+    let box2d = |r: i64, dtype: &str, extra: &str| {
+        let mut terms = Vec::new();
+        for y in -r..=r {
+            for x in -r..=r {
+                terms.push(format!("{}*u[{y},{x}]", 0.01 * (terms.len() + 1) as f64));
+            }
+        }
+        let text = format!(
+            "[stencil]\ndtype = \"{dtype}\"\naxes = [\"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"{}{extra}\"\n",
+            terms.join(" + ")
+        );
+        lowered(&text).tiling.openmp
+    };
+    let single = (vec![32, crate::ir::WHOLE_AXIS], 1);
+    // Radius 3: 97 flops over 16 bytes (f64) or 8 (f32), 6 a byte or more.
+    for dtype in ["f64", "f32"] {
+        let t = box2d(3, dtype, "");
+        assert_eq!((t.block, t.time_block), single, "radius 3, {dtype}");
+    }
+    // Radius 2: 49 flops, 6.1 a byte in f32 (single steps), 3.1 in f64.
+    assert_eq!(box2d(2, "f32", "").time_block, 1);
+    assert_eq!(box2d(2, "f64", "").time_block, 8, "radius 2 in f64 fuses");
+    // A product of reads makes it no weighted sum: its steps fuse.
+    assert_eq!(box2d(3, "f32", " + u[0,0]*u[0,1]").time_block, 8);
+}
