@@ -4,13 +4,13 @@ include!(concat!(env!("OUT_DIR"), "/cross_backend_tests.rs"));
 
 #[test]
 fn every_variant_is_registered() {
-    // 5 examples + 5 suite stencils + 7 test specs, each in f32/f64 x
+    // 5 examples + 5 suite stencils + the test specs, each in f32/f64 x
     // fixed/periodic, and the random stencils in one dtype and boundary each;
     // with a GPU backend also `naive` of 3 cells a thread and of blocks of
     // 3 rows of 2 cells, `tiled`, four `stream` variants and `auto`
     // (tests/build.rs), the blocks, the `stream` ones and `auto` not for 1-D stencils,
     // and three `temporal` and two `persistent` variants of the fixed-boundary
-    // heat2d, heat3d, star3d25, j2d5pt, j3d7pt, j3d13pt, j3d27pt, coefstar3d and boxsum3d, of the
+    // heat2d, heat3d, star3d25, j2d5pt, j3d7pt, j3d13pt, j3d27pt, coefstar3d, boxsum2d and boxsum3d, of the
     // leapfrogs wave2d, leapfrog3d and acoustic25 and of the random stencils that fuse,
     // three `temporal` ones of the random leapfrogs that never read their
     // previous level, and `temporal_vec` (2 steps in threads of vectors) of
@@ -35,7 +35,7 @@ fn every_variant_is_registered() {
     let (specs, specs_1d) = stencil_tests::PAIRED;
     let (own, own_1d) = stencil_tests::OWN_BOUNDARY;
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
-        let fused = 5 * (12 * 2 + stencil_tests::RANDOM_FUSABLE)
+        let fused = 5 * (13 * 2 + stencil_tests::RANDOM_FUSABLE)
             + 3 * stencil_tests::RANDOM_LEAPFROG_FUSABLE
             + 8;
         let tensor = 2 * (7 + stencil_tests::RANDOM_TENSOR);
