@@ -350,10 +350,11 @@ fn the_corpus_runs_every_stencil_against_its_bound() {
         "corpus",
         "--size1",
         "4099",
+        // The wide boxes' blocks of 8 rows by 2 vectors (32 cells in f32)
+        // run whole and last, ending at the last row and cell, in 2-D and
+        // in 3-D (rows of 150 cells).
         "--size2",
         "67",
-        // Rows of 150 cells: the wide boxes' sums from a table run whole
-        // chunks of 8 vectors (128 cells in f32) as well as their last.
         "--shape3",
         "33,33,150",
         "--steps",
