@@ -182,6 +182,24 @@ fn cell(dims: usize) -> String {
     terms.join(" + ")
 }
 
+/// The unrolled loops over a block's sums (`row`, `v`), `body` within.
+fn each_sum(w: &mut Writer, body: impl FnOnce(&mut Writer) -> fmt::Result) -> fmt::Result {
+    unrolled(
+        w,
+        ROWS,
+        format_args!("for (int row = 0; row < {ROWS}; ++row)"),
+    )?;
+    w.scope(|w| {
+        unrolled(
+            w,
+            VECTORS,
+            format_args!("for (int v = 0; v < {VECTORS}; ++v) {{"),
+        )?;
+        w.scope(body)?;
+        writeln!(w, "}}")
+    })
+}
+
 /// The blocks of [`ROWS`] rows by [`VECTORS`] vectors over the cells
 /// `span`, each column read from `from` (its grid, as C).
 fn blocks(
@@ -228,43 +246,18 @@ fn blocks(
         )?;
         writeln!(w, "const ptrdiff_t cell = {};", cell(st.dims()))?;
         writeln!(w, "stencil_vector sum[{ROWS}][{VECTORS}];")?;
-        unrolled(
-            w,
-            ROWS,
-            format_args!("for (int row = 0; row < {ROWS}; ++row)"),
-        )?;
-        w.scope(|w| {
-            unrolled(
-                w,
-                VECTORS,
-                format_args!("for (int v = 0; v < {VECTORS}; ++v)"),
-            )?;
-            w.scope(|w| writeln!(w, "sum[row][v] = (stencil_vector){{0}};"))
-        })?;
+        each_sum(w, |w| writeln!(w, "sum[row][v] = (stencil_vector){{0}};"))?;
         w.block(
             format_args!("for (int c = 0; c < {}; ++c)", columns.keys.len()),
             |w| column(w, st, columns, from),
         )?;
         let add = add(st, columns);
-        unrolled(
-            w,
-            ROWS,
-            format_args!("for (int row = 0; row < {ROWS}; ++row)"),
-        )?;
-        w.scope(|w| {
-            unrolled(
+        each_sum(w, |w| {
+            writeln!(w, "const stencil_vector value = sum[row][v]{add};")?;
+            writeln!(
                 w,
-                VECTORS,
-                format_args!("for (int v = 0; v < {VECTORS}; ++v) {{"),
-            )?;
-            w.scope(|w| {
-                writeln!(w, "const stencil_vector value = sum[row][v]{add};")?;
-                writeln!(
-                    w,
-                    "memcpy(out + cell + row * s{b} + {lanes} * v, &value, sizeof value);"
-                )
-            })?;
-            writeln!(w, "}}")
+                "memcpy(out + cell + row * s{b} + {lanes} * v, &value, sizeof value);"
+            )
         })
     })
 }
