@@ -747,7 +747,7 @@ pub const MARCHING_ROWS: usize = 32;
 pub const MARCHING_INTENSITY: usize = 12;
 
 /// Flops a cell per byte a step moves at and above which a 2-D stencil
-/// whose update is a weighted sum by columns ([`crate::ir::columns`]: a
+/// whose update is a weighted sum by columns ([`crate::ir::columns()`]: a
 /// box of distinct weights, 25 terms or more) defaults to single steps,
 /// summed in blocks of rows, rather than fused bands. On the 16 Xeon cores
 /// (8192^2, 16 steps), single steps in blocks of rows ran AN5D's box2d3r
@@ -758,7 +758,7 @@ pub const ROWS_INTENSITY: usize = 6;
 
 /// Whether `st`'s steps default to single steps: 3-D ones marching the
 /// slowest axis ([`marches`]), 2-D ones of one update summed in blocks of
-/// rows ([`crate::ir::columns`]) at [`ROWS_INTENSITY`] or more.
+/// rows ([`crate::ir::columns()`]) at [`ROWS_INTENSITY`] or more.
 fn single_steps(st: &crate::ir::Stencil) -> bool {
     let rows = || {
         st.dims() == 2
