@@ -165,15 +165,17 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
             b => b.to_string(),
         })
         .collect();
-    let tables = st
+    let tabled: Vec<bool> = st
         .statements
         .iter()
-        .filter(|s| table::table(st, s).is_some())
-        .count();
+        .map(|s| table::table(st, s).is_some())
+        .collect();
+    let tables = tabled.iter().filter(|&&t| t).count();
     let passes = st
         .statements
         .iter()
-        .any(|s| planes::marches(st, s) && table::table(st, s).is_none());
+        .zip(&tabled)
+        .any(|(s, &t)| planes::marches(st, s) && !t);
     let mut strategy = if st.dims() == 3 && (passes || tables > 0) {
         format!(
             "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {}",

@@ -27,7 +27,7 @@ use std::fmt::{self, Write as _};
 
 use super::planes::bands;
 use super::{Writer, c_expr, plain_read};
-use crate::codegen::index::offset_delta;
+use crate::codegen::index::{linear_index, offset_delta};
 use crate::codegen::names::slot_name;
 use crate::ir::{Columns, Slot, Statement, Stencil, WHOLE_AXIS, columns};
 
@@ -175,13 +175,6 @@ fn unrolled(w: &mut Writer, count: usize, head: impl fmt::Display) -> fmt::Resul
     writeln!(w, "{head}")
 }
 
-/// The cell of indices `i0`, `i1`... (C): `i0 * s0 + i1`.
-fn cell(dims: usize) -> String {
-    let mut terms: Vec<String> = (0..dims - 1).map(|a| format!("i{a} * s{a}")).collect();
-    terms.push(format!("i{}", dims - 1));
-    terms.join(" + ")
-}
-
 /// The unrolled loops over a block's sums (`row`, `v`), `body` within.
 fn each_sum(w: &mut Writer, body: impl FnOnce(&mut Writer) -> fmt::Result) -> fmt::Result {
     unrolled(
@@ -212,7 +205,7 @@ fn blocks(
     let (b, x) = (columns.axis, columns.axis + 1);
     let [[lo, hi], [lo_x, hi_x]] = [&span[b], &span[x]];
     let lanes = VECTOR_BYTES / st.dtype.size();
-    let cells = VECTORS * lanes;
+    let width = VECTORS * lanes;
     writeln!(
         w,
         "/* A band's rows are whole blocks, the last band's up to the last row: its last block ends there, as a row's last vectors end at its last cell, recomputing cells of the block before it. */"
@@ -233,7 +226,7 @@ fn blocks(
         "for (ptrdiff_t at{b} = b{b}; at{b} < (b{b} + band < whole ? b{b} + band : {hi}); at{b} += {ROWS})"
     ));
     heads.push(format!(
-        "for (ptrdiff_t at{x} = {lo_x}; at{x} < {hi_x}; at{x} += {cells})"
+        "for (ptrdiff_t at{x} = {lo_x}; at{x} < {hi_x}; at{x} += {width})"
     ));
     w.nest(&heads, |w| {
         writeln!(
@@ -242,9 +235,9 @@ fn blocks(
         )?;
         writeln!(
             w,
-            "const ptrdiff_t i{x} = at{x} + {cells} <= {hi_x} ? at{x} : {hi_x} - {cells};"
+            "const ptrdiff_t i{x} = at{x} + {width} <= {hi_x} ? at{x} : {hi_x} - {width};"
         )?;
-        writeln!(w, "const ptrdiff_t cell = {};", cell(st.dims()))?;
+        writeln!(w, "const ptrdiff_t cell = {};", linear_index(st.dims()))?;
         writeln!(w, "stencil_vector sum[{ROWS}][{VECTORS}];")?;
         each_sum(w, |w| writeln!(w, "sum[row][v] = (stencil_vector){{0}};"))?;
         w.block(
@@ -334,7 +327,7 @@ fn cells(
         .map(|(a, [lo, hi])| format!("for (ptrdiff_t i{a} = {lo}; i{a} < {hi}; ++i{a})"))
         .collect();
     w.nest(&heads, |w| {
-        writeln!(w, "const ptrdiff_t cell = {};", cell(dims))?;
+        writeln!(w, "const ptrdiff_t cell = {};", linear_index(dims))?;
         writeln!(w, "{} sum = 0;", st.dtype.c())?;
         writeln!(w, "for (int c = 0; c < {}; ++c)", columns.keys.len())?;
         w.scope(|w| {
