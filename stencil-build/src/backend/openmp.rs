@@ -155,69 +155,101 @@ pub fn source(st: &Stencil, an: &Analysis, prefix: &str) -> String {
 /// The file's opening comment, includes and the helpers `body` (the
 /// kernels) calls: a helper nothing calls would be dead code.
 fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Result {
-    let block: Vec<String> = st
-        .tiling
-        .openmp
-        .block
-        .iter()
-        .map(|&b| match b {
-            WHOLE_AXIS => "all".to_string(),
-            b => b.to_string(),
-        })
-        .collect();
-    let tabled: Vec<bool> = st
-        .statements
-        .iter()
-        .map(|s| table::table(st, s).is_some())
-        .collect();
-    let tables = tabled.iter().filter(|&&t| t).count();
-    let passes = st
-        .statements
-        .iter()
-        .zip(&tabled)
-        .any(|(s, &t)| planes::marches(st, s) && !t);
-    let mut strategy = if st.dims() == 3 && (passes || tables > 0) {
-        format!(
-            "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {}",
-            block[1], block[2], st.axes[1], st.axes[2], st.axes[0],
-        )
-    } else {
-        format!(
-            "Strategy: cache blocks of {} cells ({}), distributed over OpenMP threads",
-            block.join(" x "),
-            st.axes.join(", ")
-        )
-    };
-    if tables > 0 {
-        strategy.push_str(&format!(
-            "; a sum of {} weighted reads or more is computed {} rows by {} vectors at a time, from a table of its terms by column",
-            crate::ir::table_terms(st.dims()),
-            table::ROWS,
-            table::VECTORS,
-        ));
+    let kernels = Kernels::of(st);
+    file_header(w, st, an, "OpenMP-C kernels", &kernels.strategy(st))?;
+    includes(w, st, kernels.banded())?;
+    helpers(w, st, body)
+}
+
+/// Which kernels a stencil's statements get, as the file's header tells.
+struct Kernels {
+    /// Statements summed in blocks of rows from a table of columns.
+    tables: usize,
+    /// Whether a statement marches planes a pass (outside a table).
+    passes: bool,
+}
+
+impl Kernels {
+    fn of(st: &Stencil) -> Kernels {
+        let tabled: Vec<bool> = st
+            .statements
+            .iter()
+            .map(|s| table::table(st, s).is_some())
+            .collect();
+        Kernels {
+            tables: tabled.iter().filter(|&&t| t).count(),
+            passes: st
+                .statements
+                .iter()
+                .zip(&tabled)
+                .any(|(s, &t)| planes::marches(st, s) && !t),
+        }
     }
-    if passes {
-        strategy.push_str(&if tables > 0 {
-            format!(", others' {} planes a pass", planes::PLANES_A_PASS)
+
+    /// Whether the kernels go in bands, which ask OpenMP for the threads'
+    /// count and copy rows with `memcpy`.
+    fn banded(&self) -> bool {
+        self.passes || self.tables > 0
+    }
+
+    /// The header's sentence on the strategy.
+    fn strategy(&self, st: &Stencil) -> String {
+        let block: Vec<String> = st
+            .tiling
+            .openmp
+            .block
+            .iter()
+            .map(|&b| match b {
+                WHOLE_AXIS => "all".to_string(),
+                b => b.to_string(),
+            })
+            .collect();
+        let mut strategy = if st.dims() == 3 && self.banded() {
+            format!(
+                "Strategy: bands of up to {} rows by {} cells ({}, {}), spread over OpenMP threads, each marching {}",
+                block[1], block[2], st.axes[1], st.axes[2], st.axes[0],
+            )
         } else {
             format!(
-                ", {} planes a pass (through a ring of planes of its own where planes are a multiple of 4 KiB apart)",
-                planes::PLANES_A_PASS
+                "Strategy: cache blocks of {} cells ({}), distributed over OpenMP threads",
+                block.join(" x "),
+                st.axes.join(", ")
             )
-        });
+        };
+        if self.tables > 0 {
+            strategy.push_str(&format!(
+                "; a sum of {} weighted reads or more is computed {} rows by {} vectors at a time, from a table of its terms by column",
+                crate::ir::table_terms(st.dims()),
+                table::ROWS,
+                table::VECTORS,
+            ));
+        }
+        if self.passes {
+            strategy.push_str(&if self.tables > 0 {
+                format!(", others' {} planes a pass", planes::PLANES_A_PASS)
+            } else {
+                format!(
+                    ", {} planes a pass (through a ring of planes of its own where planes are a multiple of 4 KiB apart)",
+                    planes::PLANES_A_PASS
+                )
+            });
+        }
+        strategy.push('.');
+        if fuses(st) {
+            strategy.push_str(&format!(
+                " Up to {} steps fused in one sweep of each tile.",
+                st.tiling.openmp.time_block
+            ));
+        }
+        strategy
     }
-    strategy.push('.');
-    if fuses(st) {
-        strategy.push_str(&format!(
-            " Up to {} steps fused in one sweep of each tile.",
-            st.tiling.openmp.time_block
-        ));
-    }
-    file_header(w, st, an, "OpenMP-C kernels", &strategy)?;
+}
+
+/// The file's includes: OpenMP's and the allocator's where steps fuse or
+/// kernels go in `banded` bands, `memcpy`'s for bands' blocks and rings.
+fn includes(w: &mut Writer, st: &Stencil, banded: bool) -> fmt::Result {
     writeln!(w, "#include <math.h>")?;
     writeln!(w, "#include <stddef.h>")?;
-    // Bands ask OpenMP for the threads' count; blocks and rings copy with `memcpy`.
-    let banded = passes || tables > 0;
     if fuses(st) || banded {
         writeln!(w, "#include <omp.h>")?;
         writeln!(w, "#include <stdlib.h>")?;
@@ -230,6 +262,11 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
         writeln!(w, "#include <unistd.h>")?;
         w.directive("#endif")?;
     }
+    Ok(())
+}
+
+/// The helpers `body` calls, each defined once before the kernels.
+fn helpers(w: &mut Writer, st: &Stencil, body: &str) -> fmt::Result {
     let calls = |name: &str| super::calls(body, name);
     for (name, op) in [("stencil_min", '<'), ("stencil_max", '>')] {
         if calls(name) {
@@ -258,7 +295,6 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
             writeln!(w, "return {one} / {sqrt}(x);")
         })?;
     }
-
     Ok(())
 }
 
