@@ -68,13 +68,8 @@ pub fn columns(st: &Stencil, s: &Statement) -> Option<Columns> {
         .iter()
         .map(|(a, _)| a.offset[axis].unsigned_abs())
         .max()? as usize;
-    let mut keys = Vec::new();
-    for (a, _) in &terms {
-        if !keys.contains(&key(a, axis)) {
-            keys.push(key(a, axis));
-        }
-    }
-    if terms.len() < table_terms(dims) || keys.len() * (2 * reach + 1) > 2 * terms.len() {
+    let keys = keys(&terms, axis);
+    if terms.len() < table_terms(dims) || !dense(&keys, reach, terms.len()) {
         return None;
     }
     let mut weights = vec![vec![None; 2 * reach + 1]; keys.len()];
@@ -90,6 +85,42 @@ pub fn columns(st: &Stencil, s: &Statement) -> Option<Columns> {
         reach,
         constant,
     })
+}
+
+/// Whether the weighted sum `expr` is dense along `axis`: grouped in
+/// columns along it, its terms leave at most half of the columns' weights
+/// zeros (a box's are none; a wide star's are mostly zeros). A thread or a
+/// block of rows that computes several cells along `axis` loads each
+/// column's values once for all of them, which pays where the columns are
+/// full.
+pub fn dense_along(expr: &Expr, axis: usize) -> bool {
+    let Some((terms, _)) = weighted_sum(expr) else {
+        return false;
+    };
+    let reach = terms
+        .iter()
+        .map(|(a, _)| a.offset[axis].unsigned_abs() as usize)
+        .max()
+        .unwrap_or(0);
+    dense(&keys(&terms, axis), reach, terms.len())
+}
+
+/// Whether `terms` in the columns `keys`, `reach` along their axis, leave
+/// at most half the columns' weights zeros.
+fn dense(keys: &[(Slot, Vec<i64>)], reach: usize, terms: usize) -> bool {
+    keys.len() * (2 * reach + 1) <= 2 * terms
+}
+
+/// The distinct columns of `terms` along `axis`, in the order of their
+/// first term.
+fn keys(terms: &[(Access, Expr)], axis: usize) -> Vec<(Slot, Vec<i64>)> {
+    let mut keys = Vec::new();
+    for (a, _) in terms {
+        if !keys.contains(&key(a, axis)) {
+            keys.push(key(a, axis));
+        }
+    }
+    keys
 }
 
 /// A term's column: its grid and its offset with 0 along `axis`.

@@ -76,7 +76,8 @@ pub fn single_step(st: &Stencil, d: &Dialect) -> GpuTiling {
     let naive = GpuTiling::model(Strategy::Naive);
     if d.tuned && sums_blocks(st) {
         return GpuTiling {
-            block: Some(vec![2, BLOCK_ROW_THREADS]),
+            // 3-D blocks keep `naive`'s thread blocks, which they were measured in.
+            block: (st.dims() == 2).then(|| vec![2, BLOCK_ROW_THREADS]),
             coarsen: Some(BLOCK_BYTES / (BLOCK_ROW_CELLS * st.dtype.size())),
             vector: Some(BLOCK_ROW_CELLS),
             ..naive
@@ -394,6 +395,15 @@ fn one_weighted_sum(st: &Stencil) -> bool {
 /// finds; stars and boxes of fewer reads fuse well past their single step.
 pub const BLOCK_READS: usize = 25;
 
+/// Most reads a cell from which `auto` computes a 3-D weighted sum in
+/// `naive` blocks ([`sums_blocks`]). On the H100 (AN5D's 3-D boxes, 512^3,
+/// 100 steps, the runner before and after twice in one lease; design
+/// notes, "Blocks of rows in 3-D") blocks of 8 planes by 2 cells ran the
+/// box of radius 2 in f32 (125 reads, 31 flops a byte) 1.47x as fast as
+/// its columns; of radius 3 (343 reads) 0.59x, and 0.69x in blocks of 4 x
+/// 2; of radius 4 (729) 0.53x and 0.94x.
+pub const BLOCK_READS_3D: usize = 125;
+
 /// Bytes of results a thread of `auto`'s `naive` blocks computes
 /// ([`sums_blocks`]): rows of [`BLOCK_ROW_CELLS`] cells, 8 of them in f32
 /// and 4 in f64. On the H200 (AN5D's 2-D boxes of radius 2 to 4, 100
@@ -427,14 +437,34 @@ pub const BLOCK_ROW_THREADS: usize = 128;
 /// columns, and box2d4r f32 1.29x (in thread blocks of `[8, 32]`; in
 /// `[2, 128]` at 74.5%, 70.6% and 81.2% of their bounds; design notes,
 /// "Blocks of rows"); box2d4r in f64 (10 flops a byte) ran
-/// 0.82x in blocks of 4 rows, 0.53x in 8, and keeps the columns. In 3-D the
-/// blocks lost to the columns on every box (0.48x-0.88x).
+/// 0.82x in blocks of 4 rows, 0.53x in 8, and keeps the columns.
+///
+/// In 3-D a block's rows are planes (the slowest axis), in `naive`'s
+/// thread blocks: where an f32 sum of at most [`BLOCK_READS_3D`] reads waits
+/// on arithmetic and is dense along that axis ([`dense_along`](crate::ir::dense_along): a box, not a
+/// star, whose planes share few reads). Blocks of 2 planes or 4 by 16 bytes
+/// lost to the columns on every box (0.48x-0.88x, H200); on the H100, 8
+/// planes by 2 cells ran the box of radius 2 1.47x its columns, while the
+/// boxes of radius 1 (27 reads, 6.8 flops a byte, their single step in
+/// blocks 0.78x-0.81x), the box of radius 2 in f64 (0.81x) and a
+/// memory-bound sum of 39 reads (flux3d_t2, 0.97x in f32) keep theirs.
 pub fn sums_blocks(st: &Stencil) -> bool {
+    if !one_weighted_sum(st) {
+        return false;
+    }
     let an = crate::analysis::analyse(st);
-    st.dims() == 2
-        && an.points >= BLOCK_READS
-        && (st.dtype == Dtype::F32 || an.flops <= ARITHMETIC_INTENSITY * an.bytes)
-        && one_weighted_sum(st)
+    let bound_by_arithmetic = an.flops > ARITHMETIC_INTENSITY * an.bytes;
+    let shape = match st.dims() {
+        2 => st.dtype == Dtype::F32 || !bound_by_arithmetic,
+        3 => {
+            st.dtype == Dtype::F32
+                && bound_by_arithmetic
+                && an.points <= BLOCK_READS_3D
+                && crate::ir::dense_along(&st.statements[0].expr, 0)
+        }
+        _ => false,
+    };
+    shape && an.points >= BLOCK_READS
 }
 
 /// Whether `auto` leaves a 3-D stencil too wide for the vectors to `naive`

@@ -857,3 +857,42 @@ fn fused_3d_f64_steps_reading_two_grids_or_more_run_two_steps_a_persistent_launc
         "leapfrogs are not coefficient stencils"
     );
 }
+
+#[test]
+fn dense_3d_sums_bound_by_arithmetic_run_in_blocks_of_planes() {
+    let auto = GpuTiling::model(Strategy::Auto);
+    let axes = "\"z\", \"y\", \"x\"";
+    // The box of radius 2 in f32 (125 reads, 15 flops a byte): 8 planes by 2
+    // cells a thread on CUDA, in `naive`'s own thread blocks.
+    let box2 = stencil(axes, "f32", &box3(2));
+    assert_eq!(
+        plan(&box2, &auto, &CUDA),
+        (Strategy::Naive, vec![2, 4, 32], 1, 8, 2)
+    );
+    // HIP, f64, and the box of radius 3 (343 reads): columns of 8 cells.
+    let box3r = stencil(axes, "f32", &box3(3));
+    for (st, d) in [
+        (&box2, &HIP),
+        (&stencil(axes, "f64", &box3(2)), &CUDA),
+        (&box3r, &CUDA),
+    ] {
+        let (strategy, _, _, cells, vector) = plan(st, &auto, d);
+        assert_eq!(
+            (strategy, cells, vector),
+            (Strategy::Naive, COLUMN_CELLS, 1)
+        );
+    }
+    // The box of radius 1 waits on memory: its single step is no block.
+    let box1 = stencil(axes, "f32", &box3(1));
+    assert_ne!(one_step(&box1, &CUDA).1.4, 2);
+    // A star of 73 weighted reads (18 flops a byte) shares few reads between
+    // planes: a star's columns are mostly zeros.
+    let star = stencil(
+        axes,
+        "f32",
+        "sum(r, 1, 12, 0.5*u[r,0,0] + 0.5*u[0,r,0] + 0.5*u[0,0,r] + 0.5*u[-r,0,0] + 0.5*u[0,-r,0] + 0.5*u[0,0,-r]) + 0.5*u[0,0,0]",
+    );
+    assert!(crate::backend::gpu::plan::model::sums_columns(&star));
+    assert!(!crate::backend::gpu::plan::model::sums_blocks(&star));
+    assert!(crate::backend::gpu::plan::model::sums_blocks(&box2));
+}
