@@ -398,7 +398,7 @@ pub const BLOCK_READS: usize = 25;
 /// Most reads a cell from which `auto` computes a 3-D weighted sum in
 /// `naive` blocks ([`sums_blocks`]). On the H100 (AN5D's 3-D boxes, 512^3,
 /// 100 steps, the runner before and after twice in one lease; design
-/// notes, "Blocks of rows in 3-D") blocks of 8 planes by 2 cells ran the
+/// notes, "Blocks of planes in 3-D") blocks of 8 planes by 2 cells ran the
 /// box of radius 2 in f32 (125 reads, 31 flops a byte) 1.47x as fast as
 /// its columns; of radius 3 (343 reads) 0.59x, and 0.69x in blocks of 4 x
 /// 2; of radius 4 (729) 0.53x and 0.94x.
@@ -440,9 +440,10 @@ pub const BLOCK_ROW_THREADS: usize = 128;
 /// 0.82x in blocks of 4 rows, 0.53x in 8, and keeps the columns.
 ///
 /// In 3-D a block's rows are planes (the slowest axis), in `naive`'s
-/// thread blocks: where an f32 sum of at most [`BLOCK_READS_3D`] reads waits
-/// on arithmetic and is dense along that axis ([`dense_along`](crate::ir::dense_along): a box, not a
-/// star, whose planes share few reads). Blocks of 2 planes or 4 by 16 bytes
+/// thread blocks: where an f32 sum of at most [`BLOCK_READS_3D`] reads
+/// waits on arithmetic and is dense along that axis
+/// ([`dense_along`](crate::ir::dense_along): a box, not a star, whose
+/// planes share few reads). Blocks of 2 planes or 4 by 16 bytes
 /// lost to the columns on every box (0.48x-0.88x, H200); on the H100, 8
 /// planes by 2 cells ran the box of radius 2 1.47x its columns, while the
 /// boxes of radius 1 (27 reads, 6.8 flops a byte, their single step in
