@@ -64,10 +64,7 @@ pub fn columns(st: &Stencil, s: &Statement) -> Option<Columns> {
     }
     let axis = dims - 2;
     let (terms, constant) = weighted_sum(&s.expr)?;
-    let reach = terms
-        .iter()
-        .map(|(a, _)| a.offset[axis].unsigned_abs())
-        .max()? as usize;
+    let reach = reach(&terms, axis);
     let keys = keys(&terms, axis);
     if terms.len() < table_terms(dims) || !dense(&keys, reach, terms.len()) {
         return None;
@@ -97,12 +94,16 @@ pub fn dense_along(expr: &Expr, axis: usize) -> bool {
     let Some((terms, _)) = weighted_sum(expr) else {
         return false;
     };
-    let reach = terms
+    dense(&keys(&terms, axis), reach(&terms, axis), terms.len())
+}
+
+/// The farthest `terms` reach along `axis` (0 without terms).
+fn reach(terms: &[(Access, Expr)], axis: usize) -> usize {
+    terms
         .iter()
         .map(|(a, _)| a.offset[axis].unsigned_abs() as usize)
         .max()
-        .unwrap_or(0);
-    dense(&keys(&terms, axis), reach, terms.len())
+        .unwrap_or(0)
 }
 
 /// Whether `terms` in the columns `keys`, `reach` along their axis, leave
