@@ -447,7 +447,7 @@ pub const BLOCK_ROW_THREADS: usize = 128;
 /// lost to the columns on every box (0.48x-0.88x, H200); on the H100, 8
 /// planes by 2 cells ran the box of radius 2 1.47x its columns, while the
 /// boxes of radius 1 (27 reads, 6.8 flops a byte, their single step in
-/// blocks 0.78x-0.81x), the box of radius 2 in f64 (0.81x) and a
+/// blocks 0.78x-0.81x in f32), the box of radius 2 in f64 (0.81x) and a
 /// memory-bound sum of 39 reads (flux3d_t2, 0.97x in f32) keep theirs.
 pub fn sums_blocks(st: &Stencil) -> bool {
     if !one_weighted_sum(st) {
