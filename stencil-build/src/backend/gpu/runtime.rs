@@ -30,7 +30,8 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
             ),
             ("host_free", "void *ptr", host_free.to_string()),
         ];
-        for (name, args, call) in calls(api).into_iter().chain(host_memory) {
+        let calls = CALLS.map(|(name, args, call)| (name, args, call.replace("API", api)));
+        for (name, args, call) in calls.into_iter().chain(host_memory) {
             let head = format!("extern \"C\" int {prefix}_{}_{name}({args})", d.name);
             w.definition(head, |w| writeln!(w, "return (int){call};"))?;
             writeln!(w)?;
@@ -49,107 +50,89 @@ pub fn runtime_source(prefix: &str, d: &Dialect) -> String {
     })
 }
 
-/// The runtime calls of API `api` (`cuda`, `hip`) that take the same
-/// arguments in both: the name the generated Rust calls, its C parameters
-/// and the call.
-fn calls(api: &str) -> [(&'static str, &'static str, String); 19] {
-    [
-        (
-            "malloc",
-            "void **ptr, size_t bytes",
-            format!("{api}Malloc(ptr, bytes)"),
-        ),
-        ("free", "void *ptr", format!("{api}Free(ptr)")),
-        (
-            "upload",
-            "void *dst, const void *src, size_t bytes",
-            format!("{api}Memcpy(dst, src, bytes, {api}MemcpyHostToDevice)"),
-        ),
-        (
-            "download",
-            "void *dst, const void *src, size_t bytes",
-            format!("{api}Memcpy(dst, src, bytes, {api}MemcpyDeviceToHost)"),
-        ),
-        (
-            "copy",
-            "void *dst, const void *src, size_t bytes",
-            format!("{api}Memcpy(dst, src, bytes, {api}MemcpyDeviceToDevice)"),
-        ),
-        (
-            "zero",
-            "void *ptr, size_t bytes",
-            format!("{api}Memset(ptr, 0, bytes)"),
-        ),
-        // Every launch, copy and replay of a session is queued on the legacy stream, so
-        // waiting for it waits for them. Not the device: a device synchronization fails
-        // while another thread captures on the same device, whatever its capture mode,
-        // and ends that capture invalidated (design notes, `capture-threads`).
-        ("synchronize", "void", format!("{api}StreamSynchronize(0)")),
-        (
-            "device_count",
-            "int *count",
-            format!("{api}GetDeviceCount(count)"),
-        ),
-        (
-            "device_index",
-            "int *index",
-            format!("{api}GetDevice(index)"),
-        ),
-        ("set_device", "int index", format!("{api}SetDevice(index)")),
-        // A session's graphs: its launches captured on a stream of its own, replayed on
-        // the legacy stream.
-        (
-            "stream_create",
-            "void **stream",
-            format!("{api}StreamCreateWithFlags(({api}Stream_t *)stream, {api}StreamNonBlocking)"),
-        ),
-        (
-            "stream_destroy",
-            "void *stream",
-            format!("{api}StreamDestroy(({api}Stream_t)stream)"),
-        ),
-        (
-            "begin_capture",
-            "void *stream",
-            format!(
-                "{api}StreamBeginCapture(({api}Stream_t)stream, {api}StreamCaptureModeThreadLocal)"
-            ),
-        ),
-        (
-            "end_capture",
-            "void *stream, void **graph",
-            format!("{api}StreamEndCapture(({api}Stream_t)stream, ({api}Graph_t *)graph)"),
-        ),
-        (
-            "instantiate",
-            "void **exec, void *graph",
-            format!(
-                "{api}GraphInstantiateWithFlags(({api}GraphExec_t *)exec, ({api}Graph_t)graph, 0)"
-            ),
-        ),
-        (
-            "graph_destroy",
-            "void *graph",
-            format!("{api}GraphDestroy(({api}Graph_t)graph)"),
-        ),
-        (
-            "replay",
-            "void *exec",
-            format!("{api}GraphLaunch(({api}GraphExec_t)exec, 0)"),
-        ),
-        (
-            "exec_destroy",
-            "void *exec",
-            format!("{api}GraphExecDestroy(({api}GraphExec_t)exec)"),
-        ),
-        // Unmaps device memory another process of the node shared (`ipc_open`).
-        (
-            "ipc_close",
-            "void *ptr",
-            format!("{api}IpcCloseMemHandle(ptr)"),
-        ),
-    ]
-}
+/// The runtime calls that take the same arguments in CUDA and HIP: the name
+/// the generated Rust calls, its C parameters and the call, `API` standing
+/// for the dialect's prefix (`cuda`, `hip`).
+const CALLS: [(&str, &str, &str); 19] = [
+    (
+        "malloc",
+        "void **ptr, size_t bytes",
+        "APIMalloc(ptr, bytes)",
+    ),
+    ("free", "void *ptr", "APIFree(ptr)"),
+    (
+        "upload",
+        "void *dst, const void *src, size_t bytes",
+        "APIMemcpy(dst, src, bytes, APIMemcpyHostToDevice)",
+    ),
+    (
+        "download",
+        "void *dst, const void *src, size_t bytes",
+        "APIMemcpy(dst, src, bytes, APIMemcpyDeviceToHost)",
+    ),
+    (
+        "copy",
+        "void *dst, const void *src, size_t bytes",
+        "APIMemcpy(dst, src, bytes, APIMemcpyDeviceToDevice)",
+    ),
+    (
+        "zero",
+        "void *ptr, size_t bytes",
+        "APIMemset(ptr, 0, bytes)",
+    ),
+    // Every launch, copy and replay of a session is queued on the legacy stream, so
+    // waiting for it waits for them. Not the device: a device synchronization fails
+    // while another thread captures on the same device, whatever its capture mode,
+    // and ends that capture invalidated (design notes, `capture-threads`).
+    ("synchronize", "void", "APIStreamSynchronize(0)"),
+    ("device_count", "int *count", "APIGetDeviceCount(count)"),
+    ("device_index", "int *index", "APIGetDevice(index)"),
+    ("set_device", "int index", "APISetDevice(index)"),
+    // A session's graphs: its launches captured on a stream of its own, replayed on
+    // the legacy stream.
+    (
+        "stream_create",
+        "void **stream",
+        "APIStreamCreateWithFlags((APIStream_t *)stream, APIStreamNonBlocking)",
+    ),
+    (
+        "stream_destroy",
+        "void *stream",
+        "APIStreamDestroy((APIStream_t)stream)",
+    ),
+    (
+        "begin_capture",
+        "void *stream",
+        "APIStreamBeginCapture((APIStream_t)stream, APIStreamCaptureModeThreadLocal)",
+    ),
+    (
+        "end_capture",
+        "void *stream, void **graph",
+        "APIStreamEndCapture((APIStream_t)stream, (APIGraph_t *)graph)",
+    ),
+    (
+        "instantiate",
+        "void **exec, void *graph",
+        "APIGraphInstantiateWithFlags((APIGraphExec_t *)exec, (APIGraph_t)graph, 0)",
+    ),
+    (
+        "graph_destroy",
+        "void *graph",
+        "APIGraphDestroy((APIGraph_t)graph)",
+    ),
+    (
+        "replay",
+        "void *exec",
+        "APIGraphLaunch((APIGraphExec_t)exec, 0)",
+    ),
+    (
+        "exec_destroy",
+        "void *exec",
+        "APIGraphExecDestroy((APIGraphExec_t)exec)",
+    ),
+    // Unmaps device memory another process of the node shared (`ipc_open`).
+    ("ipc_close", "void *ptr", "APIIpcCloseMemHandle(ptr)"),
+];
 
 /// The runtime call that updates an executable graph in place to a new
 /// capture of the same launches with other arguments (a session's graph of
