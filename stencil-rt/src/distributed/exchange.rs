@@ -149,88 +149,123 @@ pub fn halos<C: Communicator, T: Equivalence + Copy + Default + Send + Sync>(
 ) -> Result<(), StencilError> {
     let turn = buffers.exchanges % 2;
     for a in 0..shape.len() {
-        let [h_lo, h_hi] = layout.halo[a];
-        let n = shape[a];
+        let axis = Axis {
+            a,
+            turn,
+            len: [0, 1].map(|side| slab_cells(shape, a, layout.halo[a][side]) * grids.len()),
+            neighbours: [0, 1].map(|side| layout.neighbour(a, side)),
+        };
         // What each side sends: the owned cells next to it, as deep as the
         // neighbour's halo there (the same width: both are the axis's).
+        let [h_lo, h_hi] = layout.halo[a];
+        let n = shape[a];
         let outgoing = [[h_lo, 2 * h_lo], [n - 2 * h_hi, n - h_hi]];
         let incoming = [[0, h_lo], [n - h_hi, n]];
-        let len = |side: usize| slab_cells(shape, a, layout.halo[a][side]) * grids.len();
-        let Buffers {
-            send,
-            receive,
-            peers,
-            mpi_send,
-            mpi_receive,
-            ..
-        } = &mut *buffers;
-        let peer = |side: usize| peers[a][side].as_ref();
-        let out = |side: usize| {
-            via(
-                peer(side).and_then(|p| p.theirs.as_ref()),
-                mpi_send[a][side].as_ref(),
-                turn,
-            )
-        };
-        let into = |side: usize| {
-            via(
-                peer(side).and_then(|p| p.mine.as_ref()),
-                mpi_receive[a][side].as_ref(),
-                turn,
-            )
-        };
-        let sides = || (0..2).filter(|&side| layout.neighbour(a, side).is_some());
-        for side in sides() {
+        for side in axis.sides() {
             let box_ = slab(shape, a, outgoing[side]);
-            match out(side) {
+            match buffers.way_out(&axis, side) {
                 Via::Peer(device) | Via::Mpi(device) => {
                     store.copy_shared(grids, &box_, device, false)?
                 }
-                Via::Host => store.pack(grids, &box_, shape, &mut send[a][side][..len(side)])?,
+                Via::Host => {
+                    let send = &mut buffers.send[a][side][..axis.len[side]];
+                    store.pack(grids, &box_, shape, send)?
+                }
             }
         }
-        if sides().any(|side| !matches!(out(side), Via::Host)) {
+        if axis
+            .sides()
+            .any(|side| !matches!(buffers.way_out(&axis, side), Via::Host))
+        {
             store.synchronize()?;
         }
         if a == 0 {
             packed(store)?;
         }
-        let messages = |side: usize, host: &mut HostMemory<T>, way: Via<'_, T>| {
-            let host = host.deref_mut().as_mut_ptr();
-            // SAFETY: the host buffer and the device buffers hold the
-            // side's `len` values (`Buffers::new`), and outlive `travel`.
-            unsafe {
-                match way {
-                    Via::Peer(_) => Message::new(host, 0),
-                    Via::Mpi(device) => Message::new(device.ptr(), len(side)),
-                    Via::Host => Message::new(host, len(side)),
-                }
-            }
-        };
-        let [s0, s1] = &mut send[a];
-        let [r0, r1] = &mut receive[a];
-        let outbound = [messages(0, s0, out(0)), messages(1, s1, out(1))];
-        let [mut in0, mut in1] = [messages(0, r0, into(0)), messages(1, r1, into(1))];
-        let neighbours = [0, 1].map(|side| layout.neighbour(a, side));
-        both_sides(
-            comm,
-            a,
-            neighbours,
-            [&outbound[0], &outbound[1]],
-            [&mut in0, &mut in1],
-        );
-        for side in sides() {
+        buffers.travel(comm, &axis);
+        for side in axis.sides() {
             let box_ = slab(shape, a, incoming[side]);
-            match into(side) {
+            match buffers.way_in(&axis, side) {
                 Via::Peer(device) | Via::Mpi(device) => {
                     store.copy_shared(grids, &box_, device, true)?
                 }
-                Via::Host => store.unpack(grids, &box_, shape, &receive[a][side][..len(side)])?,
+                Via::Host => {
+                    let receive = &buffers.receive[a][side][..axis.len[side]];
+                    store.unpack(grids, &box_, shape, receive)?
+                }
             }
         }
     }
     buffers.exchanges += 1;
     Ok(())
+}
+
+/// One axis of an exchange: its index, which of the sides' two peer
+/// buffers is in use, the values a side's slabs hold and the neighbours.
+struct Axis {
+    a: usize,
+    turn: usize,
+    len: [usize; 2],
+    neighbours: [Option<usize>; 2],
+}
+
+impl Axis {
+    /// The sides with a neighbour.
+    fn sides(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..2).filter(|&side| self.neighbours[side].is_some())
+    }
+}
+
+impl<T: Equivalence> Buffers<T> {
+    /// How `side` of `axis` sends its halo this exchange.
+    fn way_out(&self, axis: &Axis, side: usize) -> Via<'_, T> {
+        let peer = self.peers[axis.a][side].as_ref();
+        let mpi = self.mpi_send[axis.a][side].as_ref();
+        via(peer.and_then(|p| p.theirs.as_ref()), mpi, axis.turn)
+    }
+
+    /// How `side` of `axis` receives its halo this exchange.
+    fn way_in(&self, axis: &Axis, side: usize) -> Via<'_, T> {
+        let peer = self.peers[axis.a][side].as_ref();
+        let mpi = self.mpi_receive[axis.a][side].as_ref();
+        via(peer.and_then(|p| p.mine.as_ref()), mpi, axis.turn)
+    }
+
+    /// Sends `axis`'s packed slabs to its neighbours and receives theirs,
+    /// both sides at once: through the host buffers, the device buffers a
+    /// GPU-aware MPI takes, or (device buffers shared with the neighbour)
+    /// as empty messages.
+    fn travel<C: Communicator>(&mut self, comm: &C, axis: &Axis) {
+        let host = |buffers: &mut [HostMemory<T>; 2]| {
+            buffers.each_mut().map(|b| b.deref_mut().as_mut_ptr())
+        };
+        let (send, receive) = (
+            host(&mut self.send[axis.a]),
+            host(&mut self.receive[axis.a]),
+        );
+        let message = |side: usize, host: *mut T, way: Via<'_, T>| {
+            // SAFETY: the host buffer and the device buffers hold the
+            // side's `len` values (`Buffers::new`), and outlive the
+            // messages, which `both_sides` has finished with on return.
+            unsafe {
+                match way {
+                    Via::Peer(_) => Message::new(host, 0),
+                    Via::Mpi(device) => Message::new(device.ptr(), axis.len[side]),
+                    Via::Host => Message::new(host, axis.len[side]),
+                }
+            }
+        };
+        let outbound = [0, 1].map(|side| message(side, send[side], self.way_out(axis, side)));
+        let [mut in0, mut in1] =
+            [0, 1].map(|side| message(side, receive[side], self.way_in(axis, side)));
+        both_sides(
+            comm,
+            axis.a,
+            axis.neighbours,
+            [&outbound[0], &outbound[1]],
+            [&mut in0, &mut in1],
+        );
+    }
 }
 
 /// Sends `outbound[side]` to the neighbour of each side of axis `a` that
