@@ -97,6 +97,16 @@ pub fn dense_along(expr: &Expr, axis: usize) -> bool {
     dense(&keys(&terms, axis), reach(&terms, axis), terms.len())
 }
 
+/// Whether the weighted sum `expr` fills its columns along `axis`: every
+/// column reads every offset within the sum's reach along it (a box does;
+/// a diamond, such as a Laplacian of a Laplacian, and a star do not).
+pub fn full_along(expr: &Expr, axis: usize) -> bool {
+    let Some((terms, _)) = weighted_sum(expr) else {
+        return false;
+    };
+    keys(&terms, axis).len() * (2 * reach(&terms, axis) + 1) == terms.len()
+}
+
 /// The farthest `terms` reach along `axis` (0 without terms).
 fn reach(terms: &[(Access, Expr)], axis: usize) -> usize {
     terms

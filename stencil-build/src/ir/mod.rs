@@ -9,7 +9,7 @@ mod tiling;
 
 use std::path::PathBuf;
 
-pub use columns::{Columns, columns, dense_along, table_terms};
+pub use columns::{Columns, columns, dense_along, full_along, table_terms};
 pub use linear::{MAX_PLANE_REACH, PLANE_SUM, PlaneSum, plane_sum, weighted_sum};
 #[cfg(test)]
 pub use lower::lower;

@@ -351,13 +351,14 @@ fn named_strategies_get_the_models_defaults() {
         "2-D f64: 64-cell warp tiles, 7 skewed steps in seven eighths of the register budget"
     );
     // Skewed steps of stencils that are not lean keep three quarters of it.
-    let steps = |expr: &str, fields: &str| {
+    let steps_in = |dtype: &str, expr: &str, fields: &str| {
         let st = lowered(format!(
-            "[stencil]\nname = \"s\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n[fields]\n\
+            "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [\"y\", \"x\"]\n[fields]\n\
              u = {{ role = \"state\" }}\n{fields}[[update]]\ntarget = \"u\"\nexpr = \"{expr}\"\n"
         ));
         resolve(&temporal, &st, &CUDA).unwrap().time_block
     };
+    let steps = |expr: &str, fields: &str| steps_in("f64", expr, fields);
     let star2 =
         "u[-2,0] + u[-1,0] + u[0,-2] + u[0,-1] + u[0,0] + u[0,1] + u[0,2] + u[1,0] + u[2,0]";
     assert_eq!(steps(star2, ""), 4, "a lean star of radius 2");
@@ -383,6 +384,31 @@ fn named_strategies_get_the_models_defaults() {
             "k = { role = \"input\" }\n"
         ),
         6
+    );
+    // Chained (f32) steps: the whole budget, seven eighths for a box (a
+    // weighted sum whose columns along the rows are full).
+    let box2 = (-2..=2)
+        .flat_map(|y| (-2..=2).map(move |x| format!("0.04*u[{y},{x}]")))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    assert_eq!(steps_in("f32", star2, ""), 6, "a star of radius 2");
+    assert_eq!(steps_in("f32", &box2, ""), 5, "a box of radius 2");
+    let diamond = "u[-2,0] + u[-1,-1] + u[-1,0] + u[-1,1] + u[0,-2] + u[0,-1] + u[0,0] \
+                   + u[0,1] + u[0,2] + u[1,-1] + u[1,0] + u[1,1] + u[2,0]";
+    assert_eq!(steps_in("f32", diamond, ""), 6, "a diamond of radius 2");
+    assert_eq!(
+        steps_in(
+            "f32",
+            &format!("k[0,0] * ({star2})"),
+            "k = { role = \"input\" }\n"
+        ),
+        6,
+        "a star of radius 2 and an input grid"
+    );
+    assert_eq!(
+        steps_in("f32", J2D5PT, ""),
+        10,
+        "radius 1: the most steps either way"
     );
     let t = resolve(&temporal, &j3d64, &CUDA).unwrap();
     assert_eq!(

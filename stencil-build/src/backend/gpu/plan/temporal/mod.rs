@@ -50,9 +50,10 @@ pub const LEAN_FLOPS: usize = 32;
 ///   f32, 2 in f64, chunks of 256 rows, the best of the
 ///   variants measured on the H100;
 ///   `time_block`: the most steps, up to [`MAX_TIME_BLOCK`], that recompute
-///   at most a quarter of the tile and keep the windows within
-///   [`REGISTER_WORDS`]; with a `time_block` from the spec, the default
-///   tiles widen to store at least half their cells;
+///   at most a quarter of the tile and keep the windows within the
+///   register budget ([`chained_budget`], [`skewed_budget`]); with a
+///   `time_block` from the spec, the default tiles widen to store at least
+///   half their cells;
 /// - 3-D: see [`planes::defaults`].
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &super::Dialect) -> Plan {
     if st.dims() == 3 {
@@ -171,10 +172,30 @@ pub fn model_time_block(st: &Stencil, tile: usize) -> usize {
     let (planes, budget) = if skewed(st) {
         (2 * r[0] + 1, skewed_budget(st))
     } else {
-        (2 * r[0], REGISTER_WORDS)
+        (2 * r[0], chained_budget(st))
     };
     let fits = |t: usize| 2 * r[1] * t * 4 <= tile && t * planes * tile / LANES * words <= budget;
     (1..=MAX_TIME_BLOCK).rev().find(|&t| fits(t)).unwrap_or(1)
+}
+
+/// The register budget of chained (f32) steps: [`REGISTER_WORDS`], seven
+/// eighths for an update that is a weighted sum whose columns along the
+/// rows are full ([`full_along`](crate::ir::full_along): a box), each row
+/// it reads bringing its neighbours across the lanes, live beside the
+/// windows. On the H100 (16384^2, 100 steps, the median of 3, two rounds
+/// in one lease, 2026-12-06), one step fewer than the whole budget's ran
+/// AN5D's box2d2r (25 reads) at 483.3 GCells/s against 449.1 (1.08x, 5
+/// steps; AN5D's kernel 480.5) and the suite's j2d25pt 1.07x; the boxes of
+/// radius 3 and 4 keep single steps either way. Stencils that are not
+/// boxes did not follow one rule: one step fewer ran the stars j2d9pt and
+/// star2d2r 0.97x-0.98x (5 steps for 6), star2d4r 0.97x (2 for 3), and
+/// the leapfrogs with a coefficient grid wave2d_r2 0.98x (5 for 6),
+/// wave2d_r3 1.08x (3 for 4) and wave2d_r4 1.01x (2 for 3).
+pub fn chained_budget(st: &Stencil) -> usize {
+    match &st.statements[..] {
+        [s] if crate::ir::full_along(&s.expr, 0) => REGISTER_WORDS * 7 / 8,
+        _ => REGISTER_WORDS,
+    }
 }
 
 /// The register budget of skewed (f64) steps: seven eighths of
