@@ -205,38 +205,7 @@ fn check<C: Communicator>(
         session.scatter(0, root.then_some(&views[..]))?;
     }
     session.step(STEPS)?;
-    if session.overlaps() {
-        OVERLAPPED.fetch_add(1, Ordering::Relaxed);
-        if session.timings().overlapped != steps {
-            return Err(DistributedError::Arguments {
-                what: format!(
-                    "{} of {steps} steps overlapped",
-                    session.timings().overlapped
-                ),
-            });
-        }
-    }
-    if session.device_sides() > 0 {
-        if !device_halos {
-            return Err(DistributedError::Arguments {
-                what: "halos went device to device, which the options turned off".into(),
-            });
-        }
-        DEVICE_HALOS.fetch_add(1, Ordering::Relaxed);
-    }
-    if session.device_mpi() {
-        if device_mpi == DeviceMpi::Off {
-            return Err(DistributedError::Arguments {
-                what: "MPI was handed device buffers, which the options turned off".into(),
-            });
-        }
-        DEVICE_MPI.fetch_add(1, Ordering::Relaxed);
-    }
-    if session.timings().steps != steps {
-        return Err(DistributedError::Arguments {
-            what: format!("timings count {} steps of {steps}", session.timings().steps),
-        });
-    }
+    reported(&session, steps, (device_halos, device_mpi))?;
     if !root {
         session.gather(0, None)?;
         return Ok(None);
@@ -244,19 +213,64 @@ fn check<C: Communicator>(
     let mut gathered = grids.clone();
     let mut views: Vec<&mut [f64]> = gathered.iter_mut().map(|g| &mut g[..]).collect();
     session.gather(0, Some(&mut views))?;
-    let mut error: f64 = 0.0;
-    for backend in [true, false] {
+    let single = |backend: bool| -> Result<Vec<Vec<f64>>, StencilError> {
         let mut single = grids.clone();
         let mut views: Vec<&mut [f64]> = single.iter_mut().map(|g| &mut g[..]).collect();
         match backend {
             true => (stencil.run)(&mut Workspace::new(), &mut views, shape, &params, STEPS)?,
             false => reference(&mut views, shape, &params, STEPS)?,
         }
-        for (a, b) in gathered.iter().flatten().zip(single.iter().flatten()) {
+        Ok(single)
+    };
+    let mut error: f64 = 0.0;
+    for backend in [true, false] {
+        for (a, b) in gathered
+            .iter()
+            .flatten()
+            .zip(single(backend)?.iter().flatten())
+        {
             error = error.max((a - b).abs() / (1.0 + b.abs()));
         }
     }
     Ok(Some(error))
+}
+
+/// Checks what `session` reports after `steps` steps against the options
+/// it was made with (`device_halos`, `device_mpi`), and counts the cases
+/// that overlapped, sent halos device to device or handed MPI device
+/// buffers.
+fn reported<C: Communicator>(
+    session: &Session<'_, C, f64>,
+    steps: u64,
+    (device_halos, device_mpi): (bool, DeviceMpi),
+) -> Result<(), DistributedError> {
+    let wrong = |what: String| Err(DistributedError::Arguments { what });
+    if session.overlaps() {
+        OVERLAPPED.fetch_add(1, Ordering::Relaxed);
+        let overlapped = session.timings().overlapped;
+        if overlapped != steps {
+            return wrong(format!("{overlapped} of {steps} steps overlapped"));
+        }
+    }
+    if session.device_sides() > 0 {
+        if !device_halos {
+            return wrong("halos went device to device, which the options turned off".into());
+        }
+        DEVICE_HALOS.fetch_add(1, Ordering::Relaxed);
+    }
+    if session.device_mpi() {
+        if device_mpi == DeviceMpi::Off {
+            return wrong("MPI was handed device buffers, which the options turned off".into());
+        }
+        DEVICE_MPI.fetch_add(1, Ordering::Relaxed);
+    }
+    if session.timings().steps != steps {
+        return wrong(format!(
+            "timings count {} steps of {steps}",
+            session.timings().steps
+        ));
+    }
+    Ok(())
 }
 
 /// Copies this rank's owned cells of every global grid into its boxes.
