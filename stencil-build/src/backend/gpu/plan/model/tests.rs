@@ -396,6 +396,8 @@ fn named_strategies_get_the_models_defaults() {
     let diamond = "u[-2,0] + u[-1,-1] + u[-1,0] + u[-1,1] + u[0,-2] + u[0,-1] + u[0,0] \
                    + u[0,1] + u[0,2] + u[1,-1] + u[1,0] + u[1,1] + u[2,0]";
     assert_eq!(steps_in("f32", diamond, ""), 6, "a diamond of radius 2");
+    let column = "u[-2,0] + u[-1,0] + u[0,0] + u[1,0] + u[2,0]";
+    assert_eq!(steps_in("f32", column, ""), 6, "a column of radius 2");
     assert_eq!(
         steps_in(
             "f32",

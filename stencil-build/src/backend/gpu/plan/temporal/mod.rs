@@ -193,7 +193,9 @@ pub fn model_time_block(st: &Stencil, tile: usize) -> usize {
 /// wave2d_r3 1.08x (3 for 4) and wave2d_r4 1.01x (2 for 3).
 pub fn chained_budget(st: &Stencil) -> usize {
     match &st.statements[..] {
-        [s] if crate::ir::full_along(&s.expr, 0) => REGISTER_WORDS * 7 / 8,
+        // A box: full columns, and more than one (a column alone reads
+        // nothing across the lanes).
+        [s] if radius(st)[1] > 0 && crate::ir::full_along(&s.expr, 0) => REGISTER_WORDS * 7 / 8,
         _ => REGISTER_WORDS,
     }
 }
