@@ -145,42 +145,16 @@ pub fn run(
                 session.set_graphs(!o.no_graphs);
                 session.upload($(&data[$g]),*)?;
                 let steps = o.steps(true);
-                // A session that measures fused launches against single steps (`auto`'s fused
-                // plans) decides before the timed runs, so that none holds its trial's parts: at
-                // most 20 runs of 100 steps, then, where the trial times quick steps in parts of
-                // whole graphs, 70 of 2000 (in calls of `--steps-per-call`; the parts run in
-                // calls that have the steps for them).
-                for (runs, run) in [(20, 100), (70, 2000)] {
-                    for _ in 0..runs {
-                        if session.fusion() != crate::Fusion::Measure {
-                            break;
-                        }
-                        o.in_calls(run, |k| session.step(s::Params::default(), k))?;
-                    }
-                }
-                let seconds = timed(o, steps, |n| {
-                    o.in_calls(n, |k| session.step(s::Params::default(), k))?;
-                    session.synchronize()
-                })?;
+                let calls = Calls {
+                    step: |session: &mut s::cuda::Session, k| session.step(s::Params::default(), k),
+                    synchronize: s::cuda::Session::synchronize,
+                    fusion: s::cuda::Session::fusion,
+                    set_fusion: s::cuda::Session::set_fusion,
+                    measurement: s::cuda::Session::measurement,
+                };
                 let t = s::cuda::TILING;
-                let kept = Measured::Kept(session.fusion(), session.measurement());
-                let mut ways = vec![($variant, strategy(&t, &kept), seconds)];
-                // `--both-ways`: where the session measured, each way set in turn and timed
-                // as the kept one was, to check what the trial kept.
-                if o.both_ways && session.measurement().is_some() {
-                    let both = [
-                        (crate::Fusion::Fused, concat!($variant, " fused")),
-                        (crate::Fusion::Single, concat!($variant, " single")),
-                    ];
-                    let seconds = timed_in_turn(o, steps, both.len(), |way, n| {
-                        session.set_fusion(both[way].0);
-                        o.in_calls(n, |k| session.step(s::Params::default(), k))?;
-                        session.synchronize()
-                    })?;
-                    for ((way, variant), seconds) in both.into_iter().zip(seconds) {
-                        ways.push((variant, strategy(&t, &Measured::Set(way)), seconds));
-                    }
-                }
+                let named = [$variant, concat!($variant, " fused"), concat!($variant, " single")];
+                let ways = time_session(o, &mut session, &calls, &t, steps, named)?;
                 let row = Row {
                     backend: "cuda",
                     device: device.clone(),
@@ -190,7 +164,8 @@ pub fn run(
                     strategy: String::new(),
                     shape: shape.to_vec(),
                     steps,
-                    seconds,
+                    // Each way's own, set by `push_ways`.
+                    seconds: 0.0,
                     bytes: s::BYTES_PER_CELL,
                     flops: s::FLOPS_PER_CELL,
                     radius: s::RADIUS.to_vec(),
@@ -203,6 +178,67 @@ pub fn run(
     include!(concat!(env!("OUT_DIR"), "/variants.rs"));
     progress.finish();
     Ok(())
+}
+
+/// A way a session ran: the row's variant, its strategy, the median seconds.
+type Way = (&'static str, String, f64);
+
+/// What the runner calls on a stencil's CUDA session, as plain functions:
+/// each stencil's `Session` is a type of its own, generated without a trait
+/// in common.
+struct Calls<S> {
+    step: fn(&mut S, u64) -> Result<(), StencilError>,
+    synchronize: fn(&S) -> Result<(), StencilError>,
+    fusion: fn(&S) -> crate::Fusion,
+    set_fusion: fn(&mut S, crate::Fusion),
+    measurement: fn(&S) -> Option<crate::Measurement>,
+}
+
+/// Times `steps` steps of `session` (its grids uploaded), named as `named`
+/// says (the variant, then its fused and single ways): the way it kept,
+/// and with `--both-ways`, where it measured, each way set in turn.
+fn time_session<S>(
+    o: &Options,
+    session: &mut S,
+    calls: &Calls<S>,
+    t: &crate::GpuTiling,
+    steps: u64,
+    named: [&'static str; 3],
+) -> Result<Vec<Way>, Box<dyn std::error::Error>> {
+    // A session that measures fused launches against single steps (`auto`'s fused
+    // plans) decides before the timed runs, so that none holds its trial's parts: at
+    // most 20 runs of 100 steps, then, where the trial times quick steps in parts of
+    // whole graphs, 70 of 2000 (in calls of `--steps-per-call`; the parts run in
+    // calls that have the steps for them).
+    for (runs, run) in [(20, 100), (70, 2000)] {
+        for _ in 0..runs {
+            if (calls.fusion)(session) != crate::Fusion::Measure {
+                break;
+            }
+            o.in_calls(run, |k| (calls.step)(session, k))?;
+        }
+    }
+    let seconds = timed(o, steps, |n| {
+        o.in_calls(n, |k| (calls.step)(session, k))?;
+        (calls.synchronize)(session)
+    })?;
+    let kept = Measured::Kept((calls.fusion)(session), (calls.measurement)(session));
+    let mut ways = vec![(named[0], strategy(t, &kept), seconds)];
+    if o.both_ways && (calls.measurement)(session).is_some() {
+        let both = [
+            (crate::Fusion::Fused, named[1]),
+            (crate::Fusion::Single, named[2]),
+        ];
+        let seconds = timed_in_turn(o, steps, both.len(), |way, n| {
+            (calls.set_fusion)(session, both[way].0);
+            o.in_calls(n, |k| (calls.step)(session, k))?;
+            (calls.synchronize)(session)
+        })?;
+        for ((way, variant), seconds) in both.into_iter().zip(seconds) {
+            ways.push((variant, strategy(t, &Measured::Set(way)), seconds));
+        }
+    }
+    Ok(ways)
 }
 
 /// The bound: `cudaMemcpy` device to device of 2 GiB (one 16384^2 f64 grid),
@@ -234,7 +270,7 @@ fn push_ways(
     bounds: &[Bound],
     row: Row,
     small_steps: bool,
-    ways: Vec<(&'static str, String, f64)>,
+    ways: Vec<Way>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     for (variant, strategy, seconds) in ways {
         let strategy = if small_steps {
