@@ -205,8 +205,9 @@ impl Forwarded {
     }
 }
 
-/// Every session method `Session` forwards, in the order it declares them.
-fn forwarded(st: &Stencil) -> [Forwarded; 13] {
+/// Every session method `Session` forwards, in the order it declares them:
+/// the grids' and steps' methods around the [`controls`].
+fn forwarded(st: &Stencil) -> Vec<Forwarded> {
     let real = ident(st.dtype.rust());
     let dims = usize_lit(st.dims());
     let names = |keep: fn(&crate::ir::Field) -> bool| -> Vec<Ident> {
@@ -216,7 +217,7 @@ fn forwarded(st: &Stencil) -> [Forwarded; 13] {
             .collect()
     };
     let (uploaded, downloaded) = (names(|_| true), names(|f| f.role != Role::Input));
-    [
+    let mut methods = vec![
         Forwarded::reading(
             "The shape the session was made for.",
             quote!(shape(&self) -> [usize; #dims]),
@@ -234,6 +235,27 @@ fn forwarded(st: &Stencil) -> [Forwarded; 13] {
             quote!(step(&mut self, params: Params, steps: u64) -> Result<(), StencilError>),
             quote!(step(params, steps)),
         ),
+    ];
+    methods.extend(controls());
+    methods.extend([
+        Forwarded::reading(
+            "Waits for every queued step.",
+            quote!(synchronize(&self) -> Result<(), StencilError>),
+            quote!(synchronize()),
+        ),
+        Forwarded::reading(
+            "Copies the state grids (each 2-level field followed by its `_prev` level) back.",
+            quote!(download(&self, #(#downloaded: &mut [#real]),*) -> Result<(), StencilError>),
+            quote!(download(#(#downloaded),*)),
+        ),
+    ]);
+    methods
+}
+
+/// The methods that set and report how steps launch: fusion and graphs
+/// (the graphs' counters hidden: they are for tests and the runner).
+fn controls() -> [Forwarded; 8] {
+    [
         Forwarded::reading(
             "How launches of several steps run (see `Fusion`).",
             quote!(fusion(&self) -> Fusion),
@@ -277,16 +299,6 @@ fn forwarded(st: &Stencil) -> [Forwarded; 13] {
             quote!(updates()),
         )
         .hidden(),
-        Forwarded::reading(
-            "Waits for every queued step.",
-            quote!(synchronize(&self) -> Result<(), StencilError>),
-            quote!(synchronize()),
-        ),
-        Forwarded::reading(
-            "Copies the state grids (each 2-level field followed by its `_prev` level) back.",
-            quote!(download(&self, #(#downloaded: &mut [#real]),*) -> Result<(), StencilError>),
-            quote!(download(#(#downloaded),*)),
-        ),
     ]
 }
 
