@@ -250,7 +250,7 @@ fn cuda_auto_measures_fused_launches_against_single_steps() {
         for steps in calls {
             s.step(params, steps).unwrap();
             total += steps;
-            star_matches_its_reference(&s, &start, shape, total, &format!("{fusion:?}"));
+            star_matches_its_reference(&s, &start, params, total, &format!("{fusion:?}"));
         }
         if fusion == Fusion::Measure {
             until_decided!(s, params);
@@ -281,16 +281,16 @@ fn cuda_a_fused_kernel_that_declines_the_grid_runs_single_steps() {
     s.step(params, 3).unwrap();
     assert_eq!(s.fusion(), Fusion::Single);
     assert_eq!(s.measurement(), None);
-    star_matches_its_reference(&s, &start, shape, 3, "declined grid");
+    star_matches_its_reference(&s, &start, params, 3, "declined grid");
 }
 
-/// star3d25 f32 `auto`'s session after `steps` steps from `start`, against
-/// the reference within the tolerance of that many steps.
+/// star3d25 f32 `auto`'s session after `steps` steps of `params` from
+/// `start`, against the reference within the tolerance of that many steps.
 #[cfg(feature = "cuda")]
 fn star_matches_its_reference(
     s: &stencil_tests::star3d25_f32_fixed_auto::cuda::Session,
     start: &[f32],
-    shape: [usize; 3],
+    params: stencil_tests::star3d25_f32_fixed_auto::Params,
     steps: u64,
     what: &str,
 ) {
@@ -298,7 +298,7 @@ fn star_matches_its_reference(
     let mut got = start.to_vec();
     s.download(&mut got).unwrap();
     let mut want = start.to_vec();
-    star::reference::run(&mut want, shape, star::Params { nu: 0.01 }, steps).unwrap();
+    star::reference::run(&mut want, s.shape(), params, steps).unwrap();
     let (err, at) = stencil_tests::worst_difference(&got, &want);
     let tol = stencil_tests::tolerance::<f32>(star::FLOPS_PER_CELL, steps);
     assert!(
