@@ -179,11 +179,11 @@ class Run:
 
 
 def pattern(xp, dtype, cells, k):
-    """The runner's input (`pattern` in src/main.rs): ((c + 37k) 7919 mod 1000) / 1000, via f32."""
+    """The runner's input (`pattern` in src/main.rs): 0.5 + ((c + 37k) 7919 mod 1000) / 1000, via f32."""
     import numpy as np
 
     c = np.arange(cells, dtype=np.int64)
-    v = (((c + 37 * k) * 7919) % 1000).astype(np.float32) / np.float32(1000)
+    v = (((c + 37 * k) * 7919) % 1000).astype(np.float32) / np.float32(1000) + np.float32(0.5)
     return xp.asarray(v.astype(dtype))
 
 

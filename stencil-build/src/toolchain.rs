@@ -170,6 +170,10 @@ pub fn build_openmp(
     for flag in extra_flags {
         build.flag(flag);
     }
+    let vector_math = has_vector_math(&compiler);
+    if vector_math {
+        build.define(crate::backend::openmp::VECTOR_MATH, None);
+    }
     // A copy's text names its level's flags, so the stamp covers them.
     let inputs: Vec<PathBuf> = files
         .iter()
@@ -196,10 +200,37 @@ pub fn build_openmp(
     if let Some(lib) = runtime {
         println!("cargo:rustc-link-lib={lib}");
     }
+    if vector_math {
+        println!("cargo:rustc-link-lib=mvec");
+    }
     if !compiler.is_like_msvc() {
         println!("cargo:rustc-link-lib=m");
     }
     Ok(())
+}
+
+/// Whether the kernels may call glibc's vector math library (libmvec: `exp`,
+/// `sin` and `cos` of 2 to 16 lanes, since glibc 2.22): on x86-64 Linux with
+/// glibc, where `compiler` (GCC or Clang, whose `omp declare simd` call the
+/// library's variants by the x86-64 vector ABI) finds `libmvec.so` to link.
+fn has_vector_math(compiler: &cc::Tool) -> bool {
+    let target = |key: &str| std::env::var(format!("CARGO_CFG_TARGET_{key}")).unwrap_or_default();
+    if compiler.is_like_msvc()
+        || target("ARCH") != "x86_64"
+        || target("OS") != "linux"
+        || target("ENV") != "gnu"
+    {
+        return false;
+    }
+    // The compiler answers the bare name where it has no such file.
+    compiler
+        .to_command()
+        .arg("-print-file-name=libmvec.so")
+        .output()
+        .is_ok_and(|out| {
+            out.status.success()
+                && Path::new(String::from_utf8_lossy(&out.stdout).trim()).is_absolute()
+        })
 }
 
 /// The OpenMP C's flags past `-std=c11 -O3`, for MSVC or a compiler of GCC's

@@ -217,6 +217,9 @@ pub fn compare<T: Real>(e: &Entry<T>, got: &[Vec<T>], want: &[Vec<T>]) -> (f64, 
 /// for 0, 1 and 5 steps; and, to prove the comparison can fail, the backend
 /// run for 2 steps must be told apart from the reference's 1 step (later
 /// steps can converge too close to a fixed point on the smallest shapes).
+/// The smallest shape is let off where the reference's own second step
+/// changes nothing: with a fixed boundary, a step that does not read its own
+/// cell (Lax-Friedrichs') computes that shape's one cell from the frame alone.
 /// The OpenMP kernels are checked at every instruction-set level this
 /// processor runs: each level is a copy of its own (`stencil_rt::openmp::isa`).
 pub fn check_against_reference<T: Real>(e: &Entry<T>, backend: &str) {
@@ -238,24 +241,39 @@ fn check_run<T: Real>(e: &Entry<T>, run: RunGrids<T>, backend: &str) {
         for steps in [0, 1, 5] {
             let want = run_case(e, e.reference, &shape, steps);
             let tol = tolerance::<T>(e.flops, steps);
-            {
-                let got = run_case(e, run, &shape, steps);
-                let (err, at) = compare(e, &got, &want);
-                assert!(
-                    err <= tol,
-                    "{} on {backend}, shape {shape:?}, {steps} steps: difference {err:.3e} > tolerance {tol:.3e} at {at}",
-                    e.name
-                );
-                if steps == 1 {
-                    let further = run_case(e, run, &shape, 2);
-                    let (err, _) = compare(e, &further, &want);
-                    assert!(
-                        err > tol,
-                        "{} on {backend}, shape {shape:?}: 2 steps are within tolerance of 1 ({err:.3e}); the check could not fail",
-                        e.name
-                    );
-                }
+            let got = run_case(e, run, &shape, steps);
+            let (err, at) = compare(e, &got, &want);
+            assert!(
+                err <= tol,
+                "{} on {backend}, shape {shape:?}, {steps} steps: difference {err:.3e} > tolerance {tol:.3e} at {at}",
+                e.name
+            );
+            if steps == 1 {
+                check_could_fail(e, run, backend, &shape, &want, tol);
             }
         }
     }
+}
+
+/// Panics where `run`'s 2 steps are within `tol` of the reference's 1 step
+/// (`want`) on `shape`, unless `shape` is the smallest and the reference's
+/// own 2 steps are within `tol` of its 1 step too: there the stencil's first
+/// step can reach a fixed point, which no check can see past, and the larger
+/// shapes are left to prove the comparison can fail.
+fn check_could_fail<T: Real>(
+    e: &Entry<T>,
+    run: RunGrids<T>,
+    backend: &str,
+    shape: &[usize],
+    want: &[Vec<T>],
+    tol: f64,
+) {
+    let further = run_case(e, run, shape, 2);
+    let (err, _) = compare(e, &further, want);
+    let settled = || compare(e, &run_case(e, e.reference, shape, 2), want).0 <= tol;
+    assert!(
+        err > tol || (shape == e.min_shape && settled()),
+        "{} on {backend}, shape {shape:?}: 2 steps are within tolerance of 1 ({err:.3e}); the check could not fail",
+        e.name
+    );
 }

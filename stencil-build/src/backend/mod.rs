@@ -140,6 +140,43 @@ pub fn powi_helper(w: &mut Writer, dtype: Dtype, qualifiers: &str) -> fmt::Resul
     })
 }
 
+/// The C backend's `min` of two reals ([`CExpr::call`]), the dtype's suffix
+/// after it: `fmin`'s value as a select ([`min_max_helpers`]).
+pub const FMIN: &str = "stencil_fmin";
+
+/// The C backend's `max` of two reals: `fmax`'s value as a select.
+pub const FMAX: &str = "stencil_fmax";
+
+/// The helpers [`FMIN`] and [`FMAX`] in `dtype`, of those `calls` (a
+/// helper's name, suffix included) says the code calls, declared with
+/// `qualifiers`: `fmin`'s and `fmax`'s values (of a NaN and a number, the
+/// number) as compares and a select, which compilers vectorize (`-fopenmp`'s
+/// `simd` loops: `vcmpps`, `vblendvps`), where a call to `fmin` keeps the
+/// loop scalar.
+pub fn min_max_helpers(
+    w: &mut Writer,
+    dtype: Dtype,
+    qualifiers: &str,
+    calls: impl Fn(&str) -> bool,
+) -> fmt::Result {
+    let t = dtype.c();
+    for (base, op) in [(FMIN, '<'), (FMAX, '>')] {
+        let name = format!("{base}{}", suffix(dtype));
+        if calls(&name) {
+            let libm = if op == '<' { "fmin" } else { "fmax" };
+            writeln!(w)?;
+            writeln!(
+                w,
+                "/* The value of `{libm}` as a select, which loops vectorize (`{libm}` is a call). */"
+            )?;
+            w.definition(format_args!("{qualifiers} {t} {name}({t} a, {t} b)"), |w| {
+                writeln!(w, "return a {op} b || b != b ? a : b;")
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// The reciprocal square root expressions dividing by a root multiply by.
 pub const RSQRT: &str = "stencil_rsqrt";
 
@@ -485,8 +522,14 @@ impl Dialect for CExpr<'_> {
         format!("p_{}", self.st.params[index])
     }
 
+    /// `<math.h>`'s function with the dtype's suffix; on the CPU, `min` and
+    /// `max` call [`FMIN`] and [`FMAX`] instead, selects the loops vectorize
+    /// (`fmin` and `fmax` are library calls there, which keep a loop scalar;
+    /// a GPU has them as one instruction).
     fn call(&self, func: Func, args: &[String]) -> String {
         let base = match func {
+            Func::Min if !self.gpu => FMIN,
+            Func::Max if !self.gpu => FMAX,
             Func::Abs => "fabs",
             Func::Min => "fmin",
             Func::Max => "fmax",

@@ -26,7 +26,7 @@ use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
 use crate::codegen::index::offset_index;
 use crate::codegen::names::{slot_name, statement_name};
-use crate::ir::{Access, Bound, Boundary, Expr, Statement, Stencil, WHOLE_AXIS};
+use crate::ir::{Access, Bound, Boundary, Expr, Func, Statement, Stencil, WHOLE_AXIS};
 
 /// The stencil the OpenMP-C kernels compute: `st` with its temporaries
 /// computed inline where that adds few flops ([`crate::backend::inline`]),
@@ -158,7 +158,42 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
     let kernels = Kernels::of(st);
     file_header(w, st, an, "OpenMP-C kernels", &kernels.strategy(st))?;
     includes(w, st, kernels.banded())?;
+    vector_math(w, st, body)?;
     helpers(w, st, body)
+}
+
+/// The C macro the build defines where the C compiler links glibc's vector
+/// math library (`toolchain::build_openmp`), which [`vector_math`]'s
+/// declarations ask for.
+pub const VECTOR_MATH: &str = "STENCIL_VECTOR_MATH";
+
+/// The functions of `<math.h>` that `body` calls and glibc's vector math
+/// library (libmvec) has, each declared `omp declare simd` where the build
+/// found that library ([`VECTOR_MATH`]): a loop calling them then
+/// vectorizes, calling the library's vector variants (within a few ulp of
+/// the scalar functions, as the tests' tolerance allows), where a call to
+/// the scalar function keeps the whole loop scalar.
+fn vector_math(w: &mut Writer, st: &Stencil, body: &str) -> fmt::Result {
+    let t = st.dtype.c();
+    let called: Vec<String> = [Func::Exp, Func::Sin, Func::Cos]
+        .map(|f| format!("{}{}", f.name(), super::suffix(st.dtype)))
+        .into_iter()
+        .filter(|name| super::calls(body, name))
+        .collect();
+    if called.is_empty() {
+        return Ok(());
+    }
+    writeln!(w)?;
+    writeln!(
+        w,
+        "/* With glibc's vector math (libmvec), loops calling these vectorize. */"
+    )?;
+    w.directive(&format!("#ifdef {VECTOR_MATH}"))?;
+    for name in called {
+        w.directive("#pragma omp declare simd notinbranch")?;
+        writeln!(w, "{t} {name}({t});")?;
+    }
+    w.directive("#endif")
 }
 
 /// Which kernels a stencil's statements get, as the file's header tells.
@@ -282,6 +317,7 @@ fn helpers(w: &mut Writer, st: &Stencil, body: &str) -> fmt::Result {
         fused::ring_budget(w)?;
     }
     edge_helpers(w, st, "static inline", calls)?;
+    super::min_max_helpers(w, st.dtype, "static inline", calls)?;
     if calls("stencil_powi") {
         writeln!(w)?;
         super::powi_helper(w, st.dtype, "static inline")?;
@@ -720,6 +756,36 @@ mod tests {
         assert!(
             err.contains("fused steps carry one [[update]] from step to step; this stencil has 3"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn min_and_max_are_selects_and_exp_may_call_vector_math() {
+        let update = "[[update]]\ntarget = \"u\"\n\
+             expr = \"u[0,0] + 0.1*max(0, min(lap[0,0], exp(-v[0,0])))\"\n";
+        let st = checked(update, "").unwrap();
+        let form = host_form(&st);
+        let c = source(&form, &analyse(&form), "p");
+        // `fmin` and `fmax` are library calls, which keep a loop scalar.
+        let calls = |name| crate::backend::calls(&c, name);
+        assert!(!calls("fmin") && !calls("fmax"), "{c}");
+        assert!(c.contains("stencil_fmax(0.0, stencil_fmin("), "{c}");
+        assert!(
+            c.contains("static inline double stencil_fmin(double a, double b)\n{\n    return a < b || b != b ? a : b;"),
+            "{c}"
+        );
+        // `exp` is declared for libmvec's vector variants where the build
+        // defines the macro; `sin`, which nothing calls, is not.
+        let declared = "#ifdef STENCIL_VECTOR_MATH\n#pragma omp declare simd notinbranch\ndouble exp(double);\n#endif";
+        assert!(c.contains(declared), "{c}");
+        assert!(!calls("sin"), "{c}");
+        // A stencil without them declares and defines none.
+        let plain = checked(ONE_UPDATE, "").unwrap();
+        let form = host_form(&plain);
+        let c = source(&form, &analyse(&form), "p");
+        assert!(
+            !c.contains("STENCIL_VECTOR_MATH") && !c.contains("stencil_fm"),
+            "{c}"
         );
     }
 }

@@ -166,8 +166,9 @@ impl Gen<'_> {
             index: &|a, d| super::shifted(&format!("i{a}"), d),
             suffix: String::new(),
         };
-        for (k, (s, value)) in st.statements.iter().zip(self.values_at(&site)).enumerate() {
+        for (k, value) in self.locals_at(&site) {
             writeln!(w, "const {} {} = {value};", st.dtype.c(), local(st, k))?;
+            let s = &st.statements[k];
             if st.fields[s.target].role != Role::Temp {
                 writeln!(
                     w,
@@ -180,12 +181,24 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// Each statement's expression at `site`'s cell, in the step's order.
-    pub(super) fn values_at(&self, site: &Site) -> Vec<String> {
+    /// The statements whose values `site`'s cell keeps in locals, each with
+    /// its expression there, in the step's order: every state field's, and
+    /// the temporaries a kept expression reads there (one read only at
+    /// offsets is computed again at each of them, and its local would be
+    /// dead).
+    pub(super) fn locals_at(&self, site: &Site) -> Vec<(usize, String)> {
+        let st = self.st;
         let here = vec![0; self.dims()];
-        (0..self.st.statements.len())
-            .map(|k| self.computed(k, &here, site))
-            .collect()
+        let mut kept: Vec<(usize, String)> = Vec::new();
+        for k in (0..st.statements.len()).rev() {
+            let local = site.local(st, k);
+            let read = kept.iter().any(|(_, value)| mentions(value, &local));
+            if read || st.fields[st.statements[k].target].role != Role::Temp {
+                kept.push((k, self.computed(k, &here, site)));
+            }
+        }
+        kept.reverse();
+        kept
     }
 
     /// Statement `k`'s expression at `shift` from `site`'s cell.
@@ -251,4 +264,12 @@ impl Gen<'_> {
             .collect();
         conditions.join(" && ")
     }
+}
+
+/// Whether the C text `code` names the identifier `name` (not as part of a
+/// longer one: `new_t__1` is not `new_t__10`).
+fn mentions(code: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    code.match_indices(name)
+        .any(|(at, _)| !code[..at].ends_with(ident) && !code[at + name.len()..].starts_with(ident))
 }

@@ -466,7 +466,7 @@ impl Gen<'_> {
                 index: &index,
                 suffix: format!("__{}", self.cell_suffix(ky, kx)),
             };
-            for (j, value) in self.values_at(&site).into_iter().enumerate() {
+            for (j, value) in self.locals_at(&site) {
                 writeln!(w, "const {} {} = {value};", st.dtype.c(), site.local(st, j))?;
             }
         }

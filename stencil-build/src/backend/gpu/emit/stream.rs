@@ -443,7 +443,7 @@ impl Gen<'_> {
                     index: &index,
                     suffix: format!("__{j}_{k}"),
                 };
-                for (s, value) in self.values_at(&site).into_iter().enumerate() {
+                for (s, value) in self.locals_at(&site) {
                     writeln!(w, "const {} {} = {value};", st.dtype.c(), site.local(st, s))?;
                 }
             }
