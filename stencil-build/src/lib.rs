@@ -94,6 +94,7 @@ pub use diagnostic::Diagnostic;
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::backend::openmp::VECTOR_MATH;
     pub use crate::backend::openmp::levels::{LEVELS, Level};
     pub use crate::toolchain::{host_launches, target_feature_flags};
 }

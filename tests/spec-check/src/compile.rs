@@ -184,6 +184,9 @@ fn compile_c(
     cmd.args([
         "-std=c11", "-O2", "-fPIC", "-fopenmp", "-Wall", "-Wextra", "-Werror",
     ]);
+    // As a build that found glibc's vector math compiles it: the `exp`,
+    // `sin` and `cos` it declares for their vector variants included.
+    cmd.arg(format!("-D{}", stencil_build::__private::VECTOR_MATH));
     match depth {
         Depth::Full => cmd
             .arg("-c")
