@@ -163,8 +163,8 @@ fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Resul
 }
 
 /// The C macro the build defines where the C compiler links glibc's vector
-/// math library (`toolchain::build_openmp`), which [`vector_math`]'s
-/// declarations ask for.
+/// math library (`toolchain::build_openmp`), under which the C declares the
+/// `exp`, `sin` and `cos` it calls for that library's vector variants.
 pub const VECTOR_MATH: &str = "STENCIL_VECTOR_MATH";
 
 /// The functions of `<math.h>` that `body` calls and glibc's vector math
