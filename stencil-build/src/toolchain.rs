@@ -214,11 +214,11 @@ pub fn build_openmp(
 /// glibc, where `compiler` (GCC or Clang, whose `omp declare simd` call the
 /// library's variants by the x86-64 vector ABI) finds `libmvec.so` to link.
 fn has_vector_math(compiler: &cc::Tool) -> bool {
-    let target = |key: &str| std::env::var(format!("CARGO_CFG_TARGET_{key}")).unwrap_or_default();
+    let cfg = |key: &str| std::env::var(format!("CARGO_CFG_TARGET_{key}")).unwrap_or_default();
     if compiler.is_like_msvc()
-        || target("ARCH") != "x86_64"
-        || target("OS") != "linux"
-        || target("ENV") != "gnu"
+        || target().0 != "x86_64"
+        || cfg("OS") != "linux"
+        || cfg("ENV") != "gnu"
     {
         return false;
     }

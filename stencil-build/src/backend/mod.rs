@@ -141,41 +141,11 @@ pub fn powi_helper(w: &mut Writer, dtype: Dtype, qualifiers: &str) -> fmt::Resul
 }
 
 /// The C backend's `min` of two reals ([`CExpr::call`]), the dtype's suffix
-/// after it: `fmin`'s value as a select ([`min_max_helpers`]).
+/// after it: `fmin`'s value as a select (`openmp::helpers` defines it).
 pub const FMIN: &str = "stencil_fmin";
 
 /// The C backend's `max` of two reals: `fmax`'s value as a select.
 pub const FMAX: &str = "stencil_fmax";
-
-/// The helpers [`FMIN`] and [`FMAX`] in `dtype`, of those `calls` (a
-/// helper's name, suffix included) says the code calls, declared with
-/// `qualifiers`: `fmin`'s and `fmax`'s values (of a NaN and a number, the
-/// number) as compares and a select, which compilers vectorize (`-fopenmp`'s
-/// `simd` loops: `vcmpps`, `vblendvps`), where a call to `fmin` keeps the
-/// loop scalar.
-pub fn min_max_helpers(
-    w: &mut Writer,
-    dtype: Dtype,
-    qualifiers: &str,
-    calls: impl Fn(&str) -> bool,
-) -> fmt::Result {
-    let t = dtype.c();
-    for (base, op) in [(FMIN, '<'), (FMAX, '>')] {
-        let name = format!("{base}{}", suffix(dtype));
-        if calls(&name) {
-            let libm = if op == '<' { "fmin" } else { "fmax" };
-            writeln!(w)?;
-            writeln!(
-                w,
-                "/* The value of `{libm}` as a select, which loops vectorize (`{libm}` is a call). */"
-            )?;
-            w.definition(format_args!("{qualifiers} {t} {name}({t} a, {t} b)"), |w| {
-                writeln!(w, "return a {op} b || b != b ? a : b;")
-            })?;
-        }
-    }
-    Ok(())
-}
 
 /// The reciprocal square root expressions dividing by a root multiply by.
 pub const RSQRT: &str = "stencil_rsqrt";
@@ -420,10 +390,25 @@ pub fn slab_variables(dims: usize, slabs: &[(usize, usize)]) -> Vec<[bool; 4]> {
 /// (the launcher of a field called `stencil_mod` is `.._update_stencil_mod(`),
 /// so the bare text is not enough.
 pub fn calls(code: &str, name: &str) -> bool {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let call = format!("{name}(");
-    code.match_indices(&call)
-        .any(|(at, _)| !code[..at].ends_with(ident))
+    after_name(code, name).any(|rest| rest.starts_with('('))
+}
+
+/// Whether `code` names the identifier `name`, not as part of a longer one
+/// (`new_t__1` is not `new_t__10`).
+pub fn mentions(code: &str, name: &str) -> bool {
+    after_name(code, name).any(|rest| !rest.starts_with(identifier_char))
+}
+
+/// The text after each occurrence of `name` in `code` that no identifier
+/// character comes before.
+fn after_name<'a>(code: &'a str, name: &'a str) -> impl Iterator<Item = &'a str> {
+    code.match_indices(name)
+        .filter(|&(at, _)| !code[..at].ends_with(identifier_char))
+        .map(move |(at, _)| &code[at + name.len()..])
+}
+
+fn identifier_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
 /// The C helpers that reads past the edge call ([`CRemap`]), declared

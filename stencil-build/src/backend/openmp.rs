@@ -26,7 +26,7 @@ use crate::analysis::{Analysis, StatementInfo};
 use crate::codegen::expr;
 use crate::codegen::index::offset_index;
 use crate::codegen::names::{slot_name, statement_name};
-use crate::ir::{Access, Bound, Boundary, Expr, Func, Statement, Stencil, WHOLE_AXIS};
+use crate::ir::{Access, Bound, Boundary, Dtype, Expr, Func, Statement, Stencil, WHOLE_AXIS};
 
 /// The stencil the OpenMP-C kernels compute: `st` with its temporaries
 /// computed inline where that adds few flops ([`crate::backend::inline`]),
@@ -317,7 +317,7 @@ fn helpers(w: &mut Writer, st: &Stencil, body: &str) -> fmt::Result {
         fused::ring_budget(w)?;
     }
     edge_helpers(w, st, "static inline", calls)?;
-    super::min_max_helpers(w, st.dtype, "static inline", calls)?;
+    min_max_helpers(w, st.dtype, calls)?;
     if calls("stencil_powi") {
         writeln!(w)?;
         super::powi_helper(w, st.dtype, "static inline")?;
@@ -330,6 +330,30 @@ fn helpers(w: &mut Writer, st: &Stencil, body: &str) -> fmt::Result {
         super::rsqrt_helper(w, (super::RSQRT, st.dtype), "static inline", |w| {
             writeln!(w, "return {one} / {sqrt}(x);")
         })?;
+    }
+    Ok(())
+}
+
+/// The helpers [`FMIN`](super::FMIN) and [`FMAX`](super::FMAX) in `dtype`
+/// that `calls` (a helper's name, suffix included) says the code calls:
+/// `fmin`'s and `fmax`'s values (of a NaN and a number, the number) as
+/// compares and a select, which compilers vectorize (`vcmpps`,
+/// `vblendvps`), where a call to `fmin` keeps the loop scalar.
+fn min_max_helpers(w: &mut Writer, dtype: Dtype, calls: impl Fn(&str) -> bool) -> fmt::Result {
+    let t = dtype.c();
+    for (base, op, libm) in [(super::FMIN, '<', "fmin"), (super::FMAX, '>', "fmax")] {
+        let name = format!("{base}{}", super::suffix(dtype));
+        if calls(&name) {
+            writeln!(w)?;
+            writeln!(
+                w,
+                "/* The value of `{libm}` as a select, which loops vectorize (`{libm}` is a call). */"
+            )?;
+            w.definition(
+                format_args!("static inline {t} {name}({t} a, {t} b)"),
+                |w| writeln!(w, "return a {op} b || b != b ? a : b;"),
+            )?;
+        }
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use crate::backend::gpu::plan::{Companions, Plan};
 use crate::backend::gpu::step::{self, Grids};
 use crate::backend::gpu::{Dialect, step_symbol};
 use crate::backend::step::{self as reads, Source};
-use crate::backend::{CExpr, Writer, comment_text};
+use crate::backend::{CExpr, Writer, comment_text, mentions};
 use crate::codegen::expr;
 use crate::codegen::names::slot_name;
 use crate::ir::{Access, Role, Slot, Stencil, Version};
@@ -264,12 +264,4 @@ impl Gen<'_> {
             .collect();
         conditions.join(" && ")
     }
-}
-
-/// Whether the C text `code` names the identifier `name` (not as part of a
-/// longer one: `new_t__1` is not `new_t__10`).
-fn mentions(code: &str, name: &str) -> bool {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    code.match_indices(name)
-        .any(|(at, _)| !code[..at].ends_with(ident) && !code[at + name.len()..].starts_with(ident))
 }
