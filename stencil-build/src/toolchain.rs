@@ -211,21 +211,31 @@ pub fn build_openmp(
 
 /// Whether the kernels may call glibc's vector math library (libmvec: `exp`,
 /// `sin` and `cos` of 2 to 16 lanes, since glibc 2.22): on x86-64 Linux with
-/// glibc, where `compiler` (GCC or Clang, whose `omp declare simd` call the
-/// library's variants by the x86-64 vector ABI) finds `libmvec.so` to link.
+/// glibc ([`vector_math_target`]), where `compiler` (GCC or Clang, whose
+/// `omp declare simd` call the library's variants by the x86-64 vector ABI)
+/// finds `libmvec.so` to link.
 fn has_vector_math(compiler: &cc::Tool) -> bool {
     let cfg = |key: &str| std::env::var(format!("CARGO_CFG_TARGET_{key}")).unwrap_or_default();
-    if compiler.is_like_msvc()
-        || target().0 != "x86_64"
-        || cfg("OS") != "linux"
-        || cfg("ENV") != "gnu"
-    {
-        return false;
-    }
-    // The compiler answers the bare name where it has no such file.
+    vector_math_target(
+        compiler.is_like_msvc(),
+        &target().0,
+        &cfg("OS"),
+        &cfg("ENV"),
+    ) && finds_library(compiler.to_command(), "libmvec.so")
+}
+
+/// Whether a target (MSVC or not, its arch, OS and C library) has glibc's
+/// vector math library and its vector ABI.
+fn vector_math_target(msvc: bool, arch: &str, os: &str, env: &str) -> bool {
+    !msvc && arch == "x86_64" && os == "linux" && env == "gnu"
+}
+
+/// Whether the C compiler `compiler` (a command of GCC's flags) finds the
+/// library file `file` (`libmvec.so`) where it links: it answers the bare
+/// name where it has no such file.
+fn finds_library(mut compiler: std::process::Command, file: &str) -> bool {
     compiler
-        .to_command()
-        .arg("-print-file-name=libmvec.so")
+        .arg(format!("-print-file-name={file}"))
         .output()
         .is_ok_and(|out| {
             out.status.success()
@@ -785,6 +795,26 @@ mod tests {
             err.contains("STENCIL_OPENMP_LEVELS") && err.contains("x86-64-v3, x86-64-v4 or none"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn vector_math_is_glibcs_on_x86_64_linux() {
+        assert!(vector_math_target(false, "x86_64", "linux", "gnu"));
+        assert!(!vector_math_target(true, "x86_64", "windows", "msvc"));
+        assert!(!vector_math_target(false, "aarch64", "linux", "gnu"));
+        assert!(!vector_math_target(false, "x86_64", "linux", "musl"));
+        assert!(!vector_math_target(false, "x86_64", "macos", ""));
+        // The compiler the OpenMP tests build with finds glibc's library
+        // there (Debian's libc6-dev), and no library that does not exist.
+        let cc = || std::process::Command::new("cc");
+        if cfg!(all(
+            target_arch = "x86_64",
+            target_os = "linux",
+            target_env = "gnu"
+        )) {
+            assert!(finds_library(cc(), "libmvec.so"));
+        }
+        assert!(!finds_library(cc(), "libstencil_no_such_library.so"));
     }
 
     #[test]
