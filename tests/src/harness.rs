@@ -66,7 +66,9 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 /// one GPU block; in 2-D, with 29 rows more than the smallest, so that fused
 /// kernels with chunks of 5 or 7 rows have tiles wholly inside the region,
 /// which run without checks), (with OpenMP) one that spans more than one
-/// cache block per axis without being a multiple of it, and where 3-D
+/// cache block per axis without being a multiple of it, where 2-D blocks
+/// are whole rows, one whose rows are a multiple of 4 KiB apart (which go
+/// through a ring of rows where a nest reads many), where 3-D
 /// blocks span the slowest axis, one whose planes are a multiple of 4 KiB
 /// apart (which march through a ring of planes), and (CUDA's ring
 /// kernels: f32, 3-D `temporal` of 4-cell vectors reading other grids at the
@@ -126,6 +128,12 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
             }
         };
         shapes.push(min.iter().zip(e.block).map(past_block).collect());
+        if min.len() == 2 && e.block[1] >= stencil_rt::openmp::WHOLE_AXIS {
+            // Rows a multiple of 4 KiB apart, which go through a ring of
+            // rows where a nest reads and writes many of them, over blocks
+            // of rows that start inside the grid and end past it.
+            shapes.push(vec![min[0] + e.block[0].min(64) + 7, 1024]);
+        }
         if min.len() == 3 && e.block[0] >= stencil_rt::openmp::WHOLE_AXIS {
             // Planes a multiple of 4 KiB apart, which march through the ring.
             shapes.push(vec![

@@ -14,6 +14,7 @@ mod frame;
 mod fused;
 pub mod levels;
 mod planes;
+mod rows;
 pub mod step;
 mod table;
 
@@ -157,7 +158,7 @@ pub fn source(st: &Stencil, an: &Analysis, prefix: &str) -> String {
 fn header(w: &mut Writer, st: &Stencil, an: &Analysis, body: &str) -> fmt::Result {
     let kernels = Kernels::of(st);
     file_header(w, st, an, "OpenMP-C kernels", &kernels.strategy(st))?;
-    includes(w, st, kernels.banded())?;
+    includes(w, st, kernels.banded(), body)?;
     vector_math(w, st, body)?;
     helpers(w, st, body)
 }
@@ -281,15 +282,19 @@ impl Kernels {
 }
 
 /// The file's includes: OpenMP's and the allocator's where steps fuse or
-/// kernels go in `banded` bands, `memcpy`'s for bands' blocks and rings.
-fn includes(w: &mut Writer, st: &Stencil, banded: bool) -> fmt::Result {
+/// kernels go in `banded` bands, `memcpy`'s for bands' blocks and rings;
+/// the allocator's and `memcpy`'s too where `body` calls them (rings of
+/// rows).
+fn includes(w: &mut Writer, st: &Stencil, banded: bool, body: &str) -> fmt::Result {
     writeln!(w, "#include <math.h>")?;
     writeln!(w, "#include <stddef.h>")?;
     if fuses(st) || banded {
         writeln!(w, "#include <omp.h>")?;
+    }
+    if fuses(st) || banded || super::calls(body, "malloc") {
         writeln!(w, "#include <stdlib.h>")?;
     }
-    if banded {
+    if banded || super::calls(body, "memcpy") {
         writeln!(w, "#include <string.h>")?;
     }
     if fuses(st) {
@@ -621,10 +626,14 @@ pub(super) fn interior(
     interior_of(
         w,
         st,
-        &[("out".to_string(), c_value(st, s, &plain_read(st)))],
+        &|read| vec![("out".to_string(), c_value(st, s, read))],
         span,
     )
 }
+
+/// What a nest stores at each cell: each buffer beside its value (C,
+/// computed at the cell `c`), every read spelled by the function given.
+pub(super) type Values<'a> = dyn Fn(&dyn Fn(&Access) -> String) -> Vec<(String, String)> + 'a;
 
 /// A read as the interior spells it: the slot's buffer at the cell's
 /// offset, `cur_u[c - s0]`.
@@ -633,16 +642,25 @@ fn plain_read(st: &Stencil) -> impl Fn(&Access) -> String + '_ {
 }
 
 /// [`interior`]'s cache-blocked nest, each cell storing every value of
-/// `values` (C, computed at the cell `c`) into the buffer named beside it,
-/// in order.
-fn interior_of(
-    w: &mut Writer,
-    st: &Stencil,
-    values: &[(String, String)],
-    span: &[[String; 2]],
-) -> fmt::Result {
+/// `values` into the buffer named beside it, in order; in 2-D blocks of
+/// whole rows through a ring of rows where the nest's lines would
+/// overflow a cache set ([`rows`]).
+fn interior_of(w: &mut Writer, st: &Stencil, values: &Values, span: &[[String; 2]]) -> fmt::Result {
     let dims = st.dims();
     let block = &st.tiling.openmp.block;
+    if dims == 2 && block[1] == WHOLE_AXIS {
+        if let Some(ring) = rows::Ring::of(values) {
+            let nest = rows::Nest {
+                st,
+                ring: &ring,
+                rows: block[0],
+                values,
+                plain: &plain_read(st),
+            };
+            return rows::interior(w, &nest, span);
+        }
+    }
+    let values = values(&plain_read(st));
     let last = dims - 1;
     let blocked = if dims > 1 && block[last] == WHOLE_AXIS {
         last
@@ -677,7 +695,7 @@ fn interior_of(
             |w| {
                 let row = if dims > 1 { "row + " } else { "" };
                 writeln!(w, "const ptrdiff_t c = {row}i{last};")?;
-                for (out, value) in values {
+                for (out, value) in &values {
                     writeln!(w, "{out}[c] = {value};")?;
                 }
                 Ok(())

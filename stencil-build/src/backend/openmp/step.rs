@@ -28,8 +28,8 @@
 use std::fmt::{self, Write as _};
 
 use super::{
-    Entry, c_value, frame, interior_of, interior_span, plain_read, planes, strides,
-    symbol as statement_symbol, unused_without_frame,
+    Entry, c_value, frame, interior_of, interior_span, planes, strides, symbol as statement_symbol,
+    unused_without_frame,
 };
 use crate::analysis::{Analysis, analyse};
 use crate::backend::step::rows_read;
@@ -213,9 +213,9 @@ fn core(st: &Stencil, an: &Analysis) -> Vec<[String; 2]> {
 
 /// Statement `k`'s value in the nest at cell `c`: its reads of new values
 /// at `c` the buffer the nest has just written there, at a neighbour the
-/// earlier statement's value recomputed there.
-fn nest_value(st: &Stencil, k: usize) -> String {
-    let plain = plain_read(st);
+/// earlier statement's value recomputed there; every read of a value from
+/// before the step spelled by `plain`.
+fn nest_value(st: &Stencil, k: usize, plain: &dyn Fn(&Access) -> String) -> String {
     let read = |a: &Access| {
         if a.slot.version != Version::Updated {
             return plain(a);
@@ -299,9 +299,11 @@ pub fn kernel(w: &mut Writer, st: &Stencil, an: &Analysis, prefix: &str) -> fmt:
             unused_without_frame(w, st, info, &unread_params(st))?;
         }
         strides(w, st.dims())?;
-        let values: Vec<(String, String)> = (0..st.statements.len())
-            .map(|k| (output(st, k), nest_value(st, k)))
-            .collect();
+        let values = |read: &dyn Fn(&Access) -> String| {
+            (0..st.statements.len())
+                .map(|k| (output(st, k), nest_value(st, k, read)))
+                .collect()
+        };
         interior_of(w, st, &values, &inner)?;
         if has_frame {
             new_value_buffers(w, st)?;
