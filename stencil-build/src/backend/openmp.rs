@@ -283,8 +283,8 @@ impl Kernels {
 
 /// The file's includes: OpenMP's and the allocator's where steps fuse or
 /// kernels go in `banded` bands, `memcpy`'s for bands' blocks and rings;
-/// the allocator's and `memcpy`'s too where `body` calls them (rings of
-/// rows).
+/// the allocator's and `memcpy`'s too where `body` calls them, and
+/// `sysconf`'s where it asks for L1's ways (rings of rows).
 fn includes(w: &mut Writer, st: &Stencil, banded: bool, body: &str) -> fmt::Result {
     writeln!(w, "#include <math.h>")?;
     writeln!(w, "#include <stddef.h>")?;
@@ -297,7 +297,7 @@ fn includes(w: &mut Writer, st: &Stencil, banded: bool, body: &str) -> fmt::Resu
     if banded || super::calls(body, "memcpy") {
         writeln!(w, "#include <string.h>")?;
     }
-    if fuses(st) {
+    if fuses(st) || super::calls(body, "stencil_l1_ways") {
         w.directive("#if defined(__unix__) || defined(__APPLE__)")?;
         writeln!(w, "#include <unistd.h>")?;
         w.directive("#endif")?;
@@ -320,6 +320,10 @@ fn helpers(w: &mut Writer, st: &Stencil, body: &str) -> fmt::Result {
     if calls("stencil_ring_budget") {
         writeln!(w)?;
         fused::ring_budget(w)?;
+    }
+    if calls("stencil_l1_ways") {
+        writeln!(w)?;
+        rows::l1_ways(w)?;
     }
     edge_helpers(w, st, "static inline", calls)?;
     min_max_helpers(w, st.dtype, calls)?;
