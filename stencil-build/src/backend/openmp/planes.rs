@@ -318,7 +318,7 @@ fn march(
 
 /// `from` moved by `d` times `unit` (a cell where `unit` is empty):
 /// `from + 2 * s0`, `from - s0`, `from + 3`, or `from`.
-fn step(from: &str, d: i64, unit: &str) -> String {
+pub(super) fn step(from: &str, d: i64, unit: &str) -> String {
     let m = d.unsigned_abs();
     let term = match (unit, m) {
         (_, 0) => return from.to_string(),

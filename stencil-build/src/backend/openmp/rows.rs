@@ -22,6 +22,7 @@ use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 
 use super::Values;
+use super::planes::step;
 use crate::backend::Writer;
 use crate::codegen::names::{offset_part, slot_name};
 use crate::ir::{Access, Slot, Stencil};
@@ -105,7 +106,7 @@ impl Ring {
             return plain(a);
         }
         let name = row_name(st, a.slot, a.offset[0]);
-        format!("{name}[{}]", moved("i1", a.offset[1], ""))
+        format!("{name}[{}]", step("i1", a.offset[1], ""))
     }
 }
 
@@ -114,24 +115,12 @@ fn row_name(st: &Stencil, slot: Slot, d: i64) -> String {
     format!("{}_{}", slot_name(st, slot), offset_part(d))
 }
 
-/// `from` (C) moved by `d` times `unit` (a cell where `unit` is empty):
-/// `i0 - 1`, `b0 + 2`, `row + 2 * s0`, `i0`.
-fn moved(from: &str, d: i64, unit: &str) -> String {
-    let sign = if d < 0 { '-' } else { '+' };
-    match (d.unsigned_abs(), unit) {
-        (0, _) => from.to_string(),
-        (m, "") => format!("{from} {sign} {m}"),
-        (1, unit) => format!("{from} {sign} {unit}"),
-        (m, unit) => format!("{from} {sign} {m} * {unit}"),
-    }
-}
-
 /// Row `i0 + d`'s place in the ring of a slot read at rows `read`: `(i0 +
 /// 1) % 3 * width`.
 fn place(d: i64, read: &[i64]) -> String {
     let row = match d {
         0 => "i0".to_string(),
-        d => format!("({})", moved("i0", d, "")),
+        d => format!("({})", step("i0", d, "")),
     };
     format!("{row} % {} * width", Ring::depth(read))
 }
@@ -209,8 +198,8 @@ fn blocks(w: &mut Writer, n: &Nest, span: &[[String; 2]]) -> fmt::Result {
             writeln!(w, "const ptrdiff_t e1 = {hi1};")?;
             w.block("if (ringed)", |w| {
                 for (slot, read) in &ring.slots {
-                    let from = moved("b0", read[0], "");
-                    let to = moved("b0", read[read.len() - 1], "");
+                    let from = step("b0", read[0], "");
+                    let to = step("b0", read[read.len() - 1], "");
                     w.block(
                         format_args!("for (ptrdiff_t i0 = {from}; i0 < {to}; ++i0)"),
                         |w| copy(w, st, (*slot, read), 0),
@@ -228,7 +217,7 @@ fn copy(w: &mut Writer, st: &Stencil, (slot, read): (Slot, &[i64]), d: i64) -> f
     let name = slot_name(st, slot);
     let row = match d {
         0 => "i0 * s0".to_string(),
-        d => format!("({}) * s0", moved("i0", d, "")),
+        d => format!("({}) * s0", step("i0", d, "")),
     };
     writeln!(
         w,
