@@ -343,6 +343,27 @@ fn helpers(w: &mut Writer, st: &Stencil, body: &str) -> fmt::Result {
     Ok(())
 }
 
+/// `static long name(void)`: what the C library's `sysconf` says of `key`
+/// (bound to `var`) as the C `value`, where it has the key and the answer
+/// is positive; else `fallback`.
+fn from_sysconf(
+    w: &mut Writer,
+    name: &str,
+    (key, var, value): (&str, &str, &str),
+    fallback: usize,
+) -> fmt::Result {
+    w.definition(format_args!("static long {name}(void)"), |w| {
+        w.directive(&format!("#ifdef {key}"))?;
+        writeln!(w, "const long {var} = sysconf({key});")?;
+        w.guarded(
+            format_args!("if ({var} > 0)"),
+            format_args!("return {value};"),
+        )?;
+        w.directive("#endif")?;
+        writeln!(w, "return {fallback};")
+    })
+}
+
 /// The helpers [`FMIN`](super::FMIN) and [`FMAX`](super::FMAX) in `dtype`
 /// that `calls` (a helper's name, suffix included) says the code calls:
 /// `fmin`'s and `fmax`'s values (of a NaN and a number, the number) as

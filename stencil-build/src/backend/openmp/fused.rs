@@ -107,13 +107,12 @@ pub fn ring_budget(w: &mut Writer) -> fmt::Result {
         "/* What a thread's rings may take: half the L2 cache, or {} KiB where the C library does not say. */",
         RING_BUDGET / 1024
     )?;
-    w.definition("static long stencil_ring_budget(void)", |w| {
-        w.directive("#ifdef _SC_LEVEL2_CACHE_SIZE")?;
-        writeln!(w, "const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);")?;
-        w.guarded("if (l2 > 0)", "return l2 / 2;")?;
-        w.directive("#endif")?;
-        writeln!(w, "return {RING_BUDGET};")
-    })
+    super::from_sysconf(
+        w,
+        "stencil_ring_budget",
+        ("_SC_LEVEL2_CACHE_SIZE", "l2", "l2 / 2"),
+        RING_BUDGET,
+    )
 }
 
 /// `stencil_ring_row`, where a thread's ring keeps step `level`'s row

@@ -41,13 +41,12 @@ pub(super) fn l1_ways(w: &mut Writer) -> fmt::Result {
         w,
         "/* The ways of L1's data cache: what the C library says, or {L1_WAYS} where it does not. */"
     )?;
-    w.definition("static long stencil_l1_ways(void)", |w| {
-        w.directive("#ifdef _SC_LEVEL1_DCACHE_ASSOC")?;
-        writeln!(w, "const long ways = sysconf(_SC_LEVEL1_DCACHE_ASSOC);")?;
-        w.guarded("if (ways > 0)", "return ways;")?;
-        w.directive("#endif")?;
-        writeln!(w, "return {L1_WAYS};")
-    })
+    super::from_sysconf(
+        w,
+        "stencil_l1_ways",
+        ("_SC_LEVEL1_DCACHE_ASSOC", "ways", "ways"),
+        L1_WAYS,
+    )
 }
 
 /// The slots a 2-D nest reads at several rows, each with the row offsets
