@@ -31,7 +31,7 @@ use crate::ir::{Access, Slot, Stencil};
 /// Zen cores' and Intel's up to Cascade Lake: 8 x 4 KiB sets of 64-byte
 /// lines). A nest touching more lines of one set at a column than the
 /// ways the machine has goes through the ring. The GPU machine's Xeon has
-/// 12 (48 KiB), and there shallow water (12 lines) ran 0.75x-1.0x through
+/// 12 (48 KiB), and there shallow water (12 lines) ran 0.74x-0.98x through
 /// the ring, against its own loops at 86%-92% of the copy bound.
 const L1_WAYS: usize = 8;
 
