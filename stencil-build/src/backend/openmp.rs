@@ -666,6 +666,29 @@ fn plain_read(st: &Stencil) -> impl Fn(&Access) -> String + '_ {
     |a: &Access| format!("{}[{}]", slot_name(st, a.slot), offset_index(&a.offset))
 }
 
+/// A row's cells of a `dims`-D nest from `first` to `e<last axis>` (C)
+/// in one `omp simd` loop, each storing `values` (buffer, value) at `c`.
+pub(super) fn cells(
+    w: &mut Writer,
+    dims: usize,
+    first: &str,
+    values: &[(String, String)],
+) -> fmt::Result {
+    let last = dims - 1;
+    w.pragma("omp simd")?;
+    w.block(
+        format_args!("for (ptrdiff_t i{last} = {first}; i{last} < e{last}; ++i{last})"),
+        |w| {
+            let row = if dims > 1 { "row + " } else { "" };
+            writeln!(w, "const ptrdiff_t c = {row}i{last};")?;
+            for (out, value) in values {
+                writeln!(w, "{out}[c] = {value};")?;
+            }
+            Ok(())
+        },
+    )
+}
+
 /// [`interior`]'s cache-blocked nest, each cell storing every value of
 /// `values` into the buffer named beside it, in order; in 2-D blocks of
 /// whole rows through a ring of rows where the nest's lines would
@@ -713,20 +736,7 @@ fn interior_of(w: &mut Writer, st: &Stencil, values: &Values, span: &[[String; 2
     } else {
         span[last][0].clone()
     };
-    let cells = |w: &mut Writer| {
-        w.pragma("omp simd")?;
-        w.block(
-            format_args!("for (ptrdiff_t i{last} = {first}; i{last} < e{last}; ++i{last})"),
-            |w| {
-                let row = if dims > 1 { "row + " } else { "" };
-                writeln!(w, "const ptrdiff_t c = {row}i{last};")?;
-                for (out, value) in &values {
-                    writeln!(w, "{out}[c] = {value};")?;
-                }
-                Ok(())
-            },
-        )
-    };
+    let cells = |w: &mut Writer| cells(w, dims, &first, &values);
     w.nest(&blocks, |w| {
         for a in 0..blocked {
             writeln!(

@@ -21,8 +21,8 @@
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 
-use super::Values;
 use super::planes::step;
+use super::{Values, cells};
 use crate::backend::Writer;
 use crate::codegen::names::{offset_part, slot_name};
 use crate::ir::{Access, Slot, Stencil};
@@ -114,14 +114,18 @@ fn row_name(st: &Stencil, slot: Slot, d: i64) -> String {
     format!("{}_{}", slot_name(st, slot), offset_part(d))
 }
 
+/// Row `i0 + d` as a C operand: `i0`, `(i0 - 1)`.
+fn row_at(d: i64) -> String {
+    match d {
+        0 => "i0".to_string(),
+        d => format!("({})", step("i0", d, "")),
+    }
+}
+
 /// Row `i0 + d`'s place in the ring of a slot read at rows `read`: `(i0 +
 /// 1) % 3 * width`.
 fn place(d: i64, read: &[i64]) -> String {
-    let row = match d {
-        0 => "i0".to_string(),
-        d => format!("({})", step("i0", d, "")),
-    };
-    format!("{row} % {} * width", Ring::depth(read))
+    format!("{} % {} * width", row_at(d), Ring::depth(read))
 }
 
 /// A nest of whole rows through a ring: what its loops are made of.
@@ -157,13 +161,13 @@ pub(super) fn interior(w: &mut Writer, n: &Nest, span: &[[String; 2]]) -> fmt::R
             line - 1
         )?;
         writeln!(w, "width += width / {line} % 2 == 0 ? {line} : 0;")?;
+        writeln!(
+            w,
+            "const int aliased = (s0 * sizeof({t})) % 4096 == 0 && stencil_l1_ways() < {};",
+            ring.lines
+        )?;
         w.pragma("omp parallel")?;
         w.braces(|w| {
-            writeln!(
-                w,
-                "const int aliased = (s0 * sizeof({t})) % 4096 == 0 && stencil_l1_ways() < {};",
-                ring.lines
-            )?;
             let mut have = vec!["aliased".to_string()];
             for (slot, read) in &ring.slots {
                 let name = slot_name(st, *slot);
@@ -214,14 +218,11 @@ fn blocks(w: &mut Writer, n: &Nest, span: &[[String; 2]]) -> fmt::Result {
 /// Copies row `i0 + d` of `slot` (read at rows `read`) into its ring.
 fn copy(w: &mut Writer, st: &Stencil, (slot, read): (Slot, &[i64]), d: i64) -> fmt::Result {
     let name = slot_name(st, slot);
-    let row = match d {
-        0 => "i0 * s0".to_string(),
-        d => format!("({}) * s0", step("i0", d, "")),
-    };
     writeln!(
         w,
-        "memcpy(ring_{name} + {}, {name} + {row}, sizeof(*{name}) * n1);",
-        place(d, read)
+        "memcpy(ring_{name} + {}, {name} + {} * s0, sizeof(*{name}) * n1);",
+        place(d, read),
+        row_at(d)
     )
 }
 
@@ -249,30 +250,10 @@ fn row(w: &mut Writer, n: &Nest, lo1: &str) -> fmt::Result {
                 )?;
             }
         }
-        cells(w, values, &|a: &Access| ring.read(st, a, plain), lo1)
+        let read = |a: &Access| ring.read(st, a, plain);
+        cells(w, 2, lo1, &values(&read))
     })?;
-    w.block("else", |w| cells(w, values, plain, lo1))
-}
-
-/// The cells of row `i0` from `lo1` to `e1`, each storing `values`, every
-/// read spelled by `read`.
-fn cells(
-    w: &mut Writer,
-    values: &Values,
-    read: &dyn Fn(&Access) -> String,
-    lo1: &str,
-) -> fmt::Result {
-    w.pragma("omp simd")?;
-    w.block(
-        format_args!("for (ptrdiff_t i1 = {lo1}; i1 < e1; ++i1)"),
-        |w| {
-            writeln!(w, "const ptrdiff_t c = row + i1;")?;
-            for (out, value) in values(read) {
-                writeln!(w, "{out}[c] = {value};")?;
-            }
-            Ok(())
-        },
-    )
+    w.block("else", |w| cells(w, 2, lo1, &values(plain)))
 }
 
 #[cfg(test)]
