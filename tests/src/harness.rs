@@ -68,7 +68,8 @@ pub fn worst_difference<T: Real>(got: &[T], want: &[T]) -> (f64, usize) {
 /// which run without checks), (with OpenMP) one that spans more than one
 /// cache block per axis without being a multiple of it, where 2-D blocks
 /// are whole rows, one whose rows are a multiple of 4 KiB apart (which go
-/// through a ring of rows where a nest reads many), where 3-D
+/// through a ring of rows where a nest touches more lines at a column than
+/// the machine's L1 has ways), where 3-D
 /// blocks span the slowest axis, one whose planes are a multiple of 4 KiB
 /// apart (which march through a ring of planes), and (CUDA's ring
 /// kernels: f32, 3-D `temporal` of 4-cell vectors reading other grids at the
@@ -130,8 +131,9 @@ pub fn shapes<T>(e: &Entry<T>) -> Vec<Vec<usize>> {
         shapes.push(min.iter().zip(e.block).map(past_block).collect());
         if min.len() == 2 && e.block[1] >= stencil_rt::openmp::WHOLE_AXIS {
             // Rows a multiple of 4 KiB apart, which go through a ring of
-            // rows where a nest reads and writes many of them, over blocks
-            // of rows that start inside the grid and end past it.
+            // rows where a nest touches more of their lines than L1 has
+            // ways, over blocks of rows that start inside the grid and end
+            // past it.
             shapes.push(vec![min[0] + e.block[0].min(64) + 7, 1024]);
         }
         if min.len() == 3 && e.block[0] >= stencil_rt::openmp::WHOLE_AXIS {
