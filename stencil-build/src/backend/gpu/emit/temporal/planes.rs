@@ -303,13 +303,7 @@ impl Gen<'_> {
     /// previous level, [`Self::is_own_prev`]), each once: the kernel loads
     /// them an iteration ahead, like the streamed grid.
     pub(in crate::backend::gpu) fn planes_inputs(&self) -> Vec<Access> {
-        let mut reads: Vec<Access> = Vec::new();
-        self.s.expr.for_each_read(&mut |a| {
-            if a.slot != self.streamed() && !reads.contains(a) {
-                reads.push(a.clone());
-            }
-        });
-        reads
+        crate::backend::gpu::plan::temporal::input_reads(self.s)
     }
 
     /// `in_ahead<i>[s - 1][j]` (input read `i` of [`Self::planes_inputs`] by
@@ -752,8 +746,9 @@ mod tests {
         let st = stencil("\"z\", \"y\", \"x\"", J3D7PT, "time_block = 2\n");
         let code = cuda(&st).unwrap();
         for line in [
-            // The 32-bit kernel marches a chunk of 128 planes or the chunk its launcher passes.
-            "template <int CHUNK>\nstatic __global__ void __launch_bounds__(256, 3) p_cuda__s__update_u_kernel(",
+            // The 32-bit kernel marches a chunk of 128 planes or the chunk its launcher
+            // passes (unbounded: 2 steps of 8 rows hold 48 cells of windows and 32 of `k`).
+            "template <int CHUNK>\nstatic __global__ void __launch_bounds__(256) p_cuda__s__update_u_kernel(",
             "int levels, int chunk)",
             "const int span = CHUNK > 0 ? CHUNK : chunk;",
             "const int z0 = 1 + (int)blockIdx.z * span;",

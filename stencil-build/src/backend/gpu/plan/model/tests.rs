@@ -886,6 +886,87 @@ fn fused_3d_f64_steps_reading_two_grids_or_more_run_two_steps_a_persistent_launc
     );
 }
 
+/// A 3-D diffusion in `dtype` whose face coefficients are harmonic means of
+/// coefficient grid `k` at the cell and its neighbour: `k` read at 7 offsets.
+fn harmonic3d(dtype: &str) -> Stencil {
+    let faces: Vec<String> = ["-1,0,0", "1,0,0", "0,-1,0", "0,1,0", "0,0,-1", "0,0,1"]
+        .iter()
+        .map(|o| format!("2*k[0,0,0]*k[{o}]/(k[0,0,0] + k[{o}])*(u[{o}] - u[0,0,0])"))
+        .collect();
+    lowered(format!(
+        "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [\"z\", \"y\", \"x\"]\n\
+         [fields]\nu = {{ role = \"state\" }}\nk = {{ role = \"input\" }}\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"u[0,0,0] + 0.1*({})\"\n",
+        faces.join(" + ")
+    ))
+}
+
+#[test]
+fn fused_3d_tiles_take_fewer_rows_where_input_reads_would_not_fit_the_registers() {
+    use crate::backend::gpu::plan::temporal::planes::{HELD_WORDS, Planes, held_limit};
+    let temporal = GpuTiling::model(Strategy::Temporal);
+    for dtype in ["f32", "f64"] {
+        let st = harmonic3d(dtype);
+        let p = resolve(&temporal, &st, &CUDA).unwrap();
+        let sh = Planes::new(&p, &st, CUDA.shared_max);
+        assert_eq!((sh.inputs, sh.prev), (7, false), "{dtype}: k at 7 offsets");
+        assert!(
+            sh.held_words() <= held_limit(&p),
+            "{dtype}: {:?}, {} rows, {} steps hold {} words",
+            p.block,
+            p.coarsen,
+            p.time_block,
+            sh.held_words()
+        );
+        assert!(p.time_block >= 2, "{dtype}: still fused");
+    }
+    let st = harmonic3d("f32");
+    let p = resolve(&temporal, &st, &CUDA).unwrap();
+    let sh = Planes::new(&p, &st, CUDA.shared_max);
+    assert!(
+        sh.t * sh.window() * sh.c <= crate::backend::gpu::plan::temporal::planes::BOUNDED_WINDOWS
+            && !sh.bounded(),
+        "the input reads take the windows past the bound to 768 threads"
+    );
+    // 8 rows over 3 steps would hold 72 cells of windows, 16 of the plane
+    // ahead and 336 of input reads.
+    let tall = Plan {
+        coarsen: 8,
+        time_block: 3,
+        ..resolve(&temporal, &harmonic3d("f32"), &CUDA).unwrap()
+    };
+    assert_eq!(
+        Planes::new(&tall, &harmonic3d("f32"), CUDA.shared_max).held_words(),
+        424
+    );
+    // Blocks of 512 threads leave each 128 registers; of 256, 255.
+    assert_eq!(
+        held_limit(&Plan {
+            block: vec![1, 8, 64],
+            ..tall.clone()
+        }),
+        96
+    );
+    assert_eq!(
+        held_limit(&Plan {
+            block: vec![1, 4, 64],
+            ..tall
+        }),
+        HELD_WORDS
+    );
+    // Stencils that read no input grid, and few input reads, keep their tiles.
+    let j3d7pt = stencil("\"z\", \"y\", \"x\"", "f32", J3D7PT);
+    assert_eq!(
+        plan(&j3d7pt, &temporal, &CUDA),
+        (Strategy::Temporal, vec![1, 4, 64], 128, 8, 1)
+    );
+    let k2 = resolve(&temporal, &varcoef3d("f32", 2), &CUDA).unwrap();
+    assert_eq!(
+        (k2.block, k2.coarsen, k2.time_block),
+        (vec![1, 4, 64], 8, 3)
+    );
+}
+
 #[test]
 fn dense_3d_sums_bound_by_arithmetic_run_in_blocks_of_planes() {
     let auto = GpuTiling::model(Strategy::Auto);

@@ -10,7 +10,9 @@ pub mod variants;
 pub mod vectors;
 
 use super::{Dialect, Plan};
-use crate::ir::{Dtype, Expr, Func, GpuTiling, Op, Slot, Stencil, Strategy, Version};
+use crate::ir::{
+    Access, Dtype, Expr, Func, GpuTiling, Op, Slot, Statement, Stencil, Strategy, Version,
+};
 
 /// Lanes of a warp tile: the width of every shuffle, which CUDA warps and
 /// AMD wavefronts (of 32 or 64) all support.
@@ -132,6 +134,24 @@ pub fn fused_leapfrog(st: &Stencil, plan: &Plan, field: usize) -> bool {
     plan.strategy.fuses_steps()
         && st.fields[field].has_prev()
         && st.statements.iter().any(|s| s.target == field)
+}
+
+/// The reads of grids other than the field it steps at the start of the
+/// step (input grids, a leapfrog's previous level) in fused update `s`, each
+/// once, in the order of the expression: the fused kernels load them an
+/// iteration ahead, like the stepped field.
+pub fn input_reads(s: &Statement) -> Vec<Access> {
+    let streamed = Slot {
+        field: s.target,
+        version: Version::Start,
+    };
+    let mut reads: Vec<Access> = Vec::new();
+    s.expr.for_each_read(&mut |a| {
+        if a.slot != streamed && !reads.contains(a) {
+            reads.push(a.clone());
+        }
+    });
+    reads
 }
 
 /// Whether the fused update of `st` reads grids other than the field it

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::{Dialect, Plan, overlap_error, radius};
-use crate::ir::{Dtype, GpuTiling, Stencil, Strategy};
+use crate::ir::{Access, Dtype, GpuTiling, Stencil, Strategy, Version};
 
 /// Most steps the 3-D model fuses: 3 for stars of radius 1, 2 for the
 /// others (H100; GCells/s, 2 and 3
@@ -39,6 +39,29 @@ pub const RESIDENT_THREADS: usize = 768;
 /// to [`RESIDENT_THREADS`] (3 steps of 4 rows: 36).
 pub const BOUNDED_WINDOWS: usize = 48;
 
+/// Most 32-bit registers the model's default tiles let a thread hold from
+/// one iteration to the next ([`Planes::held_words`]): what `auto`'s
+/// fused plan for varcoef3d_k4 f64 holds (four coefficient grids read at
+/// the cell, 2 steps of 4 rows: 192 words), which ran 1.14x the 3 steps
+/// of 280 words (H200). harmonic3d's tiles (a coefficient grid read at 7
+/// offsets, 3 steps of 8 rows: 424 words) took 255 registers and spilled
+/// 8 KB a thread (f32: 15 GCells/s, 0.08x the single step; H100).
+pub const HELD_WORDS: usize = 192;
+
+/// Registers a thread of a 3-D planes kernel takes besides those it holds
+/// ([`Planes::held_words`]): indices, predicates and the update's
+/// temporaries (j3d7pt f64's tiles, 512 threads of at most 128 registers,
+/// hold 88 words and took 125).
+pub const HELD_MARGIN: usize = 32;
+
+/// The most registers a thread of `plan`'s blocks may hold from one
+/// iteration to the next: [`HELD_WORDS`], or fewer where the register file
+/// leaves each of the block's threads less than [`HELD_MARGIN`] more.
+pub fn held_limit(plan: &Plan) -> usize {
+    let per_thread = (super::vectors::REGISTER_FILE / plan.threads()).min(255);
+    HELD_WORDS.min(per_thread.saturating_sub(HELD_MARGIN))
+}
+
 /// Most cells a fused tile's overlap reaches per side (`time_block x
 /// radius`): j3d13pt (radius 2) measured 244.8 GCells/s with 2 steps, 130.5
 /// with 3 (f32).
@@ -60,9 +83,11 @@ pub const MAX_REACH: usize = 4;
 /// `time_block`: the most steps,
 /// up to [`MAX_TIME_BLOCK`], whose overlap reaches at most [`MAX_REACH`]
 /// cells, whose tiles store at least half their cells along each fast axis
-/// and whose rings fit [`RING_BUDGET`] and the dialect's limit, else 1. A
-/// `time_block` the spec gives widens the default tiles to store at least
-/// half their cells. `temporal` plans of the stencils z sums take by default
+/// and whose rings fit [`RING_BUDGET`] and the dialect's limit, else 1.
+/// Where a thread would then hold more registers than [`held_limit`] (input
+/// grids read at many offsets), default tiles take fewer rows a thread,
+/// then fewer steps. A `time_block` the spec gives widens the default tiles
+/// to store at least half their cells. `temporal` plans of the stencils z sums take by default
 /// ([`super::sums::by_default`]: the f32 boxes) have `vector = 2`, two
 /// columns a thread, unless the spec sets `vector`.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
@@ -81,7 +106,6 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
     // Stars of radius 1, and of radius at most 2.
     let star = one_plane && r == [1, 1, 1];
     let small_star = one_plane && r.iter().all(|&r| r <= 2);
-    let budget = RING_BUDGET.min(d.shared_max);
     // f64 kernels that also hold input reads (loaded an iteration ahead) keep 32 x 32 tiles.
     let wide = small_star
         && d.shared_max >= RING_BUDGET
@@ -103,25 +127,18 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
         block,
     };
     let Some(steps) = t.time_block else {
-        let most = MAX_TIME_BLOCK[usize::from(!star)];
-        let reach = r.iter().copied().max().unwrap_or(1).max(1);
-        let fits = |steps: usize| {
-            let sh = Planes::new(
-                &Plan {
-                    time_block: steps,
-                    ..plan.clone()
-                },
-                st,
-                d.shared_max,
-            );
-            let [y, x] = sh.tile();
-            let [sy, sx] = sh.stored();
-            steps * reach <= MAX_REACH
-                && 2 * sy >= y
-                && 2 * sx >= x
-                && sh.shared_bytes(st.dtype.size()) <= budget
-        };
-        plan.time_block = (1..=most).rev().find(|&s| fits(s)).unwrap_or(1);
+        plan.time_block = most_steps(&plan, st, d);
+        // Threads that would hold more than their limit take fewer rows, then fewer steps.
+        while !sums && Planes::new(&plan, st, d.shared_max).held_words() > held_limit(&plan) {
+            if t.coarsen.is_none() && plan.coarsen > 1 {
+                plan.coarsen /= 2;
+                plan.time_block = most_steps(&plan, st, d);
+            } else if plan.time_block > 1 {
+                plan.time_block -= 1;
+            } else {
+                break;
+            }
+        }
         return plan;
     };
     // A `time_block` the spec gives widens the default tiles to store at least half their cells.
@@ -133,6 +150,33 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
         plan.block[2] = plan.block[2].max((4 * r[2] * steps).div_ceil(32) * 32);
     }
     plan
+}
+
+/// The most steps, up to [`MAX_TIME_BLOCK`], whose overlap reaches at most
+/// [`MAX_REACH`] cells, whose tiles store at least half their cells along
+/// each fast axis and whose rings fit [`RING_BUDGET`] and `d`'s limit, else 1.
+fn most_steps(plan: &Plan, st: &Stencil, d: &Dialect) -> usize {
+    let star = in_one_plane(st) && radius(st) == [1, 1, 1];
+    let most = MAX_TIME_BLOCK[usize::from(!star)];
+    let reach = radius(st).iter().copied().max().unwrap_or(1).max(1);
+    let budget = RING_BUDGET.min(d.shared_max);
+    let fits = |steps: usize| {
+        let sh = Planes::new(
+            &Plan {
+                time_block: steps,
+                ..plan.clone()
+            },
+            st,
+            d.shared_max,
+        );
+        let [y, x] = sh.tile();
+        let [sy, sx] = sh.stored();
+        steps * reach <= MAX_REACH
+            && 2 * sy >= y
+            && 2 * sx >= x
+            && sh.shared_bytes(st.dtype.size()) <= budget
+    };
+    (1..=most).rev().find(|&s| fits(s)).unwrap_or(1)
 }
 
 /// Whether `plan`'s blocks hold at most 1024 threads (an explicit `block`
@@ -223,6 +267,11 @@ pub struct Planes {
     /// Whether the kernel fuses in z sums ([`super::sums`]): two ring
     /// slots a level, rows of `vector` halves.
     pub sums: bool,
+    /// Reads of input grids each level loads an iteration ahead
+    /// ([`super::input_reads`], a leapfrog's previous level aside).
+    pub inputs: usize,
+    /// Whether the first level also loads a leapfrog's previous level.
+    pub prev: bool,
 }
 
 /// Whether each step of `st` reads in-plane neighbours in one plane (a star).
@@ -247,6 +296,12 @@ impl Planes {
     /// The shape of `plan`'s kernel for `st`, whose rings may take
     /// `shared_max` bytes (which bounds a kernel of vectors' lead).
     pub fn new(plan: &Plan, st: &Stencil, shared_max: usize) -> Planes {
+        let s = &st.statements[0];
+        let own_prev = |a: &Access| {
+            super::leapfrog(st) && a.slot.field == s.target && a.slot.version == Version::Prev
+        };
+        let reads = super::input_reads(s);
+        let prev = reads.iter().any(own_prev);
         let mut sh = Planes {
             t: plan.time_block,
             r: radius(st),
@@ -259,6 +314,8 @@ impl Planes {
             f64: st.dtype == Dtype::F64,
             persistent: plan.strategy == Strategy::Persistent,
             sums: super::sums_plan(plan, st),
+            inputs: reads.len() - usize::from(prev),
+            prev,
         };
         if sh.v > 1 && !sh.sums {
             let size = st.dtype.size();
@@ -344,9 +401,26 @@ impl Planes {
         self.window() <= MAX_UNROLL || bounded_f32 && self.window() <= MAX_BOUNDED_UNROLL
     }
 
-    /// Whether the windows of a thread take at most [`BOUNDED_WINDOWS`] registers.
+    /// Whether the windows of a thread and its input reads
+    /// ([`Self::input_cells`]) take at most [`BOUNDED_WINDOWS`] registers.
     pub fn bounded(&self) -> bool {
-        self.t * self.window() * self.c <= BOUNDED_WINDOWS
+        self.t * self.window() * self.c + self.input_cells() <= BOUNDED_WINDOWS
+    }
+
+    /// Cells of input grids a thread holds from one iteration to the next:
+    /// each read of each level's rows, the one in use and the one loaded
+    /// for the next iteration (a leapfrog's previous level: the first
+    /// level's only).
+    pub fn input_cells(&self) -> usize {
+        2 * self.c * (self.t * self.inputs + usize::from(self.prev))
+    }
+
+    /// 32-bit registers a thread of a kernel of one cell a row holds from
+    /// one iteration to the next: each level's window, the plane ahead and
+    /// the one taken from it, and [`Self::input_cells`].
+    pub fn held_words(&self) -> usize {
+        let cells = self.t * self.window() * self.c + 2 * self.c + self.input_cells();
+        cells * if self.f64 { 2 } else { 1 }
     }
 
     /// Whether the loads of level 0 clamp their row, column and plane to the
