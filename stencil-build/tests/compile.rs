@@ -154,6 +154,38 @@ fn generate_shows_every_backend_s_code_without_compiling() {
 }
 
 #[test]
+fn a_named_stream_whose_windows_cannot_stay_in_registers_is_refused_at_its_strategy() {
+    // A box of radius `r` in 3-D: (2r + 1)^3 reads.
+    let spec = |r: i64, dtype: &str| {
+        let reads: Vec<String> = (-r..=r)
+            .flat_map(|z| {
+                (-r..=r).flat_map(move |y| (-r..=r).map(move |x| format!("u[{z},{y},{x}]")))
+            })
+            .collect();
+        format!(
+            "[stencil]\ndtype = \"{dtype}\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"0.001*({})\"\n[tiling.hip]\nstrategy = \"naive\"\n\
+             [tiling.cuda]\nstrategy = \"stream\"\n",
+            reads.join(" + ")
+        )
+    };
+    // Radius 3: 7 rows of 7 cells over 8 planes, 392 registers in f32.
+    let err = stencil_build::generate("cube.stencil.toml", &spec(3, "f32"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cube.stencil.toml:12:12")
+            && err.contains("would keep windows of 392 registers")
+            && err.contains("set `strategy = \"naive\"`"),
+        "{err}"
+    );
+    // Radius 2 in f64 (300) stays in registers; `auto` never takes `stream` there.
+    stencil_build::generate("cube.stencil.toml", &spec(2, "f64")).unwrap();
+    let auto = spec(3, "f32").replace("strategy = \"stream\"", "strategy = \"auto\"");
+    stencil_build::generate("cube.stencil.toml", &auto).unwrap();
+}
+
+#[test]
 fn long_and_deep_expressions_are_errors_or_code_never_a_stack_overflow() {
     let spec = |expr: &str| GOOD.replace("0.5*(u[-1] + u[1])", expr);
     // As tall as accepted, through every pass (on a test thread's 2 MiB stack).

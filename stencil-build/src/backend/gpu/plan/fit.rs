@@ -45,6 +45,9 @@ pub fn fit(mut plan: Plan, explicit: bool, st: &Stencil, d: &Dialect) -> Result<
         temporal::check(&plan, st, d)?;
         return Ok(plan);
     }
+    if plan.strategy == Strategy::Stream && !plan.chosen {
+        windows_fit(&plan, st, d)?;
+    }
     let vector_bytes = plan.vector * st.dtype.size();
     if vector_bytes > 16 {
         return Err(format!(
@@ -84,6 +87,34 @@ pub fn fit(mut plan: Plan, explicit: bool, st: &Stencil, d: &Dialect) -> Result<
             }
         }
     }
+}
+
+/// Most registers of values the windows of a `stream` plan a spec names
+/// may take at one cell a thread: from the suite, the corpus and the
+/// tests' 3-D specs, ptxas (13.0, sm_90) kept windows of up to 300 words
+/// in registers (AN5D's box of radius 2 in f64: 108 bytes spilled, 0.86x
+/// `naive` on the H200); from 392 (its box of radius 3 in f32) it moved
+/// them to local memory, 2.8 KB to 13 KB a thread, and the boxes of radius
+/// 3 and 4 ran 9x-21x slower than `naive`.
+pub const STREAM_WORDS: usize = 384;
+
+/// Whether `stream` can hold the windows of `st` at all: a plan the spec
+/// named whose windows at one cell a thread take more than
+/// [`STREAM_WORDS`] is refused, saying to use `naive` (which reads its
+/// neighbours from L1 and holds none) or `auto`.
+fn windows_fit(plan: &Plan, st: &Stencil, d: &Dialect) -> Result<(), String> {
+    let words = register_words(st, plan.chunk, 1, 1);
+    if words <= STREAM_WORDS {
+        return Ok(());
+    }
+    Err(format!(
+        "`stream` would keep windows of {words} registers of `{}`'s values a thread even at one cell a thread (every plane \
+         and row a cell reads), and a thread has {}: above {STREAM_WORDS} they spill to local memory; set `strategy = \"naive\"`, \
+         which reads neighbours from L1 and holds none, or leave `strategy` to `auto` in [tiling.{}]",
+        st.name,
+        super::model::SPILL_WORDS,
+        d.name
+    ))
 }
 
 /// 32-bit registers a `stream` thread holds values in, for the most
