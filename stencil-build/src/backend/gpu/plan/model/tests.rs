@@ -954,6 +954,13 @@ fn fused_3d_tiles_take_fewer_rows_where_input_reads_would_not_fit_the_registers(
         }),
         HELD_WORDS
     );
+    // With 3 steps from the spec, the tiles keep the rows that store half their cells.
+    let three = GpuTiling {
+        time_block: Some(3),
+        ..temporal.clone()
+    };
+    let p = resolve(&three, &harmonic3d("f32"), &CUDA).unwrap();
+    assert_eq!((p.block, p.coarsen, p.time_block), (vec![1, 4, 64], 4, 3));
     // Stencils that read no input grid, and few input reads, keep their tiles.
     let j3d7pt = stencil("\"z\", \"y\", \"x\"", "f32", J3D7PT);
     assert_eq!(

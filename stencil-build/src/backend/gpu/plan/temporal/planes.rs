@@ -143,11 +143,19 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
     };
     // A `time_block` the spec gives widens the default tiles to store at least half their cells.
     plan.time_block = steps;
-    if t.coarsen.is_none() {
-        plan.coarsen = plan.coarsen.max((4 * r[1] * steps).div_ceil(plan.block[1]));
-    }
     if t.block.is_none() {
         plan.block[2] = plan.block[2].max((4 * r[2] * steps).div_ceil(32) * 32);
+    }
+    if t.coarsen.is_none() {
+        let least = (4 * r[1] * steps).div_ceil(plan.block[1]).max(1);
+        plan.coarsen = plan.coarsen.max(least);
+        // Fewer rows where a thread would hold more than its limit, while they store half.
+        while !sums
+            && plan.coarsen / 2 >= least
+            && Planes::new(&plan, st, d.shared_max).held_words() > held_limit(&plan)
+        {
+            plan.coarsen /= 2;
+        }
     }
     plan
 }
