@@ -87,7 +87,8 @@ pub const MAX_REACH: usize = 4;
 /// Where a thread would then hold more registers than [`held_limit`] (input
 /// grids read at many offsets), default tiles take fewer rows a thread,
 /// then fewer steps. A `time_block` the spec gives widens the default tiles
-/// to store at least half their cells. `temporal` plans of the stencils z sums take by default
+/// to store at least half their cells, and takes fewer rows a thread only
+/// as far as they still do. `temporal` plans of the stencils z sums take by default
 /// ([`super::sums::by_default`]: the f32 boxes) have `vector = 2`, two
 /// columns a thread, unless the spec sets `vector`.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
