@@ -902,75 +902,84 @@ fn harmonic3d(dtype: &str) -> Stencil {
 }
 
 #[test]
-fn fused_3d_tiles_take_fewer_rows_where_input_reads_would_not_fit_the_registers() {
-    use crate::backend::gpu::plan::temporal::planes::{HELD_WORDS, Planes, held_limit};
+fn fused_3d_tiles_take_fewer_steps_or_rows_where_input_reads_would_not_fit_the_registers() {
+    use crate::backend::gpu::plan::temporal::planes::{HELD_WORDS, Planes};
     let temporal = GpuTiling::model(Strategy::Temporal);
-    for dtype in ["f32", "f64"] {
-        let st = harmonic3d(dtype);
-        let p = resolve(&temporal, &st, &CUDA).unwrap();
-        let sh = Planes::new(&p, &st, CUDA.shared_max);
-        assert_eq!((sh.inputs, sh.prev), (7, false), "{dtype}: k at 7 offsets");
-        assert!(
-            sh.held_words() <= held_limit(&p),
-            "{dtype}: {:?}, {} rows, {} steps hold {} words",
-            p.block,
-            p.coarsen,
-            p.time_block,
-            sh.held_words()
-        );
-        assert!(p.time_block >= 2, "{dtype}: still fused");
-    }
-    let st = harmonic3d("f32");
-    let p = resolve(&temporal, &st, &CUDA).unwrap();
-    let sh = Planes::new(&p, &st, CUDA.shared_max);
+    let held = |st: &Stencil, t: &GpuTiling| {
+        let p = resolve(t, st, &CUDA).unwrap();
+        let sh = Planes::new(&p, st, CUDA.shared_max);
+        (p.block, p.coarsen, p.time_block, sh.held_words())
+    };
+    // k read at 7 offsets: 8 rows over 3 steps would hold 72 cells of
+    // windows, 16 of the plane ahead and 336 of input reads (424 words);
+    // 2 steps of 8 rows 288; 2 steps of 4 rows 144.
+    let f32 = harmonic3d("f32");
+    let sh = Planes::new(
+        &resolve(&temporal, &f32, &CUDA).unwrap(),
+        &f32,
+        CUDA.shared_max,
+    );
+    assert_eq!((sh.inputs, sh.prev), (7, false), "k at 7 offsets");
+    assert_eq!(held(&f32, &temporal), (vec![1, 4, 64], 4, 2, 144));
+    assert_eq!(
+        held(&harmonic3d("f64"), &temporal),
+        (vec![1, 8, 32], 2, 2, 144)
+    );
     assert!(
         sh.t * sh.window() * sh.c <= crate::backend::gpu::plan::temporal::planes::BOUNDED_WINDOWS
             && !sh.bounded(),
         "the input reads take the windows past the bound to 768 threads"
     );
-    // 8 rows over 3 steps would hold 72 cells of windows, 16 of the plane
-    // ahead and 336 of input reads.
-    let tall = Plan {
-        coarsen: 8,
-        time_block: 3,
-        ..resolve(&temporal, &harmonic3d("f32"), &CUDA).unwrap()
-    };
-    assert_eq!(
-        Planes::new(&tall, &harmonic3d("f32"), CUDA.shared_max).held_words(),
-        424
-    );
     // Blocks of 512 threads leave each 128 registers; of 256, 255.
+    let wide = Planes {
+        bx: 64,
+        by: 8,
+        ..sh.clone()
+    };
+    assert_eq!(wide.held_limit(), 96);
     assert_eq!(
-        held_limit(&Plan {
-            block: vec![1, 8, 64],
-            ..tall.clone()
-        }),
-        96
+        Planes {
+            by: 4,
+            ..wide.clone()
+        }
+        .held_limit(),
+        HELD_WORDS[0]
     );
     assert_eq!(
-        held_limit(&Plan {
-            block: vec![1, 4, 64],
-            ..tall
-        }),
-        HELD_WORDS
+        Planes {
+            by: 4,
+            f64: true,
+            ..wide
+        }
+        .held_limit(),
+        HELD_WORDS[1]
+    );
+    // Coefficient grids read at the cell: two keep 3 steps of 8 rows (184
+    // words), three take 2 steps (160), four 4 rows (140: 3 steps of 4 rows
+    // do more than 2 of 4).
+    assert_eq!(
+        held(&varcoef3d("f32", 2), &temporal),
+        (vec![1, 4, 64], 8, 3, 184)
+    );
+    assert_eq!(
+        held(&varcoef3d("f32", 3), &temporal),
+        (vec![1, 4, 64], 8, 2, 160)
+    );
+    assert_eq!(
+        held(&varcoef3d("f32", 4), &temporal),
+        (vec![1, 4, 64], 4, 3, 140)
     );
     // With 3 steps from the spec, the tiles keep the rows that store half their cells.
     let three = GpuTiling {
         time_block: Some(3),
         ..temporal.clone()
     };
-    let p = resolve(&three, &harmonic3d("f32"), &CUDA).unwrap();
-    assert_eq!((p.block, p.coarsen, p.time_block), (vec![1, 4, 64], 4, 3));
-    // Stencils that read no input grid, and few input reads, keep their tiles.
+    assert_eq!(held(&f32, &three), (vec![1, 4, 64], 4, 3, 212));
+    // Stencils that read no input grid keep their tiles.
     let j3d7pt = stencil("\"z\", \"y\", \"x\"", "f32", J3D7PT);
     assert_eq!(
         plan(&j3d7pt, &temporal, &CUDA),
         (Strategy::Temporal, vec![1, 4, 64], 128, 8, 1)
-    );
-    let k2 = resolve(&temporal, &varcoef3d("f32", 2), &CUDA).unwrap();
-    assert_eq!(
-        (k2.block, k2.coarsen, k2.time_block),
-        (vec![1, 4, 64], 8, 3)
     );
 }
 

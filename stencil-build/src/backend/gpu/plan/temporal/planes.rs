@@ -40,27 +40,24 @@ pub const RESIDENT_THREADS: usize = 768;
 pub const BOUNDED_WINDOWS: usize = 48;
 
 /// Most 32-bit registers the model's default tiles let a thread hold from
-/// one iteration to the next ([`Planes::held_words`]): what `auto`'s
-/// fused plan for varcoef3d_k4 f64 holds (four coefficient grids read at
-/// the cell, 2 steps of 4 rows: 192 words), which ran 1.14x the 3 steps
-/// of 280 words (H200). harmonic3d's tiles (a coefficient grid read at 7
-/// offsets, 3 steps of 8 rows: 424 words) took 255 registers and spilled
-/// 8 KB a thread (f32: 15 GCells/s, 0.08x the single step; H100).
-pub const HELD_WORDS: usize = 192;
+/// one iteration to the next ([`Planes::held_words`]), in f32 and f64: what
+/// the fused plans that measured best hold, varcoef3d_k2 f32 (two
+/// coefficient grids, 3 steps of 8 rows: 184 words, 130% of its
+/// single step's bound; H100) and `auto`'s varcoef3d_k4 f64 (four, 2 steps of
+/// 4 rows: 192 words, which ran 1.14x the 3 steps of 280 on the H200).
+/// f32 threads hold twice the cells for the words, each row with its
+/// predicates and temporaries: varcoef3d_k4 f32 in 2 steps of 8 rows (192
+/// words) spilled 248 bytes and ran 0.50x its 3 steps of 4 rows (140).
+/// harmonic3d's tiles (a coefficient grid read at 7 offsets, 3 steps of 8
+/// rows: 424 words) took 255 registers and spilled 8 KB a thread (f32: 15
+/// GCells/s, 0.08x the single step; H100).
+pub const HELD_WORDS: [usize; 2] = [184, 192];
 
 /// Registers a thread of a 3-D planes kernel takes besides those it holds
 /// ([`Planes::held_words`]): indices, predicates and the update's
 /// temporaries (j3d7pt f64's tiles, 512 threads of at most 128 registers,
 /// hold 88 words and took 125).
 pub const HELD_MARGIN: usize = 32;
-
-/// The most registers a thread of `plan`'s blocks may hold from one
-/// iteration to the next: [`HELD_WORDS`], or fewer where the register file
-/// leaves each of the block's threads less than [`HELD_MARGIN`] more.
-pub fn held_limit(plan: &Plan) -> usize {
-    let per_thread = (super::vectors::REGISTER_FILE / plan.threads()).min(255);
-    HELD_WORDS.min(per_thread.saturating_sub(HELD_MARGIN))
-}
 
 /// Most cells a fused tile's overlap reaches per side (`time_block x
 /// radius`): j3d13pt (radius 2) measured 244.8 GCells/s with 2 steps, 130.5
@@ -84,9 +81,9 @@ pub const MAX_REACH: usize = 4;
 /// up to [`MAX_TIME_BLOCK`], whose overlap reaches at most [`MAX_REACH`]
 /// cells, whose tiles store at least half their cells along each fast axis
 /// and whose rings fit [`RING_BUDGET`] and the dialect's limit, else 1.
-/// Where a thread would then hold more registers than [`held_limit`] (input
-/// grids read at many offsets), default tiles take fewer rows a thread,
-/// then fewer steps. A `time_block` the spec gives widens the default tiles
+/// Where a thread would then hold more registers than
+/// [`Planes::held_limit`] (input grids read at many offsets), default
+/// tiles take fewer steps or fewer rows a thread ([`within_held`]). A `time_block` the spec gives widens the default tiles
 /// to store at least half their cells, and takes fewer rows a thread only
 /// as far as they still do. `temporal` plans of the stencils z sums take by default
 /// ([`super::sums::by_default`]: the f32 boxes) have `vector = 2`, two
@@ -129,16 +126,15 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
     };
     let Some(steps) = t.time_block else {
         plan.time_block = most_steps(&plan, st, d);
-        // Threads that would hold more than their limit take fewer rows, then fewer steps.
-        while !sums && Planes::new(&plan, st, d.shared_max).held_words() > held_limit(&plan) {
-            if t.coarsen.is_none() && plan.coarsen > 1 {
-                plan.coarsen /= 2;
-                plan.time_block = most_steps(&plan, st, d);
-            } else if plan.time_block > 1 {
-                plan.time_block -= 1;
-            } else {
-                break;
-            }
+        if !sums {
+            // Threads that would hold more than their limit take fewer steps
+            // or fewer rows, whichever way leaves them more of both.
+            let rows = t.coarsen.is_none();
+            plan = [true, false]
+                .map(|steps_first| within_held(plan.clone(), rows, steps_first, st, d))
+                .into_iter()
+                .max_by_key(|p| (p.time_block * p.coarsen, p.time_block))
+                .unwrap_or(plan);
         }
         return plan;
     };
@@ -151,11 +147,32 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
         let least = (4 * r[1] * steps).div_ceil(plan.block[1]).max(1);
         plan.coarsen = plan.coarsen.max(least);
         // Fewer rows where a thread would hold more than its limit, while they store half.
-        while !sums
-            && plan.coarsen / 2 >= least
-            && Planes::new(&plan, st, d.shared_max).held_words() > held_limit(&plan)
+        while !sums && plan.coarsen / 2 >= least && Planes::new(&plan, st, d.shared_max).over_held()
         {
             plan.coarsen /= 2;
+        }
+    }
+    plan
+}
+
+/// `plan` with fewer steps, or fewer rows a thread where `rows`, until a
+/// thread holds at most [`Planes::held_limit`]: steps first (down to 2)
+/// where `steps_first`, else rows first. varcoef3d_k3 f32 (three
+/// coefficient grids, 232 words in 3 steps of 8 rows) ran 2 steps of 8
+/// rows (160 words) at 181.5 GCells/s, 1.18x its single step, where 3
+/// steps of 4 rows lost to it (0.97x); varcoef3d_k4 f32 ran 3 steps of 4
+/// rows (140 words) 1.15x its single step, and 2 steps of 8 rows (192)
+/// spilled (H100).
+fn within_held(mut plan: Plan, rows: bool, steps_first: bool, st: &Stencil, d: &Dialect) -> Plan {
+    while Planes::new(&plan, st, d.shared_max).over_held() {
+        if steps_first && plan.time_block > 2 || !(rows && plan.coarsen > 1) && plan.time_block > 1
+        {
+            plan.time_block -= 1;
+        } else if rows && plan.coarsen > 1 {
+            plan.coarsen /= 2;
+            plan.time_block = plan.time_block.min(most_steps(&plan, st, d));
+        } else {
+            break;
         }
     }
     plan
@@ -422,6 +439,19 @@ impl Planes {
     /// level's only).
     pub fn input_cells(&self) -> usize {
         2 * self.c * (self.t * self.inputs + usize::from(self.prev))
+    }
+
+    /// The most registers a thread may hold from one iteration to the next:
+    /// [`HELD_WORDS`], or fewer where the register file leaves each of the
+    /// block's threads less than [`HELD_MARGIN`] more.
+    pub fn held_limit(&self) -> usize {
+        let per_thread = (super::vectors::REGISTER_FILE / (self.bx * self.by)).min(255);
+        HELD_WORDS[usize::from(self.f64)].min(per_thread.saturating_sub(HELD_MARGIN))
+    }
+
+    /// Whether a thread would hold more than [`Self::held_limit`].
+    pub fn over_held(&self) -> bool {
+        self.held_words() > self.held_limit()
     }
 
     /// 32-bit registers a thread of a kernel of one cell a row holds from
