@@ -83,9 +83,10 @@ pub const MAX_REACH: usize = 4;
 /// and whose rings fit [`RING_BUDGET`] and the dialect's limit, else 1.
 /// Where a thread would then hold more registers than
 /// [`Planes::held_limit`] (input grids read at many offsets), default
-/// tiles take fewer steps or fewer rows a thread ([`within_held`]). A `time_block` the spec gives widens the default tiles
-/// to store at least half their cells, and takes fewer rows a thread only
-/// as far as they still do. `temporal` plans of the stencils z sums take by default
+/// tiles take fewer steps or fewer rows a thread ([`within_held`]). A
+/// `time_block` the spec gives widens the default tiles to store at least
+/// half their cells, and takes fewer rows a thread only as far as they
+/// still do. `temporal` plans of the stencils z sums take by default
 /// ([`super::sums::by_default`]: the f32 boxes) have `vector = 2`, two
 /// columns a thread, unless the spec sets `vector`.
 pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
@@ -159,8 +160,8 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
 /// thread holds at most [`Planes::held_limit`]: steps first (down to 2)
 /// where `steps_first`, else rows first. varcoef3d_k3 f32 (three
 /// coefficient grids, 232 words in 3 steps of 8 rows) ran 2 steps of 8
-/// rows (160 words) at 181.5 GCells/s, 1.18x its single step, where 3
-/// steps of 4 rows lost to it (0.97x); varcoef3d_k4 f32 ran 3 steps of 4
+/// rows (160 words) at 181.5 GCells/s, 1.18x its single step, which 3
+/// steps of 4 rows did not beat (0.97x); varcoef3d_k4 f32 ran 3 steps of 4
 /// rows (140 words) 1.15x its single step, and 2 steps of 8 rows (192)
 /// spilled (H100).
 fn within_held(mut plan: Plan, rows: bool, steps_first: bool, st: &Stencil, d: &Dialect) -> Plan {
