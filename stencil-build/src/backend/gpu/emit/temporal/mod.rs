@@ -540,7 +540,7 @@ impl Gen<'_> {
 
     /// Whether `a` reads the previous level of a leapfrog whose steps this kernel fuses.
     fn is_own_prev(&self, a: &Access) -> bool {
-        self.leapfrog() && a.slot == self.own_prev()
+        crate::backend::gpu::plan::temporal::reads_own_prev(self.st, self.plan, self.s, a)
     }
 
     /// Whether level `s` is one of the launch's `levels` steps. Levels past

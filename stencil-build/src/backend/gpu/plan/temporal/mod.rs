@@ -157,12 +157,18 @@ pub fn input_reads(s: &Statement) -> Vec<Access> {
 /// Whether the fused update of `st` reads grids other than the field it
 /// steps at the start of the step (input grids, a leapfrog's previous level).
 pub fn reads_inputs(st: &Stencil) -> bool {
-    let s = &st.statements[0];
-    let streamed = Slot {
+    !input_reads(&st.statements[0]).is_empty()
+}
+
+/// Whether `a`, one of [`input_reads`] of fused update `s` in `plan`, reads
+/// the previous level of the leapfrog field `s` steps, which only the first
+/// level that steps loads.
+pub fn reads_own_prev(st: &Stencil, plan: &Plan, s: &Statement, a: &Access) -> bool {
+    let prev = Slot {
         field: s.target,
-        version: Version::Start,
+        version: Version::Prev,
     };
-    s.slots().iter().any(|&slot| slot != streamed)
+    fused_leapfrog(st, plan, s.target) && a.slot == prev
 }
 
 /// Whether 2-D warp tiles wholly inside the region run a copy of their loop

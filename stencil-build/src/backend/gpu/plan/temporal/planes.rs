@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::{Dialect, Plan, overlap_error, radius};
-use crate::ir::{Access, Dtype, GpuTiling, Stencil, Strategy, Version};
+use crate::ir::{Dtype, GpuTiling, Stencil, Strategy};
 
 /// Most steps the 3-D model fuses: 3 for stars of radius 1, 2 for the
 /// others (H100; GCells/s, 2 and 3
@@ -324,11 +324,8 @@ impl Planes {
     /// `shared_max` bytes (which bounds a kernel of vectors' lead).
     pub fn new(plan: &Plan, st: &Stencil, shared_max: usize) -> Planes {
         let s = &st.statements[0];
-        let own_prev = |a: &Access| {
-            super::leapfrog(st) && a.slot.field == s.target && a.slot.version == Version::Prev
-        };
         let reads = super::input_reads(s);
-        let prev = reads.iter().any(own_prev);
+        let prev = reads.iter().any(|a| super::reads_own_prev(st, plan, s, a));
         let mut sh = Planes {
             t: plan.time_block,
             r: radius(st),
