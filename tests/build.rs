@@ -492,9 +492,10 @@ fn write_tuning(dir: &Path) -> Result<(), Error> {
 /// - `full` (CI's workspace and emulated-device builds) or unset with a GPU
 ///   feature (the GPU machine's test binaries): all four;
 /// - `fixed`: f32 and f64 with a fixed boundary, the pairs every GPU
-///   strategy builds (a periodic variant fuses no steps: its kernels are
-///   the single steps with wrapped indices): CI's build with nvcc and
-///   hipcc, whose emulated twin compiles and runs every pair;
+///   strategy builds (a periodic variant's kernels are the same with
+///   wrapped indices, and fuse steps only in 2-D): CI's build with nvcc and
+///   hipcc, whose emulated twin compiles and runs every pair (and
+///   `stencil-spec-check` compiles periodic fused samples with both);
 /// - unset without a GPU feature (the README's `cargo test --workspace` on
 ///   a contributor's machine): f64 fixed and f32 periodic, half the OpenMP
 ///   variants' build, with every spec, both dtypes and both boundaries still
@@ -879,7 +880,7 @@ fn add_row(hip: &mut toml::Table) -> bool {
 
 /// Whether `strategy` (`temporal*` or `persistent*`) can fuse the steps of
 /// `spec` (stencil-build refuses the others at build time): 2 or 3 axes, a
-/// fixed boundary, one update of a state field that keeps one time level,
+/// fixed boundary (or in 2-D a periodic one), one update of a state field that keeps one time level,
 /// or two (a leapfrog) whose previous level is read only at the cell itself
 /// (and in `persistent`, whose sweeps start from it, read there).
 fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> bool {
@@ -889,7 +890,8 @@ fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> b
     let prev = format!("{target}.prev[");
     let starts_from_prev = strategy.starts_with("temporal") || expr.contains(&prev);
     let leapfrog = levels == 2 && prev_at_cell(expr, target) && starts_from_prev;
-    (2..=3).contains(&dims) && boundary == "fixed" && (levels == 1 || leapfrog)
+    let tiles = boundary == "fixed" || boundary == "periodic" && dims == 2;
+    (2..=3).contains(&dims) && tiles && (levels == 1 || leapfrog)
 }
 
 /// Whether the OpenMP backend can fuse the steps of a leapfrog `spec`

@@ -46,15 +46,30 @@ fn every_example_for_every_backend() {
 /// CUDA's kernels of example `name`, in `dtype` and with a fixed boundary,
 /// with each of `strategies` named in `[tiling.cuda]`.
 fn strategies(name: &str, dtype: &str, strategies: &[&str]) {
+    on_boundary(name, dtype, "fixed", strategies);
+}
+
+/// [`strategies`] on a grid with the boundary `kind`, snapshots named with
+/// it where it is not `fixed`.
+fn on_boundary(name: &str, dtype: &str, kind: &str, strategies: &[&str]) {
     let (path, text) = example(name);
     let text = text
         .replace("\"f32\"", &format!("\"{dtype}\""))
         .replace("\"f64\"", &format!("\"{dtype}\""))
-        .replace("\"periodic\"", "\"fixed\"");
+        .replace("\"periodic\"", "\"fixed\"")
+        .replace("kind = \"fixed\"", &format!("kind = \"{kind}\""));
+    let suffix = if kind == "fixed" {
+        String::new()
+    } else {
+        format!("-{kind}")
+    };
     for strategy in strategies {
         let spec = format!("{text}\n[tiling.cuda]\nstrategy = \"{strategy}\"\n");
         let sources = generate(&path, &spec).unwrap_or_else(|e| panic!("{strategy}: {e}"));
-        insta::assert_snapshot!(format!("{name}-{dtype}-{strategy}.cu"), sources.cuda);
+        insta::assert_snapshot!(
+            format!("{name}-{dtype}-{strategy}{suffix}.cu"),
+            sources.cuda
+        );
     }
 }
 
@@ -67,6 +82,9 @@ fn each_gpu_strategy() {
         strategies("wave2d", "f64", &["temporal", "persistent"]);
         strategies("star3d25", "f64", &["tensor"]);
         strategies("star3d25", "f32", &["temporal"]);
+        // Fused steps on a periodic grid (2-D): edge tiles load wrapped.
+        on_boundary("heat2d", "f32", "periodic", &["temporal"]);
+        on_boundary("wave2d", "f64", "periodic", &["persistent"]);
     });
 }
 

@@ -199,6 +199,12 @@ fn samples() -> Vec<String> {
             specs.push(sample(dims, dtype, leapfrog, strategy, "fixed"));
         }
         specs.push(sample(dims, dtype, false, "auto", "periodic"));
+        if dims == 2 {
+            // Fused steps on a periodic grid: 2-D only.
+            for strategy in ["temporal", "persistent"] {
+                specs.push(sample(dims, dtype, leapfrog, strategy, "periodic"));
+            }
+        }
         specs.push(sample_with_temp(dims, dtype));
     }
     specs

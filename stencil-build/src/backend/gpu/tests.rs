@@ -227,8 +227,13 @@ fn kernels_reading_no_neighbour_define_no_wrap_and_wait_at_no_barrier() {
 
 #[test]
 fn autos_single_steps_run_naive_on_small_grids() {
-    // A periodic one runs `naive` on every grid (`model::periodic_rows`).
-    let (periodic, _) = heat2d("periodic");
+    // A periodic one that does not fuse (a leapfrog reading its previous
+    // level off the cell) runs `naive` on every grid (`model::periodic_rows`).
+    let periodic = lowered(
+        "[stencil]\nname = \"h\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n[fields]\nu = { role = \"state\", levels = 2 }\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"u[-1,0] + u[1,0] + u[0,-1] + u[0,1] - u.prev[0,1]\"\n[boundary]\nkind = \"periodic\"\n"
+            .to_string(),
+    );
     let plan = resolve(&GpuTiling::model(Strategy::Auto), &periodic, &CUDA).unwrap();
     assert_eq!((plan.strategy, plan.vector), (Strategy::Naive, 2));
     assert!(naive_plan(&plan, &periodic, &CUDA).is_none());

@@ -107,13 +107,31 @@ fn refuses_what_it_cannot_fuse(name: &str) {
         );
         (got, hint.unwrap_or_default())
     };
+    // A periodic grid fuses in 2-D (edge tiles load wrapped), not in 3-D.
     let periodic = format!(
         "{}[boundary]\nkind = \"periodic\"\n",
         update("u[0,1] + k[0,0]")
     );
-    let (got, hint) = fused(periodic);
+    assert!(crate::generate("periodic", &format!("{periodic}{temporal}")).is_ok());
+    let head3 = HEAD.replace("[\"y\", \"x\"]", "[\"z\", \"y\", \"x\"]");
+    let periodic3 = format!(
+        "{head3}[fields]\nu = {{ role = \"state\" }}\n[[update]]\ntarget = \"u\"\nexpr = \"u[0,0,1] + u[1,0,0]\"\n\
+         [boundary]\nkind = \"periodic\"\n"
+    );
+    let (got, hint) = fused(periodic3);
     assert!(got.contains(&format!("`{name}` fuses steps")), "{got}");
-    assert!(got.contains("fixed boundary"), "{got}");
+    assert!(
+        got.contains("a fixed boundary, or of a periodic one in 2-D"),
+        "{got}"
+    );
+    assert!(got.contains("a periodic grid's far side"), "{got}");
+    assert!(hint.contains("`strategy = \"stream\"`"), "{hint}");
+    let mixed = format!(
+        "{}[boundary]\ny = [\"reflect\", \"fixed\"]\n",
+        update("u[0,1] + k[0,0]")
+    );
+    let (got, hint) = fused(mixed);
+    assert!(got.contains("fixed boundary; the edge tiles"), "{got}");
     assert!(hint.contains("`kind = \"fixed\"`"), "{hint}");
     // Two fields, each reading the other's new values: two updates on the GPU too.
     let two = format!(

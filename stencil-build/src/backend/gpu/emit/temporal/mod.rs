@@ -68,6 +68,9 @@ struct Shape {
     v: usize,
     /// Whether tiles inside the region run a copy without checks (`EDGE`).
     split: bool,
+    /// Whether the grid is periodic: edge tiles load their halos wrapped
+    /// onto the far side, and every cell is updated.
+    wrap: bool,
 }
 
 impl Shape {
@@ -82,6 +85,16 @@ impl Shape {
             format!("!EDGE || ({condition})")
         } else {
             condition.to_string()
+        }
+    }
+
+    /// `i` wrapped onto a periodic axis of `n` cells: in the copy without
+    /// checks (`EDGE` false), whose loads and reads all lie on the grid, `i`.
+    fn wrapped(&self, i: &str, n: &str) -> String {
+        if self.split {
+            format!("(EDGE ? (I)stencil_mod({i}, {n}) : {i})")
+        } else {
+            format!("(I)stencil_mod({i}, {n})")
         }
     }
 
@@ -159,6 +172,16 @@ fn shift_window(
     )
 }
 
+/// `lo + `, the start of a sum from the region's first cell `lo`: nothing
+/// where that is the grid's first (a periodic grid's).
+fn from(lo: &str) -> String {
+    if lo == "0" {
+        String::new()
+    } else {
+        format!("{lo} + ")
+    }
+}
+
 /// The flat grid index of a lane's cell `k` in row `row`.
 fn index(row: &str) -> String {
     format!("{row} * s0 + i1 + k")
@@ -174,6 +197,7 @@ impl Gen<'_> {
             r: [r[0], r[1]],
             v: self.plan.vector,
             split: splits(self.st),
+            wrap: self.periodic(),
         }
     }
 
@@ -233,7 +257,7 @@ impl Gen<'_> {
         } else {
             "return;"
         };
-        w.guarded(format_args!("if ({lo} + tile >= {hi})"), leave)?;
+        w.guarded(format_args!("if ({}tile >= {hi})", from(&lo)), leave)?;
         self.chunk_bounds(w)?;
         let call = |edge: &str| {
             format!(
@@ -265,13 +289,21 @@ impl Gen<'_> {
         let (lo0, hi0) = self.bounds(0);
         let (lo1, hi1) = self.bounds(1);
         let (t, r0, lag, margin) = (sh.t, sh.r[0], sh.lag, sh.margin());
+        // On a periodic grid the region is the grid, and the input grids
+        // are read up to a radius past the rows and columns computed: those
+        // stay on the grid too, so that the copy without checks need not wrap.
+        let [e0, e1] = if sh.wrap { sh.r } else { [0, 0] };
         vec![
             format!("levels == {t}"),
-            format!("z0 - {} >= {lo0}", t * (r0 + lag)),
-            format!("z1 + {} <= {hi0}", (t - 1) * lag),
+            format!("z0 - {} >= {lo0}", t * (r0 + lag) + e0),
+            format!("z1 + {} <= {hi0}", (t - 1) * lag + e0),
             format!("z1 + {} <= n0", t * lag),
-            format!("tile >= {margin}"),
-            format!("{lo1} + tile + {} <= {hi1}", LANES * sh.v - margin),
+            format!("tile >= {}", margin + e1),
+            format!(
+                "{}tile + {} <= {hi1}",
+                from(&lo1),
+                LANES * sh.v - margin + e1
+            ),
         ]
     }
 
@@ -317,8 +349,8 @@ impl Gen<'_> {
             writeln!(w, "const int lane = threadIdx.x % {LANES};")?;
             writeln!(
                 w,
-                "const I i1 = {} + tile - {} + lane * {};",
-                self.bounds(1).0,
+                "const I i1 = {}tile - {} + lane * {};",
+                from(&self.bounds(1).0),
                 sh.margin(),
                 sh.v
             )?;
@@ -391,11 +423,29 @@ impl Gen<'_> {
 
     /// Per cell of the lane: on the grid (`grid_x`: loaded), in the
     /// statement's region (`in_x`: updated) and in the tile's own part
-    /// (`own_x`: stored).
+    /// (`own_x`: stored); on a periodic grid, where every cell is loaded
+    /// and updated, its column wrapped onto the grid instead (`col`).
     fn masks(&self, w: &mut Writer, sh: &Shape) -> fmt::Result {
         let (lo, hi) = self.bounds(1);
         let margin = sh.margin();
         let n = sh.v;
+        let own = format!(
+            "lane * {n} + k >= {margin} && lane * {n} + k < {}",
+            LANES * n - margin
+        );
+        if sh.wrap {
+            writeln!(w, "I col[{n}];")?;
+            writeln!(w, "bool own_x[{n}];")?;
+            return sh.cells(w, |w| {
+                writeln!(w, "const I c = i1 + k;")?;
+                writeln!(w, "col[k] = {};", sh.wrapped("c", "n1"))?;
+                writeln!(
+                    w,
+                    "own_x[k] = ({}) && {own};",
+                    sh.checked("c >= 0 && c < n1")
+                )
+            });
+        }
         writeln!(w, "bool grid_x[{n}], in_x[{n}], own_x[{n}];")?;
         sh.cells(w, |w| {
             writeln!(w, "const I c = i1 + k;")?;
@@ -405,11 +455,7 @@ impl Gen<'_> {
                 "in_x[k] = {};",
                 sh.checked(&format!("c >= {lo} && c < {hi}"))
             )?;
-            writeln!(
-                w,
-                "own_x[k] = in_x[k] && lane * {n} + k >= {margin} && lane * {n} + k < {};",
-                LANES * n - margin
-            )
+            writeln!(w, "own_x[k] = in_x[k] && {own};")
         })?;
         Ok(())
     }
@@ -417,6 +463,12 @@ impl Gen<'_> {
     /// `plane`: row `p` of the launch's grid (level 0), where it is on the grid.
     fn load_level0(&self, w: &mut Writer, sh: &Shape) -> fmt::Result {
         let name = crate::codegen::names::slot_name(self.st, self.streamed());
+        if sh.wrap {
+            writeln!(w, "/* Level 0: row p of the grid, wrapped onto it. */")?;
+            writeln!(w, "{} plane[{}];", self.st.dtype.c(), sh.v)?;
+            writeln!(w, "const I row = {};", sh.wrapped("p", "n0"))?;
+            return sh.cells(w, |w| writeln!(w, "plane[k] = {name}[row * s0 + col[k]];"));
+        }
         writeln!(
             w,
             "/* Level 0: row p of the grid, zero off the grid (never read by a stored cell). */"
@@ -463,21 +515,33 @@ impl Gen<'_> {
         w.block(head, |w| {
             writeln!(w, "const I q = p - {} * s;", sh.lag)?;
             let (lo0, hi0) = self.bounds(0);
+            let rows = if sh.wrap {
+                String::new()
+            } else {
+                format!(" && q >= {lo0} && q < {hi0}")
+            };
             writeln!(
                 w,
                 "const bool step = {};",
-                sh.checked(&format!("{} && q >= {lo0} && q < {hi0}", self.real_level()))
+                sh.checked(&format!("{}{rows}", self.real_level()))
             )?;
             for (&m, cols) in &self.neighbourhoods(sh) {
                 self.neighbourhood(w, sh, m, cols, t)?;
             }
             writeln!(w, "{t} next[{}];", sh.v)?;
             sh.cells(w, |w| {
+                // A periodic grid's cells are all updated, and its input
+                // reads wrap each coordinate: no index of the cell.
+                let (inside, cell) = if sh.wrap {
+                    ("step", None)
+                } else {
+                    ("step && in_x[k]", Some(index("q")))
+                };
                 self.level_cell(
                     w,
                     &format!("win[s - 1][{}][k]", sh.r[0]),
-                    "step && in_x[k]",
-                    Some(&index("q")),
+                    inside,
+                    cell.as_deref(),
                     &|a: &Access| self.level_read(a, sh),
                     self.selects_levels(),
                 )?;
@@ -525,11 +589,20 @@ impl Gen<'_> {
     }
 
     /// A read of an input grid (one the kernel does not stream), from global
-    /// memory at the cell's index `c`; `None` for the streamed grid.
-    fn input_read(&self, a: &Access) -> Option<String> {
+    /// memory at the cell's index `c` (on a periodic grid, at row `q` and the
+    /// lane's column, each wrapped); `None` for the streamed grid.
+    fn input_read(&self, a: &Access, sh: &Shape) -> Option<String> {
         (a.slot != self.streamed()).then(|| {
             let buf = crate::codegen::names::slot_name(self.st, a.slot);
-            format!("{buf}[{}]", offset_index(&a.offset))
+            if !sh.wrap {
+                return format!("{buf}[{}]", offset_index(&a.offset));
+            }
+            let row = sh.wrapped(&shifted("q", a.offset[0]), "n0");
+            let col = match a.offset[1] {
+                0 => "col[k]".to_string(),
+                d => sh.wrapped(&shifted("i1 + k", d), "n1"),
+            };
+            format!("{buf}[{row} * s0 + {col}]")
         })
     }
 
@@ -645,7 +718,7 @@ impl Gen<'_> {
 
     /// A read in a level's update: the streamed grid from a neighbourhood, inputs from global memory.
     fn level_read(&self, a: &Access, sh: &Shape) -> String {
-        if let Some(read) = self.input_read(a) {
+        if let Some(read) = self.input_read(a, sh) {
             return self.prev_read(a, read, &|s| {
                 if sh.skew {
                     format!("old[{s}][k]")

@@ -374,3 +374,28 @@ fn tiles_that_would_store_nothing_are_refused() {
     );
     assert!(cuda(&st).is_ok());
 }
+
+#[test]
+fn periodic_2d_tiles_wrap_their_loads_and_input_reads_at_the_edges_only() {
+    let text = "[stencil]\nname = \"s\"\ndtype = \"f32\"\naxes = [\"y\", \"x\"]\n[fields]\nu = { role = \"state\" }\n\
+                k = { role = \"input\" }\n[[update]]\ntarget = \"u\"\n\
+                expr = \"u[0,0] + 0.1*(u[-1,0] + u[1,0] + u[0,-1] + u[0,1]) + k[0,0]*k[1,-1]\"\n\
+                [boundary]\nkind = \"periodic\"\n[tiling.cuda]\nstrategy = \"temporal\"\ntime_block = 4\n";
+    let code = cuda(&crate::backend::gpu::tests::lowered(text.to_string())).unwrap();
+    for line in [
+        // Every cell of the grid updates; the copy without checks wraps nothing.
+        "col[k] = (EDGE ? (I)stencil_mod(c, n1) : c);",
+        "own_x[k] = (!EDGE || (c >= 0 && c < n1)) && lane * 4 + k >= 4 && lane * 4 + k < 124;",
+        "const I row = (EDGE ? (I)stencil_mod(p, n0) : p);",
+        "plane[k] = cur_u[row * s0 + col[k]];",
+        "const bool step = !EDGE || (s <= levels);",
+        // Input reads wrap each coordinate that moves.
+        "cur_k[(EDGE ? (I)stencil_mod(q, n0) : q) * s0 + col[k]] * cur_k[(EDGE ? (I)stencil_mod(q + 1, n0) : q + 1) * s0 + (EDGE ? (I)stencil_mod(i1 + k - 1, n1) : i1 + k - 1)]",
+        // Tiles without checks keep the inputs' reads on the grid: a radius inside each side.
+        "if (levels == 4 && z0 - 9 >= 0 && z1 + 4 <= n0 && z1 + 4 <= n0 && tile >= 5 && tile + 125 <= n1)",
+        "out[q * s0 + i1 + k] = next[k];",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
+    assert!(!code.contains("in_x") && !code.contains("grid_x"), "{code}");
+}

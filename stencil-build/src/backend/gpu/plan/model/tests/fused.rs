@@ -30,8 +30,16 @@ fn auto_fuses_the_steps_where_fused_launches_measured_faster() {
     let (periodic, _) = heat2d("periodic");
     assert_eq!(
         plan(&periodic, &auto, &CUDA),
-        (Strategy::Naive, vec![8, 32], 1, 1, 2),
-        "periodic steps do not fuse: 2-D ones run rows of vectors"
+        (Strategy::Temporal, vec![1, 128], 256, 1, 2),
+        "periodic 2-D steps fuse as the fixed ones do"
+    );
+    let periodic3 = Stencil {
+        boundary: crate::ir::Boundary::Periodic,
+        ..stencil("\"z\", \"y\", \"x\"", "f32", J3D7PT)
+    };
+    assert!(
+        !plan(&periodic3, &auto, &CUDA).0.fuses_steps(),
+        "periodic 3-D steps do not"
     );
     let j3d32 = stencil("\"z\", \"y\", \"x\"", "f32", J3D7PT);
     assert_eq!(

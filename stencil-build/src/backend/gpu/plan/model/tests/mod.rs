@@ -45,6 +45,17 @@ const SKEW: &str = "u[-1,0,0] + u[1,0,0] + u[0,-1,0] + u[0,1,0] + u[0,0,-1] + u[
 const STAR4: &str =
     "sum(r, 1, 4, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])";
 
+/// A 2-D leapfrog in `dtype` on a grid of boundary `kind`, stepping `u`
+/// by `expr` less its previous level read off the cell, which no fused
+/// strategy takes: a stencil of single steps.
+fn unfused2d(dtype: &str, kind: &str, expr: &str) -> Stencil {
+    lowered(format!(
+        "[stencil]\nname = \"s\"\ndtype = \"{dtype}\"\naxes = [\"y\", \"x\"]\n\
+         [fields]\nu = {{ role = \"state\", levels = 2 }}\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"{expr} - u.prev[0,1]\"\n[boundary]\nkind = \"{kind}\"\n"
+    ))
+}
+
 /// The `(2r+1)^3` box of radius `r`, every weight 1.
 fn box3(r: i64) -> String {
     let mut terms = Vec::new();

@@ -109,17 +109,11 @@ fn auto_single_steps_of_wider_stencils_compute_a_cell_a_thread() {
         (Strategy::Stream, vec![1, 8, 32], 64, 1, 1),
         "wider still: one cell per thread"
     );
-    let wide_2d = stencil(
-        "\"y\", \"x\"",
-        "f64",
-        "sum(r, 1, 5, u[r,0] + u[0,r] + u[-r,0] + u[0,-r])",
-    );
+    let wide = "sum(r, 1, 5, u[r,0] + u[0,r] + u[-r,0] + u[0,-r])";
+    let wide_2d = unfused2d("f64", "fixed", wide);
     assert!(register_words(&wide_2d, 4, 4, 1) > AUTO_REGISTER_WORDS);
     assert!(register_words(&wide_2d, 4, 1, 2) > WIDE_REGISTER_WORDS);
-    let periodic_2d = Stencil {
-        boundary: crate::ir::Boundary::Periodic,
-        ..wide_2d
-    };
+    let periodic_2d = unfused2d("f64", "periodic", wide);
     assert_eq!(
         plan(&periodic_2d, &auto, &HIP),
         (Strategy::Stream, vec![1, 256], 64, 1, 1),
@@ -147,9 +141,9 @@ fn auto_single_steps_of_wider_stencils_compute_a_cell_a_thread() {
         ..j2d9pt
     };
     assert_eq!(
-        plan(&periodic_9pt, &auto, &HIP),
-        (Strategy::Stream, vec![1, 64], 4, 1, 2),
-        "and where it does not fuse"
+        one_step(&periodic_9pt, &HIP),
+        (Strategy::Temporal, (Strategy::Stream, vec![1, 64], 4, 1, 2)),
+        "in f64 on a periodic grid, pairs"
     );
 }
 
