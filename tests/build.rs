@@ -493,7 +493,7 @@ fn write_tuning(dir: &Path) -> Result<(), Error> {
 ///   feature (the GPU machine's test binaries): all four;
 /// - `fixed`: f32 and f64 with a fixed boundary, the pairs every GPU
 ///   strategy builds (a periodic variant's kernels are the same with
-///   wrapped indices, and fuse steps only in 2-D): CI's build with nvcc and
+///   wrapped indices): CI's build with nvcc and
 ///   hipcc, whose emulated twin compiles and runs every pair (and
 ///   `stencil-spec-check` compiles periodic fused samples with both);
 /// - unset without a GPU feature (the README's `cargo test --workspace` on
@@ -880,7 +880,7 @@ fn add_row(hip: &mut toml::Table) -> bool {
 
 /// Whether `strategy` (`temporal*` or `persistent*`) can fuse the steps of
 /// `spec` (stencil-build refuses the others at build time): 2 or 3 axes, a
-/// fixed boundary (or in 2-D a periodic one), one update of a state field that keeps one time level,
+/// fixed or periodic boundary, one update of a state field that keeps one time level,
 /// or two (a leapfrog) whose previous level is read only at the cell itself
 /// (and in `persistent`, whose sweeps start from it, read there).
 fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> bool {
@@ -890,7 +890,7 @@ fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> b
     let prev = format!("{target}.prev[");
     let starts_from_prev = strategy.starts_with("temporal") || expr.contains(&prev);
     let leapfrog = levels == 2 && prev_at_cell(expr, target) && starts_from_prev;
-    let tiles = boundary == "fixed" || boundary == "periodic" && dims == 2;
+    let tiles = boundary == "fixed" || boundary == "periodic";
     (2..=3).contains(&dims) && tiles && (levels == 1 || leapfrog)
 }
 

@@ -52,7 +52,10 @@ fn strategies(name: &str, dtype: &str, strategies: &[&str]) {
 /// [`strategies`] on a grid with the boundary `kind`, snapshots named with
 /// it where it is not `fixed`.
 fn on_boundary(name: &str, dtype: &str, kind: &str, strategies: &[&str]) {
-    let (path, text) = example(name);
+    let (path, mut text) = example(name);
+    if !text.contains("[boundary]") {
+        text.push_str("\n[boundary]\nkind = \"fixed\"\n");
+    }
     let text = text
         .replace("\"f32\"", &format!("\"{dtype}\""))
         .replace("\"f64\"", &format!("\"{dtype}\""))
@@ -82,9 +85,10 @@ fn each_gpu_strategy() {
         strategies("wave2d", "f64", &["temporal", "persistent"]);
         strategies("star3d25", "f64", &["tensor"]);
         strategies("star3d25", "f32", &["temporal"]);
-        // Fused steps on a periodic grid (2-D): edge tiles load wrapped.
+        // Fused steps on a periodic grid: edge tiles load wrapped.
         on_boundary("heat2d", "f32", "periodic", &["temporal"]);
         on_boundary("wave2d", "f64", "periodic", &["persistent"]);
+        on_boundary("heat3d", "f32", "periodic", &["temporal"]);
     });
 }
 

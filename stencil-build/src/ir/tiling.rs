@@ -882,8 +882,8 @@ pub fn untensorable(st: &crate::ir::Stencil, backend: &str) -> Option<(String, S
 
 /// Why strategy `name` (`temporal`, `persistent`) cannot fuse the steps of `st`, and what to write instead;
 /// `None` when it can: a 2-D or 3-D stencil of one `[[update]]` of a state
-/// field, reading its current level and input grids, with a fixed boundary
-/// (or in 2-D a periodic one, whose edge tiles load their halos wrapped);
+/// field, reading its current level and input grids, with a fixed or a
+/// periodic boundary (whose edge tiles load their halos wrapped);
 /// a field that keeps two time levels (a leapfrog) read at its previous
 /// level only at the cell itself (and read there at all in `persistent`,
 /// whose sweeps start from it).
@@ -896,24 +896,13 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
         ));
     }
     let stream = "use `strategy = \"stream\"`, the fastest strategy that steps one at a time";
-    let wraps = st.boundary == Boundary::Periodic && st.dims() == 2;
-    if st.boundary != Boundary::Fixed && !wraps {
-        let (tiles, instead) = match st.boundary {
-            Boundary::Periodic => (
-                "overlapped tiles of a fixed boundary, or of a periodic one in 2-D",
-                stream.to_string(),
-            ),
-            _ => (
-                "overlapped tiles of a fixed boundary",
-                format!("{stream}, or `kind = \"fixed\"` in [boundary]"),
-            ),
-        };
+    if let Boundary::Mixed(_) = st.boundary {
         return Some((
             format!(
-                "`{name}` fuses steps over {tiles}; the edge tiles would need {} at every fused step",
+                "`{name}` fuses steps over overlapped tiles of a fixed or periodic boundary; the edge tiles would need {} at every fused step",
                 beyond_the_edge(&st.boundary)
             ),
-            instead,
+            format!("{stream}, or `kind = \"fixed\"` in [boundary]"),
         ));
     }
     if let Some(why) = in_a_region(st) {

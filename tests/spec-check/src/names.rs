@@ -199,8 +199,8 @@ fn samples() -> Vec<String> {
             specs.push(sample(dims, dtype, leapfrog, strategy, "fixed"));
         }
         specs.push(sample(dims, dtype, false, "auto", "periodic"));
-        if dims == 2 {
-            // Fused steps on a periodic grid: 2-D only.
+        if dims > 1 {
+            // Fused steps on a periodic grid, whose edge tiles load wrapped.
             for strategy in ["temporal", "persistent"] {
                 specs.push(sample(dims, dtype, leapfrog, strategy, "periodic"));
             }

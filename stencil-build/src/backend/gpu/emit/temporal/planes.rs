@@ -185,6 +185,9 @@ impl Gen<'_> {
     /// predicated loads the arrays measured faster (j3d27pt f64 186.8
     /// against 134.9 with bits, j3d7pt f32 645.6 against 578.8; H100).
     fn planes_masks(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
+        if sh.wrap {
+            return self.planes_wrapped_masks(w, sh);
+        }
         let [rows, cols] = sh.tile();
         let (lo1, hi1) = self.bounds(1);
         let (lo2, hi2) = self.bounds(2);
@@ -251,6 +254,45 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// [`Self::planes_masks`] on a periodic grid, where every cell is
+    /// updated: for its column and each row, in the tile's own part and on
+    /// the grid (`own_rows`, bit `j` for row `j`), and the row's offset in a
+    /// plane, wrapped onto the grid (`row_at`).
+    fn planes_wrapped_masks(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
+        let [rows, cols] = sh.tile();
+        let (m1, m2, c) = (sh.r[1] * sh.t, sh.r[2] * sh.t, sh.c);
+        let ix = self.index();
+        writeln!(
+            w,
+            "const bool own_x = i2 >= 0 && i2 < n2 && threadIdx.x >= {m2} && threadIdx.x < {};",
+            cols - m2
+        )?;
+        writeln!(
+            w,
+            "const {ix} x = ({ix})stencil_mod(i2, n2); /* the column, wrapped onto the grid */"
+        )?;
+        writeln!(
+            w,
+            "/* Bit j: row j, in this column, on the grid and the tile's own part. */"
+        )?;
+        writeln!(w, "unsigned own_rows = 0;")?;
+        writeln!(
+            w,
+            "{ix} row_at[{c}]; /* row j's offset in a plane, wrapped onto the grid */"
+        )?;
+        w.pragma("unroll")?;
+        w.block(format_args!("for (int j = 0; j < {c}; ++j)"), |w| {
+            writeln!(w, "const {ix} c = i1 + j;")?;
+            writeln!(
+                w,
+                "own_rows |= (unsigned)(own_x && c >= 0 && c < n1 && threadIdx.y * {c} + j >= {m1} && threadIdx.y * {c} + j < {}) << j;",
+                rows - m1
+            )?;
+            writeln!(w, "row_at[j] = ({ix})stencil_mod(c, n1) * s1 + x;")
+        })?;
+        Ok(())
+    }
+
     /// The thread's place in the rings (`tx`, `ty`), through the coordinates
     /// the compiler cannot see through.
     pub(in crate::backend::gpu) fn ring_place(&self, w: &mut Writer) -> fmt::Result {
@@ -273,11 +315,15 @@ impl Gen<'_> {
         let ix = self.index();
         w.braces(|w| {
             writeln!(w, "const {ix} z = {plane};")?;
-            if sh.clamped() {
+            if sh.wrap {
+                writeln!(w, "const {ix} plane_at = ({ix})stencil_mod(z, n0) * s0;")?;
+            } else if sh.clamped() {
                 writeln!(
                     w,
                     "const {ix} plane_at = (z < 0 ? 0 : z < n0 ? z : n0 - 1) * s0;"
                 )?;
+            }
+            if sh.clamped() {
                 w.pragma("unroll")?;
                 w.guarded(
                     format_args!("for (int j = 0; j < {}; ++j)", sh.c),
@@ -339,15 +385,25 @@ impl Gen<'_> {
     }
 
     /// Loads the input reads of iteration `p` into `in_ahead<i>` and
-    /// `prev_ahead`, zero where the level computes no cell (never read).
+    /// `prev_ahead`, zero where the level computes no cell (never read); on
+    /// a periodic grid every cell, each coordinate wrapped.
     fn planes_load_inputs(&self, w: &mut Writer, sh: &Planes, p: &str) -> fmt::Result {
         let (lo0, hi0) = self.bounds(0);
         let ix = self.index();
         let lag = sh.lag();
+        let on = |w: &mut Writer| -> fmt::Result {
+            if sh.wrap {
+                return Ok(());
+            }
+            writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")
+        };
         let load = |w: &mut Writer, a: &Access, target: &str| -> fmt::Result {
             let buf = crate::codegen::names::slot_name(self.st, a.slot);
             w.pragma("unroll")?;
             w.block(format_args!("for (int j = 0; j < {}; ++j)", sh.c), |w| {
+                if sh.wrap {
+                    return writeln!(w, "{target} = {buf}[{}];", self.wrapped_read(&a.offset));
+                }
                 writeln!(w, "const {ix} c = {};", planes_index("q"))?;
                 writeln!(
                     w,
@@ -362,14 +418,14 @@ impl Gen<'_> {
             w.braces(|w| {
                 if self.is_own_prev(a) {
                     writeln!(w, "const {ix} q = {p} - {lag} * ({} - levels);", sh.t + 1)?;
-                    writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")?;
+                    on(w)?;
                     load(w, a, "prev_ahead[j]")?;
                 } else {
                     w.pragma("unroll")?;
                     let head = format!("for (int s = 1; s <= {}; ++s)", sh.t);
                     w.block(head, |w| {
                         writeln!(w, "const {ix} q = {p} - {lag} * s;")?;
-                        writeln!(w, "const bool on = q >= {lo0} && q < {hi0};")?;
+                        on(w)?;
                         load(w, a, &format!("in_ahead{i}[s - 1][j]"))?;
                         Ok(())
                     })?;
@@ -427,11 +483,13 @@ impl Gen<'_> {
         w.block(format_args!("for (int s = {}; s >= 1; --s)", sh.t), |w| {
             writeln!(w, "const {} q = p - {lag} * s;", self.index())?;
             let (lo0, hi0) = self.bounds(0);
-            writeln!(
-                w,
-                "const bool step = {} && q >= {lo0} && q < {hi0};",
-                self.real_level()
-            )?;
+            // A periodic grid updates every plane: the rows off it are the far side's.
+            let planes = if sh.wrap {
+                String::new()
+            } else {
+                format!(" && q >= {lo0} && q < {hi0}")
+            };
+            writeln!(w, "const bool step = {}{planes};", self.real_level())?;
             for &dz in &sh.reads {
                 writeln!(
                     w,
@@ -447,7 +505,11 @@ impl Gen<'_> {
                 self.level_cell(
                     w,
                     &format!("win[s - 1][{}][j]", sh.r[0]),
-                    &format!("step && {}", sh.inside()),
+                    &if sh.wrap {
+                        "step".to_string()
+                    } else {
+                        format!("step && {}", sh.inside())
+                    },
                     None,
                     &|a: &Access| self.planes_read(a, sh),
                     sh.unrolled(),
@@ -628,6 +690,27 @@ fn plane_name(dz: i64) -> String {
 /// The flat grid index of the thread's row `j` at plane `plane`.
 fn planes_index(plane: &str) -> String {
     format!("{plane} * s0 + (i1 + j) * s1 + i2")
+}
+
+impl Gen<'_> {
+    /// The index of a read at `offset` from the thread's row `j` in plane
+    /// `q` of a periodic grid: the plane and, where they move, the row and
+    /// column wrapped onto the grid (`row_at[j]` where neither does).
+    fn wrapped_read(&self, offset: &[i64]) -> String {
+        let ix = self.index();
+        let wrap = |i: String, n: &str| format!("({ix})stencil_mod({i}, {n})");
+        let plane = wrap(super::super::shifted("q", offset[0]), "n0");
+        let in_plane = if offset[1] == 0 && offset[2] == 0 {
+            "row_at[j]".to_string()
+        } else {
+            format!(
+                "{} * s1 + {}",
+                wrap(super::super::shifted("i1 + j", offset[1]), "n1"),
+                wrap(super::super::shifted("i2", offset[2]), "n2")
+            )
+        };
+        format!("{plane} * s0 + {in_plane}")
+    }
 }
 
 /// The thread's cell of row `j` in level `level`'s ring slot `slot`.

@@ -299,6 +299,10 @@ pub struct Planes {
     pub inputs: usize,
     /// Whether the first level also loads a leapfrog's previous level.
     pub prev: bool,
+    /// Whether the grid is periodic: every cell is updated, and the loads
+    /// wrap their row, column and plane onto the grid ([`Self::clamped`]'s
+    /// form, wrapped).
+    pub wrap: bool,
 }
 
 /// Whether each step of `st` reads in-plane neighbours in one plane (a star).
@@ -340,6 +344,7 @@ impl Planes {
             sums: super::sums_plan(plan, st),
             inputs: reads.len() - usize::from(prev),
             prev,
+            wrap: st.boundary == crate::ir::Boundary::Periodic,
         };
         if sh.v > 1 && !sh.sums {
             let size = st.dtype.size();
@@ -468,9 +473,11 @@ impl Planes {
     /// 1.00x-1.10x in f32 and f64; `persistent`: 1.01x-1.12x), and in
     /// `temporal` for f64 stars of radius 1 (j3d7pt 1.12x, wave3d 1.01x;
     /// `persistent`: 0.77x and 1.00x); not the other stars (j3d7pt f32
-    /// 0.84x, j3d13pt f32 0.92x, f64 0.75x in an A/B harness; H100).
+    /// 0.84x, j3d13pt f32 0.92x, f64 0.75x in an A/B harness; H100). On a
+    /// periodic grid ([`Self::wrap`]) every kernel takes this form, its
+    /// loads wrapped instead of clamped.
     pub fn clamped(&self) -> bool {
         let f64_star1 = self.f64 && self.r.iter().all(|&r| r == 1);
-        self.reads.len() > 1 || f64_star1 && !self.persistent
+        self.wrap || self.reads.len() > 1 || f64_star1 && !self.persistent
     }
 }

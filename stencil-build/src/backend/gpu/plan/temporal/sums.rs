@@ -20,6 +20,9 @@ pub fn unsuited(st: &Stencil) -> Option<String> {
     if st.dims() != 3 || st.statements.len() != 1 {
         return Some("it fuses 3-D stencils of one [[update]]".into());
     }
+    if st.boundary != crate::ir::Boundary::Fixed {
+        return Some("it fuses grids with a fixed boundary".into());
+    }
     if st.dtype != Dtype::F32 {
         return Some(
             "it holds 2 columns of f32 cells a thread; f64 cells take the registers of 4".into(),

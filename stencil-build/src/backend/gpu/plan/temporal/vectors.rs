@@ -97,6 +97,12 @@ pub fn defaults(t: &GpuTiling, st: &Stencil, d: &Dialect) -> Plan {
 /// Why `st` cannot take a kernel of vectors, if it cannot: its update must
 /// read only the field it updates, along one axis at a time.
 pub fn unsuited(st: &Stencil) -> Option<String> {
+    if st.boundary == crate::ir::Boundary::Periodic {
+        return Some(format!(
+            "`{}` is periodic, whose fused steps wrap each cell's loads (one cell a row)",
+            st.name
+        ));
+    }
     if reads_inputs(st) {
         return Some(format!(
             "the update of `{}` reads other grids than the one it updates",

@@ -231,10 +231,8 @@ fn unfused_3d_steps_reaching_2_planes_march_64_on_cuda() {
         let sum = format!(
             "sum(r, 1, {r}, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])"
         );
-        Stencil {
-            boundary: crate::ir::Boundary::Periodic,
-            ..stencil("\"z\", \"y\", \"x\"", "f64", &sum)
-        }
+        // A leapfrog of radius 2, whose steps `auto` does not fuse.
+        crate::backend::gpu::emit::temporal::tests::leapfrog("\"z\", \"y\", \"x\"", "f64", &sum, "")
     };
     assert_eq!(
         plan(&star(2), &auto, &HIP),
@@ -247,10 +245,12 @@ fn unfused_3d_steps_reaching_2_planes_march_64_on_cuda() {
         "on CUDA, reaching 2 planes: blocks of [1, 8, 32] marching 64"
     );
     let near = "u[-1,0,0] + u[1,0,0] + u[0,-2,0] + u[0,2,0] + u[0,0,-2] + u[0,0,2]";
-    let near = Stencil {
-        boundary: crate::ir::Boundary::Periodic,
-        ..stencil("\"z\", \"y\", \"x\"", "f64", near)
-    };
+    let near = crate::backend::gpu::emit::temporal::tests::leapfrog(
+        "\"z\", \"y\", \"x\"",
+        "f64",
+        near,
+        "",
+    );
     assert_eq!(
         plan(&near, &auto, &CUDA),
         (Strategy::Stream, vec![1, 2, 64], 4, 1, 2),
