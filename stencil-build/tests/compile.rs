@@ -186,6 +186,44 @@ fn a_named_stream_whose_windows_cannot_stay_in_registers_is_refused_at_its_strat
 }
 
 #[test]
+fn fused_steps_on_a_periodic_grid_build_in_one_cell_a_row_and_refuse_vectors() {
+    let spec = |tiling: &str| {
+        format!(
+            "[stencil]\ndtype = \"f32\"\naxes = [\"z\", \"y\", \"x\"]\n[fields]\nu = {{ role = \"state\" }}\n\
+             [[update]]\ntarget = \"u\"\nexpr = \"0.5*u[0,0,0] + 0.1*(u[-2,0,0] + u[2,0,0] + u[0,-2,0] + u[0,2,0] + u[0,0,-2] + u[0,0,2])\"\n\
+             [boundary]\nkind = \"periodic\"\n[tiling.cuda]\n{tiling}\n"
+        )
+    };
+    for strategy in ["temporal", "persistent", "auto"] {
+        let sources = stencil_build::generate(
+            "star.stencil.toml",
+            &spec(&format!("strategy = \"{strategy}\"")),
+        )
+        .unwrap();
+        assert!(
+            sources.cuda.contains("stencil_mod(z, n0) * s0;"),
+            "{strategy}"
+        );
+    }
+    // The same star with a fixed boundary fuses in vectors of 2 cells; a
+    // periodic one refuses them at `vector` (line 13, after `strategy`).
+    let err = stencil_build::generate(
+        "star.stencil.toml",
+        &spec("strategy = \"temporal\"\nvector = 2"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("star.stencil.toml:13:10")
+            && err.contains("is periodic, whose fused steps wrap each cell's loads")
+            && err.contains("remove `vector`"),
+        "{err}"
+    );
+    let fixed = spec("strategy = \"temporal\"\nvector = 2").replace("periodic", "fixed");
+    stencil_build::generate("star.stencil.toml", &fixed).unwrap();
+}
+
+#[test]
 fn long_and_deep_expressions_are_errors_or_code_never_a_stack_overflow() {
     let spec = |expr: &str| GOOD.replace("0.5*(u[-1] + u[1])", expr);
     // As tall as accepted, through every pass (on a test thread's 2 MiB stack).
