@@ -24,19 +24,12 @@ impl Gen<'_> {
         if sh.wrap {
             return self.planes_wrapped_masks(w, sh);
         }
-        let [rows, cols] = sh.tile();
         let (lo1, hi1) = self.bounds(1);
         let (lo2, hi2) = self.bounds(2);
-        let (m1, m2, c) = (sh.r[1] * sh.t, sh.r[2] * sh.t, sh.c);
+        let c = sh.c;
         let ix = self.index();
         let clamped = sh.clamped();
-        // A tile with no margin along an axis owns from its first thread: no
-        // lower test (an unsigned index is never below 0).
-        let own = |at: &str, margin: usize, end: usize| match margin {
-            0 => format!("{at} < {end}"),
-            m => format!("{at} >= {m} && {at} < {end}"),
-        };
-        let own_row = own(&format!("threadIdx.y * {c} + j"), m1, rows - m1);
+        let [own_row, own_column] = own_parts(sh);
         if clamped {
             writeln!(w, "const bool in_x = i2 >= {lo2} && i2 < {hi2};")?;
         } else {
@@ -45,11 +38,7 @@ impl Gen<'_> {
                 "const bool grid_x = i2 >= 0 && i2 < n2, in_x = i2 >= {lo2} && i2 < {hi2};"
             )?;
         }
-        writeln!(
-            w,
-            "const bool own_x = in_x && {};",
-            own("threadIdx.x", m2, cols - m2)
-        )?;
+        writeln!(w, "const bool own_x = in_x && {own_column};")?;
         if clamped {
             writeln!(
                 w,
@@ -95,14 +84,10 @@ impl Gen<'_> {
     /// the grid (`own_rows`, bit `j` for row `j`), and the row's offset in a
     /// plane, wrapped onto the grid (`row_at`).
     fn planes_wrapped_masks(&self, w: &mut Writer, sh: &Planes) -> fmt::Result {
-        let [rows, cols] = sh.tile();
-        let (m1, m2, c) = (sh.r[1] * sh.t, sh.r[2] * sh.t, sh.c);
+        let c = sh.c;
         let ix = self.index();
-        writeln!(
-            w,
-            "const bool own_x = i2 >= 0 && i2 < n2 && threadIdx.x >= {m2} && threadIdx.x < {};",
-            cols - m2
-        )?;
+        let [own_row, own_column] = own_parts(sh);
+        writeln!(w, "const bool own_x = i2 >= 0 && i2 < n2 && {own_column};")?;
         writeln!(
             w,
             "const {ix} x = ({ix})stencil_mod(i2, n2); /* the column, wrapped onto the grid */"
@@ -121,13 +106,29 @@ impl Gen<'_> {
             writeln!(w, "const {ix} c = i1 + j;")?;
             writeln!(
                 w,
-                "own_rows |= (unsigned)(own_x && c >= 0 && c < n1 && threadIdx.y * {c} + j >= {m1} && threadIdx.y * {c} + j < {}) << j;",
-                rows - m1
+                "own_rows |= (unsigned)(own_x && c >= 0 && c < n1 && {own_row}) << j;"
             )?;
             writeln!(w, "row_at[j] = ({ix})stencil_mod(c, n1) * s1 + x;")
         })?;
         Ok(())
     }
+}
+
+/// The C conditions that the thread's row `j` and its column lie in the
+/// tile's own part, not in the overlap recomputed on each side. A tile with
+/// no overlap along an axis owns from its first thread: no lower test (an
+/// unsigned index is never below 0).
+fn own_parts(sh: &Planes) -> [String; 2] {
+    let [rows, cols] = sh.tile();
+    let (m1, m2) = (sh.r[1] * sh.t, sh.r[2] * sh.t);
+    let own = |at: &str, margin: usize, end: usize| match margin {
+        0 => format!("{at} < {end}"),
+        m => format!("{at} >= {m} && {at} < {end}"),
+    };
+    [
+        own(&format!("threadIdx.y * {} + j", sh.c), m1, rows - m1),
+        own("threadIdx.x", m2, cols - m2),
+    ]
 }
 
 /// The conditions on the thread's rows that the kernel's levels and stores test.
