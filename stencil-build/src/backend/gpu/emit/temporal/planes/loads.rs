@@ -115,11 +115,11 @@ impl Gen<'_> {
                 if sh.wrap {
                     return writeln!(w, "{target} = {buf}[{}];", self.wrapped_read(&a.offset));
                 }
+                let inside = sh.inside().map_or(String::new(), |c| format!(" && {c}"));
                 writeln!(w, "const {ix} c = {};", planes_index("q"))?;
                 writeln!(
                     w,
-                    "{target} = on && {} ? {buf}[{}] : 0;",
-                    sh.inside(),
+                    "{target} = on{inside} ? {buf}[{}] : 0;",
                     crate::codegen::index::offset_index(&a.offset)
                 )
             })?;

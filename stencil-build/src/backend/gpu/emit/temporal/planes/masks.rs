@@ -133,12 +133,16 @@ fn own_parts(sh: &Planes) -> [String; 2] {
 
 /// The conditions on the thread's rows that the kernel's levels and stores test.
 impl Planes {
-    /// The C condition that the thread's row `j` is in the statement's region (see [`Gen::planes_masks`]).
-    pub(super) fn inside(&self) -> &'static str {
-        if self.clamped() {
-            "(in_rows >> j & 1u)"
+    /// The C condition that the thread's row `j` is in the statement's
+    /// region (see [`Gen::planes_masks`]); `None` on a periodic grid, whose
+    /// every cell is.
+    pub(super) fn inside(&self) -> Option<&'static str> {
+        if self.wrap {
+            None
+        } else if self.clamped() {
+            Some("(in_rows >> j & 1u)")
         } else {
-            "in_y[j] && in_x"
+            Some("in_y[j] && in_x")
         }
     }
 

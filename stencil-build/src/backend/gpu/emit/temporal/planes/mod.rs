@@ -226,10 +226,9 @@ impl Gen<'_> {
                 self.level_cell(
                     w,
                     &format!("win[s - 1][{}][j]", sh.r[0]),
-                    &if sh.wrap {
-                        "step".to_string()
-                    } else {
-                        format!("step && {}", sh.inside())
+                    &match sh.inside() {
+                        Some(inside) => format!("step && {inside}"),
+                        None => "step".to_string(),
                     },
                     None,
                     &|a: &Access| self.planes_read(a, sh),
