@@ -895,11 +895,14 @@ fn fusable(spec: &toml::Table, dims: usize, boundary: &str, strategy: &str) -> b
 }
 
 /// Whether the OpenMP backend can fuse the steps of a leapfrog `spec`
-/// (`ir::cpu_unfusable`): 2-D or 3-D, a fixed boundary, one update of a
-/// two-level state that reads its own current level.
+/// (`ir::cpu_unfusable`): 2-D or 3-D, a fixed or periodic boundary, one
+/// update of a two-level state that reads its own current level.
 fn cpu_fusable_leapfrog(spec: &toml::Table, dims: usize, boundary: &str) -> bool {
     single_update(spec).is_some_and(|(target, levels, expr)| {
-        (2..=3).contains(&dims) && boundary == "fixed" && levels == 2 && reads_current(expr, target)
+        (2..=3).contains(&dims)
+            && ["fixed", "periodic"].contains(&boundary)
+            && levels == 2
+            && reads_current(expr, target)
     })
 }
 

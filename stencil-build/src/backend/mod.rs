@@ -123,6 +123,30 @@ pub fn suffix(d: Dtype) -> &'static str {
     }
 }
 
+/// `stencil_mod(i, n)`, the index `i` wrapped onto `0..n` for any `i`,
+/// declared with `qualifiers` (`static inline` in C, `__device__` ones on
+/// GPUs): the indices a fused tile reads on a periodic grid lie beyond its
+/// edge by up to a step's reach times the steps.
+pub fn mod_helper(w: &mut Writer, qualifiers: &str) -> fmt::Result {
+    writeln!(
+        w,
+        "/* `i` wrapped onto 0..n, for any i: the indices a step reads lie within a period\n   \
+         of the grid and take a compare and an add; a 64-bit division, which would bound\n   \
+         a 1-D stencil by integer arithmetic, only beyond. */"
+    )?;
+    let head = format!("{qualifiers} ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)");
+    w.definition(head, |w| {
+        writeln!(w, "if (i >= 0 && i < n)")?;
+        writeln!(w, "    return i;")?;
+        writeln!(w, "if (i < 0 && i >= -n)")?;
+        writeln!(w, "    return i + n;")?;
+        writeln!(w, "if (i >= n && i < 2 * n)")?;
+        writeln!(w, "    return i - n;")?;
+        writeln!(w, "const ptrdiff_t m = i % n;")?;
+        writeln!(w, "return m < 0 ? m + n : m;")
+    })
+}
+
 /// `x^n` by repeated multiplication, as every backend computes it, declared
 /// with `qualifiers` (`static inline` in C, `__device__` ones on GPUs).
 pub fn powi_helper(w: &mut Writer, dtype: Dtype, qualifiers: &str) -> fmt::Result {

@@ -326,6 +326,10 @@ fn helpers(w: &mut Writer, st: &Stencil, body: &str) -> fmt::Result {
         rows::l1_ways(w)?;
     }
     edge_helpers(w, st, "static inline", calls)?;
+    if calls("stencil_mod") {
+        writeln!(w)?;
+        super::mod_helper(w, "static inline")?;
+    }
     min_max_helpers(w, st.dtype, calls)?;
     if calls("stencil_powi") {
         writeln!(w)?;

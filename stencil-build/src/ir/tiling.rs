@@ -603,27 +603,23 @@ fn in_a_region(st: &crate::ir::Stencil) -> Option<String> {
     ))
 }
 
-/// What supplies the values past the edge of a grid whose boundary is not
-/// fixed, in a message about fused steps.
-fn beyond_the_edge(boundary: &crate::ir::Boundary) -> &'static str {
-    match boundary {
-        crate::ir::Boundary::Periodic => "a periodic grid's far side",
-        _ => "the remapped reads past each side that is not `fixed`",
-    }
-}
+/// What supplies the values past the edge of a grid of mixed sides, in a
+/// message about fused steps (which take fixed and periodic boundaries).
+const BEYOND_THE_EDGE: &str = "the remapped reads past each side that is not `fixed`";
 
 /// Why the OpenMP backend cannot fuse the steps of `st`; `None` where it
-/// can: a 2-D or 3-D grid with a fixed boundary and one `[[update]]` of a
-/// state field that reads that field (each step then needs only the last
-/// one's values, and a leapfrog's also the one before).
+/// can: a 2-D or 3-D grid with a fixed or periodic boundary (whose tiles
+/// read their first step's halos wrapped onto the grid) and one
+/// `[[update]]` of a state field that reads that field (each step then
+/// needs only the last one's values, and a leapfrog's also the one before).
 pub fn cpu_unfusable(st: &crate::ir::Stencil) -> Option<String> {
     if st.dims() < 2 {
         return Some("fused steps sweep tiles of 2 or 3 axes; this stencil has 1".into());
     }
-    if st.boundary != crate::ir::Boundary::Fixed {
+    if let crate::ir::Boundary::Mixed(_) = st.boundary {
         return Some(format!(
             "fused steps recompute a tile's halo from the last step's values, which {} would have to supply",
-            beyond_the_edge(&st.boundary)
+            BEYOND_THE_EDGE
         ));
     }
     if let Some(why) = in_a_region(st) {
@@ -900,7 +896,7 @@ pub fn unfusable(st: &crate::ir::Stencil, name: &str) -> Option<(String, String)
         return Some((
             format!(
                 "`{name}` fuses steps over overlapped tiles of a fixed or periodic boundary; the edge tiles would need {} at every fused step",
-                beyond_the_edge(&st.boundary)
+                BEYOND_THE_EDGE
             ),
             format!("{stream}, or `kind = \"fixed\"` in [boundary]"),
         ));

@@ -16,6 +16,13 @@
 //! reads along the slowest axis), and the launch leaves step `steps - 1`
 //! in `aux` beside step `steps` in `out`: each tile copies its own rows of
 //! it there (a tile's halo rows are another tile's).
+//!
+//! On a periodic grid every cell is updated, and tiles at the edges reach
+//! past it: their slices and rows go on beyond the edge, their first step
+//! reads the grid there wrapped onto it (as a single periodic step reads
+//! it), and each level's row, whole, is read wrapped around at its ends.
+//! Later steps read only what the tile computed, so wrapping the first
+//! step's reads is all a tile needs.
 
 use std::fmt::{self, Write as _};
 
@@ -24,7 +31,7 @@ use crate::analysis::StatementInfo;
 use crate::backend::{CExpr, Writer};
 use crate::codegen::expr;
 use crate::codegen::names::slot_name;
-use crate::ir::{Access, Slot, Statement, Stencil, Version};
+use crate::ir::{Access, Boundary, Slot, Statement, Stencil, Version};
 
 /// The exported symbol of the fused kernel.
 pub fn symbol(statement_symbol: &str) -> String {
@@ -81,6 +88,22 @@ fn ring_slices(s: &Statement, info: &StatementInfo) -> usize {
     2 * info.reach[0] + 1 + prev_reach
 }
 
+/// Whether the grid wraps: a periodic boundary (the fused steps take no
+/// other kind but fixed).
+fn wraps(st: &Stencil) -> bool {
+    st.boundary == Boundary::Periodic
+}
+
+/// The index `k` of an axis of extent `n` as the grid holds it: wrapped
+/// where the grid [`wraps`].
+fn on_grid(st: &Stencil, k: &str, n: &str) -> String {
+    if wraps(st) {
+        format!("stencil_mod({k}, {n})")
+    } else {
+        k.to_string()
+    }
+}
+
 /// Cache a thread's rings may take where the C library does not report its
 /// L2 size: half of a 2 MiB L2, so that the slices streaming through stay.
 const RING_BUDGET: usize = 1 << 20;
@@ -118,11 +141,19 @@ pub fn ring_budget(w: &mut Writer) -> fmt::Result {
 /// `stencil_ring_row`, where a thread's ring keeps step `level`'s row
 /// (slice `k`, row `i` in 3-D), and `stencil_level_row`, where that row is
 /// read: the grid at step 0 and on the frame (which no step changes), else
-/// the ring.
+/// the ring. On a periodic grid, which has no frame, a tile's slices and
+/// rows go on past the edge: step 0's are the grid's wrapped onto it, and
+/// the ring's slot of a slice is never negative.
 fn level_row(w: &mut Writer, st: &Stencil, info: &StatementInfo) -> fmt::Result {
     let t = st.dtype.c();
     let h = &info.halo;
     let three = st.dims() == 3;
+    let slot = if wraps(st) {
+        "(k % ring_slices + ring_slices) % ring_slices"
+    } else {
+        "k % ring_slices"
+    };
+    let (k, i) = (on_grid(st, "k", "n0"), on_grid(st, "i", "n1"));
     let (row_params, row_args, frame, offset, ring) = if three {
         (
             "ptrdiff_t i, ptrdiff_t y0, ptrdiff_t rows, ",
@@ -131,17 +162,24 @@ fn level_row(w: &mut Writer, st: &Stencil, info: &StatementInfo) -> fmt::Result 
                 "k < {} || k >= n0 - {} || i < {} || i >= n1 - {}",
                 h[0], h[0], h[1], h[1]
             ),
-            "grid + k * n1 * nl + i * nl",
-            "ring + (((ptrdiff_t)(level - 1) * ring_slices + k % ring_slices) * rows + (i - y0)) * nl",
+            format!("grid + {k} * n1 * nl + {i} * nl"),
+            format!(
+                "ring + (((ptrdiff_t)(level - 1) * ring_slices + {slot}) * rows + (i - y0)) * nl"
+            ),
         )
     } else {
         (
             "",
             "",
             format!("k < {} || k >= n0 - {}", h[0], h[0]),
-            "grid + k * nl",
-            "ring + ((ptrdiff_t)(level - 1) * ring_slices + k % ring_slices) * nl",
+            format!("grid + {k} * nl"),
+            format!("ring + ((ptrdiff_t)(level - 1) * ring_slices + {slot}) * nl"),
         )
+    };
+    let step0 = if wraps(st) {
+        "level == 0".to_string()
+    } else {
+        format!("level == 0 || {frame}")
     };
     writeln!(
         w,
@@ -156,7 +194,12 @@ fn level_row(w: &mut Writer, st: &Stencil, info: &StatementInfo) -> fmt::Result 
     writeln!(w)?;
     writeln!(
         w,
-        "/* Step `level`'s row of slice `k`: the grid itself at step 0 and on the frame, else the ring. */"
+        "/* Step `level`'s row of slice `k`: the grid itself at step 0{}, else the ring. */",
+        if wraps(st) {
+            " (wrapped onto it)"
+        } else {
+            " and on the frame"
+        }
     )?;
     w.definition(
         format_args!(
@@ -164,7 +207,7 @@ fn level_row(w: &mut Writer, st: &Stencil, info: &StatementInfo) -> fmt::Result 
             if three { "ptrdiff_t n1, " } else { "" }
         ),
         |w| {
-            w.guarded(format_args!("if (level == 0 || {frame})"), format_args!("return {offset};"))?;
+            w.guarded(format_args!("if ({step0})"), format_args!("return {offset};"))?;
             writeln!(w, "return stencil_ring_row(ring, level, k, {row_args}nl, ring_slices);")
         },
     )
@@ -226,15 +269,21 @@ fn shifted(var: &str, d: i64) -> String {
     }
 }
 
-/// The update's value at cell `j` of a row, its reads through row pointers.
-fn cell_value(st: &Stencil, s: &Statement) -> String {
+/// The update's value at cell `j` of a row, its reads through row pointers;
+/// where `wrapped`, their columns wrapped around the row (`nl` cells).
+fn cell_value(st: &Stencil, s: &Statement, wrapped: bool) -> String {
     let last = st.dims() - 1;
+    let column = |d: i64| match d {
+        0 => "j".to_string(),
+        d if wrapped => format!("stencil_wrap({}, n{last})", shifted("j", d)),
+        d => shifted("j", d),
+    };
     expr::print(
         &s.expr,
         &CExpr {
             st,
             gpu: false,
-            read: &|a: &Access| format!("{}[{}]", row_name(st, a), shifted("j", a.offset[last])),
+            read: &|a: &Access| format!("{}[{}]", row_name(st, a), column(a.offset[last])),
         },
     )
 }
@@ -287,27 +336,32 @@ fn step_of_sweep(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementIn
     let (h, r) = (&info.halo, &info.reach);
     writeln!(w, "const ptrdiff_t k = s - {};", times("l - 1", r[0]))?;
     writeln!(w, "const ptrdiff_t kw = {};", times("steps - l", r[0]))?;
+    // A periodic grid's tiles go on past its edges; a fixed one's stop at
+    // its frame.
+    let within = if wraps(st) {
+        String::new()
+    } else {
+        format!(" || k < {h0} || k >= n0 - {h0}", h0 = h[0])
+    };
     w.guarded(
-        format_args!(
-            "if (k < zlo - kw || k >= zhi + kw || k < {h0} || k >= n0 - {h0})",
-            h0 = h[0]
-        ),
+        format_args!("if (k < zlo - kw || k >= zhi + kw{within})"),
         "continue;",
     )?;
     if st.dims() == 2 {
         return row_update(w, st, s, info);
     }
     writeln!(w, "const ptrdiff_t iw = {};", times("steps - l", r[1]))?;
-    writeln!(
-        w,
-        "const ptrdiff_t ihi = stencil_min(yhi + iw, n1 - {});",
-        h[1]
-    )?;
+    let (lo, hi) = if wraps(st) {
+        ("ylo - iw".to_string(), "yhi + iw".to_string())
+    } else {
+        (
+            format!("stencil_max(ylo - iw, {})", h[1]),
+            format!("stencil_min(yhi + iw, n1 - {})", h[1]),
+        )
+    };
+    writeln!(w, "const ptrdiff_t ihi = {hi};")?;
     w.block(
-        format_args!(
-            "for (ptrdiff_t i = stencil_max(ylo - iw, {}); i < ihi; ++i)",
-            h[1]
-        ),
+        format_args!("for (ptrdiff_t i = {lo}; i < ihi; ++i)"),
         |w| row_update(w, st, s, info),
     )
 }
@@ -340,7 +394,12 @@ fn row_pointers(
         } else {
             String::new()
         };
-        let in_grid = grid_row(st, &slot_name(st, a.slot), &k, &i);
+        let in_grid = grid_row(
+            st,
+            &slot_name(st, a.slot),
+            &on_grid(st, &k, "n0"),
+            &on_grid(st, &i, "n1"),
+        );
         let at_level = |level: &str| match three {
             true => format!(
                 "stencil_level_row({cur}, ring, {level}, {k}, {i}, y0, rows, n0, n1, {nl}, ring_slices)"
@@ -399,11 +458,33 @@ fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo)
             )
         })?;
     }
+    let ends = if wraps(st) {
+        info.reach[st.dims() - 1]
+    } else {
+        0
+    };
+    let edge = hl.max(ends);
+    if ends > 0 {
+        writeln!(
+            w,
+            "/* Cells within reach of the row's ends: reads wrapped around it. */"
+        )?;
+        w.guarded(
+            format_args!("for (ptrdiff_t j = 0; j < {ends}; ++j)"),
+            format_args!("dst[j] = {};", cell_value(st, s, true)),
+        )?;
+    }
     w.pragma("omp simd")?;
     w.guarded(
-        format_args!("for (ptrdiff_t j = {hl}; j < {nl} - {hl}; ++j)"),
-        format_args!("dst[j] = {};", cell_value(st, s)),
+        format_args!("for (ptrdiff_t j = {edge}; j < {nl} - {edge}; ++j)"),
+        format_args!("dst[j] = {};", cell_value(st, s, false)),
     )?;
+    if ends > 0 {
+        w.guarded(
+            format_args!("for (ptrdiff_t j = {nl} - {ends}; j < {nl}; ++j)"),
+            format_args!("dst[j] = {};", cell_value(st, s, true)),
+        )?;
+    }
     if leapfrog(st, s) {
         keep_for_aux(w, st)?;
     }
@@ -413,9 +494,10 @@ fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo)
 /// Row `i` of slice `k` (row `k` in 2-D) of `grid`, `k` and `i` index
 /// expressions.
 fn grid_row(st: &Stencil, grid: &str, k: &str, i: &str) -> String {
-    // `k - 1` is multiplied as a whole; a bare name needs no parentheses.
+    // `k - 1` is multiplied as a whole; a bare name or a call needs no
+    // parentheses.
     let factor = |e: &str| {
-        if e.contains(' ') {
+        if e.contains(' ') && !e.ends_with(')') {
             format!("({e})")
         } else {
             e.to_string()
@@ -542,14 +624,14 @@ fn tiles_3d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> f
     let block = &st.tiling.openmp.block;
     writeln!(
         w,
-        "const ptrdiff_t bands = (n0 - {} + {b0} - 1) / {b0};",
-        2 * h[0],
+        "const ptrdiff_t bands = ({} + {b0} - 1) / {b0};",
+        less("n0", 2 * h[0]),
         b0 = block[0]
     )?;
     writeln!(
         w,
-        "const ptrdiff_t tiles = (n1 - {} + {b1} - 1) / {b1};",
-        2 * h[1],
+        "const ptrdiff_t tiles = ({} + {b1} - 1) / {b1};",
+        less("n1", 2 * h[1]),
         b1 = block[1]
     )?;
     handed_out(w, st, "collapse(2) ", |w| {
@@ -558,15 +640,37 @@ fn tiles_3d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> f
             "for (ptrdiff_t c = 0; c < tiles; ++c)".to_string(),
         ];
         w.nest(&loops, |w| {
-            writeln!(w, "const ptrdiff_t zlo = {} + b * {};", h[0], block[0])?;
-            writeln!(w, "const ptrdiff_t ylo = {} + c * {};", h[1], block[1])?;
+            let zlo = format!("b * {}", block[0]);
+            let ylo = format!("c * {}", block[1]);
+            writeln!(w, "const ptrdiff_t zlo = {};", past(h[0], &zlo))?;
+            writeln!(w, "const ptrdiff_t ylo = {};", past(h[1], &ylo))?;
             writeln!(
                 w,
-                "{call}zlo, stencil_min(zlo + {}, n0 - {}), ylo, stencil_min(ylo + {}, n1 - {}));",
-                block[0], h[0], block[1], h[1]
+                "{call}zlo, stencil_min(zlo + {}, {}), ylo, stencil_min(ylo + {}, {}));",
+                block[0],
+                less("n0", h[0]),
+                block[1],
+                less("n1", h[1])
             )
         })
     })
+}
+
+/// `n - d`, or `n` where `d` is 0 (a periodic grid's tiles have no frame
+/// to leave out).
+fn less(n: &str, d: usize) -> String {
+    match d {
+        0 => n.to_string(),
+        d => format!("{n} - {d}"),
+    }
+}
+
+/// `h + e`, or `e` where `h` is 0.
+fn past(h: usize, e: &str) -> String {
+    match h {
+        0 => e.to_string(),
+        h => format!("{h} + {e}"),
+    }
 }
 
 /// Bands a 2-D launch cuts a thread's share of rows into, at most.
@@ -588,7 +692,7 @@ const HALO_SHARE: usize = 8;
 fn bands_2d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> fmt::Result {
     let h0 = info.halo[0];
     let r0 = info.reach[0];
-    writeln!(w, "const ptrdiff_t interior = n0 - {};", 2 * h0)?;
+    writeln!(w, "const ptrdiff_t interior = {};", less("n0", 2 * h0))?;
     writeln!(w, "const ptrdiff_t nth = omp_get_max_threads();")?;
     let most = format!("{BANDS_PER_THREAD} * nth");
     if r0 == 0 {
@@ -608,7 +712,9 @@ fn bands_2d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> f
         w.block("for (ptrdiff_t b = 0; b < bands; ++b)", |w| {
             writeln!(
                 w,
-                "{call}{h0} + interior * b / bands, {h0} + interior * (b + 1) / bands);"
+                "{call}{}, {});",
+                past(h0, "interior * b / bands"),
+                past(h0, "interior * (b + 1) / bands")
             )
         })
     })

@@ -231,21 +231,33 @@ fn fused_steps(st: &Stencil, s: &Statement) -> TokenStream {
 fn fused_leapfrog_steps(st: &Stencil, s: &Statement) -> TokenStream {
     let tid = ident(&st.fields[s.target].name);
     let slots: Vec<TokenStream> = slot_args(st, s).collect();
-    // A round's copies give the single step's level the frame first.
+    // A round's copies give the single step's level the frame first; a
+    // periodic grid has none (every step writes every cell).
     let single = statement_call(st, s, true, Frame::Copied);
-    quote! {
-        let mut steps__done = 0;
-        let mut rounds__done = 0;
-        while steps__done < steps {
-            let steps__ran = {
-                let io = #tid.fused();
+    let (rounds, copies, counted) = if st.boundary == Boundary::Periodic {
+        (quote!(), quote!(), quote!())
+    } else {
+        (
+            quote!(let mut rounds__done = 0;),
+            quote! {
                 if rounds__done < 2 {
                     rt::copy_frame(io.cur, io.aux, &shape, &RADIUS);
                     rt::copy_frame(io.cur, io.out, &shape, &RADIUS);
                 }
+            },
+            quote!(rounds__done += 1;),
+        )
+    };
+    quote! {
+        let mut steps__done = 0;
+        #rounds
+        while steps__done < steps {
+            let steps__ran = {
+                let io = #tid.fused();
+                #copies
                 kernels.fuse(shape, io.out, io.aux, #(#slots,)* &params, steps - steps__done)
             };
-            rounds__done += 1;
+            #counted
             if steps__ran == 0 {
                 #single
                 #tid.advance();

@@ -74,24 +74,7 @@ pub(super) fn header(
     }
     if calls.wrap {
         writeln!(w)?;
-        writeln!(
-            w,
-            "/* `i` wrapped onto 0..n, for any i: the indices a step reads lie within a period\n   \
-             of the grid and take a compare and an add; a 64-bit division, which would bound\n   \
-             a 1-D stencil by integer arithmetic, only beyond. */"
-        )?;
-        let head =
-            "static __device__ __forceinline__ ptrdiff_t stencil_mod(ptrdiff_t i, ptrdiff_t n)";
-        w.definition(head, |w| {
-            writeln!(w, "if (i >= 0 && i < n)")?;
-            writeln!(w, "    return i;")?;
-            writeln!(w, "if (i < 0 && i >= -n)")?;
-            writeln!(w, "    return i + n;")?;
-            writeln!(w, "if (i >= n && i < 2 * n)")?;
-            writeln!(w, "    return i - n;")?;
-            writeln!(w, "const ptrdiff_t m = i % n;")?;
-            writeln!(w, "return m < 0 ? m + n : m;")
-        })?;
+        crate::backend::mod_helper(w, "static __device__ __forceinline__")?;
     }
     if calls.powi {
         writeln!(w)?;
