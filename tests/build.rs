@@ -75,11 +75,14 @@ type Base = (toml::Table, Vec<(&'static str, &'static str)>);
 #[derive(Default)]
 struct Counts {
     pairs: usize,
+    periodic_pairs: usize,
     paired: (usize, usize),
     own: (usize, usize),
     random: (usize, usize),
-    random_fusable: usize,
-    random_leapfrog: usize,
+    /// The random stencils that fuse, with a fixed boundary and a periodic one.
+    random_fusable: (usize, usize),
+    /// The random leapfrogs whose steps only `temporal` fuses, likewise.
+    random_leapfrog: (usize, usize),
     random_tensor: usize,
 }
 
@@ -130,6 +133,7 @@ fn spec_bases(only: &Only, gpu: bool, counts: &mut Counts) -> Result<Vec<Base>, 
     });
     let pairs = pairs(gpu);
     counts.pairs = pairs.len();
+    counts.periodic_pairs = pairs.iter().filter(|p| p.1 == "periodic").count();
     let mut bases = Vec::new();
     for spec in &specs {
         println!("cargo:rerun-if-changed={}", spec.display());
@@ -167,8 +171,13 @@ fn random_bases(only: &Only, counts: &mut Counts) -> Result<Vec<Base>, Error> {
         let base: toml::Table = toml::from_str(&stencil.to_toml(&format!("random_{n}")))?;
         let dims = stencil.axes.len();
         let fuses = |strategy| fusable(&base, dims, stencil.boundary, strategy);
-        counts.random_fusable += usize::from(fuses("persistent"));
-        counts.random_leapfrog += usize::from(fuses("temporal") && !fuses("persistent"));
+        let (fusable, leapfrog) = if stencil.boundary == "periodic" {
+            (&mut counts.random_fusable.1, &mut counts.random_leapfrog.1)
+        } else {
+            (&mut counts.random_fusable.0, &mut counts.random_leapfrog.0)
+        };
+        *fusable += usize::from(fuses("persistent"));
+        *leapfrog += usize::from(fuses("temporal") && !fuses("persistent"));
         if dims == 3 && stencil.dtype == "f64" && stencil.boundary == "fixed" {
             let name = format!("random_{n}_tensor");
             let table = retyped(&base, &name, stencil.dtype, "fixed", "tensor");
@@ -206,6 +215,20 @@ fn strategies(gpu: bool) -> &'static [&'static str] {
     ]
 }
 
+/// Whether `strategy` fuses steps (`temporal*`, `persistent*`).
+fn fused(strategy: &str) -> bool {
+    strategy.starts_with("temporal") || strategy.starts_with("persistent")
+}
+
+/// The fused strategies a periodic pair is built with: the tilings whose
+/// shapes differ most from `auto`'s (which builds the model's in every
+/// pair): 2 steps of 3-cell lanes (2-D) or 3-row threads (3-D) through
+/// chunks of 7, and `persistent` of odd steps through chunks of 5, one
+/// block a multiprocessor. A periodic grid's fused kernels are the fixed
+/// ones with their tiles' loads wrapped; the fixed pairs build every
+/// tiling, and each of these two caught the wrapped loads set one cell off.
+const PERIODIC_FUSED: [&str; 2] = ["temporal_v3", "persistent_c5"];
+
 /// Whether `strategy` cannot build a variant of `base` in `dims` axes, `dtype`
 /// and `boundary`: what the strategies refuse, before a spec is written.
 fn skipped(
@@ -215,8 +238,8 @@ fn skipped(
     strategy: &str,
 ) -> bool {
     (strategy.starts_with("stream") || strategy == "auto" || strategy == "naive_b3") && dims < 2
-        || (strategy.starts_with("temporal") || strategy.starts_with("persistent"))
-            && !fusable(base, dims, boundary, strategy)
+        || fused(strategy) && !fusable(base, dims, boundary, strategy)
+        || fused(strategy) && boundary == "periodic" && !PERIODIC_FUSED.contains(&strategy)
         || strategy == "temporal_vec" && dims != 3
         || strategy.starts_with("tensor") && (dims != 3 || dtype != "f64" || boundary != "fixed")
 }
@@ -377,19 +400,22 @@ impl Generated {
              pub const RANDOM_STENCILS: (usize, usize) = ({}, {});\n\
              /// How many (dtype, boundary) pairs each spec is built in (`STENCIL_TESTS`: 4, or 2).\n\
              pub const PAIRS: usize = {};\n\
+             /// How many of those pairs have a periodic boundary.\n\
+             pub const PERIODIC_PAIRS: usize = {};\n\
              /// How many specs are built in those pairs, and how many of them have one axis.\n\
              pub const PAIRED: (usize, usize) = ({}, {});\n\
              /// How many specs name their axes' sides and are built in their own boundary and dtype only, and how many of them have one axis.\n\
              pub const OWN_BOUNDARY: (usize, usize) = ({}, {});\n\
-             /// How many of the random stencils `temporal` and `persistent` can fuse the steps of.\n\
-             pub const RANDOM_FUSABLE: usize = {};\n\
-             /// How many of the random stencils are leapfrogs whose steps only `temporal` fuses (they never read their previous level).\n\
-             pub const RANDOM_LEAPFROG_FUSABLE: usize = {};\n\
+             /// How many of the random stencils `temporal` and `persistent` can fuse the steps of: with a fixed boundary, with a periodic one.\n\
+             pub const RANDOM_FUSABLE: (usize, usize) = {:?};\n\
+             /// How many of the random stencils are leapfrogs whose steps only `temporal` fuses (they never read their previous level): with a fixed boundary, with a periodic one.\n\
+             pub const RANDOM_LEAPFROG_FUSABLE: (usize, usize) = {:?};\n\
              /// How many of the random stencils `tensor` builds (3-D, f64, fixed, an in-plane sum of products).\n\
              pub const RANDOM_TENSOR: usize = {};\n/// Every f32 variant.\npub static F32: &[Entry<f32>] = &[\n    {}\n];\n/// Every f64 variant.\npub static F64: &[Entry<f64>] = &[\n    {}\n];\n",
             c.random.0,
             c.random.1,
             c.pairs,
+            c.periodic_pairs,
             c.paired.0,
             c.paired.1,
             c.own.0,

@@ -9,7 +9,8 @@ fn every_variant_is_registered() {
     // with a GPU backend also `naive` of 3 cells a thread and of blocks of
     // 3 rows of 2 cells, `tiled`, four `stream` variants and `auto`
     // (tests/build.rs), the blocks, the `stream` ones and `auto` not for 1-D stencils,
-    // and three `temporal` and two `persistent` variants, in every pair, of
+    // and three `temporal` and two `persistent` variants in every fixed pair
+    // and one of each in every periodic pair, of
     // heat2d, heat3d, star3d25, j2d5pt, j3d7pt, j3d13pt, j3d27pt, coefstar3d, boxsum2d and boxsum3d, of the
     // leapfrogs wave2d, leapfrog3d and acoustic25 and of the random stencils that fuse,
     // three `temporal` ones of the random leapfrogs that never read their
@@ -28,16 +29,23 @@ fn every_variant_is_registered() {
     }
     let (random, random_1d) = stencil_tests::RANDOM_STENCILS;
     // Each spec in 4 (dtype, boundary) pairs, or 2 (tests/build.rs); the fused
-    // variants are of every pair (a fixed or periodic boundary), `temporal_vec`
-    // and `tensor` of the fixed pairs, which every choice holds.
+    // variants are of every pair (a fixed or periodic boundary): all five of
+    // a fixed one, two of a periodic one (`temporal_v3`, `persistent_c5`;
+    // the random leapfrogs' `temporal_v3`); `temporal_vec` and `tensor` of
+    // the fixed pairs, which every choice holds.
     // The specs that name their sides (edges*, layers3d, shore2d, acoustic_pml) are
     // built in their own boundary and dtype only, with every single-step strategy.
     let pairs = stencil_tests::PAIRS;
     let (specs, specs_1d) = stencil_tests::PAIRED;
     let (own, own_1d) = stencil_tests::OWN_BOUNDARY;
     let variants = if cfg!(feature = "cuda") || cfg!(feature = "hip") {
-        let fused = 5 * (13 * pairs + stencil_tests::RANDOM_FUSABLE)
-            + 3 * stencil_tests::RANDOM_LEAPFROG_FUSABLE
+        let periodic = stencil_tests::PERIODIC_PAIRS;
+        let (fusable, fusable_periodic) = stencil_tests::RANDOM_FUSABLE;
+        let (leapfrog, leapfrog_periodic) = stencil_tests::RANDOM_LEAPFROG_FUSABLE;
+        let fused = 5 * (13 * (pairs - periodic) + fusable)
+            + 2 * (13 * periodic + fusable_periodic)
+            + 3 * leapfrog
+            + leapfrog_periodic
             + 8;
         let tensor = 2 * (7 + stencil_tests::RANDOM_TENSOR);
         let own = own * 9 - own_1d * 6;
