@@ -3,7 +3,7 @@
 //! kernels of `auto`'s single steps, and the scalar twins of kernels of
 //! vectors. Each is a plan of its own, settled by the same [`resolve`].
 
-use super::model::{planes_stream, single_step, vector_stream};
+use super::model::{planes_stream, single_step, steps_alone, vector_stream};
 use super::{Dialect, Plan, resolve, temporal};
 use crate::ir::{GpuTiling, Stencil, Strategy};
 
@@ -42,7 +42,8 @@ impl Companions {
 }
 
 /// The plan of the kernel a fused strategy launches for one step
-/// ([`single_step`], resolved): a fused launch of one level recomputes its
+/// ([`single_step`] in the blocks `auto` runs it in where steps do not
+/// fuse, [`steps_alone`], resolved): a fused launch of one level recomputes its
 /// tiles' overlap for nothing, and measured 0.24x-0.77x the single step on
 /// the suite (H100). [`planes_stream`]'s
 /// plan keeps its kernel of small planes ([`Plan::vector_planes`]).
@@ -53,10 +54,23 @@ pub fn step_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
         return None;
     }
     let single = single_step(st, d);
+    let rings = temporal::rings_plan(plan, st);
+    // The blocks `auto` runs where steps do not fuse ([`steps_alone`]). A
+    // ring kernel's single steps keep the blocks its choice of grids was
+    // measured against (`Gen::rings_preferred`); a leapfrog's keep `stream`,
+    // as `naive`'s kernel does not write its one step to `out_prev`'s
+    // buffer.
+    let alone = steps_alone(st, d, &single);
+    let leapfrog = st.fields[st.statements[0].target].has_prev();
+    let single = if rings || leapfrog && alone.strategy == Strategy::Naive {
+        single
+    } else {
+        alone
+    };
     let planes = single == planes_stream(st);
     // A ring kernel's single steps also run the grids of small planes, where
     // 16-byte vectors ran fastest (`Gen::rings_preferred`).
-    let single = if temporal::rings_plan(plan, st) && single.vector.unwrap_or(1) == 1 {
+    let single = if rings && single.vector.unwrap_or(1) == 1 {
         vector_stream(st, d)
     } else {
         single

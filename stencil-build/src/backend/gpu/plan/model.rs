@@ -46,17 +46,32 @@ pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
         });
     }
     let single = single_step(st, d);
-    if periodic_rows(st, d) && single.strategy == Strategy::Stream {
-        return GpuTiling::model(Strategy::Naive);
-    }
-    if deep_planes(st, d) && single == vector_stream(st, d) {
-        return planes_stream(st);
+    let alone = steps_alone(st, d, &single);
+    if alone != single {
+        return alone;
     }
     let naive = single == GpuTiling::model(Strategy::Naive);
     if naive && (scattered_rows(st, d) || planes_in_one_kernel(st, d)) {
         return planes_stream(st);
     }
     single
+}
+
+/// The blocks `auto` runs `single` ([`single_step`]'s kernel) in where
+/// steps run one a launch, on CUDA: `naive`'s rows of vectors for a 2-D
+/// periodic stencil that `single` streams ([`periodic_rows`]), blocks
+/// marching 64 planes for a 3-D stencil reaching 2 planes or more along
+/// the slowest axis ([`deep_planes`]); else `single` itself. Both where
+/// steps do not fuse and for the launches of one step of a fused plan
+/// ([`step_plan`](crate::backend::gpu::plan::companions::step_plan)).
+pub fn steps_alone(st: &Stencil, d: &Dialect, single: &GpuTiling) -> GpuTiling {
+    if periodic_rows(st, d) && single.strategy == Strategy::Stream {
+        return GpuTiling::model(Strategy::Naive);
+    }
+    if deep_planes(st, d) && *single == vector_stream(st, d) {
+        return planes_stream(st);
+    }
+    single.clone()
 }
 
 /// `auto`'s single-step kernel for `st` (see [`resolve`](crate::backend::gpu::plan::resolve)): what it picks
@@ -280,7 +295,12 @@ pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// 1.25x and wave3d_r2 1.01x and 0.95x (f64 at 86% of its bound). At reach
 /// 1 they split both ways (random_26 1.13x, random_13 0.92x, smooth3d_t1
 /// 0.98x), and keep the blocks marching 4. The fused plans' launches of one
-/// step keep [`single_step`]'s kernel: unmeasured with these blocks.
+/// step take these blocks too ([`steps_alone`]): on the H200 (512^3, 100
+/// steps, the single-step way timed after the session's trial, the two
+/// binaries in turn twice in one call) star3d_r2_periodic's ran 1.14x
+/// (f32; its trial then kept single steps, 1.03x its fused launches) and
+/// 1.13x (f64), j3d13pt's 1.05x (f32) and 0.97x (f64), whose fused
+/// launches run every step there.
 pub fn deep_planes(st: &Stencil, d: &Dialect) -> bool {
     d.tuned && st.dims() == 3 && radius(st)[0] >= DEEP_PLANES_REACH
 }

@@ -145,6 +145,26 @@ fn auto_single_steps_of_wider_stencils_compute_a_cell_a_thread() {
         (Strategy::Temporal, (Strategy::Stream, vec![1, 64], 4, 1, 2)),
         "in f64 on a periodic grid, pairs"
     );
+    // On CUDA a periodic grid's one step runs `naive`'s rows of vectors, as
+    // `auto` runs its steps where they do not fuse; a leapfrog's keeps
+    // `stream`, which writes its one step where the session reads it.
+    assert_eq!(
+        one_step(&periodic_9pt, &CUDA).1,
+        (Strategy::Naive, vec![8, 32], 1, 1, 2),
+        "on CUDA, rows of vectors"
+    );
+    let wave = lowered(
+        "[stencil]\nname = \"w\"\ndtype = \"f64\"\naxes = [\"y\", \"x\"]\n\
+         [fields]\nu = { role = \"state\", levels = 2 }\n\
+         [[update]]\ntarget = \"u\"\nexpr = \"2*u[0,0] - u.prev[0,0] + u[-1,0] + u[1,0] + u[0,-1] + u[0,1]\"\n\
+         [boundary]\nkind = \"periodic\"\n"
+            .to_string(),
+    );
+    assert_eq!(
+        one_step(&wave, &CUDA).1.0,
+        Strategy::Stream,
+        "a periodic leapfrog's one step streams"
+    );
 }
 
 #[test]
@@ -256,6 +276,30 @@ fn unfused_3d_steps_reaching_2_planes_march_64_on_cuda() {
         (Strategy::Stream, vec![1, 2, 64], 4, 1, 2),
         "reaching 1 plane: blocks marching 4"
     );
+}
+
+#[test]
+fn fused_3d_steps_reaching_2_planes_launch_one_step_marching_64_on_cuda() {
+    // The radius-2 star (j3d13pt): its fused plan's launches of one step
+    // run the blocks `auto` runs where steps do not fuse.
+    let sum = "sum(r, 1, 2, u[r,0,0] + u[0,r,0] + u[0,0,r] + u[-r,0,0] + u[0,-r,0] + u[0,0,-r])";
+    for dtype in ["f32", "f64"] {
+        let star = stencil("\"z\", \"y\", \"x\"", dtype, sum);
+        let vector = 16 / star.dtype.size();
+        assert_eq!(
+            one_step(&star, &CUDA),
+            (
+                Strategy::Temporal,
+                (Strategy::Stream, vec![1, 8, 32], 64, 1, vector)
+            ),
+            "{dtype} on CUDA: blocks of [1, 8, 32] marching 64 planes"
+        );
+        assert_eq!(
+            one_step(&star, &HIP).1,
+            (Strategy::Stream, vec![1, 2, 64], 4, 1, vector),
+            "{dtype} on HIP: blocks marching 4"
+        );
+    }
 }
 
 #[test]
