@@ -3,7 +3,7 @@
 //! kernels of `auto`'s single steps, and the scalar twins of kernels of
 //! vectors. Each is a plan of its own, settled by the same [`resolve`].
 
-use super::model::{planes_stream, single_step, steps_alone, vector_stream};
+use super::model::{deep_blocks, planes_stream, single_step, vector_stream};
 use super::{Dialect, Plan, resolve, temporal};
 use crate::ir::{GpuTiling, Stencil, Strategy};
 
@@ -42,8 +42,8 @@ impl Companions {
 }
 
 /// The plan of the kernel a fused strategy launches for one step
-/// ([`single_step`] in the blocks `auto` runs it in where steps do not
-/// fuse, [`steps_alone`], resolved): a fused launch of one level recomputes its
+/// ([`single_step`], marching 64 planes where `auto`'s do where steps do
+/// not fuse, [`deep_blocks`], resolved): a fused launch of one level recomputes its
 /// tiles' overlap for nothing, and measured 0.24x-0.77x the single step on
 /// the suite (H100). [`planes_stream`]'s
 /// plan keeps its kernel of small planes ([`Plan::vector_planes`]).
@@ -54,18 +54,20 @@ pub fn step_plan(plan: &Plan, st: &Stencil, d: &Dialect) -> Option<Plan> {
         return None;
     }
     let single = single_step(st, d);
+    // The blocks `auto` runs where steps do not fuse, marching 64 planes
+    // ([`deep_blocks`]); but a ring kernel's single steps keep the blocks its
+    // choice of grids was measured against (`Gen::rings_preferred`). A 2-D
+    // periodic grid's keep `stream` too: `naive`'s rows of vectors, which
+    // `auto` runs where steps do not fuse (`model::periodic_rows`), ran
+    // 0.87x-0.92x its `stream` as this kernel (H200, 16384^2, the periodic
+    // stars and cahn_hilliard2d, in turn twice), in one kernel that tests
+    // each thread's place where `auto`'s own runs the interior and the
+    // frame apart.
     let rings = temporal::rings_plan(plan, st);
-    // The blocks `auto` runs where steps do not fuse ([`steps_alone`]). A
-    // ring kernel's single steps keep the blocks its choice of grids was
-    // measured against (`Gen::rings_preferred`); a leapfrog's keep `stream`,
-    // as `naive`'s kernel does not write its one step to `out_prev`'s
-    // buffer.
-    let alone = steps_alone(st, d, &single);
-    let leapfrog = st.fields[st.statements[0].target].has_prev();
-    let single = if rings || leapfrog && alone.strategy == Strategy::Naive {
+    let single = if rings {
         single
     } else {
-        alone
+        deep_blocks(st, d, &single)
     };
     let planes = single == planes_stream(st);
     // A ring kernel's single steps also run the grids of small planes, where

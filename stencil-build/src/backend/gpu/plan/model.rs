@@ -46,9 +46,12 @@ pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
         });
     }
     let single = single_step(st, d);
-    let alone = steps_alone(st, d, &single);
-    if alone != single {
-        return alone;
+    if periodic_rows(st, d) && single.strategy == Strategy::Stream {
+        return GpuTiling::model(Strategy::Naive);
+    }
+    let deep = deep_blocks(st, d, &single);
+    if deep != single {
+        return deep;
     }
     let naive = single == GpuTiling::model(Strategy::Naive);
     if naive && (scattered_rows(st, d) || planes_in_one_kernel(st, d)) {
@@ -57,17 +60,12 @@ pub fn auto(st: &Stencil, d: &Dialect) -> GpuTiling {
     single
 }
 
-/// The blocks `auto` runs `single` ([`single_step`]'s kernel) in where
-/// steps run one a launch, on CUDA: `naive`'s rows of vectors for a 2-D
-/// periodic stencil that `single` streams ([`periodic_rows`]), blocks
-/// marching 64 planes for a 3-D stencil reaching 2 planes or more along
-/// the slowest axis ([`deep_planes`]); else `single` itself. Both where
-/// steps do not fuse and for the launches of one step of a fused plan
-/// ([`step_plan`](crate::backend::gpu::plan::companions::step_plan)).
-pub fn steps_alone(st: &Stencil, d: &Dialect, single: &GpuTiling) -> GpuTiling {
-    if periodic_rows(st, d) && single.strategy == Strategy::Stream {
-        return GpuTiling::model(Strategy::Naive);
-    }
+/// `single` ([`single_step`]'s kernel) in blocks marching 64 planes where
+/// [`deep_planes`] holds and `single` is [`vector_stream`]'s, as `auto`
+/// runs steps that do not fuse and the launches of one step of a fused
+/// plan ([`step_plan`](crate::backend::gpu::plan::companions::step_plan));
+/// else `single` itself.
+pub fn deep_blocks(st: &Stencil, d: &Dialect, single: &GpuTiling) -> GpuTiling {
     if deep_planes(st, d) && *single == vector_stream(st, d) {
         return planes_stream(st);
     }
@@ -295,7 +293,7 @@ pub fn wide_stream(st: &Stencil, d: &Dialect) -> GpuTiling {
 /// 1.25x and wave3d_r2 1.01x and 0.95x (f64 at 86% of its bound). At reach
 /// 1 they split both ways (random_26 1.13x, random_13 0.92x, smooth3d_t1
 /// 0.98x), and keep the blocks marching 4. The fused plans' launches of one
-/// step take these blocks too ([`steps_alone`]): on the H200 (512^3, 100
+/// step take these blocks too ([`deep_blocks`]): on the H200 (512^3, 100
 /// steps, the single-step way timed after the session's trial, the two
 /// binaries in turn twice in one call) star3d_r2_periodic's ran 1.14x
 /// (f32; its trial then kept single steps, 1.03x its fused launches) and
