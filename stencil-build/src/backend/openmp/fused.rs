@@ -88,8 +88,8 @@ fn ring_slices(s: &Statement, info: &StatementInfo) -> usize {
     2 * info.reach[0] + 1 + prev_reach
 }
 
-/// Whether the grid wraps: a periodic boundary (the fused steps take no
-/// other kind but fixed).
+/// Whether the grid wraps: a periodic boundary (the only other kind the
+/// fused steps take is fixed).
 fn wraps(st: &Stencil) -> bool {
     st.boundary == Boundary::Periodic
 }
@@ -464,14 +464,15 @@ fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo)
         0
     };
     let edge = hl.max(ends);
-    if ends > 0 {
+    let wrapped = (ends > 0).then(|| cell_value(st, s, true));
+    if let Some(wrapped) = &wrapped {
         writeln!(
             w,
             "/* Cells within reach of the row's ends: reads wrapped around it. */"
         )?;
         w.guarded(
             format_args!("for (ptrdiff_t j = 0; j < {ends}; ++j)"),
-            format_args!("dst[j] = {};", cell_value(st, s, true)),
+            format_args!("dst[j] = {wrapped};"),
         )?;
     }
     w.pragma("omp simd")?;
@@ -479,10 +480,10 @@ fn row_update(w: &mut Writer, st: &Stencil, s: &Statement, info: &StatementInfo)
         format_args!("for (ptrdiff_t j = {edge}; j < {nl} - {edge}; ++j)"),
         format_args!("dst[j] = {};", cell_value(st, s, false)),
     )?;
-    if ends > 0 {
+    if let Some(wrapped) = &wrapped {
         w.guarded(
             format_args!("for (ptrdiff_t j = {nl} - {ends}; j < {nl}; ++j)"),
-            format_args!("dst[j] = {};", cell_value(st, s, true)),
+            format_args!("dst[j] = {wrapped};"),
         )?;
     }
     if leapfrog(st, s) {
@@ -625,13 +626,13 @@ fn tiles_3d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> f
     writeln!(
         w,
         "const ptrdiff_t bands = ({} + {b0} - 1) / {b0};",
-        less("n0", 2 * h[0]),
+        shifted("n0", -(2 * h[0] as i64)),
         b0 = block[0]
     )?;
     writeln!(
         w,
         "const ptrdiff_t tiles = ({} + {b1} - 1) / {b1};",
-        less("n1", 2 * h[1]),
+        shifted("n1", -(2 * h[1] as i64)),
         b1 = block[1]
     )?;
     handed_out(w, st, "collapse(2) ", |w| {
@@ -648,21 +649,12 @@ fn tiles_3d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> f
                 w,
                 "{call}zlo, stencil_min(zlo + {}, {}), ylo, stencil_min(ylo + {}, {}));",
                 block[0],
-                less("n0", h[0]),
+                shifted("n0", -(h[0] as i64)),
                 block[1],
-                less("n1", h[1])
+                shifted("n1", -(h[1] as i64))
             )
         })
     })
-}
-
-/// `n - d`, or `n` where `d` is 0 (a periodic grid's tiles have no frame
-/// to leave out).
-fn less(n: &str, d: usize) -> String {
-    match d {
-        0 => n.to_string(),
-        d => format!("{n} - {d}"),
-    }
 }
 
 /// `h + e`, or `e` where `h` is 0.
@@ -692,7 +684,11 @@ const HALO_SHARE: usize = 8;
 fn bands_2d(w: &mut Writer, st: &Stencil, info: &StatementInfo, call: &str) -> fmt::Result {
     let h0 = info.halo[0];
     let r0 = info.reach[0];
-    writeln!(w, "const ptrdiff_t interior = {};", less("n0", 2 * h0))?;
+    writeln!(
+        w,
+        "const ptrdiff_t interior = {};",
+        shifted("n0", -(2 * h0 as i64))
+    )?;
     writeln!(w, "const ptrdiff_t nth = omp_get_max_threads();")?;
     let most = format!("{BANDS_PER_THREAD} * nth");
     if r0 == 0 {
